@@ -1,0 +1,303 @@
+/* gcut.h - the one public header of gcut: exact s-t min-cut / max-flow on general graphs
+ * and N-d grids, with CPU and GPU solvers, segmentation energies and image I/O.
+ * C11; every call that can fail returns a gcut_status (0 = OK, negative = error). */
+#ifndef GCUT_H
+#define GCUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------------------------
+ * Version
+ * ---------------------------------------------------------------------------------------- */
+
+#define GCUT_VERSION_MAJOR 0
+#define GCUT_VERSION_MINOR 1
+#define GCUT_VERSION_PATCH 0
+#define GCUT_VERSION_NUMBER                                                                        \
+    (GCUT_VERSION_MAJOR * 10000 + GCUT_VERSION_MINOR * 100 + GCUT_VERSION_PATCH)
+#define GCUT_VERSION_STRING "0.1.0"
+
+/** @return the library's version as MAJOR*10000 + MINOR*100 + PATCH (may differ from the
+ *  header's GCUT_VERSION_NUMBER when linked against another build). */
+unsigned gcut_version(void);
+/** @return the library's version as "MAJOR.MINOR.PATCH"; static storage, never NULL. */
+const char *gcut_version_string(void);
+
+/* ------------------------------------------------------------------------------------------
+ * Status codes
+ * ---------------------------------------------------------------------------------------- */
+
+/* X(NAME, value, message): the one table from which the enum, gcut_status_name() and
+ * gcut_strerror() are made. */
+#define GCUT_STATUS_MAP(X)                                                                         \
+    X(OK, 0, "success")                                                                            \
+    X(ERR_INVALID_ARG, -1, "invalid argument")                                                     \
+    X(ERR_NOMEM, -2, "out of memory")                                                              \
+    X(ERR_PARSE, -3, "malformed input")                                                            \
+    X(ERR_IO, -4, "input/output error")                                                            \
+    X(ERR_UNSUPPORTED, -5, "not supported by this solver or build")                                \
+    X(ERR_OVERFLOW, -6, "value out of the supported range")                                        \
+    X(ERR_NO_DEVICE, -7, "no usable GPU device")                                                   \
+    X(ERR_DEVICE, -8, "GPU device error")                                                          \
+    X(ERR_STATE, -9, "call not valid in the object's current state")                               \
+    X(ERR_VERIFY, -10, "cut certificate failed: cut capacity differs from flow value")             \
+    X(ERR_NOT_FOUND, -11, "no such solver or item")                                                \
+    X(ERR_INTERNAL, -12, "internal error")
+
+typedef enum {
+#define GCUT__STATUS_ENUM(name, value, msg) GCUT_##name = value,
+    GCUT_STATUS_MAP(GCUT__STATUS_ENUM)
+#undef GCUT__STATUS_ENUM
+} gcut_status;
+
+/** @return the constant's name without prefix ("ERR_NOMEM"), or "UNKNOWN". Static storage. */
+const char *gcut_status_name(gcut_status status);
+/** @return a one-line English description of the status. Static storage. */
+const char *gcut_strerror(gcut_status status);
+/** @return the detailed message of the last failing call on this thread (names the argument,
+ *  file line or CUDA error at fault), or "" if none. Valid until the next failing call on this
+ *  thread. */
+const char *gcut_last_error(void);
+
+/* ------------------------------------------------------------------------------------------
+ * Memory
+ * ---------------------------------------------------------------------------------------- */
+
+/** A caller-supplied allocator. alloc returns NULL on failure; free accepts NULL. */
+typedef struct gcut_allocator {
+    void *(*alloc)(void *ctx, size_t bytes);
+    void (*free)(void *ctx, void *ptr);
+    void *ctx;
+} gcut_allocator;
+
+/** Install an allocator for every later host allocation made by gcut (process-wide; not
+ *  thread-safe against concurrent gcut calls). NULL restores malloc/free. Objects must be
+ *  freed with the allocator that made them. */
+void gcut_set_allocator(const gcut_allocator *allocator);
+
+/** Cap the host memory gcut may hold at once, in bytes (process-wide). An allocation that
+ *  would pass the cap fails with GCUT_ERR_NOMEM and a message naming the request, instead of
+ *  driving the machine into swap. 0 means the default: the machine's physical memory (or the
+ *  GCUT_MEMORY_LIMIT environment variable, in bytes, with optional K/M/G suffix). */
+void gcut_set_memory_limit(uint64_t bytes);
+/** @return the cap in force, in bytes. */
+uint64_t gcut_memory_limit(void);
+/** @return the bytes gcut holds now through its allocator (host only). */
+uint64_t gcut_memory_in_use(void);
+
+/* ------------------------------------------------------------------------------------------
+ * Solvers and options
+ * ---------------------------------------------------------------------------------------- */
+
+/** Labels written per node: which side of the minimum cut it is on. */
+enum { GCUT_SOURCE = 0, GCUT_SINK = 1 };
+
+/** Solve options. Always start from gcut_options_init(). */
+typedef struct gcut_options {
+    const char *solver; /**< registered solver name, or "auto" / NULL: GPU when present and
+                             the problem is large, else "bk" */
+    int threads;        /**< CPU threads for parallel solvers; 0 = all cores */
+    int device;         /**< CUDA device ordinal for GPU solvers */
+    int warm;           /**< 1: reuse the previous solve's state after capacity changes
+                             (solvers that support it; others solve from scratch) */
+    int verbose;        /**< 0 quiet; 1 progress lines on stderr */
+} gcut_options;
+
+/** Fill *options with defaults: solver "auto", threads 0, device 0, warm 1, verbose 0. */
+void gcut_options_init(gcut_options *options);
+
+/** What a solve did, for reports and benchmarks. Fields a solver does not track are 0. */
+typedef struct gcut_stats {
+    char solver[32];         /**< name of the solver that ran (resolves "auto") */
+    int64_t flow;            /**< the exact maximum flow value */
+    double build_ms;         /**< solver-side setup: conversion, upload, internal layout */
+    double solve_ms;         /**< the max-flow computation itself */
+    int64_t augmentations;   /**< augmenting paths (bk) */
+    int64_t sweeps;          /**< push-relabel passes over the active part (grid PR) */
+    int64_t global_relabels; /**< BFS global relabels (push-relabel solvers) */
+    int64_t pushes;          /**< pushes, where counted */
+    double bytes_per_sweep;  /**< GPU: device bytes moved per sweep, where measured */
+    int64_t device_bytes;    /**< GPU: device memory held by the solve */
+} gcut_stats;
+
+/** Capabilities of a registered solver. */
+enum {
+    GCUT_TAKES_GRAPH = 1, /**< solves general graphs (gcut_graph) */
+    GCUT_TAKES_GRID = 2,  /**< solves grids (gcut_grid) natively */
+    GCUT_NEEDS_GPU = 4,   /**< needs a CUDA device at run time */
+    GCUT_WARM = 8         /**< reuses state across solves after capacity changes */
+};
+
+typedef struct gcut_solver_info {
+    const char *name;        /**< "bk", "cpu-pr", "cuda-grid", ... */
+    const char *description; /**< one line */
+    unsigned flags;          /**< GCUT_TAKES_* | GCUT_NEEDS_GPU | GCUT_WARM */
+    int available;           /**< 1 if it can run now (built in, and a GPU present if needed) */
+} gcut_solver_info;
+
+/** @return the number of solvers compiled into this build. */
+int gcut_solver_count(void);
+/** Describe solver number index (0 <= index < gcut_solver_count()).
+ *  @return GCUT_OK, or GCUT_ERR_INVALID_ARG for a bad index. Strings are static. */
+gcut_status gcut_solver_get(int index, gcut_solver_info *info);
+/** Look a solver up by name ("auto" is not a solver). @return GCUT_ERR_NOT_FOUND if absent. */
+gcut_status gcut_solver_find(const char *name, gcut_solver_info *info);
+
+/* ------------------------------------------------------------------------------------------
+ * General graphs
+ *
+ * Nodes are 0..num_nodes-1 (int64). Each edge is a pair of arcs u->v (capacity cap) and
+ * v->u (capacity rev_cap), numbered 0,1,2,... in the order added. Capacities are int32 and
+ * non-negative; flow values are int64 and exact however large the sums. Terminal capacities
+ * accumulate as in Boykov-Kolmogorov's add_tweights.
+ * ---------------------------------------------------------------------------------------- */
+
+typedef struct gcut_graph gcut_graph;
+
+/** Create a graph of num_nodes nodes (>= 0). edge_hint (>= 0) reserves room for that many
+ *  edges. @return GCUT_ERR_NOMEM (with the size asked for in gcut_last_error()) when the memory
+ *  cap would be passed. *out is NULL on failure. */
+gcut_status gcut_graph_create(int64_t num_nodes, int64_t edge_hint, gcut_graph **out);
+/** Free the graph and any solver state it holds. NULL is accepted. */
+void gcut_graph_free(gcut_graph *graph);
+
+/** @return the number of nodes / edges (edge pairs) of the graph. */
+int64_t gcut_graph_num_nodes(const gcut_graph *graph);
+int64_t gcut_graph_num_edges(const gcut_graph *graph);
+
+/** Add the edge pair u->v (cap) and v->u (rev_cap). Self-loops are accepted and ignored by
+ *  the solvers; parallel edges add up. @return GCUT_ERR_INVALID_ARG for an id out of range or
+ *  a negative capacity. */
+gcut_status gcut_graph_add_edge(gcut_graph *graph, int64_t u, int64_t v, int32_t cap,
+                                int32_t rev_cap);
+/** Add cap_source to the source->node capacity and cap_sink to node->sink (cumulative).
+ *  Both must be >= 0. */
+gcut_status gcut_graph_add_tweights(gcut_graph *graph, int64_t node, int32_t cap_source,
+                                    int32_t cap_sink);
+
+/** Set edge number edge (from add order) to new capacities. After a solve, the next solve
+ *  with options.warm reuses the previous state where the solver can (bk: search trees and
+ *  flow, Kohli-Torr marked nodes); the result is the same as a fresh solve. */
+gcut_status gcut_graph_set_edge(gcut_graph *graph, int64_t edge, int32_t cap, int32_t rev_cap);
+/** Set the terminal capacities of node (absolute, not cumulative). cap_source, cap_sink are
+ *  int64 >= 0 since add_tweights may have summed past int32. */
+gcut_status gcut_graph_set_tweights(gcut_graph *graph, int64_t node, int64_t cap_source,
+                                    int64_t cap_sink);
+/** Read edge or terminal capacities back (the problem as given, not residuals). */
+gcut_status gcut_graph_get_edge(const gcut_graph *graph, int64_t edge, int64_t *u, int64_t *v,
+                                int32_t *cap, int32_t *rev_cap);
+gcut_status gcut_graph_get_tweights(const gcut_graph *graph, int64_t node, int64_t *cap_source,
+                                    int64_t *cap_sink);
+
+/** Solve max-flow / min-cut. flow (may be NULL) gets the exact maximum flow value; labels
+ *  (may be NULL; else num_nodes bytes, caller-owned) get GCUT_SOURCE or GCUT_SINK per node,
+ *  a minimum cut; stats may be NULL. options NULL means defaults. */
+gcut_status gcut_graph_solve(gcut_graph *graph, const gcut_options *options, int64_t *flow,
+                             uint8_t *labels, gcut_stats *stats);
+
+/** Cut certificate: compute the capacity of the cut that labels defines (source side =
+ *  GCUT_SOURCE) on the graph's current capacities into *cut_value (may be NULL), and compare
+ *  it with flow. @return GCUT_OK if equal, GCUT_ERR_VERIFY if not (message gives both). */
+gcut_status gcut_graph_verify(const gcut_graph *graph, const uint8_t *labels, int64_t flow,
+                              int64_t *cut_value);
+
+/* ------------------------------------------------------------------------------------------
+ * Grid graphs
+ *
+ * An N-d grid (2D or 3D) in C order: shape {height, width} or {depth, height, width}; node
+ * index = (z*height + y)*width + x. Terminal capacities are two int32 arrays (source, sink);
+ * each neighbour direction d has one int32 array cap[d][i] = capacity of the arc from node i to
+ * node i + offset(d); entries whose neighbour falls outside the grid are ignored. Directions
+ * come in opposite pairs: d ^ 1 is the reverse of d. Order (offsets as (dz,) dy, dx):
+ *   2D, 4: (0,+1) (0,-1) (+1,0) (-1,0)
+ *   2D, 8: the four above, then (+1,+1) (-1,-1) (+1,-1) (-1,+1)
+ *   3D, 6: (0,0,+1) (0,0,-1) (0,+1,0) (0,-1,0) (+1,0,0) (-1,0,0)
+ *   3D,26: the six above, then the 20 others in pairs, listed by gcut_grid_offset().
+ * The grid owns its arrays; fill them through gcut_grid_*_data() (zero-copy) or copy in with
+ * gcut_grid_set_*(). Solvers never modify them (they work on their own residual copies).
+ * ---------------------------------------------------------------------------------------- */
+
+typedef struct gcut_grid gcut_grid;
+
+/** Create a zero-capacity grid. ndim is 2 or 3; shape[i] >= 1; connectivity 4 or 8 (2D),
+ *  6 or 26 (3D). @return GCUT_ERR_NOMEM naming the bytes needed when over the memory cap. */
+gcut_status gcut_grid_create(int ndim, const int64_t *shape, int connectivity, gcut_grid **out);
+void gcut_grid_free(gcut_grid *grid);
+
+int gcut_grid_ndim(const gcut_grid *grid);
+/** Copy the shape into shape[0..ndim-1]. */
+void gcut_grid_shape(const gcut_grid *grid, int64_t *shape);
+int gcut_grid_connectivity(const gcut_grid *grid);
+/** @return the number of directions (= connectivity). */
+int gcut_grid_num_dirs(const gcut_grid *grid);
+int64_t gcut_grid_num_nodes(const gcut_grid *grid);
+/** Write direction dir's offset as ndim values (dz, dy, dx order, leading z only in 3D). */
+gcut_status gcut_grid_offset(const gcut_grid *grid, int dir, int *offset);
+
+/** Grid-owned arrays of num_nodes int32 values, writable in place. which_terminal: GCUT_SOURCE
+ *  or GCUT_SINK. NULL on a bad argument. */
+int32_t *gcut_grid_terminal_data(gcut_grid *grid, int which_terminal);
+int32_t *gcut_grid_dir_data(gcut_grid *grid, int dir);
+const int32_t *gcut_grid_terminal_cdata(const gcut_grid *grid, int which_terminal);
+const int32_t *gcut_grid_dir_cdata(const gcut_grid *grid, int dir);
+
+/** Copy num_nodes values in. Negative capacities give GCUT_ERR_INVALID_ARG naming the index. */
+gcut_status gcut_grid_set_terminals(gcut_grid *grid, const int32_t *source, const int32_t *sink);
+gcut_status gcut_grid_set_dir(gcut_grid *grid, int dir, const int32_t *cap);
+
+/** Check every capacity is >= 0. @return GCUT_ERR_INVALID_ARG naming the first bad entry. */
+gcut_status gcut_grid_validate(const gcut_grid *grid);
+
+/** Build the equivalent general graph (node ids = grid indices; one edge per neighbour pair,
+ *  taking cap[d][i] and cap[d^1][j]). This is the explicit conversion bk and the general
+ *  solvers use. */
+gcut_status gcut_grid_to_graph(const gcut_grid *grid, gcut_graph **out);
+
+/** Solve a grid with any solver: grid solvers run natively, graph solvers through
+ *  gcut_grid_to_graph() (its time is reported in stats->build_ms). Outputs as in
+ *  gcut_graph_solve(); labels has num_nodes bytes. */
+gcut_status gcut_grid_solve(gcut_grid *grid, const gcut_options *options, int64_t *flow,
+                            uint8_t *labels, gcut_stats *stats);
+
+/** Cut certificate for a grid, as gcut_graph_verify(). */
+gcut_status gcut_grid_verify(const gcut_grid *grid, const uint8_t *labels, int64_t flow,
+                             int64_t *cut_value);
+
+/* ------------------------------------------------------------------------------------------
+ * DIMACS max-flow format
+ * ---------------------------------------------------------------------------------------- */
+
+/** Read a DIMACS max-flow problem ("p max N M", "n ID s|t", "a U V CAP", "c ..."; 1-based)
+ *  from path ("-" = stdin). Arcs into the source or out of the sink, and arcs touching a
+ *  terminal, become terminal capacities of the other end; the graph has the N-2 other nodes.
+ *  *node_ids (may be NULL; else caller frees with gcut_free) receives, per graph node, its
+ *  1-based DIMACS id. On error: GCUT_ERR_PARSE / GCUT_ERR_IO / GCUT_ERR_NOMEM with
+ *  "FILE:LINE: what is wrong" in gcut_last_error(). */
+gcut_status gcut_dimacs_read(const char *path, gcut_graph **out, int64_t **node_ids);
+/** Write graph as DIMACS to path ("-" = stdout); source gets id N+1, sink N+2. */
+gcut_status gcut_dimacs_write(const gcut_graph *graph, const char *path);
+
+/** Read / write a grid problem in the gcut grid format (docs/FORMATS.md). */
+gcut_status gcut_grid_read(const char *path, gcut_grid **out);
+gcut_status gcut_grid_write(const gcut_grid *grid, const char *path);
+
+/** Free memory gcut returned to the caller (node id arrays, image pixels). NULL is accepted. */
+void gcut_free(void *ptr);
+
+/* ------------------------------------------------------------------------------------------
+ * Images and segmentation (src/io/image*, src/seg/)
+ * ---------------------------------------------------------------------------------------- */
+
+/* The segmentation helper fills this section: image I/O, seeds, energies, synthetic
+ * benchmark images, one-call segmentation. */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GCUT_H */

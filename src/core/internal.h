@@ -1,0 +1,165 @@
+/* internal.h - what the parts of libgcut share and the public header does not show: errors,
+ * the capped allocator, timers, the graph and grid objects, and the solver table.
+ * Nothing outside src/ includes this file. */
+#ifndef GCUT_INTERNAL_H
+#define GCUT_INTERNAL_H
+
+#include "gcut.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define GCUT__PRINTF(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))
+#else
+#define GCUT__PRINTF(fmt_index, first_arg)
+#endif
+
+/* ---- errors (src/core/status.c) ---- */
+
+/** Record a message for gcut_last_error() and return status, so that a failure reads
+ *  `return gcut__fail(GCUT_ERR_INVALID_ARG, "node %lld out of range", ...)`. */
+gcut_status gcut__fail(gcut_status status, const char *fmt, ...) GCUT__PRINTF(2, 3);
+gcut_status gcut__failv(gcut_status status, const char *fmt, va_list ap);
+/** Clear the thread's last error message. */
+void gcut__clear_error(void);
+
+/* ---- memory (src/core/alloc.c): every host allocation goes through these ---- */
+
+/** Allocate bytes under the memory cap. On failure sets a message naming what (e.g.
+ *  "bk arcs") and the size, and returns NULL. bytes == 0 returns a valid unique pointer. */
+void *gcut__malloc(size_t bytes, const char *what);
+void *gcut__calloc(size_t count, size_t size, const char *what);
+/** Grow or shrink; on failure the old block is untouched and NULL is returned. */
+void *gcut__realloc(void *ptr, size_t bytes, const char *what);
+void gcut__free(void *ptr);
+/** count * size, or SIZE_MAX if it overflows (so that the allocation then fails cleanly). */
+size_t gcut__mul_size(size_t count, size_t size);
+/** Reserve bytes against the memory cap without allocating (GPU solvers mirroring host
+ *  buffers, mmap'd files): @return 0 on success, or -1 with a message if over the cap. */
+int gcut__reserve(uint64_t bytes, const char *what);
+void gcut__unreserve(uint64_t bytes);
+
+/* ---- time ---- */
+
+/** Monotonic wall clock in milliseconds. */
+double gcut__now_ms(void);
+
+/* ---- general graph (src/core/graph.c) ---- */
+
+/** One recorded capacity change since the last solve, for warm re-solves. */
+typedef struct gcut__change {
+    int64_t index; /**< edge number (kind 0) or node (kind 1) */
+    int64_t old_a; /**< old cap (edge) or old source capacity (node) */
+    int64_t old_b; /**< old rev_cap (edge) or old sink capacity (node) */
+    int kind;      /**< 0 edge, 1 node */
+} gcut__change;
+
+/** Solver state a graph keeps between solves (bk's trees and residuals). */
+typedef struct gcut__graph_state {
+    const char *owner; /**< name of the solver that made it */
+    void *data;
+    void (*free_fn)(void *data);
+} gcut__graph_state;
+
+struct gcut_graph {
+    int64_t num_nodes;
+    int64_t num_edges;
+    int64_t edge_room;  /**< allocated edge slots */
+    bool ids32;         /**< endpoints stored as uint32 (num_nodes <= UINT32_MAX) */
+    uint32_t *edge_u32; /**< endpoints when ids32 */
+    uint32_t *edge_v32;
+    int64_t *edge_u64; /**< endpoints otherwise */
+    int64_t *edge_v64;
+    int32_t *edge_cap;   /**< capacity u->v */
+    int32_t *edge_rev;   /**< capacity v->u */
+    int64_t *tw_source;  /**< source->node capacity (sums of add_tweights) */
+    int64_t *tw_sink;    /**< node->sink capacity */
+    int64_t flow_offset; /**< flow through direct source->sink arcs (DIMACS), added to every
+                              solver's flow and every cut */
+    gcut__graph_state state;
+    bool structure_changed; /**< edges added since the state was made: state is stale */
+    gcut__change *changes;  /**< capacity changes since the last solve */
+    int64_t num_changes;
+    int64_t change_room;
+};
+
+static inline int64_t gcut__edge_u(const gcut_graph *g, int64_t e) {
+    return g->ids32 ? (int64_t)g->edge_u32[e] : g->edge_u64[e];
+}
+static inline int64_t gcut__edge_v(const gcut_graph *g, int64_t e) {
+    return g->ids32 ? (int64_t)g->edge_v32[e] : g->edge_v64[e];
+}
+
+/** Drop the graph's solver state (and its change log). */
+void gcut__graph_drop_state(gcut_graph *g);
+/** Forget the recorded changes (a solver calls this once it has applied them). */
+void gcut__graph_clear_changes(gcut_graph *g);
+/** Add flow through a direct source->sink arc (DIMACS readers). */
+void gcut__graph_add_flow_offset(gcut_graph *g, int64_t amount);
+
+/* ---- grid graph (src/core/grid.c) ---- */
+
+#define GCUT__MAX_DIRS 26
+
+struct gcut_grid {
+    int ndim;
+    int64_t shape[3];             /**< as given: {h, w} or {d, h, w} */
+    int64_t depth, height, width; /**< depth = 1 in 2D */
+    int connectivity;
+    int num_dirs;
+    int64_t num_nodes;
+    int offset[GCUT__MAX_DIRS][3]; /**< (dz, dy, dx) per direction */
+    int64_t step[GCUT__MAX_DIRS];  /**< index offset per direction */
+    int32_t *terminal[2];          /**< [GCUT_SOURCE], [GCUT_SINK] */
+    int32_t *cap[GCUT__MAX_DIRS];
+};
+
+/** @return true if node i has a neighbour in direction dir inside the grid. */
+bool gcut__grid_has_neighbor(const gcut_grid *grid, int64_t i, int dir);
+
+/* ---- solver table (src/core/registry.c) ---- */
+
+typedef gcut_status (*gcut__graph_solve_fn)(gcut_graph *graph, const gcut_options *options,
+                                            int64_t *flow, uint8_t *labels, gcut_stats *stats);
+typedef gcut_status (*gcut__grid_solve_fn)(const gcut_grid *grid, const gcut_options *options,
+                                           int64_t *flow, uint8_t *labels, gcut_stats *stats);
+
+typedef struct gcut__solver {
+    const char *name;
+    const char *description;
+    unsigned flags;
+    int (*available)(void);           /**< NULL: always */
+    gcut__graph_solve_fn solve_graph; /**< NULL unless GCUT_TAKES_GRAPH */
+    gcut__grid_solve_fn solve_grid;   /**< NULL unless GCUT_TAKES_GRID */
+} gcut__solver;
+
+/** Resolve options->solver ("auto"/NULL included) for a graph or grid problem of num_nodes.
+ *  @return the entry, or NULL with GCUT_ERR_NOT_FOUND / GCUT_ERR_UNSUPPORTED set in *status. */
+const gcut__solver *gcut__solver_pick(const gcut_options *options, bool grid, int64_t num_nodes,
+                                      gcut_status *status);
+
+/* Solver entry points, each in its own folder. Solvers fill stats fields they track; the
+ * dispatcher (gcut_graph_solve / gcut_grid_solve) fills solver name and flow. */
+gcut_status gcut__bk_solve_graph(gcut_graph *graph, const gcut_options *options, int64_t *flow,
+                                 uint8_t *labels, gcut_stats *stats);
+gcut_status gcut__cpupr_solve_grid(const gcut_grid *grid, const gcut_options *options,
+                                   int64_t *flow, uint8_t *labels, gcut_stats *stats);
+#ifdef GCUT_HAVE_CUDA
+gcut_status gcut__cudagrid_solve_grid(const gcut_grid *grid, const gcut_options *options,
+                                      int64_t *flow, uint8_t *labels, gcut_stats *stats);
+/** @return 1 if a CUDA device can be used now (cached after the first call). */
+int gcut__cuda_available(void);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GCUT_INTERNAL_H */

@@ -1,0 +1,150 @@
+/* registry.c - the one table of solvers: names, what graphs they take, entry points. The
+ * CLI's --solver, "auto" and `gcut solvers` all come from here. This is the one file of
+ * src/core that names the solvers' entry points (they live in src/cpu and src/cuda). */
+#include "internal.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#ifdef GCUT_HAVE_CUDA
+#define GCUT__CUDA_AVAILABLE gcut__cuda_available
+#endif
+
+static const gcut__solver solvers[] = {
+    {"bk", "Boykov-Kolmogorov augmenting paths, serial, warm re-solve",
+     GCUT_TAKES_GRAPH | GCUT_WARM, NULL, gcut__bk_solve_graph, NULL},
+    {"cpu-pr", "grid push-relabel on CPU threads (OpenMP), the CPU twin of cuda-grid",
+     GCUT_TAKES_GRID, NULL, NULL, gcut__cpupr_solve_grid},
+#ifdef GCUT_HAVE_CUDA
+    {"cuda-grid", "grid push-relabel on an NVIDIA GPU: tiles, BFS global relabel, exact stop",
+     GCUT_TAKES_GRID | GCUT_NEEDS_GPU, GCUT__CUDA_AVAILABLE, NULL, gcut__cudagrid_solve_grid},
+#endif
+};
+
+enum { num_solvers = (int)(sizeof solvers / sizeof solvers[0]) };
+
+/* Grids at least this large go to the GPU under "auto": below it, launch and upload costs
+ * exceed bk's whole solve. */
+#define GCUT__AUTO_GPU_MIN_NODES ((int64_t)256 * 256)
+
+void gcut_options_init(gcut_options *options) {
+    if (options == NULL)
+        return;
+    memset(options, 0, sizeof *options);
+    options->solver = "auto";
+    options->warm = 1;
+}
+
+static int is_available(const gcut__solver *s) {
+    return s->available == NULL || s->available();
+}
+
+static void fill_info(const gcut__solver *s, gcut_solver_info *info) {
+    info->name = s->name;
+    info->description = s->description;
+    info->flags = s->flags;
+    info->available = is_available(s);
+}
+
+int gcut_solver_count(void) {
+    return num_solvers;
+}
+
+gcut_status gcut_solver_get(int index, gcut_solver_info *info) {
+    if (index < 0 || index >= num_solvers || info == NULL)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_solver_get: index %d out of range [0, %d)",
+                          index, num_solvers);
+    fill_info(&solvers[index], info);
+    return GCUT_OK;
+}
+
+static const gcut__solver *find(const char *name) {
+    for (int i = 0; i < num_solvers; i++)
+        if (strcmp(solvers[i].name, name) == 0)
+            return &solvers[i];
+    return NULL;
+}
+
+gcut_status gcut_solver_find(const char *name, gcut_solver_info *info) {
+    const gcut__solver *s = name ? find(name) : NULL;
+    if (s == NULL)
+        return gcut__fail(GCUT_ERR_NOT_FOUND,
+                          "no solver named '%s' in this build (see `gcut solvers`)",
+                          name ? name : "(null)");
+    if (info)
+        fill_info(s, info);
+    return GCUT_OK;
+}
+
+const gcut__solver *gcut__solver_pick(const gcut_options *options, bool grid, int64_t num_nodes,
+                                      gcut_status *status) {
+    const char *name = options && options->solver ? options->solver : "auto";
+    if (strcmp(name, "auto") == 0) {
+        const gcut__solver *gpu = grid ? find("cuda-grid") : NULL;
+        if (gpu != NULL && num_nodes >= GCUT__AUTO_GPU_MIN_NODES && is_available(gpu))
+            return gpu;
+        return find("bk");
+    }
+    const gcut__solver *s = find(name);
+    if (s == NULL) {
+        *status = gcut__fail(GCUT_ERR_NOT_FOUND,
+                             "no solver named '%s' in this build (see `gcut solvers`)", name);
+        return NULL;
+    }
+    if (!grid && s->solve_graph == NULL) {
+        *status = gcut__fail(GCUT_ERR_UNSUPPORTED,
+                             "solver '%s' takes grids only; this problem is a general graph", name);
+        return NULL;
+    }
+    if (!is_available(s)) {
+        *status = gcut__fail(GCUT_ERR_NO_DEVICE,
+                             "solver '%s' needs a CUDA GPU and none is usable here", name);
+        return NULL;
+    }
+    return s;
+}
+
+gcut_status gcut_grid_solve(gcut_grid *grid, const gcut_options *options, int64_t *flow,
+                            uint8_t *labels, gcut_stats *stats) {
+    if (grid == NULL)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_grid_solve: grid is NULL");
+    gcut_options defaults;
+    if (options == NULL) {
+        gcut_options_init(&defaults);
+        options = &defaults;
+    }
+    gcut_status st = GCUT_OK;
+    const gcut__solver *solver = gcut__solver_pick(options, true, grid->num_nodes, &st);
+    if (solver == NULL)
+        return st;
+    st = gcut_grid_validate(grid);
+    if (st != GCUT_OK)
+        return st;
+    gcut_stats local;
+    gcut_stats *s = stats ? stats : &local;
+    memset(s, 0, sizeof *s);
+    int64_t value = 0;
+    if (solver->solve_grid != NULL) {
+        st = solver->solve_grid(grid, options, &value, labels, s);
+    } else {
+        double t0 = gcut__now_ms();
+        gcut_graph *g = NULL;
+        st = gcut_grid_to_graph(grid, &g);
+        double convert_ms = gcut__now_ms() - t0;
+        if (st == GCUT_OK) {
+            gcut_options fresh = *options;
+            fresh.warm = 0;
+            st = solver->solve_graph(g, &fresh, &value, labels, s);
+            s->build_ms += convert_ms;
+        }
+        gcut_graph_free(g);
+    }
+    if (st != GCUT_OK)
+        return st;
+    snprintf(s->solver, sizeof s->solver, "%s", solver->name);
+    s->flow = value;
+    if (flow)
+        *flow = value;
+    return GCUT_OK;
+}
