@@ -293,8 +293,130 @@ void gcut_free(void *ptr);
  * Images and segmentation (src/io/image*, src/seg/)
  * ---------------------------------------------------------------------------------------- */
 
-/* The segmentation helper fills this section: image I/O, seeds, energies, synthetic
- * benchmark images, one-call segmentation. */
+/** An image or volume: interleaved channels, C order (z, y, x, channel). Pixels are uint8_t
+ *  (bit_depth 8) or uint16_t (bit_depth 16, native byte order). Images that gcut returns own
+ *  their pixels: release them with gcut_image_free(). A caller-built gcut_image may point at
+ *  caller memory (and is then never freed by gcut). */
+typedef struct gcut_image {
+    int64_t width;
+    int64_t height;
+    int64_t depth; /**< 1 for a 2D image */
+    int channels;  /**< 1 gray, 2 gray+alpha, 3 RGB, 4 RGBA */
+    int bit_depth; /**< 8 or 16 */
+    void *pixels;
+} gcut_image;
+
+/** Read PNG (8/16 bit, gray/RGB/RGBA, palettes expanded), JPEG, or PGM/PPM (P2/P3/P5/P6),
+ *  chosen by the file's magic bytes, not its name. On error: GCUT_ERR_IO (cannot open),
+ *  GCUT_ERR_PARSE (truncated or corrupt, message names the file), GCUT_ERR_UNSUPPORTED (a
+ *  format gcut does not read, or one this build lacks: PNG/JPEG need libpng/libjpeg). */
+gcut_status gcut_image_read(const char *path, gcut_image *out);
+/** Write a 2D image: the format follows the extension (.png, .jpg/.jpeg, .pgm, .ppm). */
+gcut_status gcut_image_write(const char *path, const gcut_image *image);
+/** Read a raw volume: depth*height*width*channels samples of bit_depth bits, no header. */
+gcut_status gcut_volume_read_raw(const char *path, int64_t depth, int64_t height, int64_t width,
+                                 int channels, int bit_depth, gcut_image *out);
+/** Read a volume from a stack of 2D slices of equal size (paths in z order). */
+gcut_status gcut_volume_read_slices(const char *const *paths, int64_t count, gcut_image *out);
+/** Allocate pixels for an image of the given geometry (zeroed). */
+gcut_status gcut_image_alloc(gcut_image *image, int64_t width, int64_t height, int64_t depth,
+                             int channels, int bit_depth);
+/** Free pixels made by gcut and zero the struct. NULL is accepted. */
+void gcut_image_free(gcut_image *image);
+
+/** Seed mask codes (one byte per pixel). GrabCut's 0-3 codes are accepted too by
+ *  gcut_seeds_from_mask(). */
+enum { GCUT_SEED_UNKNOWN = 0, GCUT_SEED_FOREGROUND = 1, GCUT_SEED_BACKGROUND = 2 };
+
+/** How a seed mask's values are read. */
+typedef enum {
+    GCUT_SEEDS_GCUT = 0,    /**< 0 unknown, 1 foreground, 2 background */
+    GCUT_SEEDS_GRABCUT = 1, /**< OpenCV: 0 BGD, 1 FGD, 2 PR_BGD, 3 PR_FGD (PR_ = unknown) */
+    GCUT_SEEDS_COLOR = 2    /**< a scribble picture: pure red/white = foreground,
+                                 pure blue/black = background ... see docs/SEGMENT.md */
+} gcut_seed_encoding;
+
+/** Convert a mask image (same width/height/depth as the picture) into seed codes, one byte per
+ *  pixel, into seeds (caller buffer of width*height*depth bytes). Values outside the encoding
+ *  give GCUT_ERR_INVALID_ARG naming the pixel. */
+gcut_status gcut_seeds_from_mask(const gcut_image *mask, gcut_seed_encoding encoding,
+                                 uint8_t *seeds);
+
+/** Colour / intensity models learnt from the seeds for the regional term. */
+typedef enum {
+    GCUT_MODEL_AUTO = -1, /**< GMM for colour, histogram for gray */
+    GCUT_MODEL_HISTOGRAM = 0,
+    GCUT_MODEL_GMM = 1
+} gcut_model_kind;
+
+/** Segmentation energy parameters (Boykov-Jolly): E = sum regional + lambda * sum boundary,
+ *  boundary w_pq = exp(-|I_p - I_q|^2 / (2 sigma^2)) / dist(p, q). */
+typedef struct gcut_seg_params {
+    double lambda;         /**< smoothness weight; default 50 */
+    double sigma;          /**< contrast scale in intensity units (0-255 scale); <= 0: estimated
+                                from the image as the RMS neighbour difference */
+    int connectivity;      /**< 4 or 8 (2D), 6 or 26 (3D); default 8 in 2D, 6 in 3D */
+    gcut_model_kind model; /**< default GCUT_MODEL_GMM for colour, HISTOGRAM for gray */
+    int gmm_components;    /**< default 5 */
+    int histogram_bins;    /**< per channel; default 32 */
+    double scale;          /**< float energy -> int32 capacity factor; <= 0: chosen so that the
+                                largest capacity fits (reported in gcut_seg_report.scale) */
+    uint64_t seed;         /**< for GMM initialisation; results are deterministic per seed */
+} gcut_seg_params;
+
+/** Fill *params with the defaults documented above (connectivity 0 = by dimension and
+ *  GCUT_MODEL_AUTO are resolved when the energy is built). */
+void gcut_seg_params_init(gcut_seg_params *params);
+
+/** What the energy builder and solver did. */
+typedef struct gcut_seg_report {
+    double scale; /**< capacity = round(scale * energy) */
+    double sigma; /**< sigma used (estimated or given) */
+    double lambda;
+    int connectivity;
+    gcut_model_kind model;
+    int64_t seeds_foreground, seeds_background;
+    double model_ms;  /**< learning the colour models */
+    double build_ms;  /**< computing the capacities (graph construction) */
+    double solve_ms;  /**< the max-flow solve (stats.solve_ms + stats.build_ms) */
+    gcut_stats stats; /**< the solver's own report */
+    int64_t foreground_pixels;
+} gcut_seg_report;
+
+/** Build the segmentation grid for image and seeds (codes as above; hard constraints make
+ *  seeded pixels keep their label). report may be NULL. */
+gcut_status gcut_seg_build_grid(const gcut_image *image, const uint8_t *seeds,
+                                const gcut_seg_params *params, gcut_grid **out,
+                                gcut_seg_report *report);
+
+/** One call: build the energy, solve with options (NULL = auto) and write mask (caller buffer,
+ *  one byte per pixel: 1 foreground, 0 background). report may be NULL. */
+gcut_status gcut_segment(const gcut_image *image, const uint8_t *seeds,
+                         const gcut_seg_params *params, const gcut_options *options, uint8_t *mask,
+                         gcut_seg_report *report);
+
+/** Draw the mask over the image for a person to look at: foreground tinted, the boundary in a
+ *  solid colour. *out is a new 8-bit RGB image (free with gcut_image_free). 2D only. */
+gcut_status gcut_overlay(const gcut_image *image, const uint8_t *mask, gcut_image *out);
+
+/** Synthetic benchmark difficulty (Hussein et al. 2007, VII): hard = more noise and a stronger
+ *  smoothness term. */
+typedef enum { GCUT_SYNTH_EASY = 0, GCUT_SYNTH_HARD = 1 } gcut_synth_level;
+
+/** Make a synthetic benchmark image: foreground of random ellipses (ellipsoids in 3D) whose
+ *  colours come from one 3-component Gaussian mixture, over a background from another. 2D:
+ *  8-bit RGB; 3D (depth > 1): 8-bit gray. truth (may be NULL; else width*height*depth bytes)
+ *  gets 1 for foreground. Deterministic for a seed. */
+gcut_status gcut_synth_image(int64_t width, int64_t height, int64_t depth, uint64_t seed,
+                             gcut_synth_level level, gcut_image *image, uint8_t *truth);
+/** The benchmark's seeds: the central 32x32(x32) patch foreground, the top-left one
+ *  background (smaller images: patches of a quarter of the side). */
+gcut_status gcut_synth_seeds(int64_t width, int64_t height, int64_t depth, uint8_t *seeds);
+/** The benchmark problem in one call: synth image, its seeds, and the energy whose regional
+ *  term uses the two generating mixtures (known models, as in Hussein VII) and the level's
+ *  lambda. connectivity 0 = 4 (2D) / 6 (3D). */
+gcut_status gcut_synth_grid(int64_t width, int64_t height, int64_t depth, uint64_t seed,
+                            gcut_synth_level level, int connectivity, gcut_grid **out);
 
 #ifdef __cplusplus
 }
