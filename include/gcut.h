@@ -273,11 +273,13 @@ gcut_status gcut_grid_verify(const gcut_grid *grid, const uint8_t *labels, int64
  * ---------------------------------------------------------------------------------------- */
 
 /** Read a DIMACS max-flow problem ("p max N M", "n ID s|t", "a U V CAP", "c ..."; 1-based)
- *  from path ("-" = stdin). Arcs into the source or out of the sink, and arcs touching a
- *  terminal, become terminal capacities of the other end; the graph has the N-2 other nodes.
- *  *node_ids (may be NULL; else caller frees with gcut_free) receives, per graph node, its
- *  1-based DIMACS id. On error: GCUT_ERR_PARSE / GCUT_ERR_IO / GCUT_ERR_NOMEM with
- *  "FILE:LINE: what is wrong" in gcut_last_error(). */
+ *  from path ("-" = stdin); the rules are in docs/FORMATS.md. The graph has the N-2 nodes
+ *  other than the source and sink: arcs source->v and v->sink become terminal capacities of v,
+ *  source->sink arcs a flow offset; arcs into the source or out of the sink carry no s-t flow
+ *  and are dropped. *node_ids (may be NULL; else caller frees with gcut_free) receives N
+ *  entries: per graph node its 1-based DIMACS id, then the source's id and the sink's id.
+ *  On error: GCUT_ERR_PARSE / GCUT_ERR_IO / GCUT_ERR_NOMEM with "FILE:LINE: what is wrong" in
+ *  gcut_last_error(). */
 gcut_status gcut_dimacs_read(const char *path, gcut_graph **out, int64_t **node_ids);
 /** Write graph as DIMACS to path ("-" = stdout); source gets id N+1, sink N+2. */
 gcut_status gcut_dimacs_write(const gcut_graph *graph, const char *path);

@@ -1,25 +1,9 @@
-/* io_stubs.c - placeholders for the DIMACS, grid-format and image I/O calls until they land;
+/* io_stubs.c - placeholders for the image I/O calls until they land;
  * each engineer deletes the ones they implement. */
 #include "internal.h"
 
 #define GCUT__STUB(what) return gcut__fail(GCUT_ERR_UNSUPPORTED, "%s: not built yet", what)
 
-gcut_status gcut_dimacs_read(const char *path, gcut_graph **out, int64_t **node_ids) {
-    (void)path, (void)out, (void)node_ids;
-    GCUT__STUB("gcut_dimacs_read");
-}
-gcut_status gcut_dimacs_write(const gcut_graph *graph, const char *path) {
-    (void)graph, (void)path;
-    GCUT__STUB("gcut_dimacs_write");
-}
-gcut_status gcut_grid_read(const char *path, gcut_grid **out) {
-    (void)path, (void)out;
-    GCUT__STUB("gcut_grid_read");
-}
-gcut_status gcut_grid_write(const gcut_grid *grid, const char *path) {
-    (void)grid, (void)path;
-    GCUT__STUB("gcut_grid_write");
-}
 gcut_status gcut_image_read(const char *path, gcut_image *out) {
     (void)path, (void)out;
     GCUT__STUB("gcut_image_read");
