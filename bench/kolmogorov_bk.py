@@ -1,0 +1,210 @@
+#!/usr/bin/env python3
+"""kolmogorov_bk.py - the outside baseline: Kolmogorov's BK maxflow (v3.0x, through PyMaxflow
+or thinmaxflow) timed on the grid instances that gcut_bench --dump-dir wrote, building exactly
+the graph gcut's conversion builds (Boykov & Kolmogorov, PAMI 2004; bench/README.md).
+
+Usage (inside a venv with numpy and PyMaxflow; bench/run_cpu.sh makes one under bench/out/):
+  kolmogorov_bk.py [--impl pymaxflow|thinmaxflow] [--repeats N] [--gcut-csv FILE]
+                   [--markdown FILE] DUMP_DIR/NAME [DUMP_DIR/NAME ...]
+Only maxflow() is timed (median of N runs, the graph rebuilt before each); Python graph
+construction is not comparable with C and is not reported. With --gcut-csv (gcut_bench --csv
+of the same run) each instance's flow must equal gcut's, and the table gives gcut-bk's solve
+time against Kolmogorov's. Exit 2 on any flow mismatch.
+"""
+import argparse
+import csv
+import json
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+
+def load_instance(path):
+    with open(os.path.join(path, "meta.json")) as f:
+        meta = json.load(f)
+    shape = tuple(meta["shape"])
+    source = np.load(os.path.join(path, "source.npy"))
+    sink = np.load(os.path.join(path, "sink.npy"))
+    dirs = [np.load(os.path.join(path, "dir%d.npy" % d)) for d in range(len(meta["offsets"]))]
+    for name, array in [("source", source), ("sink", sink)] + [
+        ("dir%d" % d, a) for d, a in enumerate(dirs)
+    ]:
+        if array.shape != shape or array.dtype != np.int32:
+            raise SystemExit("%s: %s.npy has shape %s dtype %s, meta.json says %s int32"
+                             % (path, name, array.shape, array.dtype, shape))
+    return meta, source, sink, dirs
+
+
+def edge_list(meta, dirs):
+    """One edge per in-grid neighbour pair (i, i + offset(d)) for each even direction d, with
+    capacity cap[d][i] and reverse capacity cap[d ^ 1][j], in gcut_grid_to_graph's order:
+    node-major, directions inner."""
+    shape = tuple(meta["shape"])
+    n = int(np.prod(shape))
+    index = np.arange(n, dtype=np.int64).reshape(shape)
+    per_dir_i, per_dir_j, per_dir_cap, per_dir_rev = [], [], [], []
+    for d in range(0, len(dirs), 2):
+        offset = meta["offsets"][d]
+        i_sel, j_sel = [], []
+        for k, o in enumerate(offset):
+            size = shape[k]
+            i_sel.append(slice(max(0, -o), size - max(0, o)))
+            j_sel.append(slice(max(0, o), size - max(0, -o)))
+        i_sel, j_sel = tuple(i_sel), tuple(j_sel)
+        valid = np.zeros(shape, dtype=bool)
+        valid[i_sel] = True
+        j_full = np.full(shape, -1, dtype=np.int64)
+        j_full[i_sel] = index[j_sel]
+        rev_full = np.zeros(shape, dtype=np.int64)
+        rev_full[i_sel] = dirs[d ^ 1][j_sel]
+        per_dir_i.append(valid)
+        per_dir_j.append(j_full)
+        per_dir_cap.append(dirs[d].astype(np.int64))
+        per_dir_rev.append(rev_full)
+    # Stack directions last, so that C-order flattening is node-major, direction-minor.
+    valid = np.stack([v.reshape(-1) for v in per_dir_i], axis=1).reshape(-1)
+    node = np.repeat(np.arange(n, dtype=np.int64), len(per_dir_i))[valid]
+    other = np.stack([a.reshape(-1) for a in per_dir_j], axis=1).reshape(-1)[valid]
+    cap = np.stack([a.reshape(-1) for a in per_dir_cap], axis=1).reshape(-1)[valid]
+    rev = np.stack([a.reshape(-1) for a in per_dir_rev], axis=1).reshape(-1)[valid]
+    return node, other, cap, rev
+
+
+def build_pymaxflow(meta, source, sink, edges):
+    import maxflow
+
+    node, other, cap, rev = edges
+    n = int(meta["nodes"])
+    graph = maxflow.GraphInt(n, len(node))
+    ids = graph.add_nodes(n)
+    graph.add_edges(node, other, cap, rev)
+    graph.add_grid_tedges(ids, source.reshape(-1).astype(np.int64),
+                          sink.reshape(-1).astype(np.int64))
+    return graph, graph.get_node_count(), graph.get_edge_count()
+
+
+def build_thinmaxflow(meta, source, sink, edges):
+    import thinmaxflow
+
+    node, other, cap, rev = edges
+    n = int(meta["nodes"])
+    graph = thinmaxflow.GraphInt(n, len(node))
+    graph.add_node(n)
+    for u, v, c, r in zip(node.tolist(), other.tolist(), cap.tolist(), rev.tolist()):
+        graph.add_edge(u, v, c, r)
+    for u, (s, t) in enumerate(zip(source.reshape(-1).tolist(), sink.reshape(-1).tolist())):
+        graph.add_tweights(u, s, t)
+    return graph, graph.get_node_num(), graph.get_arc_num()
+
+
+def impl_version(impl):
+    if impl == "pymaxflow":
+        import maxflow
+
+        return "PyMaxflow %s" % maxflow.__version__
+    from importlib.metadata import version
+
+    return "thinmaxflow %s" % version("thinmaxflow")
+
+
+def solve(path, impl, repeats):
+    meta, source, sink, dirs = load_instance(path)
+    edges = edge_list(meta, dirs)
+    del dirs
+    expected_edges = int(meta["edges"])
+    if len(edges[0]) != expected_edges:
+        raise SystemExit("%s: built %d edges, gcut's conversion has %d"
+                         % (path, len(edges[0]), expected_edges))
+    build = build_pymaxflow if impl == "pymaxflow" else build_thinmaxflow
+    times, flows = [], []
+    for _ in range(repeats):
+        graph, nodes, count = build(meta, source, sink, edges)
+        # Both wrappers count arcs (two per edge) in their edge-count call.
+        if nodes != int(meta["nodes"]) or count != 2 * expected_edges:
+            raise SystemExit("%s: %s graph has %d nodes, %d edges/arcs; expected %d nodes, %d "
+                             "edges" % (path, impl, nodes, count, int(meta["nodes"]),
+                                        expected_edges))
+        t0 = time.perf_counter()
+        flow = graph.maxflow()
+        times.append((time.perf_counter() - t0) * 1e3)
+        flows.append(int(flow))
+        del graph
+    if len(set(flows)) != 1:
+        raise SystemExit("%s: %s gave different flows on repeats: %s" % (path, impl, flows))
+    return meta, statistics.median(times), flows[0], times
+
+
+def read_gcut_csv(path):
+    rows = {}
+    with open(path) as f:
+        for row in csv.DictReader(f):
+            if row["status"] == "ok":
+                rows[(row["instance"], row["solver"])] = row
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("instances", nargs="+", help="DUMP_DIR/NAME folders from gcut_bench")
+    parser.add_argument("--impl", choices=["pymaxflow", "thinmaxflow"], default="pymaxflow")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--gcut-csv", help="gcut_bench --csv output of the same run")
+    parser.add_argument("--gcut-solver", default="bk", help="gcut solver to compare (bk)")
+    parser.add_argument("--markdown", help="write the comparison table here")
+    args = parser.parse_args()
+
+    gcut = read_gcut_csv(args.gcut_csv) if args.gcut_csv else {}
+    version = impl_version(args.impl)
+    lines = [
+        "| instance | nodes | Kolmogorov BK maxflow ms (%s) | gcut %s solve ms | "
+        "gcut %s build ms | flow | flows equal | gcut-%s speed-up | bar: >= 1, goal 1.25 |" %
+        (version, args.gcut_solver, args.gcut_solver, args.gcut_solver),
+        "|---|---:|---:|---:|---:|---:|---|---:|---|",
+    ]
+    mismatches = 0
+    for path in args.instances:
+        path = path.rstrip("/")
+        meta, median_ms, flow, times = solve(path, args.impl, args.repeats)
+        name = meta["name"]
+        print("%s: %s maxflow median %.1f ms over %d runs (%s), flow %d"
+              % (name, version, median_ms, len(times),
+                 " ".join("%.1f" % t for t in times), flow), file=sys.stderr)
+        row = gcut.get((name, args.gcut_solver))
+        gcut_flow = meta["flows"].get(args.gcut_solver)
+        if row is not None:
+            gcut_flow = int(row["flow"])
+        equal = "-"
+        if gcut_flow is not None:
+            equal = "yes" if gcut_flow == flow else "**MISMATCH**"
+            if gcut_flow != flow:
+                mismatches += 1
+                print("MISMATCH on %s: Kolmogorov BK flow %d, gcut %s flow %d"
+                      % (name, flow, args.gcut_solver, gcut_flow), file=sys.stderr)
+        if row is not None:
+            ours = float(row["solve_ms"])
+            speedup = median_ms / ours if ours > 0 else float("inf")
+            bar = "goal met" if speedup >= 1.25 else "met" if speedup >= 1.0 else "**not met**"
+            lines.append("| %s | %d | %.1f | %.1f | %.1f | %d | %s | %.2f | %s |"
+                         % (name, int(meta["nodes"]), median_ms, ours, float(row["build_ms"]),
+                            flow, equal, speedup, bar))
+        else:
+            lines.append("| %s | %d | %.1f | - | - | %d | %s | - | - |"
+                         % (name, int(meta["nodes"]), median_ms, flow, equal))
+    table = "\n".join(lines) + "\n"
+    sys.stdout.write(table)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(table)
+    if mismatches:
+        print("*** MISMATCH: %d instance(s) where Kolmogorov BK and gcut disagree ***"
+              % mismatches, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
