@@ -399,6 +399,21 @@ static int dump_grid(const config *cfg, const instance *inst, gcut_grid *grid,
     return 0;
 }
 
+/* General graphs go out as DIMACS (DIR/NAME.max), readable by `gcut maxflow` and most max-flow
+ * codes. */
+static int dump_graph(const config *cfg, const instance *inst, const gcut_graph *graph) {
+    char path[1100];
+    if (make_dir(cfg->dump_dir) != 0)
+        return -1;
+    snprintf(path, sizeof path, "%s/%s.max", cfg->dump_dir, inst->name);
+    gcut_status st = gcut_dimacs_write(graph, path);
+    if (st != GCUT_OK) {
+        fprintf(stderr, "gcut_bench: gcut_dimacs_write %s: %s\n", path, gcut_last_error());
+        return -1;
+    }
+    return 0;
+}
+
 /* ---- running solvers --------------------------------------------------------------------- */
 
 /* Run one solver `repeats` times on a grid (graph == NULL) or a general graph, from scratch
@@ -616,6 +631,8 @@ static void run_instance(const config *cfg, FILE *csv, const instance *inst) {
     check_flows(inst, results, cfg->num_solvers);
     emit_rows(cfg, csv, inst, nodes, construct_ms, results, cfg->num_solvers);
     if (cfg->dump_dir && grid && dump_grid(cfg, inst, grid, results, cfg->num_solvers) != 0)
+        failures++;
+    if (cfg->dump_dir && graph && dump_graph(cfg, inst, graph) != 0)
         failures++;
     gcut_grid_free(grid);
     gcut_graph_free(graph);
