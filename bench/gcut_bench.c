@@ -43,7 +43,8 @@ typedef struct config {
     const char *baseline;
     int repeats;
     int threads;
-    int connectivity;
+    int connectivity2d; /* 0 = gcut_synth_grid's default (4) */
+    int connectivity3d; /* 0 = 6 */
     uint64_t seed;
     const char *dump_dir;
     const char *csv_path;
@@ -589,16 +590,17 @@ static void run_instance(const config *cfg, FILE *csv, const instance *inst) {
     gcut_status st;
     fprintf(stderr, "gcut_bench: %s: building\n", inst->name);
     double t0 = now_ms();
+    int connectivity = inst->depth > 1 ? cfg->connectivity3d : cfg->connectivity2d;
     if (inst->kind == KIND_SYNTH) {
         st = gcut_synth_grid(inst->width, inst->height, inst->depth, cfg->seed, inst->level,
-                             cfg->connectivity, &grid);
+                             connectivity, &grid);
         if (st == GCUT_ERR_UNSUPPORTED) {
             static int told;
             if (!told++)
                 fprintf(stderr, "gcut_bench: gcut_synth_grid not built yet; using the bench's "
                                 "temporary generator\n");
             st = local_synth_grid(inst->width, inst->height, inst->depth, cfg->seed, inst->level,
-                                  cfg->connectivity, &grid);
+                                  connectivity, &grid);
         }
     } else if (inst->kind == KIND_RANDOM)
         st = make_random_graph(inst->width, cfg->seed, &graph);
@@ -655,7 +657,8 @@ static void usage(FILE *out) {
             "  --baseline NAME     speed-ups are against this solver (default bk)\n"
             "  --repeats N         solves per solver and instance; medians reported (default 5)\n"
             "  --threads N         CPU threads for parallel solvers (default 0 = all cores)\n"
-            "  --connectivity C    4 or 8 (2D), 6 or 26 (3D); default 0 = 4 / 6\n"
+            "  --connectivity LIST 4 or 8 for images, 6 or 26 for volumes, e.g. 8,26\n"
+            "                      (default 4,6)\n"
             "  --seed S            instance seed (default 1)\n"
             "  --dump-dir DIR      write each grid instance as DIR/NAME/*.npy + meta.json\n"
             "  --csv FILE          also write the rows as CSV ('-' = stdout, no markdown then)\n"
@@ -761,6 +764,19 @@ static int add_solver(config *cfg, char *tok) {
     return 0;
 }
 
+static int add_connectivity(config *cfg, char *tok) {
+    int64_t c;
+    if (parse_int64(tok, &c) == 0 && (c == 4 || c == 8))
+        cfg->connectivity2d = (int)c;
+    else if (parse_int64(tok, &c) == 0 && (c == 6 || c == 26))
+        cfg->connectivity3d = (int)c;
+    else {
+        fprintf(stderr, "gcut_bench: --connectivity: '%s' is not 4, 8, 6 or 26\n", tok);
+        return -1;
+    }
+    return 0;
+}
+
 static int level_mask;
 
 static int add_level(config *cfg, char *tok) {
@@ -832,6 +848,7 @@ int main(int argc, char **argv) {
     cfg.seed = 1;
     cfg.markdown = 1;
     char default_solvers[] = "bk,cpu-pr,cuda-grid";
+    char *connectivity = NULL;
     char *sizes = NULL, *volumes = NULL, *levels = NULL, *graphs = NULL, *solvers = NULL;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
@@ -858,6 +875,8 @@ int main(int argc, char **argv) {
             graphs = argv[i + 1];
         } else if (strcmp(arg, "--solvers") == 0) {
             solvers = argv[i + 1];
+        } else if (strcmp(arg, "--connectivity") == 0) {
+            connectivity = argv[i + 1];
         } else if (strcmp(arg, "--baseline") == 0) {
             cfg.baseline = value;
         } else if (strcmp(arg, "--dump-dir") == 0) {
@@ -865,7 +884,7 @@ int main(int argc, char **argv) {
         } else if (strcmp(arg, "--csv") == 0) {
             cfg.csv_path = value;
         } else if (strcmp(arg, "--repeats") == 0 || strcmp(arg, "--threads") == 0 ||
-                   strcmp(arg, "--connectivity") == 0 || strcmp(arg, "--seed") == 0) {
+                   strcmp(arg, "--seed") == 0) {
             if (parse_int64(value, &number) != 0) {
                 fprintf(stderr, "gcut_bench: %s: '%s' is not a non-negative integer\n", arg, value);
                 return 64;
@@ -878,8 +897,6 @@ int main(int argc, char **argv) {
                 cfg.repeats = (int)number;
             } else if (strcmp(arg, "--threads") == 0) {
                 cfg.threads = (int)number;
-            } else if (strcmp(arg, "--connectivity") == 0) {
-                cfg.connectivity = (int)number;
             } else {
                 cfg.seed = (uint64_t)number;
             }
@@ -890,6 +907,8 @@ int main(int argc, char **argv) {
         i += takes_value;
     }
 
+    if (connectivity != NULL && for_each_item(&cfg, connectivity, add_connectivity) != 0)
+        return 64;
     char all_levels[] = "easy,hard";
     if (for_each_item(&cfg, levels ? levels : all_levels, add_level) != 0)
         return 64;

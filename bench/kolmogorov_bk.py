@@ -7,9 +7,9 @@ Usage (inside a venv with numpy and PyMaxflow; bench/run_cpu.sh makes one under 
   kolmogorov_bk.py [--impl pymaxflow|thinmaxflow] [--repeats N] [--gcut-csv FILE]
                    [--markdown FILE] DUMP_DIR/NAME [DUMP_DIR/NAME ...]
 Only maxflow() is timed (median of N runs, the graph rebuilt before each); Python graph
-construction is not comparable with C and is not reported. With --gcut-csv (gcut_bench --csv
-of the same run) each instance's flow must equal gcut's, and the table gives gcut-bk's solve
-time against Kolmogorov's. Exit 2 on any flow mismatch.
+construction is not comparable with C and is not reported. Each instance's flow must equal
+every gcut flow recorded in its meta.json (and in --gcut-csv, gcut_bench --csv of the same run,
+whose gcut-bk solve time the table sets against Kolmogorov's). Exit 2 on any flow mismatch.
 """
 import argparse
 import csv
@@ -185,16 +185,17 @@ def main():
               % (name, version, median_ms, len(times),
                  " ".join("%.1f" % t for t in times), flow), file=sys.stderr)
         row = gcut.get((name, args.gcut_solver))
-        gcut_flow = meta["flows"].get(args.gcut_solver)
+        # Every gcut flow known for the instance: each solver's in meta.json, and the CSV's.
+        gcut_flows = {solver: int(value) for solver, value in meta["flows"].items()}
         if row is not None:
-            gcut_flow = int(row["flow"])
-        equal = "-"
-        if gcut_flow is not None:
-            equal = "yes" if gcut_flow == flow else "**MISMATCH**"
+            gcut_flows[args.gcut_solver] = int(row["flow"])
+        equal = "yes" if gcut_flows else "-"
+        for solver, gcut_flow in sorted(gcut_flows.items()):
             if gcut_flow != flow:
+                equal = "**MISMATCH**"
                 mismatches += 1
                 print("MISMATCH on %s: Kolmogorov BK flow %d, gcut %s flow %d"
-                      % (name, flow, args.gcut_solver, gcut_flow), file=sys.stderr)
+                      % (name, flow, solver, gcut_flow), file=sys.stderr)
         if row is not None:
             ours = float(row["solve_ms"])
             speedup = median_ms / ours if ours > 0 else float("inf")
