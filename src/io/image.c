@@ -1,0 +1,949 @@
+/* image.c - image and volume I/O: PNG (libpng), JPEG (libjpeg) and PGM/PPM (own code, Netpbm
+ * spec), read by magic bytes and written by extension; raw volumes and slice stacks. Library
+ * errors unwind by longjmp into one frame per file, so bad input is a status, never a crash. */
+#define _POSIX_C_SOURCE 200809L
+#include "internal.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#ifdef GCUT_HAVE_PNG
+#include <png.h>
+#endif
+#ifdef GCUT_HAVE_JPEG
+#include <jerror.h>
+#include <jpeglib.h>
+#endif
+
+/* Larger sides are not pictures but corrupt headers; the limit keeps every size product of
+ * three sides and a sample size far inside int64. */
+#define MAX_SIDE ((int64_t)1 << 24)
+
+static const char *const channel_names[] = {"?", "gray", "gray+alpha", "RGB", "RGBA"};
+
+static const char *channels_name(int channels) {
+    return channels >= 1 && channels <= 4 ? channel_names[channels] : "?";
+}
+
+static bool host_little_endian(void) {
+    const uint16_t one = 1;
+    uint8_t first;
+    memcpy(&first, &one, 1);
+    return first == 1;
+}
+
+/* Bytes of pixel data for a geometry whose sides are within MAX_SIDE; false if the total
+ * passes INT64_MAX (only reachable with three huge sides). */
+static bool geometry_bytes(int64_t width, int64_t height, int64_t depth, int channels,
+                           int bit_depth, uint64_t *bytes) {
+    uint64_t plane = (uint64_t)width * (uint64_t)height * (uint64_t)channels * (bit_depth / 8u);
+    if (depth != 0 && plane > (uint64_t)INT64_MAX / (uint64_t)depth)
+        return false;
+    *bytes = plane * (uint64_t)depth;
+    return true;
+}
+
+static gcut_status check_geometry(const char *who, int64_t width, int64_t height, int64_t depth,
+                                  int channels, int bit_depth) {
+    const char *names[3] = {"width", "height", "depth"};
+    int64_t sides[3] = {width, height, depth};
+    for (int i = 0; i < 3; i++)
+        if (sides[i] < 1 || sides[i] > MAX_SIDE)
+            return gcut__fail(GCUT_ERR_INVALID_ARG, "%s: %s %lld outside 1..%lld", who, names[i],
+                              (long long)sides[i], (long long)MAX_SIDE);
+    if (channels < 1 || channels > 4)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "%s: channels %d outside 1..4", who, channels);
+    if (bit_depth != 8 && bit_depth != 16)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "%s: bit_depth %d is neither 8 nor 16", who,
+                          bit_depth);
+    uint64_t bytes;
+    if (!geometry_bytes(width, height, depth, channels, bit_depth, &bytes) ||
+        bytes > (uint64_t)SIZE_MAX)
+        return gcut__fail(GCUT_ERR_NOMEM,
+                          "%s: %lld x %lld x %lld x %d samples do not fit in memory", who,
+                          (long long)width, (long long)height, (long long)depth, channels);
+    return GCUT_OK;
+}
+
+/* Allocate image pixels under the memory cap, uninitialised when the caller overwrites them
+ * all (decoders), zeroed otherwise. The geometry must have passed check_geometry(). */
+static gcut_status image_alloc(gcut_image *image, int64_t width, int64_t height, int64_t depth,
+                               int channels, int bit_depth, bool zero, const char *what,
+                               const char *path) {
+    uint64_t bytes = 0;
+    geometry_bytes(width, height, depth, channels, bit_depth, &bytes);
+    void *pixels = zero ? gcut__calloc((size_t)bytes, 1, what) : gcut__malloc((size_t)bytes, what);
+    if (pixels == NULL) {
+        if (path == NULL)
+            return GCUT_ERR_NOMEM;
+        char reason[512];
+        snprintf(reason, sizeof reason, "%s", gcut_last_error());
+        return gcut__fail(GCUT_ERR_NOMEM, "%s: %s", path, reason);
+    }
+    image->width = width;
+    image->height = height;
+    image->depth = depth;
+    image->channels = channels;
+    image->bit_depth = bit_depth;
+    image->pixels = pixels;
+    return GCUT_OK;
+}
+
+gcut_status gcut_image_alloc(gcut_image *image, int64_t width, int64_t height, int64_t depth,
+                             int channels, int bit_depth) {
+    if (image == NULL)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_image_alloc: image is NULL");
+    memset(image, 0, sizeof *image);
+    gcut_status status =
+        check_geometry("gcut_image_alloc", width, height, depth, channels, bit_depth);
+    if (status != GCUT_OK)
+        return status;
+    return image_alloc(image, width, height, depth, channels, bit_depth, true, "image pixels",
+                       NULL);
+}
+
+void gcut_image_free(gcut_image *image) {
+    if (image == NULL)
+        return;
+    gcut__free(image->pixels);
+    memset(image, 0, sizeof *image);
+}
+
+static size_t image_bytes(const gcut_image *image) {
+    uint64_t bytes = 0;
+    geometry_bytes(image->width, image->height, image->depth, image->channels, image->bit_depth,
+                   &bytes);
+    return (size_t)bytes;
+}
+
+/* Open path for reading. *size gets the file's length, or -1 when it is not a regular file
+ * (a pipe): then readers rely on end-of-file alone. */
+static gcut_status open_input(const char *path, FILE **out, int64_t *size) {
+    FILE *file = fopen(path, "rb");
+    if (file == NULL)
+        return gcut__fail(GCUT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat info;
+    if (fstat(fileno(file), &info) != 0) {
+        int err = errno;
+        fclose(file);
+        return gcut__fail(GCUT_ERR_IO, "%s: cannot stat: %s", path, strerror(err));
+    }
+    if (S_ISDIR(info.st_mode)) {
+        fclose(file);
+        return gcut__fail(GCUT_ERR_IO, "%s: cannot read: %s", path, strerror(EISDIR));
+    }
+    *size = S_ISREG(info.st_mode) ? (int64_t)info.st_size : -1;
+    *out = file;
+    return GCUT_OK;
+}
+
+/* Close a file written by one of the writers; a failed write or close removes the partial
+ * file so that no truncated image is left behind under a valid name. */
+static gcut_status finish_output(FILE *file, const char *path, gcut_status status) {
+    if (status == GCUT_OK && ferror(file))
+        status = gcut__fail(GCUT_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+    if (fclose(file) != 0 && status == GCUT_OK)
+        status = gcut__fail(GCUT_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+    if (status != GCUT_OK)
+        remove(path);
+    return status;
+}
+
+static gcut_status open_output(const char *path, FILE **out) {
+    *out = fopen(path, "wb");
+    if (*out == NULL)
+        return gcut__fail(GCUT_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+    return GCUT_OK;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * PGM / PPM (Netpbm): P2/P5 gray, P3/P6 RGB; maxval up to 255 gives 8-bit samples, above
+ * that 16-bit. Samples are kept as stored (not rescaled to the full range), so a label mask
+ * with maxval 2 reads back as 0..2.
+ * ---------------------------------------------------------------------------------------- */
+
+typedef struct pnm_reader {
+    FILE *file;
+    const char *path;
+    int line;
+} pnm_reader;
+
+static bool pnm_space(int c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+static int pnm_getc(pnm_reader *reader) {
+    int c = getc(reader->file);
+    if (c == '\n')
+        reader->line++;
+    return c;
+}
+
+static gcut_status pnm_eof(pnm_reader *reader, const char *what) {
+    if (ferror(reader->file))
+        return gcut__fail(GCUT_ERR_IO, "%s: read error: %s", reader->path, strerror(errno));
+    return gcut__fail(GCUT_ERR_PARSE, "%s:%d: truncated PNM: file ends in the header (%s)",
+                      reader->path, reader->line, what);
+}
+
+/* One header number: whitespace and '#' comments before it, decimal digits, then one
+ * delimiter (whitespace, or a comment running to its newline), which is consumed: after the
+ * maxval that single delimiter is all that separates the header from a binary raster. */
+static gcut_status pnm_header_number(pnm_reader *reader, const char *what, int64_t low,
+                                     int64_t high, int64_t *value) {
+    int c;
+    for (;;) {
+        c = pnm_getc(reader);
+        if (c == '#') {
+            while (c != '\n' && c != EOF)
+                c = pnm_getc(reader);
+        }
+        if (c == EOF)
+            return pnm_eof(reader, what);
+        if (!pnm_space(c))
+            break;
+    }
+    if (c < '0' || c > '9')
+        return gcut__fail(GCUT_ERR_PARSE, "%s:%d: %s: expected a decimal number, found '%c'",
+                          reader->path, reader->line, what, c);
+    int64_t number = 0;
+    while (c >= '0' && c <= '9') {
+        number = number * 10 + (c - '0');
+        if (number > high)
+            return gcut__fail(GCUT_ERR_PARSE, "%s:%d: %s is larger than %lld", reader->path,
+                              reader->line, what, (long long)high);
+        c = pnm_getc(reader);
+    }
+    if (number < low)
+        return gcut__fail(GCUT_ERR_PARSE, "%s:%d: %s %lld is below %lld", reader->path,
+                          reader->line, what, (long long)number, (long long)low);
+    if (c == '#') {
+        while (c != '\n' && c != EOF)
+            c = pnm_getc(reader);
+    }
+    if (c == EOF)
+        return pnm_eof(reader, what);
+    if (!pnm_space(c))
+        return gcut__fail(GCUT_ERR_PARSE, "%s:%d: %s: unexpected '%c' after the number",
+                          reader->path, reader->line, what, c);
+    *value = number;
+    return GCUT_OK;
+}
+
+static gcut_status pnm_read_ascii(pnm_reader *reader, gcut_image *image, int64_t maxval) {
+    int64_t count = image->width * image->height * image->channels;
+    uint8_t *bytes = image->pixels;
+    uint16_t *words = image->pixels;
+    for (int64_t i = 0; i < count; i++) {
+        int c;
+        do {
+            c = pnm_getc(reader);
+        } while (pnm_space(c));
+        if (c == EOF) {
+            if (ferror(reader->file))
+                return gcut__fail(GCUT_ERR_IO, "%s: read error: %s", reader->path, strerror(errno));
+            return gcut__fail(GCUT_ERR_PARSE, "%s:%d: truncated PNM: %lld of %lld samples present",
+                              reader->path, reader->line, (long long)i, (long long)count);
+        }
+        if (c < '0' || c > '9')
+            return gcut__fail(GCUT_ERR_PARSE, "%s:%d: sample %lld: expected a number, found '%c'",
+                              reader->path, reader->line, (long long)i, c);
+        int64_t sample = 0;
+        while (c >= '0' && c <= '9') {
+            sample = sample * 10 + (c - '0');
+            if (sample > maxval)
+                return gcut__fail(GCUT_ERR_PARSE, "%s:%d: sample %lld exceeds maxval %lld",
+                                  reader->path, reader->line, (long long)i, (long long)maxval);
+            c = pnm_getc(reader);
+        }
+        if (c != EOF && !pnm_space(c))
+            return gcut__fail(GCUT_ERR_PARSE, "%s:%d: sample %lld: unexpected '%c'", reader->path,
+                              reader->line, (long long)i, c);
+        if (image->bit_depth == 8)
+            bytes[i] = (uint8_t)sample;
+        else
+            words[i] = (uint16_t)sample;
+    }
+    return GCUT_OK;
+}
+
+static gcut_status pnm_read_binary(pnm_reader *reader, gcut_image *image, int64_t maxval,
+                                   int64_t file_size) {
+    size_t bytes = image_bytes(image);
+    long header_end = ftell(reader->file);
+    if (file_size >= 0 && header_end >= 0 && (uint64_t)(file_size - header_end) < bytes)
+        return gcut__fail(GCUT_ERR_PARSE,
+                          "%s: truncated PNM: the raster needs %zu bytes, the file has %lld "
+                          "after the header",
+                          reader->path, bytes, (long long)(file_size - header_end));
+    size_t got = fread(image->pixels, 1, bytes, reader->file);
+    if (got != bytes) {
+        if (ferror(reader->file))
+            return gcut__fail(GCUT_ERR_IO, "%s: read error: %s", reader->path, strerror(errno));
+        return gcut__fail(GCUT_ERR_PARSE,
+                          "%s: truncated PNM: the raster needs %zu bytes, the file has %zu",
+                          reader->path, bytes, got);
+    }
+    int64_t count = (int64_t)(bytes / (size_t)(image->bit_depth / 8));
+    int64_t bad = -1;
+    if (image->bit_depth == 8) {
+        const uint8_t *samples = image->pixels;
+        for (int64_t i = 0; i < count && bad < 0; i++)
+            if (samples[i] > maxval)
+                bad = i;
+    } else {
+        /* The format stores 16-bit samples big-endian; the image holds them natively. */
+        uint8_t *raw = image->pixels;
+        uint16_t *samples = image->pixels;
+        for (int64_t i = 0; i < count; i++) {
+            uint16_t sample = (uint16_t)((raw[2 * i] << 8) | raw[2 * i + 1]);
+            samples[i] = sample;
+            if (sample > maxval && bad < 0)
+                bad = i;
+        }
+    }
+    if (bad >= 0)
+        return gcut__fail(GCUT_ERR_PARSE, "%s: sample %lld (pixel %lld, %lld) exceeds maxval %lld",
+                          reader->path, (long long)bad,
+                          (long long)(bad / image->channels % image->width),
+                          (long long)(bad / image->channels / image->width), (long long)maxval);
+    return GCUT_OK;
+}
+
+static gcut_status read_pnm(FILE *file, const char *path, int64_t file_size, gcut_image *out) {
+    pnm_reader reader = {file, path, 1};
+    char magic[2] = {0, 0};
+    size_t got = fread(magic, 1, 2, file);
+    if (got < 2)
+        return gcut__fail(GCUT_ERR_PARSE, "%s: truncated PNM: no magic number", path);
+    int kind = magic[1] - '0';
+    if (kind == 1 || kind == 4)
+        return gcut__fail(GCUT_ERR_UNSUPPORTED,
+                          "%s: PBM bitmaps (P%d) are not read; convert to PGM (P5)", path, kind);
+    if (kind == 7)
+        return gcut__fail(GCUT_ERR_UNSUPPORTED,
+                          "%s: PAM (P7) is not read; convert to PGM (P5) or PPM (P6)", path);
+    if (kind != 2 && kind != 3 && kind != 5 && kind != 6)
+        return gcut__fail(GCUT_ERR_UNSUPPORTED, "%s: not a PGM/PPM file (magic 'P%c')", path,
+                          magic[1]);
+    int channels = kind == 3 || kind == 6 ? 3 : 1;
+    int64_t width, height, maxval;
+    int c = getc(file);
+    if (c == EOF)
+        return pnm_eof(&reader, "width");
+    if (!pnm_space(c) && c != '#')
+        return gcut__fail(GCUT_ERR_PARSE, "%s:1: unexpected '%c' after the magic number", path, c);
+    ungetc(c, file);
+    gcut_status status = pnm_header_number(&reader, "width", 1, MAX_SIDE, &width);
+    if (status == GCUT_OK)
+        status = pnm_header_number(&reader, "height", 1, MAX_SIDE, &height);
+    if (status == GCUT_OK)
+        status = pnm_header_number(&reader, "maxval", 1, 65535, &maxval);
+    if (status != GCUT_OK)
+        return status;
+    int bit_depth = maxval > 255 ? 16 : 8;
+    status = check_geometry(path, width, height, 1, channels, bit_depth);
+    if (status == GCUT_OK)
+        status = image_alloc(out, width, height, 1, channels, bit_depth, false, "PNM pixels", path);
+    if (status != GCUT_OK)
+        return status;
+    status = kind <= 3 ? pnm_read_ascii(&reader, out, maxval)
+                       : pnm_read_binary(&reader, out, maxval, file_size);
+    if (status != GCUT_OK)
+        gcut_image_free(out);
+    return status;
+}
+
+static gcut_status write_pnm(const char *path, const gcut_image *image, int kind) {
+    FILE *file;
+    gcut_status status = open_output(path, &file);
+    if (status != GCUT_OK)
+        return status;
+    fprintf(file, "P%d\n%lld %lld\n%d\n", kind, (long long)image->width, (long long)image->height,
+            image->bit_depth == 8 ? 255 : 65535);
+    if (image->bit_depth == 8) {
+        fwrite(image->pixels, 1, image_bytes(image), file);
+        return finish_output(file, path, GCUT_OK);
+    }
+    size_t row_samples = (size_t)(image->width * image->channels);
+    uint8_t *row = gcut__malloc(row_samples * 2, "PPM row");
+    if (row == NULL)
+        return finish_output(file, path, GCUT_ERR_NOMEM);
+    const uint16_t *samples = image->pixels;
+    for (int64_t y = 0; y < image->height && !ferror(file); y++) {
+        for (size_t i = 0; i < row_samples; i++) {
+            uint16_t sample = samples[(size_t)y * row_samples + i];
+            row[2 * i] = (uint8_t)(sample >> 8);
+            row[2 * i + 1] = (uint8_t)(sample & 0xff);
+        }
+        fwrite(row, 1, row_samples * 2, file);
+    }
+    gcut__free(row);
+    return finish_output(file, path, GCUT_OK);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * PNG through libpng: palettes, tRNS and 1/2/4-bit gray are expanded to 8-bit samples;
+ * 16-bit samples are swapped from the file's big-endian order to the host's.
+ * ---------------------------------------------------------------------------------------- */
+
+#ifdef GCUT_HAVE_PNG
+
+/* One decode or encode. libpng's errors longjmp back to png_read_frame/png_write_frame,
+ * which touch nothing but this struct (owned by their caller), so no local variable of the
+ * setjmp frame is read after the jump. */
+typedef struct png_job {
+    FILE *file;
+    const char *path;
+    png_structp png;
+    png_infop info;
+    png_bytep *rows;
+    gcut_image image;
+    bool end_of_file; /* the data ran out: truncated rather than corrupt */
+    bool read_error;  /* the system failed to read */
+    char message[256];
+} png_job;
+
+static void png_on_error(png_structp png, png_const_charp message) {
+    png_job *job = png_get_error_ptr(png);
+    snprintf(job->message, sizeof job->message, "%s", message);
+    png_longjmp(png, 1);
+}
+
+static void png_on_warning(png_structp png, png_const_charp message) {
+    /* Warnings concern ancillary data gcut ignores (colour profiles, text); stay quiet. */
+    (void)png, (void)message;
+}
+
+static void png_on_read(png_structp png, png_bytep data, size_t length) {
+    png_job *job = png_get_io_ptr(png);
+    if (fread(data, 1, length, job->file) != length) {
+        job->read_error = ferror(job->file) != 0;
+        job->end_of_file = !job->read_error;
+        png_error(png, job->read_error ? strerror(errno) : "unexpected end of file");
+    }
+}
+
+static gcut_status png_read_frame(png_job *job) {
+    if (setjmp(png_jmpbuf(job->png))) {
+        if (job->read_error)
+            return gcut__fail(GCUT_ERR_IO, "%s: read error: %s", job->path, job->message);
+        return gcut__fail(GCUT_ERR_PARSE, "%s: %s PNG (%s)", job->path,
+                          job->end_of_file ? "truncated" : "corrupt", job->message);
+    }
+    png_structp png = job->png;
+    png_infop info = job->info;
+    png_set_read_fn(png, job, png_on_read);
+    png_set_user_limits(png, (png_uint_32)MAX_SIDE, (png_uint_32)MAX_SIDE);
+    png_read_info(png, info);
+    png_uint_32 width = png_get_image_width(png, info);
+    png_uint_32 height = png_get_image_height(png, info);
+    int color_type = png_get_color_type(png, info);
+    int bit_depth = png_get_bit_depth(png, info);
+    if (color_type == PNG_COLOR_TYPE_PALETTE)
+        png_set_palette_to_rgb(png);
+    if (color_type == PNG_COLOR_TYPE_GRAY && bit_depth < 8)
+        png_set_expand_gray_1_2_4_to_8(png);
+    if (png_get_valid(png, info, PNG_INFO_tRNS))
+        png_set_tRNS_to_alpha(png);
+    if (bit_depth == 16 && host_little_endian())
+        png_set_swap(png);
+    png_set_interlace_handling(png);
+    png_read_update_info(png, info);
+    int channels = png_get_channels(png, info);
+    int out_depth = png_get_bit_depth(png, info);
+    gcut_status status = check_geometry(job->path, width, height, 1, channels, out_depth);
+    if (status == GCUT_OK)
+        status = image_alloc(&job->image, width, height, 1, channels, out_depth, false,
+                             "PNG pixels", job->path);
+    if (status != GCUT_OK)
+        return status;
+    size_t stride = (size_t)width * (size_t)channels * (size_t)(out_depth / 8);
+    if (png_get_rowbytes(png, info) != stride)
+        return gcut__fail(GCUT_ERR_INTERNAL, "%s: libpng row of %zu bytes, expected %zu", job->path,
+                          (size_t)png_get_rowbytes(png, info), stride);
+    job->rows = gcut__malloc((size_t)height * sizeof(png_bytep), "PNG row pointers");
+    if (job->rows == NULL)
+        return GCUT_ERR_NOMEM;
+    for (png_uint_32 y = 0; y < height; y++)
+        job->rows[y] = (png_bytep)job->image.pixels + (size_t)y * stride;
+    png_read_image(png, job->rows);
+    /* Reading to IEND checks the CRCs of the chunks after the pixels: a cut file fails. */
+    png_read_end(png, NULL);
+    return GCUT_OK;
+}
+
+static gcut_status read_png(FILE *file, const char *path, gcut_image *out) {
+    png_job job;
+    memset(&job, 0, sizeof job);
+    job.file = file;
+    job.path = path;
+    job.png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &job, png_on_error, png_on_warning);
+    if (job.png == NULL)
+        return gcut__fail(GCUT_ERR_NOMEM, "%s: libpng could not start", path);
+    job.info = png_create_info_struct(job.png);
+    gcut_status status = job.info == NULL
+                             ? gcut__fail(GCUT_ERR_NOMEM, "%s: libpng could not start", path)
+                             : png_read_frame(&job);
+    png_destroy_read_struct(&job.png, job.info != NULL ? &job.info : NULL, NULL);
+    gcut__free(job.rows);
+    if (status == GCUT_OK)
+        *out = job.image;
+    else
+        gcut_image_free(&job.image);
+    return status;
+}
+
+static gcut_status png_write_frame(png_job *job, const gcut_image *image) {
+    if (setjmp(png_jmpbuf(job->png)))
+        return gcut__fail(GCUT_ERR_IO, "%s: cannot write PNG (%s: %s)", job->path, job->message,
+                          strerror(errno));
+    static const int color_types[5] = {0, PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA,
+                                       PNG_COLOR_TYPE_RGB, PNG_COLOR_TYPE_RGB_ALPHA};
+    png_structp png = job->png;
+    png_init_io(png, job->file);
+    png_set_user_limits(png, (png_uint_32)MAX_SIDE, (png_uint_32)MAX_SIDE);
+    png_set_IHDR(png, job->info, (png_uint_32)image->width, (png_uint_32)image->height,
+                 image->bit_depth, color_types[image->channels], PNG_INTERLACE_NONE,
+                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_write_info(png, job->info);
+    if (image->bit_depth == 16 && host_little_endian())
+        png_set_swap(png);
+    size_t stride = (size_t)image->width * (size_t)image->channels * (size_t)(image->bit_depth / 8);
+    job->rows = gcut__malloc((size_t)image->height * sizeof(png_bytep), "PNG row pointers");
+    if (job->rows == NULL)
+        return GCUT_ERR_NOMEM;
+    for (int64_t y = 0; y < image->height; y++)
+        job->rows[y] = (png_bytep)image->pixels + (size_t)y * stride;
+    png_write_image(png, job->rows);
+    png_write_end(png, NULL);
+    return GCUT_OK;
+}
+
+static gcut_status write_png(const char *path, const gcut_image *image) {
+    png_job job;
+    memset(&job, 0, sizeof job);
+    job.path = path;
+    gcut_status status = open_output(path, &job.file);
+    if (status != GCUT_OK)
+        return status;
+    job.png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &job, png_on_error, png_on_warning);
+    job.info = job.png != NULL ? png_create_info_struct(job.png) : NULL;
+    status = job.info == NULL ? gcut__fail(GCUT_ERR_NOMEM, "%s: libpng could not start", path)
+                              : png_write_frame(&job, image);
+    if (job.png != NULL)
+        png_destroy_write_struct(&job.png, job.info != NULL ? &job.info : NULL);
+    gcut__free(job.rows);
+    return finish_output(job.file, path, status);
+}
+
+#else
+
+static gcut_status read_png(FILE *file, const char *path, gcut_image *out) {
+    (void)file, (void)out;
+    return gcut__fail(GCUT_ERR_UNSUPPORTED,
+                      "%s: reading PNG needs libpng, which this build of gcut lacks", path);
+}
+
+static gcut_status write_png(const char *path, const gcut_image *image) {
+    (void)image;
+    return gcut__fail(GCUT_ERR_UNSUPPORTED,
+                      "%s: writing PNG needs libpng, which this build of gcut lacks", path);
+}
+
+#endif
+
+/* ------------------------------------------------------------------------------------------
+ * JPEG through libjpeg(-turbo): 8-bit gray and RGB. libjpeg's default error_exit calls
+ * exit(); ours longjmps. Warnings that mean the pixels are not what the file should hold
+ * (premature end, damaged entropy data) are errors too; harmless oddities are ignored.
+ * ---------------------------------------------------------------------------------------- */
+
+#ifdef GCUT_HAVE_JPEG
+
+typedef struct jpeg_job {
+    union {
+        struct jpeg_decompress_struct in;
+        struct jpeg_compress_struct out;
+    } codec;
+    struct jpeg_error_mgr errors;
+    jmp_buf jump;
+    FILE *file;
+    const char *path;
+    gcut_image image;
+    bool created;
+    int code; /* libjpeg message code of the failure */
+    char message[JMSG_LENGTH_MAX];
+} jpeg_job;
+
+static void jpeg_on_error(j_common_ptr codec) {
+    jpeg_job *job = codec->client_data;
+    job->code = codec->err->msg_code;
+    codec->err->format_message(codec, job->message);
+    longjmp(job->jump, 1);
+}
+
+static void jpeg_on_message(j_common_ptr codec, int level) {
+    if (level >= 0)
+        return;
+    switch (codec->err->msg_code) {
+    case JWRN_JPEG_EOF:
+    case JWRN_HIT_MARKER:
+    case JWRN_MUST_RESYNC:
+    case JWRN_HUFF_BAD_CODE:
+    case JWRN_NOT_SEQUENTIAL:
+    case JWRN_BOGUS_PROGRESSION:
+        jpeg_on_error(codec);
+        break;
+    default:
+        break;
+    }
+}
+
+static void jpeg_job_init(jpeg_job *job, FILE *file, const char *path) {
+    memset(job, 0, sizeof *job);
+    job->file = file;
+    job->path = path;
+    job->codec.in.err = jpeg_std_error(&job->errors);
+    job->errors.error_exit = jpeg_on_error;
+    job->errors.emit_message = jpeg_on_message;
+    job->codec.in.client_data = job;
+}
+
+static gcut_status jpeg_read_frame(jpeg_job *job) {
+    struct jpeg_decompress_struct *in = &job->codec.in;
+    if (setjmp(job->jump)) {
+        if (ferror(job->file))
+            return gcut__fail(GCUT_ERR_IO, "%s: read error: %s", job->path, strerror(errno));
+        bool truncated = job->code == JWRN_JPEG_EOF || job->code == JERR_INPUT_EMPTY ||
+                         job->code == JERR_INPUT_EOF;
+        return gcut__fail(GCUT_ERR_PARSE, "%s: %s JPEG (%s)", job->path,
+                          truncated ? "truncated" : "corrupt", job->message);
+    }
+    job->created = true;
+    jpeg_create_decompress(in);
+    jpeg_stdio_src(in, job->file);
+    jpeg_read_header(in, TRUE);
+    if (in->jpeg_color_space == JCS_CMYK || in->jpeg_color_space == JCS_YCCK)
+        return gcut__fail(GCUT_ERR_UNSUPPORTED,
+                          "%s: CMYK JPEG is not supported; convert it to RGB first", job->path);
+    int channels;
+    if (in->num_components == 1) {
+        in->out_color_space = JCS_GRAYSCALE;
+        channels = 1;
+    } else if (in->num_components == 3) {
+        in->out_color_space = JCS_RGB;
+        channels = 3;
+    } else {
+        return gcut__fail(GCUT_ERR_UNSUPPORTED, "%s: JPEG with %d components is not supported",
+                          job->path, in->num_components);
+    }
+    jpeg_calc_output_dimensions(in);
+    gcut_status status =
+        check_geometry(job->path, in->output_width, in->output_height, 1, channels, 8);
+    if (status == GCUT_OK)
+        status = image_alloc(&job->image, in->output_width, in->output_height, 1, channels, 8,
+                             false, "JPEG pixels", job->path);
+    if (status != GCUT_OK)
+        return status;
+    jpeg_start_decompress(in);
+    size_t stride = (size_t)in->output_width * (size_t)channels;
+    while (in->output_scanline < in->output_height) {
+        JSAMPROW row = (JSAMPROW)job->image.pixels + (size_t)in->output_scanline * stride;
+        jpeg_read_scanlines(in, &row, 1);
+    }
+    /* Reading on to EOI notices a file cut after the last scanline. */
+    jpeg_finish_decompress(in);
+    return GCUT_OK;
+}
+
+static gcut_status read_jpeg(FILE *file, const char *path, gcut_image *out) {
+    jpeg_job job;
+    jpeg_job_init(&job, file, path);
+    gcut_status status = jpeg_read_frame(&job);
+    if (job.created)
+        jpeg_destroy_decompress(&job.codec.in);
+    if (status == GCUT_OK)
+        *out = job.image;
+    else
+        gcut_image_free(&job.image);
+    return status;
+}
+
+static gcut_status jpeg_write_frame(jpeg_job *job, const gcut_image *image) {
+    struct jpeg_compress_struct *out = &job->codec.out;
+    if (setjmp(job->jump))
+        return gcut__fail(GCUT_ERR_IO, "%s: cannot write JPEG (%s)", job->path, job->message);
+    job->created = true;
+    jpeg_create_compress(out);
+    jpeg_stdio_dest(out, job->file);
+    out->image_width = (JDIMENSION)image->width;
+    out->image_height = (JDIMENSION)image->height;
+    out->input_components = image->channels;
+    out->in_color_space = image->channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
+    jpeg_set_defaults(out);
+    jpeg_set_quality(out, 95, TRUE);
+    /* Full-resolution chroma: segmentation reads colour edges, which 4:2:0 would blur. */
+    for (int i = 0; i < out->num_components; i++) {
+        out->comp_info[i].h_samp_factor = 1;
+        out->comp_info[i].v_samp_factor = 1;
+    }
+    jpeg_start_compress(out, TRUE);
+    size_t stride = (size_t)image->width * (size_t)image->channels;
+    while (out->next_scanline < out->image_height) {
+        JSAMPROW row = (JSAMPROW)image->pixels + (size_t)out->next_scanline * stride;
+        jpeg_write_scanlines(out, &row, 1);
+    }
+    jpeg_finish_compress(out);
+    return GCUT_OK;
+}
+
+static gcut_status write_jpeg(const char *path, const gcut_image *image) {
+    if (image->bit_depth != 8)
+        return gcut__fail(GCUT_ERR_UNSUPPORTED,
+                          "%s: JPEG holds 8-bit samples only, image is "
+                          "%d-bit (write PNG or PGM/PPM)",
+                          path, image->bit_depth);
+    if (image->channels != 1 && image->channels != 3)
+        return gcut__fail(GCUT_ERR_UNSUPPORTED,
+                          "%s: JPEG holds gray or RGB, image is %s (write PNG)", path,
+                          channels_name(image->channels));
+    if (image->width > JPEG_MAX_DIMENSION || image->height > JPEG_MAX_DIMENSION)
+        return gcut__fail(GCUT_ERR_UNSUPPORTED, "%s: JPEG sides are at most %d pixels", path,
+                          (int)JPEG_MAX_DIMENSION);
+    FILE *file;
+    gcut_status status = open_output(path, &file);
+    if (status != GCUT_OK)
+        return status;
+    jpeg_job job;
+    jpeg_job_init(&job, file, path);
+    status = jpeg_write_frame(&job, image);
+    if (job.created)
+        jpeg_destroy_compress(&job.codec.out);
+    return finish_output(file, path, status);
+}
+
+#else
+
+static gcut_status read_jpeg(FILE *file, const char *path, gcut_image *out) {
+    (void)file, (void)out;
+    return gcut__fail(GCUT_ERR_UNSUPPORTED,
+                      "%s: reading JPEG needs libjpeg, which this build of gcut lacks", path);
+}
+
+static gcut_status write_jpeg(const char *path, const gcut_image *image) {
+    (void)image;
+    return gcut__fail(GCUT_ERR_UNSUPPORTED,
+                      "%s: writing JPEG needs libjpeg, which this build of gcut lacks", path);
+}
+
+#endif
+
+/* ------------------------------------------------------------------------------------------
+ * Dispatch
+ * ---------------------------------------------------------------------------------------- */
+
+/* Names formats that users hand to image tools, so the message says what the file is. */
+static const char *guess_format(const uint8_t *magic, size_t got) {
+    if (got >= 3 && memcmp(magic, "GIF", 3) == 0)
+        return "a GIF image";
+    if (got >= 2 && memcmp(magic, "BM", 2) == 0)
+        return "a BMP image";
+    if (got >= 4 && (memcmp(magic, "II*\0", 4) == 0 || memcmp(magic, "MM\0*", 4) == 0))
+        return "a TIFF image";
+    if (got >= 4 && memcmp(magic, "RIFF", 4) == 0)
+        return "a RIFF (WebP?) file";
+    return "not an image gcut knows";
+}
+
+gcut_status gcut_image_read(const char *path, gcut_image *out) {
+    if (out == NULL)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_image_read: out is NULL");
+    memset(out, 0, sizeof *out);
+    if (path == NULL)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_image_read: path is NULL");
+    FILE *file;
+    int64_t size;
+    gcut_status status = open_input(path, &file, &size);
+    if (status != GCUT_OK)
+        return status;
+    static const uint8_t png_magic[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    uint8_t magic[8];
+    size_t got = fread(magic, 1, sizeof magic, file);
+    if (ferror(file))
+        status = gcut__fail(GCUT_ERR_IO, "%s: read error: %s", path, strerror(errno));
+    else if (got == 0)
+        status = gcut__fail(GCUT_ERR_PARSE, "%s: empty file", path);
+    else if (fseek(file, 0, SEEK_SET) != 0)
+        status = gcut__fail(GCUT_ERR_IO, "%s: cannot rewind: %s", path, strerror(errno));
+    /* A prefix of a signature is a cut file of that format, reported as truncated. */
+    else if (memcmp(magic, png_magic, got < 8 ? got : 8) == 0)
+        status = read_png(file, path, out);
+    else if (magic[0] == 0xFF && (got < 2 || magic[1] == 0xD8))
+        status = read_jpeg(file, path, out);
+    else if (magic[0] == 'P' && (got < 2 || (magic[1] >= '1' && magic[1] <= '7')))
+        status = read_pnm(file, path, size, out);
+    else
+        status = gcut__fail(GCUT_ERR_UNSUPPORTED,
+                            "%s: %s (first bytes %02x %02x); gcut reads PNG, JPEG and PGM/PPM",
+                            path, guess_format(magic, got), magic[0], got > 1 ? magic[1] : 0);
+    fclose(file);
+    return status;
+}
+
+static bool ends_with(const char *text, const char *suffix) {
+    size_t n = strlen(text), m = strlen(suffix);
+    if (m > n)
+        return false;
+    for (size_t i = 0; i < m; i++) {
+        char c = text[n - m + i];
+        if (c >= 'A' && c <= 'Z')
+            c = (char)(c - 'A' + 'a');
+        if (c != suffix[i])
+            return false;
+    }
+    return true;
+}
+
+gcut_status gcut_image_write(const char *path, const gcut_image *image) {
+    if (path == NULL || image == NULL)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_image_write: %s is NULL",
+                          path == NULL ? "path" : "image");
+    if (image->pixels == NULL)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_image_write: %s: image has no pixels", path);
+    gcut_status status = check_geometry("gcut_image_write", image->width, image->height,
+                                        image->depth, image->channels, image->bit_depth);
+    if (status != GCUT_OK)
+        return status;
+    if (image->depth != 1)
+        return gcut__fail(GCUT_ERR_UNSUPPORTED,
+                          "%s: a volume (depth %lld) cannot be written as one image; write its "
+                          "slices",
+                          path, (long long)image->depth);
+    if (ends_with(path, ".png"))
+        return write_png(path, image);
+    if (ends_with(path, ".jpg") || ends_with(path, ".jpeg"))
+        return write_jpeg(path, image);
+    bool pgm = ends_with(path, ".pgm"), ppm = ends_with(path, ".ppm");
+    if (ends_with(path, ".pnm")) {
+        pgm = image->channels == 1;
+        ppm = image->channels == 3;
+        if (!pgm && !ppm)
+            return gcut__fail(GCUT_ERR_UNSUPPORTED,
+                              "%s: PNM holds gray or RGB, image is %s (write PNG)", path,
+                              channels_name(image->channels));
+    }
+    if (pgm || ppm) {
+        if (image->channels != (pgm ? 1 : 3))
+            return gcut__fail(GCUT_ERR_UNSUPPORTED, "%s: %s holds %s, image is %s%s", path,
+                              pgm ? "PGM" : "PPM", pgm ? "gray" : "RGB",
+                              channels_name(image->channels),
+                              image->channels == 3   ? " (use .ppm)"
+                              : image->channels == 1 ? " (use .pgm)"
+                                                     : " (write PNG)");
+        return write_pnm(path, image, pgm ? 5 : 6);
+    }
+    return gcut__fail(GCUT_ERR_UNSUPPORTED,
+                      "%s: unknown image extension; use .png, .jpg, .jpeg, .pgm, .ppm or .pnm",
+                      path);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Volumes
+ * ---------------------------------------------------------------------------------------- */
+
+gcut_status gcut_volume_read_raw(const char *path, int64_t depth, int64_t height, int64_t width,
+                                 int channels, int bit_depth, gcut_image *out) {
+    if (out == NULL)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_volume_read_raw: out is NULL");
+    memset(out, 0, sizeof *out);
+    if (path == NULL)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_volume_read_raw: path is NULL");
+    gcut_status status =
+        check_geometry("gcut_volume_read_raw", width, height, depth, channels, bit_depth);
+    if (status != GCUT_OK)
+        return status;
+    FILE *file;
+    int64_t size;
+    status = open_input(path, &file, &size);
+    if (status != GCUT_OK)
+        return status;
+    uint64_t expected = 0;
+    geometry_bytes(width, height, depth, channels, bit_depth, &expected);
+    if (size >= 0 && (uint64_t)size != expected) {
+        fclose(file);
+        return gcut__fail(GCUT_ERR_PARSE,
+                          "%s: raw volume of %lld x %lld x %lld, %d channel(s), %d-bit needs "
+                          "%llu bytes, the file has %lld",
+                          path, (long long)depth, (long long)height, (long long)width, channels,
+                          bit_depth, (unsigned long long)expected, (long long)size);
+    }
+    status =
+        image_alloc(out, width, height, depth, channels, bit_depth, false, "volume voxels", path);
+    if (status == GCUT_OK) {
+        size_t got = fread(out->pixels, 1, (size_t)expected, file);
+        if (ferror(file))
+            status = gcut__fail(GCUT_ERR_IO, "%s: read error: %s", path, strerror(errno));
+        else if (got != expected || getc(file) != EOF)
+            status =
+                gcut__fail(GCUT_ERR_PARSE, "%s: raw volume needs %llu bytes, the stream has %s",
+                           path, (unsigned long long)expected, got != expected ? "fewer" : "more");
+        if (status != GCUT_OK)
+            gcut_image_free(out);
+    }
+    fclose(file);
+    return status;
+}
+
+gcut_status gcut_volume_read_slices(const char *const *paths, int64_t count, gcut_image *out) {
+    if (out == NULL)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_volume_read_slices: out is NULL");
+    memset(out, 0, sizeof *out);
+    if (paths == NULL || count < 1 || count > MAX_SIDE)
+        return gcut__fail(GCUT_ERR_INVALID_ARG,
+                          "gcut_volume_read_slices: %s (count %lld, at most %lld)",
+                          paths == NULL ? "paths is NULL" : "count out of range", (long long)count,
+                          (long long)MAX_SIDE);
+    for (int64_t z = 0; z < count; z++)
+        if (paths[z] == NULL)
+            return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_volume_read_slices: paths[%lld] is NULL",
+                              (long long)z);
+    gcut_status status = GCUT_OK;
+    size_t slice_bytes = 0;
+    for (int64_t z = 0; z < count && status == GCUT_OK; z++) {
+        gcut_image slice;
+        status = gcut_image_read(paths[z], &slice);
+        if (status != GCUT_OK) {
+            char reason[512];
+            snprintf(reason, sizeof reason, "%s", gcut_last_error());
+            status = gcut__fail(status, "slice %lld: %s", (long long)z, reason);
+            break;
+        }
+        if (z == 0) {
+            slice_bytes = image_bytes(&slice);
+            status = check_geometry(paths[0], slice.width, slice.height, count, slice.channels,
+                                    slice.bit_depth);
+            if (status == GCUT_OK)
+                status = image_alloc(out, slice.width, slice.height, count, slice.channels,
+                                     slice.bit_depth, false, "volume voxels", paths[0]);
+        } else if (slice.width != out->width || slice.height != out->height ||
+                   slice.channels != out->channels || slice.bit_depth != out->bit_depth) {
+            status = gcut__fail(
+                GCUT_ERR_PARSE,
+                "slice %lld (%s) is %lld x %lld %s %d-bit, but slice 0 (%s) is "
+                "%lld x %lld %s %d-bit",
+                (long long)z, paths[z], (long long)slice.width, (long long)slice.height,
+                channels_name(slice.channels), slice.bit_depth, paths[0], (long long)out->width,
+                (long long)out->height, channels_name(out->channels), out->bit_depth);
+        }
+        if (status == GCUT_OK)
+            memcpy((uint8_t *)out->pixels + (size_t)z * slice_bytes, slice.pixels, slice_bytes);
+        gcut_image_free(&slice);
+    }
+    if (status != GCUT_OK)
+        gcut_image_free(out);
+    return status;
+}
