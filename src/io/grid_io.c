@@ -172,6 +172,28 @@ static gcut_status read_arrays(FILE *file, const char *name, uint64_t header_byt
     return GCUT_OK;
 }
 
+static double array_bytes_of(int ndim, const int64_t *shape, int connectivity) {
+    double nodes = 1;
+    for (int i = 0; i < ndim; i++)
+        nodes *= (double)shape[i];
+    return nodes * (2 + connectivity) * sizeof(int32_t);
+}
+
+/* A header asking for more than the memory cap fails here, naming the line, before anything
+ * is read or allocated. */
+static gcut_status check_memory(const char *name, int ndim, const int64_t *shape,
+                                int connectivity) {
+    double need = array_bytes_of(ndim, shape, connectivity);
+    uint64_t bytes = need >= 1.8e19 ? UINT64_MAX : (uint64_t)need;
+    if (gcut__reserve(bytes, "the grid of the header") == 0) {
+        gcut__unreserve(bytes);
+        return GCUT_OK;
+    }
+    char detail[768];
+    snprintf(detail, sizeof detail, "%s", gcut_last_error());
+    return gcut__fail(GCUT_ERR_NOMEM, "%s:1: %s", name, detail);
+}
+
 /* A regular file's size tells at once whether the header's shape fits it, before the grid's
  * arrays are allocated and zeroed: a small corrupt file never costs gigabytes. */
 static gcut_status check_file_size(FILE *file, const char *name, uint64_t header_bytes, int ndim,
@@ -181,11 +203,7 @@ static gcut_status check_file_size(FILE *file, const char *name, uint64_t header
     long size = ftell(file);
     if (size < 0 || fseek(file, (long)header_bytes, SEEK_SET) != 0)
         return gcut__fail(GCUT_ERR_IO, "%s: cannot seek: %s", name, strerror(errno));
-    double need = (double)header_bytes;
-    double nodes = 1;
-    for (int i = 0; i < ndim; i++)
-        nodes *= (double)shape[i];
-    need += nodes * (2 + connectivity) * sizeof(int32_t);
+    double need = (double)header_bytes + array_bytes_of(ndim, shape, connectivity);
     if ((double)size < need)
         return gcut__fail(GCUT_ERR_PARSE,
                           "%s: truncated: the header's shape needs %.0f bytes, the file has %ld",
@@ -208,6 +226,8 @@ gcut_status gcut_grid_read(const char *path, gcut_grid **out) {
     gcut_grid *grid = NULL;
     uint64_t header_bytes = 0;
     gcut_status st = read_header(file, name, &ndim, shape, &connectivity, &header_bytes);
+    if (st == GCUT_OK)
+        st = check_memory(name, ndim, shape, connectivity);
     if (st == GCUT_OK && !from_stdin)
         st = check_file_size(file, name, header_bytes, ndim, shape, connectivity);
     if (st == GCUT_OK) {
