@@ -308,19 +308,31 @@ typedef struct gcut_image {
     void *pixels;
 } gcut_image;
 
-/** Read PNG (8/16 bit, gray/RGB/RGBA, palettes expanded), JPEG, or PGM/PPM (P2/P3/P5/P6),
- *  chosen by the file's magic bytes, not its name. On error: GCUT_ERR_IO (cannot open),
- *  GCUT_ERR_PARSE (truncated or corrupt, message names the file), GCUT_ERR_UNSUPPORTED (a
- *  format gcut does not read, or one this build lacks: PNG/JPEG need libpng/libjpeg). */
+/** Read PNG (8/16 bit, gray/gray+alpha/RGB/RGBA; palettes, tRNS and 1/2/4-bit gray expanded
+ *  to 8 bit), JPEG (8-bit gray or RGB), or PGM/PPM (P2/P3/P5/P6; maxval up to 255 gives 8-bit,
+ *  above that 16-bit samples, kept as stored, not rescaled), chosen by the file's magic bytes,
+ *  not its name. *out (depth 1) owns its pixels: gcut_image_free(). On error *out is zeroed and
+ *  the status is GCUT_ERR_IO (cannot open or read; a directory), GCUT_ERR_PARSE (empty,
+ *  truncated or corrupt; the message names the file, and the line for PGM/PPM headers),
+ *  GCUT_ERR_NOMEM (the pixels would pass the memory cap; checked before decoding) or
+ *  GCUT_ERR_UNSUPPORTED (a format gcut does not read, CMYK JPEG, or PNG/JPEG in a build without
+ *  libpng/libjpeg). */
 gcut_status gcut_image_read(const char *path, gcut_image *out);
-/** Write a 2D image: the format follows the extension (.png, .jpg/.jpeg, .pgm, .ppm). */
+/** Write a 2D image (depth 1); the format follows the extension, case-insensitive: .png (8/16
+ *  bit, 1-4 channels), .jpg/.jpeg (8-bit gray or RGB, quality 95, no chroma subsampling),
+ *  .pgm (gray) / .ppm (RGB) / .pnm (either) as binary P5/P6, 16-bit big-endian as Netpbm says.
+ *  Other combinations give GCUT_ERR_UNSUPPORTED; a failed write removes the partial file. */
 gcut_status gcut_image_write(const char *path, const gcut_image *image);
-/** Read a raw volume: depth*height*width*channels samples of bit_depth bits, no header. */
+/** Read a raw volume: depth*height*width*channels samples of bit_depth (8 or 16) bits, no
+ *  header, C order (z, y, x, channel), 16-bit in the host's byte order. The file size must
+ *  match exactly (else GCUT_ERR_PARSE giving both sizes). */
 gcut_status gcut_volume_read_raw(const char *path, int64_t depth, int64_t height, int64_t width,
                                  int channels, int bit_depth, gcut_image *out);
-/** Read a volume from a stack of 2D slices of equal size (paths in z order). */
+/** Read a volume from a stack of count 2D images (paths in z order) of equal width, height,
+ *  channels and bit depth; a slice that differs or fails to read is named in the message. */
 gcut_status gcut_volume_read_slices(const char *const *paths, int64_t count, gcut_image *out);
-/** Allocate pixels for an image of the given geometry (zeroed). */
+/** Allocate zeroed pixels for an image of the given geometry (sides 1..2^24, channels 1-4,
+ *  bit_depth 8 or 16) under the memory cap. */
 gcut_status gcut_image_alloc(gcut_image *image, int64_t width, int64_t height, int64_t depth,
                              int channels, int bit_depth);
 /** Free pixels made by gcut and zero the struct. NULL is accepted. */

@@ -477,6 +477,7 @@ static void test_pnm_parsing(void) {
         {TEXT("P2 2 1 5 4 5x\n"), GCUT_ERR_PARSE, "sample 1"},
         {TEXT("P2 2 2 5\n4 5\n3\n"), GCUT_ERR_PARSE, "3 of 4"},
         {TEXT("P5 2 1 100\n\x05\x65"), GCUT_ERR_PARSE, "exceeds maxval"},
+        {TEXT("P5 2 1 1000\n\x03\xe8\x03\xe9"), GCUT_ERR_PARSE, "sample 1 (pixel 1, 0)"},
         {TEXT("P52 1 1 255\n\x05"), GCUT_ERR_PARSE, "magic"},
         {TEXT("P1 1 1 1\n"), GCUT_ERR_UNSUPPORTED, "PBM"},
         {TEXT("P4 8 1\n\x01"), GCUT_ERR_UNSUPPORTED, "PBM"},

@@ -28,13 +28,6 @@ static const char *channels_name(int channels) {
     return channels >= 1 && channels <= 4 ? channel_names[channels] : "?";
 }
 
-static bool host_little_endian(void) {
-    const uint16_t one = 1;
-    uint8_t first;
-    memcpy(&first, &one, 1);
-    return first == 1;
-}
-
 /* Bytes of pixel data for a geometry whose sides are within MAX_SIDE; false if the total
  * passes INT64_MAX (only reachable with three huge sides). */
 static bool geometry_bytes(int64_t width, int64_t height, int64_t depth, int channels,
@@ -391,6 +384,13 @@ static gcut_status write_pnm(const char *path, const gcut_image *image, int kind
  * ---------------------------------------------------------------------------------------- */
 
 #ifdef GCUT_HAVE_PNG
+
+static bool host_little_endian(void) {
+    const uint16_t one = 1;
+    uint8_t first;
+    memcpy(&first, &one, 1);
+    return first == 1;
+}
 
 /* One decode or encode. libpng's errors longjmp back to png_read_frame/png_write_frame,
  * which touch nothing but this struct (owned by their caller), so no local variable of the
