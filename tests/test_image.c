@@ -775,6 +775,17 @@ static void test_jpeg(void) {
                                    0x00, 0x00, 0x3f, 0x00, 0x00, 0x00, 0xff, 0xd9};
     write_bytes(scratch("cmyk.jpg"), cmyk, sizeof cmyk);
     PASS_IF(read_fails(scratch("cmyk.jpg"), GCUT_ERR_UNSUPPORTED) && error_mentions("CMYK"));
+    /* A progressive 600x600 header: its pixels (360 kB) fit a 1 MiB cap, libjpeg's whole-image
+     * coefficient buffer (720 kB) on top does not. Under no cap it is a truncated file. */
+    static const uint8_t progressive[] = {0xff, 0xd8, 0xff, 0xc2, 0x00, 0x0b, 0x08, 0x02, 0x58,
+                                          0x02, 0x58, 0x01, 0x01, 0x11, 0x00, 0xff, 0xda, 0x00,
+                                          0x08, 0x01, 0x01, 0x00, 0x00, 0x00, 0x00};
+    write_bytes(scratch("progressive.jpg"), progressive, sizeof progressive);
+    uint64_t cap = gcut_memory_limit();
+    gcut_set_memory_limit(1 << 20);
+    PASS_IF(read_fails(scratch("progressive.jpg"), GCUT_ERR_NOMEM) && error_mentions("memory cap"));
+    gcut_set_memory_limit(cap);
+    PASS_IF(read_fails(scratch("progressive.jpg"), GCUT_ERR_PARSE));
 }
 
 static void test_write_errors(void) {

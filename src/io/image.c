@@ -5,6 +5,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <string.h>
@@ -618,6 +619,11 @@ static gcut_status jpeg_read_frame(jpeg_job *job) {
     if (setjmp(job->jump)) {
         if (ferror(job->file))
             return gcut__fail(GCUT_ERR_IO, "%s: read error: %s", job->path, strerror(errno));
+        if (job->code == JERR_NO_BACKING_STORE || job->code == JERR_OUT_OF_MEMORY)
+            return gcut__fail(GCUT_ERR_NOMEM,
+                              "%s: out of memory: the JPEG decoder's buffers would pass the "
+                              "memory cap (gcut_set_memory_limit or GCUT_MEMORY_LIMIT)",
+                              job->path);
         bool truncated = job->code == JWRN_JPEG_EOF || job->code == JERR_INPUT_EMPTY ||
                          job->code == JERR_INPUT_EOF;
         return gcut__fail(GCUT_ERR_PARSE, "%s: %s JPEG (%s)", job->path,
@@ -649,6 +655,11 @@ static gcut_status jpeg_read_frame(jpeg_job *job) {
                              false, "JPEG pixels", job->path);
     if (status != GCUT_OK)
         return status;
+    /* libjpeg's own buffers (a progressive file keeps every coefficient of the image) obey
+     * what the cap leaves: past it libjpeg stops with JERR_NO_BACKING_STORE. */
+    uint64_t cap = gcut_memory_limit(), held = gcut_memory_in_use();
+    uint64_t room = cap > held ? cap - held : 1;
+    in->mem->max_memory_to_use = room > (uint64_t)LONG_MAX ? LONG_MAX : (long)room;
     jpeg_start_decompress(in);
     size_t stride = (size_t)in->output_width * (size_t)channels;
     while (in->output_scanline < in->output_height) {
