@@ -918,6 +918,69 @@ static void test_volumes(void) {
             error_mentions("paths[1]"));
 }
 
+/* Random byte damage to valid files of each format, under a small memory cap: every read
+ * either succeeds with a sane image or fails as PARSE / UNSUPPORTED / NOMEM, holding nothing
+ * afterwards (and, under ASan, touching nothing out of bounds). Seeded by test_seed(). */
+static void test_random_damage(void) {
+    gcut_image image = random_image(12, 9, 3, 8);
+    const char *sources[3] = {scratch("fuzz.ppm"), have_png ? scratch("fuzz.png") : NULL,
+                              have_jpeg ? scratch("fuzz.jpg") : NULL};
+    for (int f = 0; f < 3; f++)
+        if (sources[f] != NULL)
+            CHECK_OK(gcut_image_write(sources[f], &image));
+    gcut_image_free(&image);
+    uint64_t cap = gcut_memory_limit();
+    gcut_set_memory_limit(64 << 20);
+    int bad = 0, accepted = 0, rejected = 0;
+    for (int f = 0; f < 3; f++) {
+        size_t length = 0;
+        uint8_t *data = sources[f] != NULL ? read_bytes(sources[f], &length) : NULL;
+        if (data == NULL)
+            continue;
+        uint8_t *mutant = malloc(length);
+        const char *path = scratch("mutant.img");
+        for (int trial = 0; trial < 300; trial++) {
+            memcpy(mutant, data, length);
+            int flips = (int)test_rng_range(&rng, 1, 4);
+            for (int k = 0; k < flips; k++) {
+                /* Half the damage lands in the first 64 bytes, where the headers are. */
+                size_t span = test_rng_next(&rng) % 2 && length > 64 ? 64 : length;
+                mutant[test_rng_next(&rng) % span] ^= (uint8_t)test_rng_range(&rng, 1, 255);
+            }
+            size_t cut = test_rng_next(&rng) % 4 == 0
+                             ? (size_t)test_rng_range(&rng, 1, (int64_t)length)
+                             : length;
+            write_bytes(path, mutant, cut);
+            uint64_t before = gcut_memory_in_use();
+            gcut_status status = gcut_image_read(path, &image);
+            bool ok =
+                gcut_memory_in_use() == before + (status == GCUT_OK ? pixel_bytes(&image) : 0);
+            if (status == GCUT_OK) {
+                ok = ok && image.width >= 1 && image.height >= 1 && image.depth == 1 &&
+                     image.channels >= 1 && image.channels <= 4 && image.pixels != NULL;
+                accepted++;
+            } else {
+                ok = ok &&
+                     (status == GCUT_ERR_PARSE || status == GCUT_ERR_UNSUPPORTED ||
+                      status == GCUT_ERR_NOMEM) &&
+                     image.pixels == NULL;
+                rejected++;
+            }
+            if (!ok) {
+                fprintf(stderr, "  source %s trial %d: %s (%s)\n", sources[f], trial,
+                        gcut_status_name(status), gcut_last_error());
+                bad++;
+            }
+            gcut_image_free(&image);
+        }
+        free(mutant);
+        free(data);
+    }
+    gcut_set_memory_limit(cap);
+    printf("random damage: %d reads accepted, %d rejected\n", accepted, rejected);
+    PASS_IF(bad == 0);
+}
+
 int main(void) {
     test_rng_init(&rng, test_seed());
     const char *tmp = getenv("TMPDIR");
@@ -951,6 +1014,7 @@ int main(void) {
     test_write_errors();
     test_read_errors();
     test_volumes();
+    test_random_damage();
     PASS_IF(gcut_memory_in_use() == start);
     scratch_cleanup();
     return test_finish("test_image", passed);

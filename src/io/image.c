@@ -169,6 +169,15 @@ static bool pnm_space(int c) {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
 }
 
+/* A character for a message: quoted if printable, else its code (a NUL in a header). */
+static const char *show_char(int c, char shown[8]) {
+    if (c > ' ' && c < 127)
+        snprintf(shown, 8, "'%c'", c);
+    else
+        snprintf(shown, 8, "0x%02x", (unsigned)c & 0xffu);
+    return shown;
+}
+
 static int pnm_getc(pnm_reader *reader) {
     int c = getc(reader->file);
     if (c == '\n')
@@ -188,6 +197,7 @@ static gcut_status pnm_eof(pnm_reader *reader, const char *what) {
  * maxval that single delimiter is all that separates the header from a binary raster. */
 static gcut_status pnm_header_number(pnm_reader *reader, const char *what, int64_t low,
                                      int64_t high, int64_t *value) {
+    char shown[8];
     int c;
     for (;;) {
         c = pnm_getc(reader);
@@ -201,8 +211,8 @@ static gcut_status pnm_header_number(pnm_reader *reader, const char *what, int64
             break;
     }
     if (c < '0' || c > '9')
-        return gcut__fail(GCUT_ERR_PARSE, "%s:%d: %s: expected a decimal number, found '%c'",
-                          reader->path, reader->line, what, c);
+        return gcut__fail(GCUT_ERR_PARSE, "%s:%d: %s: expected a decimal number, found %s",
+                          reader->path, reader->line, what, show_char(c, shown));
     int64_t number = 0;
     while (c >= '0' && c <= '9') {
         number = number * 10 + (c - '0');
@@ -221,8 +231,8 @@ static gcut_status pnm_header_number(pnm_reader *reader, const char *what, int64
     if (c == EOF)
         return pnm_eof(reader, what);
     if (!pnm_space(c))
-        return gcut__fail(GCUT_ERR_PARSE, "%s:%d: %s: unexpected '%c' after the number",
-                          reader->path, reader->line, what, c);
+        return gcut__fail(GCUT_ERR_PARSE, "%s:%d: %s: unexpected %s after the number", reader->path,
+                          reader->line, what, show_char(c, shown));
     *value = number;
     return GCUT_OK;
 }
@@ -231,6 +241,7 @@ static gcut_status pnm_read_ascii(pnm_reader *reader, gcut_image *image, int64_t
     int64_t count = image->width * image->height * image->channels;
     uint8_t *bytes = image->pixels;
     uint16_t *words = image->pixels;
+    char shown[8];
     for (int64_t i = 0; i < count; i++) {
         int c;
         do {
@@ -243,8 +254,8 @@ static gcut_status pnm_read_ascii(pnm_reader *reader, gcut_image *image, int64_t
                               reader->path, reader->line, (long long)i, (long long)count);
         }
         if (c < '0' || c > '9')
-            return gcut__fail(GCUT_ERR_PARSE, "%s:%d: sample %lld: expected a number, found '%c'",
-                              reader->path, reader->line, (long long)i, c);
+            return gcut__fail(GCUT_ERR_PARSE, "%s:%d: sample %lld: expected a number, found %s",
+                              reader->path, reader->line, (long long)i, show_char(c, shown));
         int64_t sample = 0;
         while (c >= '0' && c <= '9') {
             sample = sample * 10 + (c - '0');
@@ -254,8 +265,8 @@ static gcut_status pnm_read_ascii(pnm_reader *reader, gcut_image *image, int64_t
             c = pnm_getc(reader);
         }
         if (c != EOF && !pnm_space(c))
-            return gcut__fail(GCUT_ERR_PARSE, "%s:%d: sample %lld: unexpected '%c'", reader->path,
-                              reader->line, (long long)i, c);
+            return gcut__fail(GCUT_ERR_PARSE, "%s:%d: sample %lld: unexpected %s", reader->path,
+                              reader->line, (long long)i, show_char(c, shown));
         if (image->bit_depth == 8)
             bytes[i] = (uint8_t)sample;
         else
@@ -309,7 +320,7 @@ static gcut_status pnm_read_binary(pnm_reader *reader, gcut_image *image, int64_
 
 static gcut_status read_pnm(FILE *file, const char *path, int64_t file_size, gcut_image *out) {
     pnm_reader reader = {file, path, 1};
-    char magic[2] = {0, 0};
+    char magic[2] = {0, 0}, shown[8];
     size_t got = fread(magic, 1, 2, file);
     if (got < 2)
         return gcut__fail(GCUT_ERR_PARSE, "%s: truncated PNM: no magic number", path);
@@ -329,7 +340,8 @@ static gcut_status read_pnm(FILE *file, const char *path, int64_t file_size, gcu
     if (c == EOF)
         return pnm_eof(&reader, "width");
     if (!pnm_space(c) && c != '#')
-        return gcut__fail(GCUT_ERR_PARSE, "%s:1: unexpected '%c' after the magic number", path, c);
+        return gcut__fail(GCUT_ERR_PARSE, "%s:1: unexpected %s after the magic number", path,
+                          show_char(c, shown));
     ungetc(c, file);
     gcut_status status = pnm_header_number(&reader, "width", 1, MAX_SIDE, &width);
     if (status == GCUT_OK)
@@ -765,6 +777,8 @@ static const char *guess_format(const uint8_t *magic, size_t got) {
         return "a BMP image";
     if (got >= 4 && (memcmp(magic, "II*\0", 4) == 0 || memcmp(magic, "MM\0*", 4) == 0))
         return "a TIFF image";
+    if (got >= 4 && memcmp(magic, "\0\0\1\0", 4) == 0)
+        return "a Windows icon (ICO)";
     if (got >= 4 && memcmp(magic, "RIFF", 4) == 0)
         return "a RIFF (WebP?) file";
     return "not an image gcut knows";
