@@ -1,8 +1,38 @@
-/* bk.c - placeholder until the Boykov-Kolmogorov solver lands. */
+/* bk.c - the serial Boykov-Kolmogorov solver ("bk"; Boykov & Kolmogorov, PAMI 2004) with warm
+ * re-solves by tree reuse and marked nodes (Kohli & Torr 2005). The algorithm is in bk_impl.h,
+ * built here for 32-bit indices (the usual case) and 64-bit ones (more than 2^32 arcs). */
 #include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define BK_IDX uint32_t
+#define BK_FN(name) bk32_##name
+#include "bk_impl.h"
+#undef BK_IDX
+#undef BK_FN
+
+#define BK_IDX uint64_t
+#define BK_FN(name) bk64_##name
+#include "bk_impl.h"
+#undef BK_IDX
+#undef BK_FN
+
+/* 32-bit indices need every node and arc id below the four reserved values. The environment
+ * variable GCUT_BK_INDEX_BITS=64 forces the wide layout, so tests can run it on small graphs. */
+static bool use_wide_indices(const gcut_graph *g) {
+    const char *force = getenv("GCUT_BK_INDEX_BITS");
+    if (force != NULL && strcmp(force, "64") == 0)
+        return true;
+    return g->num_nodes >= (int64_t)UINT32_MAX - 4 || g->num_edges >= (int64_t)UINT32_MAX / 2 - 4;
+}
 
 gcut_status gcut__bk_solve_graph(gcut_graph *graph, const gcut_options *options, int64_t *flow,
                                  uint8_t *labels, gcut_stats *stats) {
-    (void)graph, (void)options, (void)flow, (void)labels, (void)stats;
-    return gcut__fail(GCUT_ERR_UNSUPPORTED, "bk: not built yet");
+    bool wide = use_wide_indices(graph);
+    /* State made by the other width (the environment changed between solves) is not reused. */
+    if (graph->state.data != NULL && graph->state.free_fn != (wide ? bk64_free : bk32_free))
+        gcut__graph_drop_state(graph);
+    return wide ? bk64_solve(graph, options, flow, labels, stats)
+                : bk32_solve(graph, options, flow, labels, stats);
 }

@@ -1,0 +1,643 @@
+/* bk_impl.h - the Boykov-Kolmogorov max-flow (Boykov & Kolmogorov, PAMI 2004, section 3) with
+ * Kolmogorov's v3 TIME/DIST adoption marks and tree reuse after capacity changes (Kohli & Torr,
+ * ICCV 2005, section 4), written once and included by bk.c for 32- and 64-bit indices.
+ * Before including: BK_IDX (an unsigned index type) and BK_FN(name) (a name suffixer). */
+
+#define BK_NONE ((BK_IDX)-1)     /* parent: free node; next: not in the active queue */
+#define BK_TERMINAL ((BK_IDX)-2) /* parent: attached straight to its tree's terminal */
+#define BK_ORPHAN ((BK_IDX)-3)   /* parent: lost during augmentation, waiting for adoption */
+#define BK_MAX_INDEX ((BK_IDX)-4)
+
+typedef struct BK_FN(arc) {
+    BK_IDX head;
+    uint32_t residual; /* a + sister(a) <= 2 * INT32_MAX always, so uint32 cannot overflow */
+} BK_FN(arc);
+
+/* The hot part of a node, 16 bytes with 32-bit indices (four per cache line). The terminal
+ * residual lives in its own array: only tree roots read it. */
+typedef struct BK_FN(node) {
+    BK_IDX parent;      /* arc node->parent, or BK_NONE / BK_TERMINAL / BK_ORPHAN */
+    BK_IDX next;        /* next in the active queue; itself when last; BK_NONE when not queued */
+    uint32_t ts;        /* TIME at which dist was last known right */
+    uint32_t dist_sink; /* bit 31: in the sink tree; low bits: distance to the terminal */
+} BK_FN(node);
+
+typedef struct BK_FN(solver) {
+    BK_IDX num_nodes, num_arcs;
+    BK_IDX *first; /* CSR: arcs of node v are first[v] .. first[v+1]-1, grouped by tail */
+    BK_FN(arc) * arcs;
+    BK_IDX *sister; /* the reverse arc: arcs sorted by tail cannot also sit in pairs */
+    BK_FN(node) * nodes;
+    int64_t *tr;     /* terminal residual: > 0 from the source, < 0 to the sink */
+    BK_IDX *orphans; /* ring buffer; a node is in it at most once */
+    BK_IDX orphan_head, orphan_count;
+    BK_IDX active_first, active_last;
+    uint32_t time;
+    int64_t flow;
+    int64_t augmentations;
+    /* Kept for warm re-solves only (NULL otherwise). */
+    BK_IDX *edge_arc; /* arc u->v of edge e, BK_NONE for self-loops */
+    uint8_t *marked;
+    BK_IDX *marked_list;
+    BK_IDX num_marked;
+} BK_FN(solver);
+
+#define BK_SINK_BIT 0x80000000u
+#define BK_DIST_MASK 0x7fffffffu
+
+static inline uint32_t BK_FN(dist)(const BK_FN(node) * n) {
+    return n->dist_sink & BK_DIST_MASK;
+}
+
+static inline int BK_FN(is_sink)(const BK_FN(node) * n) {
+    return (n->dist_sink & BK_SINK_BIT) != 0;
+}
+
+/* Distances are a heuristic: saturating keeps them monotone without overflow. */
+static inline uint32_t BK_FN(dist_plus_one)(uint32_t dist) {
+    return dist < BK_DIST_MASK ? dist + 1 : dist;
+}
+
+static void BK_FN(free)(void *data) {
+    BK_FN(solver) *bk = data;
+    if (bk == NULL)
+        return;
+    gcut__free(bk->first);
+    gcut__free(bk->arcs);
+    gcut__free(bk->sister);
+    gcut__free(bk->nodes);
+    gcut__free(bk->tr);
+    gcut__free(bk->orphans);
+    gcut__free(bk->edge_arc);
+    gcut__free(bk->marked);
+    gcut__free(bk->marked_list);
+    gcut__free(bk);
+}
+
+/* Build the CSR residual graph from the builder's arrays; cancel each node's common terminal
+ * capacity into the flow. keep_edges: remember edge -> arc for warm re-solves. */
+static gcut_status BK_FN(build)(const gcut_graph *g, bool keep_edges, BK_FN(solver) * *out) {
+    *out = NULL;
+    BK_FN(solver) *bk = gcut__calloc(1, sizeof *bk, "bk solver");
+    if (bk == NULL)
+        return GCUT_ERR_NOMEM;
+    size_t n = (size_t)g->num_nodes;
+    int64_t num_arcs = 0;
+    for (int64_t e = 0; e < g->num_edges; e++)
+        num_arcs += gcut__edge_u(g, e) != gcut__edge_v(g, e) ? 2 : 0;
+    bk->num_nodes = (BK_IDX)n;
+    bk->num_arcs = (BK_IDX)num_arcs;
+    bk->first = gcut__calloc(n + 1, sizeof(BK_IDX), "bk arc offsets");
+    bk->arcs = gcut__malloc(gcut__mul_size((size_t)num_arcs, sizeof(BK_FN(arc))), "bk arcs");
+    bk->sister = gcut__malloc(gcut__mul_size((size_t)num_arcs, sizeof(BK_IDX)), "bk arcs");
+    bk->nodes = gcut__malloc(gcut__mul_size(n, sizeof(BK_FN(node))), "bk nodes");
+    bk->tr = gcut__malloc(gcut__mul_size(n, sizeof(int64_t)), "bk terminal residuals");
+    bk->orphans = gcut__malloc(gcut__mul_size(n, sizeof(BK_IDX)), "bk orphan queue");
+    bool ok = bk->first && bk->arcs && bk->sister && bk->nodes && bk->tr && bk->orphans;
+    if (ok && keep_edges) {
+        bk->edge_arc = gcut__malloc(gcut__mul_size((size_t)g->num_edges, sizeof(BK_IDX)),
+                                    "bk edge map (warm re-solve)");
+        bk->marked = gcut__calloc(n, 1, "bk marks (warm re-solve)");
+        bk->marked_list = gcut__malloc(gcut__mul_size(n, sizeof(BK_IDX)), "bk marks");
+        ok = bk->edge_arc && bk->marked && bk->marked_list;
+    }
+    if (!ok) {
+        BK_FN(free)(bk);
+        return GCUT_ERR_NOMEM;
+    }
+    /* Counting sort by tail. first[v] ends up as the end of v's block, then each arc is
+     * placed by decrementing it, which leaves first[v] at the start: no cursor array. */
+    BK_IDX *first = bk->first;
+    for (int64_t e = 0; e < g->num_edges; e++) {
+        int64_t u = gcut__edge_u(g, e), v = gcut__edge_v(g, e);
+        if (u != v) {
+            first[u]++;
+            first[v]++;
+        }
+    }
+    BK_IDX sum = 0;
+    for (size_t v = 0; v <= n; v++) {
+        sum += first[v];
+        first[v] = sum;
+    }
+    for (int64_t e = 0; e < g->num_edges; e++) {
+        int64_t u = gcut__edge_u(g, e), v = gcut__edge_v(g, e);
+        if (u == v) {
+            if (bk->edge_arc)
+                bk->edge_arc[e] = BK_NONE;
+            continue;
+        }
+        BK_IDX a = --first[u], b = --first[v];
+        bk->arcs[a].head = (BK_IDX)v;
+        bk->arcs[a].residual = (uint32_t)g->edge_cap[e];
+        bk->arcs[b].head = (BK_IDX)u;
+        bk->arcs[b].residual = (uint32_t)g->edge_rev[e];
+        bk->sister[a] = b;
+        bk->sister[b] = a;
+        if (bk->edge_arc)
+            bk->edge_arc[e] = a;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int64_t source = g->tw_source[i], sink = g->tw_sink[i];
+        bk->flow += source < sink ? source : sink;
+        bk->tr[i] = source - sink;
+    }
+    *out = bk;
+    return GCUT_OK;
+}
+
+static inline void BK_FN(set_active)(BK_FN(solver) * bk, BK_IDX i) {
+    BK_FN(node) *node = &bk->nodes[i];
+    if (node->next != BK_NONE)
+        return;
+    if (bk->active_last != BK_NONE)
+        bk->nodes[bk->active_last].next = i;
+    else
+        bk->active_first = i;
+    bk->active_last = i;
+    node->next = i;
+}
+
+/* Pop the next active node that is still in a tree (freed nodes are dropped lazily). */
+static inline BK_IDX BK_FN(next_active)(BK_FN(solver) * bk) {
+    for (;;) {
+        BK_IDX i = bk->active_first;
+        if (i == BK_NONE)
+            return BK_NONE;
+        BK_FN(node) *node = &bk->nodes[i];
+        if (node->next == i)
+            bk->active_first = bk->active_last = BK_NONE;
+        else
+            bk->active_first = node->next;
+        node->next = BK_NONE;
+        if (node->parent != BK_NONE)
+            return i;
+    }
+}
+
+/* Orphans found during augmentation go to the front, those found during adoption to the back
+ * (Kolmogorov v3's order: finish the subtree being repaired first). */
+static inline void BK_FN(orphan_front)(BK_FN(solver) * bk, BK_IDX i) {
+    bk->nodes[i].parent = BK_ORPHAN;
+    bk->orphan_head = bk->orphan_head == 0 ? bk->num_nodes - 1 : bk->orphan_head - 1;
+    bk->orphans[bk->orphan_head] = i;
+    bk->orphan_count++;
+}
+
+static inline void BK_FN(orphan_back)(BK_FN(solver) * bk, BK_IDX i) {
+    bk->nodes[i].parent = BK_ORPHAN;
+    BK_IDX slot = bk->orphan_head + bk->orphan_count;
+    if (slot >= bk->num_nodes)
+        slot -= bk->num_nodes;
+    bk->orphans[slot] = i;
+    bk->orphan_count++;
+}
+
+/* TIME only grows; at the wrap every mark is forgotten, so no stale stamp can pass for a
+ * fresh one (a stale "verified" mark would break the trees, not just the heuristic). */
+static void BK_FN(next_time)(BK_FN(solver) * bk) {
+    if (++bk->time == UINT32_MAX) {
+        for (BK_IDX i = 0; i < bk->num_nodes; i++)
+            bk->nodes[i].ts = 0;
+        bk->time = 1;
+    }
+}
+
+/* Push the bottleneck along source root -> ... -> tail(mid) -> head(mid) -> ... -> sink root.
+ * mid goes from a source-tree node to a sink-tree node; nodes whose tree arc saturates
+ * become orphans. */
+static void BK_FN(augment)(BK_FN(solver) * bk, BK_IDX mid) {
+    BK_FN(arc) *arcs = bk->arcs;
+    BK_FN(node) *nodes = bk->nodes;
+    const BK_IDX *sister = bk->sister;
+    BK_IDX start_source = arcs[sister[mid]].head, start_sink = arcs[mid].head;
+    int64_t bottleneck = arcs[mid].residual;
+    BK_IDX x = start_source;
+    for (BK_IDX p; (p = nodes[x].parent) != BK_TERMINAL; x = arcs[p].head)
+        if (arcs[sister[p]].residual < bottleneck)
+            bottleneck = arcs[sister[p]].residual;
+    if (bk->tr[x] < bottleneck)
+        bottleneck = bk->tr[x];
+    x = start_sink;
+    for (BK_IDX p; (p = nodes[x].parent) != BK_TERMINAL; x = arcs[p].head)
+        if (arcs[p].residual < bottleneck)
+            bottleneck = arcs[p].residual;
+    if (-bk->tr[x] < bottleneck)
+        bottleneck = -bk->tr[x];
+
+    uint32_t f = (uint32_t)bottleneck; /* at most mid's residual */
+    arcs[mid].residual -= f;
+    arcs[sister[mid]].residual += f;
+    for (x = start_source;;) {
+        BK_IDX p = nodes[x].parent;
+        if (p == BK_TERMINAL)
+            break;
+        BK_IDX down = sister[p]; /* flow runs parent -> x */
+        arcs[p].residual += f;
+        arcs[down].residual -= f;
+        if (arcs[down].residual == 0)
+            BK_FN(orphan_front)(bk, x);
+        x = arcs[p].head;
+    }
+    bk->tr[x] -= f;
+    if (bk->tr[x] == 0)
+        BK_FN(orphan_front)(bk, x);
+    for (x = start_sink;;) {
+        BK_IDX p = nodes[x].parent;
+        if (p == BK_TERMINAL)
+            break;
+        arcs[sister[p]].residual += f;
+        arcs[p].residual -= f;
+        if (arcs[p].residual == 0)
+            BK_FN(orphan_front)(bk, x);
+        x = arcs[p].head;
+    }
+    bk->tr[x] += f;
+    if (bk->tr[x] == 0)
+        BK_FN(orphan_front)(bk, x);
+    bk->flow += f;
+    bk->augmentations++;
+}
+
+/* Length of j's path to its terminal, or UINT64_MAX if it runs into an orphan. Stops early at
+ * a node already checked during this TIME (its dist is then exact). */
+static inline uint64_t BK_FN(origin_distance)(BK_FN(solver) * bk, BK_IDX j) {
+    BK_FN(node) *nodes = bk->nodes;
+    uint64_t d = 0;
+    for (;;) {
+        BK_FN(node) *k = &nodes[j];
+        if (k->ts == bk->time)
+            return d + BK_FN(dist)(k);
+        BK_IDX p = k->parent;
+        d++;
+        if (p == BK_TERMINAL) {
+            k->ts = bk->time;
+            k->dist_sink = (k->dist_sink & BK_SINK_BIT) | 1u;
+            return d;
+        }
+        if (p == BK_ORPHAN)
+            return UINT64_MAX;
+        j = bk->arcs[p].head;
+    }
+}
+
+/* Stamp the path from j with this TIME and exact distances, so later walks stop at it. */
+static inline void BK_FN(stamp_path)(BK_FN(solver) * bk, BK_IDX j, uint64_t d) {
+    BK_FN(node) *nodes = bk->nodes;
+    while (nodes[j].ts != bk->time) {
+        BK_FN(node) *k = &nodes[j];
+        k->ts = bk->time;
+        k->dist_sink =
+            (k->dist_sink & BK_SINK_BIT) | (uint32_t)(d < BK_DIST_MASK ? d : BK_DIST_MASK);
+        d--;
+        j = bk->arcs[k->parent].head;
+    }
+}
+
+/* Find orphan i a new parent in its own tree: of the neighbours with residual towards i (source
+ * tree) or from i (sink tree) whose path reaches the terminal, the closest one. If none, i
+ * becomes free: its tree neighbours turn active (they may grow into it again) and its children
+ * become orphans. */
+static void BK_FN(adopt)(BK_FN(solver) * bk, BK_IDX i) {
+    BK_FN(arc) *arcs = bk->arcs;
+    BK_FN(node) *nodes = bk->nodes;
+    const BK_IDX *sister = bk->sister;
+    uint32_t sink = nodes[i].dist_sink & BK_SINK_BIT;
+    BK_IDX best = BK_NONE;
+    uint64_t best_d = UINT64_MAX;
+    BK_IDX end = bk->first[i + 1];
+    for (BK_IDX a = bk->first[i]; a < end; a++) {
+        uint32_t residual = sink ? arcs[a].residual : arcs[sister[a]].residual;
+        if (residual == 0)
+            continue;
+        BK_IDX j = arcs[a].head;
+        if ((nodes[j].dist_sink & BK_SINK_BIT) != sink || nodes[j].parent == BK_NONE)
+            continue;
+        uint64_t d = BK_FN(origin_distance)(bk, j);
+        if (d == UINT64_MAX)
+            continue;
+        if (d < best_d) {
+            best = a;
+            best_d = d;
+        }
+        BK_FN(stamp_path)(bk, j, d);
+    }
+    if (best != BK_NONE) {
+        nodes[i].parent = best;
+        nodes[i].ts = bk->time;
+        nodes[i].dist_sink =
+            sink | (uint32_t)(best_d + 1 < BK_DIST_MASK ? best_d + 1 : BK_DIST_MASK);
+        return;
+    }
+    for (BK_IDX a = bk->first[i]; a < end; a++) {
+        BK_IDX j = arcs[a].head;
+        BK_FN(node) *nj = &nodes[j];
+        if ((nj->dist_sink & BK_SINK_BIT) != sink || nj->parent == BK_NONE)
+            continue;
+        uint32_t residual = sink ? arcs[a].residual : arcs[sister[a]].residual;
+        if (residual > 0)
+            BK_FN(set_active)(bk, j);
+        BK_IDX p = nj->parent;
+        if (p != BK_TERMINAL && p != BK_ORPHAN && arcs[p].head == i)
+            BK_FN(orphan_back)(bk, j);
+    }
+    nodes[i].parent = BK_NONE;
+}
+
+static void BK_FN(adopt_orphans)(BK_FN(solver) * bk) {
+    while (bk->orphan_count > 0) {
+        BK_IDX i = bk->orphans[bk->orphan_head];
+        bk->orphan_head = bk->orphan_head + 1 == bk->num_nodes ? 0 : bk->orphan_head + 1;
+        bk->orphan_count--;
+        BK_FN(adopt)(bk, i);
+    }
+}
+
+/* Grow the trees from active nodes until they touch, augment, adopt; stop when no node is
+ * active (the source tree is then exactly the set reachable from the source: a min cut). */
+static void BK_FN(run)(BK_FN(solver) * bk) {
+    BK_FN(arc) *arcs = bk->arcs;
+    BK_FN(node) *nodes = bk->nodes;
+    const BK_IDX *sister = bk->sister;
+    const BK_IDX *first = bk->first;
+    BK_IDX current = BK_NONE;
+    for (;;) {
+        /* Keep growing from the node that found the last path: its other arcs are likely
+         * to find the next one (v3's current node). */
+        BK_IDX i = current;
+        if (i != BK_NONE) {
+            nodes[i].next = BK_NONE;
+            if (nodes[i].parent == BK_NONE)
+                i = BK_NONE;
+        }
+        if (i == BK_NONE && (i = BK_FN(next_active)(bk)) == BK_NONE)
+            break;
+        BK_FN(node) *ni = &nodes[i];
+        BK_IDX mid = BK_NONE;
+        uint32_t di = BK_FN(dist)(ni);
+        if (!BK_FN(is_sink)(ni)) {
+            for (BK_IDX a = first[i], end = first[i + 1]; a < end; a++) {
+                if (arcs[a].residual == 0)
+                    continue;
+                BK_FN(node) *nj = &nodes[arcs[a].head];
+                if (nj->parent == BK_NONE) {
+                    nj->parent = sister[a];
+                    nj->ts = ni->ts;
+                    nj->dist_sink = BK_FN(dist_plus_one)(di);
+                    BK_FN(set_active)(bk, arcs[a].head);
+                } else if (BK_FN(is_sink)(nj)) {
+                    mid = a;
+                    break;
+                } else if (nj->ts <= ni->ts && BK_FN(dist)(nj) > di) {
+                    /* A shorter way to the source: re-hang j under i. */
+                    nj->parent = sister[a];
+                    nj->ts = ni->ts;
+                    nj->dist_sink = BK_FN(dist_plus_one)(di);
+                }
+            }
+        } else {
+            for (BK_IDX a = first[i], end = first[i + 1]; a < end; a++) {
+                BK_IDX in = sister[a];
+                if (arcs[in].residual == 0)
+                    continue;
+                BK_FN(node) *nj = &nodes[arcs[a].head];
+                if (nj->parent == BK_NONE) {
+                    nj->parent = in;
+                    nj->ts = ni->ts;
+                    nj->dist_sink = BK_SINK_BIT | BK_FN(dist_plus_one)(di);
+                    BK_FN(set_active)(bk, arcs[a].head);
+                } else if (!BK_FN(is_sink)(nj)) {
+                    mid = in;
+                    break;
+                } else if (nj->ts <= ni->ts && BK_FN(dist)(nj) > di) {
+                    nj->parent = in;
+                    nj->ts = ni->ts;
+                    nj->dist_sink = BK_SINK_BIT | BK_FN(dist_plus_one)(di);
+                }
+            }
+        }
+        if (mid == BK_NONE) {
+            current = BK_NONE;
+            continue;
+        }
+        ni->next = i; /* counts as queued while it is the current node */
+        current = i;
+        BK_FN(next_time)(bk);
+        BK_FN(augment)(bk, mid);
+        BK_FN(adopt_orphans)(bk);
+    }
+}
+
+/* First solve: every node with terminal residual roots its tree and is active. */
+static void BK_FN(init_trees)(BK_FN(solver) * bk) {
+    bk->active_first = bk->active_last = BK_NONE;
+    bk->orphan_head = bk->orphan_count = 0;
+    bk->time = 0;
+    for (BK_IDX i = 0; i < bk->num_nodes; i++) {
+        BK_FN(node) *node = &bk->nodes[i];
+        node->next = BK_NONE;
+        node->ts = 0;
+        if (bk->tr[i] != 0) {
+            node->parent = BK_TERMINAL;
+            node->dist_sink = (bk->tr[i] < 0 ? BK_SINK_BIT : 0) | 1u;
+            BK_FN(set_active)(bk, i);
+        } else {
+            node->parent = BK_NONE;
+            node->dist_sink = 0;
+        }
+    }
+}
+
+static void BK_FN(mark)(BK_FN(solver) * bk, BK_IDX i) {
+    if (!bk->marked[i]) {
+        bk->marked[i] = 1;
+        bk->marked_list[bk->num_marked++] = i;
+    }
+}
+
+/* Reparametrise node i's terminal residual by delta (delta > 0: towards the source) while
+ * keeping every cut's value: the residual pair (max(tr,0), max(-tr,0)) is renormalised so
+ * that one side is zero, and what both sides lose goes into the flow. */
+static void BK_FN(shift_terminal)(BK_FN(solver) * bk, BK_IDX i, int64_t delta) {
+    int64_t before = bk->tr[i], after = before + delta;
+    bk->flow += (before > 0 ? before : 0) - (after > 0 ? after : 0);
+    bk->tr[i] = after;
+}
+
+static int BK_FN(cmp_change)(const void *pa, const void *pb) {
+    const gcut__change *a = pa, *b = pb;
+    if (a->kind != b->kind)
+        return a->kind < b->kind ? -1 : 1;
+    if (a->index != b->index)
+        return a->index < b->index ? -1 : 1;
+    /* old_b holds the log position (see apply_changes): earliest first. */
+    return a->old_b < b->old_b ? -1 : a->old_b > b->old_b;
+}
+
+/* Kohli-Torr: fold the logged capacity changes into the residual graph (new - old capacity
+ * added to each residual; where an edge now carries more flow than its capacity, the excess is
+ * handed to its endpoints' terminals), and mark every touched node. */
+static gcut_status BK_FN(apply_changes)(BK_FN(solver) * bk, const gcut_graph *g) {
+    int64_t count = g->num_changes;
+    /* Several changes to one item: only the first one's old value matters. */
+    gcut__change *order =
+        gcut__malloc(gcut__mul_size((size_t)count + 1, sizeof *order), "bk change list");
+    if (order == NULL)
+        return GCUT_ERR_NOMEM;
+    for (int64_t c = 0; c < count; c++) {
+        order[c] = g->changes[c];
+        order[c].old_b = c; /* position, for a stable sort */
+    }
+    qsort(order, (size_t)count, sizeof *order, BK_FN(cmp_change));
+    for (int64_t k = 0; k < count; k++) {
+        if (k > 0 && order[k].kind == order[k - 1].kind && order[k].index == order[k - 1].index)
+            continue;
+        const gcut__change *c = &g->changes[order[k].old_b];
+        int64_t index = c->index;
+        if (c->kind == 1) {
+            int64_t d_source = g->tw_source[index] - c->old_a;
+            int64_t d_sink = g->tw_sink[index] - c->old_b;
+            if (d_source == 0 && d_sink == 0)
+                continue;
+            /* Adding to the source capacity adds d_source to every cut with i on the sink
+             * side: a constant d_source, plus d_source towards the source on tr. */
+            bk->flow += d_source;
+            BK_FN(shift_terminal)(bk, (BK_IDX)index, d_source - d_sink);
+            BK_FN(mark)(bk, (BK_IDX)index);
+            continue;
+        }
+        BK_IDX a = bk->edge_arc[index];
+        if (a == BK_NONE)
+            continue; /* self-loop */
+        BK_IDX b = bk->sister[a];
+        BK_IDX u = bk->arcs[b].head, v = bk->arcs[a].head;
+        int64_t flow_uv = c->old_a - (int64_t)bk->arcs[a].residual;
+        int64_t r_uv = g->edge_cap[index] - flow_uv;
+        int64_t r_vu = g->edge_rev[index] + flow_uv;
+        if (r_uv < 0) {
+            /* u->v carries more than it may now: take the excess back, so u keeps it as
+             * supply from the source and v misses it as demand towards the sink. */
+            BK_FN(shift_terminal)(bk, u, -r_uv);
+            BK_FN(shift_terminal)(bk, v, r_uv);
+            r_vu += r_uv;
+            r_uv = 0;
+        } else if (r_vu < 0) {
+            BK_FN(shift_terminal)(bk, v, -r_vu);
+            BK_FN(shift_terminal)(bk, u, r_vu);
+            r_uv += r_vu;
+            r_vu = 0;
+        }
+        bk->arcs[a].residual = (uint32_t)r_uv;
+        bk->arcs[b].residual = (uint32_t)r_vu;
+        BK_FN(mark)(bk, u);
+        BK_FN(mark)(bk, v);
+    }
+    gcut__free(order);
+    return GCUT_OK;
+}
+
+/* Repair the trees around the marked nodes (Kolmogorov's reuse_trees): a marked node with
+ * terminal residual becomes a root of the matching tree (its old children in the other tree
+ * turn orphans), one without becomes an orphan, and all of them turn active. */
+static void BK_FN(reuse_trees)(BK_FN(solver) * bk) {
+    BK_FN(arc) *arcs = bk->arcs;
+    BK_FN(node) *nodes = bk->nodes;
+    const BK_IDX *sister = bk->sister;
+    bk->active_first = bk->active_last = BK_NONE;
+    bk->orphan_head = bk->orphan_count = 0;
+    BK_FN(next_time)(bk);
+    for (BK_IDX m = 0; m < bk->num_marked; m++) {
+        BK_IDX i = bk->marked_list[m];
+        BK_FN(node) *ni = &nodes[i];
+        bk->marked[i] = 0;
+        BK_FN(set_active)(bk, i);
+        int64_t tr = bk->tr[i];
+        if (tr == 0) {
+            if (ni->parent != BK_NONE)
+                BK_FN(orphan_back)(bk, i);
+            continue;
+        }
+        uint32_t sink = tr < 0 ? BK_SINK_BIT : 0;
+        if (ni->parent == BK_NONE || (ni->dist_sink & BK_SINK_BIT) != sink) {
+            /* i changes tree: its children in the old tree lose their parent, and the old
+             * tree's neighbours that can reach i across an arc may now find a path. */
+            for (BK_IDX a = bk->first[i]; a < bk->first[i + 1]; a++) {
+                BK_IDX j = arcs[a].head;
+                if (bk->marked[j])
+                    continue; /* treated when its own turn comes */
+                BK_FN(node) *nj = &nodes[j];
+                if (nj->parent == BK_NONE || nj->parent == BK_ORPHAN)
+                    continue;
+                /* Both, for an orphaned child: should i leave its new tree again, the
+                 * child must be active to grow back into it. */
+                if (nj->parent == sister[a])
+                    BK_FN(orphan_back)(bk, j);
+                if ((nj->dist_sink & BK_SINK_BIT) != sink)
+                    BK_FN(set_active)(bk, j);
+            }
+        }
+        ni->parent = BK_TERMINAL;
+        ni->ts = bk->time;
+        ni->dist_sink = sink | 1u;
+    }
+    bk->num_marked = 0;
+    BK_FN(adopt_orphans)(bk);
+}
+
+static void BK_FN(write_labels)(const BK_FN(solver) * bk, uint8_t *labels) {
+    for (BK_IDX i = 0; i < bk->num_nodes; i++) {
+        const BK_FN(node) *node = &bk->nodes[i];
+        labels[i] = node->parent != BK_NONE && !BK_FN(is_sink)(node) ? GCUT_SOURCE : GCUT_SINK;
+    }
+}
+
+static gcut_status BK_FN(solve)(gcut_graph *g, const gcut_options *options, int64_t *flow,
+                                uint8_t *labels, gcut_stats *stats) {
+    double t0 = gcut__now_ms();
+    BK_FN(solver) *bk = NULL;
+    bool warm = options->warm && g->state.data != NULL;
+    if (warm) {
+        bk = g->state.data;
+        gcut_status st = BK_FN(apply_changes)(bk, g);
+        if (st != GCUT_OK) {
+            gcut__graph_drop_state(g);
+            return st;
+        }
+        gcut__graph_clear_changes(g);
+    } else {
+        gcut_status st = BK_FN(build)(g, options->warm != 0, &bk);
+        if (st != GCUT_OK)
+            return st;
+    }
+    double t1 = gcut__now_ms();
+    int64_t augmentations_before = bk->augmentations;
+    if (warm)
+        BK_FN(reuse_trees)(bk);
+    else
+        BK_FN(init_trees)(bk);
+    BK_FN(run)(bk);
+    double t2 = gcut__now_ms();
+    if (labels != NULL)
+        BK_FN(write_labels)(bk, labels);
+    *flow = bk->flow;
+    stats->build_ms += t1 - t0;
+    stats->solve_ms += t2 - t1;
+    stats->augmentations += bk->augmentations - augmentations_before;
+    if (!options->warm) {
+        BK_FN(free)(bk);
+    } else if (!warm) {
+        g->state.owner = "bk";
+        g->state.data = bk;
+        g->state.free_fn = BK_FN(free);
+        g->structure_changed = false;
+        gcut__graph_clear_changes(g);
+    }
+    return GCUT_OK;
+}
+
+#undef BK_NONE
+#undef BK_TERMINAL
+#undef BK_ORPHAN
+#undef BK_MAX_INDEX
+#undef BK_SINK_BIT
+#undef BK_DIST_MASK
