@@ -1,13 +1,766 @@
-/* cuda_grid.cu - placeholder until the cuda-grid solver lands: device detection only. */
+/* cuda_grid.cu - the cuda-grid solver: exact push-relabel max-flow on 2D/3D grids on a GPU.
+ * Tiles in shared memory with many push/relabel rounds per load (Hussein et al. 2007, VI-B
+ * "cache emulation"; JF-Cut), active-tile lists (Lattari 2010, 5.3), global relabel as a
+ * tile-local Bellman-Ford from the sink on the GPU and the exact stop (docs/CUDA-GRID.md). */
 #include "internal.h"
 
 #include <cuda_runtime.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+namespace {
+
+/* Height of a node that cannot reach the sink; above every BFS distance since n < kInf. */
+constexpr int kInf = 0x7fffffff;
+
+/* Direction d's offset packed as (dz+1)*9 + (dy+1)*3 + (dx+1), in gcut_grid_create()'s order
+ * (checked against grid->offset at solve time). A switch, so that unrolled loops fold it. */
+__host__ __device__ constexpr int dir_code(int conn, int d) {
+    if (conn == 8 && d >= 4)
+        return d == 4 ? 17 : d == 5 ? 9 : d == 6 ? 15 : 11;
+    switch (d) {
+    case 0:
+        return 14;
+    case 1:
+        return 12;
+    case 2:
+        return 16;
+    case 3:
+        return 10;
+    case 4:
+        return 22;
+    case 5:
+        return 4;
+    case 6:
+        return 15;
+    case 7:
+        return 11;
+    case 8:
+        return 17;
+    case 9:
+        return 9;
+    case 10:
+        return 18;
+    case 11:
+        return 8;
+    case 12:
+        return 19;
+    case 13:
+        return 7;
+    case 14:
+        return 20;
+    case 15:
+        return 6;
+    case 16:
+        return 21;
+    case 17:
+        return 5;
+    case 18:
+        return 23;
+    case 19:
+        return 3;
+    case 20:
+        return 24;
+    case 21:
+        return 2;
+    case 22:
+        return 25;
+    case 23:
+        return 1;
+    case 24:
+        return 26;
+    default:
+        return 0;
+    }
+}
+__host__ __device__ constexpr int dir_dz(int conn, int d) {
+    return dir_code(conn, d) / 9 - 1;
+}
+__host__ __device__ constexpr int dir_dy(int conn, int d) {
+    return dir_code(conn, d) / 3 % 3 - 1;
+}
+__host__ __device__ constexpr int dir_dx(int conn, int d) {
+    return dir_code(conn, d) % 3 - 1;
+}
+
+/* Tile shape per connectivity: 2D 32x8 (rows of 128 bytes per array), 3D 16x4x4. The box is
+ * the tile plus a one-node halo (no z halo in 2D). */
+template <int CONN> struct Geo {
+    static constexpr int NDIM = (CONN == 4 || CONN == 8) ? 2 : 3;
+    static constexpr int TX = NDIM == 2 ? 32 : 16;
+    static constexpr int TY = NDIM == 2 ? 8 : 4;
+    static constexpr int TZ = NDIM == 2 ? 1 : 4;
+    static constexpr int T = TX * TY * TZ;
+    static constexpr int HZ = NDIM == 2 ? 0 : 1;
+    static constexpr int BX = TX + 2, BY = TY + 2, BZ = TZ + 2 * HZ;
+    static constexpr int BOX = BX * BY * BZ;
+    __host__ __device__ static constexpr int box_step(int d) {
+        return (dir_dz(CONN, d) * BY + dir_dy(CONN, d)) * BX + dir_dx(CONN, d);
+    }
+    __host__ __device__ static constexpr int tid_step(int d) {
+        return (dir_dz(CONN, d) * TY + dir_dy(CONN, d)) * TX + dir_dx(CONN, d);
+    }
+};
+
+/* Device-side state of one solve, passed to every kernel by value. */
+struct Problem {
+    int width, height, depth;
+    long long n;
+    int tiles_x, tiles_y, tiles_z, num_tiles;
+    long long step[GCUT__MAX_DIRS]; /* index offset per direction */
+    unsigned *residual;             /* [d * n + i]: residual of arc i -> i + step[d]; a pair's
+                                       two residuals sum to at most 2 * INT32_MAX, so unsigned
+                                       never overflows */
+    int *sink_residual;             /* residual of i -> sink */
+    long long *excess;
+    int *dist;          /* heights: BFS distance to the sink after a global relabel */
+    unsigned *arc_mask; /* bit d: residual[d][i] > 0 (snapshot for the global relabel) */
+    int *list[3];       /* tile work lists, rotated per launch */
+    int *count;         /* [4] entries in each list ([kAllTiles] unused) */
+    int *next;          /* [4] work-stealing cursor into each list, [kAllTiles] for a pass
+                           over every tile */
+    unsigned *mark;     /* per tile: stamp of the last list it was put on (no duplicates) */
+    unsigned long long *counters; /* kSumSink, kSumSinkResidual, kVisits, kPushes */
+};
+
+enum { kAllTiles = 3 };
+
+enum { kSumSink = 0, kSumSinkResidual = 1, kVisits = 2, kPushes = 3, kNumCounters = 4 };
+
+__device__ void list_append(const Problem &P, int list, int tile, unsigned stamp) {
+    if (atomicExch(&P.mark[tile], stamp) != stamp) {
+        int pos = atomicAdd(&P.count[list], 1);
+        P.list[list][pos] = tile;
+    }
+}
+
+/* Sum v over the block into *target with one atomic per block. */
+__device__ void block_add(unsigned long long v, unsigned long long *target) {
+    __shared__ unsigned long long warp_sums[32];
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_down_sync(0xffffffffu, v, o);
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (lane == 0)
+        warp_sums[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        int warps = (blockDim.x + 31) >> 5;
+        v = lane < warps ? warp_sums[lane] : 0;
+        for (int o = 16; o > 0; o >>= 1)
+            v += __shfl_down_sync(0xffffffffu, v, o);
+        if (lane == 0 && v != 0)
+            atomicAdd(target, v);
+    }
+}
+
+/* Preprocess (shared decision 2): source caps arrive in dist, sink caps in sink_residual.
+ * c = min(source, sink) goes straight through; excess = source - c, rt = sink - c; arcs that
+ * leave the grid get residual 0. Also sums the sink caps (flow = that sum - final rt sum). */
+template <int CONN> __global__ void init_kernel(const Problem P) {
+    unsigned long long sink_sum = 0;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < P.n;
+         i += (long long)gridDim.x * blockDim.x) {
+        int source = P.dist[i], sink = P.sink_residual[i];
+        int c = source < sink ? source : sink;
+        P.excess[i] = source - c;
+        P.sink_residual[i] = sink - c;
+        sink_sum += (unsigned long long)sink;
+        int x = (int)(i % P.width);
+        int y = (int)(i / P.width % P.height);
+        int z = (int)(i / ((long long)P.width * P.height));
+#pragma unroll
+        for (int d = 0; d < CONN; d++) {
+            int nx = x + dir_dx(CONN, d), ny = y + dir_dy(CONN, d), nz = z + dir_dz(CONN, d);
+            if (nx < 0 || nx >= P.width || ny < 0 || ny >= P.height || nz < 0 || nz >= P.depth)
+                P.residual[d * P.n + i] = 0;
+        }
+    }
+    block_add(sink_sum, &P.counters[kSumSink]);
+}
+
+/* Global relabel, step 1: heights 1 next to the sink, INF elsewhere; residual arc masks. */
+template <int CONN> __global__ void relabel_init_kernel(const Problem P) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < P.n;
+         i += (long long)gridDim.x * blockDim.x) {
+        unsigned mask = 0;
+#pragma unroll
+        for (int d = 0; d < CONN; d++)
+            if (P.residual[d * P.n + i] > 0)
+                mask |= 1u << d;
+        P.arc_mask[i] = mask;
+        P.dist[i] = P.sink_residual[i] > 0 ? 1 : kInf;
+    }
+}
+
+/* Where thread tid of tile `tile` sits. */
+template <int CONN> struct TilePos {
+    int x0, y0, z0, gx, gy, gz;
+    bool valid;
+    long long g;
+    __device__ TilePos(const Problem &P, int tile, int lx, int ly, int lz) {
+        using G = Geo<CONN>;
+        int tx = tile % P.tiles_x, ty = tile / P.tiles_x % P.tiles_y,
+            tz = tile / (P.tiles_x * P.tiles_y);
+        x0 = tx * G::TX, y0 = ty * G::TY, z0 = tz * G::TZ;
+        gx = x0 + lx, gy = y0 + ly, gz = z0 + lz;
+        valid = gx < P.width && gy < P.height && gz < P.depth;
+        g = valid ? ((long long)gz * P.height + gy) * P.width + gx : 0;
+    }
+};
+
+/* Load the heights of the tile and its halo into hs (INF outside the grid). */
+template <int CONN> __device__ void load_box(const Problem &P, int *hs, int x0, int y0, int z0) {
+    using G = Geo<CONN>;
+    for (int b = threadIdx.x; b < G::BOX; b += G::T) {
+        int bx = b % G::BX, by = b / G::BX % G::BY, bz = b / (G::BX * G::BY);
+        int gx = x0 + bx - 1, gy = y0 + by - 1, gz = z0 + bz - G::HZ;
+        bool inside =
+            gx >= 0 && gx < P.width && gy >= 0 && gy < P.height && gz >= 0 && gz < P.depth;
+        hs[b] = inside ? P.dist[((long long)gz * P.height + gy) * P.width + gx] : kInf;
+    }
+}
+
+/* Put the tiles adjacent to `tile` (by the connectivity's tile-level neighbourhood) for which
+ * flag(offset code) holds on list `list`. */
+template <int CONN, typename Flag>
+__device__ void append_neighbor_tiles(const Problem &P, int tile, int list, unsigned stamp,
+                                      Flag flag) {
+    int tx = tile % P.tiles_x, ty = tile / P.tiles_x % P.tiles_y,
+        tz = tile / (P.tiles_x * P.tiles_y);
+    for (int code = 0; code < 27; code++) {
+        int dz = code / 9 - 1, dy = code / 3 % 3 - 1, dx = code % 3 - 1;
+        int nonzero = (dz != 0) + (dy != 0) + (dx != 0);
+        if (nonzero == 0 || ((CONN == 4 || CONN == 6) && nonzero > 1) || !flag(code))
+            continue;
+        int nx = tx + dx, ny = ty + dy, nz = tz + dz;
+        if (nx < 0 || nx >= P.tiles_x || ny < 0 || ny >= P.tiles_y || nz < 0 || nz >= P.tiles_z)
+            continue;
+        list_append(P, list, (nz * P.tiles_y + ny) * P.tiles_x + nx, stamp);
+    }
+}
+
+/* True when every neighbour of local position (lx, ly, lz) lies inside the tile, so that no
+ * other block can touch the node's excess or residuals while this one holds them. */
+template <int CONN> __device__ bool tile_interior(int lx, int ly, int lz) {
+    using G = Geo<CONN>;
+    return lx > 0 && lx < G::TX - 1 && ly > 0 && ly < G::TY - 1 &&
+           (G::NDIM == 2 || (lz > 0 && lz < G::TZ - 1));
+}
+
+template <int CONN> __device__ bool in_tile(int lx, int ly, int lz) {
+    using G = Geo<CONN>;
+    return lx >= 0 && lx < G::TX && ly >= 0 && ly < G::TY && lz >= 0 && lz < G::TZ;
+}
+
+/* The block's next tile from list list_in (every tile in turn for kAllTiles), or -1. */
+__device__ int next_tile(const Problem &P, int list_in, int *slot_s) {
+    if (threadIdx.x == 0) {
+        int slot = atomicAdd(&P.next[list_in], 1);
+        int total = list_in == kAllTiles ? P.num_tiles : P.count[list_in];
+        *slot_s = slot >= total ? -1 : list_in == kAllTiles ? slot : P.list[list_in][slot];
+    }
+    __syncthreads();
+    int tile = *slot_s;
+    __syncthreads();
+    return tile;
+}
+
+/* Lists rotate over launches: launch q reads list q % 3, appends to (q + 1) % 3 and empties
+ * (q + 2) % 3, which launch q - 1 read and launch q + 1 will fill. */
+__device__ void clear_list(const Problem &P, int list_clear) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        P.count[list_clear] = 0;
+        P.next[list_clear] = 0;
+    }
+}
+
+/* Global relabel, step 2: one pass over the listed tiles. Each tile iterates
+ * h(v) = min(h(v), 1 + h(w) over residual arcs v->w) in shared memory until it is stable
+ * (Jacobi steps, so every read sees the previous step), writes back, and lists its neighbours
+ * if a height on its edge fell. A fixed point of these passes (an empty list) is the exact
+ * BFS distance to the sink, INF for nodes that cannot reach it. */
+template <int CONN>
+__global__ void __launch_bounds__(Geo<CONN>::T)
+    relax_kernel(const Problem P, int list_in, int list_out, int list_clear, unsigned stamp) {
+    using G = Geo<CONN>;
+    __shared__ int hs[G::BOX];
+    __shared__ int slot_s;
+    const int lx = threadIdx.x % G::TX, ly = threadIdx.x / G::TX % G::TY,
+              lz = threadIdx.x / (G::TX * G::TY);
+    const int me = ((lz + G::HZ) * G::BY + ly + 1) * G::BX + lx + 1;
+    clear_list(P, list_clear);
+    for (int tile; (tile = next_tile(P, list_in, &slot_s)) >= 0;) {
+        TilePos<CONN> pos(P, tile, lx, ly, lz);
+        load_box<CONN>(P, hs, pos.x0, pos.y0, pos.z0);
+        const unsigned mask = pos.valid ? P.arc_mask[pos.g] : 0u;
+        __syncthreads();
+        const int h0 = hs[me];
+        int h = h0;
+        for (;;) {
+            int best = h;
+#pragma unroll
+            for (int d = 0; d < CONN; d++)
+                if (mask & (1u << d)) {
+                    int hn = hs[me + G::box_step(d)];
+                    if (hn < kInf && hn + 1 < best)
+                        best = hn + 1;
+                }
+            __syncthreads();
+            bool changed = best < h;
+            if (changed) {
+                h = best;
+                hs[me] = h;
+            }
+            if (!__syncthreads_or(changed))
+                break;
+        }
+        if (pos.valid && h != h0)
+            P.dist[pos.g] = h;
+        bool edge_fell = h != h0 && !tile_interior<CONN>(lx, ly, lz);
+        if (__syncthreads_or(edge_fell) && threadIdx.x == 0)
+            append_neighbor_tiles<CONN>(P, tile, list_out, stamp, [](int) { return true; });
+    }
+}
+
+/* Global relabel, step 3: list the tiles holding an active node (excess > 0, height < INF);
+ * one block per tile. An empty list here is the exact stop (shared decision 5). */
+template <int CONN> __global__ void collect_kernel(const Problem P, int list_out, unsigned stamp) {
+    using G = Geo<CONN>;
+    const int lx = threadIdx.x % G::TX, ly = threadIdx.x / G::TX % G::TY,
+              lz = threadIdx.x / (G::TX * G::TY);
+    const int tile = blockIdx.x;
+    TilePos<CONN> pos(P, tile, lx, ly, lz);
+    bool active = pos.valid && P.excess[pos.g] > 0 && P.dist[pos.g] < kInf;
+    if (__syncthreads_or(active) && threadIdx.x == 0)
+        list_append(P, list_out, tile, stamp);
+}
+
+/* One sweep: every listed tile is loaded into registers (its excess, sink residual and arc
+ * residuals, one node per thread) and shared memory (heights with a halo), then runs up to
+ * `rounds` synchronous push/relabel rounds:
+ *   A: an active node pushes to the sink, then to its lowest residual neighbour if that is
+ *      lower (shared decision 4), else computes its relabel; pushes inside the tile are
+ *      recorded in pdir/pamt, pushes across the tile edge go to global memory atomically;
+ *   B: heights are updated and every node pulls the pushes recorded towards it.
+ * Write-back stores what only this block can touch and adds deltas atomically where a
+ * neighbouring tile may have pushed in meanwhile (Hong's rule: increases from others are
+ * atomic, decreases only by the owner). Tiles still active, or pushed into, are listed. */
+template <int CONN>
+__global__ void __launch_bounds__(Geo<CONN>::T)
+    sweep_kernel(const Problem P, int list_in, int list_out, int list_clear, unsigned stamp,
+                 int rounds) {
+    using G = Geo<CONN>;
+    __shared__ int hs[G::BOX];
+    __shared__ signed char pdir[G::T];
+    __shared__ unsigned pamt[G::T];
+    __shared__ int pushed_into[27];
+    __shared__ int slot_s;
+    __shared__ unsigned long long block_pushes;
+    const int tid = threadIdx.x;
+    const int lx = tid % G::TX, ly = tid / G::TX % G::TY, lz = tid / (G::TX * G::TY);
+    const int me = ((lz + G::HZ) * G::BY + ly + 1) * G::BX + lx + 1;
+    const bool interior = tile_interior<CONN>(lx, ly, lz);
+    clear_list(P, list_clear);
+    if (tid == 0)
+        block_pushes = 0;
+    unsigned long long pushes = 0;
+    int visits = 0;
+    for (int tile; (tile = next_tile(P, list_in, &slot_s)) >= 0;) {
+        visits++;
+        TilePos<CONN> pos(P, tile, lx, ly, lz);
+        load_box<CONN>(P, hs, pos.x0, pos.y0, pos.z0);
+        unsigned r[CONN], r0[CONN];
+        long long e = 0;
+        int rt = 0;
+        if (pos.valid) {
+            e = P.excess[pos.g];
+            rt = P.sink_residual[pos.g];
+        }
+#pragma unroll
+        for (int d = 0; d < CONN; d++) {
+            r[d] = pos.valid ? P.residual[d * P.n + pos.g] : 0u;
+            r0[d] = r[d];
+        }
+        const long long e0 = e;
+        const int rt0 = rt;
+        pdir[tid] = -1;
+        if (tid < 27)
+            pushed_into[tid] = 0;
+        __syncthreads();
+        const int h0 = hs[me];
+        int h = h0;
+        bool active = pos.valid && e > 0 && h < kInf;
+        for (int round = 0; round < rounds && __syncthreads_or(active); round++) {
+            int relabel_to = h;
+            if (active) {
+                if (rt > 0) {
+                    int amount = e < rt ? (int)e : rt;
+                    rt -= amount;
+                    e -= amount;
+                }
+                if (e > 0) {
+                    int hmin = kInf, best = -1;
+#pragma unroll
+                    for (int d = 0; d < CONN; d++)
+                        if (r[d] > 0) {
+                            int hn = hs[me + G::box_step(d)];
+                            if (hn < hmin) {
+                                hmin = hn;
+                                best = d;
+                            }
+                        }
+                    if (best >= 0 && hmin < h) {
+#pragma unroll
+                        for (int d = 0; d < CONN; d++)
+                            if (d == best) {
+                                unsigned amount = e < (long long)r[d] ? (unsigned)e : r[d];
+                                r[d] -= amount;
+                                e -= amount;
+                                pushes++;
+                                const int dx = dir_dx(CONN, d), dy = dir_dy(CONN, d),
+                                          dz = dir_dz(CONN, d);
+                                if (in_tile<CONN>(lx + dx, ly + dy, lz + dz)) {
+                                    pdir[tid] = (signed char)d;
+                                    pamt[tid] = amount;
+                                } else {
+                                    long long w = pos.g + P.step[d];
+                                    atomicAdd((unsigned long long *)&P.excess[w],
+                                              (unsigned long long)amount);
+                                    atomicAdd(&P.residual[(d ^ 1) * P.n + w], amount);
+                                    int tdx = lx + dx < 0 ? -1 : lx + dx >= G::TX ? 1 : 0;
+                                    int tdy = ly + dy < 0 ? -1 : ly + dy >= G::TY ? 1 : 0;
+                                    int tdz = lz + dz < 0 ? -1 : lz + dz >= G::TZ ? 1 : 0;
+                                    atomicOr(&pushed_into[(tdz + 1) * 9 + (tdy + 1) * 3 + tdx + 1],
+                                             1);
+                                }
+                            }
+                    } else {
+                        relabel_to = hmin >= kInf - 1 ? kInf : hmin + 1;
+                    }
+                }
+            }
+            __syncthreads();
+            if (relabel_to != h) {
+                h = relabel_to;
+                hs[me] = h;
+            }
+#pragma unroll
+            for (int d = 0; d < CONN; d++) {
+                const int dx = dir_dx(CONN, d), dy = dir_dy(CONN, d), dz = dir_dz(CONN, d);
+                if (in_tile<CONN>(lx - dx, ly - dy, lz - dz) && pdir[tid - G::tid_step(d)] == d) {
+                    unsigned amount = pamt[tid - G::tid_step(d)];
+                    e += amount;
+                    r[d ^ 1] += amount;
+                }
+            }
+            __syncthreads();
+            pdir[tid] = -1;
+            active = pos.valid && e > 0 && h < kInf;
+        }
+        if (pos.valid) {
+            if (h != h0)
+                P.dist[pos.g] = h;
+            if (rt != rt0)
+                P.sink_residual[pos.g] = rt;
+            if (e != e0) {
+                if (interior)
+                    P.excess[pos.g] = e;
+                else
+                    atomicAdd((unsigned long long *)&P.excess[pos.g], (unsigned long long)(e - e0));
+            }
+#pragma unroll
+            for (int d = 0; d < CONN; d++)
+                if (r[d] != r0[d]) {
+                    if (in_tile<CONN>(lx + dir_dx(CONN, d), ly + dir_dy(CONN, d),
+                                      lz + dir_dz(CONN, d)))
+                        P.residual[d * P.n + pos.g] = r[d];
+                    else
+                        atomicAdd(&P.residual[d * P.n + pos.g], r[d] - r0[d]);
+                }
+        }
+        if (__syncthreads_or(active) && tid == 0)
+            list_append(P, list_out, tile, stamp);
+        if (tid == 0)
+            append_neighbor_tiles<CONN>(P, tile, list_out, stamp,
+                                        [&](int code) { return pushed_into[code] != 0; });
+    }
+    if (pushes != 0)
+        atomicAdd(&block_pushes, pushes);
+    __syncthreads();
+    if (tid == 0) {
+        if (block_pushes != 0)
+            atomicAdd(&P.counters[kPushes], block_pushes);
+        if (visits != 0)
+            atomicAdd(&P.counters[kVisits], (unsigned long long)visits);
+    }
+}
+
+/* Result (shared decision 6): label = sink side iff the final BFS reached the node; sums the
+ * final sink residuals for the flow value. */
+__global__ void finish_kernel(const Problem P, unsigned char *labels) {
+    unsigned long long residual_sum = 0;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < P.n;
+         i += (long long)gridDim.x * blockDim.x) {
+        labels[i] = P.dist[i] < kInf ? GCUT_SINK : GCUT_SOURCE;
+        residual_sum += (unsigned long long)P.sink_residual[i];
+    }
+    block_add(residual_sum, &P.counters[kSumSinkResidual]);
+}
+
+} // namespace
+
+namespace {
+
+/* Device allocations and the stream of one solve, released on every path out. */
+struct Session {
+    Problem P{};
+    cudaStream_t stream = nullptr;
+    int *host_count = nullptr; /* pinned, for the list-size reads */
+    unsigned long long *host_counters = nullptr;
+    void *blocks[16] = {};
+    int num_blocks = 0;
+    size_t device_bytes = 0;
+    ~Session() {
+        for (int i = 0; i < num_blocks; i++)
+            cudaFree(blocks[i]);
+        if (host_count)
+            cudaFreeHost(host_count);
+        if (host_counters)
+            cudaFreeHost(host_counters);
+        if (stream)
+            cudaStreamDestroy(stream);
+    }
+};
+
+gcut_status cuda_fail(cudaError_t err, const char *what) {
+    cudaGetLastError(); /* clear a non-sticky error so later calls in the process can work */
+    if (err == cudaErrorMemoryAllocation)
+        return gcut__fail(GCUT_ERR_NOMEM, "cuda-grid: %s: %s", what, cudaGetErrorString(err));
+    return gcut__fail(GCUT_ERR_DEVICE, "cuda-grid: %s: %s (%s)", what, cudaGetErrorString(err),
+                      cudaGetErrorName(err));
+}
+
+#define GCUT__CUDA_TRY(call, what)                                                                 \
+    do {                                                                                           \
+        cudaError_t cuda_err_ = (call);                                                            \
+        if (cuda_err_ != cudaSuccess)                                                              \
+            return cuda_fail(cuda_err_, what);                                                     \
+    } while (0)
+
+template <typename T>
+gcut_status device_alloc(Session &S, T **ptr, size_t count, const char *what) {
+    void *p = nullptr;
+    size_t bytes = count * sizeof(T);
+    cudaError_t err = cudaMalloc(&p, bytes > 0 ? bytes : 1);
+    if (err != cudaSuccess) {
+        cudaGetLastError();
+        return gcut__fail(GCUT_ERR_NOMEM, "cuda-grid: cudaMalloc of %zu bytes for %s failed: %s",
+                          bytes, what, cudaGetErrorString(err));
+    }
+    S.blocks[S.num_blocks++] = p;
+    S.device_bytes += bytes;
+    *ptr = static_cast<T *>(p);
+    return GCUT_OK;
+}
+
+/* Tuning knobs for benchmarks (docs/CUDA-GRID.md): read once per solve. */
+int env_int(const char *name, int fallback, int lo, int hi) {
+    const char *s = getenv(name);
+    if (s == NULL || *s == '\0')
+        return fallback;
+    long v = strtol(s, NULL, 10);
+    return v < lo ? lo : v > hi ? hi : (int)v;
+}
+
+/* Sweeps between global relabels and push/relabel rounds per tile visit. */
+constexpr int kDefaultSweepsPerRelabel = 4;
+constexpr int kDefaultRounds = 32;
+/* Relax passes launched between two reads of the work-list size. */
+constexpr int kRelaxBatch = 8;
+
+template <int CONN>
+gcut_status solve(Session &S, const gcut_grid *grid, int device, int verbose, int64_t *flow,
+                  uint8_t *labels, gcut_stats *stats, double t_start) {
+    using G = Geo<CONN>;
+    Problem &P = S.P;
+    const long long n = grid->num_nodes;
+    P.width = (int)grid->width;
+    P.height = (int)grid->height;
+    P.depth = (int)grid->depth;
+    P.n = n;
+    P.tiles_x = (P.width + G::TX - 1) / G::TX;
+    P.tiles_y = (P.height + G::TY - 1) / G::TY;
+    P.tiles_z = (P.depth + G::TZ - 1) / G::TZ;
+    P.num_tiles = P.tiles_x * P.tiles_y * P.tiles_z;
+    for (int d = 0; d < CONN; d++)
+        P.step[d] = grid->step[d];
+
+    const size_t nodes = (size_t)n, tiles = (size_t)P.num_tiles;
+    const size_t need =
+        nodes * (4u * CONN + 4 + 8 + 4 + 4) + tiles * 4 * 4 + kNumCounters * 8 + 8 * sizeof(int);
+    size_t free_bytes = 0, total_bytes = 0;
+    GCUT__CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+    if (need > free_bytes)
+        return gcut__fail(GCUT_ERR_NOMEM,
+                          "cuda-grid: the %lld-node grid needs %zu bytes of device memory; device "
+                          "%d has %zu free of %zu",
+                          n, need, device, free_bytes, total_bytes);
+
+    GCUT__CUDA_TRY(cudaStreamCreateWithFlags(&S.stream, cudaStreamNonBlocking), "stream");
+    GCUT__CUDA_TRY(cudaMallocHost(&S.host_count, sizeof(int)), "cudaMallocHost");
+    GCUT__CUDA_TRY(cudaMallocHost(&S.host_counters, kNumCounters * sizeof(unsigned long long)),
+                   "cudaMallocHost");
+    gcut_status st;
+    if ((st = device_alloc(S, &P.residual, nodes * CONN, "residuals")) != GCUT_OK ||
+        (st = device_alloc(S, &P.sink_residual, nodes, "sink residuals")) != GCUT_OK ||
+        (st = device_alloc(S, &P.excess, nodes, "excess")) != GCUT_OK ||
+        (st = device_alloc(S, &P.dist, nodes, "heights")) != GCUT_OK ||
+        (st = device_alloc(S, &P.arc_mask, nodes, "arc masks")) != GCUT_OK ||
+        (st = device_alloc(S, &P.list[0], tiles, "tile lists")) != GCUT_OK ||
+        (st = device_alloc(S, &P.list[1], tiles, "tile lists")) != GCUT_OK ||
+        (st = device_alloc(S, &P.list[2], tiles, "tile lists")) != GCUT_OK ||
+        (st = device_alloc(S, &P.mark, tiles, "tile marks")) != GCUT_OK ||
+        (st = device_alloc(S, &P.count, 4, "list counters")) != GCUT_OK ||
+        (st = device_alloc(S, &P.next, 4, "list cursors")) != GCUT_OK ||
+        (st = device_alloc(S, &P.counters, kNumCounters, "counters")) != GCUT_OK)
+        return st;
+
+    cudaStream_t stream = S.stream;
+    for (int d = 0; d < CONN; d++)
+        GCUT__CUDA_TRY(cudaMemcpyAsync(P.residual + (size_t)d * nodes, grid->cap[d], nodes * 4,
+                                       cudaMemcpyHostToDevice, stream),
+                       "upload capacities");
+    GCUT__CUDA_TRY(cudaMemcpyAsync(P.dist, grid->terminal[GCUT_SOURCE], nodes * 4,
+                                   cudaMemcpyHostToDevice, stream),
+                   "upload source capacities");
+    GCUT__CUDA_TRY(cudaMemcpyAsync(P.sink_residual, grid->terminal[GCUT_SINK], nodes * 4,
+                                   cudaMemcpyHostToDevice, stream),
+                   "upload sink capacities");
+    GCUT__CUDA_TRY(cudaMemsetAsync(P.mark, 0, tiles * 4, stream), "memset");
+    GCUT__CUDA_TRY(cudaMemsetAsync(P.counters, 0, kNumCounters * 8, stream), "memset");
+
+    int sms = 1, sweep_per_sm = 1, relax_per_sm = 1;
+    GCUT__CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
+                   "cudaDeviceGetAttribute");
+    GCUT__CUDA_TRY(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&sweep_per_sm, sweep_kernel<CONN>, G::T, 0),
+        "occupancy");
+    GCUT__CUDA_TRY(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&relax_per_sm, relax_kernel<CONN>, G::T, 0),
+        "occupancy");
+    const int node_blocks =
+        (int)((nodes + 255) / 256 < (size_t)sms * 16 ? (nodes + 255) / 256 : (size_t)sms * 16);
+    const int sweep_blocks = sweep_per_sm * sms < P.num_tiles ? sweep_per_sm * sms : P.num_tiles;
+    const int relax_blocks = relax_per_sm * sms < P.num_tiles ? relax_per_sm * sms : P.num_tiles;
+    const int sweeps_per_relabel =
+        env_int("GCUT_CUDAGRID_SWEEPS", kDefaultSweepsPerRelabel, 1, 1 << 20);
+    const int rounds = env_int("GCUT_CUDAGRID_ROUNDS", kDefaultRounds, 1, 1 << 20);
+
+    init_kernel<CONN><<<node_blocks, 256, 0, stream>>>(P);
+    GCUT__CUDA_TRY(cudaGetLastError(), "init kernel launch");
+    GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "init");
+    const double t_solve = gcut__now_ms();
+    stats->build_ms = t_solve - t_start;
+
+    unsigned stamp = 0;
+    int q = 0; /* rotation index of the next launch */
+    int64_t sweeps = 0, relabels = 0, relax_passes = 0;
+    auto read_count = [&](int list, int *out) -> gcut_status {
+        GCUT__CUDA_TRY(cudaMemcpyAsync(S.host_count, P.count + list, sizeof(int),
+                                       cudaMemcpyDeviceToHost, stream),
+                       "read list size");
+        GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "solve");
+        *out = *S.host_count;
+        return GCUT_OK;
+    };
+    /* Exact heights, then the active tiles; 0 active tiles means the preflow is maximum. */
+    auto global_relabel = [&](int *active_tiles) -> gcut_status {
+        relabels++;
+        GCUT__CUDA_TRY(cudaMemsetAsync(P.count, 0, 4 * sizeof(int), stream), "memset");
+        GCUT__CUDA_TRY(cudaMemsetAsync(P.next, 0, 4 * sizeof(int), stream), "memset");
+        relabel_init_kernel<CONN><<<node_blocks, 256, 0, stream>>>(P);
+        relax_kernel<CONN>
+            <<<relax_blocks, G::T, 0, stream>>>(P, kAllTiles, (q + 1) % 3, (q + 2) % 3, ++stamp);
+        q++;
+        relax_passes++;
+        GCUT__CUDA_TRY(cudaGetLastError(), "relax kernel launch");
+        for (;;) {
+            for (int b = 0; b < kRelaxBatch; b++, q++, relax_passes++)
+                relax_kernel<CONN><<<relax_blocks, G::T, 0, stream>>>(P, q % 3, (q + 1) % 3,
+                                                                      (q + 2) % 3, ++stamp);
+            GCUT__CUDA_TRY(cudaGetLastError(), "relax kernel launch");
+            int pending = 0;
+            gcut_status s2 = read_count(q % 3, &pending);
+            if (s2 != GCUT_OK)
+                return s2;
+            if (pending == 0)
+                break;
+        }
+        GCUT__CUDA_TRY(cudaMemsetAsync(P.count, 0, 4 * sizeof(int), stream), "memset");
+        GCUT__CUDA_TRY(cudaMemsetAsync(P.next, 0, 4 * sizeof(int), stream), "memset");
+        collect_kernel<CONN><<<P.num_tiles, G::T, 0, stream>>>(P, q % 3, ++stamp);
+        GCUT__CUDA_TRY(cudaGetLastError(), "collect kernel launch");
+        return read_count(q % 3, active_tiles);
+    };
+
+    int active_tiles = 0;
+    if ((st = global_relabel(&active_tiles)) != GCUT_OK)
+        return st;
+    while (active_tiles > 0) {
+        for (int k = 0; k < sweeps_per_relabel; k++, q++, sweeps++)
+            sweep_kernel<CONN><<<sweep_blocks, G::T, 0, stream>>>(P, q % 3, (q + 1) % 3,
+                                                                  (q + 2) % 3, ++stamp, rounds);
+        GCUT__CUDA_TRY(cudaGetLastError(), "sweep kernel launch");
+        if ((st = global_relabel(&active_tiles)) != GCUT_OK)
+            return st;
+        if (verbose)
+            fprintf(stderr, "cuda-grid: %lld sweeps, %lld global relabels, %d active tiles\n",
+                    (long long)sweeps, (long long)relabels, active_tiles);
+    }
+
+    unsigned char *labels_dev = reinterpret_cast<unsigned char *>(P.arc_mask);
+    finish_kernel<<<node_blocks, 256, 0, stream>>>(P, labels_dev);
+    GCUT__CUDA_TRY(cudaGetLastError(), "finish kernel launch");
+    GCUT__CUDA_TRY(cudaMemcpyAsync(S.host_counters, P.counters,
+                                   kNumCounters * sizeof(unsigned long long),
+                                   cudaMemcpyDeviceToHost, stream),
+                   "read counters");
+    if (labels != NULL)
+        GCUT__CUDA_TRY(cudaMemcpyAsync(labels, labels_dev, nodes, cudaMemcpyDeviceToHost, stream),
+                       "download labels");
+    GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "solve");
+
+    const unsigned long long *c = S.host_counters;
+    *flow = (int64_t)(c[kSumSink] - c[kSumSinkResidual]);
+    stats->solve_ms = gcut__now_ms() - t_solve;
+    stats->sweeps = sweeps;
+    stats->global_relabels = relabels;
+    stats->pushes = (int64_t)c[kPushes];
+    stats->device_bytes = (int64_t)S.device_bytes;
+    /* Per node visit: excess, sink residual, height and every arc residual read and (at most)
+     * written once, plus the halo heights. An upper bound: unchanged values are not written. */
+    const double node_visit_bytes = 2.0 * (8 + 4 + 4 + 4.0 * CONN) + 4.0 * (G::BOX - G::T) / G::T;
+    stats->bytes_per_sweep =
+        sweeps > 0 ? (double)c[kVisits] * G::T * node_visit_bytes / (double)sweeps : 0.0;
+    if (verbose)
+        fprintf(stderr,
+                "cuda-grid: flow %lld, %lld sweeps, %lld global relabels (%lld relax passes), "
+                "%llu tile visits, %.0f bytes/sweep\n",
+                (long long)*flow, (long long)sweeps, (long long)relabels, (long long)relax_passes,
+                c[kVisits], stats->bytes_per_sweep);
+    return GCUT_OK;
+}
+
+} // namespace
 
 extern "C" int gcut__cuda_available(void) {
     static int cached = -1;
     if (cached < 0) {
         int count = 0;
         cached = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+        cudaGetLastError();
     }
     return cached;
 }
@@ -15,6 +768,44 @@ extern "C" int gcut__cuda_available(void) {
 extern "C" gcut_status gcut__cudagrid_solve_grid(const gcut_grid *grid, const gcut_options *options,
                                                  int64_t *flow, uint8_t *labels,
                                                  gcut_stats *stats) {
-    (void)grid, (void)options, (void)flow, (void)labels, (void)stats;
-    return gcut__fail(GCUT_ERR_UNSUPPORTED, "cuda-grid: not built yet");
+    const double t_start = gcut__now_ms();
+    if (grid == NULL || flow == NULL || stats == NULL)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "cuda-grid: grid, flow or stats is NULL");
+    if (!gcut__cuda_available())
+        return gcut__fail(GCUT_ERR_NO_DEVICE, "cuda-grid: no CUDA device is usable here");
+    const int conn = grid->connectivity;
+    if (conn != 4 && conn != 8 && conn != 6 && conn != 26)
+        return gcut__fail(GCUT_ERR_UNSUPPORTED, "cuda-grid: connectivity %d is not supported",
+                          conn);
+    for (int d = 0; d < grid->num_dirs; d++)
+        if (grid->offset[d][0] != dir_dz(conn, d) || grid->offset[d][1] != dir_dy(conn, d) ||
+            grid->offset[d][2] != dir_dx(conn, d))
+            return gcut__fail(GCUT_ERR_INTERNAL,
+                              "cuda-grid: direction %d of the %d-connected grid is not the "
+                              "order this solver was built for",
+                              d, conn);
+    if (grid->num_nodes >= kInf)
+        return gcut__fail(GCUT_ERR_UNSUPPORTED,
+                          "cuda-grid: %lld nodes; this solver indexes heights with int32 and "
+                          "takes fewer than %d",
+                          (long long)grid->num_nodes, kInf);
+    const int device = options ? options->device : 0;
+    int count = 0;
+    cudaGetDeviceCount(&count);
+    if (device < 0 || device >= count)
+        return gcut__fail(GCUT_ERR_NO_DEVICE, "cuda-grid: options.device %d not in [0, %d)", device,
+                          count);
+    GCUT__CUDA_TRY(cudaSetDevice(device), "cudaSetDevice");
+    const int verbose = options ? options->verbose : 0;
+    Session S;
+    switch (conn) {
+    case 4:
+        return solve<4>(S, grid, device, verbose, flow, labels, stats, t_start);
+    case 8:
+        return solve<8>(S, grid, device, verbose, flow, labels, stats, t_start);
+    case 6:
+        return solve<6>(S, grid, device, verbose, flow, labels, stats, t_start);
+    default:
+        return solve<26>(S, grid, device, verbose, flow, labels, stats, t_start);
+    }
 }

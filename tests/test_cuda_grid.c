@@ -1,0 +1,283 @@
+/* test_cuda_grid.c - the cuda-grid solver (src/cuda/cuda_grid.cu) against independent answers:
+ * Dinic on the same grid (tests/util_oracle.h) on small grids, bk and cpu-pr on larger ones,
+ * and the cut certificate on every result. Skips (exit 77) where no GPU can be used. */
+#include "internal.h"
+#include "util_common.h"
+#include "util_oracle.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int checks;
+
+/* Flow of grid by solver through the public API, or -1 if that solver cannot run here (not
+ * built yet, no device): the comparison is then skipped and said so. */
+static int64_t reference_flow(gcut_grid *grid, const char *solver) {
+    gcut_options options;
+    gcut_options_init(&options);
+    options.solver = solver;
+    int64_t flow = -1;
+    gcut_status st = gcut_grid_solve(grid, &options, &flow, NULL, NULL);
+    if (st != GCUT_OK) {
+        static int said[2];
+        int k = strcmp(solver, "bk") == 0;
+        if (!said[k]++)
+            printf("note: %s cannot run (%s: %s); comparisons with it skipped\n", solver,
+                   gcut_status_name(st), gcut_last_error());
+        return -1;
+    }
+    return flow;
+}
+
+/* cuda-grid on grid against expected (flow, stats and certificate), twice: a second solve of
+ * the same grid must not depend on the first. */
+static void check_cuda(gcut_grid *grid, int64_t expected, const char *what) {
+    checks += oracle_check_grid(grid, "cuda-grid", expected, what);
+    gcut_options options;
+    gcut_options_init(&options);
+    options.solver = "cuda-grid";
+    gcut_stats stats;
+    int64_t flow = -1;
+    CHECK_OK(gcut_grid_solve(grid, &options, &flow, NULL, &stats));
+    CHECK_EQ_I64(flow, expected);
+    CHECK(stats.global_relabels >= 1);
+    CHECK(stats.device_bytes > 0);
+    CHECK(strcmp(stats.solver, "cuda-grid") == 0);
+    checks++;
+}
+
+/* Small random grids of many shapes (odd sizes, 1xN, Nx1, tiles cut by the border, one node)
+ * and capacity mixes, against Dinic. */
+static void random_small(test_rng *rng, int mixes) {
+    static const int64_t shapes2[][2] = {{1, 1},  {1, 77},  {77, 1},  {8, 32},  {9, 33},
+                                         {7, 65}, {31, 47}, {16, 96}, {40, 40}, {3, 200}};
+    static const int64_t shapes3[][3] = {{1, 1, 1}, {1, 6, 9}, {4, 4, 16},  {5, 9, 17},
+                                         {9, 5, 3}, {8, 8, 8}, {3, 17, 20}, {12, 10, 18}};
+    for (int mix = 0; mix < mixes; mix++) {
+        oracle_caps caps = oracle_caps_default();
+        const char *mix_name = "default";
+        if (mix == 1) {
+            caps.zero_percent = 40, caps.one_way_percent = 30, caps.terminal_density = 10;
+            mix_name = "sparse";
+        } else if (mix == 2) {
+            caps.huge = 1, caps.terminal_density = 50;
+            mix_name = "huge";
+        } else if (mix == 3) {
+            caps.max_cap = 3, caps.max_terminal = 1000, caps.terminal_density = 100;
+            mix_name = "terminal-heavy";
+        } else if (mix == 4) {
+            caps.max_cap = 1000, caps.max_terminal = 5, caps.terminal_density = 5;
+            mix_name = "edge-heavy";
+        }
+        for (size_t s = 0; s < sizeof shapes2 / sizeof shapes2[0]; s++)
+            for (int conn = 4; conn <= 8; conn += 4) {
+                gcut_grid *grid = NULL;
+                CHECK_OK(oracle_make_grid(rng, 2, shapes2[s], conn, &caps, &grid));
+                if (grid == NULL)
+                    continue;
+                char what[128];
+                snprintf(what, sizeof what, "2D %lldx%lld conn %d %s", (long long)shapes2[s][0],
+                         (long long)shapes2[s][1], conn, mix_name);
+                check_cuda(grid, oracle_dinic_grid(grid), what);
+                gcut_grid_free(grid);
+            }
+        for (size_t s = 0; s < sizeof shapes3 / sizeof shapes3[0]; s++)
+            for (int conn = 6; conn <= 26; conn += 20) {
+                gcut_grid *grid = NULL;
+                CHECK_OK(oracle_make_grid(rng, 3, shapes3[s], conn, &caps, &grid));
+                if (grid == NULL)
+                    continue;
+                char what[128];
+                snprintf(what, sizeof what, "3D %lldx%lldx%lld conn %d %s",
+                         (long long)shapes3[s][0], (long long)shapes3[s][1],
+                         (long long)shapes3[s][2], conn, mix_name);
+                check_cuda(grid, oracle_dinic_grid(grid), what);
+                gcut_grid_free(grid);
+            }
+    }
+}
+
+/* Grids whose answer is known by construction: all-source, all-sink, no capacity at all. */
+static void uniform_cases(void) {
+    const int64_t shape[2] = {37, 70};
+    for (int which = 0; which < 3; which++) {
+        gcut_grid *grid = NULL;
+        CHECK_OK(gcut_grid_create(2, shape, 8, &grid));
+        if (grid == NULL)
+            return;
+        int64_t n = gcut_grid_num_nodes(grid);
+        int32_t *source = gcut_grid_terminal_data(grid, GCUT_SOURCE);
+        int32_t *sink = gcut_grid_terminal_data(grid, GCUT_SINK);
+        for (int d = 0; d < gcut_grid_num_dirs(grid); d++) {
+            int32_t *cap = gcut_grid_dir_data(grid, d);
+            for (int64_t i = 0; i < n; i++)
+                cap[i] = which == 2 ? 0 : 7;
+        }
+        for (int64_t i = 0; i < n; i++) {
+            source[i] = which == 0 ? 5 : 0;
+            sink[i] = which == 1 ? 5 : 0;
+        }
+        uint8_t *labels = malloc((size_t)n);
+        gcut_options options;
+        gcut_options_init(&options);
+        options.solver = "cuda-grid";
+        int64_t flow = -1;
+        CHECK_OK(gcut_grid_solve(grid, &options, &flow, labels, NULL));
+        CHECK_EQ_I64(flow, 0);
+        /* All-source: nothing reaches the sink, every node is on the source side; all-sink:
+         * every node reaches it; no capacity: only direct sink arcs count, and there are none. */
+        int64_t sink_side = 0;
+        for (int64_t i = 0; labels && i < n; i++)
+            sink_side += labels[i] == GCUT_SINK;
+        CHECK_EQ_I64(sink_side, which == 1 ? n : 0);
+        free(labels);
+        gcut_grid_free(grid);
+        checks++;
+    }
+}
+
+/* One serpentine path through a 2D grid (every other row, joined at alternating ends): the
+ * only route from the source node to the sink node is n/2 arcs long, so flow must travel
+ * through many tiles and many global relabels. Flow = the path's smallest capacity. */
+static void snake_case(int64_t height, int64_t width) {
+    const int64_t shape[2] = {height, width};
+    gcut_grid *grid = NULL;
+    CHECK_OK(gcut_grid_create(2, shape, 4, &grid));
+    if (grid == NULL)
+        return;
+    int32_t *right = gcut_grid_dir_data(grid, 0), *left = gcut_grid_dir_data(grid, 1);
+    int32_t *down = gcut_grid_dir_data(grid, 2);
+    int64_t last = 0;
+    for (int64_t y = 0; y < height; y += 2) {
+        int forward = (y / 2) % 2 == 0;
+        for (int64_t x = 0; x + 1 < width; x++) {
+            int64_t i = y * width + x;
+            if (forward)
+                right[i] = 9;
+            else
+                left[i + 1] = 9;
+        }
+        int64_t end = y * width + (forward ? width - 1 : 0);
+        last = end;
+        if (y + 2 < height) {
+            down[end] = 9;
+            down[end + width] = 9;
+            last = end + 2 * width;
+        }
+    }
+    right[width / 2] = 6; /* the bottleneck, in the first row */
+    gcut_grid_terminal_data(grid, GCUT_SOURCE)[0] = 100;
+    gcut_grid_terminal_data(grid, GCUT_SINK)[last] = 100;
+    char what[64];
+    snprintf(what, sizeof what, "snake %lldx%lld", (long long)height, (long long)width);
+    int64_t expected = oracle_dinic_grid(grid);
+    CHECK_EQ_I64(expected, 6);
+    check_cuda(grid, expected, what);
+    gcut_grid_free(grid);
+}
+
+/* Synthetic segmentation grids (the benchmark's energy) and larger random grids: against bk
+ * and cpu-pr where they run, else Dinic. */
+static void larger_cases(test_rng *rng) {
+    struct {
+        int64_t w, h, d;
+        int conn;
+        gcut_synth_level level;
+    } synth[] = {{320, 240, 1, 4, GCUT_SYNTH_HARD},
+                 {333, 201, 1, 8, GCUT_SYNTH_EASY},
+                 {200, 150, 1, 8, GCUT_SYNTH_HARD},
+                 {40, 36, 33, 6, GCUT_SYNTH_HARD},
+                 {24, 24, 24, 26, GCUT_SYNTH_EASY}};
+    for (size_t k = 0; k < sizeof synth / sizeof synth[0]; k++) {
+        gcut_grid *grid = NULL;
+        gcut_status st = gcut_synth_grid(synth[k].w, synth[k].h, synth[k].d, test_seed() + k,
+                                         synth[k].level, synth[k].conn, &grid);
+        if (st != GCUT_OK) {
+            printf("note: gcut_synth_grid: %s: %s; synthetic cases skipped\n", gcut_status_name(st),
+                   gcut_last_error());
+            break;
+        }
+        int64_t expected = reference_flow(grid, "bk");
+        if (expected < 0)
+            expected = oracle_dinic_grid(grid);
+        int64_t cpupr = reference_flow(grid, "cpu-pr");
+        if (cpupr >= 0)
+            CHECK_EQ_I64(cpupr, expected);
+        char what[96];
+        snprintf(what, sizeof what, "synth %lldx%lldx%lld conn %d %s", (long long)synth[k].w,
+                 (long long)synth[k].h, (long long)synth[k].d, synth[k].conn,
+                 synth[k].level == GCUT_SYNTH_HARD ? "hard" : "easy");
+        check_cuda(grid, expected, what);
+        gcut_grid_free(grid);
+    }
+    const int64_t big2[2] = {300, 257}, big3[3] = {30, 33, 35};
+    for (int conn = 4; conn <= 8; conn += 4) {
+        oracle_caps caps = oracle_caps_default();
+        gcut_grid *grid = NULL;
+        CHECK_OK(oracle_make_grid(rng, 2, big2, conn, &caps, &grid));
+        if (grid == NULL)
+            continue;
+        int64_t expected = reference_flow(grid, "bk");
+        if (expected < 0)
+            expected = oracle_dinic_grid(grid);
+        check_cuda(grid, expected, conn == 4 ? "random 300x257 conn 4" : "random 300x257 conn 8");
+        gcut_grid_free(grid);
+    }
+    for (int conn = 6; conn <= 26; conn += 20) {
+        oracle_caps caps = oracle_caps_default();
+        caps.huge = conn == 26;
+        gcut_grid *grid = NULL;
+        CHECK_OK(oracle_make_grid(rng, 3, big3, conn, &caps, &grid));
+        if (grid == NULL)
+            continue;
+        int64_t expected = reference_flow(grid, "bk");
+        if (expected < 0)
+            expected = oracle_dinic_grid(grid);
+        check_cuda(grid, expected, conn == 6 ? "random 30x33x35 conn 6" : "huge 30x33x35 conn 26");
+        gcut_grid_free(grid);
+    }
+}
+
+/* A device ordinal that does not exist is an error with a message, not a crash. */
+static void bad_device(void) {
+    const int64_t shape[2] = {4, 4};
+    gcut_grid *grid = NULL;
+    CHECK_OK(gcut_grid_create(2, shape, 4, &grid));
+    gcut_options options;
+    gcut_options_init(&options);
+    options.solver = "cuda-grid";
+    options.device = 4096;
+    int64_t flow = 0;
+    gcut_status st = gcut_grid_solve(grid, &options, &flow, NULL, NULL);
+    CHECK_EQ_I64(st, GCUT_ERR_NO_DEVICE);
+    CHECK(strstr(gcut_last_error(), "4096") != NULL);
+    gcut_grid_free(grid);
+    checks++;
+}
+
+int main(void) {
+#ifndef GCUT_HAVE_CUDA
+    printf("test_cuda_grid: built without CUDA: skipped\n");
+    return TEST_SKIP;
+#else
+    if (!gcut__cuda_available() || gcut_solver_find("cuda-grid", NULL) != GCUT_OK) {
+        printf("test_cuda_grid: no usable CUDA device: skipped\n");
+        return TEST_SKIP;
+    }
+    test_rng rng;
+    test_rng_init(&rng, test_seed());
+    /* GCUT_TEST_QUICK: the small cases only, for runs under compute-sanitizer. */
+    const char *quick = getenv("GCUT_TEST_QUICK");
+    int full = quick == NULL || *quick == '\0' || strcmp(quick, "0") == 0;
+    random_small(&rng, full ? 5 : 2);
+    uniform_cases();
+    snake_case(9, 40);
+    if (full) {
+        snake_case(64, 97);
+        larger_cases(&rng);
+    }
+    bad_device();
+    return test_finish("test_cuda_grid", checks);
+#endif
+}
