@@ -141,6 +141,8 @@ static gcut_status BK_FN(build)(const gcut_graph *g, bool keep_edges, BK_FN(solv
         int64_t source = g->tw_source[i], sink = g->tw_sink[i];
         bk->flow += source < sink ? source : sink;
         bk->tr[i] = source - sink;
+        /* Written here so that the pages are mapped while building, not while solving. */
+        bk->nodes[i] = (BK_FN(node)){BK_NONE, BK_NONE, 0, 0};
     }
     *out = bk;
     return GCUT_OK;
