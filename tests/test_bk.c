@@ -120,6 +120,31 @@ static void test_medium(test_rng *rng) {
     gcut_graph_free(g);
 }
 
+/* Grids go through gcut_grid_to_graph: every dimension and connectivity the library takes. */
+static void test_grids(test_rng *rng) {
+    static const struct {
+        int ndim, connectivity;
+        int64_t shape[3];
+    } cases[] = {{2, 4, {40, 50, 0}}, {2, 8, {30, 33, 0}}, {3, 6, {9, 10, 11}}, {3, 26, {6, 7, 8}},
+                 {2, 4, {1, 200, 0}}, {2, 8, {1, 1, 0}},   {3, 6, {1, 1, 300}}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        oracle_caps caps = oracle_caps_default();
+        caps.terminal_density = 50;
+        caps.one_way_percent = 20;
+        caps.huge = c % 3 == 2;
+        gcut_grid *grid = NULL;
+        CHECK_OK(oracle_make_grid(rng, cases[c].ndim, cases[c].shape, cases[c].connectivity, &caps,
+                                  &grid));
+        if (grid == NULL)
+            continue;
+        char what[64];
+        snprintf(what, sizeof what, "grid case %zu (%dD, %d-connected)", c, cases[c].ndim,
+                 cases[c].connectivity);
+        count(oracle_check_grid(grid, "bk", oracle_dinic_grid(grid), what));
+        gcut_grid_free(grid);
+    }
+}
+
 /* Sums far past 2^31 everywhere: terminal sums past INT32_MAX per node, and edges carrying
  * INT32_MAX both ways (a residual then reaches 2^32 - 2). */
 static void test_huge_sums(void) {
@@ -317,6 +342,7 @@ int main(void) {
     test_huge_sums();
     test_tiny_brute_force(&rng, 4000, "32-bit");
     test_medium(&rng);
+    test_grids(&rng);
     test_warm(&rng, 600, 40);
     /* The wide (64-bit index) instantiation, on the same kinds of cases. */
     setenv("GCUT_BK_INDEX_BITS", "64", 1);
