@@ -3,6 +3,8 @@
  * built here for 32-bit indices (the usual case) and 64-bit ones (more than 2^32 arcs). */
 #include "internal.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

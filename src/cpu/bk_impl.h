@@ -625,6 +625,13 @@ static gcut_status BK_FN(solve)(gcut_graph *g, const gcut_options *options, int6
     stats->build_ms += t1 - t0;
     stats->solve_ms += t2 - t1;
     stats->augmentations += bk->augmentations - augmentations_before;
+    if (options->verbose)
+        fprintf(stderr,
+                "bk: %s solve, %" PRIu64 " nodes, %" PRIu64 " arcs (%d-bit ids), flow %" PRId64
+                ", %" PRId64 " augmentations, build %.1f ms, solve %.1f ms\n",
+                warm ? "warm" : "fresh", (uint64_t)bk->num_nodes, (uint64_t)bk->num_arcs,
+                (int)(8 * sizeof(BK_IDX)), bk->flow, bk->augmentations - augmentations_before,
+                t1 - t0, t2 - t1);
     if (!options->warm) {
         BK_FN(free)(bk);
     } else if (!warm) {
