@@ -1,0 +1,130 @@
+/* seg_internal.h - segmentation energies as host-computed lookup tables (Boykov-Jolly regional
+ * and contrast-sensitive boundary terms; Lattari 2010 ch. 3.4, Table 1), and the kernel that
+ * fills a grid from an 8-bit image, seeds and tables. Plain C, includable from CUDA .cu files
+ * so that a GPU builder can mirror gcut__seg_fill_grid() line by line with the same tables. */
+#ifndef GCUT_SEG_INTERNAL_H
+#define GCUT_SEG_INTERNAL_H
+
+#include "gcut.h"
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifdef __CUDACC__
+#define GCUT__SEG_HD __host__ __device__
+#else
+#define GCUT__SEG_HD
+#endif
+
+/* Largest finite capacity a table entry may hold (unary or pairwise). With at most 26
+ * neighbours, a node's capacities sum to at most K + 26 * bound with K = 1 + 26 * bound, i.e.
+ * below 2^26, far from INT32_MAX; a residual pair (cap + rev_cap) stays below 2^21. */
+#define GCUT__SEG_CAP_BOUND (1 << 20)
+/* Regional costs are clamped to this many nats (after subtracting the smaller of the two):
+ * a pixel's colour can never outweigh this much evidence against its label. */
+#define GCUT__SEG_UNARY_MAX_NATS 20.0
+/* Distance classes of neighbour pairs: |offset| = 1, sqrt 2, sqrt 3. */
+#define GCUT__SEG_CLASSES 3
+
+/** The energy as integer lookup tables. A working image is 8-bit gray (channels 1) or 8-bit
+ *  RGB (channels 3). Foreground is the source side (GCUT_SOURCE), so the source capacity of a
+ *  pixel is the cost of calling it background and the sink capacity the cost of calling it
+ *  foreground. */
+typedef struct gcut__seg_tables {
+    int channels;          /**< 1 or 3: the working image's channels */
+    int quant_shift;       /**< low bits dropped per channel for the unary index: 0 or 2 */
+    int64_t num_colors;    /**< entries of the unary tables: 256 (gray) or 2^18 (RGB) */
+    int32_t *unary_source; /**< per quantised colour: capacity source -> pixel */
+    int32_t *unary_sink;   /**< per quantised colour: capacity pixel -> sink */
+    int32_t max_sqdiff;    /**< largest squared colour difference: 255^2 * channels */
+    int num_classes;       /**< distance classes present (1: 4/6-conn., 2: 8, 3: 26) */
+    int32_t *pairwise[GCUT__SEG_CLASSES]; /**< [class][squared difference] capacity */
+    int32_t hard;                         /**< K, the seeded side's terminal capacity */
+    double scale;                         /**< capacity = round(scale * energy) */
+    double lambda, sigma;                 /**< the boundary term's parameters */
+    double unary_max; /**< largest finite regional cost in nats (after clamping) */
+} gcut__seg_tables;
+
+/** Unary table index of the pixel at px (channels 1 or 3). */
+static inline GCUT__SEG_HD int64_t gcut__seg_color_index(const uint8_t *px, int channels) {
+    if (channels == 1)
+        return px[0];
+    return ((int64_t)(px[0] >> 2) << 12) | ((int64_t)(px[1] >> 2) << 6) | (int64_t)(px[2] >> 2);
+}
+
+/** Squared colour difference of two pixels (channels 1 or 3). */
+static inline GCUT__SEG_HD int32_t gcut__seg_sqdiff(const uint8_t *a, const uint8_t *b,
+                                                    int channels) {
+    int32_t d0 = (int32_t)a[0] - (int32_t)b[0];
+    if (channels == 1)
+        return d0 * d0;
+    int32_t d1 = (int32_t)a[1] - (int32_t)b[1];
+    int32_t d2 = (int32_t)a[2] - (int32_t)b[2];
+    return d0 * d0 + d1 * d1 + d2 * d2;
+}
+
+/** Distance class of a neighbour offset: number of non-zero components minus one. */
+static inline GCUT__SEG_HD int gcut__seg_offset_class(const int *offset3) {
+    return (offset3[0] != 0) + (offset3[1] != 0) + (offset3[2] != 0) - 1;
+}
+
+/** Allocate tables for a working image of channels 1 or 3 and connectivity (4, 8, 6 or 26),
+ *  all entries zero. Free with gcut__seg_tables_free(). */
+gcut_status gcut__seg_tables_alloc(int channels, int connectivity, gcut__seg_tables **out);
+void gcut__seg_tables_free(gcut__seg_tables *tables);
+
+/** Turn regional costs in nats (cost_fg[c] = -ln P(c | foreground), cost_bg likewise, one per
+ *  quantised colour) and the boundary parameters into the integer tables: the smaller cost of
+ *  each colour is subtracted, the rest clamped at GCUT__SEG_UNARY_MAX_NATS; scale <= 0 picks
+ *  GCUT__SEG_CAP_BOUND / (largest finite energy term); K = 1 + connectivity * largest pairwise
+ *  entry. @return GCUT_ERR_OVERFLOW if a given scale pushes a capacity past the bound. */
+gcut_status gcut__seg_tables_fill(gcut__seg_tables *tables, const double *cost_fg,
+                                  const double *cost_bg, double lambda, double sigma, double scale,
+                                  int connectivity);
+
+/** The kernel: terminal and neighbour capacities of grid from the working image pixels
+ *  (interleaved, channels = tables->channels, the grid's shape) and seeds (one code per pixel,
+ *  GCUT_SEED_*; NULL = none). Seeded pixels get K on their side and 0 on the other; neighbour
+ *  arcs whose neighbour is outside the grid get 0. A GPU builder mirrors this exactly. */
+void gcut__seg_fill_grid(const uint8_t *pixels, const uint8_t *seeds,
+                         const gcut__seg_tables *tables, gcut_grid *grid);
+
+/** The synthetic benchmark's tables for level and connectivity (4/8 in 2D RGB, 6/26 in 3D
+ *  gray): regional term from the two generating mixtures, the level's lambda and sigma.
+ *  Built once per (level, connectivity) and cached for the process (thread-safe; they stay
+ *  allocated until exit and count in gcut_memory_in_use()). Never free the result. */
+gcut_status gcut__synth_tables(gcut_synth_level level, int connectivity,
+                               const gcut__seg_tables **out);
+
+/** The synthetic image into caller buffers: pixels (width*height*depth*channels bytes,
+ *  channels 3 in 2D, 1 in 3D) and truth (may be NULL). */
+gcut_status gcut__synth_pixels(int64_t width, int64_t height, int64_t depth, uint64_t seed,
+                               gcut_synth_level level, uint8_t *pixels, uint8_t *truth);
+
+/** Working copy of an image for the tables: 8-bit, 1 or 3 channels (alpha dropped; gray+alpha
+ *  gray; 16-bit rescaled linearly from the image's own [min, max] to [0, 255]). *owned is set
+ *  to a new buffer (free with gcut__free) unless the image can be used as it is, in which case
+ *  *owned is NULL and *pixels points at the image. */
+gcut_status gcut__seg_working_image(const gcut_image *image, const uint8_t **pixels,
+                                    uint8_t **owned, int *channels);
+
+/** Regional costs learnt from seed colours: counts[c] = how many seeds of one class have
+ *  quantised colour c; cost[c] gets -ln P(c | class) for every c (num_colors entries).
+ *  model is GCUT_MODEL_HISTOGRAM or GCUT_MODEL_GMM; deterministic for a seed. */
+gcut_status gcut__seg_model_costs(const double *counts, int64_t num_colors, int channels,
+                                  gcut_model_kind model, int gmm_components, int histogram_bins,
+                                  uint64_t seed, double *cost);
+
+/** The boundary term's default sigma: the RMS colour difference of axis neighbours (at least
+ *  1, so that a flat image still has a finite sigma). */
+double gcut__seg_estimate_sigma(const uint8_t *pixels, int channels, int64_t width, int64_t height,
+                                int64_t depth);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GCUT_SEG_INTERNAL_H */

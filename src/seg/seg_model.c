@@ -1,0 +1,445 @@
+/* seg_model.c - what the regional term learns from the seeds: seed masks in three encodings,
+ * colour histograms and Gaussian mixtures (seeded k-means++ then EM, as in GrabCut), turned into
+ * -ln P(colour | class) per quantised colour (Lattari 2010 ch. 3.4, eq. 3.7). */
+#include "internal.h"
+#include "seg_internal.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define PI 3.14159265358979323846
+
+/* ---- seed masks ---- */
+
+static void pixel_name(const gcut_image *mask, int64_t i, char *buf, size_t size) {
+    int64_t x = i % mask->width, y = (i / mask->width) % mask->height;
+    int64_t z = i / (mask->width * mask->height);
+    if (mask->depth > 1)
+        snprintf(buf, size, "(x %" PRId64 ", y %" PRId64 ", z %" PRId64 ")", x, y, z);
+    else
+        snprintf(buf, size, "(x %" PRId64 ", y %" PRId64 ")", x, y);
+}
+
+gcut_status gcut_seeds_from_mask(const gcut_image *mask, gcut_seed_encoding encoding,
+                                 uint8_t *seeds) {
+    if (mask == NULL || mask->pixels == NULL || seeds == NULL)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_seeds_from_mask: mask, its pixels or "
+                                                "seeds is NULL");
+    if (mask->width < 1 || mask->height < 1 || mask->depth < 1 || mask->channels < 1 ||
+        mask->channels > 4 || (mask->bit_depth != 8 && mask->bit_depth != 16))
+        return gcut__fail(GCUT_ERR_INVALID_ARG,
+                          "gcut_seeds_from_mask: mask geometry %" PRId64 "x%" PRId64 "x%" PRId64
+                          ", %d channels, %d bits is not valid",
+                          mask->width, mask->height, mask->depth, mask->channels, mask->bit_depth);
+    if (encoding != GCUT_SEEDS_GCUT && encoding != GCUT_SEEDS_GRABCUT &&
+        encoding != GCUT_SEEDS_COLOR)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_seeds_from_mask: unknown encoding %d",
+                          (int)encoding);
+    const int ch = mask->channels;
+    const bool colour = ch >= 3, alpha = ch == 2 || ch == 4;
+    const int64_t n = mask->width * mask->height * mask->depth;
+    const uint8_t *p8 = mask->pixels;
+    const uint16_t *p16 = mask->pixels;
+    char where[96];
+    for (int64_t i = 0; i < n; i++) {
+        unsigned v[4] = {0, 0, 0, 0};
+        for (int c = 0; c < ch; c++)
+            v[c] = mask->bit_depth == 8 ? p8[i * ch + c] : p16[i * ch + c];
+        if (encoding == GCUT_SEEDS_COLOR) {
+            if (mask->bit_depth == 16)
+                for (int c = 0; c < ch; c++)
+                    v[c] >>= 8;
+            uint8_t code = GCUT_SEED_UNKNOWN;
+            if (alpha && v[ch - 1] < 128) {
+                code = GCUT_SEED_UNKNOWN;
+            } else if (colour) {
+                if (v[0] >= 240 && v[1] <= 15 && v[2] <= 15)
+                    code = GCUT_SEED_FOREGROUND;
+                else if (v[2] >= 240 && v[0] <= 15 && v[1] <= 15)
+                    code = GCUT_SEED_BACKGROUND;
+            } else {
+                if (v[0] >= 240)
+                    code = GCUT_SEED_FOREGROUND;
+                else if (v[0] <= 15)
+                    code = GCUT_SEED_BACKGROUND;
+            }
+            seeds[i] = code;
+            continue;
+        }
+        if (colour && (v[0] != v[1] || v[1] != v[2])) {
+            pixel_name(mask, i, where, sizeof where);
+            return gcut__fail(GCUT_ERR_INVALID_ARG,
+                              "seed mask pixel %s is coloured (%u, %u, %u): the %s encoding "
+                              "takes gray codes (use the color encoding for scribbles)",
+                              where, v[0], v[1], v[2],
+                              encoding == GCUT_SEEDS_GCUT ? "gcut" : "grabcut");
+        }
+        if (encoding == GCUT_SEEDS_GCUT) {
+            if (v[0] > 2) {
+                pixel_name(mask, i, where, sizeof where);
+                return gcut__fail(GCUT_ERR_INVALID_ARG,
+                                  "seed mask pixel %s has value %u: the gcut encoding takes 0 "
+                                  "(unknown), 1 (foreground), 2 (background)",
+                                  where, v[0]);
+            }
+            seeds[i] = (uint8_t)v[0];
+        } else {
+            if (v[0] > 3) {
+                pixel_name(mask, i, where, sizeof where);
+                return gcut__fail(GCUT_ERR_INVALID_ARG,
+                                  "seed mask pixel %s has value %u: the grabcut encoding takes "
+                                  "0 (BGD), 1 (FGD), 2 (PR_BGD), 3 (PR_FGD)",
+                                  where, v[0]);
+            }
+            static const uint8_t grabcut[4] = {GCUT_SEED_BACKGROUND, GCUT_SEED_FOREGROUND,
+                                               GCUT_SEED_UNKNOWN, GCUT_SEED_UNKNOWN};
+            seeds[i] = grabcut[v[0]];
+        }
+    }
+    return GCUT_OK;
+}
+
+/* ---- quantised colours ---- */
+
+/* The colour at the centre of quantised bin c (channels 1 or 3). */
+static void bin_centre(int64_t c, int channels, double *v) {
+    if (channels == 1) {
+        v[0] = (double)c;
+        return;
+    }
+    v[0] = (double)((c >> 12) << 2) + 1.5;
+    v[1] = (double)(((c >> 6) & 63) << 2) + 1.5;
+    v[2] = (double)((c & 63) << 2) + 1.5;
+}
+
+/* ---- histograms ---- */
+
+/* Smoothed histogram cost: counts in bins^channels cells, blurred with [1 2 1] along each
+ * axis so that colours next to the seeds' colours are not treated as never seen, plus a small
+ * prior mass so no cost is infinite. */
+static gcut_status histogram_costs(const double *counts, int64_t num_colors, int channels, int bins,
+                                   double *cost) {
+    int64_t cells = channels == 1 ? bins : (int64_t)bins * bins * bins;
+    double *h = gcut__calloc((size_t)cells, sizeof(double), "histogram");
+    double *tmp = gcut__calloc((size_t)cells, sizeof(double), "histogram");
+    if (h == NULL || tmp == NULL) {
+        gcut__free(h);
+        gcut__free(tmp);
+        return GCUT_ERR_NOMEM;
+    }
+    const int levels = channels == 1 ? 256 : 64; /* values per channel of the colour index */
+    for (int64_t c = 0; c < num_colors; c++) {
+        if (counts[c] == 0)
+            continue;
+        int64_t cell;
+        if (channels == 1) {
+            cell = c * bins / levels;
+        } else {
+            int64_t r = (c >> 12) * bins / levels, g = ((c >> 6) & 63) * bins / levels;
+            int64_t b = (c & 63) * bins / levels;
+            cell = (r * bins + g) * bins + b;
+        }
+        h[cell] += counts[c];
+    }
+    int64_t stride = 1;
+    for (int axis = 0; axis < channels; axis++, stride *= bins) {
+        for (int64_t cell = 0; cell < cells; cell++) {
+            int64_t k = (cell / stride) % bins;
+            double sum = 2 * h[cell];
+            sum += k > 0 ? h[cell - stride] : h[cell];
+            sum += k < bins - 1 ? h[cell + stride] : h[cell];
+            tmp[cell] = sum / 4;
+        }
+        memcpy(h, tmp, (size_t)cells * sizeof(double));
+    }
+    double total = 0;
+    for (int64_t cell = 0; cell < cells; cell++)
+        total += h[cell];
+    const double prior = 0.01 * total / (double)cells + 1e-9;
+    for (int64_t c = 0; c < num_colors; c++) {
+        int64_t cell;
+        if (channels == 1) {
+            cell = c * bins / levels;
+        } else {
+            int64_t r = (c >> 12) * bins / levels, g = ((c >> 6) & 63) * bins / levels;
+            int64_t b = (c & 63) * bins / levels;
+            cell = (r * bins + g) * bins + b;
+        }
+        cost[c] = -log((h[cell] + prior) / (total + prior * (double)cells));
+    }
+    gcut__free(h);
+    gcut__free(tmp);
+    return GCUT_OK;
+}
+
+/* ---- Gaussian mixtures ---- */
+
+typedef struct gaussian {
+    double weight;
+    double mean[3];
+    double chol[3][3]; /* lower Cholesky factor of the covariance */
+    double log_norm;   /* ln(weight) - ln((2 pi)^(d/2) |cov|^(1/2)) */
+} gaussian;
+
+static uint64_t next_u64(uint64_t *state) {
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static double next_unit(uint64_t *state) {
+    return (double)(next_u64(state) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* Covariance to Cholesky factor and normaliser; a floor on the diagonal keeps a component that
+ * sits on a single quantised colour from collapsing. @return false if not positive definite. */
+static bool gaussian_finish(gaussian *g, double cov[3][3], int d) {
+    for (int i = 0; i < d; i++)
+        cov[i][i] += 2.0;
+    double log_det = 0;
+    memset(g->chol, 0, sizeof g->chol);
+    for (int i = 0; i < d; i++)
+        for (int j = 0; j <= i; j++) {
+            double s = cov[i][j];
+            for (int k = 0; k < j; k++)
+                s -= g->chol[i][k] * g->chol[j][k];
+            if (i == j) {
+                if (!(s > 0))
+                    return false;
+                g->chol[i][i] = sqrt(s);
+                log_det += 2 * log(g->chol[i][i]);
+            } else {
+                g->chol[i][j] = s / g->chol[j][j];
+            }
+        }
+    g->log_norm = log(g->weight) - 0.5 * d * log(2 * PI) - 0.5 * log_det;
+    return true;
+}
+
+static double gaussian_log(const gaussian *g, const double *v, int d) {
+    double y[3], r = 0;
+    for (int i = 0; i < d; i++) {
+        double s = v[i] - g->mean[i];
+        for (int k = 0; k < i; k++)
+            s -= g->chol[i][k] * y[k];
+        y[i] = s / g->chol[i][i];
+        r += y[i] * y[i];
+    }
+    return g->log_norm - 0.5 * r;
+}
+
+static double mixture_log(const gaussian *g, int k, const double *v, int d, double *terms) {
+    double best = -INFINITY;
+    for (int j = 0; j < k; j++) {
+        terms[j] = gaussian_log(&g[j], v, d);
+        best = terms[j] > best ? terms[j] : best;
+    }
+    double sum = 0;
+    for (int j = 0; j < k; j++)
+        sum += exp(terms[j] - best);
+    return best + log(sum);
+}
+
+/* Estimate component j from weighted points with responsibilities resp[p * k + j]. */
+static bool gaussian_fit(gaussian *g, const double *pts, const double *wts, const double *resp,
+                         int64_t np, int k, int j, int d, double total) {
+    double mass = 0, mean[3] = {0, 0, 0}, cov[3][3] = {{0}};
+    for (int64_t p = 0; p < np; p++) {
+        double r = wts[p] * resp[p * k + j];
+        mass += r;
+        for (int a = 0; a < d; a++)
+            mean[a] += r * pts[p * 3 + a];
+    }
+    if (!(mass > 1e-9 * total))
+        return false;
+    for (int a = 0; a < d; a++)
+        mean[a] /= mass;
+    for (int64_t p = 0; p < np; p++) {
+        double r = wts[p] * resp[p * k + j];
+        if (r == 0)
+            continue;
+        for (int a = 0; a < d; a++)
+            for (int b = 0; b <= a; b++)
+                cov[a][b] += r * (pts[p * 3 + a] - mean[a]) * (pts[p * 3 + b] - mean[b]);
+    }
+    for (int a = 0; a < d; a++)
+        for (int b = 0; b <= a; b++)
+            cov[b][a] = cov[a][b] = cov[a][b] / mass;
+    g->weight = mass / total;
+    memcpy(g->mean, mean, sizeof mean);
+    return gaussian_finish(g, cov, d);
+}
+
+/* Fit a k-component mixture to the quantised colours with counts, and write -ln p(colour) for
+ * every quantised colour. Deterministic for a seed: k-means++ seeding from our own PRNG, 10
+ * Lloyd iterations, then 10 EM iterations. */
+static gcut_status gmm_costs(const double *counts, int64_t num_colors, int channels, int k,
+                             uint64_t seed, double *cost) {
+    const int d = channels;
+    int64_t np = 0;
+    double total = 0;
+    for (int64_t c = 0; c < num_colors; c++)
+        if (counts[c] > 0)
+            np++, total += counts[c];
+    double *pts = gcut__malloc(gcut__mul_size((size_t)np, 3 * sizeof(double)), "gmm points");
+    double *wts = gcut__malloc(gcut__mul_size((size_t)np, sizeof(double)), "gmm weights");
+    double *resp = gcut__calloc((size_t)np, (size_t)k * sizeof(double), "gmm responsibilities");
+    double *dist = gcut__malloc(gcut__mul_size((size_t)np, sizeof(double)), "gmm distances");
+    gaussian *g = gcut__calloc((size_t)k, sizeof(gaussian), "gmm components");
+    gcut_status st = GCUT_OK;
+    if (pts == NULL || wts == NULL || resp == NULL || dist == NULL || g == NULL) {
+        st = GCUT_ERR_NOMEM;
+        goto done;
+    }
+    for (int64_t c = 0, p = 0; c < num_colors; c++)
+        if (counts[c] > 0) {
+            bin_centre(c, channels, pts + p * 3);
+            wts[p++] = counts[c];
+        }
+    if (k > np)
+        k = (int)np;
+    /* k-means++ seeding: each new centre drawn with probability ~ count * distance^2. */
+    double centre[32][3];
+    uint64_t state = seed ^ 0x6A11C0DEull;
+    for (int j = 0; j < k; j++) {
+        double pick = next_unit(&state), acc = 0, sum = 0;
+        for (int64_t p = 0; p < np; p++) {
+            double best = INFINITY;
+            for (int i = 0; i < j; i++) {
+                double e = 0;
+                for (int a = 0; a < d; a++)
+                    e += (pts[p * 3 + a] - centre[i][a]) * (pts[p * 3 + a] - centre[i][a]);
+                best = e < best ? e : best;
+            }
+            dist[p] = wts[p] * (j == 0 ? 1.0 : best);
+            sum += dist[p];
+        }
+        int64_t chosen = np - 1;
+        if (sum > 0)
+            for (int64_t p = 0; p < np; p++) {
+                acc += dist[p];
+                if (acc >= pick * sum) {
+                    chosen = p;
+                    break;
+                }
+            }
+        if (j > 0 && !(sum > 0)) {
+            k = j; /* every point sits on a centre already */
+            break;
+        }
+        memcpy(centre[j], pts + chosen * 3, sizeof centre[j]);
+    }
+    for (int iter = 0; iter < 10; iter++) {
+        double sums[32][4] = {{0}};
+        for (int64_t p = 0; p < np; p++) {
+            int best_j = 0;
+            double best = INFINITY;
+            for (int j = 0; j < k; j++) {
+                double e = 0;
+                for (int a = 0; a < d; a++)
+                    e += (pts[p * 3 + a] - centre[j][a]) * (pts[p * 3 + a] - centre[j][a]);
+                if (e < best)
+                    best = e, best_j = j;
+            }
+            for (int j = 0; j < k; j++)
+                resp[p * k + j] = j == best_j ? 1.0 : 0.0;
+            for (int a = 0; a < d; a++)
+                sums[best_j][a] += wts[p] * pts[p * 3 + a];
+            sums[best_j][3] += wts[p];
+        }
+        for (int j = 0; j < k; j++)
+            if (sums[j][3] > 0)
+                for (int a = 0; a < d; a++)
+                    centre[j][a] = sums[j][a] / sums[j][3];
+    }
+    /* Components from the hard assignment; empty ones are dropped. */
+    int kept = 0;
+    for (int j = 0; j < k; j++) {
+        if (gaussian_fit(&g[kept], pts, wts, resp, np, k, j, d, total)) {
+            if (kept != j)
+                for (int64_t p = 0; p < np; p++)
+                    resp[p * k + kept] = resp[p * k + j];
+            kept++;
+        }
+    }
+    if (kept == 0) {
+        st = gcut__fail(GCUT_ERR_INTERNAL, "gmm: no component could be fitted");
+        goto done;
+    }
+    for (int iter = 0; iter < 10; iter++) {
+        double terms[32];
+        for (int64_t p = 0; p < np; p++) {
+            double lse = mixture_log(g, kept, pts + p * 3, d, terms);
+            for (int j = 0; j < kept; j++)
+                resp[p * kept + j] = exp(terms[j] - lse);
+        }
+        int next = 0;
+        gaussian fitted[32];
+        for (int j = 0; j < kept; j++)
+            if (gaussian_fit(&fitted[next], pts, wts, resp, np, kept, j, d, total))
+                next++;
+        if (next == 0)
+            break; /* keep the previous estimate */
+        /* Responsibilities are laid out for kept components; a dropped one ends EM here. */
+        memcpy(g, fitted, (size_t)next * sizeof(gaussian));
+        if (next != kept) {
+            kept = next;
+            break;
+        }
+    }
+    {
+        double terms[32], v[3];
+        for (int64_t c = 0; c < num_colors; c++) {
+            bin_centre(c, channels, v);
+            cost[c] = -mixture_log(g, kept, v, d, terms);
+        }
+    }
+done:
+    gcut__free(pts);
+    gcut__free(wts);
+    gcut__free(resp);
+    gcut__free(dist);
+    gcut__free(g);
+    return st;
+}
+
+gcut_status gcut__seg_model_costs(const double *counts, int64_t num_colors, int channels,
+                                  gcut_model_kind model, int gmm_components, int histogram_bins,
+                                  uint64_t seed, double *cost) {
+    if (model == GCUT_MODEL_HISTOGRAM)
+        return histogram_costs(counts, num_colors, channels, histogram_bins, cost);
+    return gmm_costs(counts, num_colors, channels, gmm_components, seed, cost);
+}
+
+double gcut__seg_estimate_sigma(const uint8_t *pixels, int channels, int64_t width, int64_t height,
+                                int64_t depth) {
+    double sum = 0;
+    int64_t pairs = 0;
+    const int64_t plane = width * height;
+    for (int64_t z = 0; z < depth; z++)
+        for (int64_t y = 0; y < height; y++) {
+            const uint8_t *row = pixels + (z * plane + y * width) * channels;
+            int64_t acc = 0;
+            for (int64_t x = 0; x + 1 < width; x++)
+                acc += gcut__seg_sqdiff(row + x * channels, row + (x + 1) * channels, channels);
+            pairs += width - 1;
+            if (y + 1 < height) {
+                for (int64_t x = 0; x < width; x++)
+                    acc += gcut__seg_sqdiff(row + x * channels, row + (x + width) * channels,
+                                            channels);
+                pairs += width;
+            }
+            if (z + 1 < depth) {
+                for (int64_t x = 0; x < width; x++)
+                    acc += gcut__seg_sqdiff(row + x * channels, row + (x + plane) * channels,
+                                            channels);
+                pairs += width;
+            }
+            sum += (double)acc;
+        }
+    double sigma = pairs > 0 ? sqrt(sum / (double)pairs) : 0.0;
+    return sigma < 1.0 ? 1.0 : sigma;
+}

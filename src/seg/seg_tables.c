@@ -1,0 +1,226 @@
+/* seg_tables.c - the segmentation energy as integer lookup tables and the kernel that fills a
+ * grid from them: Boykov-Jolly regional term with hard constraints and the contrast-sensitive
+ * boundary term lambda * exp(-d^2 / 2 sigma^2) / dist (Lattari 2010 ch. 3.4, Table 1). */
+#include "internal.h"
+#include "seg_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+static int classes_for(int connectivity) {
+    switch (connectivity) {
+    case 4:
+    case 6:
+        return 1;
+    case 8:
+        return 2;
+    default:
+        return 3;
+    }
+}
+
+gcut_status gcut__seg_tables_alloc(int channels, int connectivity, gcut__seg_tables **out) {
+    *out = NULL;
+    if (channels != 1 && channels != 3)
+        return gcut__fail(GCUT_ERR_INTERNAL, "segmentation tables: %d channels", channels);
+    gcut__seg_tables *t = gcut__calloc(1, sizeof *t, "segmentation tables");
+    if (t == NULL)
+        return GCUT_ERR_NOMEM;
+    t->channels = channels;
+    t->quant_shift = channels == 1 ? 0 : 2;
+    t->num_colors = channels == 1 ? 256 : (int64_t)1 << 18;
+    t->max_sqdiff = 255 * 255 * channels;
+    t->num_classes = classes_for(connectivity);
+    t->unary_source = gcut__calloc((size_t)t->num_colors, sizeof(int32_t), "unary table");
+    t->unary_sink = gcut__calloc((size_t)t->num_colors, sizeof(int32_t), "unary table");
+    bool ok = t->unary_source != NULL && t->unary_sink != NULL;
+    for (int k = 0; k < t->num_classes && ok; k++) {
+        t->pairwise[k] = gcut__calloc((size_t)t->max_sqdiff + 1, sizeof(int32_t), "pairwise table");
+        ok = t->pairwise[k] != NULL;
+    }
+    if (!ok) {
+        gcut__seg_tables_free(t);
+        return GCUT_ERR_NOMEM;
+    }
+    *out = t;
+    return GCUT_OK;
+}
+
+void gcut__seg_tables_free(gcut__seg_tables *tables) {
+    if (tables == NULL)
+        return;
+    gcut__free(tables->unary_source);
+    gcut__free(tables->unary_sink);
+    for (int k = 0; k < GCUT__SEG_CLASSES; k++)
+        gcut__free(tables->pairwise[k]);
+    gcut__free(tables);
+}
+
+/* Regional costs after removing the per-colour constant min(cost_fg, cost_bg), which changes
+ * every labelling's energy by the same amount and so not the minimiser, but shrinks the flow. */
+static void reduced_costs(double cost_fg, double cost_bg, double *fg, double *bg) {
+    if (!isfinite(cost_fg) && !isfinite(cost_bg))
+        cost_fg = cost_bg = 0.0; /* no evidence either way */
+    double m = cost_fg < cost_bg ? cost_fg : cost_bg;
+    *fg = isfinite(cost_fg) ? cost_fg - m : GCUT__SEG_UNARY_MAX_NATS;
+    *bg = isfinite(cost_bg) ? cost_bg - m : GCUT__SEG_UNARY_MAX_NATS;
+    if (*fg > GCUT__SEG_UNARY_MAX_NATS)
+        *fg = GCUT__SEG_UNARY_MAX_NATS;
+    if (*bg > GCUT__SEG_UNARY_MAX_NATS)
+        *bg = GCUT__SEG_UNARY_MAX_NATS;
+}
+
+static int32_t quantise(double scale, double energy) {
+    return (int32_t)floor(scale * energy + 0.5);
+}
+
+gcut_status gcut__seg_tables_fill(gcut__seg_tables *t, const double *cost_fg, const double *cost_bg,
+                                  double lambda, double sigma, double scale, int connectivity) {
+    if (!(lambda >= 0.0) || !isfinite(lambda))
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "segmentation: lambda %g must be >= 0", lambda);
+    if (!(sigma > 0.0) || !isfinite(sigma))
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "segmentation: sigma %g must be > 0", sigma);
+    double unary_max = 0.0;
+    for (int64_t c = 0; c < t->num_colors; c++) {
+        double fg, bg;
+        reduced_costs(cost_fg[c], cost_bg[c], &fg, &bg);
+        if (fg > unary_max)
+            unary_max = fg;
+        if (bg > unary_max)
+            unary_max = bg;
+    }
+    /* The largest pairwise energy is lambda (equal colours, distance 1). */
+    double largest = unary_max > lambda ? unary_max : lambda;
+    if (largest <= 0.0)
+        largest = 1.0;
+    if (!(scale > 0.0)) {
+        scale = GCUT__SEG_CAP_BOUND / largest;
+    } else if (!isfinite(scale) || scale * largest > GCUT__SEG_CAP_BOUND) {
+        return gcut__fail(GCUT_ERR_OVERFLOW,
+                          "segmentation: scale %g times the largest energy term %g exceeds the "
+                          "capacity bound %d (use a scale <= %g, or 0 to choose one)",
+                          scale, largest, GCUT__SEG_CAP_BOUND, GCUT__SEG_CAP_BOUND / largest);
+    }
+    for (int64_t c = 0; c < t->num_colors; c++) {
+        double fg, bg;
+        reduced_costs(cost_fg[c], cost_bg[c], &fg, &bg);
+        t->unary_source[c] = quantise(scale, bg); /* cut when the pixel goes to background */
+        t->unary_sink[c] = quantise(scale, fg);   /* cut when it stays foreground */
+    }
+    const double inv_two_sigma2 = 1.0 / (2.0 * sigma * sigma);
+    for (int k = 0; k < t->num_classes; k++) {
+        const double weight = lambda / sqrt((double)(k + 1));
+        int32_t *row = t->pairwise[k];
+        int32_t d2 = 0;
+        for (; d2 <= t->max_sqdiff; d2++) {
+            row[d2] = quantise(scale, weight * exp(-(double)d2 * inv_two_sigma2));
+            if (row[d2] == 0)
+                break; /* exp only decreases: the rest of the row stays zero */
+        }
+        for (; d2 <= t->max_sqdiff; d2++)
+            row[d2] = 0;
+    }
+    /* Boykov-Jolly's K = 1 + max_p sum_q w_pq: moving a seeded pixel to its seed's side
+     * always lowers the cut (saves K, costs at most its neighbour arcs), so every minimum cut
+     * keeps every seed. */
+    t->hard = 1 + connectivity * t->pairwise[0][0];
+    t->scale = scale;
+    t->lambda = lambda;
+    t->sigma = sigma;
+    t->unary_max = unary_max;
+    return GCUT_OK;
+}
+
+void gcut__seg_fill_grid(const uint8_t *pixels, const uint8_t *seeds,
+                         const gcut__seg_tables *tables, gcut_grid *grid) {
+    const int ch = tables->channels;
+    const int64_t n = grid->num_nodes, width = grid->width, height = grid->height;
+    const int64_t depth = grid->depth;
+    int32_t *source = grid->terminal[GCUT_SOURCE], *sink = grid->terminal[GCUT_SINK];
+    const int32_t *unary_source = tables->unary_source, *unary_sink = tables->unary_sink;
+    const int32_t hard = tables->hard;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t q = gcut__seg_color_index(pixels + i * ch, ch);
+        int32_t s = unary_source[q], t = unary_sink[q];
+        if (seeds != NULL) {
+            if (seeds[i] == GCUT_SEED_FOREGROUND)
+                s = hard, t = 0;
+            else if (seeds[i] == GCUT_SEED_BACKGROUND)
+                s = 0, t = hard;
+        }
+        source[i] = s;
+        sink[i] = t;
+    }
+    for (int d = 0; d < grid->num_dirs; d++) {
+        const int *off = grid->offset[d];
+        const int32_t *table = tables->pairwise[gcut__seg_offset_class(off)];
+        const int64_t step = grid->step[d];
+        const int64_t x_lo = off[2] < 0 ? 1 : 0, x_hi = off[2] > 0 ? width - 1 : width;
+        int32_t *cap = grid->cap[d];
+        for (int64_t z = 0; z < depth; z++)
+            for (int64_t y = 0; y < height; y++) {
+                const int64_t row = (z * height + y) * width;
+                const int64_t zn = z + off[0], yn = y + off[1];
+                if (zn < 0 || zn >= depth || yn < 0 || yn >= height || x_hi <= x_lo) {
+                    memset(cap + row, 0, (size_t)width * sizeof(int32_t));
+                    continue;
+                }
+                if (x_lo > 0)
+                    cap[row] = 0;
+                if (x_hi < width)
+                    cap[row + width - 1] = 0;
+                const uint8_t *p = pixels + row * ch;
+                if (ch == 1) {
+                    for (int64_t x = x_lo; x < x_hi; x++) {
+                        int32_t diff = (int32_t)p[x] - (int32_t)p[x + step];
+                        cap[row + x] = table[diff * diff];
+                    }
+                } else {
+                    for (int64_t x = x_lo; x < x_hi; x++)
+                        cap[row + x] = table[gcut__seg_sqdiff(p + x * 3, p + (x + step) * 3, 3)];
+                }
+            }
+    }
+}
+
+gcut_status gcut__seg_working_image(const gcut_image *image, const uint8_t **pixels,
+                                    uint8_t **owned, int *channels) {
+    *owned = NULL;
+    const int in_ch = image->channels;
+    const int out_ch = in_ch >= 3 ? 3 : 1;
+    const int64_t n = image->width * image->height * image->depth;
+    *channels = out_ch;
+    if (image->bit_depth == 8 && in_ch == out_ch) {
+        *pixels = image->pixels;
+        return GCUT_OK;
+    }
+    uint8_t *work = gcut__malloc(gcut__mul_size((size_t)n, (size_t)out_ch), "working image");
+    if (work == NULL)
+        return GCUT_ERR_NOMEM;
+    if (image->bit_depth == 8) {
+        const uint8_t *src = image->pixels;
+        for (int64_t i = 0; i < n; i++)
+            for (int c = 0; c < out_ch; c++)
+                work[i * out_ch + c] = src[i * in_ch + c];
+    } else {
+        /* 16-bit data rarely fills its range (12-bit sensors, CT numbers): stretch the range
+         * actually used onto 8 bits so that the colour models and contrast keep their detail. */
+        const uint16_t *src = image->pixels;
+        uint16_t lo = UINT16_MAX, hi = 0;
+        for (int64_t i = 0; i < n; i++)
+            for (int c = 0; c < out_ch; c++) {
+                uint16_t v = src[i * in_ch + c];
+                lo = v < lo ? v : lo;
+                hi = v > hi ? v : hi;
+            }
+        const uint32_t range = hi > lo ? (uint32_t)(hi - lo) : 1u;
+        for (int64_t i = 0; i < n; i++)
+            for (int c = 0; c < out_ch; c++) {
+                uint32_t v = (uint32_t)(src[i * in_ch + c] - lo);
+                work[i * out_ch + c] = (uint8_t)((v * 255u + range / 2) / range);
+            }
+    }
+    *pixels = work;
+    *owned = work;
+    return GCUT_OK;
+}

@@ -1,0 +1,258 @@
+/* segment.c - seeded segmentation of real images (Boykov-Jolly; Lattari 2010 ch. 3.4):
+ * parameters, the energy built from seeds and learnt colour models into a grid, the one-call
+ * gcut_segment(), and the overlay a person looks at. */
+#include "internal.h"
+#include "seg_internal.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+void gcut_seg_params_init(gcut_seg_params *params) {
+    if (params == NULL)
+        return;
+    memset(params, 0, sizeof *params);
+    params->lambda = 50.0;
+    params->sigma = 0.0;
+    params->connectivity = 0;
+    params->model = GCUT_MODEL_AUTO;
+    params->gmm_components = 5;
+    params->histogram_bins = 32;
+    params->scale = 0.0;
+    params->seed = 1;
+}
+
+static gcut_status check_image(const char *fn, const gcut_image *image) {
+    if (image == NULL || image->pixels == NULL)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "%s: image or its pixels is NULL", fn);
+    if (image->width < 1 || image->height < 1 || image->depth < 1)
+        return gcut__fail(GCUT_ERR_INVALID_ARG,
+                          "%s: image size %" PRId64 "x%" PRId64 "x%" PRId64 " is not valid", fn,
+                          image->width, image->height, image->depth);
+    if (image->channels < 1 || image->channels > 4)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "%s: image has %d channels (1 to 4 supported)", fn,
+                          image->channels);
+    if (image->bit_depth != 8 && image->bit_depth != 16)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "%s: image bit depth %d is not 8 or 16", fn,
+                          image->bit_depth);
+    if (image->width > INT64_MAX / image->height / image->depth / 64)
+        return gcut__fail(GCUT_ERR_OVERFLOW, "%s: image too large", fn);
+    return GCUT_OK;
+}
+
+/* Resolve defaults (connectivity 0, model AUTO) into *p and check every field. */
+static gcut_status resolve_params(const gcut_seg_params *given, bool three_d, bool colour,
+                                  gcut_seg_params *p) {
+    if (given == NULL)
+        gcut_seg_params_init(p);
+    else
+        *p = *given;
+    if (!(p->lambda >= 0.0) || !isfinite(p->lambda))
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "segmentation: lambda %g must be >= 0", p->lambda);
+    if (isnan(p->sigma) || isinf(p->sigma))
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "segmentation: sigma %g is not finite", p->sigma);
+    if (p->connectivity == 0)
+        p->connectivity = three_d ? 6 : 8;
+    if ((!three_d && p->connectivity != 4 && p->connectivity != 8) ||
+        (three_d && p->connectivity != 6 && p->connectivity != 26))
+        return gcut__fail(GCUT_ERR_INVALID_ARG,
+                          "segmentation: connectivity %d not valid for a %s image (2D: 4 or 8; "
+                          "3D: 6 or 26)",
+                          p->connectivity, three_d ? "3D" : "2D");
+    if (p->model == GCUT_MODEL_AUTO)
+        p->model = colour ? GCUT_MODEL_GMM : GCUT_MODEL_HISTOGRAM;
+    if (p->model != GCUT_MODEL_HISTOGRAM && p->model != GCUT_MODEL_GMM)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "segmentation: unknown model %d", (int)p->model);
+    if (p->model == GCUT_MODEL_GMM && (p->gmm_components < 1 || p->gmm_components > 32))
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "segmentation: gmm_components %d must be in 1..32",
+                          p->gmm_components);
+    if (p->model == GCUT_MODEL_HISTOGRAM &&
+        (p->histogram_bins < 2 || p->histogram_bins > (colour ? 64 : 256)))
+        return gcut__fail(GCUT_ERR_INVALID_ARG,
+                          "segmentation: histogram_bins %d must be in 2..%d for a %s image",
+                          p->histogram_bins, colour ? 64 : 256, colour ? "colour" : "gray");
+    if (isnan(p->scale) || isinf(p->scale))
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "segmentation: scale %g is not finite", p->scale);
+    return GCUT_OK;
+}
+
+static void pixel_name(const gcut_image *image, int64_t i, char *buf, size_t size) {
+    int64_t x = i % image->width, y = (i / image->width) % image->height;
+    int64_t z = i / (image->width * image->height);
+    if (image->depth > 1)
+        snprintf(buf, size, "(x %" PRId64 ", y %" PRId64 ", z %" PRId64 ")", x, y, z);
+    else
+        snprintf(buf, size, "(x %" PRId64 ", y %" PRId64 ")", x, y);
+}
+
+gcut_status gcut_seg_build_grid(const gcut_image *image, const uint8_t *seeds,
+                                const gcut_seg_params *params, gcut_grid **out,
+                                gcut_seg_report *report) {
+    if (out == NULL)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_seg_build_grid: out is NULL");
+    *out = NULL;
+    gcut_status st = check_image("gcut_seg_build_grid", image);
+    if (st != GCUT_OK)
+        return st;
+    if (seeds == NULL)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_seg_build_grid: seeds is NULL");
+    const bool three_d = image->depth > 1, colour = image->channels >= 3;
+    gcut_seg_params p;
+    if ((st = resolve_params(params, three_d, colour, &p)) != GCUT_OK)
+        return st;
+    const double t0 = gcut__now_ms();
+    const int64_t n = image->width * image->height * image->depth;
+    int64_t count_fg = 0, count_bg = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (seeds[i] > GCUT_SEED_BACKGROUND) {
+            char where[96];
+            pixel_name(image, i, where, sizeof where);
+            return gcut__fail(GCUT_ERR_INVALID_ARG,
+                              "seeds: pixel %s has code %u (0 unknown, 1 foreground, 2 "
+                              "background)",
+                              where, seeds[i]);
+        }
+        count_fg += seeds[i] == GCUT_SEED_FOREGROUND;
+        count_bg += seeds[i] == GCUT_SEED_BACKGROUND;
+    }
+    if (count_fg == 0 || count_bg == 0)
+        return gcut__fail(GCUT_ERR_INVALID_ARG,
+                          "seeds: no %s seeds (%" PRId64 " foreground, %" PRId64
+                          " background); mark some pixels of %s",
+                          count_fg == 0 && count_bg == 0 ? "foreground or background"
+                          : count_fg == 0                ? "foreground"
+                                                         : "background",
+                          count_fg, count_bg,
+                          count_fg == 0 && count_bg == 0 ? "each"
+                          : count_fg == 0                ? "the object"
+                                                         : "the rest");
+    const uint8_t *pixels;
+    uint8_t *owned = NULL;
+    int ch;
+    if ((st = gcut__seg_working_image(image, &pixels, &owned, &ch)) != GCUT_OK)
+        return st;
+    gcut__seg_tables *tables = NULL;
+    gcut_grid *grid = NULL;
+    double *counts = NULL;
+    if ((st = gcut__seg_tables_alloc(ch, p.connectivity, &tables)) != GCUT_OK)
+        goto done;
+    const int64_t nc = tables->num_colors;
+    /* counts[0..nc) foreground, [nc..2nc) background; then costs in the same layout. */
+    counts = gcut__calloc((size_t)nc * 4, sizeof(double), "seed colour counts");
+    if (counts == NULL) {
+        st = GCUT_ERR_NOMEM;
+        goto done;
+    }
+    for (int64_t i = 0; i < n; i++)
+        if (seeds[i] != GCUT_SEED_UNKNOWN)
+            counts[(seeds[i] == GCUT_SEED_BACKGROUND ? nc : 0) +
+                   gcut__seg_color_index(pixels + i * ch, ch)] += 1.0;
+    double *cost = counts + 2 * nc;
+    for (int side = 0; side < 2; side++)
+        if ((st = gcut__seg_model_costs(counts + side * nc, nc, ch, p.model, p.gmm_components,
+                                        p.histogram_bins, p.seed + (uint64_t)side,
+                                        cost + side * nc)) != GCUT_OK)
+            goto done;
+    const double t1 = gcut__now_ms();
+    double sigma = p.sigma > 0 ? p.sigma
+                               : gcut__seg_estimate_sigma(pixels, ch, image->width, image->height,
+                                                          image->depth);
+    if ((st = gcut__seg_tables_fill(tables, cost, cost + nc, p.lambda, sigma, p.scale,
+                                    p.connectivity)) != GCUT_OK)
+        goto done;
+    int64_t shape[3] = {image->depth, image->height, image->width};
+    if ((st = gcut_grid_create(three_d ? 3 : 2, three_d ? shape : shape + 1, p.connectivity,
+                               &grid)) != GCUT_OK)
+        goto done;
+    gcut__seg_fill_grid(pixels, seeds, tables, grid);
+    const double t2 = gcut__now_ms();
+    if (report != NULL) {
+        memset(report, 0, sizeof *report);
+        report->scale = tables->scale;
+        report->sigma = sigma;
+        report->lambda = p.lambda;
+        report->connectivity = p.connectivity;
+        report->model = p.model;
+        report->seeds_foreground = count_fg;
+        report->seeds_background = count_bg;
+        report->model_ms = t1 - t0;
+        report->build_ms = t2 - t1;
+    }
+    *out = grid;
+    grid = NULL;
+done:
+    gcut_grid_free(grid);
+    gcut__free(counts);
+    gcut__seg_tables_free(tables);
+    gcut__free(owned);
+    return st;
+}
+
+gcut_status gcut_segment(const gcut_image *image, const uint8_t *seeds,
+                         const gcut_seg_params *params, const gcut_options *options, uint8_t *mask,
+                         gcut_seg_report *report) {
+    if (mask == NULL)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_segment: mask is NULL");
+    gcut_seg_report local;
+    gcut_seg_report *r = report != NULL ? report : &local;
+    gcut_grid *grid = NULL;
+    gcut_status st = gcut_seg_build_grid(image, seeds, params, &grid, r);
+    if (st != GCUT_OK)
+        return st;
+    int64_t flow = 0;
+    /* The labels land in mask and are turned into 1 = foreground in place. */
+    st = gcut_grid_solve(grid, options, &flow, mask, &r->stats);
+    gcut_grid_free(grid);
+    if (st != GCUT_OK)
+        return st;
+    const int64_t n = image->width * image->height * image->depth;
+    int64_t fg = 0;
+    for (int64_t i = 0; i < n; i++) {
+        mask[i] = mask[i] == GCUT_SOURCE ? 1 : 0;
+        fg += mask[i];
+    }
+    r->stats.flow = flow;
+    r->solve_ms = r->stats.solve_ms + r->stats.build_ms;
+    r->foreground_pixels = fg;
+    return GCUT_OK;
+}
+
+gcut_status gcut_overlay(const gcut_image *image, const uint8_t *mask, gcut_image *out) {
+    gcut_status st = check_image("gcut_overlay", image);
+    if (st != GCUT_OK)
+        return st;
+    if (mask == NULL || out == NULL)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_overlay: mask or out is NULL");
+    if (image->depth != 1)
+        return gcut__fail(GCUT_ERR_UNSUPPORTED,
+                          "gcut_overlay: 2D images only (depth is %" PRId64 ")", image->depth);
+    const uint8_t *pixels;
+    uint8_t *owned = NULL;
+    int ch;
+    if ((st = gcut__seg_working_image(image, &pixels, &owned, &ch)) != GCUT_OK)
+        return st;
+    const int64_t w = image->width, h = image->height;
+    if ((st = gcut_image_alloc(out, w, h, 1, 3, 8)) != GCUT_OK) {
+        gcut__free(owned);
+        return st;
+    }
+    uint8_t *dst = out->pixels;
+    /* Foreground: 60% picture, 40% red. Boundary: pixels with a 4-neighbour of the other
+     * label, on both sides, so the line is two pixels wide and visible at any zoom. */
+    static const uint8_t tint[3] = {255, 32, 32}, line[3] = {255, 230, 0};
+    for (int64_t y = 0; y < h; y++)
+        for (int64_t x = 0; x < w; x++) {
+            const int64_t i = y * w + x;
+            const uint8_t m = mask[i] != 0;
+            const bool edge =
+                (x > 0 && (mask[i - 1] != 0) != m) || (x + 1 < w && (mask[i + 1] != 0) != m) ||
+                (y > 0 && (mask[i - w] != 0) != m) || (y + 1 < h && (mask[i + w] != 0) != m);
+            for (int c = 0; c < 3; c++) {
+                const uint8_t v = pixels[i * ch + (ch == 3 ? c : 0)];
+                dst[i * 3 + c] = edge ? line[c] : m ? (uint8_t)((v * 6 + tint[c] * 4 + 5) / 10) : v;
+            }
+        }
+    gcut__free(owned);
+    return GCUT_OK;
+}
