@@ -340,10 +340,10 @@ int main(void) {
     test_oracles_agree(&rng);
     test_edge_cases();
     test_huge_sums();
-    test_tiny_brute_force(&rng, 4000, "32-bit");
+    test_tiny_brute_force(&rng, 10000, "32-bit");
     test_medium(&rng);
     test_grids(&rng);
-    test_warm(&rng, 600, 40);
+    test_warm(&rng, 1500, 60);
     /* The wide (64-bit index) instantiation, on the same kinds of cases. */
     setenv("GCUT_BK_INDEX_BITS", "64", 1);
     test_edge_cases();
