@@ -1,8 +1,504 @@
-/* cpu_pr.c - placeholder until the grid push-relabel solver lands. */
+/* cpu_pr.c - the cpu-pr solver: exact push-relabel on grid graphs, OpenMP threads over
+ * coloured tiles, global relabel by parallel level-synchronous BFS from the sink, exact stop.
+ * Hussein et al. 2007 ("our CPU implementation", V-VI), Lattari 2010 5.3; see docs/GRID-PR.md. */
 #include "internal.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#ifdef GCUT_HAVE_OPENMP
+#include <omp.h>
+#else
+/* Without OpenMP the pragmas below are skipped and the solver runs on one thread. */
+#pragma GCC diagnostic ignored "-Wunknown-pragmas"
+#endif
+
+/* Tile edge lengths as log2 (z, y, x). Measured on 2 cores (docs/GRID-PR.md): long rows keep
+ * the inner loop streaming, 16 rows give flow room to travel inside one tile visit. */
+static const int tile_log_2d[3] = {0, 4, 6};
+static const int tile_log_3d[3] = {3, 3, 4};
+
+/* Push/relabel rounds over a tile per visit before moving on (cache emulation). */
+#define LOCAL_ROUNDS 8
+/* A global relabel is due once the relabels since the last one pass this fraction of n. */
+#define RELABEL_FRACTION 0.5
+/* BFS discoveries a thread collects before reserving room in the shared queue. */
+#define QUEUE_CHUNK 1024
+
+typedef struct pr_counts {
+    int64_t pushes;
+    int64_t relabels;
+} pr_counts;
+
+typedef struct pr_state {
+    int64_t n, size_x, size_y, size_z; /* grid width, height, depth */
+    int num_dirs;
+    int64_t step[GCUT__MAX_DIRS];
+    int offset[GCUT__MAX_DIRS][3];
+    /* Residuals are uint32: r[d][v] + r[d^1][w] stays cap[d][v] + cap[d^1][w] <= 2^32 - 2,
+     * which int32 cannot hold once flow crosses an arc with both capacities near INT32_MAX. */
+    uint32_t *residual[GCUT__MAX_DIRS];
+    int32_t *sink_residual;
+    int64_t *excess;
+    int32_t *height;
+    int32_t inf; /* n + 1: every finite height (a distance to the sink) is at most n */
+    uint32_t *queue;
+    int64_t queue_tail;
+    int tile_log[3];
+    int64_t tiles_z, tiles_y, tiles_x, num_tiles;
+    int num_colors;
+    int64_t *tiles_by_color; /* tile ids grouped by colour */
+    int64_t color_start[9];
+    int64_t *tile_list;
+    uint8_t *tile_active;
+    int threads;
+} pr_state;
+
+typedef struct tile_box {
+    int64_t x0, x1, y0, y1, z0, z1;
+} tile_box;
+
+static tile_box box_of(const pr_state *s, int64_t tile) {
+    int64_t tx = tile % s->tiles_x, ty = (tile / s->tiles_x) % s->tiles_y;
+    int64_t tz = tile / (s->tiles_x * s->tiles_y);
+    tile_box b;
+    b.x0 = tx << s->tile_log[2];
+    b.y0 = ty << s->tile_log[1];
+    b.z0 = tz << s->tile_log[0];
+    b.x1 = b.x0 + ((int64_t)1 << s->tile_log[2]);
+    b.y1 = b.y0 + ((int64_t)1 << s->tile_log[1]);
+    b.z1 = b.z0 + ((int64_t)1 << s->tile_log[0]);
+    if (b.x1 > s->size_x)
+        b.x1 = s->size_x;
+    if (b.y1 > s->size_y)
+        b.y1 = s->size_y;
+    if (b.z1 > s->size_z)
+        b.z1 = s->size_z;
+    return b;
+}
+
+static int64_t tile_of_coords(const pr_state *s, int64_t x, int64_t y, int64_t z) {
+    return ((z >> s->tile_log[0]) * s->tiles_y + (y >> s->tile_log[1])) * s->tiles_x +
+           (x >> s->tile_log[2]);
+}
+
+static int64_t tile_of_node(const pr_state *s, int64_t v) {
+    int64_t x = v % s->size_x, y = (v / s->size_x) % s->size_y, z = v / (s->size_x * s->size_y);
+    return tile_of_coords(s, x, y, z);
+}
+
+static void mark_tile(pr_state *s, int64_t tile) {
+    __atomic_store_n(&s->tile_active[tile], 1, __ATOMIC_RELAXED);
+}
+
+static void state_free(pr_state *s) {
+    for (int d = 0; d < s->num_dirs; d++)
+        gcut__free(s->residual[d]);
+    gcut__free(s->sink_residual);
+    gcut__free(s->excess);
+    gcut__free(s->height);
+    gcut__free(s->queue);
+    gcut__free(s->tiles_by_color);
+    gcut__free(s->tile_list);
+    gcut__free(s->tile_active);
+}
+
+/* Tiles of one colour are never neighbours under the grid's connectivity, so while one colour
+ * runs, a node's own state is touched only by its tile's thread (Hussein V-B's problem of
+ * concurrent receives, solved by colouring instead of push/pull reservoirs). Faces suffice
+ * for 4/6 (parity of tx+ty+tz); diagonals need the parity of each axis (4 or 8 colours). */
+static int color_of(const pr_state *s, int connectivity, int64_t tile) {
+    int64_t tx = tile % s->tiles_x, ty = (tile / s->tiles_x) % s->tiles_y;
+    int64_t tz = tile / (s->tiles_x * s->tiles_y);
+    if (connectivity == 4 || connectivity == 6)
+        return (int)((tx + ty + tz) & 1);
+    return (int)((tx & 1) | ((ty & 1) << 1) | ((tz & 1) << 2));
+}
+
+static gcut_status state_init(pr_state *s, const gcut_grid *grid, int threads) {
+    memset(s, 0, sizeof *s);
+    s->n = grid->num_nodes;
+    s->size_x = grid->width;
+    s->size_y = grid->height;
+    s->size_z = grid->depth;
+    s->num_dirs = grid->num_dirs;
+    s->threads = threads;
+    for (int d = 0; d < s->num_dirs; d++) {
+        s->step[d] = grid->step[d];
+        memcpy(s->offset[d], grid->offset[d], sizeof s->offset[d]);
+    }
+    if (s->n > (int64_t)INT32_MAX - 1)
+        return gcut__fail(GCUT_ERR_UNSUPPORTED,
+                          "cpu-pr: grid of %" PRId64 " nodes; heights and queue entries are "
+                          "32-bit, so at most %d nodes",
+                          s->n, INT32_MAX - 1);
+    s->inf = (int32_t)(s->n + 1);
+    const size_t n = (size_t)s->n;
+    for (int d = 0; d < s->num_dirs; d++)
+        if ((s->residual[d] =
+                 gcut__malloc(gcut__mul_size(n, sizeof(uint32_t)), "cpu-pr residuals")) == NULL)
+            return GCUT_ERR_NOMEM;
+    if ((s->sink_residual =
+             gcut__malloc(gcut__mul_size(n, sizeof(int32_t)), "cpu-pr sink residuals")) == NULL ||
+        (s->excess = gcut__malloc(gcut__mul_size(n, sizeof(int64_t)), "cpu-pr excess")) == NULL ||
+        (s->height = gcut__malloc(gcut__mul_size(n, sizeof(int32_t)), "cpu-pr heights")) == NULL ||
+        (s->queue = gcut__malloc(gcut__mul_size(n, sizeof(uint32_t)), "cpu-pr BFS queue")) == NULL)
+        return GCUT_ERR_NOMEM;
+
+    memcpy(s->tile_log, grid->ndim == 3 ? tile_log_3d : tile_log_2d, sizeof s->tile_log);
+    s->tiles_z = ((s->size_z - 1) >> s->tile_log[0]) + 1;
+    s->tiles_y = ((s->size_y - 1) >> s->tile_log[1]) + 1;
+    s->tiles_x = ((s->size_x - 1) >> s->tile_log[2]) + 1;
+    s->num_tiles = s->tiles_z * s->tiles_y * s->tiles_x;
+    int connectivity = grid->connectivity;
+    s->num_colors = connectivity == 4 || connectivity == 6 ? 2 : connectivity == 8 ? 4 : 8;
+    const size_t tiles = (size_t)s->num_tiles;
+    if ((s->tiles_by_color =
+             gcut__malloc(gcut__mul_size(tiles, sizeof(int64_t)), "cpu-pr tile lists")) == NULL ||
+        (s->tile_list =
+             gcut__malloc(gcut__mul_size(tiles, sizeof(int64_t)), "cpu-pr tile lists")) == NULL ||
+        (s->tile_active = gcut__calloc(tiles, 1, "cpu-pr tile flags")) == NULL)
+        return GCUT_ERR_NOMEM;
+    int64_t count[8] = {0};
+    for (int64_t t = 0; t < s->num_tiles; t++)
+        count[color_of(s, connectivity, t)]++;
+    s->color_start[0] = 0;
+    for (int c = 0; c < 8; c++)
+        s->color_start[c + 1] = s->color_start[c] + count[c];
+    int64_t fill[8];
+    memcpy(fill, s->color_start, sizeof fill);
+    for (int64_t t = 0; t < s->num_tiles; t++)
+        s->tiles_by_color[fill[color_of(s, connectivity, t)]++] = t;
+    return GCUT_OK;
+}
+
+/* Preprocess (shared decision 2): cancel min(source, sink) per node into the flow, keep the
+ * rest as excess or sink residual; arcs leaving the grid get residual 0, so that the solver
+ * never needs a bounds check before it reads a neighbour behind a positive residual. */
+static void load_problem(pr_state *s, const gcut_grid *grid) {
+    const int64_t rows = s->size_z * s->size_y, w = s->size_x;
+    const int32_t *source = grid->terminal[GCUT_SOURCE], *sink = grid->terminal[GCUT_SINK];
+#pragma omp parallel for num_threads(s->threads) schedule(static)
+    for (int64_t row = 0; row < rows; row++) {
+        const int64_t y = row % s->size_y, z = row / s->size_y, base = row * w;
+        for (int64_t x = 0; x < w; x++) {
+            int64_t v = base + x;
+            int32_t c = source[v] < sink[v] ? source[v] : sink[v];
+            s->excess[v] = source[v] - c;
+            s->sink_residual[v] = sink[v] - c;
+        }
+        for (int d = 0; d < s->num_dirs; d++) {
+            uint32_t *r = s->residual[d] + base;
+            int64_t ny = y + s->offset[d][1], nz = z + s->offset[d][0];
+            if (ny < 0 || ny >= s->size_y || nz < 0 || nz >= s->size_z) {
+                memset(r, 0, (size_t)w * sizeof *r);
+                continue;
+            }
+            const int32_t *cap = grid->cap[d] + base;
+            for (int64_t x = 0; x < w; x++)
+                r[x] = (uint32_t)cap[x];
+            if (s->offset[d][2] > 0)
+                r[w - 1] = 0;
+            else if (s->offset[d][2] < 0)
+                r[0] = 0;
+        }
+    }
+}
+
+/* Append v to the thread's chunk; a full chunk reserves room in the shared queue at once. */
+static void queue_push(pr_state *s, uint32_t *chunk, int *fill, int64_t v) {
+    chunk[(*fill)++] = (uint32_t)v;
+    if (*fill == QUEUE_CHUNK) {
+        int64_t at = __atomic_fetch_add(&s->queue_tail, (int64_t)*fill, __ATOMIC_RELAXED);
+        memcpy(s->queue + at, chunk, (size_t)*fill * sizeof *chunk);
+        *fill = 0;
+    }
+}
+
+static void queue_flush(pr_state *s, uint32_t *chunk, int *fill) {
+    if (*fill == 0)
+        return;
+    int64_t at = __atomic_fetch_add(&s->queue_tail, (int64_t)*fill, __ATOMIC_RELAXED);
+    memcpy(s->queue + at, chunk, (size_t)*fill * sizeof *chunk);
+    *fill = 0;
+}
+
+/* Global relabel (shared decision 3): exact distances to the sink by BFS over reverse
+ * residual arcs, one level per step with all threads sharing the level (Hussein V-B-1, the
+ * only source of exact labels); unreachable nodes get inf, for good. Marks the tiles that hold
+ * an active node and returns how many active nodes there are. */
+static int64_t global_relabel(pr_state *s) {
+    memset(s->tile_active, 0, (size_t)s->num_tiles);
+    s->queue_tail = 0;
+    const int64_t n = s->n;
+    const int32_t inf = s->inf;
+    const int shared_claims = s->threads > 1;
+    int64_t active = 0;
+#pragma omp parallel num_threads(s->threads) reduction(+ : active)
+    {
+        uint32_t chunk[QUEUE_CHUNK];
+        int fill = 0;
+#pragma omp for schedule(static) nowait
+        for (int64_t v = 0; v < n; v++) {
+            if (s->sink_residual[v] > 0) {
+                s->height[v] = 1;
+                queue_push(s, chunk, &fill, v);
+                if (s->excess[v] > 0) {
+                    active++;
+                    mark_tile(s, tile_of_node(s, v));
+                }
+            } else {
+                s->height[v] = inf;
+            }
+        }
+        queue_flush(s, chunk, &fill);
+#pragma omp barrier
+        int64_t begin = 0, end = __atomic_load_n(&s->queue_tail, __ATOMIC_RELAXED);
+        int32_t level = 1;
+        /* Every level's end is read by all threads between two barriers: before anyone can
+         * append to the next level. */
+#pragma omp barrier
+        while (begin < end) {
+#pragma omp for schedule(dynamic, 256) nowait
+            for (int64_t i = begin; i < end; i++) {
+                const int64_t v = s->queue[i];
+                for (int d = 0; d < s->num_dirs; d++) {
+                    const int64_t w = v + s->step[d];
+                    /* An index that wrapped across a row or slice lands on a node whose arc
+                     * back (d ^ 1) leaves the grid, and those residuals are 0. */
+                    if (w < 0 || w >= n || s->residual[d ^ 1][w] == 0)
+                        continue;
+                    if (__atomic_load_n(&s->height[w], __ATOMIC_RELAXED) != inf)
+                        continue;
+                    if (shared_claims) {
+                        int32_t expected = inf;
+                        if (!__atomic_compare_exchange_n(&s->height[w], &expected, level + 1, 0,
+                                                         __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+                            continue;
+                    } else {
+                        s->height[w] = level + 1;
+                    }
+                    queue_push(s, chunk, &fill, w);
+                    if (s->excess[w] > 0) {
+                        active++;
+                        mark_tile(s, tile_of_node(s, w));
+                    }
+                }
+            }
+            queue_flush(s, chunk, &fill);
+#pragma omp barrier
+            begin = end;
+            end = __atomic_load_n(&s->queue_tail, __ATOMIC_RELAXED);
+            level++;
+#pragma omp barrier
+        }
+    }
+    return active;
+}
+
+/* Discharge v (shared decision 4): to the sink first, then down admissible arcs, relabel
+ * when stuck, until the excess is gone or v is known not to reach the sink. Neighbours in
+ * other tiles belong to tiles of other colours, idle now: their heights are stable, and their
+ * excess is added to atomically because several tiles of this colour may push into one. */
+static void discharge(pr_state *s, int64_t v, int64_t x, int64_t y, int64_t z, const tile_box *b,
+                      pr_counts *counts) {
+    int64_t e = s->excess[v];
+    int32_t h = s->height[v];
+    const int interior = x > b->x0 && x < b->x1 - 1 && y > b->y0 && y < b->y1 - 1 &&
+                         (s->size_z == 1 || (z > b->z0 && z < b->z1 - 1));
+    for (;;) {
+        int32_t rt = s->sink_residual[v];
+        if (rt > 0) {
+            int64_t amount = e < rt ? e : rt;
+            s->sink_residual[v] = rt - (int32_t)amount;
+            e -= amount;
+            counts->pushes++;
+            if (e == 0)
+                break;
+        }
+        int64_t lowest = s->inf;
+        for (int d = 0; d < s->num_dirs && e > 0; d++) {
+            uint32_t r = s->residual[d][v];
+            if (r == 0)
+                continue;
+            const int64_t w = v + s->step[d];
+            const int32_t hw = s->height[w];
+            if (hw != h - 1) {
+                if (hw < lowest)
+                    lowest = hw;
+                continue;
+            }
+            int64_t amount = e < (int64_t)r ? e : (int64_t)r;
+            s->residual[d][v] = r - (uint32_t)amount;
+            s->residual[d ^ 1][w] += (uint32_t)amount;
+            e -= amount;
+            counts->pushes++;
+            int local = interior;
+            if (!local) {
+                int64_t nx = x + s->offset[d][2], ny = y + s->offset[d][1],
+                        nz = z + s->offset[d][0];
+                local = nx >= b->x0 && nx < b->x1 && ny >= b->y0 && ny < b->y1 && nz >= b->z0 &&
+                        nz < b->z1;
+                if (!local) {
+                    __atomic_fetch_add(&s->excess[w], amount, __ATOMIC_RELAXED);
+                    mark_tile(s, tile_of_coords(s, nx, ny, nz));
+                }
+            }
+            if (local)
+                s->excess[w] += amount;
+            if ((int64_t)r > amount && hw < lowest)
+                lowest = hw;
+        }
+        if (e == 0)
+            break;
+        /* Stuck: every residual arc leads to a height >= h. Relabel to one above the lowest;
+         * a height past n means no path to the sink is left (heights bound distances). */
+        counts->relabels++;
+        h = lowest + 1 > s->n ? s->inf : (int32_t)(lowest + 1);
+        if (h == s->inf)
+            break;
+    }
+    s->excess[v] = e;
+    s->height[v] = h;
+}
+
+static int tile_has_active(const pr_state *s, const tile_box *b) {
+    for (int64_t z = b->z0; z < b->z1; z++)
+        for (int64_t y = b->y0; y < b->y1; y++) {
+            const int64_t base = (z * s->size_y + y) * s->size_x;
+            for (int64_t x = b->x0; x < b->x1; x++)
+                if (s->excess[base + x] > 0 && s->height[base + x] < s->inf)
+                    return 1;
+        }
+    return 0;
+}
+
+/* Up to LOCAL_ROUNDS passes over the tile's active nodes, alternating the row direction so
+ * that flow moves both ways along a row within one visit; stops early once a pass finds
+ * nothing to do. */
+static void process_tile(pr_state *s, int64_t tile, pr_counts *counts) {
+    const tile_box b = box_of(s, tile);
+    for (int round = 0; round < LOCAL_ROUNDS; round++) {
+        int64_t visited = 0;
+        for (int64_t z = b.z0; z < b.z1; z++)
+            for (int64_t y = b.y0; y < b.y1; y++) {
+                const int64_t base = (z * s->size_y + y) * s->size_x;
+                for (int64_t k = 0; k < b.x1 - b.x0; k++) {
+                    const int64_t x = round & 1 ? b.x1 - 1 - k : b.x0 + k;
+                    const int64_t v = base + x;
+                    if (s->excess[v] > 0 && s->height[v] < s->inf) {
+                        discharge(s, v, x, y, z, &b, counts);
+                        visited++;
+                    }
+                }
+            }
+        if (visited == 0) {
+            __atomic_store_n(&s->tile_active[tile], 0, __ATOMIC_RELAXED);
+            return;
+        }
+    }
+    __atomic_store_n(&s->tile_active[tile], (uint8_t)tile_has_active(s, &b), __ATOMIC_RELAXED);
+}
+
+/* One sweep: each colour in turn, its active tiles in parallel. Tiles that the previous
+ * colours pushed into are picked up by their own colour later in the same sweep. */
+static void sweep(pr_state *s, pr_counts *total) {
+    for (int c = 0; c < s->num_colors; c++) {
+        int64_t count = 0;
+        for (int64_t i = s->color_start[c]; i < s->color_start[c + 1]; i++) {
+            int64_t t = s->tiles_by_color[i];
+            if (s->tile_active[t])
+                s->tile_list[count++] = t;
+        }
+        if (count == 0)
+            continue;
+        int64_t pushes = 0, relabels = 0;
+#pragma omp parallel for num_threads(s->threads) schedule(dynamic, 1) \
+    reduction(+ : pushes, relabels)
+        for (int64_t i = 0; i < count; i++) {
+            pr_counts local = {0, 0};
+            process_tile(s, s->tile_list[i], &local);
+            pushes += local.pushes;
+            relabels += local.relabels;
+        }
+        total->pushes += pushes;
+        total->relabels += relabels;
+    }
+}
+
+static int any_tile_active(const pr_state *s) {
+    for (int64_t t = 0; t < s->num_tiles; t++)
+        if (s->tile_active[t])
+            return 1;
+    return 0;
+}
 
 gcut_status gcut__cpupr_solve_grid(const gcut_grid *grid, const gcut_options *options,
                                    int64_t *flow, uint8_t *labels, gcut_stats *stats) {
-    (void)grid, (void)options, (void)flow, (void)labels, (void)stats;
-    return gcut__fail(GCUT_ERR_UNSUPPORTED, "cpu-pr: not built yet");
+    double t0 = gcut__now_ms();
+    int threads = options ? options->threads : 0;
+    if (threads < 0)
+        return gcut__fail(GCUT_ERR_INVALID_ARG,
+                          "cpu-pr: options.threads is %d; use 0 for all cores or a count >= 1",
+                          threads);
+#ifdef GCUT_HAVE_OPENMP
+    if (threads == 0)
+        threads = omp_get_max_threads();
+#else
+    threads = 1;
+#endif
+    const int verbose = options ? options->verbose : 0;
+    pr_state s;
+    gcut_status st = state_init(&s, grid, threads);
+    if (st != GCUT_OK) {
+        state_free(&s);
+        return st;
+    }
+    load_problem(&s, grid);
+    double t1 = gcut__now_ms();
+
+    pr_counts total = {0, 0};
+    int64_t sweeps = 0, relabel_passes = 0, relabels_at_last = 0;
+    const double relabel_budget = RELABEL_FRACTION * (double)s.n;
+    for (;;) {
+        int64_t active = global_relabel(&s);
+        relabel_passes++;
+        relabels_at_last = total.relabels;
+        if (verbose)
+            fprintf(stderr,
+                    "cpu-pr: global relabel %" PRId64 ": %" PRId64 " active nodes after %" PRId64
+                    " sweeps, %" PRId64 " pushes, %" PRId64 " relabels\n",
+                    relabel_passes, active, sweeps, total.pushes, total.relabels);
+        /* Exact stop (shared decision 5): the labels are exact now, and no node with excess can
+         * reach the sink, so the preflow is maximum. */
+        if (active == 0)
+            break;
+        do {
+            sweep(&s, &total);
+            sweeps++;
+        } while ((double)(total.relabels - relabels_at_last) < relabel_budget &&
+                 any_tile_active(&s));
+    }
+
+    int64_t value = 0;
+    const int32_t *sink = grid->terminal[GCUT_SINK];
+#pragma omp parallel for num_threads(s.threads) schedule(static) reduction(+ : value)
+    for (int64_t v = 0; v < s.n; v++)
+        value += (int64_t)sink[v] - s.sink_residual[v];
+    if (labels != NULL) {
+#pragma omp parallel for num_threads(s.threads) schedule(static)
+        for (int64_t v = 0; v < s.n; v++)
+            labels[v] = s.height[v] < s.inf ? GCUT_SINK : GCUT_SOURCE;
+    }
+    *flow = value;
+    if (stats != NULL) {
+        stats->build_ms = t1 - t0;
+        stats->solve_ms = gcut__now_ms() - t1;
+        stats->sweeps = sweeps;
+        stats->global_relabels = relabel_passes;
+        stats->pushes = total.pushes;
+    }
+    state_free(&s);
+    return GCUT_OK;
 }
