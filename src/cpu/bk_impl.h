@@ -6,7 +6,6 @@
 #define BK_NONE ((BK_IDX)-1)     /* parent: free node; next: not in the active queue */
 #define BK_TERMINAL ((BK_IDX)-2) /* parent: attached straight to its tree's terminal */
 #define BK_ORPHAN ((BK_IDX)-3)   /* parent: lost during augmentation, waiting for adoption */
-#define BK_MAX_INDEX ((BK_IDX)-4)
 
 typedef struct BK_FN(arc) {
     BK_IDX head;
@@ -457,9 +456,10 @@ static void BK_FN(mark)(BK_FN(solver) * bk, BK_IDX i) {
     }
 }
 
-/* Reparametrise node i's terminal residual by delta (delta > 0: towards the source) while
- * keeping every cut's value: the residual pair (max(tr,0), max(-tr,0)) is renormalised so
- * that one side is zero, and what both sides lose goes into the flow. */
+/* Add delta to node i's terminal residual (> 0: more supply from the source), which lowers by
+ * delta the value of every cut with i on the source side. The residual pair (max(tr,0),
+ * max(-tr,0)) keeps one side zero; the constant that renormalising sheds goes into the flow,
+ * so flow + residual cut value stays each cut's capacity. */
 static void BK_FN(shift_terminal)(BK_FN(solver) * bk, BK_IDX i, int64_t delta) {
     int64_t before = bk->tr[i], after = before + delta;
     bk->flow += (before > 0 ? before : 0) - (after > 0 ? after : 0);
@@ -647,6 +647,5 @@ static gcut_status BK_FN(solve)(gcut_graph *g, const gcut_options *options, int6
 #undef BK_NONE
 #undef BK_TERMINAL
 #undef BK_ORPHAN
-#undef BK_MAX_INDEX
 #undef BK_SINK_BIT
 #undef BK_DIST_MASK
