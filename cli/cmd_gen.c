@@ -1,8 +1,220 @@
-/* cmd_gen.c - placeholder for `gcut gen` until it lands. */
+/* cmd_gen.c - `gcut gen synth`: the synthetic segmentation benchmark of Hussein et al. 2007,
+ * section VII, written as an image, its ground truth, its seeds and the grid problem (the
+ * benchmark energy with the known mixtures). 3D volumes are written as raw 8-bit files. */
 #include "cli.h"
 
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *out) {
+    fprintf(out,
+            "usage: gcut gen synth --size WxH[xD] [--seed N] [--level easy|hard] [-o IMAGE]\n"
+            "                      [--truth TRUTH] [--seeds SEEDS] [--grid PROBLEM.grid]\n"
+            "                      [--connectivity C]\n\n"
+            "Generate the synthetic segmentation benchmark (Hussein et al. 2007, VII): random\n"
+            "ellipses whose colours come from one 3-component Gaussian mixture on a background\n"
+            "from another; deterministic for a seed, the same shapes at every size.\n\n"
+            "options:\n"
+            "  --size WxH[xD]    image size; a depth D > 1 makes a gray volume of ellipsoids\n"
+            "  --seed N          random seed (default 1)\n"
+            "  --level L         easy (default) or hard: closer colours, more noise, stronger\n"
+            "                    smoothness (docs/SEGMENT.md)\n"
+            "  -o IMAGE          the picture: 8-bit RGB PNG (2D) or raw 8-bit gray (3D)\n"
+            "  --truth FILE      ground truth: 0/255 PNG (2D) or raw 0/1 bytes (3D)\n"
+            "  --seeds FILE      seed codes 0 unknown, 1 foreground (central 32x32 patch),\n"
+            "                    2 background (top-left patch): PNG (2D) or raw bytes (3D);\n"
+            "                    `gcut segment --seeds FILE` reads it as it is\n"
+            "  --grid FILE       the benchmark's grid problem (for `gcut maxflow`): regional\n"
+            "                    term from the generating mixtures, hard seeds, contrast term\n"
+            "  --connectivity C  of --grid: 4 (default) or 8 in 2D, 6 (default) or 26 in 3D\n"
+            "  --help            this text\n\n"
+            "exit status: 0 written, 1 failure, 2 usage error\n");
+}
+
+static bool parse_size(const char *text, int64_t *w, int64_t *h, int64_t *d) {
+    char *end;
+    *d = 1;
+    *w = strtoll(text, &end, 10);
+    if (end == text || *end != 'x')
+        return false;
+    text = end + 1;
+    *h = strtoll(text, &end, 10);
+    if (end == text)
+        return false;
+    if (*end == 'x') {
+        text = end + 1;
+        *d = strtoll(text, &end, 10);
+        if (end == text)
+            return false;
+    }
+    return *end == '\0' && *w >= 1 && *h >= 1 && *d >= 1;
+}
+
+static int write_raw(const char *path, const uint8_t *bytes, int64_t count) {
+    FILE *f = fopen(path, "wb");
+    if (f == NULL) {
+        perror(path);
+        return 1;
+    }
+    bool ok = fwrite(bytes, 1, (size_t)count, f) == (size_t)count;
+    ok = (fclose(f) == 0) && ok;
+    if (!ok) {
+        cli_error("gen", GCUT_OK, "cannot write '%s'", path);
+        return 1;
+    }
+    return 0;
+}
+
+/* A one-channel 8-bit picture of bytes (2D PNG/PGM) or raw bytes (3D). */
+static int write_plane(const char *path, uint8_t *bytes, int64_t w, int64_t h, int64_t d) {
+    if (d > 1)
+        return write_raw(path, bytes, w * h * d);
+    gcut_image img = {w, h, 1, 1, 8, bytes};
+    gcut_status st = gcut_image_write(path, &img);
+    if (st != GCUT_OK) {
+        cli_error("gen", st, "cannot write '%s'", path);
+        return 1;
+    }
+    return 0;
+}
+
 int cli_cmd_gen(int argc, char **argv) {
-    (void)argc, (void)argv;
-    cli_error("gen", GCUT_OK, "not built yet");
-    return 1;
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (strcmp(argv[1], "synth") != 0) {
+        cli_error("gen", GCUT_OK, "unknown generator '%s' (only 'synth')", argv[1]);
+        return 2;
+    }
+    int64_t w = 0, h = 0, d = 1;
+    uint64_t seed = 1;
+    gcut_synth_level level = GCUT_SYNTH_EASY;
+    int connectivity = 0;
+    const char *out_path = NULL, *truth_path = NULL, *seeds_path = NULL, *grid_path = NULL;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return 0;
+        }
+        if (i + 1 >= argc) {
+            cli_error("gen", GCUT_OK, "'%s' is not an option or lacks its value", a);
+            return 2;
+        }
+        const char *v = argv[++i];
+        char *end;
+        if (strcmp(a, "--size") == 0) {
+            if (!parse_size(v, &w, &h, &d)) {
+                cli_error("gen", GCUT_OK, "--size '%s' is not WxH or WxHxD", v);
+                return 2;
+            }
+        } else if (strcmp(a, "--seed") == 0) {
+            seed = strtoull(v, &end, 0);
+            if (end == v || *end != '\0') {
+                cli_error("gen", GCUT_OK, "--seed '%s' is not a number", v);
+                return 2;
+            }
+        } else if (strcmp(a, "--level") == 0) {
+            if (strcmp(v, "easy") == 0)
+                level = GCUT_SYNTH_EASY;
+            else if (strcmp(v, "hard") == 0)
+                level = GCUT_SYNTH_HARD;
+            else {
+                cli_error("gen", GCUT_OK, "--level '%s' is not easy or hard", v);
+                return 2;
+            }
+        } else if (strcmp(a, "--connectivity") == 0) {
+            connectivity = (int)strtol(v, &end, 10);
+            if (end == v || *end != '\0') {
+                cli_error("gen", GCUT_OK, "--connectivity '%s' is not a number", v);
+                return 2;
+            }
+        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
+            out_path = v;
+        } else if (strcmp(a, "--truth") == 0) {
+            truth_path = v;
+        } else if (strcmp(a, "--seeds") == 0) {
+            seeds_path = v;
+        } else if (strcmp(a, "--grid") == 0) {
+            grid_path = v;
+        } else {
+            cli_error("gen", GCUT_OK, "unknown option '%s' (see gcut gen --help)", a);
+            return 2;
+        }
+    }
+    if (w == 0) {
+        cli_error("gen", GCUT_OK, "--size is required");
+        return 2;
+    }
+    if (!out_path && !truth_path && !seeds_path && !grid_path) {
+        cli_error("gen", GCUT_OK, "nothing to write: give -o, --truth, --seeds or --grid");
+        return 2;
+    }
+    const int64_t n = w * h * d;
+    int rc = 0;
+    uint8_t *truth = NULL, *seeds = NULL;
+    gcut_image image = {0};
+    if (out_path || truth_path) {
+        if ((truth = malloc((size_t)n)) == NULL) {
+            cli_error("gen", GCUT_ERR_NOMEM, "truth of %" PRId64 " bytes", n);
+            return 1;
+        }
+        gcut_status st = gcut_synth_image(w, h, d, seed, level, &image, truth);
+        if (st != GCUT_OK) {
+            cli_error("gen", st, "cannot make the synthetic image");
+            free(truth);
+            return 1;
+        }
+        int64_t fg = 0;
+        for (int64_t i = 0; i < n; i++)
+            fg += truth[i];
+        printf("synth %" PRId64 "x%" PRId64 "x%" PRId64 " %s seed %" PRIu64 ": foreground %.2f%%\n",
+               w, h, d, level == GCUT_SYNTH_EASY ? "easy" : "hard", seed, 100.0 * fg / n);
+        if (out_path) {
+            if (d > 1) {
+                rc |= write_raw(out_path, image.pixels, n);
+            } else if ((st = gcut_image_write(out_path, &image)) != GCUT_OK) {
+                cli_error("gen", st, "cannot write '%s'", out_path);
+                rc = 1;
+            }
+        }
+        if (truth_path && rc == 0) {
+            if (d == 1)
+                for (int64_t i = 0; i < n; i++)
+                    truth[i] = truth[i] ? 255 : 0;
+            rc |= write_plane(truth_path, truth, w, h, d);
+        }
+    }
+    if (seeds_path && rc == 0) {
+        if ((seeds = malloc((size_t)n)) == NULL) {
+            cli_error("gen", GCUT_ERR_NOMEM, "seeds of %" PRId64 " bytes", n);
+            rc = 1;
+        } else {
+            gcut_status st = gcut_synth_seeds(w, h, d, seeds);
+            if (st != GCUT_OK) {
+                cli_error("gen", st, "cannot make the seeds");
+                rc = 1;
+            } else {
+                rc |= write_plane(seeds_path, seeds, w, h, d);
+            }
+        }
+    }
+    if (grid_path && rc == 0) {
+        gcut_grid *grid = NULL;
+        gcut_status st = gcut_synth_grid(w, h, d, seed, level, connectivity, &grid);
+        if (st == GCUT_OK)
+            st = gcut_grid_write(grid, grid_path);
+        if (st != GCUT_OK) {
+            cli_error("gen", st, "cannot make or write the grid '%s'", grid_path);
+            rc = 1;
+        }
+        gcut_grid_free(grid);
+    }
+    gcut_image_free(&image);
+    free(truth);
+    free(seeds);
+    return rc;
 }
