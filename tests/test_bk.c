@@ -11,9 +11,16 @@
 
 static int passed = 0;
 
-static void count(int ok) {
-    passed += ok;
-}
+/* A check that counts as passed, or prints its line and counts as failed. */
+#define count(ok)                                                                                  \
+    do {                                                                                           \
+        if (ok) {                                                                                  \
+            passed++;                                                                              \
+        } else {                                                                                   \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #ok);                 \
+            test_failures++;                                                                       \
+        }                                                                                          \
+    } while (0)
 
 /* The oracles agree with each other, so a disagreement below is bk's. */
 static void test_oracles_agree(test_rng *rng) {
@@ -190,7 +197,7 @@ static void test_edge_cases(void) {
     CHECK_OK(gcut_graph_add_tweights(g, 1, 2, 9));
     CHECK_OK(gcut_graph_add_tweights(g, 3, 4, 4));
     CHECK_OK(gcut_graph_add_tweights(g, 4, 0, 6));
-    uint8_t labels[5];
+    uint8_t labels[8];
     CHECK_OK(gcut_graph_solve(g, &options, &flow, labels, NULL));
     CHECK_EQ_I64(flow, 3 + 2 + 4);
     count(flow == 9 && labels[0] == GCUT_SOURCE && labels[1] == GCUT_SINK &&
@@ -205,6 +212,27 @@ static void test_edge_cases(void) {
     count(oracle_check_graph(g, "bk", 0, 0, "no terminals"));
     CHECK_OK(gcut_graph_add_tweights(g, 1, 10, 10));
     count(oracle_check_graph(g, "bk", 0, 10, "self-loop with terminals"));
+    gcut_graph_free(g);
+
+    /* A maximum flow past INT64_MAX is refused, fresh and warm, and leaves no state behind. */
+    int64_t big = INT64_MAX / 4;
+    CHECK_OK(gcut_graph_create(6, 0, &g));
+    for (int64_t i = 0; i < 3; i++)
+        CHECK_OK(gcut_graph_set_tweights(g, i, big, big));
+    count(gcut_graph_solve(g, &options, &flow, labels, NULL) == GCUT_OK && flow == 3 * big);
+    CHECK_OK(gcut_graph_set_tweights(g, 3, big, big));
+    CHECK_OK(gcut_graph_set_tweights(g, 4, big, big));
+    count(gcut_graph_solve(g, &options, &flow, labels, NULL) == GCUT_ERR_OVERFLOW &&
+          strstr(gcut_last_error(), "INT64_MAX") != NULL && g->state.data == NULL);
+    options.warm = 0;
+    count(gcut_graph_solve(g, &options, &flow, labels, NULL) == GCUT_ERR_OVERFLOW);
+    options.warm = 1;
+    CHECK_OK(gcut_graph_set_tweights(g, 3, big, 0));
+    CHECK_OK(gcut_graph_set_tweights(g, 4, 0, big));
+    count(gcut_graph_solve(g, &options, &flow, labels, NULL) == GCUT_OK && flow == 3 * big);
+    CHECK_OK(gcut_graph_add_edge(g, 3, 4, INT32_MAX, 0));
+    count(gcut_graph_solve(g, &options, &flow, labels, NULL) == GCUT_OK &&
+          flow == 3 * big + INT32_MAX && gcut_graph_verify(g, labels, flow, NULL) == GCUT_OK);
     gcut_graph_free(g);
 
     /* A known answer: a chain whose bottleneck is in the middle. */

@@ -33,6 +33,7 @@ typedef struct BK_FN(solver) {
     BK_IDX active_first, active_last;
     uint32_t time;
     int64_t flow;
+    bool overflow; /* the flow value left int64: the solve fails with GCUT_ERR_OVERFLOW */
     int64_t augmentations;
     /* Kept for warm re-solves only (NULL otherwise). */
     BK_IDX *edge_arc; /* arc u->v of edge e, BK_NONE for self-loops */
@@ -50,6 +51,16 @@ static inline uint32_t BK_FN(dist)(const BK_FN(node) * n) {
 
 static inline int BK_FN(is_sink)(const BK_FN(node) * n) {
     return (n->dist_sink & BK_SINK_BIT) != 0;
+}
+
+/* Every change of the flow value goes through here. The flow never exceeds the maximum flow
+ * (warm reparametrisation can lower it for a while), so this fails only for problems whose
+ * answer does not fit int64. */
+static inline void BK_FN(add_flow)(BK_FN(solver) * bk, int64_t amount) {
+    if (amount > 0 ? bk->flow > INT64_MAX - amount : bk->flow < INT64_MIN - amount)
+        bk->overflow = true;
+    else
+        bk->flow += amount;
 }
 
 /* Distances are a heuristic: saturating keeps them monotone without overflow. */
@@ -138,7 +149,7 @@ static gcut_status BK_FN(build)(const gcut_graph *g, bool keep_edges, BK_FN(solv
     }
     for (size_t i = 0; i < n; i++) {
         int64_t source = g->tw_source[i], sink = g->tw_sink[i];
-        bk->flow += source < sink ? source : sink;
+        BK_FN(add_flow)(bk, source < sink ? source : sink);
         bk->tr[i] = source - sink;
         /* Written here so that the pages are mapped while building, not while solving. */
         bk->nodes[i] = (BK_FN(node)){BK_NONE, BK_NONE, 0, 0};
@@ -256,7 +267,7 @@ static void BK_FN(augment)(BK_FN(solver) * bk, BK_IDX mid) {
     bk->tr[x] += f;
     if (bk->tr[x] == 0)
         BK_FN(orphan_front)(bk, x);
-    bk->flow += f;
+    BK_FN(add_flow)(bk, f);
     bk->augmentations++;
 }
 
@@ -425,6 +436,8 @@ static void BK_FN(run)(BK_FN(solver) * bk) {
         current = i;
         BK_FN(next_time)(bk);
         BK_FN(augment)(bk, mid);
+        if (bk->overflow)
+            return;
         BK_FN(adopt_orphans)(bk);
     }
 }
@@ -462,7 +475,7 @@ static void BK_FN(mark)(BK_FN(solver) * bk, BK_IDX i) {
  * so flow + residual cut value stays each cut's capacity. */
 static void BK_FN(shift_terminal)(BK_FN(solver) * bk, BK_IDX i, int64_t delta) {
     int64_t before = bk->tr[i], after = before + delta;
-    bk->flow += (before > 0 ? before : 0) - (after > 0 ? after : 0);
+    BK_FN(add_flow)(bk, (before > 0 ? before : 0) - (after > 0 ? after : 0));
     bk->tr[i] = after;
 }
 
@@ -503,7 +516,7 @@ static gcut_status BK_FN(apply_changes)(BK_FN(solver) * bk, const gcut_graph *g)
                 continue;
             /* Adding to the source capacity adds d_source to every cut with i on the sink
              * side: a constant d_source, plus d_source towards the source on tr. */
-            bk->flow += d_source;
+            BK_FN(add_flow)(bk, d_source);
             BK_FN(shift_terminal)(bk, (BK_IDX)index, d_source - d_sink);
             BK_FN(mark)(bk, (BK_IDX)index);
             continue;
@@ -617,8 +630,18 @@ static gcut_status BK_FN(solve)(gcut_graph *g, const gcut_options *options, int6
         BK_FN(reuse_trees)(bk);
     else
         BK_FN(init_trees)(bk);
-    BK_FN(run)(bk);
+    if (!bk->overflow)
+        BK_FN(run)(bk);
     double t2 = gcut__now_ms();
+    if (bk->overflow) {
+        if (warm)
+            gcut__graph_drop_state(g);
+        else
+            BK_FN(free)(bk);
+        return gcut__fail(GCUT_ERR_OVERFLOW,
+                          "bk: the maximum flow of this graph passes INT64_MAX (terminal "
+                          "capacities too large)");
+    }
     if (labels != NULL)
         BK_FN(write_labels)(bk, labels);
     *flow = bk->flow;
