@@ -112,11 +112,13 @@ gcut_status gcut__seg_working_image(const gcut_image *image, const uint8_t **pix
                                     uint8_t **owned, int *channels);
 
 /** Regional costs learnt from seed colours: counts[c] = how many seeds of one class have
- *  quantised colour c; cost[c] gets -ln P(c | class) for every c (num_colors entries).
- *  model is GCUT_MODEL_HISTOGRAM or GCUT_MODEL_GMM; deterministic for a seed. */
-gcut_status gcut__seg_model_costs(const double *counts, int64_t num_colors, int channels,
-                                  gcut_model_kind model, int gmm_components, int histogram_bins,
-                                  uint64_t seed, double *cost);
+ *  quantised colour c; cost[c] gets -ln P(c | class) for every c (num_colors entries) with
+ *  present[c] != 0 (present NULL = all), and 0 for the others (colours the image lacks, whose
+ *  entries are never read). model is GCUT_MODEL_HISTOGRAM or GCUT_MODEL_GMM; deterministic
+ *  for a seed. */
+gcut_status gcut__seg_model_costs(const double *counts, const uint8_t *present, int64_t num_colors,
+                                  int channels, gcut_model_kind model, int gmm_components,
+                                  int histogram_bins, uint64_t seed, double *cost);
 
 /** The boundary term's default sigma: the RMS colour difference of axis neighbours (at least
  *  1, so that a flat image still has a finite sigma). */

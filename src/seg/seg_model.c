@@ -276,8 +276,8 @@ static bool gaussian_fit(gaussian *g, const double *pts, const double *wts, cons
 /* Fit a k-component mixture to the quantised colours with counts, and write -ln p(colour) for
  * every quantised colour. Deterministic for a seed: k-means++ seeding from our own PRNG, 10
  * Lloyd iterations, then 10 EM iterations. */
-static gcut_status gmm_costs(const double *counts, int64_t num_colors, int channels, int k,
-                             uint64_t seed, double *cost) {
+static gcut_status gmm_costs(const double *counts, const uint8_t *present, int64_t num_colors,
+                             int channels, int k, uint64_t seed, double *cost) {
     const int d = channels;
     int64_t np = 0;
     double total = 0;
@@ -393,6 +393,10 @@ static gcut_status gmm_costs(const double *counts, int64_t num_colors, int chann
     {
         double terms[32], v[3];
         for (int64_t c = 0; c < num_colors; c++) {
+            if (present != NULL && !present[c]) {
+                cost[c] = 0.0;
+                continue;
+            }
             bin_centre(c, channels, v);
             cost[c] = -mixture_log(g, kept, v, d, terms);
         }
@@ -406,12 +410,12 @@ done:
     return st;
 }
 
-gcut_status gcut__seg_model_costs(const double *counts, int64_t num_colors, int channels,
-                                  gcut_model_kind model, int gmm_components, int histogram_bins,
-                                  uint64_t seed, double *cost) {
+gcut_status gcut__seg_model_costs(const double *counts, const uint8_t *present, int64_t num_colors,
+                                  int channels, gcut_model_kind model, int gmm_components,
+                                  int histogram_bins, uint64_t seed, double *cost) {
     if (model == GCUT_MODEL_HISTOGRAM)
         return histogram_costs(counts, num_colors, channels, histogram_bins, cost);
-    return gmm_costs(counts, num_colors, channels, gmm_components, seed, cost);
+    return gmm_costs(counts, present, num_colors, channels, gmm_components, seed, cost);
 }
 
 double gcut__seg_estimate_sigma(const uint8_t *pixels, int channels, int64_t width, int64_t height,

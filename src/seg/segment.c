@@ -135,23 +135,29 @@ gcut_status gcut_seg_build_grid(const gcut_image *image, const uint8_t *seeds,
     gcut__seg_tables *tables = NULL;
     gcut_grid *grid = NULL;
     double *counts = NULL;
+    uint8_t *present = NULL;
     if ((st = gcut__seg_tables_alloc(ch, p.connectivity, &tables)) != GCUT_OK)
         goto done;
     const int64_t nc = tables->num_colors;
     /* counts[0..nc) foreground, [nc..2nc) background; then costs in the same layout. */
     counts = gcut__calloc((size_t)nc * 4, sizeof(double), "seed colour counts");
-    if (counts == NULL) {
+    /* Only the colours the image has are evaluated: a photo uses a few ten thousand of the
+     * 2^18 quantised colours, and each costs two mixture evaluations. */
+    present = gcut__calloc((size_t)nc, 1, "colours present");
+    if (counts == NULL || present == NULL) {
         st = GCUT_ERR_NOMEM;
         goto done;
     }
-    for (int64_t i = 0; i < n; i++)
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t q = gcut__seg_color_index(pixels + i * ch, ch);
+        present[q] = 1;
         if (seeds[i] != GCUT_SEED_UNKNOWN)
-            counts[(seeds[i] == GCUT_SEED_BACKGROUND ? nc : 0) +
-                   gcut__seg_color_index(pixels + i * ch, ch)] += 1.0;
+            counts[(seeds[i] == GCUT_SEED_BACKGROUND ? nc : 0) + q] += 1.0;
+    }
     double *cost = counts + 2 * nc;
     for (int side = 0; side < 2; side++)
-        if ((st = gcut__seg_model_costs(counts + side * nc, nc, ch, p.model, p.gmm_components,
-                                        p.histogram_bins, p.seed + (uint64_t)side,
+        if ((st = gcut__seg_model_costs(counts + side * nc, present, nc, ch, p.model,
+                                        p.gmm_components, p.histogram_bins, p.seed + (uint64_t)side,
                                         cost + side * nc)) != GCUT_OK)
             goto done;
     const double t1 = gcut__now_ms();
@@ -184,6 +190,7 @@ gcut_status gcut_seg_build_grid(const gcut_image *image, const uint8_t *seeds,
 done:
     gcut_grid_free(grid);
     gcut__free(counts);
+    gcut__free(present);
     gcut__seg_tables_free(tables);
     gcut__free(owned);
     return st;
