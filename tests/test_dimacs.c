@@ -102,22 +102,7 @@ static int64_t graph_oracle(const gcut_graph *g) {
     return oracle_dinic(g) + g->flow_offset;
 }
 
-/* Is bk (written in parallel) built yet? Its checks are skipped with a note until then. */
-static int bk_ready(void) {
-    gcut_graph *g = NULL;
-    if (gcut_graph_create(1, 0, &g) != GCUT_OK)
-        return 0;
-    gcut_options options;
-    gcut_options_init(&options);
-    options.solver = "bk";
-    int ok = gcut_graph_solve(g, &options, NULL, NULL, NULL) != GCUT_ERR_UNSUPPORTED;
-    gcut_graph_free(g);
-    return ok;
-}
-
-static int have_bk;
-
-/* Read text as a DIMACS file; check the flow against expected (oracle and, when built, bk). */
+/* Read text as a DIMACS file; check the flow against expected (oracle and bk). */
 static void check_flow(const char *text, int64_t expected, const char *what) {
     const char *path = temp_path(".max");
     write_bytes(path, text, strlen(text));
@@ -132,8 +117,7 @@ static void check_flow(const char *text, int64_t expected, const char *what) {
     if (got != expected)
         fprintf(stderr, "%s: oracle flow %" PRId64 ", expected %" PRId64 "\n", what, got, expected);
     PASS_IF(got == expected);
-    if (have_bk)
-        PASS_IF(oracle_check_graph(g, "bk", 0, expected, what));
+    PASS_IF(oracle_check_graph(g, "bk", 0, expected, what));
     gcut_graph_free(g);
 }
 
@@ -397,8 +381,7 @@ static void test_round_trip(void) {
         PASS_IF(same_terminals);
         int64_t expected = graph_oracle(g);
         PASS_IF(graph_oracle(back) == expected);
-        if (have_bk)
-            PASS_IF(oracle_check_graph(back, "bk", 0, expected, "round trip"));
+        PASS_IF(oracle_check_graph(back, "bk", 0, expected, "round trip"));
         const char *second = temp_path(".max");
         char second_path[600];
         snprintf(second_path, sizeof second_path, "%s", second);
@@ -487,7 +470,7 @@ static void test_grid_files(void) {
         gcut_grid *back = NULL;
         CHECK_OK(gcut_grid_read(path, &back));
         PASS_IF(back != NULL && same_grid(grid, back));
-        if (back != NULL && have_bk)
+        if (back != NULL)
             PASS_IF(oracle_check_grid(back, "bk", oracle_dinic_grid(grid), "grid round trip"));
         gcut_grid_free(back);
         gcut_grid_free(grid);
@@ -573,9 +556,6 @@ int main(void) {
         fprintf(stderr, "cannot make a temporary folder\n");
         return 1;
     }
-    have_bk = bk_ready();
-    if (!have_bk)
-        printf("note: bk is not built yet; flows are checked against the oracles only\n");
     test_malformed();
     test_hand_made();
     test_random_files();
