@@ -192,6 +192,7 @@ typedef struct dimacs_problem {
     int64_t source, sink; /* DIMACS ids, 0 until declared */
     int64_t source_line, sink_line;
     int64_t arcs_seen;
+    bool open_edge; /* the previous arc line made the last edge, whose reverse is still 0 */
     gcut_graph *graph;
 } dimacs_problem;
 
@@ -340,6 +341,8 @@ static gcut_status arc_line(const line_reader *r, cursor *c, dimacs_problem *p) 
             p->num_arcs, p->problem_line);
     gcut_graph *g = p->graph;
     bool from_source = u == p->source, to_sink = v == p->sink;
+    bool open_edge = p->open_edge;
+    p->open_edge = false;
     /* Arcs into the source or out of the sink carry no s-t flow: dropped. */
     if (v == p->source || u == p->sink)
         return GCUT_OK;
@@ -353,8 +356,17 @@ static gcut_status arc_line(const line_reader *r, cursor *c, dimacs_problem *p) 
         st = gcut_graph_add_tweights(g, graph_node(p, v), (int32_t)cap, 0);
     else if (to_sink)
         st = gcut_graph_add_tweights(g, graph_node(p, u), 0, (int32_t)cap);
-    else
-        st = gcut_graph_add_edge(g, graph_node(p, u), graph_node(p, v), (int32_t)cap, 0);
+    else {
+        int64_t gu = graph_node(p, u), gv = graph_node(p, v), last = g->num_edges - 1;
+        /* Files list an arc and its reverse one after the other (vision graphs, our writer):
+         * the reverse joins the edge just made, which halves the edges of such graphs. */
+        if (open_edge && gcut__edge_u(g, last) == gv && gcut__edge_v(g, last) == gu) {
+            g->edge_rev[last] = (int32_t)cap;
+            return GCUT_OK;
+        }
+        st = gcut_graph_add_edge(g, gu, gv, (int32_t)cap, 0);
+        p->open_edge = st == GCUT_OK && gu != gv;
+    }
     return st == GCUT_OK ? GCUT_OK : with_location(r, st);
 }
 
