@@ -249,6 +249,28 @@ static void test_edge_cases(void) {
     gcut_graph_free(g);
 }
 
+/* Over the memory cap the solve fails cleanly, names what it could not allocate, and holds
+ * nothing afterwards; the same graph then solves once the cap is lifted. */
+static void test_memory_cap(test_rng *rng) {
+    oracle_caps caps = oracle_caps_default();
+    gcut_graph *g = NULL;
+    CHECK_OK(oracle_make_grid_graph(rng, 200, 200, 4, &caps, &g));
+    if (g == NULL)
+        return;
+    uint64_t held = gcut_memory_in_use();
+    gcut_set_memory_limit(held + 100000);
+    gcut_options options;
+    gcut_options_init(&options);
+    options.solver = "bk";
+    int64_t flow = -1;
+    gcut_status st = gcut_graph_solve(g, &options, &flow, NULL, NULL);
+    count(st == GCUT_ERR_NOMEM && strstr(gcut_last_error(), "bk") != NULL);
+    count(gcut_memory_in_use() == held && g->state.data == NULL);
+    gcut_set_memory_limit(0);
+    count(oracle_check_graph(g, "bk", 1, oracle_dinic(g), "after the memory cap"));
+    gcut_graph_free(g);
+}
+
 /* One round of random changes of every kind the API allows. */
 static void random_changes(test_rng *rng, gcut_graph *g, int changes, int32_t max_cap) {
     int64_t n = gcut_graph_num_nodes(g), m = gcut_graph_num_edges(g);
@@ -371,6 +393,7 @@ int main(void) {
     test_tiny_brute_force(&rng, 10000, "32-bit");
     test_medium(&rng);
     test_grids(&rng);
+    test_memory_cap(&rng);
     test_warm(&rng, 1500, 60);
     /* The wide (64-bit index) instantiation, on the same kinds of cases. */
     setenv("GCUT_BK_INDEX_BITS", "64", 1);
