@@ -1,0 +1,414 @@
+/* test_seg.c - segmentation energies of real images (Boykov-Jolly; Lattari 2010 ch. 3.4):
+ * capacities of tiny images against hand-computed values, seed masks in every encoding, 8/16
+ * bit and alpha handled alike, learnt models segmenting synthetic images against their truth,
+ * seeds kept and the same cut value from every solver, the overlay, and clean errors. */
+#include "internal.h"
+#include "util_common.h"
+
+#include <math.h>
+#include <string.h>
+
+static int passed = 0;
+
+#define PASS_IF(cond)                                                                              \
+    do {                                                                                           \
+        int before_ = test_failures;                                                               \
+        CHECK(cond);                                                                               \
+        if (test_failures == before_)                                                              \
+            passed++;                                                                              \
+    } while (0)
+
+static int32_t cap_at(gcut_grid *g, int dir, int64_t i) {
+    return gcut_grid_dir_cdata(g, dir)[i];
+}
+
+/* Direction index of offset (dy, dx) in a 2D grid. */
+static int dir_of(const gcut_grid *g, int dy, int dx) {
+    for (int d = 0; d < gcut_grid_num_dirs(g); d++) {
+        int off[2];
+        if (gcut_grid_offset(g, d, off) == GCUT_OK && off[0] == dy && off[1] == dx)
+            return d;
+    }
+    return -1;
+}
+
+static void test_defaults(void) {
+    gcut_seg_params p;
+    memset(&p, 0x55, sizeof p);
+    gcut_seg_params_init(&p);
+    PASS_IF(p.lambda == 50.0 && p.sigma <= 0 && p.connectivity == 0 && p.model == GCUT_MODEL_AUTO &&
+            p.gmm_components == 5 && p.histogram_bins == 32 && p.scale <= 0);
+}
+
+/* 3x1 gray [200, 100, 50], seeds [fg, -, bg], histogram of 2 bins, lambda 2, sigma 100,
+ * scale 1000, 4-connected. By hand (docs/SEGMENT.md):
+ *   fg histogram [0, 1] blurred [1 2 1]/4 -> [0.25, 0.75]; bg [1, 0] -> [0.75, 0.25];
+ *   prior mass pr = 0.01 * 1 / 2 (+1e-9). Pixel 1 (100, bin 0): cost_fg = -ln(0.25 + pr),
+ *   cost_bg = -ln(0.75 + pr) (same denominators): sink = round(1000 ln((0.75+pr)/(0.25+pr)))
+ *   = 1085, source 0.
+ *   pairs: |200-100|^2 = 10000 -> 1000 * 2 exp(-10000 / 20000) = 1213.06 -> 1213;
+ *          |100-50|^2 = 2500 -> 1000 * 2 exp(-0.125) = 1764.99 -> 1765.
+ *   K = 1 + 4 * round(1000 * 2) = 8001. Minimum cut: pixel 1 background (cuts 1213, against
+ *   1085 + 1765 for foreground), flow 1213. */
+static void test_hand_3x1(void) {
+    uint8_t px[3] = {200, 100, 50}, seeds[3] = {1, 0, 2}, mask[3] = {9, 9, 9};
+    gcut_image img = {3, 1, 1, 1, 8, px};
+    gcut_seg_params p;
+    gcut_seg_params_init(&p);
+    p.model = GCUT_MODEL_HISTOGRAM;
+    p.histogram_bins = 2;
+    p.lambda = 2;
+    p.sigma = 100;
+    p.scale = 1000;
+    p.connectivity = 4;
+    gcut_grid *g = NULL;
+    gcut_seg_report r;
+    CHECK_OK(gcut_seg_build_grid(&img, seeds, &p, &g, &r));
+    if (g == NULL)
+        return;
+    const double pr = 0.005 + 1e-9;
+    const int32_t unary = (int32_t)floor(1000 * log((0.75 + pr) / (0.25 + pr)) + 0.5);
+    PASS_IF(unary == 1085);
+    const int32_t *src = gcut_grid_terminal_cdata(g, GCUT_SOURCE);
+    const int32_t *snk = gcut_grid_terminal_cdata(g, GCUT_SINK);
+    PASS_IF(src[0] == 8001 && snk[0] == 0);
+    PASS_IF(src[1] == 0 && snk[1] == unary);
+    PASS_IF(src[2] == 0 && snk[2] == 8001);
+    int right = dir_of(g, 0, 1), left = dir_of(g, 0, -1), down = dir_of(g, 1, 0);
+    PASS_IF(cap_at(g, right, 0) == 1213 && cap_at(g, left, 1) == 1213);
+    PASS_IF(cap_at(g, right, 1) == 1765 && cap_at(g, left, 2) == 1765);
+    PASS_IF(cap_at(g, right, 2) == 0 && cap_at(g, left, 0) == 0 && cap_at(g, down, 1) == 0);
+    PASS_IF(r.scale == 1000 && r.sigma == 100 && r.lambda == 2 && r.connectivity == 4 &&
+            r.model == GCUT_MODEL_HISTOGRAM && r.seeds_foreground == 1 && r.seeds_background == 1);
+    gcut_grid_free(g);
+    gcut_options opt;
+    gcut_options_init(&opt);
+    opt.solver = "bk";
+    CHECK_OK(gcut_segment(&img, seeds, &p, &opt, mask, &r));
+    PASS_IF(mask[0] == 1 && mask[1] == 0 && mask[2] == 0);
+    PASS_IF(r.stats.flow == 1213 && r.foreground_pixels == 1);
+}
+
+/* 2x2 gray [[10, 20], [30, 40]], seeds [[fg, -], [-, bg]], 8-connected, lambda 1, sigma 10,
+ * scale 1000; both histograms put everything in bin 0, so the unseeded pixels have no regional
+ * cost. Pairs: right/left d^2 = 100 -> round(1000 exp(-0.5)) = 607; down d^2 = 400 -> 135;
+ * (+1,+1) from (0,0) d^2 = 900 -> round(1000 exp(-4.5) / sqrt 2) = 8; (+1,-1) from (0,1)
+ * d^2 = 100 -> round(1000 exp(-0.5) / sqrt 2) = 429. K = 1 + 8 * 1000. */
+static void test_hand_2x2(void) {
+    uint8_t px[4] = {10, 20, 30, 40}, seeds[4] = {1, 0, 0, 2};
+    gcut_image img = {2, 2, 1, 1, 8, px};
+    gcut_seg_params p;
+    gcut_seg_params_init(&p);
+    p.model = GCUT_MODEL_HISTOGRAM;
+    p.histogram_bins = 2;
+    p.lambda = 1;
+    p.sigma = 10;
+    p.scale = 1000;
+    p.connectivity = 8;
+    gcut_grid *g = NULL;
+    CHECK_OK(gcut_seg_build_grid(&img, seeds, &p, &g, NULL));
+    if (g == NULL)
+        return;
+    const int32_t *src = gcut_grid_terminal_cdata(g, GCUT_SOURCE);
+    const int32_t *snk = gcut_grid_terminal_cdata(g, GCUT_SINK);
+    PASS_IF(src[0] == 8001 && snk[0] == 0 && src[3] == 0 && snk[3] == 8001);
+    PASS_IF(src[1] == 0 && snk[1] == 0 && src[2] == 0 && snk[2] == 0);
+    PASS_IF(cap_at(g, dir_of(g, 0, 1), 0) == 607 && cap_at(g, dir_of(g, 0, -1), 1) == 607);
+    PASS_IF(cap_at(g, dir_of(g, 1, 0), 0) == 135 && cap_at(g, dir_of(g, -1, 0), 2) == 135);
+    PASS_IF(cap_at(g, dir_of(g, 1, 1), 0) == 8 && cap_at(g, dir_of(g, -1, -1), 3) == 8);
+    PASS_IF(cap_at(g, dir_of(g, 1, -1), 1) == 429 && cap_at(g, dir_of(g, -1, 1), 2) == 429);
+    PASS_IF(cap_at(g, dir_of(g, 1, 1), 1) == 0 && cap_at(g, dir_of(g, 0, 1), 1) == 0);
+    gcut_grid_free(g);
+    /* The default scale: the capacity bound over the largest energy term (here lambda). */
+    gcut_seg_report r;
+    p.scale = 0;
+    CHECK_OK(gcut_seg_build_grid(&img, seeds, &p, &g, &r));
+    PASS_IF(r.scale == (double)(1 << 20));
+    gcut_grid_free(g);
+    /* A scale that would pass the bound is refused, not wrapped. */
+    p.scale = 1e7;
+    g = NULL;
+    PASS_IF(gcut_seg_build_grid(&img, seeds, &p, &g, NULL) == GCUT_ERR_OVERFLOW && g == NULL);
+    PASS_IF(strstr(gcut_last_error(), "scale") != NULL);
+}
+
+static void test_seed_masks(void) {
+    uint8_t seeds[6];
+    /* gcut codes */
+    uint8_t g8[6] = {0, 1, 2, 0, 2, 1};
+    gcut_image m = {3, 2, 1, 1, 8, g8};
+    CHECK_OK(gcut_seeds_from_mask(&m, GCUT_SEEDS_GCUT, seeds));
+    PASS_IF(memcmp(seeds, g8, 6) == 0);
+    g8[4] = 3;
+    PASS_IF(gcut_seeds_from_mask(&m, GCUT_SEEDS_GCUT, seeds) == GCUT_ERR_INVALID_ARG);
+    PASS_IF(strstr(gcut_last_error(), "(x 1, y 1)") != NULL &&
+            strstr(gcut_last_error(), "value 3") != NULL);
+    /* grabcut: 0 BGD, 1 FGD, 2 PR_BGD, 3 PR_FGD */
+    uint8_t gc[6] = {0, 1, 2, 3, 1, 0};
+    m.pixels = gc;
+    CHECK_OK(gcut_seeds_from_mask(&m, GCUT_SEEDS_GRABCUT, seeds));
+    PASS_IF(seeds[0] == 2 && seeds[1] == 1 && seeds[2] == 0 && seeds[3] == 0 && seeds[4] == 1 &&
+            seeds[5] == 2);
+    gc[5] = 4;
+    PASS_IF(gcut_seeds_from_mask(&m, GCUT_SEEDS_GRABCUT, seeds) == GCUT_ERR_INVALID_ARG &&
+            strstr(gcut_last_error(), "(x 2, y 1)") != NULL);
+    /* 16-bit gcut codes */
+    uint16_t g16[6] = {2, 0, 1, 1, 0, 2};
+    gcut_image m16 = {3, 2, 1, 1, 16, g16};
+    CHECK_OK(gcut_seeds_from_mask(&m16, GCUT_SEEDS_GCUT, seeds));
+    PASS_IF(seeds[0] == 2 && seeds[2] == 1 && seeds[4] == 0);
+    g16[1] = 256;
+    PASS_IF(gcut_seeds_from_mask(&m16, GCUT_SEEDS_GCUT, seeds) == GCUT_ERR_INVALID_ARG);
+    /* colour scribbles: red fg, blue bg, anything else unknown; transparent unknown */
+    uint8_t rgba[6 * 4] = {255, 0, 0, 255, 0,   0, 255, 255, 255, 255, 255, 255,
+                           0,   0, 0, 255, 250, 8, 3,   255, 255, 0,   0,   0};
+    gcut_image c4 = {3, 2, 1, 4, 8, rgba};
+    CHECK_OK(gcut_seeds_from_mask(&c4, GCUT_SEEDS_COLOR, seeds));
+    PASS_IF(seeds[0] == 1 && seeds[1] == 2 && seeds[2] == 0 && seeds[3] == 0 && seeds[4] == 1 &&
+            seeds[5] == 0);
+    /* gray masks in the colour encoding are trimaps: 255 fg, 0 bg, other unknown */
+    uint8_t tri[6] = {255, 0, 128, 0, 255, 17};
+    gcut_image t1 = {3, 2, 1, 1, 8, tri};
+    CHECK_OK(gcut_seeds_from_mask(&t1, GCUT_SEEDS_COLOR, seeds));
+    PASS_IF(seeds[0] == 1 && seeds[1] == 2 && seeds[2] == 0 && seeds[3] == 2 && seeds[5] == 0);
+    /* a coloured mask read with the gcut encoding names the pixel */
+    uint8_t rgb[6 * 3] = {0};
+    rgb[3 * 3 + 0] = 255;
+    gcut_image c3 = {3, 2, 1, 3, 8, rgb};
+    PASS_IF(gcut_seeds_from_mask(&c3, GCUT_SEEDS_GCUT, seeds) == GCUT_ERR_INVALID_ARG &&
+            strstr(gcut_last_error(), "(x 0, y 1)") != NULL);
+    /* gray RGB masks are fine with the gcut encoding */
+    memset(rgb, 1, sizeof rgb);
+    CHECK_OK(gcut_seeds_from_mask(&c3, GCUT_SEEDS_GCUT, seeds));
+    PASS_IF(seeds[0] == 1 && seeds[5] == 1);
+    PASS_IF(gcut_seeds_from_mask(NULL, GCUT_SEEDS_GCUT, seeds) == GCUT_ERR_INVALID_ARG);
+    PASS_IF(gcut_seeds_from_mask(&c3, (gcut_seed_encoding)9, seeds) == GCUT_ERR_INVALID_ARG);
+    gcut_image bad = {3, 2, 1, 5, 8, rgb};
+    PASS_IF(gcut_seeds_from_mask(&bad, GCUT_SEEDS_GCUT, seeds) == GCUT_ERR_INVALID_ARG);
+}
+
+static bool grids_equal(gcut_grid *a, gcut_grid *b) {
+    if (a == NULL || b == NULL || gcut_grid_num_nodes(a) != gcut_grid_num_nodes(b) ||
+        gcut_grid_num_dirs(a) != gcut_grid_num_dirs(b))
+        return false;
+    size_t bytes = (size_t)gcut_grid_num_nodes(a) * sizeof(int32_t);
+    for (int t = 0; t < 2; t++)
+        if (memcmp(gcut_grid_terminal_cdata(a, t), gcut_grid_terminal_cdata(b, t), bytes) != 0)
+            return false;
+    for (int d = 0; d < gcut_grid_num_dirs(a); d++)
+        if (memcmp(gcut_grid_dir_cdata(a, d), gcut_grid_dir_cdata(b, d), bytes) != 0)
+            return false;
+    return true;
+}
+
+/* 16-bit data spanning 0..65535 in steps of 257, RGBA with opaque alpha, and gray+alpha all
+ * give exactly the grid of the plain 8-bit image; the build is deterministic. */
+static void test_formats(uint64_t seed) {
+    const int64_t w = 61, h = 47, n = w * h;
+    gcut_image rgb = {0};
+    CHECK_OK(gcut_synth_image(w, h, 1, seed, GCUT_SYNTH_EASY, &rgb, NULL));
+    if (rgb.pixels == NULL)
+        return;
+    uint8_t *p8 = rgb.pixels, *seeds = malloc((size_t)n);
+    p8[0] = 0, p8[1] = 255; /* so that the 16-bit range is the full one */
+    CHECK_OK(gcut_synth_seeds(w, h, 1, seeds));
+    uint16_t *p16 = malloc((size_t)n * 3 * 2);
+    uint8_t *p4 = malloc((size_t)n * 4), *gray = malloc((size_t)n), *ga = malloc((size_t)n * 2);
+    for (int64_t i = 0; i < n; i++) {
+        for (int c = 0; c < 3; c++) {
+            p16[i * 3 + c] = (uint16_t)(p8[i * 3 + c] * 257);
+            p4[i * 4 + c] = p8[i * 3 + c];
+        }
+        p4[i * 4 + 3] = 255;
+        gray[i] = p8[i * 3 + 1];
+        ga[i * 2] = gray[i], ga[i * 2 + 1] = 200;
+    }
+    gray[0] = 0, gray[1] = 255;
+    ga[0] = 0, ga[2] = 255;
+    gcut_image i16 = {w, h, 1, 3, 16, p16}, i4 = {w, h, 1, 4, 8, p4};
+    gcut_image ig = {w, h, 1, 1, 8, gray}, iga = {w, h, 1, 2, 8, ga};
+    uint16_t *g16 = malloc((size_t)n * 2);
+    for (int64_t i = 0; i < n; i++)
+        g16[i] = (uint16_t)(gray[i] * 257);
+    gcut_image ig16 = {w, h, 1, 1, 16, g16};
+    gcut_grid *a = NULL, *b = NULL, *c = NULL, *d = NULL;
+    CHECK_OK(gcut_seg_build_grid(&rgb, seeds, NULL, &a, NULL));
+    CHECK_OK(gcut_seg_build_grid(&rgb, seeds, NULL, &b, NULL));
+    PASS_IF(grids_equal(a, b));
+    gcut_grid_free(b), b = NULL;
+    CHECK_OK(gcut_seg_build_grid(&i16, seeds, NULL, &b, NULL));
+    PASS_IF(grids_equal(a, b));
+    CHECK_OK(gcut_seg_build_grid(&i4, seeds, NULL, &c, NULL));
+    PASS_IF(grids_equal(a, c));
+    gcut_grid_free(a), gcut_grid_free(b), gcut_grid_free(c);
+    a = b = c = NULL;
+    CHECK_OK(gcut_seg_build_grid(&ig, seeds, NULL, &a, NULL));
+    CHECK_OK(gcut_seg_build_grid(&iga, seeds, NULL, &b, NULL));
+    CHECK_OK(gcut_seg_build_grid(&ig16, seeds, NULL, &d, NULL));
+    PASS_IF(grids_equal(a, b) && grids_equal(a, d));
+    /* A different seed of the GMM must still give a valid (if different) energy. */
+    gcut_seg_params p;
+    gcut_seg_params_init(&p);
+    p.seed = 12345;
+    CHECK_OK(gcut_seg_build_grid(&rgb, seeds, &p, &c, NULL));
+    gcut_grid_free(a), gcut_grid_free(b), gcut_grid_free(c), gcut_grid_free(d);
+    gcut_image_free(&rgb);
+    free(seeds), free(p16), free(p4), free(gray), free(ga), free(g16);
+}
+
+/* Learnt models on the synthetic benchmark: the seeds are only the two 32x32 patches, so the
+ * models see a sample of each mixture. At the easy level the learnt GMM is close to the truth
+ * and the cut mislabels well under 1% (measured about 0.01-0.1%); the bound of 2% leaves room
+ * for the histogram model, and a wrong sign or swapped terminals give 20-80%. Every solver
+ * must reach the same flow, keep every seed, and give a mask whose cut value is that flow. */
+static void test_learnt(uint64_t seed, int64_t w, int64_t h, int64_t d, gcut_model_kind model) {
+    const int64_t n = w * h * d;
+    gcut_image img = {0};
+    uint8_t *truth = malloc((size_t)n), *seeds = malloc((size_t)n), *mask = malloc((size_t)n);
+    uint8_t *labels = malloc((size_t)n);
+    CHECK_OK(gcut_synth_image(w, h, d, seed, GCUT_SYNTH_EASY, &img, truth));
+    CHECK_OK(gcut_synth_seeds(w, h, d, seeds));
+    gcut_seg_params p;
+    gcut_seg_params_init(&p);
+    p.model = model;
+    gcut_grid *grid = NULL;
+    CHECK_OK(gcut_seg_build_grid(&img, seeds, &p, &grid, NULL));
+    int64_t flow0 = -1;
+    for (int s = 0; s < gcut_solver_count() && grid != NULL; s++) {
+        gcut_solver_info info;
+        if (gcut_solver_get(s, &info) != GCUT_OK || !info.available)
+            continue;
+        gcut_options opt;
+        gcut_options_init(&opt);
+        opt.solver = info.name;
+        gcut_seg_report r;
+        gcut_status st = gcut_segment(&img, seeds, &p, &opt, mask, &r);
+        CHECK_OK(st);
+        if (st != GCUT_OK)
+            continue;
+        int64_t errors = 0, broken = 0, fg = 0, cut = -1;
+        for (int64_t i = 0; i < n; i++) {
+            errors += mask[i] != truth[i];
+            broken += (seeds[i] == GCUT_SEED_FOREGROUND && mask[i] != 1) ||
+                      (seeds[i] == GCUT_SEED_BACKGROUND && mask[i] != 0);
+            fg += mask[i];
+            labels[i] = mask[i] ? GCUT_SOURCE : GCUT_SINK;
+        }
+        double rate = 100.0 * (double)errors / (double)n;
+        printf("  %s %lldx%lldx%lld %s: %.3f%% mislabelled, flow %lld, scale %.2f\n", info.name,
+               (long long)w, (long long)h, (long long)d, model == GCUT_MODEL_GMM ? "gmm" : "hist",
+               rate, (long long)r.stats.flow, r.scale);
+        PASS_IF(rate < 2.0);
+        PASS_IF(broken == 0 && fg == r.foreground_pixels);
+        PASS_IF(strcmp(r.stats.solver, info.name) == 0);
+        PASS_IF(gcut_grid_verify(grid, labels, r.stats.flow, &cut) == GCUT_OK &&
+                cut == r.stats.flow);
+        if (flow0 < 0)
+            flow0 = r.stats.flow;
+        PASS_IF(r.stats.flow == flow0);
+        PASS_IF(r.model_ms >= 0 && r.build_ms >= 0 && r.solve_ms >= 0);
+    }
+    gcut_grid_free(grid);
+    gcut_image_free(&img);
+    free(truth), free(seeds), free(mask), free(labels);
+}
+
+static void test_overlay(uint64_t seed) {
+    const int64_t w = 40, h = 30, n = w * h;
+    gcut_image img = {0}, out = {0};
+    uint8_t *truth = malloc((size_t)n);
+    CHECK_OK(gcut_synth_image(w, h, 1, seed, GCUT_SYNTH_EASY, &img, truth));
+    if (img.pixels == NULL)
+        return;
+    CHECK_OK(gcut_overlay(&img, truth, &out));
+    if (out.pixels != NULL) {
+        PASS_IF(out.width == w && out.height == h && out.channels == 3 && out.bit_depth == 8);
+        const uint8_t *in = img.pixels, *o = out.pixels;
+        int64_t line = 0, bg_same = 0, bg = 0, fg_changed = 0, fg = 0;
+        for (int64_t y = 0; y < h; y++)
+            for (int64_t x = 0; x < w; x++) {
+                int64_t i = y * w + x;
+                bool edge = (x > 0 && truth[i - 1] != truth[i]) ||
+                            (x + 1 < w && truth[i + 1] != truth[i]) ||
+                            (y > 0 && truth[i - w] != truth[i]) ||
+                            (y + 1 < h && truth[i + w] != truth[i]);
+                if (edge) {
+                    line += o[i * 3] == 255 && o[i * 3 + 1] == 230 && o[i * 3 + 2] == 0;
+                } else if (truth[i]) {
+                    fg++;
+                    fg_changed += memcmp(o + i * 3, in + i * 3, 3) != 0;
+                } else {
+                    bg++;
+                    bg_same += memcmp(o + i * 3, in + i * 3, 3) == 0;
+                }
+            }
+        PASS_IF(line > 0 && bg_same == bg && fg_changed > fg / 2);
+    }
+    gcut_image_free(&out);
+    gcut_image_free(&img);
+    gcut_image vol = {4, 4, 4, 1, 8, truth};
+    PASS_IF(gcut_overlay(&vol, truth, &out) != GCUT_OK);
+    PASS_IF(gcut_overlay(NULL, truth, &out) == GCUT_ERR_INVALID_ARG);
+    free(truth);
+}
+
+static void test_errors(void) {
+    uint8_t px[12] = {0}, seeds[4] = {1, 0, 0, 1}, mask[4];
+    gcut_image img = {2, 2, 1, 3, 8, px};
+    gcut_grid *g = NULL;
+    PASS_IF(gcut_seg_build_grid(&img, seeds, NULL, &g, NULL) == GCUT_ERR_INVALID_ARG && g == NULL);
+    PASS_IF(strstr(gcut_last_error(), "no background seeds") != NULL);
+    seeds[0] = seeds[3] = 2;
+    PASS_IF(gcut_segment(&img, seeds, NULL, NULL, mask, NULL) == GCUT_ERR_INVALID_ARG);
+    PASS_IF(strstr(gcut_last_error(), "no foreground seeds") != NULL);
+    seeds[0] = 1, seeds[2] = 7;
+    PASS_IF(gcut_seg_build_grid(&img, seeds, NULL, &g, NULL) == GCUT_ERR_INVALID_ARG);
+    PASS_IF(strstr(gcut_last_error(), "(x 0, y 1)") != NULL);
+    seeds[2] = 0;
+    gcut_seg_params p;
+    gcut_seg_params_init(&p);
+    p.connectivity = 6;
+    PASS_IF(gcut_seg_build_grid(&img, seeds, &p, &g, NULL) == GCUT_ERR_INVALID_ARG);
+    gcut_seg_params_init(&p);
+    p.lambda = -1;
+    PASS_IF(gcut_seg_build_grid(&img, seeds, &p, &g, NULL) == GCUT_ERR_INVALID_ARG);
+    gcut_seg_params_init(&p);
+    p.gmm_components = 0;
+    PASS_IF(gcut_seg_build_grid(&img, seeds, &p, &g, NULL) == GCUT_ERR_INVALID_ARG);
+    gcut_seg_params_init(&p);
+    p.model = GCUT_MODEL_HISTOGRAM;
+    p.histogram_bins = 100; /* colour histograms have at most 64 bins per channel */
+    PASS_IF(gcut_seg_build_grid(&img, seeds, &p, &g, NULL) == GCUT_ERR_INVALID_ARG);
+    img.channels = 5;
+    PASS_IF(gcut_seg_build_grid(&img, seeds, NULL, &g, NULL) == GCUT_ERR_INVALID_ARG);
+    img.channels = 3, img.bit_depth = 12;
+    PASS_IF(gcut_seg_build_grid(&img, seeds, NULL, &g, NULL) == GCUT_ERR_INVALID_ARG);
+    img.bit_depth = 8, img.width = 0;
+    PASS_IF(gcut_seg_build_grid(&img, seeds, NULL, &g, NULL) == GCUT_ERR_INVALID_ARG);
+    img.width = 2;
+    PASS_IF(gcut_seg_build_grid(&img, NULL, NULL, &g, NULL) == GCUT_ERR_INVALID_ARG);
+    PASS_IF(gcut_segment(&img, seeds, NULL, NULL, NULL, NULL) == GCUT_ERR_INVALID_ARG);
+    gcut_options opt;
+    gcut_options_init(&opt);
+    opt.solver = "no-such-solver";
+    PASS_IF(gcut_segment(&img, seeds, NULL, &opt, mask, NULL) == GCUT_ERR_NOT_FOUND);
+    /* A flat image: sigma falls back to 1 instead of dividing by zero. */
+    gcut_seg_report r;
+    CHECK_OK(gcut_segment(&img, seeds, NULL, NULL, mask, &r));
+    PASS_IF(r.sigma == 1.0 && mask[0] == 1 && mask[3] == 0);
+}
+
+int main(void) {
+    uint64_t seed = test_seed();
+    test_defaults();
+    test_hand_3x1();
+    test_hand_2x2();
+    test_seed_masks();
+    test_formats(seed);
+    test_learnt(seed, 160, 120, 1, GCUT_MODEL_GMM);
+    test_learnt(seed + 1, 200, 100, 1, GCUT_MODEL_HISTOGRAM);
+    test_learnt(seed + 2, 40, 36, 32, GCUT_MODEL_AUTO);
+    test_overlay(seed);
+    test_errors();
+    return test_finish("test_seg", passed);
+}
