@@ -198,9 +198,10 @@ static inline void BK_FN(orphan_front)(BK_FN(solver) * bk, BK_IDX i) {
 
 static inline void BK_FN(orphan_back)(BK_FN(solver) * bk, BK_IDX i) {
     bk->nodes[i].parent = BK_ORPHAN;
-    BK_IDX slot = bk->orphan_head + bk->orphan_count;
-    if (slot >= bk->num_nodes)
-        slot -= bk->num_nodes;
+    /* head + count may not fit BK_IDX when there are more than 2^31 nodes. */
+    BK_IDX room = bk->num_nodes - bk->orphan_count;
+    BK_IDX slot =
+        bk->orphan_head < room ? bk->orphan_head + bk->orphan_count : bk->orphan_head - room;
     bk->orphans[slot] = i;
     bk->orphan_count++;
 }
