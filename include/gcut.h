@@ -346,8 +346,12 @@ enum { GCUT_SEED_UNKNOWN = 0, GCUT_SEED_FOREGROUND = 1, GCUT_SEED_BACKGROUND = 2
 typedef enum {
     GCUT_SEEDS_GCUT = 0,    /**< 0 unknown, 1 foreground, 2 background */
     GCUT_SEEDS_GRABCUT = 1, /**< OpenCV: 0 BGD, 1 FGD, 2 PR_BGD, 3 PR_FGD (PR_ = unknown) */
-    GCUT_SEEDS_COLOR = 2    /**< a scribble picture: pure red/white = foreground,
-                                 pure blue/black = background ... see docs/SEGMENT.md */
+    GCUT_SEEDS_COLOR = 2    /**< scribbles: in RGB(A) masks red (R >= 240, G and B <= 15)
+                                 = foreground, blue (B >= 240, R and G <= 15) = background,
+                                 any other colour or alpha < 128 = unknown, so strokes may be
+                                 drawn over the photo itself; in gray masks (trimaps) >= 240 =
+                                 foreground, <= 15 = background, else unknown. 16-bit masks use
+                                 their high byte. See docs/SEGMENT.md */
 } gcut_seed_encoding;
 
 /** Convert a mask image (same width/height/depth as the picture) into seed codes, one byte per
@@ -398,7 +402,10 @@ typedef struct gcut_seg_report {
 } gcut_seg_report;
 
 /** Build the segmentation grid for image and seeds (codes as above; hard constraints make
- *  seeded pixels keep their label). report may be NULL. */
+ *  seeded pixels keep their label in every minimum cut). Foreground is the source side. Alpha
+ *  channels are ignored; 16-bit images are stretched from their own [min, max] to 8 bits before
+ *  modelling (docs/SEGMENT.md gives the integer formulas). GCUT_ERR_INVALID_ARG names a bad
+ *  seed pixel or the missing seed class. report may be NULL. */
 gcut_status gcut_seg_build_grid(const gcut_image *image, const uint8_t *seeds,
                                 const gcut_seg_params *params, gcut_grid **out,
                                 gcut_seg_report *report);
