@@ -170,5 +170,10 @@ printf 'p max 100000000000000 0\n' >"$work/huge.max"
 GCUT_MEMORY_LIMIT=256M run 1 "header over the memory cap" maxflow "$work/huge.max"
 expect_err "header over the memory cap" "$work/huge.max:1: out of memory"
 
+# Through a pipe the file's size is unknown: the memory cap alone stops a huge arc count.
+printf 'p max 4 100000000000000\n' >"$work/huge-arcs.max"
+GCUT_MEMORY_LIMIT=256M run 1 "arc count over the memory cap on stdin" maxflow - <"$work/huge-arcs.max"
+expect_err "arc count over the memory cap on stdin" "<stdin>:1: out of memory"
+
 echo "golden_maxflow: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -275,6 +275,8 @@ static void test_hand_made(void) {
     check_flow("p max 2 3\nn 2 s\nn 1 t\na 2 1 2147483647\na 2 1 2147483647\na 1 2 5\n",
                2 * (int64_t)INT32_MAX, "s->t only, above 2^31");
     check_flow("p max 5 0\nn 1 s\nn 5 t\n", 0, "no arcs");
+    check_flow("c-----\n  c indented\ncomment\np max 3 1\nn 1 s\nc\nn 3 t\na 1 3 4\n", 4,
+               "comment forms");
     check_flow("p max 4 2\nn 1 s\nn 4 t\na 2 2 9\na 1 2 0\n", 0, "self-loop and zero arc");
 
     /* node_ids: ordinary ids in order, then the source and the sink. */

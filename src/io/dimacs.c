@@ -414,8 +414,8 @@ static gcut_status read_lines(line_reader *r, dimacs_problem *p) {
             continue; /* blank line */
         if (kind.len == 1 && kind.text[0] == 'a')
             st = arc_line(r, &c, p);
-        else if (kind.len == 1 && kind.text[0] == 'c')
-            st = GCUT_OK;
+        else if (kind.text[0] == 'c')
+            st = GCUT_OK; /* comments: "c text", and also "c----" as some generators write */
         else if (kind.len == 1 && kind.text[0] == 'n')
             st = node_line(r, &c, p);
         else if (kind.len == 1 && kind.text[0] == 'p')
