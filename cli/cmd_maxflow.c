@@ -10,24 +10,25 @@
 #include <time.h>
 
 static void usage(FILE *out) {
-    fprintf(out,
-            "usage: gcut maxflow [--solver NAME] [--threads N] [--verify] [--cut FILE] [--quiet] "
-            "FILE\n\n"
-            "Solve the s-t maximum flow / minimum cut of FILE exactly. FILE is a DIMACS max-flow\n"
-            "problem (p max N M, n ID s|t, a U V CAP) or a gcut grid file (docs/FORMATS.md),\n"
-            "recognised by its content; '-' reads standard input.\n\n"
-            "Prints 'c' lines (solver, size, read/build/solve times in ms) and the solution line\n"
-            "'s VALUE' with the exact maximum flow.\n\n"
-            "options:\n"
-            "  --solver NAME  solver from `gcut solvers`, or auto (default)\n"
-            "  --threads N    CPU threads for parallel solvers (0 = all cores, the default)\n"
-            "  --verify       check the cut certificate: the cut's capacity equals the flow\n"
-            "  --cut FILE     write the source side of the minimum cut, one id per line: DIMACS\n"
-            "                 ids (the source's own id included), or 0-based linear indices\n"
-            "                 (z*H + y)*W + x for grids; '-' = standard output\n"
-            "  --quiet        print only the 's' line\n"
-            "  --help         this text\n\n"
-            "exit status: 0 solved, 1 bad input or failed solve, 2 usage error\n");
+    fprintf(
+        out,
+        "usage: gcut maxflow [--solver NAME] [--threads N] [--verify] [--cut FILE] [--quiet] "
+        "FILE\n\n"
+        "Solve the s-t maximum flow / minimum cut of FILE exactly. FILE is a DIMACS max-flow\n"
+        "problem (p max N M, n ID s|t, a U V CAP) or a gcut grid file (docs/FORMATS.md),\n"
+        "recognised by its content; '-' reads standard input.\n\n"
+        "Prints 'c' lines (solver, size, read/build/solve times in ms) and the solution line\n"
+        "'s VALUE' with the exact maximum flow.\n\n"
+        "options:\n"
+        "  --solver NAME  solver from `gcut solvers`, or auto (default); --opt=VALUE works too\n"
+        "  --threads N    CPU threads for parallel solvers (0 = all cores, the default)\n"
+        "  --verify       check the cut certificate: the cut's capacity equals the flow\n"
+        "  --cut FILE     write the source side of the minimum cut, one id per line: DIMACS\n"
+        "                 ids (the source's own id included), or 0-based linear indices\n"
+        "                 (z*H + y)*W + x for grids; '-' = standard output\n"
+        "  --quiet        print only the 's' line\n"
+        "  --help         this text\n\n"
+        "exit status: 0 solved, 1 bad input or failed solve, 2 usage error\n");
 }
 
 static double now_ms(void) {
@@ -60,29 +61,45 @@ static int parse_args(int argc, char **argv, maxflow_args *args) {
     memset(args, 0, sizeof *args);
     args->solver = "auto";
     for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
+        /* "--solver NAME" and "--solver=NAME" are the same. */
+        char option[16];
+        const char *arg = argv[i], *value = NULL, *equals = strchr(arg, '=');
+        if (strncmp(arg, "--", 2) == 0 && equals != NULL &&
+            (size_t)(equals - arg) < sizeof option) {
+            memcpy(option, arg, (size_t)(equals - arg));
+            option[equals - arg] = '\0';
+            arg = option;
+            value = equals + 1;
+        }
         bool takes_value = strcmp(arg, "--solver") == 0 || strcmp(arg, "--threads") == 0 ||
                            strcmp(arg, "--cut") == 0;
-        if (takes_value && i + 1 >= argc) {
-            cli_error("maxflow", GCUT_OK, "%s needs a value (see gcut maxflow --help)", arg);
+        if (takes_value && value == NULL) {
+            if (i + 1 >= argc) {
+                cli_error("maxflow", GCUT_OK, "%s needs a value (see gcut maxflow --help)", arg);
+                return 2;
+            }
+            value = argv[++i];
+        }
+        if (!takes_value && value != NULL) {
+            cli_error("maxflow", GCUT_OK, "option '%s' takes no value", argv[i]);
             return 2;
         }
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
             usage(stdout);
             return 0;
         } else if (strcmp(arg, "--solver") == 0) {
-            args->solver = argv[++i];
+            args->solver = value;
         } else if (strcmp(arg, "--threads") == 0) {
             char *end = NULL;
-            long threads = strtol(argv[++i], &end, 10);
-            if (end == argv[i] || *end != '\0' || threads < 0 || threads > 65536) {
+            long threads = strtol(value, &end, 10);
+            if (end == value || *end != '\0' || threads < 0 || threads > 65536) {
                 cli_error("maxflow", GCUT_OK, "--threads '%s' is not a count from 0 to 65536",
-                          argv[i]);
+                          value);
                 return 2;
             }
             args->threads = (int)threads;
         } else if (strcmp(arg, "--cut") == 0) {
-            args->cut_path = argv[++i];
+            args->cut_path = value;
         } else if (strcmp(arg, "--verify") == 0) {
             args->verify = 1;
         } else if (strcmp(arg, "--quiet") == 0 || strcmp(arg, "-q") == 0) {

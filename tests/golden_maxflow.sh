@@ -92,6 +92,11 @@ fi
 run 0 "--quiet" maxflow --quiet --solver bk --threads 1 "$data/clrs-26-1.max"
 if [ "$(cat "$work/out")" = "s 23" ]; then pass; else fail "--quiet printed: $(cat "$work/out")"; fi
 
+run 0 "--opt=value" maxflow --quiet --solver=bk --threads=1 "--cut=$work/eq.cut" "$data/clrs-26-1.max"
+if [ "$(cat "$work/out")" = "s 23" ] && [ "$(tr '\n' ' ' <"$work/eq.cut")" = "1 2 3 5 " ]; then pass; else
+    fail "--opt=value: $(cat "$work/out")"
+fi
+run 2 "--verify=1" maxflow --verify=1 "$data/clrs-26-1.max"
 run 0 "stdin" maxflow - <"$data/clrs-26-1.max"
 expect_line "stdin" "s 23"
 run 0 "stdin --cut to stdout" maxflow --quiet --cut - - <"$data/clrs-26-1.max"
