@@ -1,12 +1,14 @@
 /* cmd_maxflow.c - `gcut maxflow`: read a DIMACS max-flow file or a gcut grid file (told apart
  * by content), solve it with any solver, print the exact value as the DIMACS solution line
  * "s VALUE", and optionally check the cut certificate and write the source side. */
+#define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 static void usage(FILE *out) {
@@ -44,6 +46,7 @@ typedef struct maxflow_args {
     int quiet;
     const char *cut_path;
     const char *input;
+    const char *reader_path; /* what the reader opens: input, or "-" once reopened as stdin */
 } maxflow_args;
 
 static void list_solvers(FILE *out) {
@@ -127,24 +130,42 @@ static int parse_args(int argc, char **argv, maxflow_args *args) {
     return -1;
 }
 
-/* A grid file starts with "gcut-grid "; no DIMACS line starts with 'g'. On standard input one
- * byte is looked at and pushed back, which C guarantees to work. */
-static int is_grid_input(const char *path, int *is_grid) {
+/* Decide the format by content and set args->reader_path. A grid file starts with
+ * "gcut-grid "; no DIMACS line starts with 'g', so one byte of look-ahead is enough where the
+ * input can be read only once: standard input, and pipes or FIFOs (`<(zcat f.max.gz)`), which
+ * are reopened as standard input so that the byte can be pushed back (C guarantees one). */
+static int prepare_input(maxflow_args *args, int *is_grid) {
     static const char magic[] = "gcut-grid ";
-    if (strcmp(path, "-") == 0) {
-        int ch = getc(stdin);
-        *is_grid = ch == 'g';
-        if (ch != EOF)
-            ungetc(ch, stdin);
+    const char *path = args->input;
+    struct stat info;
+    bool regular = strcmp(path, "-") != 0 && stat(path, &info) == 0 && S_ISREG(info.st_mode);
+    *is_grid = 0;
+    args->reader_path = path;
+    if (regular) {
+        FILE *file = fopen(path, "rb");
+        if (file == NULL)
+            return 0; /* the reader reports it with the system's reason */
+        char head[sizeof magic - 1];
+        size_t got = fread(head, 1, sizeof head, file);
+        fclose(file);
+        *is_grid = got == sizeof head && memcmp(head, magic, sizeof head) == 0;
         return 0;
     }
-    FILE *file = fopen(path, "rb");
-    if (file == NULL)
-        return -1; /* the reader reports it with the system's reason */
-    char head[sizeof magic - 1];
-    size_t got = fread(head, 1, sizeof head, file);
-    fclose(file);
-    *is_grid = got == sizeof head && memcmp(head, magic, sizeof head) == 0;
+    if (strcmp(path, "-") != 0 && stat(path, &info) == 0) {
+        if (S_ISDIR(info.st_mode)) {
+            cli_error("maxflow", GCUT_OK, "%s is a directory, not a problem file", path);
+            return 1;
+        }
+        if (freopen(path, "rb", stdin) == NULL) {
+            cli_error("maxflow", GCUT_OK, "%s: cannot open", path);
+            return 1;
+        }
+        args->reader_path = "-";
+    }
+    int ch = getc(stdin);
+    *is_grid = ch == 'g';
+    if (ch != EOF)
+        ungetc(ch, stdin);
     return 0;
 }
 
@@ -208,7 +229,7 @@ static int run_graph(const maxflow_args *args, gcut_options *options) {
     gcut_graph *graph = NULL;
     int64_t *node_ids = NULL;
     double t0 = now_ms();
-    gcut_status st = gcut_dimacs_read(args->input, &graph, &node_ids);
+    gcut_status st = gcut_dimacs_read(args->reader_path, &graph, &node_ids);
     double read_ms = now_ms() - t0;
     if (st != GCUT_OK) {
         cli_error("maxflow", st, "cannot read %s", args->input);
@@ -259,7 +280,7 @@ done:
 static int run_grid(const maxflow_args *args, gcut_options *options) {
     gcut_grid *grid = NULL;
     double t0 = now_ms();
-    gcut_status st = gcut_grid_read(args->input, &grid);
+    gcut_status st = gcut_grid_read(args->reader_path, &grid);
     double read_ms = now_ms() - t0;
     if (st != GCUT_OK) {
         cli_error("maxflow", st, "cannot read %s", args->input);
@@ -319,7 +340,7 @@ int cli_cmd_maxflow(int argc, char **argv) {
     options.solver = args.solver;
     options.threads = args.threads;
     int is_grid = 0;
-    if (is_grid_input(args.input, &is_grid) != 0)
-        is_grid = 0;
+    if (prepare_input(&args, &is_grid) != 0)
+        return 1;
     return is_grid ? run_grid(&args, &options) : run_graph(&args, &options);
 }

@@ -104,6 +104,14 @@ if [ "$(tr '\n' ' ' <"$work/out")" = "s 23 1 2 3 5 " ]; then pass; else
     fail "stdin --cut -: got '$(tr '\n' ' ' <"$work/out")'"
 fi
 
+# Pipes given by name (process substitution) can be read once only: still detected right.
+run 0 "DIMACS through a named pipe" maxflow --quiet <(cat "$data/clrs-26-1.max")
+if [ "$(cat "$work/out")" = "s 23" ]; then pass; else fail "named pipe: $(cat "$work/out")"; fi
+run 0 "grid through a named pipe" maxflow --quiet <(cat "$examples/tiny-12x16.grid")
+if [ "$(cat "$work/out")" = "s 253" ]; then pass; else fail "grid pipe: $(cat "$work/out")"; fi
+run 1 "a directory" maxflow "$work"
+expect_err "a directory" "is a directory"
+
 run 0 "sums above 2^31" maxflow --verify "$data/int32-sums.max"
 expect_line "sums above 2^31" "s 8589934588"
 
