@@ -223,6 +223,18 @@ static void print_stats(const maxflow_args *args, const gcut_stats *stats, doubl
     printf("c read_ms %.3f\n", read_ms);
     printf("c build_ms %.3f\n", stats->build_ms);
     printf("c solve_ms %.3f\n", stats->solve_ms);
+    /* The solver's own counters, where it keeps them. */
+    const struct {
+        const char *name;
+        int64_t value;
+    } counters[] = {{"augmentations", stats->augmentations},
+                    {"sweeps", stats->sweeps},
+                    {"global_relabels", stats->global_relabels},
+                    {"pushes", stats->pushes},
+                    {"device_bytes", stats->device_bytes}};
+    for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
+        if (counters[i].value != 0)
+            printf("c %s %" PRId64 "\n", counters[i].name, counters[i].value);
 }
 
 static int run_graph(const maxflow_args *args, gcut_options *options) {
