@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# golden_segment.sh - `gcut segment` and `gcut gen synth` end to end: the bundled examples and
+# generated synthetic images (Hussein 2007, VII) segmented from files, exit codes, files written,
+# the error rate against the truth (Garrett 2009, Table 1), and clean failures on bad input.
+# Usage: golden_segment.sh PATH/TO/gcut   (GCUT_SOURCE_DIR = repository root)
+set -u
+gcut="$1"
+src="${GCUT_SOURCE_DIR:?GCUT_SOURCE_DIR must point at the repository}"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+failures=0
+checks=0
+
+fail() {
+    echo "FAIL: $*" >&2
+    failures=$((failures + 1))
+}
+pass() {
+    checks=$((checks + 1))
+}
+
+# expect CODE DESCRIPTION -- command...: run, keep stdout+stderr in $work/out, check the code.
+expect() {
+    local want="$1" what="$2"
+    shift 3
+    "$@" >"$work/out" 2>&1
+    local got=$?
+    if [ "$got" -ne "$want" ]; then
+        fail "$what: exit $got, expected $want"
+        sed 's/^/    /' "$work/out" >&2
+    else
+        pass
+    fi
+}
+
+# grep_out PATTERN DESCRIPTION: the last command's output matches.
+grep_out() {
+    if grep -Eq -- "$1" "$work/out"; then pass; else
+        fail "$2: no '$1' in output"
+        sed 's/^/    /' "$work/out" >&2
+    fi
+}
+
+# percent_below LABEL LIMIT: the number after "LABEL" (a percentage) is below LIMIT.
+percent_below() {
+    local value
+    value="$(sed -n "s/^$1 *\([0-9.]*\)%.*/\1/p" "$work/out" | head -1)"
+    if [ -n "$value" ] && awk -v v="$value" -v l="$2" 'BEGIN { exit !(v < l) }'; then
+        pass
+    else
+        fail "$1 '$value' is not below $2%"
+        sed 's/^/    /' "$work/out" >&2
+    fi
+}
+
+exists() {
+    if [ -s "$1" ]; then pass; else fail "$1 was not written"; fi
+}
+
+# Without PNG support (no libpng at build time) there is nothing to test here.
+if ! "$gcut" gen synth --size 8x8 -o "$work/probe.png" >/dev/null 2>&1; then
+    if "$gcut" gen synth --size 8x8 -o "$work/probe.png" 2>&1 | grep -qi "support"; then
+        echo "skip: this build cannot write PNG"
+        exit 77
+    fi
+fi
+
+# ---- usage ----
+expect 0 "segment --help" -- "$gcut" segment --help
+grep_out "--seeds" "segment --help"
+expect 0 "gen --help" -- "$gcut" gen --help
+expect 2 "segment without arguments" -- "$gcut" segment
+expect 2 "segment with an unknown option" -- "$gcut" segment a.png --seeds b.png -o c.png --frobnicate 1
+expect 2 "segment with a bad --lambda value" -- "$gcut" segment a.png --seeds b.png -o c.png --lambda abc
+expect 2 "gen without a size" -- "$gcut" gen synth -o "$work/x.png"
+expect 2 "gen with a bad size" -- "$gcut" gen synth --size 12 -o "$work/x.png"
+expect 2 "gen with a bad level" -- "$gcut" gen synth --size 12x12 --level medium -o "$work/x.png"
+
+# ---- the bundled example: the README's command ----
+expect 0 "segment coffee example" -- "$gcut" segment "$src/examples/coffee.png" \
+    --seeds "$src/examples/coffee_scribbles.png" --seed-encoding color \
+    -o "$work/coffee_mask.png" --overlay "$work/coffee_overlay.png"
+exists "$work/coffee_mask.png"
+exists "$work/coffee_overlay.png"
+grep_out "^model +[0-9.]+ ms" "coffee timings"
+grep_out "^build +[0-9.]+ ms .*scale [0-9.]+" "coffee construction and scale"
+grep_out "^solve +[0-9.]+ ms" "coffee solve"
+# Cup, saucer and spoon cover about 45% of the picture.
+fg="$(sed -n 's/.*foreground pixels (\([0-9.]*\)%).*/\1/p' "$work/out")"
+if [ -n "$fg" ] && awk -v f="$fg" 'BEGIN { exit !(f > 30 && f < 60) }'; then pass; else
+    fail "coffee foreground ${fg:-?}% is not between 30% and 60%"
+fi
+expect 0 "segment camera example (gray, gcut codes)" -- "$gcut" segment "$src/examples/camera.png" \
+    --seeds "$src/examples/camera_seeds.png" -o "$work/camera_mask.png" --model hist
+exists "$work/camera_mask.png"
+grep_out "histogram" "camera uses a histogram"
+
+# ---- synthetic images against their truth ----
+expect 0 "gen synth easy" -- "$gcut" gen synth --size 320x240 --seed 5 -o "$work/easy.png" \
+    --truth "$work/easy_truth.png" --seeds "$work/easy_seeds.png" --grid "$work/easy.grid"
+for f in easy.png easy_truth.png easy_seeds.png easy.grid; do exists "$work/$f"; done
+expect 0 "segment synth easy" -- "$gcut" segment "$work/easy.png" --seeds "$work/easy_seeds.png" \
+    --truth "$work/easy_truth.png" -o "$work/easy_mask.png" --solver bk
+grep_out "^error +[0-9.]+% \(false positives [0-9.]+%, false negatives [0-9.]+%" "error line"
+percent_below error 1.0
+flow_bk="$(sed -n 's/^solve .*flow \([0-9]*\).*/\1/p' "$work/out")"
+expect 0 "segment synth easy with cpu-pr" -- "$gcut" segment "$work/easy.png" \
+    --seeds "$work/easy_seeds.png" -o "$work/easy_mask2.png" --solver cpu-pr
+flow_pr="$(sed -n 's/^solve .*flow \([0-9]*\).*/\1/p' "$work/out")"
+if [ -n "$flow_bk" ] && [ "$flow_bk" = "$flow_pr" ]; then pass; else
+    fail "bk flow '$flow_bk' and cpu-pr flow '$flow_pr' differ"
+fi
+expect 0 "maxflow on the generated benchmark grid" -- "$gcut" maxflow --verify "$work/easy.grid"
+grep_out "^s [0-9]+" "maxflow solution line"
+
+expect 0 "gen synth hard" -- "$gcut" gen synth --size 320x240 --seed 5 --level hard \
+    -o "$work/hard.png" --truth "$work/hard_truth.png" --seeds "$work/hard_seeds.png"
+expect 0 "segment synth hard" -- "$gcut" segment "$work/hard.png" --seeds "$work/hard_seeds.png" \
+    --truth "$work/hard_truth.png" -o "$work/hard_mask.png" --connectivity 4
+percent_below error 5.0
+
+expect 0 "gen synth volume" -- "$gcut" gen synth --size 48x48x40 --seed 2 -o "$work/vol.raw" \
+    --truth "$work/vol_truth.raw" --seeds "$work/vol_seeds.raw"
+expect 0 "segment volume" -- "$gcut" segment "$work/vol.raw" --raw 40x48x48 \
+    --seeds "$work/vol_seeds.raw" --truth "$work/vol_truth.raw" -o "$work/vol_mask.raw"
+percent_below error 2.0
+if [ "$(wc -c <"$work/vol_mask.raw")" -eq $((48 * 48 * 40)) ]; then pass; else
+    fail "volume mask has the wrong size"
+fi
+
+# ---- bad input fails cleanly with a message ----
+expect 0 "gen a smaller image" -- "$gcut" gen synth --size 100x80 --seeds "$work/small_seeds.png"
+expect 1 "seeds of the wrong size" -- "$gcut" segment "$work/easy.png" \
+    --seeds "$work/small_seeds.png" -o "$work/x.png"
+grep_out "100x80 but the image is 320x240" "size mismatch message"
+expect 1 "truth mask read as seed codes" -- "$gcut" segment "$work/easy.png" \
+    --seeds "$work/easy_truth.png" -o "$work/x.png"
+grep_out "pixel \(x [0-9]+, y [0-9]+\) has value 255" "bad seed value names the pixel"
+expect 1 "scribbles without the color encoding" -- "$gcut" segment "$src/examples/coffee.png" \
+    --seeds "$src/examples/coffee_scribbles.png" -o "$work/x.png"
+grep_out "coloured" "coloured seed message"
+# Codes 0/1/2 read as a trimap are all "black": every pixel a background seed.
+expect 1 "seeds without foreground" -- "$gcut" segment "$work/easy.png" \
+    --seeds "$work/easy_seeds.png" --seed-encoding color -o "$work/x.png"
+grep_out "no foreground seeds" "missing seed class named"
+expect 1 "missing image" -- "$gcut" segment "$work/nope.png" --seeds "$work/easy_seeds.png" \
+    -o "$work/x.png"
+expect 1 "unknown solver" -- "$gcut" segment "$work/easy.png" --seeds "$work/easy_seeds.png" \
+    -o "$work/x.png" --solver nonesuch
+expect 1 "raw volume of the wrong size" -- "$gcut" segment "$work/vol.raw" --raw 40x48x49 \
+    --seeds "$work/vol_seeds.raw" -o "$work/x.raw"
+
+echo "golden_segment: $checks passed, $failures failed"
+[ "$failures" -eq 0 ]
