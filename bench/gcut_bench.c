@@ -12,7 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -48,6 +51,7 @@ typedef struct config {
     uint64_t seed;
     const char *dump_dir;
     const char *csv_path;
+    int timeout_s; /* per solver and instance, all repeats; 0 = none */
     int markdown;
     int verbose;
 } config;
@@ -493,6 +497,111 @@ static void run_solver(const config *cfg, gcut_grid *grid, gcut_graph *graph, re
     }
 }
 
+/* What a child process sends back: its result and what it added to the global counters. */
+typedef struct child_report {
+    result res;
+    int mismatches;
+    int failures;
+} child_report;
+
+/* Run the solver in a forked child, so that a solver which hangs or crashes (a deadlock in a
+ * parallel region, a segfault) costs one table row instead of the whole run; the instance is
+ * shared copy-on-write. The parent never starts solver threads, so the child's OpenMP runtime
+ * starts clean. */
+static void run_solver_isolated(const config *cfg, gcut_grid *grid, gcut_graph *graph,
+                                result *res) {
+    int fds[2];
+    if (pipe(fds) != 0) {
+        fprintf(stderr, "gcut_bench: pipe failed (%s); running %s in-process\n", strerror(errno),
+                res->solver);
+        run_solver(cfg, grid, graph, res);
+        return;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        fprintf(stderr, "gcut_bench: fork failed (%s); running %s in-process\n", strerror(errno),
+                res->solver);
+        run_solver(cfg, grid, graph, res);
+        return;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        child_report report;
+        memset(&report, 0, sizeof report);
+        run_solver(cfg, grid, graph, res);
+        report.res = *res;
+        report.mismatches = mismatches;
+        report.failures = failures;
+        const char *bytes = (const char *)&report;
+        size_t sent = 0;
+        while (sent < sizeof report) {
+            ssize_t n = write(fds[1], bytes + sent, sizeof report - sent);
+            if (n <= 0 && errno != EINTR)
+                _exit(1);
+            sent += n > 0 ? (size_t)n : 0;
+        }
+        _exit(0);
+    }
+    close(fds[1]);
+    child_report report;
+    char *bytes = (char *)&report;
+    size_t got = 0;
+    int timed_out = 0;
+    double deadline = now_ms() + cfg->timeout_s * 1e3;
+    while (got < sizeof report) {
+        int wait_ms = -1;
+        if (cfg->timeout_s > 0) {
+            double left = deadline - now_ms();
+            if (left <= 0) {
+                timed_out = 1;
+                break;
+            }
+            wait_ms = left > 1e9 ? 1000000000 : (int)left + 1;
+        }
+        struct pollfd pfd = {fds[0], POLLIN, 0};
+        int ready = poll(&pfd, 1, wait_ms);
+        if (ready < 0 && errno == EINTR)
+            continue;
+        if (ready <= 0)
+            continue; /* the deadline check above ends the wait */
+        ssize_t n = read(fds[0], bytes + got, sizeof report - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break; /* the child ended without a full report */
+        got += (size_t)n;
+    }
+    close(fds[0]);
+    if (timed_out)
+        kill(pid, SIGKILL);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    const char *solver = res->solver;
+    if (got == sizeof report) {
+        *res = report.res;
+        res->solver = solver;
+        /* The child started from this process's counters. */
+        mismatches = report.mismatches;
+        failures = report.failures;
+        return;
+    }
+    failures++;
+    res->ran = 0;
+    if (timed_out)
+        snprintf(res->note, sizeof res->note, "TIMEOUT: killed after %d s (--timeout)",
+                 cfg->timeout_s);
+    else if (WIFSIGNALED(status))
+        snprintf(res->note, sizeof res->note, "CRASHED: signal %d", WTERMSIG(status));
+    else
+        snprintf(res->note, sizeof res->note, "CRASHED: exit status %d", WEXITSTATUS(status));
+    fprintf(stderr, "gcut_bench: %s: %s\n", res->solver, res->note);
+}
+
 /* ---- output ------------------------------------------------------------------------------ */
 
 static void format_ratio(char *out, size_t size, double baseline_ms, double ms) {
@@ -620,7 +729,7 @@ static void run_instance(const config *cfg, FILE *csv, const instance *inst) {
     int64_t nodes = grid ? gcut_grid_num_nodes(grid) : gcut_graph_num_nodes(graph);
     for (int s = 0; s < cfg->num_solvers; s++) {
         fprintf(stderr, "gcut_bench: %s: %s x%d\n", inst->name, cfg->solvers[s], cfg->repeats);
-        run_solver(cfg, grid, graph, &results[s]);
+        run_solver_isolated(cfg, grid, graph, &results[s]);
         if (!results[s].ran)
             fprintf(stderr, "gcut_bench: %s: %s skipped: %s\n", inst->name, cfg->solvers[s],
                     results[s].note);
@@ -657,6 +766,9 @@ static void usage(FILE *out) {
             "  --baseline NAME     speed-ups are against this solver (default bk)\n"
             "  --repeats N         solves per solver and instance; medians reported (default 5)\n"
             "  --threads N         CPU threads for parallel solvers (default 0 = all cores)\n"
+            "  --timeout S         seconds for all repeats of one solver on one instance; a\n"
+            "                      solver that runs longer (or crashes) is killed and reported,\n"
+            "                      and the run goes on (default 900; 0 = no limit)\n"
             "  --connectivity LIST 4 or 8 for images, 6 or 26 for volumes, e.g. 8,26\n"
             "                      (default 4,6)\n"
             "  --seed S            instance seed (default 1)\n"
@@ -845,6 +957,7 @@ int main(int argc, char **argv) {
     static config cfg;
     cfg.baseline = "bk";
     cfg.repeats = 5;
+    cfg.timeout_s = 900;
     cfg.seed = 1;
     cfg.markdown = 1;
     char default_solvers[] = "bk,cpu-pr,cuda-grid";
@@ -884,7 +997,7 @@ int main(int argc, char **argv) {
         } else if (strcmp(arg, "--csv") == 0) {
             cfg.csv_path = value;
         } else if (strcmp(arg, "--repeats") == 0 || strcmp(arg, "--threads") == 0 ||
-                   strcmp(arg, "--seed") == 0) {
+                   strcmp(arg, "--seed") == 0 || strcmp(arg, "--timeout") == 0) {
             if (parse_int64(value, &number) != 0) {
                 fprintf(stderr, "gcut_bench: %s: '%s' is not a non-negative integer\n", arg, value);
                 return 64;
@@ -897,6 +1010,8 @@ int main(int argc, char **argv) {
                 cfg.repeats = (int)number;
             } else if (strcmp(arg, "--threads") == 0) {
                 cfg.threads = (int)number;
+            } else if (strcmp(arg, "--timeout") == 0) {
+                cfg.timeout_s = number > 86400 ? 86400 : (int)number;
             } else {
                 cfg.seed = (uint64_t)number;
             }

@@ -10,7 +10,10 @@
 #   VOLUMES=128,256           3D volumes (512^3 does not fit this 24 GB machine with bk)
 #   SOLVERS=bk,cpu-pr         gcut solvers
 #   THREADS=0                 threads for parallel solvers (0 = all cores)
-#   KBK_SIZES=1024x1024,2048x2048   instances dumped for Kolmogorov's BK
+#   KBK_SIZES=1024x1024,2048x2048   grids dumped for Kolmogorov's BK
+#   GRAPHS=random:1000000,layered:40000   general graphs for gcut bk against Kolmogorov's BK
+#   TIMEOUT=900               seconds per solver and instance (all repeats) before it is killed
+#   GCUT_COMMIT=...           commit to name in the doc when the tree is not a git checkout
 #   KBK_IMPLS="pymaxflow thinmaxflow"   Python wrappers of Kolmogorov's BK to time
 #   BUILD_DIR=build-perf      CMake build folder
 #   NO_DOC=1                  do not touch docs/PERFORMANCE.md
@@ -26,14 +29,16 @@ VOLUMES=${VOLUMES:-128,256}
 SOLVERS=${SOLVERS:-bk,cpu-pr}
 THREADS=${THREADS:-0}
 KBK_SIZES=${KBK_SIZES:-1024x1024,2048x2048}
+GRAPHS=${GRAPHS:-random:1000000,layered:40000}
+TIMEOUT=${TIMEOUT:-900}
 KBK_IMPLS=${KBK_IMPLS:-pymaxflow thinmaxflow}
 BUILD_DIR=${BUILD_DIR:-build-perf}
 command_line="bench/run_cpu.sh"
-for var in REPEATS SIZES VOLUMES SOLVERS THREADS KBK_SIZES; do
+for var in REPEATS SIZES VOLUMES SOLVERS THREADS KBK_SIZES GRAPHS; do
     # Record the non-default settings so that the documented command reproduces the run.
     case "$var=${!var}" in
     REPEATS=5 | SIZES=all | VOLUMES=128,256 | SOLVERS=bk,cpu-pr | THREADS=0 | \
-        KBK_SIZES=1024x1024,2048x2048) ;;
+        KBK_SIZES=1024x1024,2048x2048 | GRAPHS=random:1000000,layered:40000) ;;
     *) command_line="$var=${!var} $command_line" ;;
     esac
 done
@@ -73,18 +78,19 @@ run_bench() {
 
 echo "== gcut solvers on all instances =="
 run_bench --sizes "$SIZES" --volumes "$VOLUMES" --solvers "$SOLVERS" --repeats "$REPEATS" \
-    --threads "$THREADS" --csv "$out/cpu.csv" >"$out/cpu.md"
+    --threads "$THREADS" --timeout "$TIMEOUT" --csv "$out/cpu.csv" >"$out/cpu.md"
 cat "$out/cpu.md"
 
 echo "== gcut bk and Kolmogorov's BK on the same dumped instances =="
 rm -rf "$out/dump"
-run_bench --sizes "$KBK_SIZES" --solvers bk --repeats "$REPEATS" --dump-dir "$out/dump" \
-    --csv "$out/kbk-gcut.csv" >/dev/null
+run_bench --sizes "$KBK_SIZES" --graphs "$GRAPHS" --solvers bk --repeats "$REPEATS" \
+    --timeout "$TIMEOUT" --dump-dir "$out/dump" --csv "$out/kbk-gcut.csv" >/dev/null
 instances=()
-for dir in "$out"/dump/*/; do
-    instances+=("${dir%/}")
+for item in "$out"/dump/*/ "$out"/dump/*.max; do
+    [ -e "$item" ] && instances+=("${item%/}")
 done
 : >"$out/kbk.md"
+[ ${#instances[@]} -eq 0 ] && KBK_IMPLS=""
 for impl in $KBK_IMPLS; do
     "$out/venv/bin/python" bench/kolmogorov_bk.py --impl "$impl" --repeats "$REPEATS" \
         --gcut-csv "$out/kbk-gcut.csv" --markdown "$out/kbk-$impl.md" "${instances[@]}"
@@ -100,9 +106,13 @@ echo "== docs/PERFORMANCE.md =="
 cpu_model=$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')
 cores=$(nproc)
 memory=$(awk '/MemTotal/ {printf "%.0f GB", $2 / 1048576}' /proc/meminfo)
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-dirty=$(git status --porcelain --untracked-files=no -- src include 2>/dev/null | head -1)
-[ -n "$dirty" ] && commit="$commit + uncommitted changes in src/ or include/"
+if [ -n "${GCUT_COMMIT:-}" ]; then
+    commit=$GCUT_COMMIT
+else
+    commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+    dirty=$(git status --porcelain -- src include 2>/dev/null | head -1)
+    [ -n "$dirty" ] && commit="$commit + uncommitted changes in src/ or include/"
+fi
 cc_version=$(cc --version | head -1)
 {
     echo "Measured $(date -u '+%Y-%m-%d %H:%M UTC') on **$cpu_model**, $cores cores, $memory,"
@@ -122,6 +132,12 @@ cc_version=$(cc --version | head -1)
     sed -n '/^|/p' "$out/cpu.md"
     echo
     echo "### gcut \`bk\` against Kolmogorov's BK (same instances, same run)"
+    echo
+    echo "Grids: the 1024x1024 and 2048x2048 images (the issue's bar). General graphs (\`random:N\`:"
+    echo "N nodes with 3 random edges each, capacities 1-100 both ways, a quarter of the nodes tied"
+    echo "to s or t; \`layered:N\`: about sqrt(N) layers of sqrt(N) nodes, 3 forward arcs per node"
+    echo "into the next layer) go to Kolmogorov's BK as DIMACS, one edge per arc, so a gcut edge"
+    echo "with both capacities becomes two edges there (same flow, slightly different graph)."
     echo
     echo "gcut_bench dumps each instance (\`--dump-dir\`); \`bench/kolmogorov_bk.py\` loads it"
     echo "with numpy, builds the identical graph (one edge per neighbour pair with forward and"
