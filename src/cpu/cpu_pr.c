@@ -16,19 +16,39 @@
 
 /* Tile edge lengths as log2 (z, y, x). Measured on 2 cores (docs/GRID-PR.md): long rows keep
  * the inner loop streaming, 16 rows give flow room to travel inside one tile visit. */
-static const int tile_log_2d[3] = {0, 4, 6};
-static const int tile_log_3d[3] = {3, 3, 4};
+static int tile_log_2d[3] = {0, 4, 6};
+static int tile_log_3d[3] = {3, 3, 4};
 
 /* Push/relabel rounds over a tile per visit before moving on (cache emulation). */
-#define LOCAL_ROUNDS 8
-/* A global relabel is due once the relabels since the last one pass this fraction of n. */
-#define RELABEL_FRACTION 0.5
+#define LOCAL_ROUNDS 4
+/* A global relabel (about n node visits) is due once the push/relabel work since the last one
+ * passes this many node visits per node. */
+#define RELABEL_WORK_FACTOR 0.5
 /* BFS discoveries a thread collects before reserving room in the shared queue. */
 #define QUEUE_CHUNK 1024
+/* BFS levels at least this wide are shared by all threads; narrower ones run on one. */
+#define BFS_WIDE_LEVEL 4096
+static int tune_rounds = LOCAL_ROUNDS;
+static double tune_factor = RELABEL_WORK_FACTOR;
+#include <stdlib.h>
+static void tune_read(void) {
+    const char *e;
+    if ((e = getenv("PR_ROUNDS")))
+        tune_rounds = atoi(e);
+    if ((e = getenv("PR_FACTOR")))
+        tune_factor = atof(e);
+    if ((e = getenv("PR_TX")))
+        tile_log_2d[2] = atoi(e);
+    if ((e = getenv("PR_TY")))
+        tile_log_2d[1] = atoi(e);
+    if ((e = getenv("PR_T3")))
+        sscanf(e, "%d,%d,%d", &tile_log_3d[0], &tile_log_3d[1], &tile_log_3d[2]);
+}
 
 typedef struct pr_counts {
     int64_t pushes;
     int64_t relabels;
+    int64_t work; /* node visits: tile scans, arc scans of discharges */
 } pr_counts;
 
 typedef struct pr_state {
@@ -44,6 +64,8 @@ typedef struct pr_state {
     int32_t *height;
     int32_t inf; /* n + 1: every finite height (a distance to the sink) is at most n */
     uint32_t *queue;
+    uint32_t *inflow;   /* bit d: the neighbour in direction d has a residual arc into this node */
+    uint64_t *labelled; /* BFS: one bit per node, so that the visited test stays in cache */
     int64_t queue_tail;
     int tile_log[3];
     int64_t tiles_z, tiles_y, tiles_x, num_tiles;
@@ -83,11 +105,6 @@ static int64_t tile_of_coords(const pr_state *s, int64_t x, int64_t y, int64_t z
            (x >> s->tile_log[2]);
 }
 
-static int64_t tile_of_node(const pr_state *s, int64_t v) {
-    int64_t x = v % s->size_x, y = (v / s->size_x) % s->size_y, z = v / (s->size_x * s->size_y);
-    return tile_of_coords(s, x, y, z);
-}
-
 static void mark_tile(pr_state *s, int64_t tile) {
     __atomic_store_n(&s->tile_active[tile], 1, __ATOMIC_RELAXED);
 }
@@ -99,6 +116,8 @@ static void state_free(pr_state *s) {
     gcut__free(s->excess);
     gcut__free(s->height);
     gcut__free(s->queue);
+    gcut__free(s->inflow);
+    gcut__free(s->labelled);
     gcut__free(s->tiles_by_color);
     gcut__free(s->tile_list);
     gcut__free(s->tile_active);
@@ -143,7 +162,12 @@ static gcut_status state_init(pr_state *s, const gcut_grid *grid, int threads) {
              gcut__malloc(gcut__mul_size(n, sizeof(int32_t)), "cpu-pr sink residuals")) == NULL ||
         (s->excess = gcut__malloc(gcut__mul_size(n, sizeof(int64_t)), "cpu-pr excess")) == NULL ||
         (s->height = gcut__malloc(gcut__mul_size(n, sizeof(int32_t)), "cpu-pr heights")) == NULL ||
-        (s->queue = gcut__malloc(gcut__mul_size(n, sizeof(uint32_t)), "cpu-pr BFS queue")) == NULL)
+        (s->queue = gcut__malloc(gcut__mul_size(n, sizeof(uint32_t)), "cpu-pr BFS queue")) ==
+            NULL ||
+        (s->inflow = gcut__malloc(gcut__mul_size(n, sizeof(uint32_t)), "cpu-pr BFS arc masks")) ==
+            NULL ||
+        (s->labelled = gcut__malloc(gcut__mul_size(n / 64 + 1, sizeof(uint64_t)),
+                                    "cpu-pr BFS bitmap")) == NULL)
         return GCUT_ERR_NOMEM;
 
     memcpy(s->tile_log, grid->ndim == 3 ? tile_log_3d : tile_log_2d, sizeof s->tile_log);
@@ -187,6 +211,11 @@ static void load_problem(pr_state *s, const gcut_grid *grid) {
             int32_t c = source[v] < sink[v] ? source[v] : sink[v];
             s->excess[v] = source[v] - c;
             s->sink_residual[v] = sink[v] - c;
+            /* First touch here, by the thread that will mostly use them (NUMA placement), and
+             * so that page faults are not charged to the first global relabel. */
+            s->height[v] = 0;
+            s->queue[v] = 0;
+            s->inflow[v] = 0;
         }
         for (int d = 0; d < s->num_dirs; d++) {
             uint32_t *r = s->residual[d] + base;
@@ -224,77 +253,134 @@ static void queue_flush(pr_state *s, uint32_t *chunk, int *fill) {
     *fill = 0;
 }
 
+static int tile_has_active(const pr_state *s, const tile_box *b) {
+    for (int64_t z = b->z0; z < b->z1; z++)
+        for (int64_t y = b->y0; y < b->y1; y++) {
+            const int64_t base = (z * s->size_y + y) * s->size_x;
+            for (int64_t x = b->x0; x < b->x1; x++)
+                if (s->excess[base + x] > 0 && s->height[base + x] < s->inf)
+                    return 1;
+        }
+    return 0;
+}
+
+/* Tile flags from a scan of every tile: streaming reads, cheaper than finding the tile of
+ * each active node the BFS meets. */
+static int64_t mark_active_tiles(pr_state *s) {
+    int64_t active = 0;
+#pragma omp parallel for num_threads(s->threads) schedule(dynamic, 16) reduction(+ : active)
+    for (int64_t t = 0; t < s->num_tiles; t++) {
+        const tile_box b = box_of(s, t);
+        s->tile_active[t] = (uint8_t)tile_has_active(s, &b);
+        active += s->tile_active[t];
+    }
+    return active;
+}
+
+/* BFS step from v: claim each unlabelled node w with a residual arc w -> v at height
+ * next_height. With several threads claiming at once the claim is a compare-and-swap. */
+static void bfs_visit(pr_state *s, int64_t v, int32_t next_height, int shared_claims,
+                      uint32_t *chunk, int *fill) {
+    for (uint32_t in = s->inflow[v]; in != 0; in &= in - 1) {
+        const int64_t w = v + s->step[__builtin_ctz(in)];
+        uint64_t *word = &s->labelled[w >> 6];
+        const uint64_t bit = (uint64_t)1 << (w & 63);
+        if (__atomic_load_n(word, __ATOMIC_RELAXED) & bit)
+            continue;
+        if (shared_claims) {
+            if (__atomic_fetch_or(word, bit, __ATOMIC_RELAXED) & bit)
+                continue;
+        } else {
+            *word |= bit;
+        }
+        s->height[w] = next_height;
+        queue_push(s, chunk, fill, w);
+    }
+}
+
 /* Global relabel (shared decision 3): exact distances to the sink by BFS over reverse
- * residual arcs, one level per step with all threads sharing the level (Hussein V-B-1, the
- * only source of exact labels); unreachable nodes get inf, for good. Marks the tiles that hold
- * an active node and returns how many active nodes there are. */
+ * residual arcs, level by level (Hussein V-B-1, the only source of exact labels); unreachable
+ * nodes get inf, for good. Wide levels are shared by all threads; runs of narrow levels
+ * (thin frontiers late in a solve) go to one thread, since two barriers per level would cost
+ * more than the level. Then marks the tiles that hold an active node and returns how many
+ * there are. */
 static int64_t global_relabel(pr_state *s) {
-    memset(s->tile_active, 0, (size_t)s->num_tiles);
     s->queue_tail = 0;
     const int64_t n = s->n;
     const int32_t inf = s->inf;
-    const int shared_claims = s->threads > 1;
-    int64_t active = 0;
-#pragma omp parallel num_threads(s->threads) reduction(+ : active)
+    const int64_t wide = s->threads > 1 ? BFS_WIDE_LEVEL : INT64_MAX;
+    int64_t begin = 0, end = 0; /* the current level, queue[begin, end) */
+    int32_t level = 1;
+#pragma omp parallel num_threads(s->threads)
     {
         uint32_t chunk[QUEUE_CHUNK];
         int fill = 0;
+        /* By words of the bitmap, so that each word has one writer. */
 #pragma omp for schedule(static) nowait
-        for (int64_t v = 0; v < n; v++) {
-            if (s->sink_residual[v] > 0) {
-                s->height[v] = 1;
-                queue_push(s, chunk, &fill, v);
-                if (s->excess[v] > 0) {
-                    active++;
-                    mark_tile(s, tile_of_node(s, v));
+        for (int64_t word = 0; word <= (n - 1) >> 6; word++) {
+            uint64_t bits = 0;
+            const int64_t last = (word << 6) + 64 < n ? (word << 6) + 64 : n;
+            for (int64_t v = word << 6; v < last; v++) {
+                /* inf is final (shared decision 5): such nodes need no arcs and no label. */
+                if (s->height[v] == inf) {
+                    s->inflow[v] = 0;
+                    continue;
                 }
-            } else {
-                s->height[v] = inf;
+                /* The arcs into v, gathered in one streaming pass over the residual arrays,
+                 * so that the BFS reads one word per visited node instead of one line per
+                 * arc. An index that wrapped across a row or slice lands on a node whose arc
+                 * back (d ^ 1) leaves the grid, and those residuals are 0. */
+                uint32_t in = 0;
+                for (int d = 0; d < s->num_dirs; d++) {
+                    const int64_t w = v + s->step[d];
+                    if (w >= 0 && w < n && s->residual[d ^ 1][w] > 0)
+                        in |= (uint32_t)1 << d;
+                }
+                s->inflow[v] = in;
+                if (s->sink_residual[v] > 0) {
+                    s->height[v] = 1;
+                    bits |= (uint64_t)1 << (v & 63);
+                    queue_push(s, chunk, &fill, v);
+                } else {
+                    s->height[v] = inf;
+                }
             }
+            s->labelled[word] = bits;
         }
         queue_flush(s, chunk, &fill);
 #pragma omp barrier
-        int64_t begin = 0, end = __atomic_load_n(&s->queue_tail, __ATOMIC_RELAXED);
-        int32_t level = 1;
-        /* Every level's end is read by all threads between two barriers: before anyone can
-         * append to the next level. */
-#pragma omp barrier
+#pragma omp single
+        end = s->queue_tail;
+        /* begin, end and level change only inside `single` blocks, each entered after a
+         * barrier, so every thread sees the same values and takes the same branches. */
         while (begin < end) {
+            if (end - begin >= wide) {
 #pragma omp for schedule(dynamic, 256) nowait
-            for (int64_t i = begin; i < end; i++) {
-                const int64_t v = s->queue[i];
-                for (int d = 0; d < s->num_dirs; d++) {
-                    const int64_t w = v + s->step[d];
-                    /* An index that wrapped across a row or slice lands on a node whose arc
-                     * back (d ^ 1) leaves the grid, and those residuals are 0. */
-                    if (w < 0 || w >= n || s->residual[d ^ 1][w] == 0)
-                        continue;
-                    if (__atomic_load_n(&s->height[w], __ATOMIC_RELAXED) != inf)
-                        continue;
-                    if (shared_claims) {
-                        int32_t expected = inf;
-                        if (!__atomic_compare_exchange_n(&s->height[w], &expected, level + 1, 0,
-                                                         __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-                            continue;
-                    } else {
-                        s->height[w] = level + 1;
-                    }
-                    queue_push(s, chunk, &fill, w);
-                    if (s->excess[w] > 0) {
-                        active++;
-                        mark_tile(s, tile_of_node(s, w));
-                    }
+                for (int64_t i = begin; i < end; i++)
+                    bfs_visit(s, s->queue[i], level + 1, 1, chunk, &fill);
+                queue_flush(s, chunk, &fill);
+#pragma omp barrier
+#pragma omp single
+                {
+                    begin = end;
+                    end = s->queue_tail;
+                    level++;
+                }
+            } else {
+#pragma omp barrier
+#pragma omp single
+                while (begin < end && end - begin < wide) {
+                    for (int64_t i = begin; i < end; i++)
+                        bfs_visit(s, s->queue[i], level + 1, 0, chunk, &fill);
+                    queue_flush(s, chunk, &fill);
+                    begin = end;
+                    end = s->queue_tail;
+                    level++;
                 }
             }
-            queue_flush(s, chunk, &fill);
-#pragma omp barrier
-            begin = end;
-            end = __atomic_load_n(&s->queue_tail, __ATOMIC_RELAXED);
-            level++;
-#pragma omp barrier
         }
     }
-    return active;
+    return mark_active_tiles(s);
 }
 
 /* Discharge v (shared decision 4): to the sink first, then down admissible arcs, relabel
@@ -318,6 +404,7 @@ static void discharge(pr_state *s, int64_t v, int64_t x, int64_t y, int64_t z, c
                 break;
         }
         int64_t lowest = s->inf;
+        counts->work += s->num_dirs;
         for (int d = 0; d < s->num_dirs && e > 0; d++) {
             uint32_t r = s->residual[d][v];
             if (r == 0)
@@ -363,23 +450,12 @@ static void discharge(pr_state *s, int64_t v, int64_t x, int64_t y, int64_t z, c
     s->height[v] = h;
 }
 
-static int tile_has_active(const pr_state *s, const tile_box *b) {
-    for (int64_t z = b->z0; z < b->z1; z++)
-        for (int64_t y = b->y0; y < b->y1; y++) {
-            const int64_t base = (z * s->size_y + y) * s->size_x;
-            for (int64_t x = b->x0; x < b->x1; x++)
-                if (s->excess[base + x] > 0 && s->height[base + x] < s->inf)
-                    return 1;
-        }
-    return 0;
-}
-
 /* Up to LOCAL_ROUNDS passes over the tile's active nodes, alternating the row direction so
  * that flow moves both ways along a row within one visit; stops early once a pass finds
  * nothing to do. */
 static void process_tile(pr_state *s, int64_t tile, pr_counts *counts) {
     const tile_box b = box_of(s, tile);
-    for (int round = 0; round < LOCAL_ROUNDS; round++) {
+    for (int round = 0; round < tune_rounds; round++) {
         int64_t visited = 0;
         for (int64_t z = b.z0; z < b.z1; z++)
             for (int64_t y = b.y0; y < b.y1; y++) {
@@ -393,6 +469,7 @@ static void process_tile(pr_state *s, int64_t tile, pr_counts *counts) {
                     }
                 }
             }
+        counts->work += (b.x1 - b.x0) * (b.y1 - b.y0) * (b.z1 - b.z0);
         if (visited == 0) {
             __atomic_store_n(&s->tile_active[tile], 0, __ATOMIC_RELAXED);
             return;
@@ -413,17 +490,19 @@ static void sweep(pr_state *s, pr_counts *total) {
         }
         if (count == 0)
             continue;
-        int64_t pushes = 0, relabels = 0;
+        int64_t pushes = 0, relabels = 0, work = count;
 #pragma omp parallel for num_threads(s->threads) schedule(dynamic, 1) \
-    reduction(+ : pushes, relabels)
+    reduction(+ : pushes, relabels, work)
         for (int64_t i = 0; i < count; i++) {
-            pr_counts local = {0, 0};
+            pr_counts local = {0, 0, 0};
             process_tile(s, s->tile_list[i], &local);
             pushes += local.pushes;
             relabels += local.relabels;
+            work += local.work;
         }
         total->pushes += pushes;
         total->relabels += relabels;
+        total->work += work;
     }
 }
 
@@ -449,6 +528,7 @@ gcut_status gcut__cpupr_solve_grid(const gcut_grid *grid, const gcut_options *op
     threads = 1;
 #endif
     const int verbose = options ? options->verbose : 0;
+    tune_read();
     pr_state s;
     gcut_status st = state_init(&s, grid, threads);
     if (st != GCUT_OK) {
@@ -458,18 +538,26 @@ gcut_status gcut__cpupr_solve_grid(const gcut_grid *grid, const gcut_options *op
     load_problem(&s, grid);
     double t1 = gcut__now_ms();
 
-    pr_counts total = {0, 0};
-    int64_t sweeps = 0, relabel_passes = 0, relabels_at_last = 0;
-    const double relabel_budget = RELABEL_FRACTION * (double)s.n;
+    pr_counts total = {0, 0, 0};
+    int64_t sweeps = 0, relabel_passes = 0, work_at_last = 0;
+
+    double relabel_ms = 0, gr_work = 0;
     for (;;) {
+        double r0 = gcut__now_ms();
         int64_t active = global_relabel(&s);
+        relabel_ms += gcut__now_ms() - r0;
         relabel_passes++;
-        relabels_at_last = total.relabels;
+        /* Amortise: push/relabel work until the next relabel is a multiple of this one's cost */
+        const double gr_cost = (double)s.n + (double)s.queue_tail * s.num_dirs;
+        gr_work += gr_cost;
+        work_at_last = total.work;
         if (verbose)
             fprintf(stderr,
-                    "cpu-pr: global relabel %" PRId64 ": %" PRId64 " active nodes after %" PRId64
-                    " sweeps, %" PRId64 " pushes, %" PRId64 " relabels\n",
-                    relabel_passes, active, sweeps, total.pushes, total.relabels);
+                    "cpu-pr: global relabel %" PRId64 ": %" PRId64 " active tiles after %" PRId64
+                    " sweeps, %" PRId64 " pushes, %" PRId64 " relabels, %" PRId64
+                    " reachable; %.1f ms in global relabels, %.1f ms in all\n",
+                    relabel_passes, active, sweeps, total.pushes, total.relabels, s.queue_tail,
+                    relabel_ms, gcut__now_ms() - t1);
         /* Exact stop (shared decision 5): the labels are exact now, and no node with excess can
          * reach the sink, so the preflow is maximum. */
         if (active == 0)
@@ -477,7 +565,7 @@ gcut_status gcut__cpupr_solve_grid(const gcut_grid *grid, const gcut_options *op
         do {
             sweep(&s, &total);
             sweeps++;
-        } while ((double)(total.relabels - relabels_at_last) < relabel_budget &&
+        } while ((double)(total.work - work_at_last) < tune_factor * gr_cost &&
                  any_tile_active(&s));
     }
 
@@ -492,6 +580,10 @@ gcut_status gcut__cpupr_solve_grid(const gcut_grid *grid, const gcut_options *op
             labels[v] = s.height[v] < s.inf ? GCUT_SINK : GCUT_SOURCE;
     }
     *flow = value;
+    if (verbose)
+        fprintf(stderr, "cpu-pr: work %.0f = sweeps %" PRId64 " + relabels %.0f (%.2f per node)\n",
+                (double)total.work + gr_work, total.work, gr_work,
+                ((double)total.work + gr_work) / (double)s.n);
     if (stats != NULL) {
         stats->build_ms = t1 - t0;
         stats->solve_ms = gcut__now_ms() - t1;
