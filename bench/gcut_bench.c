@@ -8,7 +8,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,103 +101,6 @@ static uint64_t splitmix64(uint64_t *state) {
 
 static int64_t rng_below(uint64_t *state, int64_t bound) {
     return (int64_t)(splitmix64(state) % (uint64_t)bound);
-}
-
-/* ---- TEMPORARY stand-in for gcut_synth_grid ----------------------------------------------
- * Used only while src/seg's gcut_synth_grid returns GCUT_ERR_UNSUPPORTED; delete when it
- * lands. Same recipe in miniature (Hussein VII): random ellipses (axis-aligned ellipsoids in
- * 3D) whose gray values come from one 3-component mixture, over a background from another;
- * regional term from the known mixtures, contrast-sensitive smoothness; hard = more noise and a
- * stronger smoothness weight. */
-
-static double gaussian(uint64_t *state) {
-    double u = ((double)(splitmix64(state) >> 11) + 0.5) / 9007199254740992.0;
-    double v = (double)(splitmix64(state) >> 11) / 9007199254740992.0;
-    return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
-}
-
-static double mixture_cost(const double *means, double noise, double value) {
-    double p = 0.0;
-    for (int k = 0; k < 3; k++) {
-        double z = (value - means[k]) / noise;
-        p += exp(-0.5 * z * z) / (3.0 * noise * 2.5066282746310002);
-    }
-    return -log(p + 1e-300);
-}
-
-static gcut_status local_synth_grid(int64_t width, int64_t height, int64_t depth, uint64_t seed,
-                                    gcut_synth_level level, int connectivity, gcut_grid **out) {
-    static const double fg_means[3] = {70, 150, 220}, bg_means[3] = {40, 120, 190};
-    const int hard = level == GCUT_SYNTH_HARD;
-    const double noise = hard ? 22.0 : 10.0, lambda = hard ? 6.0 : 2.5, scale = 10.0;
-    int ndim = depth > 1 ? 3 : 2;
-    int64_t shape[3] = {depth, height, width};
-    gcut_status st = gcut_grid_create(ndim, ndim == 3 ? shape : shape + 1,
-                                      connectivity ? connectivity : (ndim == 3 ? 6 : 4), out);
-    if (st != GCUT_OK)
-        return st;
-    int64_t n = width * height * depth;
-    double *intensity = malloc((size_t)n * sizeof *intensity);
-    if (intensity == NULL) {
-        gcut_grid_free(*out);
-        *out = NULL;
-        return GCUT_ERR_NOMEM;
-    }
-    uint64_t rng = seed * 0x9e3779b97f4a7c15ull + (uint64_t)level;
-    enum { max_ellipses = 40 };
-    double ell[max_ellipses][7]; /* cx, cy, cz, ax, ay, az, angle */
-    int count = 4 + (int)(n / (200 * 200));
-    count = count > max_ellipses ? max_ellipses : count;
-    int64_t side = width < height ? width : height;
-    for (int e = 0; e < count; e++) {
-        ell[e][0] = e ? (double)rng_below(&rng, width) : width / 2.0;
-        ell[e][1] = e ? (double)rng_below(&rng, height) : height / 2.0;
-        ell[e][2] = e ? (double)rng_below(&rng, depth) : depth / 2.0;
-        for (int k = 3; k < 6; k++)
-            ell[e][k] = side * (0.05 + 0.15 * (double)rng_below(&rng, 1000) / 1000.0);
-        ell[e][6] = 3.14159265 * (double)rng_below(&rng, 1000) / 1000.0;
-    }
-    int64_t patch = side / 4 < 32 ? side / 4 : 32;
-    for (int64_t z = 0, i = 0; z < depth; z++)
-        for (int64_t y = 0; y < height; y++)
-            for (int64_t x = 0; x < width; x++, i++) {
-                int inside = 0;
-                for (int e = 0; e < count && !inside; e++) {
-                    double dx = x - ell[e][0], dy = y - ell[e][1], dz = z - ell[e][2];
-                    double c = cos(ell[e][6]), s = sin(ell[e][6]);
-                    double u = (c * dx + s * dy) / ell[e][3], v = (-s * dx + c * dy) / ell[e][4];
-                    double w = depth > 1 ? dz / ell[e][5] : 0.0;
-                    inside = u * u + v * v + w * w <= 1.0;
-                }
-                if (x < patch && y < patch && z < (depth > 1 ? patch : 1))
-                    inside = 0;
-                const double *means = inside ? fg_means : bg_means;
-                intensity[i] = means[rng_below(&rng, 3)] + noise * gaussian(&rng);
-            }
-    int32_t *source = gcut_grid_terminal_data(*out, GCUT_SOURCE);
-    int32_t *sink = gcut_grid_terminal_data(*out, GCUT_SINK);
-    for (int64_t i = 0; i < n; i++) {
-        source[i] = (int32_t)(scale * mixture_cost(bg_means, noise, intensity[i]) + 0.5);
-        sink[i] = (int32_t)(scale * mixture_cost(fg_means, noise, intensity[i]) + 0.5);
-    }
-    double sigma2 = 2.0 * noise * noise;
-    for (int d = 0; d < gcut_grid_num_dirs(*out); d++) {
-        int offset[3] = {0, 0, 0};
-        gcut_grid_offset(*out, d, ndim == 3 ? offset : offset + 1);
-        int32_t *cap = gcut_grid_dir_data(*out, d);
-        int64_t step = (offset[0] * height + offset[1]) * width + offset[2];
-        for (int64_t z = 0, i = 0; z < depth; z++)
-            for (int64_t y = 0; y < height; y++)
-                for (int64_t x = 0; x < width; x++, i++) {
-                    int64_t nz = z + offset[0], ny = y + offset[1], nx = x + offset[2];
-                    if (nz < 0 || nz >= depth || ny < 0 || ny >= height || nx < 0 || nx >= width)
-                        continue;
-                    double diff = intensity[i] - intensity[i + step];
-                    cap[i] = (int32_t)(scale * lambda * exp(-diff * diff / sigma2) + 0.5);
-                }
-    }
-    free(intensity);
-    return GCUT_OK;
 }
 
 /* ---- general graphs ---------------------------------------------------------------------- */
@@ -700,18 +602,10 @@ static void run_instance(const config *cfg, FILE *csv, const instance *inst) {
     fprintf(stderr, "gcut_bench: %s: building\n", inst->name);
     double t0 = now_ms();
     int connectivity = inst->depth > 1 ? cfg->connectivity3d : cfg->connectivity2d;
-    if (inst->kind == KIND_SYNTH) {
+    if (inst->kind == KIND_SYNTH)
         st = gcut_synth_grid(inst->width, inst->height, inst->depth, cfg->seed, inst->level,
                              connectivity, &grid);
-        if (st == GCUT_ERR_UNSUPPORTED) {
-            static int told;
-            if (!told++)
-                fprintf(stderr, "gcut_bench: gcut_synth_grid not built yet; using the bench's "
-                                "temporary generator\n");
-            st = local_synth_grid(inst->width, inst->height, inst->depth, cfg->seed, inst->level,
-                                  connectivity, &grid);
-        }
-    } else if (inst->kind == KIND_RANDOM)
+    else if (inst->kind == KIND_RANDOM)
         st = make_random_graph(inst->width, cfg->seed, &graph);
     else
         st = make_layered_graph(inst->width, cfg->seed, &graph);

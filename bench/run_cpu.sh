@@ -76,6 +76,9 @@ run_bench() {
     fi
 }
 
+# The machine may be shared: a busy core slows parallel solvers far more than serial ones, so
+# the load is recorded with the numbers.
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "== gcut solvers on all instances =="
 run_bench --sizes "$SIZES" --volumes "$VOLUMES" --solvers "$SOLVERS" --repeats "$REPEATS" \
     --threads "$THREADS" --timeout "$TIMEOUT" --csv "$out/cpu.csv" >"$out/cpu.md"
@@ -102,6 +105,7 @@ if [ -n "${NO_DOC:-}" ]; then
     exit 0
 fi
 
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "== docs/PERFORMANCE.md =="
 cpu_model=$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')
 cores=$(nproc)
@@ -118,6 +122,7 @@ cc_version=$(cc --version | head -1)
     echo "Measured $(date -u '+%Y-%m-%d %H:%M UTC') on **$cpu_model**, $cores cores, $memory,"
     echo "$cc_version, Release build (-O3), gcut commit $commit."
     echo "Each figure is the median of $REPEATS solves; threads = $THREADS (0 = all cores)."
+    echo "Load average (1, 5, 15 min) before the run: $load_before; after: $load_after."
     echo "Command: \`$command_line\`."
     echo
     echo "### gcut solvers (speed-ups against gcut \`bk\` in the same run)"
