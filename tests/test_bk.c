@@ -127,7 +127,7 @@ static void test_medium(test_rng *rng) {
     gcut_graph_free(g);
 }
 
-/* Grids go through gcut_grid_to_graph: every dimension and connectivity the library takes. */
+/* Grids, which bk reads natively: every dimension and connectivity the library takes. */
 static void test_grids(test_rng *rng) {
     static const struct {
         int ndim, connectivity;
@@ -138,6 +138,7 @@ static void test_grids(test_rng *rng) {
         oracle_caps caps = oracle_caps_default();
         caps.terminal_density = 50;
         caps.one_way_percent = 20;
+        caps.zero_percent = 30; /* some neighbour pairs have no capacity either way */
         caps.huge = c % 3 == 2;
         gcut_grid *grid = NULL;
         CHECK_OK(oracle_make_grid(rng, cases[c].ndim, cases[c].shape, cases[c].connectivity, &caps,
@@ -400,6 +401,7 @@ int main(void) {
     test_edge_cases();
     test_huge_sums();
     test_tiny_brute_force(&rng, 1500, "64-bit");
+    test_grids(&rng);
     test_warm(&rng, 200, 10);
     unsetenv("GCUT_BK_INDEX_BITS");
     return test_finish("test_bk", passed);

@@ -149,6 +149,8 @@ const gcut__solver *gcut__solver_pick(const gcut_options *options, bool grid, in
  * dispatcher (gcut_graph_solve / gcut_grid_solve) fills solver name and flow. */
 gcut_status gcut__bk_solve_graph(gcut_graph *graph, const gcut_options *options, int64_t *flow,
                                  uint8_t *labels, gcut_stats *stats);
+gcut_status gcut__bk_solve_grid(const gcut_grid *grid, const gcut_options *options, int64_t *flow,
+                                uint8_t *labels, gcut_stats *stats);
 gcut_status gcut__cpupr_solve_grid(const gcut_grid *grid, const gcut_options *options,
                                    int64_t *flow, uint8_t *labels, gcut_stats *stats);
 #ifdef GCUT_HAVE_CUDA

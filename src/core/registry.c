@@ -13,7 +13,8 @@
 
 static const gcut__solver solvers[] = {
     {"bk", "Boykov-Kolmogorov augmenting paths, serial, warm re-solve",
-     GCUT_TAKES_GRAPH | GCUT_WARM, NULL, gcut__bk_solve_graph, NULL},
+     GCUT_TAKES_GRAPH | GCUT_TAKES_GRID | GCUT_WARM, NULL, gcut__bk_solve_graph,
+     gcut__bk_solve_grid},
     {"cpu-pr", "grid push-relabel on CPU threads (OpenMP), the CPU twin of cuda-grid",
      GCUT_TAKES_GRID, NULL, NULL, gcut__cpupr_solve_grid},
 #ifdef GCUT_HAVE_CUDA

@@ -84,26 +84,78 @@ static void BK_FN(free)(void *data) {
     gcut__free(bk);
 }
 
-/* Build the CSR residual graph from the builder's arrays; cancel each node's common terminal
- * capacity into the flow. keep_edges: remember edge -> arc for warm re-solves. */
-static gcut_status BK_FN(build)(const gcut_graph *g, bool keep_edges, BK_FN(solver) * *out) {
-    *out = NULL;
+/* The node side of the layout: solver, arc offsets (zeroed, for counting), nodes, terminal
+ * residuals, orphan queue. */
+static BK_FN(solver) * BK_FN(alloc_nodes)(size_t n) {
     BK_FN(solver) *bk = gcut__calloc(1, sizeof *bk, "bk solver");
     if (bk == NULL)
-        return GCUT_ERR_NOMEM;
-    size_t n = (size_t)g->num_nodes;
-    int64_t num_arcs = 0;
-    for (int64_t e = 0; e < g->num_edges; e++)
-        num_arcs += gcut__edge_u(g, e) != gcut__edge_v(g, e) ? 2 : 0;
+        return NULL;
     bk->num_nodes = (BK_IDX)n;
-    bk->num_arcs = (BK_IDX)num_arcs;
     bk->first = gcut__calloc(n + 1, sizeof(BK_IDX), "bk arc offsets");
-    bk->arcs = gcut__malloc(gcut__mul_size((size_t)num_arcs, sizeof(BK_FN(arc))), "bk arcs");
-    bk->sister = gcut__malloc(gcut__mul_size((size_t)num_arcs, sizeof(BK_IDX)), "bk arcs");
     bk->nodes = gcut__malloc(gcut__mul_size(n, sizeof(BK_FN(node))), "bk nodes");
     bk->tr = gcut__malloc(gcut__mul_size(n, sizeof(int64_t)), "bk terminal residuals");
     bk->orphans = gcut__malloc(gcut__mul_size(n, sizeof(BK_IDX)), "bk orphan queue");
-    bool ok = bk->first && bk->arcs && bk->sister && bk->nodes && bk->tr && bk->orphans;
+    if (!bk->first || !bk->nodes || !bk->tr || !bk->orphans) {
+        BK_FN(free)(bk);
+        return NULL;
+    }
+    return bk;
+}
+
+/* Once first[v] holds each node's arc count: allocate the arcs and turn the counts into block
+ * ends. Arcs are then placed by decrementing first[tail], which leaves first[v] at the start
+ * of v's block (a counting sort by tail without a cursor array). */
+static bool BK_FN(alloc_arcs)(BK_FN(solver) * bk) {
+    BK_IDX sum = 0;
+    for (BK_IDX v = 0; v <= bk->num_nodes; v++) {
+        sum += bk->first[v];
+        bk->first[v] = sum;
+    }
+    bk->num_arcs = sum;
+    bk->arcs = gcut__malloc(gcut__mul_size((size_t)sum, sizeof(BK_FN(arc))), "bk arcs");
+    bk->sister = gcut__malloc(gcut__mul_size((size_t)sum, sizeof(BK_IDX)), "bk arcs");
+    return bk->arcs != NULL && bk->sister != NULL;
+}
+
+/* Place the arc pair u->v (cap), v->u (rev); @return the index of u->v. */
+static inline BK_IDX BK_FN(place)(BK_FN(solver) * bk, BK_IDX u, BK_IDX v, uint32_t cap,
+                                  uint32_t rev) {
+    BK_IDX a = --bk->first[u], b = --bk->first[v];
+    bk->arcs[a].head = v;
+    bk->arcs[a].residual = cap;
+    bk->arcs[b].head = u;
+    bk->arcs[b].residual = rev;
+    bk->sister[a] = b;
+    bk->sister[b] = a;
+    return a;
+}
+
+/* Cancel node i's common terminal capacity into the flow and keep the difference. */
+static inline void BK_FN(set_terminals)(BK_FN(solver) * bk, BK_IDX i, int64_t source,
+                                        int64_t sink) {
+    BK_FN(add_flow)(bk, source < sink ? source : sink);
+    bk->tr[i] = source - sink;
+    /* Written here so that the pages are mapped while building, not while solving. */
+    bk->nodes[i] = (BK_FN(node)){BK_NONE, BK_NONE, 0, 0};
+}
+
+/* Build the CSR residual graph from the graph builder's arrays. keep_edges: remember edge ->
+ * arc (and room for marks) for warm re-solves. */
+static gcut_status BK_FN(build)(const gcut_graph *g, bool keep_edges, BK_FN(solver) * *out) {
+    *out = NULL;
+    size_t n = (size_t)g->num_nodes;
+    BK_FN(solver) *bk = BK_FN(alloc_nodes)(n);
+    if (bk == NULL)
+        return GCUT_ERR_NOMEM;
+    BK_IDX *first = bk->first;
+    for (int64_t e = 0; e < g->num_edges; e++) {
+        int64_t u = gcut__edge_u(g, e), v = gcut__edge_v(g, e);
+        if (u != v) {
+            first[u]++;
+            first[v]++;
+        }
+    }
+    bool ok = BK_FN(alloc_arcs)(bk);
     if (ok && keep_edges) {
         bk->edge_arc = gcut__malloc(gcut__mul_size((size_t)g->num_edges, sizeof(BK_IDX)),
                                     "bk edge map (warm re-solve)");
@@ -115,45 +167,67 @@ static gcut_status BK_FN(build)(const gcut_graph *g, bool keep_edges, BK_FN(solv
         BK_FN(free)(bk);
         return GCUT_ERR_NOMEM;
     }
-    /* Counting sort by tail. first[v] ends up as the end of v's block, then each arc is
-     * placed by decrementing it, which leaves first[v] at the start: no cursor array. */
-    BK_IDX *first = bk->first;
     for (int64_t e = 0; e < g->num_edges; e++) {
         int64_t u = gcut__edge_u(g, e), v = gcut__edge_v(g, e);
-        if (u != v) {
-            first[u]++;
-            first[v]++;
-        }
-    }
-    BK_IDX sum = 0;
-    for (size_t v = 0; v <= n; v++) {
-        sum += first[v];
-        first[v] = sum;
-    }
-    for (int64_t e = 0; e < g->num_edges; e++) {
-        int64_t u = gcut__edge_u(g, e), v = gcut__edge_v(g, e);
-        if (u == v) {
-            if (bk->edge_arc)
-                bk->edge_arc[e] = BK_NONE;
-            continue;
-        }
-        BK_IDX a = --first[u], b = --first[v];
-        bk->arcs[a].head = (BK_IDX)v;
-        bk->arcs[a].residual = (uint32_t)g->edge_cap[e];
-        bk->arcs[b].head = (BK_IDX)u;
-        bk->arcs[b].residual = (uint32_t)g->edge_rev[e];
-        bk->sister[a] = b;
-        bk->sister[b] = a;
+        BK_IDX a = u == v ? BK_NONE
+                          : BK_FN(place)(bk, (BK_IDX)u, (BK_IDX)v, (uint32_t)g->edge_cap[e],
+                                         (uint32_t)g->edge_rev[e]);
         if (bk->edge_arc)
             bk->edge_arc[e] = a;
     }
-    for (size_t i = 0; i < n; i++) {
-        int64_t source = g->tw_source[i], sink = g->tw_sink[i];
-        BK_FN(add_flow)(bk, source < sink ? source : sink);
-        bk->tr[i] = source - sink;
-        /* Written here so that the pages are mapped while building, not while solving. */
-        bk->nodes[i] = (BK_FN(node)){BK_NONE, BK_NONE, 0, 0};
+    for (size_t i = 0; i < n; i++)
+        BK_FN(set_terminals)(bk, (BK_IDX)i, g->tw_source[i], g->tw_sink[i]);
+    *out = bk;
+    return GCUT_OK;
+}
+
+/* One pass over a grid's neighbour pairs (each once, from its even direction): count arcs per
+ * node, or place them. Pairs with zero capacity both ways are left out: they cannot carry flow
+ * and no warm re-solve can raise them (a grid solve keeps no state). */
+static void BK_FN(grid_pass)(BK_FN(solver) * bk, const gcut_grid *grid, bool place) {
+    for (int d = 0; d < grid->num_dirs; d += 2) {
+        const int *o = grid->offset[d];
+        const int32_t *cap = grid->cap[d], *rev = grid->cap[d ^ 1];
+        int64_t step = grid->step[d];
+        /* The box of nodes whose neighbour in direction d is inside the grid. */
+        int64_t z0 = o[0] < 0 ? -o[0] : 0, z1 = grid->depth - (o[0] > 0 ? o[0] : 0);
+        int64_t y0 = o[1] < 0 ? -o[1] : 0, y1 = grid->height - (o[1] > 0 ? o[1] : 0);
+        int64_t x0 = o[2] < 0 ? -o[2] : 0, x1 = grid->width - (o[2] > 0 ? o[2] : 0);
+        for (int64_t z = z0; z < z1; z++)
+            for (int64_t y = y0; y < y1; y++) {
+                int64_t row = (z * grid->height + y) * grid->width;
+                for (int64_t i = row + x0; i < row + x1; i++) {
+                    int64_t j = i + step;
+                    if (cap[i] == 0 && rev[j] == 0)
+                        continue;
+                    if (place) {
+                        BK_FN(place)(bk, (BK_IDX)i, (BK_IDX)j, (uint32_t)cap[i], (uint32_t)rev[j]);
+                    } else {
+                        bk->first[i]++;
+                        bk->first[j]++;
+                    }
+                }
+            }
     }
+}
+
+/* Build the CSR residual graph straight from a grid's direction arrays: no general graph in
+ * between (DESIGN: grids are first-class). */
+static gcut_status BK_FN(build_grid)(const gcut_grid *grid, BK_FN(solver) * *out) {
+    *out = NULL;
+    size_t n = (size_t)grid->num_nodes;
+    BK_FN(solver) *bk = BK_FN(alloc_nodes)(n);
+    if (bk == NULL)
+        return GCUT_ERR_NOMEM;
+    BK_FN(grid_pass)(bk, grid, false);
+    if (!BK_FN(alloc_arcs)(bk)) {
+        BK_FN(free)(bk);
+        return GCUT_ERR_NOMEM;
+    }
+    BK_FN(grid_pass)(bk, grid, true);
+    const int32_t *source = grid->terminal[GCUT_SOURCE], *sink = grid->terminal[GCUT_SINK];
+    for (size_t i = 0; i < n; i++)
+        BK_FN(set_terminals)(bk, (BK_IDX)i, source[i], sink[i]);
     *out = bk;
     return GCUT_OK;
 }
@@ -607,24 +681,11 @@ static void BK_FN(write_labels)(const BK_FN(solver) * bk, uint8_t *labels) {
     }
 }
 
-static gcut_status BK_FN(solve)(gcut_graph *g, const gcut_options *options, int64_t *flow,
-                                uint8_t *labels, gcut_stats *stats) {
-    double t0 = gcut__now_ms();
-    BK_FN(solver) *bk = NULL;
-    bool warm = options->warm && g->state.data != NULL;
-    if (warm) {
-        bk = g->state.data;
-        gcut_status st = BK_FN(apply_changes)(bk, g);
-        if (st != GCUT_OK) {
-            gcut__graph_drop_state(g);
-            return st;
-        }
-        gcut__graph_clear_changes(g);
-    } else {
-        gcut_status st = BK_FN(build)(g, options->warm != 0, &bk);
-        if (st != GCUT_OK)
-            return st;
-    }
+/* From a built (or warm-updated) layout: set up the trees, run, write the results. @return
+ * GCUT_ERR_OVERFLOW if the flow value left int64; the caller then discards bk. */
+static gcut_status BK_FN(solve_built)(BK_FN(solver) * bk, bool warm, const gcut_options *options,
+                                      double build_ms, int64_t *flow, uint8_t *labels,
+                                      gcut_stats *stats) {
     double t1 = gcut__now_ms();
     int64_t augmentations_before = bk->augmentations;
     if (warm)
@@ -633,21 +694,16 @@ static gcut_status BK_FN(solve)(gcut_graph *g, const gcut_options *options, int6
         BK_FN(init_trees)(bk);
     if (!bk->overflow)
         BK_FN(run)(bk);
-    double t2 = gcut__now_ms();
-    if (bk->overflow) {
-        if (warm)
-            gcut__graph_drop_state(g);
-        else
-            BK_FN(free)(bk);
+    double solve_ms = gcut__now_ms() - t1;
+    if (bk->overflow)
         return gcut__fail(GCUT_ERR_OVERFLOW,
-                          "bk: the maximum flow of this graph passes INT64_MAX (terminal "
+                          "bk: the maximum flow of this problem passes INT64_MAX (terminal "
                           "capacities too large)");
-    }
     if (labels != NULL)
         BK_FN(write_labels)(bk, labels);
     *flow = bk->flow;
-    stats->build_ms += t1 - t0;
-    stats->solve_ms += t2 - t1;
+    stats->build_ms += build_ms;
+    stats->solve_ms += solve_ms;
     stats->augmentations += bk->augmentations - augmentations_before;
     if (options->verbose)
         fprintf(stderr,
@@ -655,7 +711,37 @@ static gcut_status BK_FN(solve)(gcut_graph *g, const gcut_options *options, int6
                 ", %" PRId64 " augmentations, build %.1f ms, solve %.1f ms\n",
                 warm ? "warm" : "fresh", (uint64_t)bk->num_nodes, (uint64_t)bk->num_arcs,
                 (int)(8 * sizeof(BK_IDX)), bk->flow, bk->augmentations - augmentations_before,
-                t1 - t0, t2 - t1);
+                build_ms, solve_ms);
+    return GCUT_OK;
+}
+
+static gcut_status BK_FN(solve)(gcut_graph *g, const gcut_options *options, int64_t *flow,
+                                uint8_t *labels, gcut_stats *stats) {
+    double t0 = gcut__now_ms();
+    BK_FN(solver) *bk = NULL;
+    bool warm = options->warm && g->state.data != NULL;
+    gcut_status st;
+    if (warm) {
+        bk = g->state.data;
+        st = BK_FN(apply_changes)(bk, g);
+        if (st != GCUT_OK) {
+            gcut__graph_drop_state(g);
+            return st;
+        }
+        gcut__graph_clear_changes(g);
+    } else {
+        st = BK_FN(build)(g, options->warm != 0, &bk);
+        if (st != GCUT_OK)
+            return st;
+    }
+    st = BK_FN(solve_built)(bk, warm, options, gcut__now_ms() - t0, flow, labels, stats);
+    if (st != GCUT_OK) {
+        if (warm)
+            gcut__graph_drop_state(g);
+        else
+            BK_FN(free)(bk);
+        return st;
+    }
     if (!options->warm) {
         BK_FN(free)(bk);
     } else if (!warm) {
@@ -666,6 +752,18 @@ static gcut_status BK_FN(solve)(gcut_graph *g, const gcut_options *options, int6
         gcut__graph_clear_changes(g);
     }
     return GCUT_OK;
+}
+
+static gcut_status BK_FN(solve_grid)(const gcut_grid *grid, const gcut_options *options,
+                                     int64_t *flow, uint8_t *labels, gcut_stats *stats) {
+    double t0 = gcut__now_ms();
+    BK_FN(solver) *bk = NULL;
+    gcut_status st = BK_FN(build_grid)(grid, &bk);
+    if (st != GCUT_OK)
+        return st;
+    st = BK_FN(solve_built)(bk, false, options, gcut__now_ms() - t0, flow, labels, stats);
+    BK_FN(free)(bk);
+    return st;
 }
 
 #undef BK_NONE
