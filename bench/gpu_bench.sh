@@ -4,7 +4,8 @@
 # device's copy bandwidth, and times cuda-grid against cpu-pr and bk with bench/gcut_bench.
 #
 # Environment (all optional):
-#   STAGES="build test bw bench"   any of: build test sanitize bw bench tune
+#   STAGES="build test bw bench"   any of: build test sanitize bw profile tune construct bench
+#   CONSTRUCT_SIZES="1920x1080:hard 256x256x256:hard"   the construct stage's instances
 #   BUILD_DIR=build-dev            CMake build folder
 #   OUT=bench/out/gpu              where logs go
 #   SIZES=320x240,640x480,1280x720,1920x1080,2560x1440,3840x2160   2D synthetic sizes
@@ -33,7 +34,7 @@ has() { [[ " $STAGES " == *" $1 "* ]]; }
 if has build; then
     echo "== build"
     cmake -S . -B "$BUILD_DIR" -DGCUT_WERROR=ON -DGCUT_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
-        >"$OUT/build.log" 2>&1 && cmake --build "$BUILD_DIR" -j"$(nproc)" --target gcut_bench test_cuda_grid >>"$OUT/build.log" 2>&1 ||
+        >"$OUT/build.log" 2>&1 && cmake --build "$BUILD_DIR" -j"$(nproc)" --target gcut_bench test_cuda_grid test_cuda_seg >>"$OUT/build.log" 2>&1 ||
         { tail -30 "$OUT/build.log"; exit 1; }
 fi
 if has test; then
@@ -47,6 +48,8 @@ if has sanitize; then
         GCUT_TEST_QUICK=1 compute-sanitizer --tool "$tool" --error-exitcode 9 \
             "$BUILD_DIR/tests/test_cuda_grid" >"$OUT/sanitize-$tool.log" 2>&1
         rc=$?
+        compute-sanitizer --tool "$tool" --error-exitcode 9 "$BUILD_DIR/tests/test_cuda_seg" \
+            >>"$OUT/sanitize-$tool.log" 2>&1 || rc=$?
         echo "exit $rc"
         grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed," "$OUT/sanitize-$tool.log" | tail -3
         [ $rc -eq 0 ] || status=1
@@ -83,16 +86,127 @@ int main() {
 EOF
     nvcc -O2 -arch=sm_90 -o "$scratch/copy_bw" "$scratch/copy_bw.cu" && "$scratch/copy_bw"
 fi
+if has profile; then
+    echo "== profile: cuda-grid --verbose on $TUNE_SIZES and volumes ${PROFILE_VOLUMES:-128}"
+    timeout 120 "$BUILD_DIR/gcut_bench" --sizes "$TUNE_SIZES" --volumes "${PROFILE_VOLUMES:-128}" \
+        --solvers cuda-grid --repeats 2 --verbose --no-markdown --csv /dev/null 2>&1 |
+        grep -E "building|flow" | tee "$OUT/profile.log"
+fi
 if has tune; then
     echo "== tune: sweeps per global relabel (K) x rounds per tile visit (R)"
     for k in $TUNE_K; do
         for r in $TUNE_R; do
             line=$(GCUT_CUDAGRID_SWEEPS=$k GCUT_CUDAGRID_ROUNDS=$r timeout 60 "$BUILD_DIR/gcut_bench" \
-                --sizes "$TUNE_SIZES" --volumes none --solvers cuda-grid --repeats 3 \
+                --sizes "$TUNE_SIZES" --volumes "${TUNE_VOLUMES:-none}" --solvers cuda-grid --repeats 3 \
                 --no-markdown --csv - 2>/dev/null | grep cuda-grid | tr '\n' ' ')
             echo "K=$k R=$r $line"
         done
     done | tee "$OUT/tune.log"
+fi
+if has construct; then
+    echo "== construction: host-built + upload vs built on the GPU from the image"
+    scratch=$(mktemp -d)
+    cat >"$scratch/gpu_construct.c" <<'EOF'
+/* gpu_construct.c - written by bench/gpu_bench.sh: times the synthetic benchmark's energy built
+ * on the host (gcut__seg_fill_grid) then uploaded, against built on the GPU from the image
+ * (gcut__cudagrid_solve_image), and checks both solves give the same flow. */
+#include "internal.h"
+#include "../seg/seg_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp);
+    return v[n / 2];
+}
+
+int main(int argc, char **argv) {
+    enum { R = 5 };
+    int bad = 0;
+    printf("| instance | host construct ms | upload+init ms | solve ms | GPU construct kernel ms "
+           "| GPU build ms (upload image+tables, construct, init) | solve ms | flows |\n");
+    printf("|---|---:|---:|---:|---:|---:|---:|---|\n");
+    for (int a = 1; a < argc; a++) {
+        long long w = 0, h = 0, d = 1;
+        char level_name[8] = "hard";
+        if (sscanf(argv[a], "%lldx%lldx%lld:%7s", &w, &h, &d, level_name) < 3 &&
+            sscanf(argv[a], "%lldx%lld:%7s", &w, &h, level_name) < 2) {
+            fprintf(stderr, "bad size %s\n", argv[a]);
+            return 64;
+        }
+        if (strchr(argv[a], ':') == NULL)
+            strcpy(level_name, "hard");
+        gcut_synth_level level = strcmp(level_name, "easy") == 0 ? GCUT_SYNTH_EASY
+                                                                  : GCUT_SYNTH_HARD;
+        int three_d = d > 1, conn = three_d ? 6 : 4;
+        const gcut__seg_tables *tables;
+        if (gcut__synth_tables(level, conn, &tables) != GCUT_OK) {
+            fprintf(stderr, "%s\n", gcut_last_error());
+            return 1;
+        }
+        long long n = w * h * d;
+        uint8_t *pixels = malloc((size_t)(n * tables->channels)), *seeds = malloc((size_t)n);
+        uint8_t *labels = malloc((size_t)n);
+        gcut__synth_pixels(w, h, d, 1, level, pixels, NULL);
+        gcut_synth_seeds(w, h, d, seeds);
+        int64_t shape[3] = {d, h, w};
+        const int64_t *sh = three_d ? shape : shape + 1;
+        double host_c[R], host_b[R], host_s[R], dev_k[R], dev_b[R], dev_s[R];
+        int64_t host_flow = -1, dev_flow = -1;
+        gcut_options options;
+        gcut_options_init(&options);
+        options.solver = "cuda-grid";
+        for (int r = 0; r < R; r++) {
+            gcut_grid *grid = NULL;
+            double t0 = gcut__now_ms();
+            gcut_grid_create(three_d ? 3 : 2, sh, conn, &grid);
+            gcut__seg_fill_grid(pixels, seeds, tables, grid);
+            host_c[r] = gcut__now_ms() - t0;
+            gcut_stats st;
+            if (gcut_grid_solve(grid, &options, &host_flow, NULL, &st) != GCUT_OK) {
+                fprintf(stderr, "%s\n", gcut_last_error());
+                return 1;
+            }
+            host_b[r] = st.build_ms;
+            host_s[r] = st.solve_ms;
+            gcut_grid_free(grid);
+            double k = 0;
+            if (gcut__cudagrid_solve_image(pixels, seeds, tables, three_d ? 3 : 2, sh, conn,
+                                           &options, &dev_flow, labels, &st, &k,
+                                           NULL) != GCUT_OK) {
+                fprintf(stderr, "%s\n", gcut_last_error());
+                return 1;
+            }
+            dev_k[r] = k;
+            dev_b[r] = st.build_ms;
+            dev_s[r] = st.solve_ms;
+        }
+        bad += host_flow != dev_flow;
+        printf("| %s-%s | %.2f | %.2f | %.2f | %.3f | %.2f | %.2f | %s |\n", level_name,
+               argv[a], median(host_c, R), median(host_b, R), median(host_s, R),
+               median(dev_k, R), median(dev_b, R), median(dev_s, R),
+               host_flow == dev_flow ? "equal" : "MISMATCH");
+        free(pixels);
+        free(seeds);
+        free(labels);
+    }
+    return bad ? 2 : 0;
+}
+EOF
+    gcc -O2 -std=c11 -DGCUT_HAVE_CUDA=1 -Iinclude -Isrc/core -c "$scratch/gpu_construct.c" \
+        -o "$scratch/gpu_construct.o" &&
+        (cd "$BUILD_DIR" && eval g++ "$scratch/gpu_construct.o" -o "$scratch/gpu_construct" \
+            "$(cat CMakeFiles/gcut_bench.dir/linkLibs.rsp)" \
+            -L/usr/local/cuda/targets/x86_64-linux/lib/stubs \
+            -L/usr/local/cuda/targets/x86_64-linux/lib) &&
+        timeout 300 "$scratch/gpu_construct" ${CONSTRUCT_SIZES:-1920x1080:easy 1920x1080:hard 3840x2160:hard 256x256x256:hard} |
+        tee "$OUT/construct.md" || status=1
 fi
 if has bench; then
     echo "== gcut_bench"

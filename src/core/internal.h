@@ -158,6 +158,20 @@ gcut_status gcut__cudagrid_solve_grid(const gcut_grid *grid, const gcut_options 
                                       int64_t *flow, uint8_t *labels, gcut_stats *stats);
 /** @return 1 if a CUDA device can be used now (cached after the first call). */
 int gcut__cuda_available(void);
+struct gcut__seg_tables;
+/** cuda-grid on a segmentation energy built on the GPU (src/seg/seg_internal.h): uploads the
+ *  8-bit working image (tables->channels interleaved channels, C order, shape {h, w} or
+ *  {d, h, w}), the seeds (GCUT_SEED_* per pixel; NULL = none) and the tables, computes every
+ *  capacity on the device exactly as gcut__seg_fill_grid() does and solves there: the graph
+ *  never exists on the host. stats->build_ms covers uploads and construction; *construct_ms
+ *  (may be NULL) the construction kernel alone. capture (may be NULL; a grid of the same shape
+ *  and connectivity) receives the device-built capacities, so tests can compare them. */
+gcut_status gcut__cudagrid_solve_image(const uint8_t *pixels, const uint8_t *seeds,
+                                       const struct gcut__seg_tables *tables, int ndim,
+                                       const int64_t *shape, int connectivity,
+                                       const gcut_options *options, int64_t *flow,
+                                       uint8_t *labels, gcut_stats *stats, double *construct_ms,
+                                       gcut_grid *capture);
 #endif
 
 #ifdef __cplusplus

@@ -3,6 +3,7 @@
  * "cache emulation"; JF-Cut), active-tile lists (Lattari 2010, 5.3), global relabel as a
  * tile-local Bellman-Ford from the sink on the GPU and the exact stop (docs/CUDA-GRID.md). */
 #include "internal.h"
+#include "../seg/seg_internal.h"
 
 #include <cuda_runtime.h>
 
@@ -276,6 +277,33 @@ __device__ void clear_list(const Problem &P, int list_clear) {
     }
 }
 
+/* Min-plus scans along a tile row (a warp, or half of one in 3D), by doubling: afterwards
+ * best(x) is also bounded by best(x + k) + k along every run of residual +x arcs inside the
+ * row, and by best(x - k) + k along runs of -x arcs (directions 0 and 1 in every
+ * connectivity). A distance then crosses a whole row per relaxation step, not one node.
+ * conn = the arcs x -> x+1 -> ... -> x+s are all residual and inside the tile. */
+template <int TX> __device__ int row_scan(int best, unsigned mask, int lx) {
+    bool conn = (mask & 1u) && lx + 1 < TX;
+#pragma unroll
+    for (int s = 1; s < TX; s <<= 1) {
+        int far = __shfl_down_sync(0xffffffffu, best, s, TX);
+        int far_conn = __shfl_down_sync(0xffffffffu, (int)conn, s, TX);
+        if (conn && far < kInf && far + s < best)
+            best = far + s;
+        conn = conn && lx + s < TX && far_conn;
+    }
+    conn = (mask & 2u) && lx >= 1;
+#pragma unroll
+    for (int s = 1; s < TX; s <<= 1) {
+        int far = __shfl_up_sync(0xffffffffu, best, s, TX);
+        int far_conn = __shfl_up_sync(0xffffffffu, (int)conn, s, TX);
+        if (conn && far < kInf && far + s < best)
+            best = far + s;
+        conn = conn && lx >= s && far_conn;
+    }
+    return best;
+}
+
 /* Global relabel, step 2: one pass over the listed tiles. Each tile iterates
  * h(v) = min(h(v), 1 + h(w) over residual arcs v->w) in shared memory until it is stable
  * (Jacobi steps, so every read sees the previous step), writes back, and lists its neighbours
@@ -307,6 +335,7 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
                     if (hn < kInf && hn + 1 < best)
                         best = hn + 1;
                 }
+            best = row_scan<G::TX>(best, mask, lx);
             __syncthreads();
             bool changed = best < h;
             if (changed) {
@@ -497,6 +526,49 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
     }
 }
 
+/* Device tables of a segmentation energy (src/seg/seg_internal.h). */
+struct SegTables {
+    const unsigned char *pixels; /* channels per node, interleaved */
+    const unsigned char *seeds;  /* GCUT_SEED_* per node, or NULL */
+    const int *unary_source, *unary_sink;
+    const int *pairwise[GCUT__SEG_CLASSES];
+    int hard;
+};
+
+/* The capacities of a segmentation energy, computed where the solver runs: a line-by-line
+ * mirror of gcut__seg_fill_grid() with the same tables, so the grid is bit-identical to the
+ * host's. Source caps land in dist and sink caps in sink_residual, as an upload would. */
+template <int CONN, int CH> __global__ void build_kernel(const Problem P, const SegTables T) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < P.n;
+         i += (long long)gridDim.x * blockDim.x) {
+        const unsigned char *px = T.pixels + i * CH;
+        long long q = gcut__seg_color_index(px, CH);
+        int source = T.unary_source[q], sink = T.unary_sink[q];
+        if (T.seeds != NULL) {
+            if (T.seeds[i] == GCUT_SEED_FOREGROUND)
+                source = T.hard, sink = 0;
+            else if (T.seeds[i] == GCUT_SEED_BACKGROUND)
+                source = 0, sink = T.hard;
+        }
+        P.dist[i] = source;
+        P.sink_residual[i] = sink;
+        int x = (int)(i % P.width);
+        int y = (int)(i / P.width % P.height);
+        int z = (int)(i / ((long long)P.width * P.height));
+#pragma unroll
+        for (int d = 0; d < CONN; d++) {
+            const int dx = dir_dx(CONN, d), dy = dir_dy(CONN, d), dz = dir_dz(CONN, d);
+            int nx = x + dx, ny = y + dy, nz = z + dz;
+            unsigned cap = 0;
+            if (nx >= 0 && nx < P.width && ny >= 0 && ny < P.height && nz >= 0 && nz < P.depth) {
+                const int cls = (dx != 0) + (dy != 0) + (dz != 0) - 1;
+                cap = (unsigned)T.pairwise[cls][gcut__seg_sqdiff(px, px + P.step[d] * CH, CH)];
+            }
+            P.residual[d * P.n + i] = cap;
+        }
+    }
+}
+
 /* Result (shared decision 6): label = sink side iff the final BFS reached the node; sums the
  * final sink residuals for the flow value. */
 __global__ void finish_kernel(const Problem P, unsigned char *labels) {
@@ -519,7 +591,8 @@ struct Session {
     cudaStream_t stream = nullptr;
     int *host_count = nullptr; /* pinned, for the list-size reads */
     unsigned long long *host_counters = nullptr;
-    void *blocks[16] = {};
+    cudaEvent_t events[5] = {}; /* 0-2: verbose phase times, 3-4: construction */
+    void *blocks[24] = {};
     int num_blocks = 0;
     size_t device_bytes = 0;
     ~Session() {
@@ -529,6 +602,9 @@ struct Session {
             cudaFreeHost(host_count);
         if (host_counters)
             cudaFreeHost(host_counters);
+        for (cudaEvent_t e : events)
+            if (e)
+                cudaEventDestroy(e);
         if (stream)
             cudaStreamDestroy(stream);
     }
@@ -574,32 +650,54 @@ int env_int(const char *name, int fallback, int lo, int hi) {
     return v < lo ? lo : v > hi ? hi : (int)v;
 }
 
-/* Sweeps between global relabels and push/relabel rounds per tile visit. */
-constexpr int kDefaultSweepsPerRelabel = 4;
-constexpr int kDefaultRounds = 32;
+/* Sweeps between global relabels and push/relabel rounds per tile visit, measured on an H100
+ * over K = 1..4, R = 8..64 (docs/CUDA-GRID.md): 2D hard 1920x1080 is fastest at K 2, R 16;
+ * 3D hard volumes at K 4 (their relabels cost more: longer BFS in tile hops). */
+constexpr int kDefaultSweepsPerRelabel2D = 2;
+constexpr int kDefaultSweepsPerRelabel3D = 4;
+constexpr int kDefaultRounds = 16;
 /* Relax passes launched between two reads of the work-list size. */
 constexpr int kRelaxBatch = 8;
 
+/* Where the capacities come from: a host grid (uploaded), or an 8-bit image with the
+ * segmentation tables (built on the device; capture, if set, receives a copy for tests). */
+struct Input {
+    const gcut_grid *grid;
+    int width, height, depth;
+    long long step[GCUT__MAX_DIRS];
+    const uint8_t *pixels, *seeds;
+    const gcut__seg_tables *tables;
+    gcut_grid *capture;
+    double *construct_ms;
+};
+
+template <int CONN> gcut_status build_on_device(Session &S, const Input &in);
+
 template <int CONN>
-gcut_status solve(Session &S, const gcut_grid *grid, int device, int verbose, int64_t *flow,
+gcut_status solve(Session &S, const Input &in, int device, int verbose, int64_t *flow,
                   uint8_t *labels, gcut_stats *stats, double t_start) {
     using G = Geo<CONN>;
     Problem &P = S.P;
-    const long long n = grid->num_nodes;
-    P.width = (int)grid->width;
-    P.height = (int)grid->height;
-    P.depth = (int)grid->depth;
+    const long long n = (long long)in.width * in.height * in.depth;
+    P.width = in.width;
+    P.height = in.height;
+    P.depth = in.depth;
     P.n = n;
     P.tiles_x = (P.width + G::TX - 1) / G::TX;
     P.tiles_y = (P.height + G::TY - 1) / G::TY;
     P.tiles_z = (P.depth + G::TZ - 1) / G::TZ;
     P.num_tiles = P.tiles_x * P.tiles_y * P.tiles_z;
     for (int d = 0; d < CONN; d++)
-        P.step[d] = grid->step[d];
+        P.step[d] = in.step[d];
 
     const size_t nodes = (size_t)n, tiles = (size_t)P.num_tiles;
-    const size_t need =
+    size_t need =
         nodes * (4u * CONN + 4 + 8 + 4 + 4) + tiles * 4 * 4 + kNumCounters * 8 + 8 * sizeof(int);
+    if (in.grid == NULL) {
+        const gcut__seg_tables *t = in.tables;
+        need += nodes * ((size_t)t->channels + (in.seeds ? 1 : 0)) + (size_t)t->num_colors * 8 +
+                (size_t)t->num_classes * ((size_t)t->max_sqdiff + 1) * 4;
+    }
     size_t free_bytes = 0, total_bytes = 0;
     GCUT__CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
     if (need > free_bytes)
@@ -628,16 +726,21 @@ gcut_status solve(Session &S, const gcut_grid *grid, int device, int verbose, in
         return st;
 
     cudaStream_t stream = S.stream;
-    for (int d = 0; d < CONN; d++)
-        GCUT__CUDA_TRY(cudaMemcpyAsync(P.residual + (size_t)d * nodes, grid->cap[d], nodes * 4,
+    if (in.grid != NULL) {
+        const gcut_grid *grid = in.grid;
+        for (int d = 0; d < CONN; d++)
+            GCUT__CUDA_TRY(cudaMemcpyAsync(P.residual + (size_t)d * nodes, grid->cap[d], nodes * 4,
+                                           cudaMemcpyHostToDevice, stream),
+                           "upload capacities");
+        GCUT__CUDA_TRY(cudaMemcpyAsync(P.dist, grid->terminal[GCUT_SOURCE], nodes * 4,
                                        cudaMemcpyHostToDevice, stream),
-                       "upload capacities");
-    GCUT__CUDA_TRY(cudaMemcpyAsync(P.dist, grid->terminal[GCUT_SOURCE], nodes * 4,
-                                   cudaMemcpyHostToDevice, stream),
-                   "upload source capacities");
-    GCUT__CUDA_TRY(cudaMemcpyAsync(P.sink_residual, grid->terminal[GCUT_SINK], nodes * 4,
-                                   cudaMemcpyHostToDevice, stream),
-                   "upload sink capacities");
+                       "upload source capacities");
+        GCUT__CUDA_TRY(cudaMemcpyAsync(P.sink_residual, grid->terminal[GCUT_SINK], nodes * 4,
+                                       cudaMemcpyHostToDevice, stream),
+                       "upload sink capacities");
+    } else if ((st = build_on_device<CONN>(S, in)) != GCUT_OK) {
+        return st;
+    }
     GCUT__CUDA_TRY(cudaMemsetAsync(P.mark, 0, tiles * 4, stream), "memset");
     GCUT__CUDA_TRY(cudaMemsetAsync(P.counters, 0, kNumCounters * 8, stream), "memset");
 
@@ -655,7 +758,8 @@ gcut_status solve(Session &S, const gcut_grid *grid, int device, int verbose, in
     const int sweep_blocks = sweep_per_sm * sms < P.num_tiles ? sweep_per_sm * sms : P.num_tiles;
     const int relax_blocks = relax_per_sm * sms < P.num_tiles ? relax_per_sm * sms : P.num_tiles;
     const int sweeps_per_relabel =
-        env_int("GCUT_CUDAGRID_SWEEPS", kDefaultSweepsPerRelabel, 1, 1 << 20);
+        env_int("GCUT_CUDAGRID_SWEEPS",
+                G::NDIM == 2 ? kDefaultSweepsPerRelabel2D : kDefaultSweepsPerRelabel3D, 1, 1 << 20);
     const int rounds = env_int("GCUT_CUDAGRID_ROUNDS", kDefaultRounds, 1, 1 << 20);
 
     init_kernel<CONN><<<node_blocks, 256, 0, stream>>>(P);
@@ -705,15 +809,36 @@ gcut_status solve(Session &S, const gcut_grid *grid, int device, int verbose, in
         return read_count(q % 3, active_tiles);
     };
 
+    /* With verbose, device time of sweeps and of global relabels (host waits included). */
+    float sweep_ms = 0, relabel_ms = 0;
+    auto lap = [&](int from, int to, float *total) -> gcut_status {
+        GCUT__CUDA_TRY(cudaEventRecord(S.events[to], stream), "cudaEventRecord");
+        GCUT__CUDA_TRY(cudaEventSynchronize(S.events[to]), "cudaEventSynchronize");
+        float ms = 0;
+        GCUT__CUDA_TRY(cudaEventElapsedTime(&ms, S.events[from], S.events[to]), "event time");
+        *total += ms;
+        return GCUT_OK;
+    };
+    if (verbose) {
+        for (int k = 0; k < 3; k++)
+            GCUT__CUDA_TRY(cudaEventCreate(&S.events[k]), "cudaEventCreate");
+        GCUT__CUDA_TRY(cudaEventRecord(S.events[0], stream), "cudaEventRecord");
+    }
     int active_tiles = 0;
-    if ((st = global_relabel(&active_tiles)) != GCUT_OK)
+    if ((st = global_relabel(&active_tiles)) != GCUT_OK ||
+        (verbose && (st = lap(0, 1, &relabel_ms)) != GCUT_OK))
         return st;
     while (active_tiles > 0) {
+        if (verbose)
+            GCUT__CUDA_TRY(cudaEventRecord(S.events[0], stream), "cudaEventRecord");
         for (int k = 0; k < sweeps_per_relabel; k++, q++, sweeps++)
             sweep_kernel<CONN><<<sweep_blocks, G::T, 0, stream>>>(P, q % 3, (q + 1) % 3,
                                                                   (q + 2) % 3, ++stamp, rounds);
         GCUT__CUDA_TRY(cudaGetLastError(), "sweep kernel launch");
-        if ((st = global_relabel(&active_tiles)) != GCUT_OK)
+        if (verbose && (st = lap(0, 1, &sweep_ms)) != GCUT_OK)
+            return st;
+        if ((st = global_relabel(&active_tiles)) != GCUT_OK ||
+            (verbose && (st = lap(1, 2, &relabel_ms)) != GCUT_OK))
             return st;
         if (verbose)
             fprintf(stderr, "cuda-grid: %lld sweeps, %lld global relabels, %d active tiles\n",
@@ -747,10 +872,122 @@ gcut_status solve(Session &S, const gcut_grid *grid, int device, int verbose, in
     if (verbose)
         fprintf(stderr,
                 "cuda-grid: flow %lld, %lld sweeps, %lld global relabels (%lld relax passes), "
-                "%llu tile visits, %.0f bytes/sweep\n",
+                "%llu tile visits, %.0f bytes/sweep; device ms: sweeps %.3f, global relabels "
+                "%.3f\n",
                 (long long)*flow, (long long)sweeps, (long long)relabels, (long long)relax_passes,
-                c[kVisits], stats->bytes_per_sweep);
+                c[kVisits], stats->bytes_per_sweep, sweep_ms, relabel_ms);
     return GCUT_OK;
+}
+
+template <int CONN> gcut_status build_on_device(Session &S, const Input &in) {
+    Problem &P = S.P;
+    const gcut__seg_tables *t = in.tables;
+    const size_t nodes = (size_t)P.n, colors = (size_t)t->num_colors;
+    const size_t table_len = (size_t)t->max_sqdiff + 1;
+    const int ch = t->channels;
+    unsigned char *pixels = nullptr, *seeds = nullptr;
+    int *unary = nullptr, *pairwise = nullptr;
+    gcut_status st;
+    if ((st = device_alloc(S, &pixels, nodes * ch, "image")) != GCUT_OK ||
+        (in.seeds && (st = device_alloc(S, &seeds, nodes, "seeds")) != GCUT_OK) ||
+        (st = device_alloc(S, &unary, colors * 2, "unary tables")) != GCUT_OK ||
+        (st = device_alloc(S, &pairwise, table_len * t->num_classes, "pairwise tables")) != GCUT_OK)
+        return st;
+    cudaStream_t stream = S.stream;
+    GCUT__CUDA_TRY(cudaMemcpyAsync(pixels, in.pixels, nodes * ch, cudaMemcpyHostToDevice, stream),
+                   "upload image");
+    if (in.seeds)
+        GCUT__CUDA_TRY(cudaMemcpyAsync(seeds, in.seeds, nodes, cudaMemcpyHostToDevice, stream),
+                       "upload seeds");
+    GCUT__CUDA_TRY(
+        cudaMemcpyAsync(unary, t->unary_source, colors * 4, cudaMemcpyHostToDevice, stream),
+        "upload tables");
+    GCUT__CUDA_TRY(
+        cudaMemcpyAsync(unary + colors, t->unary_sink, colors * 4, cudaMemcpyHostToDevice, stream),
+        "upload tables");
+    SegTables T{};
+    T.pixels = pixels;
+    T.seeds = seeds;
+    T.unary_source = unary;
+    T.unary_sink = unary + colors;
+    T.hard = t->hard;
+    for (int k = 0; k < t->num_classes; k++) {
+        GCUT__CUDA_TRY(cudaMemcpyAsync(pairwise + k * table_len, t->pairwise[k], table_len * 4,
+                                       cudaMemcpyHostToDevice, stream),
+                       "upload tables");
+        T.pairwise[k] = pairwise + k * table_len;
+    }
+    int dev = 0, sms = 1;
+    GCUT__CUDA_TRY(cudaGetDevice(&dev), "cudaGetDevice");
+    GCUT__CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev),
+                   "cudaDeviceGetAttribute");
+    const int blocks =
+        (int)((nodes + 255) / 256 < (size_t)sms * 16 ? (nodes + 255) / 256 : (size_t)sms * 16);
+    for (int k = 3; k < 5; k++)
+        GCUT__CUDA_TRY(cudaEventCreate(&S.events[k]), "cudaEventCreate");
+    GCUT__CUDA_TRY(cudaEventRecord(S.events[3], stream), "cudaEventRecord");
+    if (ch == 1)
+        build_kernel<CONN, 1><<<blocks, 256, 0, stream>>>(P, T);
+    else
+        build_kernel<CONN, 3><<<blocks, 256, 0, stream>>>(P, T);
+    GCUT__CUDA_TRY(cudaGetLastError(), "build kernel launch");
+    GCUT__CUDA_TRY(cudaEventRecord(S.events[4], stream), "cudaEventRecord");
+    GCUT__CUDA_TRY(cudaEventSynchronize(S.events[4]), "build");
+    if (in.construct_ms) {
+        float ms = 0;
+        GCUT__CUDA_TRY(cudaEventElapsedTime(&ms, S.events[3], S.events[4]), "event time");
+        *in.construct_ms = ms;
+    }
+    if (in.capture) {
+        gcut_grid *c = in.capture;
+        for (int d = 0; d < CONN; d++)
+            GCUT__CUDA_TRY(cudaMemcpyAsync(c->cap[d], P.residual + (size_t)d * nodes, nodes * 4,
+                                           cudaMemcpyDeviceToHost, stream),
+                           "download capacities");
+        GCUT__CUDA_TRY(cudaMemcpyAsync(c->terminal[GCUT_SOURCE], P.dist, nodes * 4,
+                                       cudaMemcpyDeviceToHost, stream),
+                       "download capacities");
+        GCUT__CUDA_TRY(cudaMemcpyAsync(c->terminal[GCUT_SINK], P.sink_residual, nodes * 4,
+                                       cudaMemcpyDeviceToHost, stream),
+                       "download capacities");
+        GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "download capacities");
+    }
+    return GCUT_OK;
+}
+
+/* Checks shared by both entry points, then the solve for the connectivity. */
+gcut_status run(Input &in, int conn, const gcut_options *options, int64_t *flow, uint8_t *labels,
+                gcut_stats *stats, double t_start) {
+    if (!gcut__cuda_available())
+        return gcut__fail(GCUT_ERR_NO_DEVICE, "cuda-grid: no CUDA device is usable here");
+    if (conn != 4 && conn != 8 && conn != 6 && conn != 26)
+        return gcut__fail(GCUT_ERR_UNSUPPORTED, "cuda-grid: connectivity %d is not supported",
+                          conn);
+    const long long n = (long long)in.width * in.height * in.depth;
+    if (n >= kInf)
+        return gcut__fail(GCUT_ERR_UNSUPPORTED,
+                          "cuda-grid: %lld nodes; this solver indexes heights with int32 and "
+                          "takes fewer than %d",
+                          n, kInf);
+    const int device = options ? options->device : 0;
+    int count = 0;
+    cudaGetDeviceCount(&count);
+    if (device < 0 || device >= count)
+        return gcut__fail(GCUT_ERR_NO_DEVICE, "cuda-grid: options.device %d not in [0, %d)", device,
+                          count);
+    GCUT__CUDA_TRY(cudaSetDevice(device), "cudaSetDevice");
+    const int verbose = options ? options->verbose : 0;
+    Session S;
+    switch (conn) {
+    case 4:
+        return solve<4>(S, in, device, verbose, flow, labels, stats, t_start);
+    case 8:
+        return solve<8>(S, in, device, verbose, flow, labels, stats, t_start);
+    case 6:
+        return solve<6>(S, in, device, verbose, flow, labels, stats, t_start);
+    default:
+        return solve<26>(S, in, device, verbose, flow, labels, stats, t_start);
+    }
 }
 
 } // namespace
@@ -771,12 +1008,7 @@ extern "C" gcut_status gcut__cudagrid_solve_grid(const gcut_grid *grid, const gc
     const double t_start = gcut__now_ms();
     if (grid == NULL || flow == NULL || stats == NULL)
         return gcut__fail(GCUT_ERR_INVALID_ARG, "cuda-grid: grid, flow or stats is NULL");
-    if (!gcut__cuda_available())
-        return gcut__fail(GCUT_ERR_NO_DEVICE, "cuda-grid: no CUDA device is usable here");
     const int conn = grid->connectivity;
-    if (conn != 4 && conn != 8 && conn != 6 && conn != 26)
-        return gcut__fail(GCUT_ERR_UNSUPPORTED, "cuda-grid: connectivity %d is not supported",
-                          conn);
     for (int d = 0; d < grid->num_dirs; d++)
         if (grid->offset[d][0] != dir_dz(conn, d) || grid->offset[d][1] != dir_dy(conn, d) ||
             grid->offset[d][2] != dir_dx(conn, d))
@@ -784,28 +1016,59 @@ extern "C" gcut_status gcut__cudagrid_solve_grid(const gcut_grid *grid, const gc
                               "cuda-grid: direction %d of the %d-connected grid is not the "
                               "order this solver was built for",
                               d, conn);
-    if (grid->num_nodes >= kInf)
-        return gcut__fail(GCUT_ERR_UNSUPPORTED,
-                          "cuda-grid: %lld nodes; this solver indexes heights with int32 and "
-                          "takes fewer than %d",
-                          (long long)grid->num_nodes, kInf);
-    const int device = options ? options->device : 0;
-    int count = 0;
-    cudaGetDeviceCount(&count);
-    if (device < 0 || device >= count)
-        return gcut__fail(GCUT_ERR_NO_DEVICE, "cuda-grid: options.device %d not in [0, %d)", device,
-                          count);
-    GCUT__CUDA_TRY(cudaSetDevice(device), "cudaSetDevice");
-    const int verbose = options ? options->verbose : 0;
-    Session S;
-    switch (conn) {
-    case 4:
-        return solve<4>(S, grid, device, verbose, flow, labels, stats, t_start);
-    case 8:
-        return solve<8>(S, grid, device, verbose, flow, labels, stats, t_start);
-    case 6:
-        return solve<6>(S, grid, device, verbose, flow, labels, stats, t_start);
-    default:
-        return solve<26>(S, grid, device, verbose, flow, labels, stats, t_start);
-    }
+    Input in{};
+    in.grid = grid;
+    in.width = (int)grid->width;
+    in.height = (int)grid->height;
+    in.depth = (int)grid->depth;
+    for (int d = 0; d < grid->num_dirs; d++)
+        in.step[d] = grid->step[d];
+    return run(in, conn, options, flow, labels, stats, t_start);
+}
+
+extern "C" gcut_status gcut__cudagrid_solve_image(const uint8_t *pixels, const uint8_t *seeds,
+                                                  const gcut__seg_tables *tables, int ndim,
+                                                  const int64_t *shape, int connectivity,
+                                                  const gcut_options *options, int64_t *flow,
+                                                  uint8_t *labels, gcut_stats *stats,
+                                                  double *construct_ms, gcut_grid *capture) {
+    const double t_start = gcut__now_ms();
+    if (pixels == NULL || tables == NULL || shape == NULL || flow == NULL || stats == NULL)
+        return gcut__fail(GCUT_ERR_INVALID_ARG,
+                          "cuda-grid image solve: pixels, tables, shape, flow or stats is NULL");
+    const int conn = connectivity;
+    if ((ndim != 2 && ndim != 3) || (ndim == 2 && conn != 4 && conn != 8) ||
+        (ndim == 3 && conn != 6 && conn != 26))
+        return gcut__fail(GCUT_ERR_INVALID_ARG,
+                          "cuda-grid image solve: ndim %d with connectivity %d (2D: 4 or 8; 3D: "
+                          "6 or 26)",
+                          ndim, conn);
+    const int classes = conn == 26 ? 3 : conn == 8 ? 2 : 1;
+    if ((tables->channels != 1 && tables->channels != 3) || tables->num_classes < classes)
+        return gcut__fail(GCUT_ERR_INVALID_ARG,
+                          "cuda-grid image solve: tables have %d channels and %d distance "
+                          "classes; connectivity %d needs 1 or 3 channels and %d classes",
+                          tables->channels, tables->num_classes, conn, classes);
+    for (int k = 0; k < ndim; k++)
+        if (shape[k] < 1 || shape[k] >= kInf)
+            return gcut__fail(GCUT_ERR_INVALID_ARG,
+                              "cuda-grid image solve: shape[%d] = %lld out of range", k,
+                              (long long)shape[k]);
+    Input in{};
+    in.depth = ndim == 3 ? (int)shape[0] : 1;
+    in.height = (int)shape[ndim - 2];
+    in.width = (int)shape[ndim - 1];
+    if (capture != NULL && (capture->connectivity != conn || capture->width != in.width ||
+                            capture->height != in.height || capture->depth != in.depth))
+        return gcut__fail(GCUT_ERR_INVALID_ARG,
+                          "cuda-grid image solve: capture grid's shape or connectivity differs");
+    for (int d = 0; d < conn; d++)
+        in.step[d] =
+            ((long long)dir_dz(conn, d) * in.height + dir_dy(conn, d)) * in.width + dir_dx(conn, d);
+    in.pixels = pixels;
+    in.seeds = seeds;
+    in.tables = tables;
+    in.capture = capture;
+    in.construct_ms = construct_ms;
+    return run(in, conn, options, flow, labels, stats, t_start);
 }

@@ -1,0 +1,206 @@
+/* test_cuda_seg.c - segmentation capacities built on the GPU (gcut__cudagrid_solve_image in
+ * src/cuda/cuda_grid.cu) against the host builder gcut__seg_fill_grid (src/seg): every
+ * capacity bit-identical, and the GPU solve's flow equal to bk's on the host-built grid, with
+ * the labels certified on it. Skips (exit 77) where no GPU can be used. */
+#include "internal.h"
+#include "../seg/seg_internal.h"
+#include "util_common.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int checks;
+
+/* Count of entries where a and b differ; prints the first. */
+static int64_t compare(const int32_t *a, const int32_t *b, int64_t n, const char *what,
+                       const char *array) {
+    int64_t diffs = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (a[i] != b[i] && diffs++ == 0)
+            fprintf(stderr, "%s: %s[%lld] host %d, device %d\n", what, array, (long long)i, a[i],
+                    b[i]);
+    return diffs;
+}
+
+/* Host build, device build + solve, compare. */
+static void check_case(const uint8_t *pixels, const uint8_t *seeds, const gcut__seg_tables *tables,
+                       int ndim, const int64_t *shape, int conn, const char *what) {
+    gcut_grid *host = NULL, *captured = NULL;
+    CHECK_OK(gcut_grid_create(ndim, shape, conn, &host));
+    CHECK_OK(gcut_grid_create(ndim, shape, conn, &captured));
+    if (host == NULL || captured == NULL) {
+        gcut_grid_free(host);
+        gcut_grid_free(captured);
+        return;
+    }
+    /* Poison the capture so that an array the device never wrote cannot pass as zeros. */
+    int64_t n = gcut_grid_num_nodes(host);
+    for (int d = 0; d < conn; d++)
+        memset(gcut_grid_dir_data(captured, d), 0xA5, (size_t)n * 4);
+    for (int t = 0; t < 2; t++)
+        memset(gcut_grid_terminal_data(captured, t), 0xA5, (size_t)n * 4);
+    gcut__seg_fill_grid(pixels, seeds, tables, host);
+
+    uint8_t *labels = malloc((size_t)n);
+    gcut_options options;
+    gcut_options_init(&options);
+    gcut_stats stats;
+    memset(&stats, 0, sizeof stats);
+    int64_t flow = -1;
+    double construct_ms = -1;
+    CHECK_OK(gcut__cudagrid_solve_image(pixels, seeds, tables, ndim, shape, conn, &options, &flow,
+                                        labels, &stats, &construct_ms, captured));
+    CHECK(construct_ms >= 0);
+    int64_t diffs = 0;
+    diffs += compare(gcut_grid_terminal_cdata(host, GCUT_SOURCE),
+                     gcut_grid_terminal_cdata(captured, GCUT_SOURCE), n, what, "source");
+    diffs += compare(gcut_grid_terminal_cdata(host, GCUT_SINK),
+                     gcut_grid_terminal_cdata(captured, GCUT_SINK), n, what, "sink");
+    for (int d = 0; d < conn; d++) {
+        char array[16];
+        snprintf(array, sizeof array, "cap[%d]", d);
+        diffs +=
+            compare(gcut_grid_dir_cdata(host, d), gcut_grid_dir_cdata(captured, d), n, what, array);
+    }
+    CHECK_EQ_I64(diffs, 0);
+
+    gcut_options bk;
+    gcut_options_init(&bk);
+    bk.solver = "bk";
+    int64_t expected = -1;
+    gcut_status st = gcut_grid_solve(host, &bk, &expected, NULL, NULL);
+    if (st != GCUT_OK) {
+        /* bk not built yet: cuda-grid on the host-built grid is the reference instead. */
+        bk.solver = "cuda-grid";
+        CHECK_OK(gcut_grid_solve(host, &bk, &expected, NULL, NULL));
+    }
+    CHECK_EQ_I64(flow, expected);
+    int64_t cut = -1;
+    CHECK_OK(gcut_grid_verify(host, labels, expected, &cut));
+    printf("%s: flow %lld, construction %.3f ms on the device\n", what, (long long)flow,
+           construct_ms);
+    free(labels);
+    gcut_grid_free(host);
+    gcut_grid_free(captured);
+    checks++;
+}
+
+/* The synthetic benchmark's energy: its own image, seeds and cached tables. */
+static void synthetic(void) {
+    struct {
+        int64_t w, h, d;
+        int conn;
+        gcut_synth_level level;
+    } cases[] = {{320, 240, 1, 4, GCUT_SYNTH_HARD},
+                 {251, 199, 1, 8, GCUT_SYNTH_EASY},
+                 {37, 41, 29, 6, GCUT_SYNTH_HARD},
+                 {24, 25, 26, 26, GCUT_SYNTH_EASY}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const gcut__seg_tables *tables = NULL;
+        gcut_status st = gcut__synth_tables(cases[k].level, cases[k].conn, &tables);
+        if (st != GCUT_OK) {
+            printf("note: synthetic tables: %s: %s; synthetic cases skipped\n",
+                   gcut_status_name(st), gcut_last_error());
+            return;
+        }
+        int64_t n = cases[k].w * cases[k].h * cases[k].d;
+        uint8_t *pixels = malloc((size_t)(n * tables->channels));
+        uint8_t *seeds = malloc((size_t)n);
+        CHECK_OK(gcut__synth_pixels(cases[k].w, cases[k].h, cases[k].d, test_seed() + k,
+                                    cases[k].level, pixels, NULL));
+        CHECK_OK(gcut_synth_seeds(cases[k].w, cases[k].h, cases[k].d, seeds));
+        int64_t shape[3] = {cases[k].d, cases[k].h, cases[k].w};
+        int three_d = cases[k].d > 1;
+        char what[96];
+        snprintf(what, sizeof what, "synth %lldx%lldx%lld conn %d", (long long)cases[k].w,
+                 (long long)cases[k].h, (long long)cases[k].d, cases[k].conn);
+        check_case(pixels, seeds, tables, three_d ? 3 : 2, three_d ? shape : shape + 1,
+                   cases[k].conn, what);
+        free(pixels);
+        free(seeds);
+    }
+}
+
+/* Random images, seeds and regional costs through gcut__seg_tables_fill: gray and RGB, every
+ * connectivity, with and without seeds. */
+static void random_tables(test_rng *rng) {
+    struct {
+        int channels, ndim, conn;
+        int64_t shape[3];
+        int with_seeds;
+    } cases[] = {{3, 2, 8, {67, 130, 0}, 1},
+                 {3, 2, 4, {1, 300, 0}, 0},
+                 {1, 2, 8, {90, 33, 0}, 1},
+                 {1, 3, 26, {13, 18, 21}, 1},
+                 {1, 3, 6, {20, 1, 35}, 0}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        gcut__seg_tables *tables = NULL;
+        CHECK_OK(gcut__seg_tables_alloc(cases[k].channels, cases[k].conn, &tables));
+        if (tables == NULL)
+            return;
+        int64_t colors = tables->num_colors;
+        double *cost_fg = malloc((size_t)colors * sizeof(double));
+        double *cost_bg = malloc((size_t)colors * sizeof(double));
+        for (int64_t c = 0; c < colors; c++) {
+            cost_fg[c] = (double)test_rng_range(rng, 0, 100000) / 5000.0;
+            cost_bg[c] = (double)test_rng_range(rng, 0, 100000) / 5000.0;
+        }
+        CHECK_OK(gcut__seg_tables_fill(tables, cost_fg, cost_bg, 40.0, 12.0, 0.0, cases[k].conn));
+        int64_t n = 1;
+        for (int i = 0; i < cases[k].ndim; i++)
+            n *= cases[k].shape[i];
+        uint8_t *pixels = malloc((size_t)(n * cases[k].channels));
+        uint8_t *seeds = malloc((size_t)n);
+        /* Smooth ramps plus noise, so that both small and large colour differences occur. */
+        for (int64_t i = 0; i < n * cases[k].channels; i++)
+            pixels[i] = (uint8_t)((i / 7) % 200 + test_rng_range(rng, 0, 55));
+        for (int64_t i = 0; i < n; i++) {
+            int64_t r = test_rng_range(rng, 0, 99);
+            seeds[i] = r < 3   ? GCUT_SEED_FOREGROUND
+                       : r < 6 ? GCUT_SEED_BACKGROUND
+                               : GCUT_SEED_UNKNOWN;
+        }
+        char what[96];
+        snprintf(what, sizeof what, "random %s %dD conn %d%s",
+                 cases[k].channels == 3 ? "RGB" : "gray", cases[k].ndim, cases[k].conn,
+                 cases[k].with_seeds ? " seeded" : "");
+        check_case(pixels, cases[k].with_seeds ? seeds : NULL, tables, cases[k].ndim,
+                   cases[k].shape, cases[k].conn, what);
+        if (k == 0) {
+            /* Tables without the diagonal class cannot serve an 8-connected grid. */
+            gcut__seg_tables *four = NULL;
+            CHECK_OK(gcut__seg_tables_alloc(3, 4, &four));
+            int64_t flow = 0;
+            gcut_stats stats;
+            gcut_status st = gcut__cudagrid_solve_image(pixels, NULL, four, 2, cases[k].shape, 8,
+                                                        NULL, &flow, NULL, &stats, NULL, NULL);
+            CHECK_EQ_I64(st, GCUT_ERR_INVALID_ARG);
+            gcut__seg_tables_free(four);
+            checks++;
+        }
+        free(pixels);
+        free(seeds);
+        free(cost_fg);
+        free(cost_bg);
+        gcut__seg_tables_free(tables);
+    }
+}
+
+int main(void) {
+#ifndef GCUT_HAVE_CUDA
+    printf("test_cuda_seg: built without CUDA: skipped\n");
+    return TEST_SKIP;
+#else
+    if (!gcut__cuda_available()) {
+        printf("test_cuda_seg: no usable CUDA device: skipped\n");
+        return TEST_SKIP;
+    }
+    test_rng rng;
+    test_rng_init(&rng, test_seed());
+    synthetic();
+    random_tables(&rng);
+    return test_finish("test_cuda_seg", checks);
+#endif
+}
