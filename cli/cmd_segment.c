@@ -367,7 +367,8 @@ int cli_cmd_segment(int argc, char **argv) {
            report.model == GCUT_MODEL_GMM ? "gmm" : "histogram");
     printf("build    %8.1f ms  %d-connected, lambda %g, sigma %.2f, scale %.4f\n", report.build_ms,
            report.connectivity, report.lambda, report.sigma, report.scale);
-    printf("solve    %8.1f ms  %s, flow %" PRId64 "\n", report.solve_ms, report.stats.solver,
+    printf("solve    %8.1f ms  %s (setup %.1f ms, max-flow %.1f ms), flow %" PRId64 "\n",
+           report.solve_ms, report.stats.solver, report.stats.build_ms, report.stats.solve_ms,
            report.stats.flow);
     const int64_t fg = report.foreground_pixels;
     if (write_mask(&args, &image, mask, n) != 0)
