@@ -40,7 +40,7 @@ static void usage(FILE *out) {
         "  --raw DxHxW[:C[:B]]   IMAGE is a raw volume of C channels (default 1) of B bits\n"
         "                        (8 or 16, default 8); MASK, TRUTH and MASK_OUT are then raw\n"
         "                        8-bit volumes of the same size\n"
-        "  --verbose             progress on stderr\n"
+        "  --verbose             progress on stderr (always on for --raw volumes)\n"
         "  --help                this text\n\n"
         "exit status: 0 segmented, 1 bad input or failure, 2 usage error\n");
 }
@@ -308,6 +308,9 @@ int cli_cmd_segment(int argc, char **argv) {
     uint8_t *seeds = NULL, *mask = NULL;
     gcut_status st;
     rc = 1;
+    /* A volume can take a while at every stage: say what is happening. */
+    if (args.raw)
+        args.verbose = 1;
     if (args.raw) {
         if (args.verbose)
             fprintf(stderr, "gcut segment: reading volume %s\n", args.image);
@@ -371,6 +374,8 @@ int cli_cmd_segment(int argc, char **argv) {
            report.solve_ms, report.stats.solver, report.stats.build_ms, report.stats.solve_ms,
            report.stats.flow);
     const int64_t fg = report.foreground_pixels;
+    if (args.verbose)
+        fprintf(stderr, "gcut segment: writing %s\n", args.out);
     if (write_mask(&args, &image, mask, n) != 0)
         goto done;
     if (args.overlay != NULL) {

@@ -111,6 +111,16 @@ gcut_status gcut__synth_pixels(int64_t width, int64_t height, int64_t depth, uin
 gcut_status gcut__seg_working_image(const gcut_image *image, const uint8_t **pixels,
                                     uint8_t **owned, int *channels);
 
+/** A real image's energy as tables, without the grid (what gcut_seg_build_grid() does before
+ *  filling one, so that a GPU builder can fill its own): checks the image, seeds and params,
+ *  makes the working image, learns the colour models and fills the tables. On success
+ *  *tables (free with gcut__seg_tables_free) and *pixels (the working image: *owned, to free
+ *  with gcut__free, or the image's own pixels when *owned is NULL) are set, and report (may be
+ *  NULL) gets everything but the solve (build_ms covers sigma and the tables). */
+gcut_status gcut__seg_prepare(const gcut_image *image, const uint8_t *seeds,
+                              const gcut_seg_params *params, gcut__seg_tables **tables,
+                              const uint8_t **pixels, uint8_t **owned, gcut_seg_report *report);
+
 /** Regional costs learnt from seed colours: counts[c] = how many seeds of one class have
  *  quantised colour c; cost[c] gets -ln P(c | class) for every c (num_colors entries) with
  *  present[c] != 0 (present NULL = all), and 0 for the others (colours the image lacks, whose

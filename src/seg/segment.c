@@ -86,17 +86,18 @@ static void pixel_name(const gcut_image *image, int64_t i, char *buf, size_t siz
         snprintf(buf, size, "(x %" PRId64 ", y %" PRId64 ")", x, y);
 }
 
-gcut_status gcut_seg_build_grid(const gcut_image *image, const uint8_t *seeds,
-                                const gcut_seg_params *params, gcut_grid **out,
-                                gcut_seg_report *report) {
-    if (out == NULL)
-        return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_seg_build_grid: out is NULL");
-    *out = NULL;
-    gcut_status st = check_image("gcut_seg_build_grid", image);
+gcut_status gcut__seg_prepare(const gcut_image *image, const uint8_t *seeds,
+                              const gcut_seg_params *params, gcut__seg_tables **tables_out,
+                              const uint8_t **pixels_out, uint8_t **owned_out,
+                              gcut_seg_report *report) {
+    *tables_out = NULL;
+    *pixels_out = NULL;
+    *owned_out = NULL;
+    gcut_status st = check_image("segmentation", image);
     if (st != GCUT_OK)
         return st;
     if (seeds == NULL)
-        return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_seg_build_grid: seeds is NULL");
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "segmentation: seeds is NULL");
     const bool three_d = image->depth > 1, colour = image->channels >= 3;
     gcut_seg_params p;
     if ((st = resolve_params(params, three_d, colour, &p)) != GCUT_OK)
@@ -133,7 +134,6 @@ gcut_status gcut_seg_build_grid(const gcut_image *image, const uint8_t *seeds,
     if ((st = gcut__seg_working_image(image, &pixels, &owned, &ch)) != GCUT_OK)
         return st;
     gcut__seg_tables *tables = NULL;
-    gcut_grid *grid = NULL;
     double *counts = NULL;
     uint8_t *present = NULL;
     if ((st = gcut__seg_tables_alloc(ch, p.connectivity, &tables)) != GCUT_OK)
@@ -167,12 +167,6 @@ gcut_status gcut_seg_build_grid(const gcut_image *image, const uint8_t *seeds,
     if ((st = gcut__seg_tables_fill(tables, cost, cost + nc, p.lambda, sigma, p.scale,
                                     p.connectivity)) != GCUT_OK)
         goto done;
-    int64_t shape[3] = {image->depth, image->height, image->width};
-    if ((st = gcut_grid_create(three_d ? 3 : 2, three_d ? shape : shape + 1, p.connectivity,
-                               &grid)) != GCUT_OK)
-        goto done;
-    gcut__seg_fill_grid(pixels, seeds, tables, grid);
-    const double t2 = gcut__now_ms();
     if (report != NULL) {
         memset(report, 0, sizeof *report);
         report->scale = tables->scale;
@@ -183,14 +177,45 @@ gcut_status gcut_seg_build_grid(const gcut_image *image, const uint8_t *seeds,
         report->seeds_foreground = count_fg;
         report->seeds_background = count_bg;
         report->model_ms = t1 - t0;
-        report->build_ms = t2 - t1;
+        report->build_ms = gcut__now_ms() - t1;
     }
-    *out = grid;
-    grid = NULL;
+    *tables_out = tables;
+    *pixels_out = pixels;
+    *owned_out = owned;
+    tables = NULL;
+    owned = NULL;
 done:
-    gcut_grid_free(grid);
     gcut__free(counts);
     gcut__free(present);
+    gcut__seg_tables_free(tables);
+    gcut__free(owned);
+    return st;
+}
+
+gcut_status gcut_seg_build_grid(const gcut_image *image, const uint8_t *seeds,
+                                const gcut_seg_params *params, gcut_grid **out,
+                                gcut_seg_report *report) {
+    if (out == NULL)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_seg_build_grid: out is NULL");
+    *out = NULL;
+    gcut__seg_tables *tables;
+    const uint8_t *pixels;
+    uint8_t *owned;
+    gcut_seg_report local;
+    gcut_seg_report *r = report != NULL ? report : &local;
+    gcut_status st = gcut__seg_prepare(image, seeds, params, &tables, &pixels, &owned, r);
+    if (st != GCUT_OK)
+        return st;
+    const double t0 = gcut__now_ms();
+    const bool three_d = image->depth > 1;
+    int64_t shape[3] = {image->depth, image->height, image->width};
+    gcut_grid *grid = NULL;
+    st = gcut_grid_create(three_d ? 3 : 2, three_d ? shape : shape + 1, r->connectivity, &grid);
+    if (st == GCUT_OK) {
+        gcut__seg_fill_grid(pixels, seeds, tables, grid);
+        r->build_ms += gcut__now_ms() - t0;
+        *out = grid;
+    }
     gcut__seg_tables_free(tables);
     gcut__free(owned);
     return st;
