@@ -113,7 +113,7 @@ static bool BK_FN(alloc_arcs)(BK_FN(solver) * bk) {
     }
     bk->num_arcs = sum;
     bk->arcs = gcut__malloc(gcut__mul_size((size_t)sum, sizeof(BK_FN(arc))), "bk arcs");
-    bk->sister = gcut__malloc(gcut__mul_size((size_t)sum, sizeof(BK_IDX)), "bk arcs");
+    bk->sister = gcut__malloc(gcut__mul_size((size_t)sum, sizeof(BK_IDX)), "bk reverse arcs");
     return bk->arcs != NULL && bk->sister != NULL;
 }
 
