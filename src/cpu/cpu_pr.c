@@ -16,34 +16,20 @@
 
 /* Tile edge lengths as log2 (z, y, x). Measured on 2 cores (docs/GRID-PR.md): long rows keep
  * the inner loop streaming, 16 rows give flow room to travel inside one tile visit. */
-static int tile_log_2d[3] = {0, 4, 6};
-static int tile_log_3d[3] = {3, 3, 4};
+static const int tile_log_2d[3] = {0, 4, 6};
+static const int tile_log_3d[3] = {3, 3, 4};
 
 /* Push/relabel rounds over a tile per visit before moving on (cache emulation). */
 #define LOCAL_ROUNDS 4
-/* A global relabel (about n node visits) is due once the push/relabel work since the last one
- * passes this many node visits per node. */
+/* A global relabel is due once the push/relabel work since the last one (node and arc visits)
+ * passes this multiple of that relabel's own cost (n + arcs scanned): amortised relabels. */
 #define RELABEL_WORK_FACTOR 0.5
 /* BFS discoveries a thread collects before reserving room in the shared queue. */
 #define QUEUE_CHUNK 1024
+/* Passes over all nodes (load, global relabel, results) use one thread below this size. */
+#define PARALLEL_MIN_NODES (1 << 15)
 /* BFS levels at least this wide are shared by all threads; narrower ones run on one. */
 #define BFS_WIDE_LEVEL 4096
-static int tune_rounds = LOCAL_ROUNDS;
-static double tune_factor = RELABEL_WORK_FACTOR;
-#include <stdlib.h>
-static void tune_read(void) {
-    const char *e;
-    if ((e = getenv("PR_ROUNDS")))
-        tune_rounds = atoi(e);
-    if ((e = getenv("PR_FACTOR")))
-        tune_factor = atof(e);
-    if ((e = getenv("PR_TX")))
-        tile_log_2d[2] = atoi(e);
-    if ((e = getenv("PR_TY")))
-        tile_log_2d[1] = atoi(e);
-    if ((e = getenv("PR_T3")))
-        sscanf(e, "%d,%d,%d", &tile_log_3d[0], &tile_log_3d[1], &tile_log_3d[2]);
-}
 
 typedef struct pr_counts {
     int64_t pushes;
@@ -74,7 +60,8 @@ typedef struct pr_state {
     int64_t color_start[9];
     int64_t *tile_list;
     uint8_t *tile_active;
-    int threads;
+    int threads;      /* for the tile phases */
+    int node_threads; /* for passes over all nodes: 1 on grids too small to pay for a team */
 } pr_state;
 
 typedef struct tile_box {
@@ -177,6 +164,11 @@ static gcut_status state_init(pr_state *s, const gcut_grid *grid, int threads) {
     s->num_tiles = s->tiles_z * s->tiles_y * s->tiles_x;
     int connectivity = grid->connectivity;
     s->num_colors = connectivity == 4 || connectivity == 6 ? 2 : connectivity == 8 ? 4 : 8;
+    /* More threads than tiles per colour would only wait at barriers. */
+    const int64_t per_color = s->num_tiles / s->num_colors;
+    if (per_color < s->threads)
+        s->threads = per_color > 1 ? (int)per_color : 1;
+    s->node_threads = s->n >= PARALLEL_MIN_NODES ? s->threads : 1;
     const size_t tiles = (size_t)s->num_tiles;
     if ((s->tiles_by_color =
              gcut__malloc(gcut__mul_size(tiles, sizeof(int64_t)), "cpu-pr tile lists")) == NULL ||
@@ -203,7 +195,7 @@ static gcut_status state_init(pr_state *s, const gcut_grid *grid, int threads) {
 static void load_problem(pr_state *s, const gcut_grid *grid) {
     const int64_t rows = s->size_z * s->size_y, w = s->size_x;
     const int32_t *source = grid->terminal[GCUT_SOURCE], *sink = grid->terminal[GCUT_SINK];
-#pragma omp parallel for num_threads(s->threads) schedule(static)
+#pragma omp parallel for num_threads(s->node_threads) schedule(static)
     for (int64_t row = 0; row < rows; row++) {
         const int64_t y = row % s->size_y, z = row / s->size_y, base = row * w;
         for (int64_t x = 0; x < w; x++) {
@@ -268,7 +260,7 @@ static int tile_has_active(const pr_state *s, const tile_box *b) {
  * each active node the BFS meets. */
 static int64_t mark_active_tiles(pr_state *s) {
     int64_t active = 0;
-#pragma omp parallel for num_threads(s->threads) schedule(dynamic, 16) reduction(+ : active)
+#pragma omp parallel for num_threads(s->node_threads) schedule(dynamic, 16) reduction(+ : active)
     for (int64_t t = 0; t < s->num_tiles; t++) {
         const tile_box b = box_of(s, t);
         s->tile_active[t] = (uint8_t)tile_has_active(s, &b);
@@ -308,10 +300,10 @@ static int64_t global_relabel(pr_state *s) {
     s->queue_tail = 0;
     const int64_t n = s->n;
     const int32_t inf = s->inf;
-    const int64_t wide = s->threads > 1 ? BFS_WIDE_LEVEL : INT64_MAX;
+    const int64_t wide = s->node_threads > 1 ? BFS_WIDE_LEVEL : INT64_MAX;
     int64_t begin = 0, end = 0; /* the current level, queue[begin, end) */
     int32_t level = 1;
-#pragma omp parallel num_threads(s->threads)
+#pragma omp parallel num_threads(s->node_threads)
     {
         uint32_t chunk[QUEUE_CHUNK];
         int fill = 0;
@@ -455,7 +447,7 @@ static void discharge(pr_state *s, int64_t v, int64_t x, int64_t y, int64_t z, c
  * nothing to do. */
 static void process_tile(pr_state *s, int64_t tile, pr_counts *counts) {
     const tile_box b = box_of(s, tile);
-    for (int round = 0; round < tune_rounds; round++) {
+    for (int round = 0; round < LOCAL_ROUNDS; round++) {
         int64_t visited = 0;
         for (int64_t z = b.z0; z < b.z1; z++)
             for (int64_t y = b.y0; y < b.y1; y++) {
@@ -491,7 +483,7 @@ static void sweep(pr_state *s, pr_counts *total) {
         if (count == 0)
             continue;
         int64_t pushes = 0, relabels = 0, work = count;
-#pragma omp parallel for num_threads(s->threads) schedule(dynamic, 1) \
+#pragma omp parallel for num_threads(s->threads) if (count > 1) schedule(dynamic, 1) \
     reduction(+ : pushes, relabels, work)
         for (int64_t i = 0; i < count; i++) {
             pr_counts local = {0, 0, 0};
@@ -528,7 +520,6 @@ gcut_status gcut__cpupr_solve_grid(const gcut_grid *grid, const gcut_options *op
     threads = 1;
 #endif
     const int verbose = options ? options->verbose : 0;
-    tune_read();
     pr_state s;
     gcut_status st = state_init(&s, grid, threads);
     if (st != GCUT_OK) {
@@ -547,7 +538,6 @@ gcut_status gcut__cpupr_solve_grid(const gcut_grid *grid, const gcut_options *op
         int64_t active = global_relabel(&s);
         relabel_ms += gcut__now_ms() - r0;
         relabel_passes++;
-        /* Amortise: push/relabel work until the next relabel is a multiple of this one's cost */
         const double gr_cost = (double)s.n + (double)s.queue_tail * s.num_dirs;
         gr_work += gr_cost;
         work_at_last = total.work;
@@ -565,17 +555,17 @@ gcut_status gcut__cpupr_solve_grid(const gcut_grid *grid, const gcut_options *op
         do {
             sweep(&s, &total);
             sweeps++;
-        } while ((double)(total.work - work_at_last) < tune_factor * gr_cost &&
+        } while ((double)(total.work - work_at_last) < RELABEL_WORK_FACTOR * gr_cost &&
                  any_tile_active(&s));
     }
 
     int64_t value = 0;
     const int32_t *sink = grid->terminal[GCUT_SINK];
-#pragma omp parallel for num_threads(s.threads) schedule(static) reduction(+ : value)
+#pragma omp parallel for num_threads(s.node_threads) schedule(static) reduction(+ : value)
     for (int64_t v = 0; v < s.n; v++)
         value += (int64_t)sink[v] - s.sink_residual[v];
     if (labels != NULL) {
-#pragma omp parallel for num_threads(s.threads) schedule(static)
+#pragma omp parallel for num_threads(s.node_threads) schedule(static)
         for (int64_t v = 0; v < s.n; v++)
             labels[v] = s.height[v] < s.inf ? GCUT_SINK : GCUT_SOURCE;
     }
