@@ -12,7 +12,8 @@
 static void usage(FILE *out) {
     fprintf(
         out,
-        "usage: gcut segment IMAGE --seeds MASK -o MASK_OUT [--overlay OUT.png] [options]\n\n"
+        "usage: gcut segment IMAGE --seeds MASK -o MASK_OUT [--overlay OUT.png] [options]\n"
+        "       gcut segment SLICE... --seeds MASK -o MASK_OUT.raw [options]\n\n"
         "Segment IMAGE (PNG, JPEG, PGM/PPM; 8 or 16 bit; gray or colour) into foreground and\n"
         "background from the seeds in MASK, exactly (a minimum cut), and write the mask as a\n"
         "0/255 PNG. Prints the time of each stage (model, construction, solve) and the\n"
@@ -25,7 +26,7 @@ static void usage(FILE *out) {
         "                        color: red (255,0,0) foreground, blue (0,0,255) background,\n"
         "                        anything else or transparent unknown; gray masks: 255\n"
         "                        foreground, 0 background (docs/SEGMENT.md)\n"
-        "  -o MASK_OUT           output mask, 0/255 (PNG for images, raw bytes for --raw)\n"
+        "  -o MASK_OUT           output mask, 0/255 (PNG for images, raw bytes for volumes)\n"
         "  --overlay OUT.png     the picture with the foreground tinted and its boundary drawn\n"
         "  --truth TRUTH         ground-truth mask (nonzero = foreground) to score against\n"
         "  --solver NAME         solver from `gcut solvers`, or auto (default)\n"
@@ -38,10 +39,12 @@ static void usage(FILE *out) {
         "  --bins B              histogram bins per channel (default 32)\n"
         "  --scale S             energy-to-capacity factor (default: chosen, and printed)\n"
         "  --raw DxHxW[:C[:B]]   IMAGE is a raw volume of C channels (default 1) of B bits\n"
-        "                        (8 or 16, default 8); MASK, TRUTH and MASK_OUT are then raw\n"
-        "                        8-bit volumes of the same size\n"
-        "  --verbose             progress on stderr (always on for --raw volumes)\n"
+        "                        (8 or 16, default 8)\n"
+        "  --verbose             progress on stderr (always on for volumes)\n"
         "  --help                this text\n\n"
+        "Volumes: give --raw, or several IMAGEs (the slices, in z order). MASK and TRUTH are\n"
+        "then raw files of one byte per voxel or comma-separated lists of slices, and\n"
+        "MASK_OUT is written as raw bytes (0/255). Progress goes to stderr.\n\n"
         "exit status: 0 segmented, 1 bad input or failure, 2 usage error\n");
 }
 
@@ -52,7 +55,10 @@ static double now_ms(void) {
 }
 
 typedef struct segment_args {
-    const char *image, *seeds, *out, *overlay, *truth;
+    const char **images; /* one picture, or the slices of a volume in z order */
+    int num_images;
+    bool volume; /* --raw or several slices: masks are raw files or slice lists */
+    const char *seeds, *out, *overlay, *truth;
     gcut_seed_encoding encoding;
     gcut_seg_params params;
     gcut_options options;
@@ -109,6 +115,10 @@ static int parse_args(int argc, char **argv, segment_args *args) {
     gcut_seg_params_init(&args->params);
     gcut_options_init(&args->options);
     args->encoding = GCUT_SEEDS_GCUT;
+    if ((args->images = malloc((size_t)argc * sizeof *args->images)) == NULL) {
+        cli_error("segment", GCUT_ERR_NOMEM, "arguments");
+        return 1;
+    }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -120,12 +130,7 @@ static int parse_args(int argc, char **argv, segment_args *args) {
             continue;
         }
         if (a[0] != '-' || a[1] == '\0') {
-            if (args->image != NULL) {
-                cli_error("segment", GCUT_OK, "more than one IMAGE ('%s' and '%s')", args->image,
-                          a);
-                return 2;
-            }
-            args->image = a;
+            args->images[args->num_images++] = a;
             continue;
         }
         if (i + 1 >= argc) {
@@ -188,12 +193,17 @@ static int parse_args(int argc, char **argv, segment_args *args) {
             return 2;
         }
     }
-    if (args->image == NULL || args->seeds == NULL || args->out == NULL) {
+    if (args->num_images == 0 || args->seeds == NULL || args->out == NULL) {
         cli_error("segment", GCUT_OK, "IMAGE, --seeds and -o are required (see --help)");
         return 2;
     }
-    if (args->raw && args->overlay != NULL) {
-        cli_error("segment", GCUT_OK, "--overlay is for 2D images, not --raw volumes");
+    if (args->raw && args->num_images > 1) {
+        cli_error("segment", GCUT_OK, "--raw takes one volume file, not %d", args->num_images);
+        return 2;
+    }
+    args->volume = args->raw || args->num_images > 1;
+    if (args->volume && args->overlay != NULL) {
+        cli_error("segment", GCUT_OK, "--overlay is for 2D images, not volumes");
         return 2;
     }
     return -1;
@@ -210,8 +220,8 @@ static uint8_t *read_raw_bytes(const char *path, int64_t n) {
     size_t got = bytes ? fread(bytes, 1, (size_t)n + 1, f) : 0;
     fclose(f);
     if (bytes == NULL || got != (size_t)n) {
-        cli_error("segment", GCUT_OK, "'%s' holds %s bytes, expected %" PRId64 " (the --raw size)",
-                  path,
+        cli_error("segment", GCUT_OK,
+                  "'%s' holds %s bytes, expected %" PRId64 " (one byte per voxel)", path,
                   bytes == NULL     ? "too many"
                   : got > (size_t)n ? "more"
                                     : "fewer",
@@ -222,19 +232,73 @@ static uint8_t *read_raw_bytes(const char *path, int64_t n) {
     return bytes;
 }
 
-/* A 2D mask file with the image's size, or NULL after an error message. */
-static bool read_mask_image(const char *path, const char *what, const gcut_image *image,
-                            gcut_image *mask) {
-    gcut_status st = gcut_image_read(path, mask);
+/* A mask (seeds or truth) the size of the image: a 2D picture; for volumes a raw file of one
+ * byte per voxel or a comma-separated list of slice pictures. free_mask() releases it. */
+typedef struct loaded_mask {
+    gcut_image image;
+    uint8_t *raw; /* the bytes of a raw file (malloc), else NULL */
+} loaded_mask;
+
+static void free_mask(loaded_mask *mask) {
+    if (mask->raw != NULL)
+        free(mask->raw);
+    else
+        gcut_image_free(&mask->image);
+    memset(mask, 0, sizeof *mask);
+}
+
+static bool load_mask(const segment_args *args, const char *path, const char *what,
+                      const gcut_image *image, loaded_mask *mask) {
+    memset(mask, 0, sizeof *mask);
+    gcut_status st;
+    if (args->volume && strchr(path, ',') == NULL) {
+        mask->raw = read_raw_bytes(path, image->width * image->height * image->depth);
+        if (mask->raw == NULL)
+            return false;
+        gcut_image raw = {image->width, image->height, image->depth, 1, 8, mask->raw};
+        mask->image = raw;
+        return true;
+    }
+    if (args->volume) {
+        /* Split the list in a copy: the slices' paths point into it. */
+        char *list = malloc(strlen(path) + 1);
+        const char **paths = malloc((strlen(path) / 2 + 2) * sizeof *paths);
+        int64_t count = 0;
+        if (list == NULL || paths == NULL) {
+            free(list), free(paths);
+            cli_error("segment", GCUT_ERR_NOMEM, "slice list");
+            return false;
+        }
+        strcpy(list, path);
+        for (char *p = list; p != NULL;) {
+            char *comma = strchr(p, ',');
+            if (comma != NULL)
+                *comma = '\0';
+            paths[count++] = p;
+            p = comma != NULL ? comma + 1 : NULL;
+        }
+        st = gcut_volume_read_slices(paths, count, &mask->image);
+        free(list), free(paths);
+    } else {
+        st = gcut_image_read(path, &mask->image);
+    }
     if (st != GCUT_OK) {
         cli_error("segment", st, "cannot read %s '%s'", what, path);
         return false;
     }
-    if (mask->width != image->width || mask->height != image->height) {
-        cli_error("segment", GCUT_OK,
-                  "%s '%s' is %" PRId64 "x%" PRId64 " but the image is %" PRId64 "x%" PRId64, what,
-                  path, mask->width, mask->height, image->width, image->height);
-        gcut_image_free(mask);
+    const gcut_image *m = &mask->image;
+    if (m->width != image->width || m->height != image->height || m->depth != image->depth) {
+        if (image->depth > 1)
+            cli_error("segment", GCUT_OK,
+                      "%s '%s' is %" PRId64 "x%" PRId64 "x%" PRId64 " but the volume is %" PRId64
+                      "x%" PRId64 "x%" PRId64,
+                      what, path, m->width, m->height, m->depth, image->width, image->height,
+                      image->depth);
+        else
+            cli_error("segment", GCUT_OK,
+                      "%s '%s' is %" PRId64 "x%" PRId64 " but the image is %" PRId64 "x%" PRId64,
+                      what, path, m->width, m->height, image->width, image->height);
+        free_mask(mask);
         return false;
     }
     return true;
@@ -243,7 +307,7 @@ static bool read_mask_image(const char *path, const char *what, const gcut_image
 static int write_mask(const segment_args *args, const gcut_image *image, uint8_t *mask, int64_t n) {
     for (int64_t i = 0; i < n; i++)
         mask[i] = mask[i] ? 255 : 0;
-    if (args->raw) {
+    if (args->volume) {
         FILE *f = fopen(args->out, "wb");
         bool ok = f != NULL && fwrite(mask, 1, (size_t)n, f) == (size_t)n;
         if (f != NULL)
@@ -267,21 +331,14 @@ static int write_mask(const segment_args *args, const gcut_image *image, uint8_t
  * percentages of all pixels. mask is 0/255 here. */
 static int score(const segment_args *args, const gcut_image *image, const uint8_t *mask,
                  int64_t n) {
-    uint8_t *truth = NULL;
-    gcut_image timg = {0};
-    if (args->raw) {
-        if ((truth = read_raw_bytes(args->truth, n)) == NULL)
-            return 1;
-    } else {
-        if (!read_mask_image(args->truth, "truth", image, &timg))
-            return 1;
-    }
+    loaded_mask truth;
+    if (!load_mask(args, args->truth, "truth", image, &truth))
+        return 1;
+    const gcut_image timg = truth.image;
     int64_t fp = 0, fn = 0;
     for (int64_t i = 0; i < n; i++) {
         bool t;
-        if (truth != NULL)
-            t = truth[i] != 0;
-        else if (timg.bit_depth == 8)
+        if (timg.bit_depth == 8)
             t = ((const uint8_t *)timg.pixels)[i * timg.channels] != 0;
         else
             t = ((const uint16_t *)timg.pixels)[i * timg.channels] != 0;
@@ -293,34 +350,40 @@ static int score(const segment_args *args, const gcut_image *image, const uint8_
            " pixels)\n",
            100.0 * (double)(fp + fn) / (double)n, 100.0 * (double)fp / (double)n,
            100.0 * (double)fn / (double)n, n);
-    free(truth);
-    gcut_image_free(&timg);
+    free_mask(&truth);
     return 0;
 }
 
 int cli_cmd_segment(int argc, char **argv) {
     segment_args args;
     int rc = parse_args(argc, argv, &args);
-    if (rc >= 0)
+    if (rc >= 0) {
+        free(args.images);
         return rc;
+    }
     const double t_start = now_ms();
-    gcut_image image = {0}, mask_img = {0};
+    gcut_image image = {0};
+    loaded_mask seed_mask = {{0}, NULL};
     uint8_t *seeds = NULL, *mask = NULL;
     gcut_status st;
+    const char *name = args.images[0];
     rc = 1;
     /* A volume can take a while at every stage: say what is happening. */
-    if (args.raw)
+    if (args.volume)
         args.verbose = 1;
     if (args.raw) {
-        if (args.verbose)
-            fprintf(stderr, "gcut segment: reading volume %s\n", args.image);
-        st = gcut_volume_read_raw(args.image, args.raw_dims[0], args.raw_dims[1], args.raw_dims[2],
+        fprintf(stderr, "gcut segment: reading volume %s\n", name);
+        st = gcut_volume_read_raw(name, args.raw_dims[0], args.raw_dims[1], args.raw_dims[2],
                                   args.raw_channels, args.raw_bits, &image);
+    } else if (args.volume) {
+        fprintf(stderr, "gcut segment: reading %d slices %s ... %s\n", args.num_images, name,
+                args.images[args.num_images - 1]);
+        st = gcut_volume_read_slices(args.images, args.num_images, &image);
     } else {
-        st = gcut_image_read(args.image, &image);
+        st = gcut_image_read(name, &image);
     }
     if (st != GCUT_OK) {
-        cli_error("segment", st, "cannot read image '%s'", args.image);
+        cli_error("segment", st, "cannot read image '%s'", name);
         goto done;
     }
     const int64_t n = image.width * image.height * image.depth;
@@ -328,18 +391,9 @@ int cli_cmd_segment(int argc, char **argv) {
         cli_error("segment", GCUT_ERR_NOMEM, "buffers for %" PRId64 " pixels", n);
         goto done;
     }
-    if (args.raw) {
-        uint8_t *bytes = read_raw_bytes(args.seeds, n);
-        if (bytes == NULL)
-            goto done;
-        gcut_image raw_mask = {image.width, image.height, image.depth, 1, 8, bytes};
-        st = gcut_seeds_from_mask(&raw_mask, args.encoding, seeds);
-        free(bytes);
-    } else {
-        if (!read_mask_image(args.seeds, "seed mask", &image, &mask_img))
-            goto done;
-        st = gcut_seeds_from_mask(&mask_img, args.encoding, seeds);
-    }
+    if (!load_mask(&args, args.seeds, "seed mask", &image, &seed_mask))
+        goto done;
+    st = gcut_seeds_from_mask(&seed_mask.image, args.encoding, seeds);
     if (st != GCUT_OK) {
         cli_error("segment", st, "bad seed mask '%s'", args.seeds);
         goto done;
@@ -351,8 +405,9 @@ int cli_cmd_segment(int argc, char **argv) {
                  image.depth);
     else
         snprintf(size, sizeof size, "%" PRId64 "x%" PRId64, image.width, image.height);
-    printf("image    %s: %s, %d channel%s, %d bit (read %.1f ms)\n", args.image, size,
-           image.channels, image.channels > 1 ? "s" : "", image.bit_depth, t_read - t_start);
+    printf("image    %s%s: %s, %d channel%s, %d bit (read %.1f ms)\n", name,
+           args.num_images > 1 ? " ..." : "", size, image.channels, image.channels > 1 ? "s" : "",
+           image.bit_depth, t_read - t_start);
     if (args.verbose) {
         fprintf(stderr, "gcut segment: building the energy and solving %" PRId64 " %s\n", n,
                 image.depth > 1 ? "voxels" : "pixels");
@@ -398,7 +453,8 @@ int cli_cmd_segment(int argc, char **argv) {
     rc = 0;
 done:
     gcut_image_free(&image);
-    gcut_image_free(&mask_img);
+    free_mask(&seed_mask);
+    free(args.images);
     free(seeds);
     free(mask);
     return rc;

@@ -128,6 +128,25 @@ if [ "$(wc -c <"$work/vol_mask.raw")" -eq $((48 * 48 * 40)) ]; then pass; else
     fail "volume mask has the wrong size"
 fi
 
+# A volume from slices: three 2D pictures, raw seeds, the truth as a list of slices.
+for k in 1 2 3; do
+    expect 0 "gen slice $k" -- "$gcut" gen synth --size 64x48 --seed 7 -o "$work/slice$k.png" \
+        --truth "$work/slice_truth$k.png"
+done
+expect 0 "gen volume seeds" -- "$gcut" gen synth --size 64x48x3 --seeds "$work/slice_seeds.raw"
+expect 0 "segment slices" -- "$gcut" segment "$work/slice1.png" "$work/slice2.png" \
+    "$work/slice3.png" --seeds "$work/slice_seeds.raw" -o "$work/slice_mask.raw" \
+    --truth "$work/slice_truth1.png,$work/slice_truth2.png,$work/slice_truth3.png"
+grep_out "64x48x3" "slice volume size"
+percent_below error 2.0
+if [ "$(wc -c <"$work/slice_mask.raw")" -eq $((64 * 48 * 3)) ]; then pass; else
+    fail "slice mask has the wrong size"
+fi
+expect 1 "slice truth of the wrong depth" -- "$gcut" segment "$work/slice1.png" \
+    "$work/slice2.png" "$work/slice3.png" --seeds "$work/slice_seeds.raw" -o "$work/x.raw" \
+    --truth "$work/slice_truth1.png,$work/slice_truth2.png"
+grep_out "64x48x2 but the volume is 64x48x3" "slice count mismatch named"
+
 # ---- bad input fails cleanly with a message ----
 expect 0 "gen a smaller image" -- "$gcut" gen synth --size 100x80 --seeds "$work/small_seeds.png"
 expect 1 "seeds of the wrong size" -- "$gcut" segment "$work/easy.png" \
