@@ -81,11 +81,17 @@ def main():
     for name, picture in (("coffee", coffee), ("chelsea", chelsea)):
         picture.save(os.path.join(HERE, name + ".png"), optimize=True)
         mask = draw(picture.size, SCRIBBLES[name], "RGBA", (0, 0, 0, 0))
-        mask.save(os.path.join(HERE, name + "_scribbles.png"), optimize=True)
+        mask.save(os.path.join(HERE, name + "-scribbles.png"), optimize=True)
+    # The same coffee strokes as gcut codes, for the default encoding (the README's command).
+    rgba = np.asarray(draw(coffee.size, SCRIBBLES["coffee"], "RGBA", (0, 0, 0, 0)))
+    codes = np.zeros(rgba.shape[:2], np.uint8)
+    codes[(rgba[..., 3] > 0) & (rgba[..., 0] == 255)] = 1
+    codes[(rgba[..., 3] > 0) & (rgba[..., 2] == 255)] = 2
+    Image.fromarray(codes).save(os.path.join(HERE, "coffee-seeds.png"), optimize=True)
     camera.save(os.path.join(HERE, "camera.png"), optimize=True)
     seeds = draw(camera.size, CAMERA_STROKES, "L", 0)
     assert set(np.unique(np.asarray(seeds))) <= {0, 1, 2}
-    seeds.save(os.path.join(HERE, "camera_seeds.png"), optimize=True)
+    seeds.save(os.path.join(HERE, "camera-seeds.png"), optimize=True)
 
 
 if __name__ == "__main__":

@@ -78,7 +78,7 @@ expect 2 "gen with a bad level" -- "$gcut" gen synth --size 12x12 --level medium
 
 # ---- the bundled example: the README's command ----
 expect 0 "segment coffee example" -- "$gcut" segment "$src/examples/coffee.png" \
-    --seeds "$src/examples/coffee_scribbles.png" --seed-encoding color \
+    --seeds "$src/examples/coffee-scribbles.png" --seed-encoding color \
     -o "$work/coffee_mask.png" --overlay "$work/coffee_overlay.png"
 exists "$work/coffee_mask.png"
 exists "$work/coffee_overlay.png"
@@ -91,7 +91,7 @@ if [ -n "$fg" ] && awk -v f="$fg" 'BEGIN { exit !(f > 30 && f < 60) }'; then pas
     fail "coffee foreground ${fg:-?}% is not between 30% and 60%"
 fi
 expect 0 "segment camera example (gray, gcut codes)" -- "$gcut" segment "$src/examples/camera.png" \
-    --seeds "$src/examples/camera_seeds.png" -o "$work/camera_mask.png" --model hist
+    --seeds "$src/examples/camera-seeds.png" -o "$work/camera_mask.png" --model hist
 exists "$work/camera_mask.png"
 grep_out "histogram" "camera uses a histogram"
 
@@ -156,7 +156,7 @@ expect 1 "truth mask read as seed codes" -- "$gcut" segment "$work/easy.png" \
     --seeds "$work/easy_truth.png" -o "$work/x.png"
 grep_out "pixel \(x [0-9]+, y [0-9]+\) has value 255" "bad seed value names the pixel"
 expect 1 "scribbles without the color encoding" -- "$gcut" segment "$src/examples/coffee.png" \
-    --seeds "$src/examples/coffee_scribbles.png" -o "$work/x.png"
+    --seeds "$src/examples/coffee-scribbles.png" -o "$work/x.png"
 grep_out "coloured" "coloured seed message"
 # Codes 0/1/2 read as a trimap are all "black": every pixel a background seed.
 expect 1 "seeds without foreground" -- "$gcut" segment "$work/easy.png" \
