@@ -90,6 +90,12 @@ fg="$(sed -n 's/.*foreground pixels (\([0-9.]*\)%).*/\1/p' "$work/out")"
 if [ -n "$fg" ] && awk -v f="$fg" 'BEGIN { exit !(f > 30 && f < 60) }'; then pass; else
     fail "coffee foreground ${fg:-?}% is not between 30% and 60%"
 fi
+expect 0 "the README's command (coffee, gcut seed codes)" -- "$gcut" segment \
+    "$src/examples/coffee.png" --seeds "$src/examples/coffee-seeds.png" \
+    -o "$work/coffee_mask2.png" --overlay "$work/coffee_overlay2.png"
+if cmp -s "$work/coffee_mask.png" "$work/coffee_mask2.png"; then pass; else
+    fail "coffee-seeds.png and coffee-scribbles.png give different masks"
+fi
 expect 0 "segment camera example (gray, gcut codes)" -- "$gcut" segment "$src/examples/camera.png" \
     --seeds "$src/examples/camera-seeds.png" -o "$work/camera_mask.png" --model hist
 exists "$work/camera_mask.png"
