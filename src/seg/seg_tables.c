@@ -131,6 +131,25 @@ gcut_status gcut__seg_tables_fill(gcut__seg_tables *t, const double *cost_fg, co
     return GCUT_OK;
 }
 
+/* Zero the entries of cap (direction dir) whose neighbour lies outside the grid. */
+static void zero_outside(const gcut_grid *grid, int dir, int32_t *cap) {
+    const int *off = grid->offset[dir];
+    const int64_t width = grid->width, height = grid->height, depth = grid->depth;
+    for (int64_t z = 0; z < depth; z++)
+        for (int64_t y = 0; y < height; y++) {
+            const int64_t row = (z * height + y) * width;
+            const int64_t zn = z + off[0], yn = y + off[1];
+            if (zn < 0 || zn >= depth || yn < 0 || yn >= height || (width == 1 && off[2] != 0)) {
+                memset(cap + row, 0, (size_t)width * sizeof(int32_t));
+                continue;
+            }
+            if (off[2] < 0)
+                cap[row] = 0;
+            if (off[2] > 0)
+                cap[row + width - 1] = 0;
+        }
+}
+
 void gcut__seg_fill_grid(const uint8_t *pixels, const uint8_t *seeds,
                          const gcut__seg_tables *tables, gcut_grid *grid) {
     const int ch = tables->channels;
@@ -151,33 +170,37 @@ void gcut__seg_fill_grid(const uint8_t *pixels, const uint8_t *seeds,
         source[i] = s;
         sink[i] = t;
     }
-    for (int d = 0; d < grid->num_dirs; d++) {
+    /* Directions come in opposite pairs (d, d ^ 1) with equal capacities on both arcs of a
+     * pair: each pair's table entry is looked up once and written to both arrays. */
+    for (int d = 0; d < grid->num_dirs; d += 2) {
         const int *off = grid->offset[d];
         const int32_t *table = tables->pairwise[gcut__seg_offset_class(off)];
         const int64_t step = grid->step[d];
         const int64_t x_lo = off[2] < 0 ? 1 : 0, x_hi = off[2] > 0 ? width - 1 : width;
-        int32_t *cap = grid->cap[d];
+        int32_t *forward = grid->cap[d], *reverse = grid->cap[d + 1];
+        zero_outside(grid, d + 1, reverse);
         for (int64_t z = 0; z < depth; z++)
             for (int64_t y = 0; y < height; y++) {
                 const int64_t row = (z * height + y) * width;
                 const int64_t zn = z + off[0], yn = y + off[1];
                 if (zn < 0 || zn >= depth || yn < 0 || yn >= height || x_hi <= x_lo) {
-                    memset(cap + row, 0, (size_t)width * sizeof(int32_t));
+                    memset(forward + row, 0, (size_t)width * sizeof(int32_t));
                     continue;
                 }
                 if (x_lo > 0)
-                    cap[row] = 0;
+                    forward[row] = 0;
                 if (x_hi < width)
-                    cap[row + width - 1] = 0;
+                    forward[row + width - 1] = 0;
                 const uint8_t *p = pixels + row * ch;
+                int32_t *f = forward + row, *r = reverse + row + step;
                 if (ch == 1) {
                     for (int64_t x = x_lo; x < x_hi; x++) {
                         int32_t diff = (int32_t)p[x] - (int32_t)p[x + step];
-                        cap[row + x] = table[diff * diff];
+                        f[x] = r[x] = table[diff * diff];
                     }
                 } else {
                     for (int64_t x = x_lo; x < x_hi; x++)
-                        cap[row + x] = table[gcut__seg_sqdiff(p + x * 3, p + (x + step) * 3, 3)];
+                        f[x] = r[x] = table[gcut__seg_sqdiff(p + x * 3, p + (x + step) * 3, 3)];
                 }
             }
     }
