@@ -379,7 +379,7 @@ typedef struct gcut_seg_params {
     int histogram_bins;    /**< per channel; default 32 */
     double scale;          /**< float energy -> int32 capacity factor; <= 0: chosen so that the
                                 largest capacity fits (reported in gcut_seg_report.scale) */
-    uint64_t seed;         /**< for GMM initialisation; results are deterministic per seed */
+    uint64_t seed;         /**< for GMM initialisation (default 1); deterministic per seed */
 } gcut_seg_params;
 
 /** Fill *params with the defaults documented above (connectivity 0 = by dimension and
