@@ -130,6 +130,10 @@ gcut_status gcut__seg_model_costs(const double *counts, const uint8_t *present, 
                                   int channels, gcut_model_kind model, int gmm_components,
                                   int histogram_bins, uint64_t seed, double *cost);
 
+/** Write "(x X, y Y)" (and ", z Z" for volumes) for pixel index i of image into buf, for
+ *  messages that name the pixel at fault. */
+void gcut__seg_pixel_name(const gcut_image *image, int64_t i, char *buf, size_t size);
+
 /** The boundary term's default sigma: the RMS colour difference of axis neighbours (at least
  *  1, so that a flat image still has a finite sigma). */
 double gcut__seg_estimate_sigma(const uint8_t *pixels, int channels, int64_t width, int64_t height,

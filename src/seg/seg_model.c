@@ -13,10 +13,10 @@
 
 /* ---- seed masks ---- */
 
-static void pixel_name(const gcut_image *mask, int64_t i, char *buf, size_t size) {
-    int64_t x = i % mask->width, y = (i / mask->width) % mask->height;
-    int64_t z = i / (mask->width * mask->height);
-    if (mask->depth > 1)
+void gcut__seg_pixel_name(const gcut_image *image, int64_t i, char *buf, size_t size) {
+    int64_t x = i % image->width, y = (i / image->width) % image->height;
+    int64_t z = i / (image->width * image->height);
+    if (image->depth > 1)
         snprintf(buf, size, "(x %" PRId64 ", y %" PRId64 ", z %" PRId64 ")", x, y, z);
     else
         snprintf(buf, size, "(x %" PRId64 ", y %" PRId64 ")", x, y);
@@ -69,7 +69,7 @@ gcut_status gcut_seeds_from_mask(const gcut_image *mask, gcut_seed_encoding enco
             continue;
         }
         if (colour && (v[0] != v[1] || v[1] != v[2])) {
-            pixel_name(mask, i, where, sizeof where);
+            gcut__seg_pixel_name(mask, i, where, sizeof where);
             return gcut__fail(GCUT_ERR_INVALID_ARG,
                               "seed mask pixel %s is coloured (%u, %u, %u): the %s encoding "
                               "takes gray codes (use the color encoding for scribbles)",
@@ -78,7 +78,7 @@ gcut_status gcut_seeds_from_mask(const gcut_image *mask, gcut_seed_encoding enco
         }
         if (encoding == GCUT_SEEDS_GCUT) {
             if (v[0] > 2) {
-                pixel_name(mask, i, where, sizeof where);
+                gcut__seg_pixel_name(mask, i, where, sizeof where);
                 return gcut__fail(GCUT_ERR_INVALID_ARG,
                                   "seed mask pixel %s has value %u: the gcut encoding takes 0 "
                                   "(unknown), 1 (foreground), 2 (background)",
@@ -87,7 +87,7 @@ gcut_status gcut_seeds_from_mask(const gcut_image *mask, gcut_seed_encoding enco
             seeds[i] = (uint8_t)v[0];
         } else {
             if (v[0] > 3) {
-                pixel_name(mask, i, where, sizeof where);
+                gcut__seg_pixel_name(mask, i, where, sizeof where);
                 return gcut__fail(GCUT_ERR_INVALID_ARG,
                                   "seed mask pixel %s has value %u: the grabcut encoding takes "
                                   "0 (BGD), 1 (FGD), 2 (PR_BGD), 3 (PR_FGD)",

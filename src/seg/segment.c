@@ -77,15 +77,6 @@ static gcut_status resolve_params(const gcut_seg_params *given, bool three_d, bo
     return GCUT_OK;
 }
 
-static void pixel_name(const gcut_image *image, int64_t i, char *buf, size_t size) {
-    int64_t x = i % image->width, y = (i / image->width) % image->height;
-    int64_t z = i / (image->width * image->height);
-    if (image->depth > 1)
-        snprintf(buf, size, "(x %" PRId64 ", y %" PRId64 ", z %" PRId64 ")", x, y, z);
-    else
-        snprintf(buf, size, "(x %" PRId64 ", y %" PRId64 ")", x, y);
-}
-
 gcut_status gcut__seg_prepare(const gcut_image *image, const uint8_t *seeds,
                               const gcut_seg_params *params, gcut__seg_tables **tables_out,
                               const uint8_t **pixels_out, uint8_t **owned_out,
@@ -108,7 +99,7 @@ gcut_status gcut__seg_prepare(const gcut_image *image, const uint8_t *seeds,
     for (int64_t i = 0; i < n; i++) {
         if (seeds[i] > GCUT_SEED_BACKGROUND) {
             char where[96];
-            pixel_name(image, i, where, sizeof where);
+            gcut__seg_pixel_name(image, i, where, sizeof where);
             return gcut__fail(GCUT_ERR_INVALID_ARG,
                               "seeds: pixel %s has code %u (0 unknown, 1 foreground, 2 "
                               "background)",
