@@ -480,9 +480,12 @@ static void sweep(pr_state *s, pr_counts *total) {
             if (s->tile_active[t])
                 s->tile_list[count++] = t;
         }
+        /* The scan for active tiles is work too: it is what a long tail of nearly idle
+         * sweeps costs, and it makes such a tail end in a global relabel sooner. */
+        total->work += s->color_start[c + 1] - s->color_start[c];
         if (count == 0)
             continue;
-        int64_t pushes = 0, relabels = 0, work = count;
+        int64_t pushes = 0, relabels = 0, work = 0;
 #pragma omp parallel for num_threads(s->threads) if (count > 1) schedule(dynamic, 1) \
     reduction(+ : pushes, relabels, work)
         for (int64_t i = 0; i < count; i++) {
