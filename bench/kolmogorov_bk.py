@@ -227,6 +227,7 @@ def main():
         "|---|---:|---:|---:|---:|---:|---|---:|---|",
     ]
     mismatches = 0
+    bar_speedups = []
     for path in args.instances:
         path = path.rstrip("/")
         meta, median_ms, flow, times = solve(path, args.impl, args.repeats)
@@ -260,12 +261,20 @@ def main():
             if name in args.bar_instances.split(","):
                 bar = ("goal met" if speedup >= 1.25 else "met" if speedup >= 1.0
                        else "**not met**")
+                bar_speedups.append(speedup)
             lines.append("| %s | %d | %.1f | %.1f | %.1f | %d | %s | %.2f | %s |"
                          % (name, int(meta["nodes"]), median_ms, ours, float(row["build_ms"]),
                             flow, equal, speedup, bar))
         else:
             lines.append("| %s | %d | %.1f | - | - | %d | %s | - | - |"
                          % (name, int(meta["nodes"]), median_ms, flow, equal))
+    if bar_speedups:
+        lines.append("")
+        lines.append("Bar (gcut bk at least as fast as Kolmogorov's BK, %s): met on %d of %d bar "
+                     "instances; goal 1.25x met on %d of %d (speed-ups %s)."
+                     % (version, sum(x >= 1.0 for x in bar_speedups), len(bar_speedups),
+                        sum(x >= 1.25 for x in bar_speedups), len(bar_speedups),
+                        ", ".join("%.2f" % x for x in bar_speedups)))
     table = "\n".join(lines) + "\n"
     sys.stdout.write(table)
     if args.markdown:
