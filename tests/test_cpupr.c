@@ -371,6 +371,11 @@ static void test_errors(void) {
     CHECK_EQ_I64(gcut_memory_in_use(), in_use);
     gcut_set_memory_limit(old_limit);
 
+    /* An absurd thread count is clamped to what the machine can run, not a crash. */
+    options.threads = 1000000;
+    CHECK_OK(gcut_grid_solve(grid, &options, &flow, NULL, NULL));
+    options.threads = 2;
+
     /* labels may be NULL; the flow still comes back. */
     gcut_grid_terminal_data(grid, GCUT_SOURCE)[0] = 3;
     gcut_grid_terminal_data(grid, GCUT_SINK)[1] = 2;

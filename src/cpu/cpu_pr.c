@@ -519,6 +519,10 @@ gcut_status gcut__cpupr_solve_grid(const gcut_grid *grid, const gcut_options *op
 #ifdef GCUT_HAVE_OPENMP
     if (threads == 0)
         threads = omp_get_max_threads();
+    /* A team far beyond the processors cannot help, and asking the runtime for an absurd one
+     * (threads = 1000000) would end the process when thread creation fails. */
+    if (threads > 4 * omp_get_num_procs())
+        threads = 4 * omp_get_num_procs();
 #else
     threads = 1;
 #endif
