@@ -77,8 +77,12 @@ run_bench() {
 }
 
 # The machine may be shared: a busy core slows parallel solvers far more than serial ones, so
-# the load is recorded with the numbers.
-load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+# the 1-minute load average is sampled through the run and reported with the numbers.
+load_log="$out/load.log"
+: >"$load_log"
+(while :; do cut -d' ' -f1 /proc/loadavg >>"$load_log"; sleep 5; done) &
+sampler=$!
+trap 'kill "$sampler" 2>/dev/null || true' EXIT
 echo "== gcut solvers on all instances =="
 run_bench --sizes "$SIZES" --volumes "$VOLUMES" --solvers "$SOLVERS" --repeats "$REPEATS" \
     --threads "$THREADS" --timeout "$TIMEOUT" --csv "$out/cpu.csv" >"$out/cpu.md"
@@ -105,7 +109,8 @@ if [ -n "${NO_DOC:-}" ]; then
     exit 0
 fi
 
-load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+kill "$sampler" 2>/dev/null || true
+load_range=$(sort -n "$load_log" | sed -n '1p;$p' | paste -sd' ' -)
 echo "== docs/PERFORMANCE.md =="
 cpu_model=$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')
 cores=$(nproc)
@@ -122,7 +127,9 @@ cc_version=$(cc --version | head -1)
     echo "Measured $(date -u '+%Y-%m-%d %H:%M UTC') on **$cpu_model**, $cores cores, $memory,"
     echo "$cc_version, Release build (-O3), gcut commit $commit."
     echo "Each figure is the median of $REPEATS solves; threads = $THREADS (0 = all cores)."
-    echo "Load average (1, 5, 15 min) before the run: $load_before; after: $load_after."
+    echo "The 1-minute load average, sampled every 5 s through the run, ranged over"
+    echo "${load_range:-unknown} (min max) on $cores cores: above about 1 other work shared the"
+    echo "machine, which slows the parallel \`cpu-pr\` far more than serial \`bk\`."
     echo "Command: \`$command_line\`."
     echo
     echo "### gcut solvers (speed-ups against gcut \`bk\` in the same run)"
