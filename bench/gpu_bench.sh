@@ -12,7 +12,11 @@
 #   VOLUMES=128,256,512            3D volumes
 #   SOLVERS=cuda-grid,cpu-pr,bk    solvers, in one run (flows are compared)
 #   REPEATS=5  THREADS=16          gcut_bench settings
-#   TUNE_SIZES=1920x1080  TUNE_K="2 4 8"  TUNE_R="16 32 64"   the tune stage's grid
+#   BENCH_NAME=bench  BENCH_CSV=$OUT/bench.csv   where the bench stage writes its log and CSV
+#   TUNE_SIZES=1920x1080  TUNE_VOLUMES=none   the tune stage's instances, and its settings:
+#   TUNE_VARIANTS="GCUT_CUDAGRID_COOP=0 GCUT_CUDAGRID_COOP=1" (env settings, ',' between two),
+#   or else the grid TUNE_K="2 4 8" x TUNE_R="16 32 64" (sweeps per relabel x rounds per visit)
+#   SANITIZE_GRID_ONLY=1           sanitize test_cuda_grid only
 # Exit status: non-zero if a stage fails (a flow MISMATCH included).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -41,17 +45,30 @@ if has test; then
     echo "== ctest -L cuda"
     (cd "$BUILD_DIR" && ctest -L cuda --output-on-failure --timeout 240) 2>&1 | tee "$OUT/test.log" | tail -15 ||
         status=1
+    # The same cases through the other global-relabel path and with the least local work per
+    # sweep (one round, one sweep per relabel): both must stay exact.
+    for variant in "GCUT_CUDAGRID_COOP=1" "GCUT_CUDAGRID_ROUNDS=1 GCUT_CUDAGRID_SWEEPS=1"; do
+        echo "== test_cuda_grid with $variant"
+        env $variant timeout 240 "$BUILD_DIR/tests/test_cuda_grid" >>"$OUT/test.log" 2>&1
+        rc=$?
+        echo "exit $rc"
+        [ $rc -eq 0 ] || status=1
+    done
+    tail -1 "$OUT/test.log"
 fi
 if has sanitize; then
     for tool in memcheck racecheck; do
         echo "== compute-sanitizer --tool $tool test_cuda_grid"
         GCUT_TEST_QUICK=1 compute-sanitizer --tool "$tool" --error-exitcode 9 \
-            "$BUILD_DIR/tests/test_cuda_grid" >"$OUT/sanitize-$tool.log" 2>&1
+            "$BUILD_DIR/tests/test_cuda_grid" >"$OUT/sanitize.tmp" 2>&1
         rc=$?
-        compute-sanitizer --tool "$tool" --error-exitcode 9 "$BUILD_DIR/tests/test_cuda_seg" \
-            >>"$OUT/sanitize-$tool.log" 2>&1 || rc=$?
+        if [ -z "${SANITIZE_GRID_ONLY:-}" ]; then
+            compute-sanitizer --tool "$tool" --error-exitcode 9 "$BUILD_DIR/tests/test_cuda_seg" \
+                >>"$OUT/sanitize.tmp" 2>&1 || rc=$?
+        fi
         echo "exit $rc"
-        grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed," "$OUT/sanitize-$tool.log" | tail -3
+        grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed," "$OUT/sanitize.tmp" | tail -4
+        cat "$OUT/sanitize.tmp" >>"$OUT/sanitize.log" && rm -f "$OUT/sanitize.tmp"
         [ $rc -eq 0 ] || status=1
     done
 fi
@@ -93,14 +110,20 @@ if has profile; then
         grep -E "building|flow" | tee "$OUT/profile.log"
 fi
 if has tune; then
-    echo "== tune: sweeps per global relabel (K) x rounds per tile visit (R)"
-    for k in $TUNE_K; do
-        for r in $TUNE_R; do
-            line=$(GCUT_CUDAGRID_SWEEPS=$k GCUT_CUDAGRID_ROUNDS=$r timeout 60 "$BUILD_DIR/gcut_bench" \
-                --sizes "$TUNE_SIZES" --volumes "${TUNE_VOLUMES:-none}" --solvers cuda-grid --repeats 3 \
-                --no-markdown --csv - 2>/dev/null | grep cuda-grid | tr '\n' ' ')
-            echo "K=$k R=$r $line"
+    echo "== tune: cuda-grid under each setting (csv: ... solve_ms, flow, ..., sweeps, relabels)"
+    variants=${TUNE_VARIANTS:-}
+    if [ -z "$variants" ]; then
+        for k in $TUNE_K; do
+            for r in $TUNE_R; do
+                variants="$variants GCUT_CUDAGRID_SWEEPS=$k,GCUT_CUDAGRID_ROUNDS=$r"
+            done
         done
+    fi
+    for variant in $variants; do
+        line=$(env ${variant//,/ } timeout 120 "$BUILD_DIR/gcut_bench" --sizes "$TUNE_SIZES" \
+            --volumes "${TUNE_VOLUMES:-none}" --solvers cuda-grid --repeats 3 --no-markdown \
+            --csv - 2>/dev/null | grep cuda-grid | tr '\n' ' ')
+        echo "$variant $line"
     done | tee "$OUT/tune.log"
 fi
 if has construct; then
@@ -211,8 +234,8 @@ fi
 if has bench; then
     echo "== gcut_bench"
     timeout "${BENCH_TIMEOUT:-400}" "$BUILD_DIR/gcut_bench" --sizes "$SIZES" --volumes "$VOLUMES" --solvers "$SOLVERS" \
-        --repeats "$REPEATS" --threads "$THREADS" --csv "$OUT/bench.csv" \
-        2>&1 | tee "$OUT/bench.log" | grep -v "^gcut_bench: .*: \(building\|.* x[0-9]*\)$"
+        --repeats "$REPEATS" --threads "$THREADS" --csv "${BENCH_CSV:-$OUT/bench.csv}" \
+        2>&1 | tee "$OUT/${BENCH_NAME:-bench}.log" | grep -v "^gcut_bench: .*: \(building\|.* x[0-9]*\)$"
     rc=${PIPESTATUS[0]}
     echo "gcut_bench exit $rc"
     [ "$rc" -eq 0 ] || status=1

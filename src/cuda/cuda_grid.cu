@@ -5,11 +5,14 @@
 #include "internal.h"
 #include "../seg/seg_internal.h"
 
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+namespace cg = cooperative_groups;
 
 namespace {
 
@@ -219,7 +222,7 @@ template <int CONN> __device__ void load_box(const Problem &P, int *hs, int x0, 
         int gx = x0 + bx - 1, gy = y0 + by - 1, gz = z0 + bz - G::HZ;
         bool inside =
             gx >= 0 && gx < P.width && gy >= 0 && gy < P.height && gz >= 0 && gz < P.depth;
-        hs[b] = inside ? P.dist[((long long)gz * P.height + gy) * P.width + gx] : kInf;
+        hs[b] = inside ? __ldcg(&P.dist[((long long)gz * P.height + gy) * P.width + gx]) : kInf;
     }
 }
 
@@ -259,8 +262,8 @@ template <int CONN> __device__ bool in_tile(int lx, int ly, int lz) {
 __device__ int next_tile(const Problem &P, int list_in, int *slot_s) {
     if (threadIdx.x == 0) {
         int slot = atomicAdd(&P.next[list_in], 1);
-        int total = list_in == kAllTiles ? P.num_tiles : P.count[list_in];
-        *slot_s = slot >= total ? -1 : list_in == kAllTiles ? slot : P.list[list_in][slot];
+        int total = list_in == kAllTiles ? P.num_tiles : __ldcg(&P.count[list_in]);
+        *slot_s = slot >= total ? -1 : list_in == kAllTiles ? slot : __ldcg(&P.list[list_in][slot]);
     }
     __syncthreads();
     int tile = *slot_s;
@@ -304,53 +307,106 @@ template <int TX> __device__ int row_scan(int best, unsigned mask, int lx) {
     return best;
 }
 
-/* Global relabel, step 2: one pass over the listed tiles. Each tile iterates
- * h(v) = min(h(v), 1 + h(w) over residual arcs v->w) in shared memory until it is stable
- * (Jacobi steps, so every read sees the previous step), writes back, and lists its neighbours
- * if a height on its edge fell. A fixed point of these passes (an empty list) is the exact
- * BFS distance to the sink, INF for nodes that cannot reach it. */
+/* Relax one tile to its local fixed point (see relax_kernel). Heights and masks of other tiles
+ * are read through L2 (__ldcg), since in the cooperative relabel other blocks write them within
+ * the same launch and L1 is not coherent. */
 template <int CONN>
-__global__ void __launch_bounds__(Geo<CONN>::T)
-    relax_kernel(const Problem P, int list_in, int list_out, int list_clear, unsigned stamp) {
+__device__ void relax_tile(const Problem &P, int tile, int *hs, int list_out, unsigned stamp) {
     using G = Geo<CONN>;
-    __shared__ int hs[G::BOX];
-    __shared__ int slot_s;
     const int lx = threadIdx.x % G::TX, ly = threadIdx.x / G::TX % G::TY,
               lz = threadIdx.x / (G::TX * G::TY);
     const int me = ((lz + G::HZ) * G::BY + ly + 1) * G::BX + lx + 1;
-    clear_list(P, list_clear);
-    for (int tile; (tile = next_tile(P, list_in, &slot_s)) >= 0;) {
-        TilePos<CONN> pos(P, tile, lx, ly, lz);
-        load_box<CONN>(P, hs, pos.x0, pos.y0, pos.z0);
-        const unsigned mask = pos.valid ? P.arc_mask[pos.g] : 0u;
-        __syncthreads();
-        const int h0 = hs[me];
-        int h = h0;
-        for (;;) {
-            int best = h;
+    TilePos<CONN> pos(P, tile, lx, ly, lz);
+    load_box<CONN>(P, hs, pos.x0, pos.y0, pos.z0);
+    const unsigned mask = pos.valid ? __ldcg(&P.arc_mask[pos.g]) : 0u;
+    __syncthreads();
+    const int h0 = hs[me];
+    int h = h0;
+    for (;;) {
+        int best = h;
 #pragma unroll
-            for (int d = 0; d < CONN; d++)
-                if (mask & (1u << d)) {
-                    int hn = hs[me + G::box_step(d)];
-                    if (hn < kInf && hn + 1 < best)
-                        best = hn + 1;
-                }
-            best = row_scan<G::TX>(best, mask, lx);
-            __syncthreads();
-            bool changed = best < h;
-            if (changed) {
-                h = best;
-                hs[me] = h;
+        for (int d = 0; d < CONN; d++)
+            if (mask & (1u << d)) {
+                int hn = hs[me + G::box_step(d)];
+                if (hn < kInf && hn + 1 < best)
+                    best = hn + 1;
             }
-            if (!__syncthreads_or(changed))
-                break;
+        best = row_scan<G::TX>(best, mask, lx);
+        __syncthreads();
+        bool changed = best < h;
+        if (changed) {
+            h = best;
+            hs[me] = h;
         }
-        if (pos.valid && h != h0)
-            P.dist[pos.g] = h;
-        bool edge_fell = h != h0 && !tile_interior<CONN>(lx, ly, lz);
-        if (__syncthreads_or(edge_fell) && threadIdx.x == 0)
-            append_neighbor_tiles<CONN>(P, tile, list_out, stamp, [](int) { return true; });
+        if (!__syncthreads_or(changed))
+            break;
     }
+    if (pos.valid && h != h0)
+        P.dist[pos.g] = h;
+    bool edge_fell = h != h0 && !tile_interior<CONN>(lx, ly, lz);
+    if (__syncthreads_or(edge_fell) && threadIdx.x == 0)
+        append_neighbor_tiles<CONN>(P, tile, list_out, stamp, [](int) { return true; });
+}
+
+/* Global relabel, step 2: one pass over the listed tiles. Each tile iterates
+ * h(v) = min(h(v), 1 + h(w) over residual arcs v->w) in shared memory until it is stable
+ * (Jacobi steps, so every read sees the previous step, plus row scans), writes back, and lists
+ * its neighbours if a height on its edge fell. A fixed point of these passes (an empty list)
+ * is the exact BFS distance to the sink, INF for nodes that cannot reach it. */
+template <int CONN>
+__global__ void __launch_bounds__(Geo<CONN>::T)
+    relax_kernel(const Problem P, int list_in, int list_out, int list_clear, unsigned stamp) {
+    __shared__ int hs[Geo<CONN>::BOX];
+    __shared__ int slot_s;
+    clear_list(P, list_clear);
+    for (int tile; (tile = next_tile(P, list_in, &slot_s)) >= 0;)
+        relax_tile<CONN>(P, tile, hs, list_out, stamp);
+}
+
+/* The whole global relabel in one cooperative launch (grid-wide barriers between passes, no
+ * host round trip): step 1 over all nodes, relax passes until a pass lists no tile (passes
+ * q0, q0+1, ... rotate the lists as separate launches would, stamps stamp0 + pass), then step
+ * 3 into list q % 3. The number of passes goes to count[kAllTiles] for the host. */
+template <int CONN>
+__global__ void __launch_bounds__(Geo<CONN>::T)
+    relabel_coop_kernel(const Problem P, int q0, unsigned stamp0) {
+    using G = Geo<CONN>;
+    __shared__ int hs[G::BOX];
+    __shared__ int slot_s;
+    cg::grid_group grid = cg::this_grid();
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < P.n;
+         i += (long long)gridDim.x * blockDim.x) {
+        unsigned mask = 0;
+#pragma unroll
+        for (int d = 0; d < CONN; d++)
+            if (P.residual[d * P.n + i] > 0)
+                mask |= 1u << d;
+        P.arc_mask[i] = mask;
+        P.dist[i] = P.sink_residual[i] > 0 ? 1 : kInf;
+    }
+    grid.sync();
+    int q = q0, passes = 0, list_in = kAllTiles;
+    for (;;) {
+        clear_list(P, (q + 2) % 3);
+        for (int tile; (tile = next_tile(P, list_in, &slot_s)) >= 0;)
+            relax_tile<CONN>(P, tile, hs, (q + 1) % 3, stamp0 + passes);
+        passes++;
+        q++;
+        grid.sync();
+        if (__ldcg(&P.count[q % 3]) == 0)
+            break;
+        list_in = q % 3;
+    }
+    const int lx = threadIdx.x % G::TX, ly = threadIdx.x / G::TX % G::TY,
+              lz = threadIdx.x / (G::TX * G::TY);
+    for (int tile = blockIdx.x; tile < P.num_tiles; tile += gridDim.x) {
+        TilePos<CONN> pos(P, tile, lx, ly, lz);
+        bool active = pos.valid && P.excess[pos.g] > 0 && __ldcg(&P.dist[pos.g]) < kInf;
+        if (__syncthreads_or(active) && threadIdx.x == 0)
+            list_append(P, q % 3, tile, stamp0 + passes);
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        P.count[kAllTiles] = passes;
 }
 
 /* Global relabel, step 3: list the tiles holding an active node (excess > 0, height < INF);
@@ -589,7 +645,7 @@ namespace {
 struct Session {
     Problem P{};
     cudaStream_t stream = nullptr;
-    int *host_count = nullptr; /* pinned, for the list-size reads */
+    int *host_count = nullptr; /* pinned [4], for the list-size reads */
     unsigned long long *host_counters = nullptr;
     cudaEvent_t events[5] = {}; /* 0-2: verbose phase times, 3-4: construction */
     void *blocks[24] = {};
@@ -707,7 +763,7 @@ gcut_status solve(Session &S, const Input &in, int device, int verbose, int64_t 
                           n, need, device, free_bytes, total_bytes);
 
     GCUT__CUDA_TRY(cudaStreamCreateWithFlags(&S.stream, cudaStreamNonBlocking), "stream");
-    GCUT__CUDA_TRY(cudaMallocHost(&S.host_count, sizeof(int)), "cudaMallocHost");
+    GCUT__CUDA_TRY(cudaMallocHost(&S.host_count, 4 * sizeof(int)), "cudaMallocHost");
     GCUT__CUDA_TRY(cudaMallocHost(&S.host_counters, kNumCounters * sizeof(unsigned long long)),
                    "cudaMallocHost");
     gcut_status st;
@@ -761,6 +817,18 @@ gcut_status solve(Session &S, const Input &in, int device, int verbose, int64_t 
         env_int("GCUT_CUDAGRID_SWEEPS",
                 G::NDIM == 2 ? kDefaultSweepsPerRelabel2D : kDefaultSweepsPerRelabel3D, 1, 1 << 20);
     const int rounds = env_int("GCUT_CUDAGRID_ROUNDS", kDefaultRounds, 1, 1 << 20);
+    /* The global relabel as a chain of launches with a list-size read per batch; as one
+     * cooperative launch only on request (GCUT_CUDAGRID_COOP=1): on the H100 it was no faster
+     * in 2D (hard 1920x1080: 3.19 vs 3.03 ms) and 8% faster on hard 256^3, and racecheck
+     * cannot run it (docs/CUDA-GRID.md). */
+    int coop_support = 0, coop_per_sm = 0;
+    GCUT__CUDA_TRY(cudaDeviceGetAttribute(&coop_support, cudaDevAttrCooperativeLaunch, device),
+                   "cudaDeviceGetAttribute");
+    GCUT__CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                       &coop_per_sm, relabel_coop_kernel<CONN>, G::T, 0),
+                   "occupancy");
+    const int coop = coop_support && coop_per_sm > 0 && env_int("GCUT_CUDAGRID_COOP", 0, 0, 1);
+    const int coop_blocks = coop_per_sm * sms < P.num_tiles ? coop_per_sm * sms : P.num_tiles;
 
     init_kernel<CONN><<<node_blocks, 256, 0, stream>>>(P);
     GCUT__CUDA_TRY(cudaGetLastError(), "init kernel launch");
@@ -784,6 +852,23 @@ gcut_status solve(Session &S, const Input &in, int device, int verbose, int64_t 
         relabels++;
         GCUT__CUDA_TRY(cudaMemsetAsync(P.count, 0, 4 * sizeof(int), stream), "memset");
         GCUT__CUDA_TRY(cudaMemsetAsync(P.next, 0, 4 * sizeof(int), stream), "memset");
+        if (coop) {
+            unsigned stamp0 = stamp + 1;
+            void *args[] = {&P, &q, &stamp0};
+            GCUT__CUDA_TRY(cudaLaunchCooperativeKernel((const void *)relabel_coop_kernel<CONN>,
+                                                       coop_blocks, G::T, args, 0, stream),
+                           "cooperative relabel launch");
+            GCUT__CUDA_TRY(cudaMemcpyAsync(S.host_count, P.count, 4 * sizeof(int),
+                                           cudaMemcpyDeviceToHost, stream),
+                           "read list sizes");
+            GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "global relabel");
+            const int passes = S.host_count[kAllTiles];
+            q += passes;
+            stamp += (unsigned)passes + 1;
+            relax_passes += passes;
+            *active_tiles = S.host_count[q % 3];
+            return GCUT_OK;
+        }
         relabel_init_kernel<CONN><<<node_blocks, 256, 0, stream>>>(P);
         relax_kernel<CONN>
             <<<relax_blocks, G::T, 0, stream>>>(P, kAllTiles, (q + 1) % 3, (q + 2) % 3, ++stamp);
