@@ -50,7 +50,8 @@ typedef struct config {
     uint64_t seed;
     const char *dump_dir;
     const char *csv_path;
-    int timeout_s; /* per solver and instance, all repeats; 0 = none */
+    int timeout_s;  /* per solver and instance, all repeats; 0 = none */
+    int in_process; /* no child processes (for profilers and debuggers); no timeout then */
     int markdown;
     int verbose;
 } config;
@@ -408,11 +409,16 @@ typedef struct child_report {
 
 /* Run the solver in a forked child, so that a solver which hangs or crashes (a deadlock in a
  * parallel region, a segfault) costs one table row instead of the whole run; the instance is
- * shared copy-on-write. The parent never starts solver threads, so the child's OpenMP runtime
- * starts clean. */
+ * shared copy-on-write. The parent never starts solver threads nor touches the GPU (even the
+ * availability check runs in the child), so each child's OpenMP and CUDA runtimes start clean:
+ * CUDA cannot be used in a child forked after the parent initialised it. */
 static void run_solver_isolated(const config *cfg, gcut_grid *grid, gcut_graph *graph,
                                 result *res) {
     int fds[2];
+    if (cfg->in_process) {
+        run_solver(cfg, grid, graph, res);
+        return;
+    }
     if (pipe(fds) != 0) {
         fprintf(stderr, "gcut_bench: pipe failed (%s); running %s in-process\n", strerror(errno),
                 res->solver);
@@ -663,6 +669,8 @@ static void usage(FILE *out) {
             "  --timeout S         seconds for all repeats of one solver on one instance; a\n"
             "                      solver that runs longer (or crashes) is killed and reported,\n"
             "                      and the run goes on (default 900; 0 = no limit)\n"
+            "  --in-process        run solvers in this process, not in a child each (for\n"
+            "                      profilers and debuggers); no --timeout then\n"
             "  --connectivity LIST 4 or 8 for images, 6 or 26 for volumes, e.g. 8,26\n"
             "                      (default 4,6)\n"
             "  --seed S            instance seed (default 1)\n"
@@ -867,6 +875,8 @@ int main(int argc, char **argv) {
             return 0;
         } else if (strcmp(arg, "--no-markdown") == 0) {
             cfg.markdown = 0, takes_value = 0;
+        } else if (strcmp(arg, "--in-process") == 0) {
+            cfg.in_process = 1, takes_value = 0;
         } else if (strcmp(arg, "--verbose") == 0) {
             cfg.verbose = 1, takes_value = 0;
         } else if (value == NULL) {
