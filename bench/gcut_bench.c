@@ -673,7 +673,7 @@ static void usage(FILE *out) {
             "                      profilers and debuggers); no --timeout then\n"
             "  --connectivity LIST 4 or 8 for images, 6 or 26 for volumes, e.g. 8,26\n"
             "                      (default 4,6)\n"
-            "  --seed S            instance seed (default 1)\n"
+            "  --seed S            instance seed (default 1; other seeds add -sS to names)\n"
             "  --dump-dir DIR      write each grid instance as DIR/NAME/*.npy + meta.json\n"
             "  --csv FILE          also write the rows as CSV ('-' = stdout, no markdown then)\n"
             "  --no-markdown       do not print the markdown table\n"
@@ -963,6 +963,13 @@ int main(int argc, char **argv) {
     if (cfg.num_instances == 0) {
         fprintf(stderr, "gcut_bench: no instances chosen\n");
         return 64;
+    }
+    /* Another seed is another instance: say so in its name, so that dumps and tables of
+     * several seeds do not collide. */
+    for (int i = 0; cfg.seed != 1 && i < cfg.num_instances; i++) {
+        size_t len = strlen(cfg.instances[i].name);
+        snprintf(cfg.instances[i].name + len, sizeof cfg.instances[i].name - len, "-s%" PRIu64,
+                 cfg.seed);
     }
 
     FILE *csv = NULL;

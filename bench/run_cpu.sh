@@ -11,6 +11,7 @@
 #   SOLVERS=bk,cpu-pr         gcut solvers
 #   THREADS=0                 threads for parallel solvers (0 = all cores)
 #   KBK_SIZES=1024x1024,2048x2048   grids dumped for Kolmogorov's BK
+#   KBK_SEEDS="1 2 3"         seeds of the dumped grids (each seed is another picture)
 #   GRAPHS=random:1000000,layered:40000   general graphs for gcut bk against Kolmogorov's BK
 #   TIMEOUT=900               seconds per solver and instance (all repeats) before it is killed
 #   GCUT_COMMIT=...           commit to name in the doc when the tree is not a git checkout
@@ -29,17 +30,19 @@ VOLUMES=${VOLUMES:-128,256}
 SOLVERS=${SOLVERS:-bk,cpu-pr}
 THREADS=${THREADS:-0}
 KBK_SIZES=${KBK_SIZES:-1024x1024,2048x2048}
+KBK_SEEDS=${KBK_SEEDS:-1 2 3}
 GRAPHS=${GRAPHS:-random:1000000,layered:40000}
 TIMEOUT=${TIMEOUT:-900}
 KBK_IMPLS=${KBK_IMPLS:-pymaxflow thinmaxflow}
 BUILD_DIR=${BUILD_DIR:-build-perf}
 command_line="bench/run_cpu.sh"
-for var in REPEATS SIZES VOLUMES SOLVERS THREADS KBK_SIZES GRAPHS; do
+for var in REPEATS SIZES VOLUMES SOLVERS THREADS KBK_SIZES KBK_SEEDS KBK_IMPLS GRAPHS; do
     # Record the non-default settings so that the documented command reproduces the run.
     case "$var=${!var}" in
     REPEATS=5 | SIZES=all | VOLUMES=128,256 | SOLVERS=bk,cpu-pr | THREADS=0 | \
-        KBK_SIZES=1024x1024,2048x2048 | GRAPHS=random:1000000,layered:40000) ;;
-    *) command_line="$var=${!var} $command_line" ;;
+        KBK_SIZES=1024x1024,2048x2048 | "KBK_SEEDS=1 2 3" | "KBK_IMPLS=pymaxflow thinmaxflow" | \
+        GRAPHS=random:1000000,layered:40000) ;;
+    *) command_line="$var='${!var}' $command_line" ;;
     esac
 done
 
@@ -90,12 +93,22 @@ cat "$out/cpu.md"
 
 echo "== gcut bk and Kolmogorov's BK on the same dumped instances =="
 rm -rf "$out/dump"
-run_bench --sizes "$KBK_SIZES" --graphs "$GRAPHS" --solvers bk --repeats "$REPEATS" \
-    --timeout "$TIMEOUT" --dump-dir "$out/dump" --csv "$out/kbk-gcut.csv" >/dev/null
-instances=()
-for item in "$out"/dump/*/ "$out"/dump/*.max; do
-    [ -e "$item" ] && instances+=("${item%/}")
+: >"$out/kbk-gcut.csv"
+first=1
+for seed in $KBK_SEEDS; do
+    # The general graphs once, with the first seed.
+    graphs=none
+    [ "$first" = 1 ] && graphs=$GRAPHS
+    run_bench --sizes "$KBK_SIZES" --graphs "$graphs" --solvers bk --repeats "$REPEATS" \
+        --seed "$seed" --timeout "$TIMEOUT" --dump-dir "$out/dump" --csv "$out/kbk-seed.csv" \
+        >/dev/null
+    if [ "$first" = 1 ]; then cat "$out/kbk-seed.csv"; else tail -n +2 "$out/kbk-seed.csv"; fi \
+        >>"$out/kbk-gcut.csv"
+    first=0
 done
+# Version order keeps the seeds of one instance together (easy-1024x1024, then its -s2, -s3).
+mapfile -t instances < <(ls -d "$out"/dump/*/ "$out"/dump/*.max 2>/dev/null | sed 's#/$##' |
+    sort -V)
 : >"$out/kbk.md"
 [ ${#instances[@]} -eq 0 ] && KBK_IMPLS=""
 for impl in $KBK_IMPLS; do
@@ -145,7 +158,9 @@ cc_version=$(cc --version | head -1)
     echo
     echo "### gcut \`bk\` against Kolmogorov's BK (same instances, same run)"
     echo
-    echo "Grids: the 1024x1024 and 2048x2048 images (the issue's bar). General graphs (\`random:N\`:"
+    echo "Grids: $KBK_SIZES, easy and hard (1024x1024 and 2048x2048 are the issue's bar), seeds"
+    echo "$KBK_SEEDS (a name ending in -sN is seed N; no suffix is seed 1). General graphs"
+    echo "(\`random:N\`:"
     echo "N nodes with 3 random edges each, capacities 1-100 both ways, a quarter of the nodes tied"
     echo "to s or t; \`layered:N\`: about sqrt(N) layers of sqrt(N) nodes, 3 forward arcs per node"
     echo "into the next layer) go to Kolmogorov's BK as DIMACS, one edge per arc, so a gcut edge"
