@@ -17,6 +17,7 @@ import json
 import os
 import re
 import statistics
+import subprocess
 import sys
 import time
 
@@ -163,7 +164,32 @@ def load_dimacs(path):
     return meta, source, sink, edges
 
 
-def solve(path, impl, repeats):
+def run_gcut_cli(cli, solver, path):
+    """One solve by the gcut command on the dumped problem: (solve_ms, build_ms, flow), read
+    from its "c solve_ms", "c build_ms" and "s FLOW" lines."""
+    problem = path if path.endswith(".max") else os.path.join(path, "problem.grid")
+    result = subprocess.run([cli, "maxflow", "--solver", solver, problem], capture_output=True,
+                            text=True)
+    if result.returncode != 0:
+        raise SystemExit("%s maxflow --solver %s %s failed (%d): %s"
+                         % (cli, solver, problem, result.returncode, result.stderr.strip()))
+    values = {}
+    for line in result.stdout.splitlines():
+        fields = line.split()
+        if len(fields) == 3 and fields[0] == "c" and fields[1] in ("solve_ms", "build_ms"):
+            values[fields[1]] = float(fields[2])
+        elif len(fields) == 2 and fields[0] == "s":
+            values["flow"] = int(fields[1])
+    if len(values) != 3:
+        raise SystemExit("%s maxflow %s: no solve_ms/build_ms/s lines in its output"
+                         % (cli, problem))
+    return values["solve_ms"], values["build_ms"], values["flow"]
+
+
+def solve(path, impl, repeats, gcut_cli=None, gcut_solver="bk"):
+    """Kolmogorov's maxflow() `repeats` times; with gcut_cli, each one right after a gcut solve
+    of the same problem, so that both see the same load. Returns meta, the median ms, the
+    flow, all times, and gcut's (median solve ms, median build ms, flows) or None."""
     if path.endswith(".max"):
         meta, source, sink, edges = load_dimacs(path)
     else:
@@ -176,7 +202,13 @@ def solve(path, impl, repeats):
                          % (path, len(edges[0]), expected_edges))
     build = build_pymaxflow if impl == "pymaxflow" else build_thinmaxflow
     times, flows = [], []
+    gcut_solve, gcut_build, gcut_flows = [], [], set()
     for _ in range(repeats):
+        if gcut_cli:
+            solve_ms, build_ms, gcut_flow = run_gcut_cli(gcut_cli, gcut_solver, path)
+            gcut_solve.append(solve_ms)
+            gcut_build.append(build_ms)
+            gcut_flows.add(gcut_flow)
         graph, nodes, count = build(meta, source, sink, edges)
         # Both wrappers count arcs (two per edge) in their edge-count call.
         if nodes != int(meta["nodes"]) or count != 2 * expected_edges:
@@ -190,7 +222,10 @@ def solve(path, impl, repeats):
         del graph
     if len(set(flows)) != 1:
         raise SystemExit("%s: %s gave different flows on repeats: %s" % (path, impl, flows))
-    return meta, statistics.median(times), flows[0], times
+    gcut = None
+    if gcut_cli:
+        gcut = (statistics.median(gcut_solve), statistics.median(gcut_build), gcut_flows)
+    return meta, statistics.median(times), flows[0], times, gcut
 
 
 def read_gcut_csv(path):
@@ -212,6 +247,10 @@ def main():
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--gcut-csv", help="gcut_bench --csv output of the same run")
     parser.add_argument("--gcut-solver", default="bk", help="gcut solver to compare (bk)")
+    parser.add_argument("--gcut-cli",
+                        help="path of the gcut command: time gcut's solver with it on each "
+                             "dump's problem.grid / .max, alternating with Kolmogorov's solves "
+                             "(its times then replace --gcut-csv's)")
     parser.add_argument("--markdown", help="write the comparison table here")
     parser.add_argument("--bar-instances",
                         default="easy-1024x1024,hard-1024x1024,easy-2048x2048,hard-2048x2048",
@@ -231,16 +270,23 @@ def main():
     bar_speedups = []
     for path in args.instances:
         path = path.rstrip("/")
-        meta, median_ms, flow, times = solve(path, args.impl, args.repeats)
+        meta, median_ms, flow, times, interleaved = solve(path, args.impl, args.repeats,
+                                                           args.gcut_cli, args.gcut_solver)
         name = meta["name"]
         print("%s: %s maxflow median %.1f ms over %d runs (%s), flow %d"
               % (name, version, median_ms, len(times),
                  " ".join("%.1f" % t for t in times), flow), file=sys.stderr)
         row = gcut.get((name, args.gcut_solver))
-        # Every gcut flow known for the instance: each solver's in meta.json, and the CSV's.
+        # Every gcut flow known for the instance: each solver's in meta.json, the CSV's, and
+        # those of the interleaved gcut solves.
         gcut_flows = {solver: int(value) for solver, value in meta["flows"].items()}
         if row is not None:
             gcut_flows[args.gcut_solver] = int(row["flow"])
+        if interleaved is not None:
+            for k, value in enumerate(sorted(interleaved[2])):
+                gcut_flows["%s (gcut maxflow%s)" % (args.gcut_solver, " #%d" % k if k else "")] \
+                    = value
+            row = {"solve_ms": interleaved[0], "build_ms": interleaved[1]}
         equal = "yes" if gcut_flows else "-"
         for solver, gcut_flow in sorted(gcut_flows.items()):
             if args.impl == "thinmaxflow" and gcut_flow > 2**31 - 1:
