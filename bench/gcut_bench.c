@@ -1,7 +1,6 @@
-/* gcut_bench.c - the benchmark driver: runs chosen solvers on the synthetic segmentation grids
- * of Hussein et al. 2007 (section VII: mixture-of-Gaussians ellipses, easy and hard), on 3D
- * volumes and on general sparse graphs, checks that every solver finds the same flow and that
- * each cut certifies it, and prints medians as a markdown table and/or CSV (bench/README.md). */
+/* gcut_bench.c - the benchmark driver (bench/README.md): solvers on the synthetic segmentation
+ * grids of Hussein et al. 2007 (VII), 3D volumes and general graphs; checks that all flows agree
+ * and every cut certifies its flow; prints medians as markdown and/or CSV. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "gcut.h"

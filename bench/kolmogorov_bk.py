@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""kolmogorov_bk.py - the outside baseline: Kolmogorov's BK maxflow (v3.0x, through PyMaxflow
-or thinmaxflow) timed on the grid instances that gcut_bench --dump-dir wrote, building exactly
-the graph gcut's conversion builds (Boykov & Kolmogorov, PAMI 2004; bench/README.md).
+"""kolmogorov_bk.py - the outside baseline: Kolmogorov's BK maxflow (Boykov & Kolmogorov, PAMI
+2004; v3.0x through PyMaxflow or thinmaxflow) timed on gcut_bench --dump-dir instances, on
+exactly the graph gcut's conversion builds (bench/README.md).
 
 Usage (inside a venv with numpy and PyMaxflow; bench/run_cpu.sh makes one under bench/out/):
   kolmogorov_bk.py [--impl pymaxflow|thinmaxflow] [--repeats N] [--gcut-csv FILE]

@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
-# run_cpu.sh - the CPU benchmark behind docs/PERFORMANCE.md: builds gcut (Release, CPU only),
-# runs bench/gcut_bench on the synthetic grids of Hussein et al. 2007 (VII) for the CPU solvers,
-# times Kolmogorov's BK (bench/kolmogorov_bk.py) on the same dumped instances, and rewrites the
-# "CPU (build machine)" section of docs/PERFORMANCE.md between its markers.
+# run_cpu.sh - the CPU run behind docs/PERFORMANCE.md: gcut_bench on the synthetic grids of
+# Hussein et al. 2007 (VII) for the CPU solvers, Kolmogorov's BK (kolmogorov_bk.py) against gcut
+# bk on the same dumps, and the "CPU (build machine)" section rewritten between its markers.
 #
 # Environment (all optional):
 #   REPEATS=5                 solves per solver and instance (medians reported)
