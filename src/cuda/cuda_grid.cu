@@ -1,7 +1,6 @@
-/* cuda_grid.cu - the cuda-grid solver: exact push-relabel max-flow on 2D/3D grids on a GPU.
- * Tiles in shared memory with many push/relabel rounds per load (Hussein et al. 2007, VI-B
- * "cache emulation"; JF-Cut), active-tile lists (Lattari 2010, 5.3), global relabel as a
- * tile-local Bellman-Ford from the sink on the GPU and the exact stop (docs/CUDA-GRID.md). */
+/* cuda_grid.cu - cuda-grid: exact GPU push-relabel on 2D/3D grids (Hussein et al. 2007, VI-B
+ * tiles; Lattari 2010, 5.3 active tiles and GPU global relabel; JF-Cut tile-local fixed points)
+ * and segmentation capacities built on the device from src/seg's tables. docs/CUDA-GRID.md. */
 #include "internal.h"
 #include "../seg/seg_internal.h"
 
@@ -10,7 +9,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 namespace cg = cooperative_groups;
 
@@ -641,6 +639,9 @@ __global__ void finish_kernel(const Problem P, unsigned char *labels) {
 
 namespace {
 
+/* Pinned host memory of a solve: host_count and host_counters below. */
+constexpr uint64_t kPinnedBytes = 4 * sizeof(int) + kNumCounters * sizeof(unsigned long long);
+
 /* Device allocations and the stream of one solve, released on every path out. */
 struct Session {
     Problem P{};
@@ -651,7 +652,10 @@ struct Session {
     void *blocks[24] = {};
     int num_blocks = 0;
     size_t device_bytes = 0;
+    bool pinned_reserved = false;
     ~Session() {
+        if (pinned_reserved)
+            gcut__unreserve(kPinnedBytes);
         for (int i = 0; i < num_blocks; i++)
             cudaFree(blocks[i]);
         if (host_count)
@@ -763,6 +767,10 @@ gcut_status solve(Session &S, const Input &in, int device, int verbose, int64_t 
                           n, need, device, free_bytes, total_bytes);
 
     GCUT__CUDA_TRY(cudaStreamCreateWithFlags(&S.stream, cudaStreamNonBlocking), "stream");
+    /* The pinned host words count against gcut's memory cap like every host allocation. */
+    if (gcut__reserve(kPinnedBytes, "cuda-grid pinned list sizes and counters") != 0)
+        return GCUT_ERR_NOMEM;
+    S.pinned_reserved = true;
     GCUT__CUDA_TRY(cudaMallocHost(&S.host_count, 4 * sizeof(int)), "cudaMallocHost");
     GCUT__CUDA_TRY(cudaMallocHost(&S.host_counters, kNumCounters * sizeof(unsigned long long)),
                    "cudaMallocHost");
