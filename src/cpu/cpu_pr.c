@@ -14,8 +14,9 @@
 #pragma GCC diagnostic ignored "-Wunknown-pragmas"
 #endif
 
-/* Tile edge lengths as log2 (z, y, x). Measured on 2 cores (docs/GRID-PR.md): long rows keep
- * the inner loop streaming, 16 rows give flow room to travel inside one tile visit. */
+/* Tile edge lengths as log2 (z, y, x): 64 x 16 in 2D, 16 x 8 x 8 in 3D, x fastest. 32 x 32,
+ * 128 x 8 and 32 x 16 did as well within the noise of the 2-core machine (docs/GRID-PR.md);
+ * at most 1024 nodes keep a tile's state in L1/L2 while it is visited. */
 static const int tile_log_2d[3] = {0, 4, 6};
 static const int tile_log_3d[3] = {3, 3, 4};
 
@@ -110,10 +111,11 @@ static void state_free(pr_state *s) {
     gcut__free(s->tile_active);
 }
 
-/* Tiles of one colour are never neighbours under the grid's connectivity, so while one colour
- * runs, a node's own state is touched only by its tile's thread (Hussein V-B's problem of
- * concurrent receives, solved by colouring instead of push/pull reservoirs). Faces suffice
- * for 4/6 (parity of tx+ty+tz); diagonals need the parity of each axis (4 or 8 colours). */
+/* No arc joins two tiles of one colour, so while one colour runs, a node's own state is
+ * touched only by its tile's thread (Hussein V-B's problem of concurrent receives, solved by
+ * colouring instead of push/pull reservoirs). With 4/6 neighbours same-coloured tiles may
+ * share a corner or an edge but never a face (parity of tx+ty+tz); diagonal arcs need the
+ * parity of each axis (4 colours in 2D, 8 in 3D). */
 static int color_of(const pr_state *s, int connectivity, int64_t tile) {
     int64_t tx = tile % s->tiles_x, ty = (tile / s->tiles_x) % s->tiles_y;
     int64_t tz = tile / (s->tiles_x * s->tiles_y);
@@ -270,7 +272,8 @@ static int64_t mark_active_tiles(pr_state *s) {
 }
 
 /* BFS step from v: claim each unlabelled node w with a residual arc w -> v at height
- * next_height. With several threads claiming at once the claim is a compare-and-swap. */
+ * next_height. With several threads claiming at once the claim is an atomic fetch-or on the
+ * bitmap word, so that exactly one thread queues w. */
 static void bfs_visit(pr_state *s, int64_t v, int32_t next_height, int shared_claims,
                       uint32_t *chunk, int *fill) {
     for (uint32_t in = s->inflow[v]; in != 0; in &= in - 1) {
