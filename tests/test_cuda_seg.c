@@ -194,6 +194,62 @@ static void random_tables(test_rng *rng) {
     }
 }
 
+/* The public one-call gcut_segment(): through cuda-grid (energy built on the GPU) and through
+ * "auto" (which picks cuda-grid for these sizes when a GPU is present) the mask, the flow and
+ * the seed counts equal bk's (host-built grid). Synthetic colour pictures, 2D and 3D. */
+static void public_segment(void) {
+    struct {
+        int64_t w, h, d;
+        int conn;
+        gcut_model_kind model;
+    } cases[] = {{320, 240, 1, 4, GCUT_MODEL_AUTO},
+                 {301, 257, 1, 8, GCUT_MODEL_GMM},
+                 {300, 260, 1, 4, GCUT_MODEL_HISTOGRAM},
+                 {48, 44, 40, 6, GCUT_MODEL_AUTO}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        gcut_image img;
+        const int64_t n = cases[k].w * cases[k].h * cases[k].d;
+        uint8_t *seeds = malloc((size_t)n), *want = malloc((size_t)n), *got = malloc((size_t)n);
+        CHECK(seeds != NULL && want != NULL && got != NULL);
+        CHECK_OK(gcut_synth_image(cases[k].w, cases[k].h, cases[k].d, test_seed() + 7 * k,
+                                  GCUT_SYNTH_HARD, &img, NULL));
+        CHECK_OK(gcut_synth_seeds(cases[k].w, cases[k].h, cases[k].d, seeds));
+        gcut_seg_params p;
+        gcut_seg_params_init(&p);
+        p.connectivity = cases[k].conn;
+        p.model = cases[k].model;
+        gcut_options opt;
+        gcut_options_init(&opt);
+        opt.solver = "bk";
+        gcut_seg_report ref, r;
+        CHECK_OK(gcut_segment(&img, seeds, &p, &opt, want, &ref));
+        const char *names[] = {"cuda-grid", "auto"};
+        for (int s = 0; s < 2; s++) {
+            opt.solver = names[s];
+            memset(got, 0xee, (size_t)n);
+            CHECK_OK(gcut_segment(&img, seeds, &p, &opt, got, &r));
+            if (memcmp(want, got, (size_t)n) != 0 || r.stats.flow != ref.stats.flow ||
+                r.foreground_pixels != ref.foreground_pixels ||
+                strcmp(r.stats.solver, "cuda-grid") != 0 || r.scale != ref.scale) {
+                fprintf(stderr,
+                        "gcut_segment %lldx%lldx%lld conn %d via %s: flow %lld (bk %lld), "
+                        "foreground %lld (bk %lld), solver %s\n",
+                        (long long)cases[k].w, (long long)cases[k].h, (long long)cases[k].d,
+                        cases[k].conn, names[s], (long long)r.stats.flow, (long long)ref.stats.flow,
+                        (long long)r.foreground_pixels, (long long)ref.foreground_pixels,
+                        r.stats.solver);
+                test_failures++;
+            } else {
+                checks++;
+            }
+        }
+        gcut_image_free(&img);
+        free(seeds);
+        free(want);
+        free(got);
+    }
+}
+
 int main(void) {
     if (!gcut__cuda_available()) {
         printf("test_cuda_seg: no usable CUDA device: skipped\n");
@@ -203,6 +259,7 @@ int main(void) {
     test_rng_init(&rng, test_seed());
     synthetic();
     random_tables(&rng);
+    public_segment();
     return test_finish("test_cuda_seg", checks);
 }
 #endif

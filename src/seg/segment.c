@@ -212,6 +212,38 @@ gcut_status gcut_seg_build_grid(const gcut_image *image, const uint8_t *seeds,
     return st;
 }
 
+#ifdef GCUT_HAVE_CUDA
+/* gcut_segment through cuda-grid with the energy built on the GPU (gcut__cudagrid_solve_image):
+ * the same tables, so the same capacities bit for bit as gcut__seg_fill_grid. The report's
+ * build_ms is the construction kernel; solve_ms the rest of the device work (upload of the
+ * image, preprocessing, solve, labels back). */
+static gcut_status segment_on_gpu(const gcut_image *image, const uint8_t *seeds,
+                                  const gcut_seg_params *params, const gcut_options *options,
+                                  uint8_t *mask, int64_t *flow, gcut_seg_report *r) {
+    gcut__seg_tables *tables;
+    const uint8_t *pixels;
+    uint8_t *owned;
+    gcut_status st = gcut__seg_prepare(image, seeds, params, &tables, &pixels, &owned, r);
+    if (st != GCUT_OK)
+        return st;
+    const bool three_d = image->depth > 1;
+    const int64_t shape[3] = {image->depth, image->height, image->width};
+    double construct_ms = 0;
+    memset(&r->stats, 0, sizeof r->stats);
+    st = gcut__cudagrid_solve_image(pixels, seeds, tables, three_d ? 3 : 2,
+                                    three_d ? shape : shape + 1, r->connectivity, options, flow,
+                                    mask, &r->stats, &construct_ms, NULL);
+    gcut__seg_tables_free(tables);
+    gcut__free(owned);
+    if (st != GCUT_OK)
+        return st;
+    snprintf(r->stats.solver, sizeof r->stats.solver, "cuda-grid");
+    r->build_ms += construct_ms;
+    r->solve_ms = r->stats.solve_ms + r->stats.build_ms - construct_ms;
+    return GCUT_OK;
+}
+#endif
+
 gcut_status gcut_segment(const gcut_image *image, const uint8_t *seeds,
                          const gcut_seg_params *params, const gcut_options *options, uint8_t *mask,
                          gcut_seg_report *report) {
@@ -219,16 +251,36 @@ gcut_status gcut_segment(const gcut_image *image, const uint8_t *seeds,
         return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_segment: mask is NULL");
     gcut_seg_report local;
     gcut_seg_report *r = report != NULL ? report : &local;
-    gcut_grid *grid = NULL;
-    gcut_status st = gcut_seg_build_grid(image, seeds, params, &grid, r);
-    if (st != GCUT_OK)
-        return st;
     int64_t flow = 0;
-    /* The labels land in mask and are turned into 1 = foreground in place. */
-    st = gcut_grid_solve(grid, options, &flow, mask, &r->stats);
-    gcut_grid_free(grid);
-    if (st != GCUT_OK)
-        return st;
+    gcut_status st;
+#ifdef GCUT_HAVE_CUDA
+    /* cuda-grid (named, or picked by "auto" when a GPU is present) builds the capacities on
+     * the device from the image: the grid never exists on the host. */
+    const gcut__solver *solver = NULL;
+    if (image != NULL && image->width > 0 && image->height > 0 && image->depth > 0) {
+        st = GCUT_OK;
+        solver = gcut__solver_pick(options, true, image->width * image->height * image->depth, &st);
+        if (solver == NULL)
+            return st;
+    }
+    if (solver != NULL && strcmp(solver->name, "cuda-grid") == 0) {
+        st = segment_on_gpu(image, seeds, params, options, mask, &flow, r);
+        if (st != GCUT_OK)
+            return st;
+    } else
+#endif
+    {
+        gcut_grid *grid = NULL;
+        st = gcut_seg_build_grid(image, seeds, params, &grid, r);
+        if (st != GCUT_OK)
+            return st;
+        /* The labels land in mask and are turned into 1 = foreground in place. */
+        st = gcut_grid_solve(grid, options, &flow, mask, &r->stats);
+        gcut_grid_free(grid);
+        if (st != GCUT_OK)
+            return st;
+        r->solve_ms = r->stats.solve_ms + r->stats.build_ms;
+    }
     const int64_t n = image->width * image->height * image->depth;
     int64_t fg = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -236,7 +288,6 @@ gcut_status gcut_segment(const gcut_image *image, const uint8_t *seeds,
         fg += mask[i];
     }
     r->stats.flow = flow;
-    r->solve_ms = r->stats.solve_ms + r->stats.build_ms;
     r->foreground_pixels = fg;
     return GCUT_OK;
 }
