@@ -63,7 +63,8 @@ if has sanitize; then
             "$BUILD_DIR/tests/test_cuda_grid" >"$OUT/sanitize.tmp" 2>&1
         rc=$?
         if [ -z "${SANITIZE_GRID_ONLY:-}" ]; then
-            compute-sanitizer --tool "$tool" --error-exitcode 9 "$BUILD_DIR/tests/test_cuda_seg" \
+            GCUT_TEST_QUICK=1 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+                "$BUILD_DIR/tests/test_cuda_seg" \
                 >>"$OUT/sanitize.tmp" 2>&1 || rc=$?
         fi
         echo "exit $rc"

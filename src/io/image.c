@@ -588,32 +588,48 @@ typedef struct jpeg_job {
     const char *path;
     gcut_image image;
     bool created;
-    int code; /* libjpeg message code of the failure */
     char message[JMSG_LENGTH_MAX];
 } jpeg_job;
 
 static void jpeg_on_error(j_common_ptr codec) {
     jpeg_job *job = codec->client_data;
-    job->code = codec->err->msg_code;
     codec->err->format_message(codec, job->message);
     longjmp(job->jump, 1);
 }
 
+/* Failures are told apart by libjpeg's message text, not its message codes: the codes are
+ * positions in a table whose entries differ between libjpeg versions and builds (a header
+ * from one libjpeg-turbo and a library from another numbered them differently on one of our
+ * machines), while these texts have been the same since IJG libjpeg 6b. */
+static bool jpeg_says(const jpeg_job *job, const char *const *texts) {
+    for (; *texts != NULL; texts++)
+        if (strstr(job->message, *texts) != NULL)
+            return true;
+    return false;
+}
+
+static const char *const jpeg_damage[] = {"Premature end of",
+                                          "premature end of data segment",
+                                          "found marker",
+                                          "bad Huffman code",
+                                          "Invalid SOS parameters",
+                                          "Inconsistent progression",
+                                          "Corrupt JPEG data: bad arithmetic code",
+                                          NULL};
+static const char *const jpeg_truncation[] = {"Premature end of", "Empty input file", NULL};
+static const char *const jpeg_memory[] = {"Backing store not supported", "Insufficient memory",
+                                          NULL};
+
 static void jpeg_on_message(j_common_ptr codec, int level) {
     if (level >= 0)
         return;
-    switch (codec->err->msg_code) {
-    case JWRN_JPEG_EOF:
-    case JWRN_HIT_MARKER:
-    case JWRN_MUST_RESYNC:
-    case JWRN_HUFF_BAD_CODE:
-    case JWRN_NOT_SEQUENTIAL:
-    case JWRN_BOGUS_PROGRESSION:
-        jpeg_on_error(codec);
-        break;
-    default:
-        break;
-    }
+    /* A warning that means the pixels are not what the file should hold is an error; harmless
+     * oddities (extraneous bytes before a marker, an unknown JFIF version) are ignored. */
+    jpeg_job *job = codec->client_data;
+    codec->err->format_message(codec, job->message);
+    if (jpeg_says(job, jpeg_damage))
+        longjmp(job->jump, 1);
+    job->message[0] = '\0';
 }
 
 static void jpeg_job_init(jpeg_job *job, FILE *file, const char *path) {
@@ -631,13 +647,12 @@ static gcut_status jpeg_read_frame(jpeg_job *job) {
     if (setjmp(job->jump)) {
         if (ferror(job->file))
             return gcut__fail(GCUT_ERR_IO, "%s: read error: %s", job->path, strerror(errno));
-        if (job->code == JERR_NO_BACKING_STORE || job->code == JERR_OUT_OF_MEMORY)
+        if (jpeg_says(job, jpeg_memory))
             return gcut__fail(GCUT_ERR_NOMEM,
                               "%s: out of memory: the JPEG decoder's buffers would pass the "
                               "memory cap (gcut_set_memory_limit or GCUT_MEMORY_LIMIT)",
                               job->path);
-        bool truncated = job->code == JWRN_JPEG_EOF || job->code == JERR_INPUT_EMPTY ||
-                         job->code == JERR_INPUT_EOF;
+        const bool truncated = jpeg_says(job, jpeg_truncation);
         return gcut__fail(GCUT_ERR_PARSE, "%s: %s JPEG (%s)", job->path,
                           truncated ? "truncated" : "corrupt", job->message);
     }
@@ -678,8 +693,20 @@ static gcut_status jpeg_read_frame(jpeg_job *job) {
         JSAMPROW row = (JSAMPROW)job->image.pixels + (size_t)in->output_scanline * stride;
         jpeg_read_scanlines(in, &row, 1);
     }
-    /* Reading on to EOI notices a file cut after the last scanline. */
+    /* Reading on to EOI notices a file cut after the last scanline... */
     jpeg_finish_decompress(in);
+    /* ...where libjpeg warns of it: some builds stop without a word when only the EOI marker
+     * itself is missing, so the two bytes before where decoding stopped must be that marker
+     * (a seekable file; a pipe is left to libjpeg). */
+    long end = ftell(job->file);
+    if (end >= 0) {
+        long stop = end - (long)in->src->bytes_in_buffer;
+        unsigned char eoi[2] = {0, 0};
+        if (stop < 2 || fseek(job->file, stop - 2, SEEK_SET) != 0 ||
+            fread(eoi, 1, 2, job->file) != 2 || eoi[0] != 0xff || eoi[1] != JPEG_EOI)
+            return gcut__fail(GCUT_ERR_PARSE, "%s: truncated JPEG (no end-of-image marker)",
+                              job->path);
+    }
     return GCUT_OK;
 }
 
