@@ -50,6 +50,9 @@ void gcut__unreserve(uint64_t bytes);
 
 /** Monotonic wall clock in milliseconds. */
 double gcut__now_ms(void);
+/* An integer tuning knob from the environment (benchmarks; read once per solve), clamped to
+ * [lo, hi]; fallback when unset or empty. */
+int gcut__env_int(const char *name, int fallback, int lo, int hi);
 
 /* ---- general graph (src/core/graph.c) ---- */
 
@@ -169,9 +172,8 @@ struct gcut__seg_tables;
 gcut_status gcut__cudagrid_solve_image(const uint8_t *pixels, const uint8_t *seeds,
                                        const struct gcut__seg_tables *tables, int ndim,
                                        const int64_t *shape, int connectivity,
-                                       const gcut_options *options, int64_t *flow,
-                                       uint8_t *labels, gcut_stats *stats, double *construct_ms,
-                                       gcut_grid *capture);
+                                       const gcut_options *options, int64_t *flow, uint8_t *labels,
+                                       gcut_stats *stats, double *construct_ms, gcut_grid *capture);
 #endif
 
 #ifdef __cplusplus

@@ -5,6 +5,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #ifdef GCUT_HAVE_CUDA
@@ -148,4 +149,12 @@ gcut_status gcut_grid_solve(gcut_grid *grid, const gcut_options *options, int64_
     if (flow)
         *flow = value;
     return GCUT_OK;
+}
+
+int gcut__env_int(const char *name, int fallback, int lo, int hi) {
+    const char *s = getenv(name);
+    if (s == NULL || *s == '\0')
+        return fallback;
+    long v = strtol(s, NULL, 10);
+    return v < lo ? lo : v > hi ? hi : (int)v;
 }

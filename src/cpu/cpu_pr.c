@@ -20,11 +20,17 @@
 static const int tile_log_2d[3] = {0, 4, 6};
 static const int tile_log_3d[3] = {3, 3, 4};
 
-/* Push/relabel rounds over a tile per visit before moving on (cache emulation). */
+/* Push/relabel rounds over a tile per visit before moving on (cache emulation);
+ * GCUT_CPUPR_ROUNDS overrides it for benchmarks. */
 #define LOCAL_ROUNDS 4
 /* A global relabel is due once the push/relabel work since the last one (node and arc visits)
- * passes this multiple of that relabel's own cost (n + arcs scanned): amortised relabels. */
+ * passes this multiple of that relabel's own cost (n + arcs scanned): amortised relabels.
+ * GCUT_CPUPR_RELABEL_PCT overrides it (in percent). */
 #define RELABEL_WORK_FACTOR 0.5
+/* ...or once this many sweeps ran since the last one (0 = no such bound; GCUT_CPUPR_TAIL).
+ * A few active tiles can pass excess back and forth for hundreds of cheap sweeps, one height
+ * step at a time, before their work adds up to a relabel's cost. */
+#define TAIL_SWEEPS 0
 /* BFS discoveries a thread collects before reserving room in the shared queue. */
 #define QUEUE_CHUNK 1024
 /* Passes over all nodes (load, global relabel, results) use one thread below this size. */
@@ -61,6 +67,7 @@ typedef struct pr_state {
     int64_t color_start[9];
     int64_t *tile_list;
     uint8_t *tile_active;
+    int local_rounds; /* LOCAL_ROUNDS unless overridden */
     int threads;      /* for the tile phases */
     int node_threads; /* for passes over all nodes: 1 on grids too small to pay for a team */
 } pr_state;
@@ -445,12 +452,12 @@ static void discharge(pr_state *s, int64_t v, int64_t x, int64_t y, int64_t z, c
     s->height[v] = h;
 }
 
-/* Up to LOCAL_ROUNDS passes over the tile's active nodes, alternating the row direction so
+/* Up to s->local_rounds passes over the tile's active nodes, alternating the row direction so
  * that flow moves both ways along a row within one visit; stops early once a pass finds
  * nothing to do. */
 static void process_tile(pr_state *s, int64_t tile, pr_counts *counts) {
     const tile_box b = box_of(s, tile);
-    for (int round = 0; round < LOCAL_ROUNDS; round++) {
+    for (int round = 0; round < s->local_rounds; round++) {
         int64_t visited = 0;
         for (int64_t z = b.z0; z < b.z1; z++)
             for (int64_t y = b.y0; y < b.y1; y++) {
@@ -537,10 +544,15 @@ gcut_status gcut__cpupr_solve_grid(const gcut_grid *grid, const gcut_options *op
         return st;
     }
     load_problem(&s, grid);
+    s.local_rounds = gcut__env_int("GCUT_CPUPR_ROUNDS", LOCAL_ROUNDS, 1, 1 << 20);
+    const double relabel_factor =
+        gcut__env_int("GCUT_CPUPR_RELABEL_PCT", (int)(RELABEL_WORK_FACTOR * 100), 1, 1 << 20) /
+        100.0;
+    const int64_t tail_sweeps = gcut__env_int("GCUT_CPUPR_TAIL", TAIL_SWEEPS, 0, 1 << 30);
     double t1 = gcut__now_ms();
 
     pr_counts total = {0, 0, 0};
-    int64_t sweeps = 0, relabel_passes = 0, work_at_last = 0;
+    int64_t sweeps = 0, relabel_passes = 0, work_at_last = 0, sweeps_at_last = 0;
 
     double relabel_ms = 0, gr_work = 0;
     for (;;) {
@@ -551,6 +563,7 @@ gcut_status gcut__cpupr_solve_grid(const gcut_grid *grid, const gcut_options *op
         const double gr_cost = (double)s.n + (double)s.queue_tail * s.num_dirs;
         gr_work += gr_cost;
         work_at_last = total.work;
+        sweeps_at_last = sweeps;
         if (verbose)
             fprintf(stderr,
                     "cpu-pr: global relabel %" PRId64 ": %" PRId64 " active tiles after %" PRId64
@@ -565,7 +578,8 @@ gcut_status gcut__cpupr_solve_grid(const gcut_grid *grid, const gcut_options *op
         do {
             sweep(&s, &total);
             sweeps++;
-        } while ((double)(total.work - work_at_last) < RELABEL_WORK_FACTOR * gr_cost &&
+        } while ((double)(total.work - work_at_last) < relabel_factor * gr_cost &&
+                 (tail_sweeps == 0 || sweeps - sweeps_at_last < tail_sweeps) &&
                  any_tile_active(&s));
     }
 

@@ -701,15 +701,6 @@ gcut_status device_alloc(Session &S, T **ptr, size_t count, const char *what) {
     return GCUT_OK;
 }
 
-/* Tuning knobs for benchmarks (docs/CUDA-GRID.md): read once per solve. */
-int env_int(const char *name, int fallback, int lo, int hi) {
-    const char *s = getenv(name);
-    if (s == NULL || *s == '\0')
-        return fallback;
-    long v = strtol(s, NULL, 10);
-    return v < lo ? lo : v > hi ? hi : (int)v;
-}
-
 /* Sweeps between global relabels and push/relabel rounds per tile visit, measured on an H100
  * over K = 1..4, R = 8..64 (docs/CUDA-GRID.md): 2D hard 1920x1080 is fastest at K 2, R 16;
  * 3D hard volumes at K 4 (their relabels cost more: longer BFS in tile hops). */
@@ -821,10 +812,10 @@ gcut_status solve(Session &S, const Input &in, int device, int verbose, int64_t 
         (int)((nodes + 255) / 256 < (size_t)sms * 16 ? (nodes + 255) / 256 : (size_t)sms * 16);
     const int sweep_blocks = sweep_per_sm * sms < P.num_tiles ? sweep_per_sm * sms : P.num_tiles;
     const int relax_blocks = relax_per_sm * sms < P.num_tiles ? relax_per_sm * sms : P.num_tiles;
-    const int sweeps_per_relabel =
-        env_int("GCUT_CUDAGRID_SWEEPS",
-                G::NDIM == 2 ? kDefaultSweepsPerRelabel2D : kDefaultSweepsPerRelabel3D, 1, 1 << 20);
-    const int rounds = env_int("GCUT_CUDAGRID_ROUNDS", kDefaultRounds, 1, 1 << 20);
+    const int sweeps_per_relabel = gcut__env_int(
+        "GCUT_CUDAGRID_SWEEPS",
+        G::NDIM == 2 ? kDefaultSweepsPerRelabel2D : kDefaultSweepsPerRelabel3D, 1, 1 << 20);
+    const int rounds = gcut__env_int("GCUT_CUDAGRID_ROUNDS", kDefaultRounds, 1, 1 << 20);
     /* The global relabel as a chain of launches with a list-size read per batch; as one
      * cooperative launch only on request (GCUT_CUDAGRID_COOP=1): on the H100 it was no faster
      * in 2D (hard 1920x1080: 3.19 vs 3.03 ms) and 8% faster on hard 256^3, and racecheck
@@ -835,7 +826,8 @@ gcut_status solve(Session &S, const Input &in, int device, int verbose, int64_t 
     GCUT__CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
                        &coop_per_sm, relabel_coop_kernel<CONN>, G::T, 0),
                    "occupancy");
-    const int coop = coop_support && coop_per_sm > 0 && env_int("GCUT_CUDAGRID_COOP", 0, 0, 1);
+    const int coop =
+        coop_support && coop_per_sm > 0 && gcut__env_int("GCUT_CUDAGRID_COOP", 0, 0, 1);
     const int coop_blocks = coop_per_sm * sms < P.num_tiles ? coop_per_sm * sms : P.num_tiles;
 
     init_kernel<CONN><<<node_blocks, 256, 0, stream>>>(P);
