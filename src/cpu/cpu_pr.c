@@ -21,16 +21,19 @@ static const int tile_log_2d[3] = {0, 4, 6};
 static const int tile_log_3d[3] = {3, 3, 4};
 
 /* Push/relabel rounds over a tile per visit before moving on (cache emulation);
- * GCUT_CPUPR_ROUNDS overrides it for benchmarks. */
-#define LOCAL_ROUNDS 4
+ * GCUT_CPUPR_ROUNDS overrides it for benchmarks. 8 with TAIL_SWEEPS 32 measured best on the
+ * 16-core device over rounds 4/8/16 x tail 0/8/32/128 (docs/GRID-PR.md): hard 4096x4096
+ * 878 -> 678 ms, hard 1920x1080 107 -> 81 ms; 4 was best on the 2-core build machine. */
+#define LOCAL_ROUNDS 8
 /* A global relabel is due once the push/relabel work since the last one (node and arc visits)
  * passes this multiple of that relabel's own cost (n + arcs scanned): amortised relabels.
  * GCUT_CPUPR_RELABEL_PCT overrides it (in percent). */
 #define RELABEL_WORK_FACTOR 0.5
 /* ...or once this many sweeps ran since the last one (0 = no such bound; GCUT_CPUPR_TAIL).
  * A few active tiles can pass excess back and forth for hundreds of cheap sweeps, one height
- * step at a time, before their work adds up to a relabel's cost. */
-#define TAIL_SWEEPS 0
+ * step at a time, before their work adds up to a relabel's cost (864 sweeps after the last
+ * but one relabel on hard 4096x4096, 1159 on hard 256^3). */
+#define TAIL_SWEEPS 32
 /* BFS discoveries a thread collects before reserving room in the shared queue. */
 #define QUEUE_CHUNK 1024
 /* Passes over all nodes (load, global relabel, results) use one thread below this size. */
