@@ -520,8 +520,8 @@ static void format_ratio(char *out, size_t size, double baseline_ms, double ms) 
 
 static void print_markdown_header(void) {
     printf("| instance | nodes | construct ms | solver | build ms | solve ms | flow | x bk solve | "
-           "x bk total | sweeps | global relabels | augmentations | cut |\n");
-    printf("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+           "x bk total | sweeps | global relabels | MB/sweep | augmentations | cut |\n");
+    printf("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
 }
 
 static void emit_rows(const config *cfg, FILE *csv, const instance *inst, int64_t nodes,
@@ -538,6 +538,10 @@ static void emit_rows(const config *cfg, FILE *csv, const instance *inst, int64_
         format_ratio(total_ratio, sizeof total_ratio,
                      base && res->ran ? base->build_ms + base->solve_ms : 0,
                      res->build_ms + res->solve_ms);
+        /* Device bytes per sweep, for solvers that report it (cuda-grid). */
+        char mb_per_sweep[32] = "-";
+        if (res->ran && res->stats.bytes_per_sweep > 0)
+            snprintf(mb_per_sweep, sizeof mb_per_sweep, "%.1f", res->stats.bytes_per_sweep / 1e6);
         const char *cut = !res->ran                ? "-"
                           : res->verify != GCUT_OK ? "FAIL"
                           : !res->flow_stable      ? "UNSTABLE"
@@ -545,12 +549,12 @@ static void emit_rows(const config *cfg, FILE *csv, const instance *inst, int64_
         if (cfg->markdown) {
             if (res->ran)
                 printf("| %s | %" PRId64 " | %.1f | %s | %.1f | %.1f | %" PRId64
-                       " | %s | %s | %" PRId64 " | %" PRId64 " | %" PRId64 " | %s |\n",
+                       " | %s | %s | %" PRId64 " | %" PRId64 " | %s | %" PRId64 " | %s |\n",
                        inst->name, nodes, construct_ms, res->solver, res->build_ms, res->solve_ms,
                        res->flow, solve_ratio, total_ratio, res->stats.sweeps,
-                       res->stats.global_relabels, res->stats.augmentations, cut);
+                       res->stats.global_relabels, mb_per_sweep, res->stats.augmentations, cut);
             else
-                printf("| %s | %" PRId64 " | %.1f | %s | %s | | | | | | | | - |\n", inst->name,
+                printf("| %s | %" PRId64 " | %.1f | %s | %s | | | | | | | | | - |\n", inst->name,
                        nodes, construct_ms, res->solver, res->note);
         }
         if (csv) {
@@ -562,7 +566,7 @@ static void emit_rows(const config *cfg, FILE *csv, const instance *inst, int64_
                     *c = ';';
             fprintf(csv,
                     "%s,%s,%s,%" PRId64 ",%.3f,%s,%s,%d,%.3f,%.3f,%" PRId64 ",%s,%s,%" PRId64
-                    ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%s,%s\n",
+                    ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%.0f,%s,%s\n",
                     inst->name,
                     inst->kind == KIND_SYNTH    ? (inst->depth > 1 ? "volume" : "image")
                     : inst->kind == KIND_RANDOM ? "random"
@@ -572,7 +576,7 @@ static void emit_rows(const config *cfg, FILE *csv, const instance *inst, int64_
                     nodes, construct_ms, res->solver, res->ran ? "ok" : "skipped", res->repeats,
                     res->build_ms, res->solve_ms, res->flow, solve_ratio, total_ratio,
                     res->stats.sweeps, res->stats.global_relabels, res->stats.augmentations,
-                    res->stats.pushes, cut, note);
+                    res->stats.pushes, res->stats.bytes_per_sweep, cut, note);
             fflush(csv);
         }
     }
@@ -982,7 +986,7 @@ int main(int argc, char **argv) {
         }
         fprintf(csv, "instance,kind,level,nodes,construct_ms,solver,status,repeats,build_ms,"
                      "solve_ms,flow,speedup_solve,speedup_total,sweeps,global_relabels,"
-                     "augmentations,pushes,cut,note\n");
+                     "augmentations,pushes,bytes_per_sweep,cut,note\n");
     }
     if (cfg.markdown) {
         print_machine(&cfg);
