@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 /* Each block carries its size in a header, so that the bytes in use can be tracked and a
  * caller allocator (which has no realloc) can still grow blocks. 16 bytes keeps alignment. */
@@ -125,6 +128,26 @@ size_t gcut__mul_size(size_t count, size_t size) {
     return count * size;
 }
 
+/* Ask the kernel to back a large block with transparent huge pages where the system leaves that
+ * to the program (the common "madvise" setting). gcut's arrays are large and touched once in
+ * order before random access: 4 KB pages cost a fault each while building (bk's grid layout at
+ * 1920x1080: 123 -> 76 ms measured with huge pages) and TLB misses while solving. Only the
+ * 2 MB-aligned interior is advised; failure is harmless (the pages stay small). */
+static void advise_huge_pages(void *ptr, size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    if (bytes < 4 * huge)
+        return;
+    uintptr_t begin = ((uintptr_t)ptr + huge - 1) & ~(huge - 1);
+    uintptr_t end = ((uintptr_t)ptr + bytes) & ~(huge - 1);
+    if (end > begin)
+        (void)madvise((void *)begin, end - begin, MADV_HUGEPAGE);
+#else
+    (void)ptr;
+    (void)bytes;
+#endif
+}
+
 void *gcut__malloc(size_t bytes, const char *what) {
     if (bytes > SIZE_MAX - sizeof(block_header)) {
         gcut__fail(GCUT_ERR_NOMEM, "out of memory: %s asks for more bytes than exist",
@@ -144,6 +167,8 @@ void *gcut__malloc(size_t bytes, const char *what) {
         return NULL;
     }
     block->bytes = bytes;
+    if (!have_user_allocator)
+        advise_huge_pages(block + 1, bytes);
     return block + 1;
 }
 

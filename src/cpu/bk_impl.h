@@ -181,53 +181,88 @@ static gcut_status BK_FN(build)(const gcut_graph *g, bool keep_edges, BK_FN(solv
     return GCUT_OK;
 }
 
-/* One pass over a grid's neighbour pairs (each once, from its even direction): count arcs per
- * node, or place them. Pairs with zero capacity both ways are left out: they cannot carry flow
- * and no warm re-solve can raise them (a grid solve keeps no state). */
-static void BK_FN(grid_pass)(BK_FN(solver) * bk, const gcut_grid *grid, bool place) {
-    for (int d = 0; d < grid->num_dirs; d += 2) {
-        const int *o = grid->offset[d];
-        const int32_t *cap = grid->cap[d], *rev = grid->cap[d ^ 1];
-        int64_t step = grid->step[d];
-        /* The box of nodes whose neighbour in direction d is inside the grid. */
-        int64_t z0 = o[0] < 0 ? -o[0] : 0, z1 = grid->depth - (o[0] > 0 ? o[0] : 0);
-        int64_t y0 = o[1] < 0 ? -o[1] : 0, y1 = grid->height - (o[1] > 0 ? o[1] : 0);
-        int64_t x0 = o[2] < 0 ? -o[2] : 0, x1 = grid->width - (o[2] > 0 ? o[2] : 0);
-        for (int64_t z = z0; z < z1; z++)
-            for (int64_t y = y0; y < y1; y++) {
-                int64_t row = (z * grid->height + y) * grid->width;
-                for (int64_t i = row + x0; i < row + x1; i++) {
-                    int64_t j = i + step;
-                    if (cap[i] == 0 && rev[j] == 0)
-                        continue;
-                    if (place) {
-                        BK_FN(place)(bk, (BK_IDX)i, (BK_IDX)j, (uint32_t)cap[i], (uint32_t)rev[j]);
-                    } else {
-                        bk->first[i]++;
-                        bk->first[j]++;
-                    }
-                }
-            }
-    }
-}
-
 /* Build the CSR residual graph straight from a grid's direction arrays: no general graph in
- * between (DESIGN: grids are first-class). */
+ * between (DESIGN: grids are first-class). Node by node, so that every array is written in
+ * order: first a mask per node of the directions whose arc pair can carry flow (a pair with
+ * zero capacity both ways is left out: it never can, and a grid solve keeps no state for a
+ * warm re-solve to raise it), then each node's arcs in its own block, the reverse arc's index
+ * found from the neighbour's mask. Within a block the arcs follow a fixed order of directions
+ * (rank), which is the order the earlier pair-by-pair build left them in; the search order of
+ * bk, and so its augmentations, are unchanged by this layout. The masks live in the orphan
+ * queue, unused until the solve (26 directions fit in any BK_IDX). */
 static gcut_status BK_FN(build_grid)(const gcut_grid *grid, BK_FN(solver) * *out) {
+    /* Bit counts of a byte: __builtin_popcount is a library call unless the target has the
+     * instruction, which a portable build cannot assume. */
+    uint8_t bits[256];
+    for (int b = 0; b < 256; b++)
+        bits[b] = (uint8_t)((b & 1) + (b >> 1 & 1) + (b >> 2 & 1) + (b >> 3 & 1) + (b >> 4 & 1) +
+                            (b >> 5 & 1) + (b >> 6 & 1) + (b >> 7 & 1));
+#define BK_POPCOUNT(x)                                                                             \
+    ((BK_IDX)bits[(x)&255] + bits[(x) >> 8 & 255] + bits[(x) >> 16 & 255] + bits[(x) >> 24 & 255])
     *out = NULL;
     size_t n = (size_t)grid->num_nodes;
     BK_FN(solver) *bk = BK_FN(alloc_nodes)(n);
     if (bk == NULL)
         return GCUT_ERR_NOMEM;
-    BK_FN(grid_pass)(bk, grid, false);
-    if (!BK_FN(alloc_arcs)(bk)) {
+    const int dirs = grid->num_dirs;
+    int order[GCUT__MAX_DIRS], rank[GCUT__MAX_DIRS], k = 0;
+    for (int d = dirs - 2; d >= 0; d -= 2) {
+        int lo = grid->step[d] > 0 ? d : d ^ 1;
+        order[k++] = lo;
+        order[k++] = lo ^ 1;
+    }
+    for (k = 0; k < dirs; k++)
+        rank[order[k]] = k;
+
+    BK_IDX *mask = bk->orphans, *first = bk->first, sum = 0;
+    const int64_t w = grid->width, h = grid->height, depth = grid->depth;
+    for (int64_t z = 0; z < depth; z++)
+        for (int64_t y = 0; y < h; y++) {
+            const int64_t row = (z * h + y) * w;
+            memset(mask + row, 0, (size_t)w * sizeof *mask);
+            for (int d = 0; d < dirs; d++) {
+                const int *o = grid->offset[d];
+                if (z + o[0] < 0 || z + o[0] >= depth || y + o[1] < 0 || y + o[1] >= h)
+                    continue;
+                const int32_t *cap = grid->cap[d], *rev = grid->cap[d ^ 1];
+                const int64_t step = grid->step[d];
+                const int64_t x0 = o[2] < 0 ? -o[2] : 0, x1 = w - (o[2] > 0 ? o[2] : 0);
+                const BK_IDX bit = (BK_IDX)1 << rank[d];
+                for (int64_t i = row + x0; i < row + x1; i++)
+                    if ((cap[i] | rev[i + step]) != 0)
+                        mask[i] |= bit;
+            }
+            for (int64_t i = row; i < row + w; i++) {
+                first[i] = sum;
+                sum += BK_POPCOUNT(mask[i]);
+            }
+        }
+    first[n] = sum;
+    bk->num_arcs = sum;
+    bk->arcs = gcut__malloc(gcut__mul_size((size_t)sum, sizeof(BK_FN(arc))), "bk arcs");
+    bk->sister = gcut__malloc(gcut__mul_size((size_t)sum, sizeof(BK_IDX)), "bk reverse arcs");
+    if (bk->arcs == NULL || bk->sister == NULL) {
         BK_FN(free)(bk);
         return GCUT_ERR_NOMEM;
     }
-    BK_FN(grid_pass)(bk, grid, true);
+
+    /* below[d]: the mask bits of the directions placed before d's reverse in a block. */
+    BK_IDX below[GCUT__MAX_DIRS];
+    for (int d = 0; d < dirs; d++)
+        below[d] = ((BK_IDX)1 << rank[d ^ 1]) - 1;
     const int32_t *source = grid->terminal[GCUT_SOURCE], *sink = grid->terminal[GCUT_SINK];
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        BK_IDX a = first[i];
+        for (BK_IDX m = mask[i]; m != 0; m &= m - 1, a++) {
+            const int d = order[__builtin_ctzll((unsigned long long)m)];
+            const size_t j = (size_t)((int64_t)i + grid->step[d]);
+            bk->arcs[a].head = (BK_IDX)j;
+            bk->arcs[a].residual = (uint32_t)grid->cap[d][i];
+            bk->sister[a] = first[j] + BK_POPCOUNT(mask[j] & below[d]);
+        }
         BK_FN(set_terminals)(bk, (BK_IDX)i, source[i], sink[i]);
+    }
+#undef BK_POPCOUNT
     *out = bk;
     return GCUT_OK;
 }
