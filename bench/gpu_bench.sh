@@ -12,6 +12,7 @@
 #   VOLUMES=128,256,512            3D volumes
 #   SOLVERS=cuda-grid,cpu-pr,bk    solvers, in one run (flows are compared)
 #   REPEATS=5  THREADS=16          gcut_bench settings
+#   CONNECTIVITY=                  gcut_bench --connectivity (e.g. 8,26); empty = 4 and 6
 #   BENCH_NAME=bench  BENCH_CSV=$OUT/bench.csv   where the bench stage writes its log and CSV
 #   TUNE_SIZES=1920x1080  TUNE_VOLUMES=none   the tune stage's instances, and its settings:
 #   TUNE_VARIANTS="GCUT_CUDAGRID_COOP=0 GCUT_CUDAGRID_COOP=1" (env settings, ',' between two),
@@ -235,7 +236,7 @@ fi
 if has bench; then
     echo "== gcut_bench"
     timeout "${BENCH_TIMEOUT:-400}" "$BUILD_DIR/gcut_bench" --sizes "$SIZES" --volumes "$VOLUMES" --solvers "$SOLVERS" \
-        --repeats "$REPEATS" --threads "$THREADS" --csv "${BENCH_CSV:-$OUT/bench.csv}" \
+        --repeats "$REPEATS" --threads "$THREADS" ${CONNECTIVITY:+--connectivity "$CONNECTIVITY"} --csv "${BENCH_CSV:-$OUT/bench.csv}" \
         2>&1 | tee "$OUT/${BENCH_NAME:-bench}.log" | grep -v "^gcut_bench: .*: \(building\|.* x[0-9]*\)$"
     rc=${PIPESTATUS[0]}
     echo "gcut_bench exit $rc"
