@@ -431,6 +431,7 @@ int cli_cmd_segment(int argc, char **argv) {
     const int64_t fg = report.foreground_pixels;
     if (args.verbose)
         fprintf(stderr, "gcut segment: writing %s\n", args.out);
+    const double t_write = now_ms();
     if (write_mask(&args, &image, mask, n) != 0)
         goto done;
     if (args.overlay != NULL) {
@@ -444,6 +445,7 @@ int cli_cmd_segment(int argc, char **argv) {
             goto done;
         }
     }
+    printf("write    %8.1f ms  mask%s\n", now_ms() - t_write, args.overlay ? " and overlay" : "");
     printf("total    %8.1f ms  file to mask%s\n", now_ms() - t_start,
            args.overlay ? " and overlay" : "");
     printf("mask     %s: %" PRId64 " foreground pixels (%.2f%%)\n", args.out, fg,
