@@ -27,9 +27,12 @@ typedef struct BK_FN(solver) {
     BK_FN(arc) * arcs;
     BK_IDX *sister; /* the reverse arc: arcs sorted by tail cannot also sit in pairs */
     BK_FN(node) * nodes;
-    int64_t *tr;     /* terminal residual: > 0 from the source, < 0 to the sink */
-    BK_IDX *orphans; /* ring buffer; a node is in it at most once */
-    BK_IDX orphan_head, orphan_count;
+    int64_t *tr; /* terminal residual: > 0 from the source, < 0 to the sink */
+    /* Orphans of one adoption phase (a node is orphaned at most once per phase): those of the
+     * augmentation stacked down from the top, [orphan_low, num_nodes), the ones adoption
+     * finds queued up from the bottom, [orphan_head, orphan_tail). */
+    BK_IDX *orphans;
+    BK_IDX orphan_head, orphan_tail, orphan_low;
     BK_IDX active_first, active_last;
     uint32_t time;
     int64_t flow;
@@ -296,23 +299,20 @@ static inline BK_IDX BK_FN(next_active)(BK_FN(solver) * bk) {
     }
 }
 
-/* Orphans found during augmentation go to the front, those found during adoption to the back
- * (Kolmogorov v3's order: finish the subtree being repaired first). */
+/* Orphans found during augmentation are stacked (the last found, nearest the sink root, is
+ * adopted first), those found during adoption queued; each stacked orphan is adopted and then
+ * every orphan its adoption queued, before the next stacked one (Kolmogorov v3's order: finish
+ * the subtree being repaired first). The two never meet: a node is orphaned at most once per
+ * phase (an adopted node hangs from a path checked free of orphans, and a freed one has no
+ * parent to lose), so the queue holds at most num_nodes - (stacked) entries. */
 static inline void BK_FN(orphan_front)(BK_FN(solver) * bk, BK_IDX i) {
     bk->nodes[i].parent = BK_ORPHAN;
-    bk->orphan_head = bk->orphan_head == 0 ? bk->num_nodes - 1 : bk->orphan_head - 1;
-    bk->orphans[bk->orphan_head] = i;
-    bk->orphan_count++;
+    bk->orphans[--bk->orphan_low] = i;
 }
 
 static inline void BK_FN(orphan_back)(BK_FN(solver) * bk, BK_IDX i) {
     bk->nodes[i].parent = BK_ORPHAN;
-    /* head + count may not fit BK_IDX when there are more than 2^31 nodes. */
-    BK_IDX room = bk->num_nodes - bk->orphan_count;
-    BK_IDX slot =
-        bk->orphan_head < room ? bk->orphan_head + bk->orphan_count : bk->orphan_head - room;
-    bk->orphans[slot] = i;
-    bk->orphan_count++;
+    bk->orphans[bk->orphan_tail++] = i;
 }
 
 /* TIME only grows; at the wrap every mark is forgotten, so no stale stamp can pass for a
@@ -467,12 +467,14 @@ static void BK_FN(adopt)(BK_FN(solver) * bk, BK_IDX i) {
 }
 
 static void BK_FN(adopt_orphans)(BK_FN(solver) * bk) {
-    while (bk->orphan_count > 0) {
-        BK_IDX i = bk->orphans[bk->orphan_head];
-        bk->orphan_head = bk->orphan_head + 1 == bk->num_nodes ? 0 : bk->orphan_head + 1;
-        bk->orphan_count--;
-        BK_FN(adopt)(bk, i);
+    for (;;) {
+        while (bk->orphan_head < bk->orphan_tail)
+            BK_FN(adopt)(bk, bk->orphans[bk->orphan_head++]);
+        if (bk->orphan_low == bk->num_nodes)
+            break;
+        BK_FN(adopt)(bk, bk->orphans[bk->orphan_low++]);
     }
+    bk->orphan_head = bk->orphan_tail = 0;
 }
 
 /* Grow the trees from active nodes until they touch, augment, adopt; stop when no node is
@@ -555,7 +557,8 @@ static void BK_FN(run)(BK_FN(solver) * bk) {
 /* First solve: every node with terminal residual roots its tree and is active. */
 static void BK_FN(init_trees)(BK_FN(solver) * bk) {
     bk->active_first = bk->active_last = BK_NONE;
-    bk->orphan_head = bk->orphan_count = 0;
+    bk->orphan_head = bk->orphan_tail = 0;
+    bk->orphan_low = bk->num_nodes;
     bk->time = 0;
     for (BK_IDX i = 0; i < bk->num_nodes; i++) {
         BK_FN(node) *node = &bk->nodes[i];
@@ -669,7 +672,8 @@ static void BK_FN(reuse_trees)(BK_FN(solver) * bk) {
     BK_FN(node) *nodes = bk->nodes;
     const BK_IDX *sister = bk->sister;
     bk->active_first = bk->active_last = BK_NONE;
-    bk->orphan_head = bk->orphan_count = 0;
+    bk->orphan_head = bk->orphan_tail = 0;
+    bk->orphan_low = bk->num_nodes;
     BK_FN(next_time)(bk);
     for (BK_IDX m = 0; m < bk->num_marked; m++) {
         BK_IDX i = bk->marked_list[m];
