@@ -15,12 +15,18 @@ extern "C" {
  * Version
  * ---------------------------------------------------------------------------------------- */
 
+/* The one place the version is written: CMakeLists.txt reads these three lines for the
+ * project version, the shared library's SONAME, gcut.pc and the CMake package. */
 #define GCUT_VERSION_MAJOR 0
 #define GCUT_VERSION_MINOR 1
 #define GCUT_VERSION_PATCH 0
 #define GCUT_VERSION_NUMBER                                                                        \
     (GCUT_VERSION_MAJOR * 10000 + GCUT_VERSION_MINOR * 100 + GCUT_VERSION_PATCH)
-#define GCUT_VERSION_STRING "0.1.0"
+#define GCUT__STRINGIFY(x) #x
+#define GCUT__VERSION_TEXT(a, b, c) GCUT__STRINGIFY(a) "." GCUT__STRINGIFY(b) "." GCUT__STRINGIFY(c)
+/** "MAJOR.MINOR.PATCH", made from the three numbers above. */
+#define GCUT_VERSION_STRING                                                                        \
+    GCUT__VERSION_TEXT(GCUT_VERSION_MAJOR, GCUT_VERSION_MINOR, GCUT_VERSION_PATCH)
 
 /** @return the library's version as MAJOR*10000 + MINOR*100 + PATCH (may differ from the
  *  header's GCUT_VERSION_NUMBER when linked against another build). */
