@@ -296,6 +296,11 @@ gcut_status gcut_grid_write(const gcut_grid *grid, const char *path);
 
 /** Free memory gcut returned to the caller (node id arrays, image pixels). NULL is accepted. */
 void gcut_free(void *ptr);
+/** Allocate bytes through gcut's allocator and under its memory cap (gcut_set_memory_limit),
+ *  for callers that want their own buffers counted and capped with gcut's (the gcut command
+ *  does). @return the block (free with gcut_free), or NULL with GCUT_ERR_NOMEM's message,
+ *  naming `what` (may be NULL), in gcut_last_error(). */
+void *gcut_malloc(size_t bytes, const char *what);
 
 /* ------------------------------------------------------------------------------------------
  * Images and segmentation (src/io/image*, src/seg/)
