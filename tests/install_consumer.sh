@@ -23,14 +23,28 @@ export PKG_CONFIG_PATH=$libdir/pkgconfig
 # shellcheck disable=SC2046
 "$cc" -o "$work/pc_shared" "$src/tests/consumer/main.c" $(pkg-config --cflags --libs gcut)
 LD_LIBRARY_PATH=$libdir "$work/pc_shared"
-# The static library with what it needs, as a packager's static link would do it.
+# The README's static line: the archive by path, the libraries it needs from --static.
 # shellcheck disable=SC2046
 "$cc" -o "$work/pc_static" "$src/tests/consumer/main.c" $(pkg-config --cflags gcut) \
-    "$libdir/libgcut.a" $(pkg-config --static --libs-only-other --libs-only-l gcut | sed 's/-lgcut//')
+    "$(pkg-config --variable=libdir gcut)/libgcut.a" \
+    $(pkg-config --static --libs-only-other --libs-only-l gcut | sed 's/-lgcut//')
 "$work/pc_static"
 cmake -S "$src/tests/consumer" -B "$work/cm" -DCMAKE_PREFIX_PATH="$prefix" \
     -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$work/cm" >"$work/cm.log" 2>&1 || { cat "$work/cm.log"; exit 1; }
 "$work/cm/consumer_shared"
 "$work/cm/consumer_static"
+# Each linked the library it says: the shared ones need libgcut.so.*, the static ones do not.
+if command -v ldd >/dev/null 2>&1; then
+    for exe in pc_shared cm/consumer_shared; do
+        LD_LIBRARY_PATH=$libdir ldd "$work/$exe" | grep -q 'libgcut\.so' ||
+            { echo "FAIL: $exe does not load libgcut.so"; exit 1; }
+    done
+    for exe in pc_static cm/consumer_static; do
+        if ldd "$work/$exe" | grep -q 'libgcut\.so'; then
+            echo "FAIL: $exe loads libgcut.so"
+            exit 1
+        fi
+    done
+fi
 echo "ok: installed into a prefix; pkg-config and find_package(gcut) consumers (shared and static) run"
