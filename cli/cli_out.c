@@ -22,8 +22,8 @@
 #define MAX_OUTPUTS 16
 
 typedef struct pending_output {
-    char *temp;        /* the temporary file written now (gcut_malloc) */
-    const char *final; /* the caller's path (argv), renamed over at commit */
+    char *temp;  /* the temporary file written now (gcut_malloc) */
+    char *final; /* the destination (a link resolved), renamed over at commit (gcut_malloc) */
 } pending_output;
 
 static pending_output pending[MAX_OUTPUTS];
@@ -61,13 +61,27 @@ static bool write_in_place(const char *path) {
     return stat(path, &info) == 0 && !S_ISREG(info.st_mode);
 }
 
-const char *cli_out_path(const char *cmd, const char *path) {
-    if (strcmp(path, "-") == 0 || write_in_place(path))
-        return path;
+const char *cli_out_path(const char *cmd, const char *given) {
+    if (strcmp(given, "-") == 0 || write_in_place(given))
+        return given;
     if (num_pending == MAX_OUTPUTS) {
         cli_error(cmd, GCUT_OK, "more than %d output files", MAX_OUTPUTS);
         return NULL;
     }
+    /* An existing output keeps its mode, and a symbolic link stays a link: the new file goes
+     * beside, and replaces, the file the link points to. */
+    struct stat old;
+    bool exists = stat(given, &old) == 0;
+    char *resolved = exists ? realpath(given, NULL) : NULL;
+    char *final = gcut_malloc(strlen(resolved != NULL ? resolved : given) + 1, "output name");
+    if (final == NULL) {
+        free(resolved);
+        cli_error(cmd, GCUT_ERR_NOMEM, "%s", given);
+        return NULL;
+    }
+    strcpy(final, resolved != NULL ? resolved : given);
+    free(resolved);
+    const char *path = final;
     /* DIR/.BASE.XXXXXX.EXT: hidden, in the same folder (so rename is atomic), keeping the
      * extension that picks the image format. */
     const char *slash = strrchr(path, '/');
@@ -77,34 +91,40 @@ const char *cli_out_path(const char *cmd, const char *path) {
         dot = base + strlen(base);
     size_t dir_len = (size_t)(base - path), stem_len = (size_t)(dot - base), ext_len = strlen(dot);
     if (*base == '\0') {
-        cli_error(cmd, GCUT_OK, "'%s' names a folder, not an output file", path);
+        cli_error(cmd, GCUT_OK, "'%s' names a folder, not an output file", given);
+        gcut_free(final);
         return NULL;
     }
     size_t room = dir_len + 1 + stem_len + 8 + ext_len + 1;
     char *temp = gcut_malloc(room, "temporary file name");
     if (temp == NULL) {
-        cli_error(cmd, GCUT_ERR_NOMEM, "%s", path);
+        cli_error(cmd, GCUT_ERR_NOMEM, "%s", given);
+        gcut_free(final);
         return NULL;
     }
     snprintf(temp, room, "%.*s.%.*s.XXXXXX%s", (int)dir_len, path, (int)stem_len, base, dot);
     int fd = mkstemps(temp, (int)ext_len);
     if (fd < 0) {
-        cli_error(cmd, GCUT_OK, "cannot write '%s': %s", path, strerror(errno));
+        cli_error(cmd, GCUT_OK, "cannot write '%s': %s", given, strerror(errno));
         gcut_free(temp);
+        gcut_free(final);
         return NULL;
     }
-    /* mkstemps makes the file 0600; give it the mode a plain fopen would have. */
+    /* mkstemps makes the file 0600; give it the mode the file had, or the mode a plain fopen
+     * would give a new one. */
     mode_t mask = umask(0);
     umask(mask);
-    if (fchmod(fd, 0666 & ~mask) != 0 || close(fd) != 0) {
-        cli_error(cmd, GCUT_OK, "cannot write '%s': %s", path, strerror(errno));
+    mode_t mode = exists ? (old.st_mode & 07777) : (0666 & ~mask);
+    if (fchmod(fd, mode) != 0 || close(fd) != 0) {
+        cli_error(cmd, GCUT_OK, "cannot write '%s': %s", given, strerror(errno));
         unlink(temp);
         gcut_free(temp);
+        gcut_free(final);
         return NULL;
     }
     install_handlers();
     pending[num_pending].temp = temp;
-    pending[num_pending].final = path;
+    pending[num_pending].final = final;
     num_pending++;
     return temp;
 }
@@ -146,7 +166,8 @@ void cli_out_discard(void) {
     for (sig_atomic_t i = 0; i < count; i++) {
         unlink(pending[i].temp);
         gcut_free(pending[i].temp);
-        pending[i].temp = NULL;
+        gcut_free(pending[i].final);
+        pending[i].temp = pending[i].final = NULL;
     }
 }
 
@@ -160,13 +181,15 @@ int cli_out_commit(const char *cmd) {
             break;
         }
         gcut_free(pending[i].temp);
-        pending[i].temp = NULL;
+        gcut_free(pending[i].final);
+        pending[i].temp = pending[i].final = NULL;
     }
     /* After a failed rename the remaining temporary files go; those renamed stay. */
     for (sig_atomic_t k = i; k < num_pending; k++) {
         unlink(pending[k].temp);
         gcut_free(pending[k].temp);
-        pending[k].temp = NULL;
+        gcut_free(pending[k].final);
+        pending[k].temp = pending[k].final = NULL;
     }
     num_pending = 0;
     return rc;

@@ -117,6 +117,38 @@ if [ $have_png = 1 ]; then
     if [ "$(head -c 4 m.png | tail -c 3)" = PNG ] && [ -s ov.png ]; then pass; else
         fail "segment did not replace m.png / write ov.png"
     fi
+    # Interrupted while outputs are pending (the --truth FIFO blocks after -o and --overlay
+    # were written to their temporary files): SIGINT deletes them.
+    if mkfifo truth.fifo 2>/dev/null; then
+        "$gcut" segment c.png --seeds s.png -o int-m.png --overlay int-ov.png \
+            --truth truth.fifo >/dev/null 2>&1 &
+        pid=$!
+        for _ in $(seq 100); do
+            [ "$(find . -name '.int-*' | wc -l)" -ge 2 ] && break
+            sleep 0.1
+        done
+        pending=$(find . -name '.int-*' | wc -l)
+        kill -INT $pid
+        wait $pid
+        code=$?
+        left=$(find . -name '.int-*' -o -name 'int-*.png' | wc -l)
+        if [ "$pending" -eq 2 ] && [ "$code" -eq 130 ] && [ "$left" -eq 0 ]; then pass; else
+            fail "SIGINT with pending outputs: $pending pending, exit $code, $left files left"
+        fi
+        rm -f truth.fifo
+    fi
+    # An output that is a symbolic link stays one; the file it names is replaced. An existing
+    # output keeps its mode.
+    echo old >target.png
+    chmod 600 target.png
+    ln -s target.png link.png
+    run 0 "segment -o symlink" segment c.png --seeds s.png -o link.png
+    if [ -L link.png ] && [ "$(head -c 4 target.png | tail -c 3)" = PNG ]; then pass; else
+        fail "-o through a symbolic link: link replaced or target not written"
+    fi
+    if [ "$(stat -c %a target.png)" = 600 ]; then pass; else
+        fail "existing output's mode $(stat -c %a target.png), expected 600 kept"
+    fi
     # Mode of a new output: what a plain fopen would give under the umask.
     (umask 022 && "$gcut" gen synth --size 16x16 -o mode.png >/dev/null 2>&1)
     if [ "$(stat -c %a mode.png 2>/dev/null)" = 644 ]; then pass; else
