@@ -20,6 +20,10 @@ int cli_cmd_solvers(int argc, char **argv);
 int cli_cmd_segment(int argc, char **argv);
 int cli_cmd_gen(int argc, char **argv);
 
+/** gcut_alloc() as an expression (cli/gcut.c): the block (free with gcut_free), or NULL with
+ *  the reason in gcut_last_error(). The command's own buffers go through gcut's memory cap. */
+void *cli_alloc(size_t bytes, const char *what);
+
 /** Print "gcut CMD: " + message (+ gcut_last_error() when status is an error) to stderr. */
 void cli_error(const char *cmd, gcut_status status, const char *fmt, ...);
 

@@ -22,8 +22,8 @@
 #define MAX_OUTPUTS 16
 
 typedef struct pending_output {
-    char *temp;  /* the temporary file written now (gcut_malloc) */
-    char *final; /* the destination (a link resolved), renamed over at commit (gcut_malloc) */
+    char *temp;  /* the temporary file written now (cli_alloc) */
+    char *final; /* the destination (a link resolved), renamed over at commit (cli_alloc) */
 } pending_output;
 
 static pending_output pending[MAX_OUTPUTS];
@@ -73,7 +73,7 @@ const char *cli_out_path(const char *cmd, const char *given) {
     struct stat old;
     bool exists = stat(given, &old) == 0;
     char *resolved = exists ? realpath(given, NULL) : NULL;
-    char *final = gcut_malloc(strlen(resolved != NULL ? resolved : given) + 1, "output name");
+    char *final = cli_alloc(strlen(resolved != NULL ? resolved : given) + 1, "output name");
     if (final == NULL) {
         free(resolved);
         cli_error(cmd, GCUT_ERR_NOMEM, "%s", given);
@@ -96,7 +96,7 @@ const char *cli_out_path(const char *cmd, const char *given) {
         return NULL;
     }
     size_t room = dir_len + 1 + stem_len + 8 + ext_len + 1;
-    char *temp = gcut_malloc(room, "temporary file name");
+    char *temp = cli_alloc(room, "temporary file name");
     if (temp == NULL) {
         cli_error(cmd, GCUT_ERR_NOMEM, "%s", given);
         gcut_free(final);

@@ -155,7 +155,7 @@ int cli_cmd_gen(int argc, char **argv) {
     uint8_t *truth = NULL, *seeds = NULL;
     gcut_image image = {0};
     if (out_path || truth_path) {
-        if ((truth = gcut_malloc((size_t)n, "synthetic truth")) == NULL) {
+        if ((truth = cli_alloc((size_t)n, "synthetic truth")) == NULL) {
             cli_error("gen", GCUT_ERR_NOMEM, "truth of %" PRId64 " bytes", n);
             return 1;
         }
@@ -191,7 +191,7 @@ int cli_cmd_gen(int argc, char **argv) {
         }
     }
     if (seeds_path && rc == 0) {
-        if ((seeds = gcut_malloc((size_t)n, "synthetic seeds")) == NULL) {
+        if ((seeds = cli_alloc((size_t)n, "synthetic seeds")) == NULL) {
             cli_error("gen", GCUT_ERR_NOMEM, "seeds of %" PRId64 " bytes", n);
             rc = 1;
         } else {

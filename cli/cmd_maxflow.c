@@ -235,7 +235,7 @@ static int run_graph(const maxflow_args *args, gcut_options *options) {
                "\n",
                args->input, n, gcut_graph_num_edges(graph));
     int code = 1;
-    uint8_t *labels = gcut_malloc(n > 0 ? (size_t)n : 1, "labels");
+    uint8_t *labels = cli_alloc(n > 0 ? (size_t)n : 1, "labels");
     int64_t flow = 0;
     gcut_stats stats;
     if (labels == NULL) {
@@ -292,7 +292,7 @@ static int run_grid(const maxflow_args *args, gcut_options *options) {
                n);
     }
     int code = 1;
-    uint8_t *labels = gcut_malloc((size_t)n, "labels");
+    uint8_t *labels = cli_alloc((size_t)n, "labels");
     int64_t flow = 0;
     gcut_stats stats;
     if (labels == NULL) {

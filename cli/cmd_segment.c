@@ -116,7 +116,7 @@ static int add_inputs(cli_path *inputs, int count, int room, const char *what, c
     inputs[count++] = (cli_path){what, path};
     if (!volume || strchr(path, ',') == NULL)
         return count;
-    char *list = gcut_malloc(strlen(path) + 1, "slice list");
+    char *list = cli_alloc(strlen(path) + 1, "slice list");
     if (list == NULL)
         return count;
     strcpy(list, path);
@@ -135,7 +135,7 @@ static int add_inputs(cli_path *inputs, int count, int room, const char *what, c
  * anything is read or written. @return -1 to run, else the exit code. */
 static int check_paths(const segment_args *args) {
     int room = args->num_images + 2 + 2 * 1024, count = 0, num_copies = 0;
-    cli_path *inputs = gcut_malloc((size_t)room * sizeof *inputs, "path list");
+    cli_path *inputs = cli_alloc((size_t)room * sizeof *inputs, "path list");
     if (inputs == NULL) {
         cli_error("segment", GCUT_ERR_NOMEM, "path list");
         return 1;
@@ -272,7 +272,7 @@ static uint8_t *read_raw_bytes(const char *path, int64_t n) {
         cli_error("segment", GCUT_OK, "cannot open '%s'", path);
         return NULL;
     }
-    uint8_t *bytes = gcut_malloc((size_t)n + 1, "raw mask");
+    uint8_t *bytes = cli_alloc((size_t)n + 1, "raw mask");
     size_t got = bytes ? fread(bytes, 1, (size_t)n + 1, f) : 0;
     fclose(f);
     if (bytes == NULL || got != (size_t)n) {
@@ -292,7 +292,7 @@ static uint8_t *read_raw_bytes(const char *path, int64_t n) {
  * byte per voxel or a comma-separated list of slice pictures. free_mask() releases it. */
 typedef struct loaded_mask {
     gcut_image image;
-    uint8_t *raw; /* the bytes of a raw file (gcut_malloc), else NULL */
+    uint8_t *raw; /* the bytes of a raw file (cli_alloc), else NULL */
 } loaded_mask;
 
 static void free_mask(loaded_mask *mask) {
@@ -317,8 +317,8 @@ static bool load_mask(const segment_args *args, const char *path, const char *wh
     }
     if (args->volume) {
         /* Split the list in a copy: the slices' paths point into it. */
-        char *list = gcut_malloc(strlen(path) + 1, "slice list");
-        const char **paths = gcut_malloc((strlen(path) / 2 + 2) * sizeof *paths, "slice list");
+        char *list = cli_alloc(strlen(path) + 1, "slice list");
+        const char **paths = cli_alloc((strlen(path) / 2 + 2) * sizeof *paths, "slice list");
         int64_t count = 0;
         if (list == NULL || paths == NULL) {
             gcut_free(list), gcut_free(paths);
@@ -442,8 +442,8 @@ int cli_cmd_segment(int argc, char **argv) {
         goto done;
     }
     const int64_t n = image.width * image.height * image.depth;
-    if ((seeds = gcut_malloc((size_t)n, "seeds")) == NULL ||
-        (mask = gcut_malloc((size_t)n, "mask")) == NULL) {
+    if ((seeds = cli_alloc((size_t)n, "seeds")) == NULL ||
+        (mask = cli_alloc((size_t)n, "mask")) == NULL) {
         cli_error("segment", GCUT_ERR_NOMEM, "buffers for %" PRId64 " pixels", n);
         goto done;
     }

@@ -20,6 +20,13 @@ static void usage(FILE *out) {
     fprintf(out, "\n`gcut COMMAND --help` describes one command.\n");
 }
 
+void *cli_alloc(size_t bytes, const char *what) {
+    void *block = NULL;
+    if (gcut_alloc(bytes, what, &block) != GCUT_OK)
+        return NULL;
+    return block;
+}
+
 void cli_error(const char *cmd, gcut_status status, const char *fmt, ...) {
     va_list ap;
     if (cmd != NULL)

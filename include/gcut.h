@@ -298,9 +298,9 @@ gcut_status gcut_grid_write(const gcut_grid *grid, const char *path);
 void gcut_free(void *ptr);
 /** Allocate bytes through gcut's allocator and under its memory cap (gcut_set_memory_limit),
  *  for callers that want their own buffers counted and capped with gcut's (the gcut command
- *  does). @return the block (free with gcut_free), or NULL with GCUT_ERR_NOMEM's message,
- *  naming `what` (may be NULL), in gcut_last_error(). */
-void *gcut_malloc(size_t bytes, const char *what);
+ *  does). *out receives the block (free it with gcut_free), or NULL. @return GCUT_ERR_NOMEM
+ *  with a message naming `what` (may be NULL) and the bytes when over the cap or refused. */
+gcut_status gcut_alloc(size_t bytes, const char *what, void **out);
 
 /* ------------------------------------------------------------------------------------------
  * Images and segmentation (src/io/image*, src/seg/)

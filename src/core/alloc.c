@@ -252,7 +252,9 @@ void gcut_free(void *ptr) {
     gcut__free(ptr);
 }
 
-void *gcut_malloc(size_t bytes, const char *what) {
-    gcut__clear_error();
-    return gcut__malloc(bytes, what);
+gcut_status gcut_alloc(size_t bytes, const char *what, void **out) {
+    if (out == NULL)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_alloc: out is NULL");
+    *out = gcut__malloc(bytes, what);
+    return *out != NULL ? GCUT_OK : GCUT_ERR_NOMEM;
 }

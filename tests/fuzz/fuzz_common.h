@@ -67,6 +67,12 @@ static const char *fuzz_input_path(const uint8_t *data, size_t size) {
     return fuzz_file(0, data, size);
 }
 
+/* gcut_alloc() as an expression: NULL when over the fuzzing cap. */
+static inline void *fuzz_alloc(size_t bytes, const char *what) {
+    void *block = NULL;
+    return gcut_alloc(bytes, what, &block) == GCUT_OK ? block : NULL;
+}
+
 /* GCUT_FUZZ_VERBOSE=1 says what each input became (replay runs; too slow while fuzzing). */
 static int fuzz_verbose(void) {
     static int verbose = -1;

@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (fuzz_verbose())
         fprintf(stderr, "dimacs: %lld nodes\n", (long long)gcut_graph_num_nodes(g));
     int64_t n = gcut_graph_num_nodes(g);
-    uint8_t *labels = gcut_malloc(n > 0 ? (size_t)n : 1, "fuzz labels");
+    uint8_t *labels = fuzz_alloc(n > 0 ? (size_t)n : 1, "fuzz labels");
     int64_t flow = labels != NULL ? solve(g, labels) : -1;
     if (flow >= 0) {
         /* Round trip through the writer: the same problem, so the same flow. */

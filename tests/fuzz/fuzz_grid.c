@@ -13,7 +13,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (fuzz_verbose())
         fprintf(stderr, "grid: %lld nodes\n", (long long)gcut_grid_num_nodes(grid));
     int64_t n = gcut_grid_num_nodes(grid);
-    uint8_t *labels = gcut_malloc((size_t)n, "fuzz labels");
+    uint8_t *labels = fuzz_alloc((size_t)n, "fuzz labels");
     if (labels != NULL) {
         gcut_options opt;
         gcut_options_init(&opt);
