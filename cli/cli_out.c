@@ -24,6 +24,7 @@
 typedef struct pending_output {
     char *temp;  /* the temporary file written now (cli_alloc) */
     char *final; /* the destination (a link resolved), renamed over at commit (cli_alloc) */
+    mode_t mode; /* given to the file at commit: the old file's, or fopen's under the umask */
 } pending_output;
 
 static pending_output pending[MAX_OUTPUTS];
@@ -72,6 +73,11 @@ const char *cli_out_path(const char *cmd, const char *given) {
      * beside, and replaces, the file the link points to. */
     struct stat old;
     bool exists = stat(given, &old) == 0;
+    if (exists && access(given, W_OK) != 0) {
+        /* What fopen(path, "w") would have said: a read-only file is not replaced. */
+        cli_error(cmd, GCUT_OK, "cannot write '%s': %s", given, strerror(errno));
+        return NULL;
+    }
     char *resolved = exists ? realpath(given, NULL) : NULL;
     char *final = cli_alloc(strlen(resolved != NULL ? resolved : given) + 1, "output name");
     if (final == NULL) {
@@ -103,6 +109,7 @@ const char *cli_out_path(const char *cmd, const char *given) {
         return NULL;
     }
     snprintf(temp, room, "%.*s.%.*s.XXXXXX%s", (int)dir_len, path, (int)stem_len, base, dot);
+    install_handlers();
     int fd = mkstemps(temp, (int)ext_len);
     if (fd < 0) {
         cli_error(cmd, GCUT_OK, "cannot write '%s': %s", given, strerror(errno));
@@ -110,19 +117,18 @@ const char *cli_out_path(const char *cmd, const char *given) {
         gcut_free(final);
         return NULL;
     }
-    /* mkstemps makes the file 0600; give it the mode the file had, or the mode a plain fopen
-     * would give a new one. */
-    mode_t mask = umask(0);
-    umask(mask);
-    mode_t mode = exists ? (old.st_mode & 07777) : (0666 & ~mask);
-    if (fchmod(fd, mode) != 0 || close(fd) != 0) {
+    if (close(fd) != 0) {
         cli_error(cmd, GCUT_OK, "cannot write '%s': %s", given, strerror(errno));
         unlink(temp);
         gcut_free(temp);
         gcut_free(final);
         return NULL;
     }
-    install_handlers();
+    /* mkstemps makes the file 0600 (so it can be written whatever the final mode); at commit
+     * it gets the mode the old file had, or the one a plain fopen gives a new file. */
+    mode_t mask = umask(0);
+    umask(mask);
+    pending[num_pending].mode = exists ? (old.st_mode & 07777) : (0666 & ~mask);
     pending[num_pending].temp = temp;
     pending[num_pending].final = final;
     num_pending++;
@@ -175,7 +181,8 @@ int cli_out_commit(const char *cmd) {
     int rc = 0;
     sig_atomic_t i = 0;
     for (; i < num_pending; i++) {
-        if (rename(pending[i].temp, pending[i].final) != 0) {
+        if (chmod(pending[i].temp, pending[i].mode) != 0 ||
+            rename(pending[i].temp, pending[i].final) != 0) {
             cli_error(cmd, GCUT_OK, "cannot write '%s': %s", pending[i].final, strerror(errno));
             rc = 1;
             break;

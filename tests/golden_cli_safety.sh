@@ -149,6 +149,13 @@ if [ $have_png = 1 ]; then
     if [ "$(stat -c %a target.png)" = 600 ]; then pass; else
         fail "existing output's mode $(stat -c %a target.png), expected 600 kept"
     fi
+    # A read-only output is not replaced (as fopen "w" would refuse it); root may write anyway.
+    if [ "$(id -u)" != 0 ]; then
+        echo keep >ro.png
+        chmod 444 ro.png
+        run 1 "segment -o read-only file" segment c.png --seeds s.png -o ro.png
+        if [ "$(cat ro.png)" = keep ]; then pass; else fail "read-only output replaced"; fi
+    fi
     # Mode of a new output: what a plain fopen would give under the umask.
     (umask 022 && "$gcut" gen synth --size 16x16 -o mode.png >/dev/null 2>&1)
     if [ "$(stat -c %a mode.png 2>/dev/null)" = 644 ]; then pass; else
