@@ -19,3 +19,26 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DGCUT_WERROR=ON -DGCUT_SANITI
 cmake --build build-asan -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE slow
+
+# ---- 3. the Python package (python/, tests/python/): a venv in build-py/, `pip install .`
+#      (CUDA off: no GPU in CI, and nvcc would add minutes), then pytest. PyMaxflow from PyPI is
+#      the comparison oracle; where it cannot be installed those tests skip, visibly.
+#      GCUT_SKIP_PYTHON=1 skips this step.
+echo "== python package =="
+if [ "${GCUT_SKIP_PYTHON:-0}" = 1 ]; then
+    echo "SKIPPED python tests: GCUT_SKIP_PYTHON=1"
+elif ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
+    echo "SKIPPED python tests: python3 with venv and ensurepip not found" \
+         "(Debian: apt-get install python3-venv python3-dev)"
+else
+    py=build-py/venv/bin/python
+    [ -x "$py" ] || python3 -m venv build-py/venv
+    "$py" -m pip install -q --disable-pip-version-check numpy pytest "scikit-build-core>=0.10"
+    "$py" -m pip install -q --disable-pip-version-check PyMaxflow ||
+        echo "NOTE: PyMaxflow could not be installed: the comparisons with it will be skipped"
+    "$py" -m pip install -q --disable-pip-version-check --no-build-isolation . \
+        --config-settings=build-dir=build-py/skbuild \
+        --config-settings=cmake.define.GCUT_CUDA=OFF \
+        --config-settings=cmake.define.GCUT_WERROR=ON
+    (cd tests/python && GCUT_CLI="$PWD/../../build-test/gcut" "../../$py" -m pytest -q -rs -p no:cacheprovider)
+fi

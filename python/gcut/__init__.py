@@ -336,8 +336,8 @@ class Graph(_gcut.GraphCore):
 
     def _tedges_impl(self, i, caps_source, caps_sink, set_):
         i = _ids(i, "i")
-        s = _caps(caps_source, "caps_source", self._scale, limit=2**61, wide=True)
-        t = _caps(caps_sink, "caps_sink", self._scale, limit=2**61, wide=True)
+        s = _caps(caps_source, "caps_source", self._scale, limit=2**61 - 1, wide=True)
+        t = _caps(caps_sink, "caps_sink", self._scale, limit=2**61 - 1, wide=True)
         i, s, t = _broadcast([i, s, t], ["i", "caps_source", "caps_sink"])
         if s.dtype != t.dtype:
             s, t = s.astype(_np.int64), t.astype(_np.int64)
@@ -376,10 +376,16 @@ class Graph(_gcut.GraphCore):
         if structure is None:
             structure = vonNeumann_structure(nd, directed=bool(symmetric))
         st = _host_array(structure, "structure")
-        if st.ndim != nd:
+        if st.ndim > nd or st.ndim == 0:
             raise ValueError(
-                f"structure must have nodeids' {nd} dimensions, got shape {st.shape}"
+                f"structure must have 1 to {nd} dimensions (nodeids'), got shape {st.shape}"
             )
+        st = st.reshape((1,) * (nd - st.ndim) + st.shape)  # missing leading axes: offset 0
+        if st.dtype.kind == "f" and st.size and _np.all(_np.isfinite(st)):
+            # PyMaxflow's vonNeumann/moore_structure are float arrays of 0/1: whole numbers
+            # are taken exactly; a fractional entry still needs scale=.
+            if _np.array_equal(st, _np.rint(st)) and st.max() <= _INT32_MAX:
+                st = st.astype(_np.int64)
         if any(s % 2 == 0 for s in st.shape):
             raise ValueError(f"structure must have odd sides (a centre), got {st.shape}")
         per = _np.broadcast_to(_np.asarray(periodic, dtype=bool), (nd,))
@@ -470,8 +476,8 @@ class Graph(_gcut.GraphCore):
         """Add terminal capacities to a grid of nodes (``sourcecaps``, ``sinkcaps`` broadcast to
         ``nodeids.shape``); as :meth:`add_tedges`, cumulative."""
         ids = _ids(nodeids, "nodeids")
-        s = _caps(sourcecaps, "sourcecaps", self._scale, limit=2**61, wide=True)
-        t = _caps(sinkcaps, "sinkcaps", self._scale, limit=2**61, wide=True)
+        s = _caps(sourcecaps, "sourcecaps", self._scale, limit=2**61 - 1, wide=True)
+        t = _caps(sinkcaps, "sinkcaps", self._scale, limit=2**61 - 1, wide=True)
         s, t = _broadcast([s, t], ["sourcecaps", "sinkcaps"], ids.shape)
         if self._is_whole_grid(ids):
             rest = []

@@ -463,7 +463,7 @@ static PyObject *core_set_edges(GraphCore *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-#define TW_MAX ((int64_t)1 << 61) /* gcut_graph_set_tweights' bound */
+#define TW_MAX (INT64_MAX / 4) /* gcut_graph_set_tweights' bound, 2^61 - 1 */
 
 /* Terminal capacities of a general graph: add (cumulative) or set (absolute). */
 static gcut_status graph_tedges(gcut_graph *g, const int64_t *ids, const void *src, const void *snk,
@@ -562,7 +562,7 @@ static PyObject *core_tedges(GraphCore *self, PyObject *args) {
     Py_END_ALLOW_THREADS leave(self);
     if (st == GCUT_ERR_OVERFLOW && bad >= 0) {
         PyErr_Format(PyExc_ValueError,
-                     "terminal capacity of node %lld would pass 2^61 (cap_source/cap_sink[%lld])",
+                     "terminal capacity of node %lld would pass 2^61 - 1 (caps_source/caps_sink[%lld])",
                      (long long)ids[bad], (long long)bad);
         return NULL;
     }
