@@ -11,8 +11,8 @@ boundary weights (Boykov-Jolly), all int32. Variants:
   pymaxflow       maxflow.Graph[int]: add_grid_nodes, add_grid_edges x2, add_grid_tedges, maxflow
   gcut.Graph      the same calls on gcut.Graph (a native grid), solver auto / named
   grid_maxflow    gcut.grid_maxflow(source, sink, weights[4, H, W]) in one call
-Times are wall-clock seconds of the whole build + solve (array preparation shared by all is
-outside the timing)."""
+Times are wall-clock seconds of the whole build + solve, from the numpy arrays to the labels
+(array preparation shared by all is outside the timing)."""
 import argparse
 import os
 import platform
@@ -59,9 +59,11 @@ def run_pymaxflow(p, solver, threads):
     g.add_grid_edges(ids, weights=right, structure=RIGHT, symmetric=True)
     g.add_grid_edges(ids, weights=down, structure=DOWN, symmetric=True)
     g.add_grid_tedges(ids, source, sink)
+    t0 = time.perf_counter()
     flow = g.maxflow()
+    solve_ms = (time.perf_counter() - t0) * 1e3
     seg = g.get_grid_segments(ids)
-    return flow, seg, "bk (Kolmogorov 3.0x)"
+    return flow, seg, "bk (Kolmogorov 3.0x)", {"build_ms": 0.0, "solve_ms": solve_ms}
 
 
 def run_gcut_graph(p, solver, threads):
@@ -73,7 +75,7 @@ def run_gcut_graph(p, solver, threads):
     g.add_grid_tedges(ids, source, sink)
     flow = g.maxflow(solver=solver, threads=threads)
     seg = g.get_grid_segments(ids)
-    return flow, seg, g.stats["solver"]
+    return flow, seg, g.stats["solver"], g.stats
 
 
 def direction_weights(right, down):
@@ -90,7 +92,7 @@ def run_grid_maxflow(p, solver, threads):
     source, sink, right, down = p
     res = gcut.grid_maxflow(source, sink, direction_weights(right, down), connectivity=4,
                             solver=solver, threads=threads)
-    return res.flow, res.labels, res.solver
+    return res.flow, res.labels, res.solver, res.stats
 
 
 def main():
@@ -116,14 +118,16 @@ def main():
         variants.append((f"gcut.Graph[{s}]", run_gcut_graph, s))
         variants.append((f"grid_maxflow[{s}]", run_grid_maxflow, s))
     times = {v[0]: [] for v in variants}
+    inner = {v[0]: [] for v in variants}
     ran = {}
     flows = {}
     for r in range(args.rounds):
         order = variants if r % 2 == 0 else variants[::-1]
         for name, fn, solver in order:
             t0 = time.perf_counter()
-            flow, seg, used = fn(p, solver, args.threads)
+            flow, seg, used, stats = fn(p, solver, args.threads)
             times[name].append(time.perf_counter() - t0)
+            inner[name].append((stats["build_ms"], stats["solve_ms"]))
             flows.setdefault(name, set()).add(flow)
             ran[name] = used
     all_flows = set().union(*flows.values())
@@ -134,12 +138,17 @@ def main():
     print(f"# flows: {sorted(all_flows)} ({'all equal' if len(all_flows) == 1 else 'DIFFER'})")
     base = statistics.median(times["pymaxflow"]) if "pymaxflow" in times else None
     print(f"{'variant':28s} {'solver ran':22s} {'median s':>9s} {'min s':>7s} {'max s':>7s} "
-          f"{'vs PyMaxflow':>12s}")
+          f"{'vs PyMaxflow':>12s} {'setup ms':>9s} {'maxflow ms':>10s}")
     for name, _, _ in variants:
         med = statistics.median(times[name])
         ratio = f"{base / med:11.2f}x" if base else "          -"
+        setup = statistics.median(b for b, _ in inner[name])
+        solve = statistics.median(s for _, s in inner[name])
         print(f"{name:28s} {ran[name]:22s} {med:9.3f} {min(times[name]):7.3f} "
-              f"{max(times[name]):7.3f} {ratio}")
+              f"{max(times[name]):7.3f} {ratio} {setup:9.1f} {solve:10.1f}")
+    print("# setup ms / maxflow ms: the solver's own report (gcut stats build_ms: grid-to-graph "
+          "conversion and solver layout; solve_ms), medians; for PyMaxflow maxflow() alone "
+          "(its graph is built by the add_* calls, which the total includes)")
     if len(all_flows) != 1:
         raise SystemExit("flows differ")
 

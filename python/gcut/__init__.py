@@ -94,6 +94,8 @@ def _caps(x, name, scale, limit=_INT32_MAX, wide=False):
     Integers are range-checked, never wrapped; floats need a scale (round(value * scale));
     negative values raise ValueError naming the first one."""
     a = _host_array(x, name)
+    if a.size == 0 and a.dtype.kind in "fO":  # [] reads as float64: an empty list is fine
+        a = a.astype(_np.int32)
     kind = a.dtype.kind
     if kind == "b":
         a = a.astype(_np.int32)
@@ -135,6 +137,8 @@ def _caps(x, name, scale, limit=_INT32_MAX, wide=False):
 def _ids(x, name):
     """Node ids as a C-contiguous int64 array (range is checked by the C layer)."""
     a = _host_array(x, name)
+    if a.size == 0 and a.dtype.kind in "fO":
+        a = a.astype(_np.int64)
     if a.dtype.kind not in "iu":
         raise TypeError(f"{name} must hold integer node ids, not {a.dtype}")
     if a.dtype == _np.uint64 and a.size and a.max() > 2**63 - 1:
