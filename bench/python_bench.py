@@ -138,17 +138,23 @@ def main():
     print(f"# flows: {sorted(all_flows)} ({'all equal' if len(all_flows) == 1 else 'DIFFER'})")
     base = statistics.median(times["pymaxflow"]) if "pymaxflow" in times else None
     print(f"{'variant':28s} {'solver ran':22s} {'median s':>9s} {'min s':>7s} {'max s':>7s} "
-          f"{'vs PyMaxflow':>12s} {'setup ms':>9s} {'maxflow ms':>10s}")
+          f"{'vs PyMaxflow':>12s} {'setup ms':>9s} {'maxflow ms':>10s} {'build s':>8s} "
+          f"{'build vs PyMaxflow':>18s}")
+    build = {n: statistics.median(t - s / 1e3 for t, (_, s) in zip(times[n], inner[n]))
+             for n in times}
+    base_build = build.get("pymaxflow")
     for name, _, _ in variants:
         med = statistics.median(times[name])
         ratio = f"{base / med:11.2f}x" if base else "          -"
         setup = statistics.median(b for b, _ in inner[name])
         solve = statistics.median(s for _, s in inner[name])
         print(f"{name:28s} {ran[name]:22s} {med:9.3f} {min(times[name]):7.3f} "
-              f"{max(times[name]):7.3f} {ratio} {setup:9.1f} {solve:10.1f}")
+              f"{max(times[name]):7.3f} {ratio} {setup:9.1f} {solve:10.1f} {build[name]:8.3f} "
+              + (f"{base_build / build[name]:17.2f}x" if base_build else ""))
     print("# setup ms / maxflow ms: the solver's own report (gcut stats build_ms: grid-to-graph "
           "conversion and solver layout; solve_ms), medians; for PyMaxflow maxflow() alone "
-          "(its graph is built by the add_* calls, which the total includes)")
+          "(its graph is built by the add_* calls, which the total includes); build s: total "
+          "minus maxflow ms, per round, median: the cost of getting the arrays into a solver")
     if len(all_flows) != 1:
         raise SystemExit("flows differ")
 

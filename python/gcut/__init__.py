@@ -412,9 +412,11 @@ class Graph(_gcut.GraphCore):
             o = tuple(int(a - c) for a, c in zip(idx, centre))
             if any(o):
                 offsets.append((o, st[idx]))
-        native = self._is_whole_grid(ids) and not per.any() and not floats
+        native = self._is_whole_grid(ids) and not per.any()
         pieces = []  # (offset, caps of the edges p -> p+o as a full grid array)
         for o, sval in offsets:
+            if any(abs(ok) >= n and not pk for ok, n, pk in zip(o, ids.shape, per)):
+                continue  # no node has this neighbour
             cap = self._grid_caps(w, sval, floats)
             if native:
                 src, dst = _shift_slices(o, ids.shape)

@@ -561,9 +561,10 @@ static PyObject *core_tedges(GraphCore *self, PyObject *args) {
     Py_BEGIN_ALLOW_THREADS st = graph_tedges(self->graph, ids, src, snk, is64a, m, set, &bad);
     Py_END_ALLOW_THREADS leave(self);
     if (st == GCUT_ERR_OVERFLOW && bad >= 0) {
-        PyErr_Format(PyExc_ValueError,
-                     "terminal capacity of node %lld would pass 2^61 - 1 (caps_source/caps_sink[%lld])",
-                     (long long)ids[bad], (long long)bad);
+        PyErr_Format(
+            PyExc_ValueError,
+            "terminal capacity of node %lld would pass 2^61 - 1 (caps_source/caps_sink[%lld])",
+            (long long)ids[bad], (long long)bad);
         return NULL;
     }
     if (st != GCUT_OK)
@@ -725,10 +726,15 @@ static PyObject *core_segments(GraphCore *self, PyObject *args) {
     PyObject *out = PyArray_SimpleNew(PyArray_NDIM(ai), PyArray_DIMS(ai), NPY_UINT8);
     if (out == NULL)
         return NULL;
+    if (enter(self) < 0) { /* a concurrent maxflow() may move the labels */
+        Py_DECREF(out);
+        return NULL;
+    }
     uint8_t *dst = PyArray_DATA((PyArrayObject *)out);
     const uint8_t *lab = self->labels;
     Py_BEGIN_ALLOW_THREADS for (int64_t k = 0; k < m; k++) dst[k] = lab[ids[k]];
-    Py_END_ALLOW_THREADS return out;
+    Py_END_ALLOW_THREADS leave(self);
+    return out;
 }
 
 /* _verify() -> cut capacity of the last solve's labels on the current capacities (raises

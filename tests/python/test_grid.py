@@ -339,3 +339,29 @@ def test_pymaxflow_segments_on_unique_cut():
     g.add_grid_tedges(ids, source, sink)
     assert g.maxflow() == ref.maxflow() == 5
     assert np.array_equal(g.get_grid_segments(ids), ref.get_grid_segments(rid))
+
+
+def test_float_weights_with_scale_stay_native(rng):
+    shape = (9, 11)
+    w = rng.integers(0, 30, size=shape)
+    source = rng.integers(0, 90, size=shape)
+    sink = rng.integers(0, 90, size=shape)
+    g = gcut.Graph(scale=4)
+    ids = g.add_grid_nodes(shape)
+    g.add_grid_edges(ids, weights=w / 4.0, symmetric=True)  # exact quarters: round(w/4 * 4) = w
+    g.add_grid_tedges(ids, source / 4.0, sink / 4.0)
+    assert g.layout == "grid4"
+    ref, _, _ = gcut_grid(shape, source, sink, w, None, True)
+    assert g.maxflow() == ref
+
+
+def test_offsets_beyond_the_grid_add_nothing():
+    g = gcut.Graph()
+    ids = g.add_grid_nodes((2, 2))
+    st = np.zeros((7, 7), dtype=np.int32)
+    st[3, 6] = 5  # offset (0, +3): no node of a 2x2 grid has that neighbour
+    st[3, 4] = 1
+    g.add_grid_edges(ids, 1, structure=st)
+    assert g.layout == "grid4"
+    g.add_grid_tedges(ids, [[9, 0], [9, 0]], [[0, 9], [0, 9]])
+    assert g.maxflow() == 2
