@@ -41,4 +41,24 @@ else
         --config-settings=cmake.define.GCUT_CUDA=OFF \
         --config-settings=cmake.define.GCUT_WERROR=ON
     (cd tests/python && GCUT_CLI="$PWD/../../build-test/gcut" "../../$py" -m pytest -q -rs -p no:cacheprovider)
+    # The same tests on an ASan + UBSan build of the extension and library (a Debug build
+    # installed beside the venv, loaded first; the sanitizer runtimes preloaded into python).
+    asan=$(gcc -print-file-name=libasan.so 2>/dev/null || true)
+    ubsan=$(gcc -print-file-name=libubsan.so 2>/dev/null || true)
+    if [ -f "$asan" ] && [ -f "$ubsan" ]; then
+        echo "== python package, ASan + UBSan =="
+        "$py" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps \
+            --upgrade --target build-py/asan-site . \
+            --config-settings=build-dir=build-py/skbuild-asan \
+            --config-settings=cmake.build-type=Debug \
+            --config-settings=cmake.define.GCUT_CUDA=OFF \
+            --config-settings=cmake.define.GCUT_WERROR=ON \
+            --config-settings=cmake.define.GCUT_SANITIZE=ON
+        (cd tests/python && PYTHONPATH="$PWD/../../build-py/asan-site" LD_PRELOAD="$asan $ubsan" \
+            ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+            GCUT_CLI="$PWD/../../build-test/gcut" \
+            "../../$py" -m pytest -q -p no:cacheprovider -k "not concurrent_solves_equal_serial")
+    else
+        echo "SKIPPED python ASan run: gcc's libasan/libubsan not found"
+    fi
 fi
