@@ -1,7 +1,6 @@
-/* gcut_module.c - the `gcut._gcut` CPython extension: numpy arrays in and out of the C library
- * (include/gcut.h only). The Python layer (python/gcut/__init__.py) normalises arguments; this
- * file re-checks every array it is handed, so no call from Python can crash the interpreter.
- * The GIL is released around every solve and every loop over a large array. */
+/* gcut_module.c - the `gcut._gcut` CPython extension over include/gcut.h (numpy C API): it
+ * re-checks every array python/gcut/__init__.py hands it, so no call can crash the interpreter,
+ * and releases the GIL around every solve and every loop over a large array. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
