@@ -126,6 +126,8 @@ typedef struct {
     uint8_t *labels;    /* of the last solve: valid for ids < labels_len */
     int64_t labels_len; /* 0 until a solve succeeds */
     int64_t labels_cap; /* bytes allocated */
+    int64_t generation; /* bumped whenever *graph or *grid is replaced */
+    int64_t solved_generation;
     int64_t flow;
     gcut_stats stats;
 } GraphCore;
@@ -212,6 +214,7 @@ static int ensure_graph(GraphCore *self) {
         gcut_grid_free(self->grid);
         self->grid = NULL;
         self->graph = g;
+        self->generation++;
         self->graph_nodes = gcut_graph_num_nodes(g);
         self->mode = MODE_GRAPH;
     }
@@ -231,6 +234,7 @@ static int ensure_graph(GraphCore *self) {
     gcut_graph_free(self->graph);
     self->graph = g;
     self->graph_nodes = nodes;
+    self->generation++;
     return 0;
 }
 
@@ -272,6 +276,7 @@ static int ensure_grid(GraphCore *self, int connectivity) {
         gcut_grid_free(old);
     }
     self->grid = g;
+    self->generation++;
     return 0;
 }
 
@@ -696,6 +701,7 @@ static PyObject *core_maxflow(GraphCore *self, PyObject *args) {
     if (st != GCUT_OK)
         return raise_status(st, "maxflow");
     self->labels_len = self->num_nodes;
+    self->solved_generation = self->generation;
     self->flow = flow;
     self->stats = stats;
     return PyLong_FromLongLong(flow);
@@ -740,8 +746,11 @@ static PyObject *core_segments(GraphCore *self, PyObject *args) {
  * when it differs from the flow: the cut certificate). */
 static PyObject *core_verify(GraphCore *self, PyObject *noargs) {
     (void)noargs;
-    if (self->labels_len == 0 && self->num_nodes > 0) {
-        PyErr_SetString(PyExc_RuntimeError, "call maxflow() before verify()");
+    if ((self->labels_len == 0 && self->num_nodes > 0) ||
+        self->solved_generation != self->generation) {
+        /* The labels were made for another node set (nodes added, or the grid converted). */
+        PyErr_SetString(PyExc_RuntimeError,
+                        "call maxflow() before verify() (the graph changed shape since)");
         return NULL;
     }
     if (enter(self) < 0)

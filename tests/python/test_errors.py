@@ -233,3 +233,26 @@ def test_interpreter_survives_direct_core_misuse():
         g._tedges([0], [1], [1], False)
     with pytest.raises(ValueError, match="not a grid"):
         g._grid_add((0, 1), np.zeros(2, dtype=np.int32))
+
+
+def test_verify_after_the_graph_grew_asks_for_a_solve():
+    g = gcut.Graph()
+    g.add_nodes(2)
+    g.add_edge(0, 1, 3, 0)
+    g.add_tedges([0, 1], [5, 0], [0, 5])
+    assert g.maxflow() == 3 and g.verify() == 3
+    g.add_nodes(5)
+    g.add_edge(2, 6, 1, 1)  # the C graph grows: the old labels no longer cover it
+    with pytest.raises(RuntimeError, match="maxflow"):
+        g.verify()
+    assert list(g.get_grid_segments([0, 1])) == [False, True]  # the old nodes still answer
+    assert g.maxflow() == 3 and g.verify() == 3
+    h = gcut.Graph()
+    ids = h.add_grid_nodes((3, 3))
+    h.add_grid_edges(ids, 2)
+    h.add_grid_tedges(ids, 1, 1)
+    flow = h.maxflow()
+    assert h.verify() == flow
+    h.add_grid_edges(ids, 1, structure=gcut.moore_structure(2))  # 4 -> 8: a new grid
+    with pytest.raises(RuntimeError, match="maxflow"):
+        h.verify()
