@@ -282,8 +282,11 @@ class Graph(_gcut.GraphCore):
         return self.num_nodes
 
     def get_edge_count(self):
-        """Number of edges added: numbered edges plus grid edges of nonzero capacity."""
-        return self._num_graph_edges + self._grid_edge_count
+        """Number of edges: of the general graph (a converted grid counts one per neighbour
+        pair), or, on a native grid, the nonzero arcs add_grid_edges has added."""
+        if self.layout == "graph":
+            return self._num_graph_edges
+        return self._grid_edge_count
 
     # ---- edges ----
 
@@ -436,7 +439,6 @@ class Graph(_gcut.GraphCore):
                 continue
             # Not a native direction, or a sum past int32: the general graph holds it.
             self._to_graph()
-            self._grid_edge_count = 0
             self._general_grid_edges(ids, o, full.reshape(ids.shape), per, False)
 
     def _grid_caps(self, w, sval, floats):

@@ -330,6 +330,10 @@ static PyObject *core_init_grid(GraphCore *self, PyObject *args) {
         }
         n *= s;
     }
+    gcut_graph_free(self->graph); /* an empty graph made by an earlier maxflow() */
+    self->graph = NULL;
+    self->graph_nodes = 0;
+    self->generation++;
     self->ndim = (int)nd;
     self->mode = MODE_GRID;
     self->num_nodes = n;

@@ -365,3 +365,16 @@ def test_offsets_beyond_the_grid_add_nothing():
     assert g.layout == "grid4"
     g.add_grid_tedges(ids, [[9, 0], [9, 0]], [[0, 9], [0, 9]])
     assert g.maxflow() == 2
+
+
+def test_grid_after_an_empty_solve_and_edge_counts():
+    g = gcut.Graph()
+    assert g.maxflow() == 0
+    ids = g.add_grid_nodes((3, 4))
+    g.add_grid_edges(ids, 2, symmetric=True)
+    assert g.layout == "grid4" and g.get_edge_count() == 2 * (2 * 4 + 3 * 3)
+    g.add_grid_tedges(ids, [[5, 0, 0, 0]] * 3, [[0, 0, 0, 5]] * 3)
+    assert g.maxflow() == 6
+    g.add_edge(0, 11, 1, 0)  # a general graph now: one edge per neighbour pair, plus this one
+    assert g.layout == "graph" and g.get_edge_count() == 2 * 4 + 3 * 3 + 1
+    assert g.maxflow() == 7
