@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 
-def pytest_report_header(config):
-    return f"gcut test seed: {test_seed()} (set GCUT_TEST_SEED to replay)"
+def pytest_terminal_summary(terminalreporter):
+    # Printed at the end of every run, -q included, so a failure can be replayed.
+    terminalreporter.write_line(f"gcut test seed: {test_seed()} (GCUT_TEST_SEED=N replays one)")
 
 
 def test_seed():
