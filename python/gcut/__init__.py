@@ -21,6 +21,7 @@ arrays are copied in, so several graphs can be solved at once from threads (one 
 per thread). Labels follow PyMaxflow: ``1`` / ``True`` means the sink side of the cut.
 """
 
+import math as _math
 import numbers as _numbers
 
 import numpy as _np
@@ -659,6 +660,19 @@ def segment(
         raise ValueError(f"seed_encoding must be one of {sorted(_ENCODINGS)}, got {seed_encoding!r}")
     if connectivity is None:
         connectivity = 0
+    for name, v, ok, want in (
+        ("lambda_", lambda_, lambda x: _math.isfinite(x) and x >= 0, "a finite number >= 0"),
+        ("sigma", sigma, _math.isfinite, "finite (<= 0: estimated)"),
+        ("scale", scale, _math.isfinite, "finite (<= 0: chosen)"),
+    ):
+        if isinstance(v, bool) or not isinstance(v, _numbers.Real) or not ok(float(v)):
+            raise ValueError(f"{name} must be {want}, got {v!r}")
+    for name, v, lo, hi in (("components", components, 1, 32), ("bins", bins, 2, 256),
+                            ("connectivity", connectivity, 0, 26)):
+        if isinstance(v, bool) or not isinstance(v, _numbers.Integral) or not lo <= v <= hi:
+            raise ValueError(f"{name} must be an int in [{lo}, {hi}], got {v!r}")
+    if connectivity not in (0, 4, 8, 6, 26):
+        raise ValueError(f"connectivity must be 4 or 8 (2D), 6 or 26 (3D), got {connectivity}")
     if not (isinstance(seed, _numbers.Integral) and 0 <= seed < 2**64):
         raise ValueError(f"seed must be an int in [0, 2^64), got {seed!r}")
     mask, report = _gcut.segment(

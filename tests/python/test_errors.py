@@ -256,3 +256,30 @@ def test_verify_after_the_graph_grew_asks_for_a_solve():
     h.add_grid_edges(ids, 1, structure=gcut.moore_structure(2))  # 4 -> 8: a new grid
     with pytest.raises(RuntimeError, match="maxflow"):
         h.verify()
+
+
+def test_gpu_solver_without_gpu_is_a_clear_error():
+    info = {s["name"]: s for s in gcut.solvers()}
+    s = np.ones((4, 4), dtype=np.int32)
+    w = np.ones((4, 4, 4), dtype=np.int32)
+    if "cuda-grid" not in info:
+        with pytest.raises(ValueError, match="'cuda-grid' is not in this build"):
+            gcut.grid_maxflow(s, s, w, solver="cuda-grid")
+    elif not info["cuda-grid"]["available"]:
+        with pytest.raises(gcut.GcutError, match="GPU"):
+            gcut.grid_maxflow(s, s, w, solver="cuda-grid")
+    else:  # a GPU is here: the same flow as bk
+        assert (gcut.grid_maxflow(s, s, w, solver="cuda-grid").flow
+                == gcut.grid_maxflow(s, s, w, solver="bk").flow)
+
+
+def test_segment_parameters_named():
+    img = np.zeros((8, 8), dtype=np.uint8)
+    seeds = np.zeros((8, 8), dtype=np.uint8)
+    seeds[0, 0], seeds[7, 7] = 1, 2
+    for kw, name in ((dict(lambda_=-1), "lambda_"), (dict(lambda_=float("inf")), "lambda_"),
+                     (dict(sigma=float("nan")), "sigma"), (dict(scale="x"), "scale"),
+                     (dict(components=0), "components"), (dict(bins=1), "bins"),
+                     (dict(connectivity=5), "connectivity"), (dict(connectivity=6), "3D")):
+        with pytest.raises(ValueError, match=name):
+            gcut.segment(img, seeds, **kw)
