@@ -232,6 +232,11 @@ class Graph(_gcut.GraphCore):
         self._grid_ids = None  # the read-only id array add_grid_nodes returned (grid layout)
         self._grid_edge_count = 0
 
+    def __repr__(self):
+        return (f"gcut.Graph(nodes={self.num_nodes}, edges={self.get_edge_count()}, "
+                f"layout={self.layout!r}" + (f", scale={self._scale}" if self._scale else "")
+                + ")")
+
     def __class_getitem__(cls, item):
         if item is int:
             return cls

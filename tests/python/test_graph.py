@@ -58,6 +58,7 @@ def test_scalar_calls_and_pymaxflow_docstring_example():
     assert list(g.get_grid_segments(nodes)) == [True, False]
     assert g.get_segment(0) == 1 and g.get_segment(1) == 0
     assert g.get_node_count() == 2 and g.get_edge_count() == 1
+    assert repr(g) == "gcut.Graph(nodes=2, edges=1, layout='graph')"
 
 
 def test_flow_past_int32_is_exact():
