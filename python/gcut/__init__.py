@@ -415,6 +415,18 @@ class Graph(_gcut.GraphCore):
                 raise TypeError(f"{name} must hold numbers, not {a.dtype}")
             if a.size and a.min() < 0:
                 raise ValueError(f"{name} has a negative entry: capacities must be >= 0")
+        # The largest product is checked before anything is added, so a bad call changes
+        # nothing.
+        if w.size and st.size:
+            if floats:
+                top = _np.rint(float(w.max()) * float(st.max()) * self._scale)
+            else:
+                top = int(w.max()) * int(st.max())
+            if top > _INT32_MAX:
+                raise ValueError(
+                    f"weights * structure reaches {top}, past int32"
+                    + (f" after scaling by {self._scale}" if floats else "")
+                )
         centre = tuple(s // 2 for s in st.shape)
         offsets = []
         for idx in zip(*_np.nonzero(st)):
@@ -422,30 +434,34 @@ class Graph(_gcut.GraphCore):
             if any(o):
                 offsets.append((o, st[idx]))
         native = self._is_whole_grid(ids) and not per.any()
-        pieces = []  # (offset, caps of the edges p -> p+o as a full grid array)
         for o, sval in offsets:
             if any(abs(ok) >= n and not pk for ok, n, pk in zip(o, ids.shape, per)):
                 continue  # no node has this neighbour
             cap = self._grid_caps(w, sval, floats)
-            if native:
-                src, dst = _shift_slices(o, ids.shape)
-                fwd = _np.zeros(ids.shape, dtype=cap.dtype)
-                fwd[src] = cap[src]
-                pieces.append((o, fwd))
-                if symmetric:
-                    back = _np.zeros(ids.shape, dtype=cap.dtype)
-                    back[dst] = cap[src]
-                    pieces.append((tuple(-x for x in o), back))
-            else:
+            if not (native and self.layout.startswith("grid")):
                 self._general_grid_edges(ids, o, cap, per, bool(symmetric))
-        for k, (o, full) in enumerate(pieces):
-            full = _np.ascontiguousarray(full).reshape(-1)
-            if self.layout.startswith("grid") and self._grid_add(o, full):
-                self._grid_edge_count += int(_np.count_nonzero(full))
                 continue
-            # Not a native direction, or a sum past int32: the general graph holds it.
-            self._to_graph()
-            self._general_grid_edges(ids, o, full.reshape(ids.shape), per, False)
+            # One full array per direction at a time (memory stays one grid array).
+            src, dst = _shift_slices(o, ids.shape)
+            fwd = _np.zeros(ids.shape, dtype=cap.dtype)
+            fwd[src] = cap[src]
+            self._grid_piece(ids, o, fwd)
+            if symmetric:
+                back = _np.zeros(ids.shape, dtype=cap.dtype)
+                back[dst] = cap[src]
+                del fwd
+                self._grid_piece(ids, tuple(-x for x in o), back)
+
+    def _grid_piece(self, ids, o, full):
+        """Add arcs p -> p+o of capacity full[p] (zero outside the grid) natively if the grid
+        can hold them, else as general edges (the grid becomes a general graph first)."""
+        flat = _np.ascontiguousarray(full).reshape(-1)
+        if self.layout.startswith("grid") and self._grid_add(o, flat):
+            self._grid_edge_count += int(_np.count_nonzero(flat))
+            return
+        # Not a native direction, or a sum past int32: the general graph holds it.
+        self._to_graph()
+        self._general_grid_edges(ids, o, full, _np.zeros(ids.ndim, dtype=bool), False)
 
     def _grid_caps(self, w, sval, floats):
         """weights * structure value as int32 (int64 math, checked)."""

@@ -283,3 +283,17 @@ def test_segment_parameters_named():
                      (dict(connectivity=5), "connectivity"), (dict(connectivity=6), "3D")):
         with pytest.raises(ValueError, match=name):
             gcut.segment(img, seeds, **kw)
+
+
+def test_failed_add_grid_edges_changes_nothing():
+    g = gcut.Graph()
+    ids = g.add_grid_nodes((3, 3))
+    st = np.zeros((3, 3), dtype=np.int64)
+    st[1, 2], st[2, 1] = 1, 2**31  # the first offset fits, the second does not
+    with pytest.raises(ValueError, match="past int32"):
+        g.add_grid_edges(ids, 1, structure=st)
+    assert g.get_edge_count() == 0 and g.layout.startswith("grid")
+    with pytest.raises(ValueError, match="past int32"):
+        g.add_grid_edges(ids, np.array(2**40, dtype=np.uint64), structure=gcut.moore_structure(2))
+    g.add_grid_tedges(ids, 1, 0)
+    assert g.maxflow() == 0  # no edge and no sink capacity
