@@ -160,7 +160,7 @@ def _broadcast(arrays, names, shape=None):
 
 def _solver_args(solver, threads):
     if not isinstance(solver, str):
-        raise TypeError(f"solver must be a string (a name from gcut.solvers() or 'auto')")
+        raise TypeError("solver must be a string (a name from gcut.solvers() or 'auto')")
     if isinstance(threads, bool) or not isinstance(threads, _numbers.Integral):
         raise TypeError(f"threads must be an int (0 = all cores), got {threads!r}")
     if threads < 0 or threads > 65536:
