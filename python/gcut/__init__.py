@@ -441,27 +441,16 @@ class Graph(_gcut.GraphCore):
             if not (native and self.layout.startswith("grid")):
                 self._general_grid_edges(ids, o, cap, per, bool(symmetric))
                 continue
-            # One full array per direction at a time (memory stays one grid array).
-            src, dst = _shift_slices(o, ids.shape)
-            fwd = _np.zeros(ids.shape, dtype=cap.dtype)
-            fwd[src] = cap[src]
-            self._grid_piece(ids, o, fwd)
-            if symmetric:
-                back = _np.zeros(ids.shape, dtype=cap.dtype)
-                back[dst] = cap[src]
-                del fwd
-                self._grid_piece(ids, tuple(-x for x in o), back)
-
-    def _grid_piece(self, ids, o, full):
-        """Add arcs p -> p+o of capacity full[p] (zero outside the grid) natively if the grid
-        can hold them, else as general edges (the grid becomes a general graph first)."""
-        flat = _np.ascontiguousarray(full).reshape(-1)
-        if self.layout.startswith("grid") and self._grid_add(o, flat):
-            self._grid_edge_count += int(_np.count_nonzero(flat))
-            return
-        # Not a native direction, or a sum past int32: the general graph holds it.
-        self._to_graph()
-        self._general_grid_edges(ids, o, full, _np.zeros(ids.ndim, dtype=bool), False)
+            # The C layer adds the arcs straight from the weights (both ends if symmetric).
+            flat = _np.ascontiguousarray(cap).reshape(-1)
+            if self._grid_add(o, flat, -1, bool(symmetric)):
+                src, _ = _shift_slices(o, ids.shape)
+                self._grid_edge_count += int(_np.count_nonzero(cap[src])) * (2 if symmetric else 1)
+                continue
+            # Not a native direction, or a sum past int32 (nothing was added): the general
+            # graph holds it.
+            self._to_graph()
+            self._general_grid_edges(ids, o, cap, per, bool(symmetric))
 
     def _grid_caps(self, w, sval, floats):
         """weights * structure value as int32 (int64 math, checked)."""

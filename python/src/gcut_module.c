@@ -580,14 +580,57 @@ static PyObject *core_tedges(GraphCore *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* _grid_add(offset tuple, values int32|int64 of num_nodes, terminal) -> bool. Adds values
- * into the direction with that offset (terminal: 0 source, 1 sink instead when offset is
- * None), widening the neighbourhood if needed. False (nothing changed) when the offset is not
- * a native direction or a sum would pass int32: the caller then uses a general graph. */
+/* Add values[p] into dir[p] for every node p whose neighbour p + off is inside the grid, and
+ * with rev also into rev[p + off] (the reverse direction at the neighbour: a symmetric edge).
+ * Nothing is changed, and 0 returned, when a sum would pass int32. GIL released by the caller. */
+static int add_shifted(const GraphCore *self, const int *off, const void *values, int is64,
+                       int32_t *dir, int32_t *rev) {
+    int64_t dims[3] = {1, 1, 1};
+    int o[3] = {0, 0, 0};
+    int lead = 3 - self->ndim;
+    for (int k = 0; k < self->ndim; k++) {
+        dims[lead + k] = self->shape[k];
+        o[lead + k] = off[k];
+    }
+    int64_t lo[3], hi[3];
+    for (int k = 0; k < 3; k++) {
+        lo[k] = o[k] < 0 ? -o[k] : 0;
+        hi[k] = o[k] > 0 ? dims[k] - o[k] : dims[k];
+    }
+    int64_t step = ((int64_t)o[0] * dims[1] + o[1]) * dims[2] + o[2];
+    for (int pass = 0; pass < 2; pass++) {
+        for (int64_t z = lo[0]; z < hi[0]; z++)
+            for (int64_t y = lo[1]; y < hi[1]; y++) {
+                int64_t row = (z * dims[1] + y) * dims[2];
+                for (int64_t x = lo[2]; x < hi[2]; x++) {
+                    int64_t p = row + x;
+                    int64_t v = int_at(values, is64, p);
+                    if (pass == 0) {
+                        if (dir[p] + v > INT32_MAX || (rev && rev[p + step] + v > INT32_MAX))
+                            return 0;
+                    } else {
+                        dir[p] += (int32_t)v;
+                        if (rev)
+                            rev[p + step] += (int32_t)v;
+                    }
+                }
+            }
+    }
+    return 1;
+}
+
+/* _grid_add(offset tuple | None, values int32|int64 of num_nodes, terminal=-1, symmetric=0)
+ *   -> bool.
+ * With an offset: values[p] is the capacity of the arc p -> p + offset (entries whose neighbour
+ * is outside the grid are ignored); symmetric also gives the arc p + offset -> p the same
+ * capacity. The neighbourhood widens (4 -> 8, 6 -> 26) when the offset needs it. With None:
+ * values are added to the terminal capacities (terminal 0 source, 1 sink). False (nothing
+ * changed) when the offset is not a native direction or a sum would pass int32: the caller
+ * then uses a general graph. */
 static PyObject *core_grid_add(GraphCore *self, PyObject *args) {
     PyObject *ooff, *ov;
-    int terminal = -1;
-    if (!PyArg_ParseTuple(args, "OO|i", &ooff, &ov, &terminal))
+    int terminal = -1, symmetric = 0;
+    if (!PyArg_ParseTuple(args, "OO|ip", &ooff, &ov, &terminal, &symmetric))
         return NULL;
     if (self->mode != MODE_GRID) {
         PyErr_SetString(PyExc_ValueError, "_grid_add: the graph is not a grid");
@@ -632,15 +675,18 @@ static PyObject *core_grid_add(GraphCore *self, PyObject *args) {
         leave(self);
         return NULL;
     }
-    int32_t *target = NULL;
+    int32_t *target = NULL, *reverse = NULL;
     if (ooff == Py_None) {
         target = gcut_grid_terminal_data(self->grid, terminal);
     } else {
         for (int d = 0; d < gcut_grid_num_dirs(self->grid) && target == NULL; d++) {
             int off[3];
             gcut_grid_offset(self->grid, d, off);
-            if (off[0] == want[0] && off[1] == want[1] && (self->ndim == 2 || off[2] == want[2]))
+            if (off[0] == want[0] && off[1] == want[1] && (self->ndim == 2 || off[2] == want[2])) {
                 target = gcut_grid_dir_data(self->grid, d);
+                if (symmetric)
+                    reverse = gcut_grid_dir_data(self->grid, d ^ 1); /* d ^ 1: the reverse */
+            }
         }
     }
     if (target == NULL) {
@@ -651,20 +697,17 @@ static PyObject *core_grid_add(GraphCore *self, PyObject *args) {
     const void *vals = PyArray_DATA(av);
     int64_t n = self->num_nodes;
     int ok = 1;
-    Py_BEGIN_ALLOW_THREADS for (int64_t i = 0; i < n;
-                                i++) if ((int64_t)target[i] + int_at(vals, is64, i) > INT32_MAX) {
-        ok = 0;
-        break;
+    Py_BEGIN_ALLOW_THREADS;
+    if (ooff != Py_None) {
+        ok = add_shifted(self, want, vals, is64, target, reverse);
+    } else {
+        for (int64_t i = 0; i < n && ok; i++)
+            ok = (int64_t)target[i] + int_at(vals, is64, i) <= INT32_MAX;
+        for (int64_t i = 0; i < n && ok; i++)
+            target[i] += (int32_t)int_at(vals, is64, i);
     }
-    if (ok) {
-        if (is64)
-            for (int64_t i = 0; i < n; i++)
-                target[i] += (int32_t)((const int64_t *)vals)[i];
-        else
-            for (int64_t i = 0; i < n; i++)
-                target[i] += ((const int32_t *)vals)[i];
-    }
-    Py_END_ALLOW_THREADS leave(self);
+    Py_END_ALLOW_THREADS;
+    leave(self);
     return PyBool_FromLong(ok);
 }
 

@@ -95,8 +95,12 @@ def test_grid_structures_against_oracles(rng, name, symmetric):
             h.add_edges(edges[0], edges[1], edges[2], 0)
         h.add_tedges(np.arange(int(np.prod(shape))), source.reshape(-1), sink.reshape(-1))
         assert h.maxflow() == flow, f"{name} trial {trial}"
-        expected_layout = "graph" if name == "5x5 (beyond 8)" else "grid"
-        assert g.layout.startswith(expected_layout)
+        # Offsets past the 8-neighbourhood make a general graph, if any node has that
+        # neighbour at all.
+        centre = np.array(structure.shape) // 2
+        far = [np.array(i) - centre for i in zip(*np.nonzero(structure))]
+        far = [o for o in far if np.abs(o).max() > 1 and np.all(np.abs(o) < shape)]
+        assert g.layout.startswith("graph" if far else "grid")
 
 
 def test_native_layout_and_connectivity():
