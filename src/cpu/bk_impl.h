@@ -43,6 +43,9 @@ typedef struct BK_FN(solver) {
     uint8_t *marked;
     BK_IDX *marked_list;
     BK_IDX num_marked;
+    /* NULL, or how a solver that works on part of a larger node array (src/qpbo's sub-graph
+     * views) forgets its own nodes' TIME stamps when TIME wraps. */
+    void (*forget_times)(void *bk);
 } BK_FN(solver);
 
 #define BK_SINK_BIT 0x80000000u
@@ -319,8 +322,11 @@ static inline void BK_FN(orphan_back)(BK_FN(solver) * bk, BK_IDX i) {
  * fresh one (a stale "verified" mark would break the trees, not just the heuristic). */
 static void BK_FN(next_time)(BK_FN(solver) * bk) {
     if (++bk->time == UINT32_MAX) {
-        for (BK_IDX i = 0; i < bk->num_nodes; i++)
-            bk->nodes[i].ts = 0;
+        if (bk->forget_times != NULL)
+            bk->forget_times(bk);
+        else
+            for (BK_IDX i = 0; i < bk->num_nodes; i++)
+                bk->nodes[i].ts = 0;
         bk->time = 1;
     }
 }

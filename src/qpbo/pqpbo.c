@@ -1,0 +1,48 @@
+/* pqpbo.c - the QPBO solver core (Jeppesen et al. 2021, sections 2-3: two stages, blocks solved
+ * at once and merged bottom-up on threads), built from pqpbo_impl.h for 32-bit indices (the
+ * usual case) and 64-bit ones (2^31 nodes or arcs of the doubled graph, or more). */
+#include "qpbo_internal.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define QP_IDX uint32_t
+#define QP_FN(name) qp32_##name
+#include "pqpbo_impl.h"
+#undef QP_IDX
+#undef QP_FN
+
+#define QP_IDX uint64_t
+#define QP_FN(name) qp64_##name
+#include "pqpbo_impl.h"
+#undef QP_IDX
+#undef QP_FN
+
+int gcut__qp_cores(void) {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    return cores < 1 ? 1 : cores > 256 ? 256 : (int)cores;
+}
+
+/* 32-bit indices need the doubled graph's nodes and arcs below the reserved values. Arcs are
+ * at most two per edge and half; GCUT_QPBO_INDEX_BITS=64 forces the wide layout (tests). */
+gcut_status gcut__qp_solve(const gcut__qp_input *in, gcut__qp_output *out) {
+    const char *force = getenv("GCUT_QPBO_INDEX_BITS");
+    int64_t nodes = 2 * in->num_nodes + 2;
+    int64_t arcs = in->num_edges > INT64_MAX / 8 ? INT64_MAX : 4 * in->num_edges + 8;
+    bool wide = (force != NULL && strcmp(force, "64") == 0) || nodes >= (int64_t)UINT32_MAX - 8 ||
+                arcs >= (int64_t)UINT32_MAX - 8;
+    gcut_status st = wide ? qp64_solve(in, out) : qp32_solve(in, out);
+    if (st == GCUT_OK && in->verbose)
+        fprintf(stderr,
+                "qpbo: %" PRId64 " nodes, %" PRId64 " edges (%d-bit ids), %d blocks, %d threads, "
+                "%" PRId64 " merges, stage 2 %s, flow %" PRId64 ", build %.1f ms, solve %.1f ms, "
+                "labels %.1f ms\n",
+                in->num_nodes, in->num_edges, wide ? 64 : 32, (int)out->blocks, out->threads,
+                out->merges, out->stage2 ? "yes" : "no", out->flow, out->build_ms, out->solve_ms,
+                out->label_ms);
+    return st;
+}
