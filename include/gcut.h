@@ -527,6 +527,21 @@ gcut_status gcut_qpbo_solve(gcut_qpbo *qpbo, const gcut_options *options, int8_t
  *  any other value (naming the node), GCUT_ERR_OVERFLOW if the sum leaves int64. */
 gcut_status gcut_qpbo_energy(const gcut_qpbo *qpbo, const int8_t *labels, int64_t *energy);
 
+/** A random energy on a width x height 4-connected grid (node y * width + x): unaries and
+ *  pairwise energies uniform in [-range, range], each pair non-submodular with probability
+ *  nonsub_percent / 100. Deterministic for a seed. */
+gcut_status gcut_qpbo_random(int64_t width, int64_t height, int nonsub_percent, int32_t range,
+                             uint64_t seed, gcut_qpbo **out);
+/** A multi-object segmentation energy (Jeppesen et al. 2021, section 4; Jeppesen et al.'s
+ *  sparse layered graphs): a synthetic width x height (x depth) image of `objects` noisy
+ *  discs (balls) of distinct brightness; one layer of nodes per object over the object's
+ *  region of interest (its bounding box grown by its radius), label 1 = the pixel is in that
+ *  object; a data term per node, submodular smoothness between 4- (6-) neighbours of a layer,
+ *  and non-submodular exclusion terms (E11 large) between the layers' nodes at one pixel. The
+ *  blocks are set to one per object. Deterministic for a seed. */
+gcut_status gcut_qpbo_objects(int64_t width, int64_t height, int64_t depth, int objects,
+                              uint64_t seed, gcut_qpbo **out);
+
 /** Read a QPBO text file (docs/FORMATS.md: "p qpbo N M", "u I E0 E1", "e I J E00 E01 E10
  *  E11", "c ..."; nodes 1-based; "-" = stdin). Errors give GCUT_ERR_PARSE naming the line. */
 gcut_status gcut_qpbo_read(const char *path, gcut_qpbo **out);

@@ -170,6 +170,17 @@ gcut_status gcut_qpbo_add_pairwise(gcut_qpbo *q, int64_t i, int64_t j, int32_t e
     return GCUT_OK;
 }
 
+void gcut__qpbo_term(const gcut_qpbo *q, int64_t t, int64_t *i, int64_t *j, int32_t *e) {
+    *i = term_i(q, t);
+    *j = term_j(q, t);
+    memcpy(e, q->te[t], 4 * sizeof(int32_t));
+}
+
+void gcut__qpbo_unary(const gcut_qpbo *q, int64_t p, int64_t *e0, int64_t *e1) {
+    *e0 = q->unary0[p];
+    *e1 = q->unary1[p];
+}
+
 gcut_status gcut_qpbo_set_float_scale(gcut_qpbo *q, double scale) {
     if (q == NULL || !(scale > 0) || !isfinite(scale))
         return gcut__fail(GCUT_ERR_INVALID_ARG,

@@ -52,6 +52,11 @@ typedef struct gcut__qp_output {
 /** Solve. @return GCUT_ERR_NOMEM, GCUT_ERR_OVERFLOW (flow past int64), GCUT_ERR_INTERNAL. */
 gcut_status gcut__qp_solve(const gcut__qp_input *in, gcut__qp_output *out);
 
+/** Term t's nodes and energies E00, E01, E10, E11 (the writer; qpbo.c owns the layout). */
+void gcut__qpbo_term(const gcut_qpbo *q, int64_t t, int64_t *i, int64_t *j, int32_t *e);
+/** Node p's unary sums. */
+void gcut__qpbo_unary(const gcut_qpbo *q, int64_t p, int64_t *e0, int64_t *e1);
+
 /** @return the number of online CPU cores (>= 1). */
 int gcut__qp_cores(void);
 
