@@ -46,7 +46,7 @@ int cli_cmd_solvers(int argc, char **argv) {
         cli_error("solvers", GCUT_OK, "unexpected argument '%s'", argv[1]);
         return 2;
     }
-    printf("%-10s %-11s %-9s %s\n", "name", "takes", "runs here", "description");
+    printf("%-12s %-11s %-9s %s\n", "name", "takes", "runs here", "description");
     for (int i = 0; i < gcut_solver_count(); i++) {
         gcut_solver_info info;
         if (gcut_solver_get(i, &info) != GCUT_OK)
@@ -56,7 +56,7 @@ int cli_cmd_solvers(int argc, char **argv) {
             strcat(takes, "graph");
         if (info.flags & GCUT_TAKES_GRID)
             strcat(takes, (info.flags & GCUT_TAKES_GRAPH) ? ",grid" : "grid");
-        printf("%-10s %-11s %-9s %s\n", info.name, takes, info.available ? "yes" : "no (GPU)",
+        printf("%-12s %-11s %-9s %s\n", info.name, takes, info.available ? "yes" : "no (GPU)",
                info.description);
     }
     printf("(graph-only solvers also take grids through an explicit conversion)\n");
