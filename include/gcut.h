@@ -543,10 +543,11 @@ gcut_status gcut_qpbo_objects(int64_t width, int64_t height, int64_t depth, int 
                               uint64_t seed, gcut_qpbo **out);
 
 /** Read a QPBO text file (docs/FORMATS.md: "p qpbo N M", "u I E0 E1", "e I J E00 E01 E10
- *  E11", "c ..."; nodes 1-based; "-" = stdin). Errors give GCUT_ERR_PARSE naming the line. */
+ *  E11", optional "b I BLOCK" block ids, "c ..."; nodes 1-based; "-" = stdin). Errors give
+ *  GCUT_ERR_PARSE naming the line. */
 gcut_status gcut_qpbo_read(const char *path, gcut_qpbo **out);
 /** Write the energy in the same format ("-" = stdout): one u line per node with a nonzero
- *  unary, one e line per term. */
+ *  unary, a b line per node when blocks are set, one e line per term. */
 gcut_status gcut_qpbo_write(const gcut_qpbo *qpbo, const char *path);
 
 #ifdef __cplusplus

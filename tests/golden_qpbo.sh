@@ -98,6 +98,13 @@ bad "extra field" "bad.qpbo:2: unexpected '7' after the last field" "p qpbo 2 0\
 bad "unknown line" "bad.qpbo:2: unknown line type 'a'" "p qpbo 2 0\na 1 2 3\n"
 bad "too many terms" "bad.qpbo:3: more term lines than the 1 of the problem line (line 1)" "p qpbo 2 1\ne 1 2 0 1 1 0\ne 1 2 0 1 1 0\n"
 bad "too few terms" "the file ends after 1 term lines, but the problem line (line 1) declares 2" "p qpbo 2 2\ne 1 2 0 1 1 0\n"
+bad "block out of range" "bad.qpbo:2: block B -1 is outside" "p qpbo 2 0\nb 1 -1\n"
+# block ids (b lines) change nothing in the answer
+printf 'p qpbo 3 2\nb 1 1\nb 3 1\nu 1 4 0\nu 2 0 3\ne 1 2 0 5 5 0\ne 2 3 2 0 0 7\n' >"$work/blocks.qpbo"
+run 0 "blocks" qpbo --solver pqpbo --threads 2 "$work/blocks.qpbo"
+cp "$work/out" "$work/blocks.out"
+run 0 "blocks serial" qpbo "$work/blocks.qpbo"
+if [ "$(grep '^s' "$work/out")" = "$(grep '^s' "$work/blocks.out")" ]; then pass; else fail "blocks: pqpbo and qpbo differ"; fi
 run 1 "missing file" qpbo "$work/none.qpbo"
 expect_err "missing file" "cannot open"
 run 2 "bad solver" qpbo --solver bk "$work/small.qpbo"

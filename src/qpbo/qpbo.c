@@ -176,6 +176,10 @@ void gcut__qpbo_term(const gcut_qpbo *q, int64_t t, int64_t *i, int64_t *j, int3
     memcpy(e, q->te[t], 4 * sizeof(int32_t));
 }
 
+const int32_t *gcut__qpbo_blocks(const gcut_qpbo *q) {
+    return q->block;
+}
+
 void gcut__qpbo_unary(const gcut_qpbo *q, int64_t p, int64_t *e0, int64_t *e1) {
     *e0 = q->unary0[p];
     *e1 = q->unary1[p];

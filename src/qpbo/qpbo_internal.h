@@ -54,6 +54,8 @@ gcut_status gcut__qp_solve(const gcut__qp_input *in, gcut__qp_output *out);
 
 /** Term t's nodes and energies E00, E01, E10, E11 (the writer; qpbo.c owns the layout). */
 void gcut__qpbo_term(const gcut_qpbo *q, int64_t t, int64_t *i, int64_t *j, int32_t *e);
+/** The block ids set by gcut_qpbo_set_blocks, or NULL. */
+const int32_t *gcut__qpbo_blocks(const gcut_qpbo *q);
 /** Node p's unary sums. */
 void gcut__qpbo_unary(const gcut_qpbo *q, int64_t p, int64_t *e0, int64_t *e1);
 

@@ -1,6 +1,6 @@
 /* qpbo_io.c - the QPBO text format of docs/FORMATS.md ("p qpbo N M", "u I E0 E1",
- * "e I J E00 E01 E10 E11", "c ..."): a strict reader whose every error names the line, as
- * the DIMACS reader's do, and a writer. */
+ * "e I J E00 E01 E10 E11", optional "b I BLOCK", "c ..."): a strict reader whose every error
+ * names the line, as the DIMACS reader's do, and a writer. */
 #define _POSIX_C_SOURCE 200809L /* getline */
 #include "qpbo_internal.h"
 
@@ -72,6 +72,7 @@ static gcut_status read_lines(FILE *file, qpbo_reader *r, gcut_qpbo **out) {
     size_t room = 0;
     gcut_qpbo *q = NULL;
     int64_t declared_terms = 0, problem_line = 0;
+    int32_t *blocks = NULL, num_blocks = 0;
     gcut_status st = GCUT_OK;
     for (;;) {
         errno = 0;
@@ -115,9 +116,9 @@ static gcut_status read_lines(FILE *file, qpbo_reader *r, gcut_qpbo **out) {
                 break;
             continue;
         }
-        bool unary = strcmp(kind, "u") == 0;
-        if (!unary && strcmp(kind, "e") != 0) {
-            st = qpbo_parse_error(r, "unknown line type '%.40s' (expected c, p, u or e)", kind);
+        bool unary = strcmp(kind, "u") == 0, block_line = strcmp(kind, "b") == 0;
+        if (!unary && !block_line && strcmp(kind, "e") != 0) {
+            st = qpbo_parse_error(r, "unknown line type '%.40s' (expected c, p, u, e or b)", kind);
             break;
         }
         if (q == NULL) {
@@ -128,6 +129,20 @@ static gcut_status read_lines(FILE *file, qpbo_reader *r, gcut_qpbo **out) {
         if (n == 0) {
             st = qpbo_parse_error(r, "'%s' line in a problem of 0 nodes", kind);
             break;
+        }
+        if (block_line) {
+            if ((st = parse_field(r, &cursor, "node I", 1, n, &v[0])) ||
+                (st = parse_field(r, &cursor, "block B", 0, (1 << 20) - 1, &v[1])) ||
+                (st = end_of_line(r, &cursor)))
+                break;
+            if (blocks == NULL && (blocks = calloc((size_t)n, sizeof *blocks)) == NULL) {
+                st = gcut__fail(GCUT_ERR_NOMEM, "%s: no memory for block ids", r->name);
+                break;
+            }
+            blocks[v[0] - 1] = (int32_t)v[1];
+            if (v[1] + 1 > num_blocks)
+                num_blocks = (int32_t)v[1] + 1;
+            continue;
         }
         if (unary) {
             if ((st = parse_field(r, &cursor, "node I", 1, n, &v[0])) ||
@@ -168,6 +183,9 @@ static gcut_status read_lines(FILE *file, qpbo_reader *r, gcut_qpbo **out) {
         }
     }
     free(buf);
+    if (st == GCUT_OK && blocks != NULL)
+        st = gcut_qpbo_set_blocks(q, blocks, num_blocks);
+    free(blocks);
     if (st == GCUT_OK && q == NULL)
         st = gcut__fail(GCUT_ERR_PARSE, "%s: no problem line 'p qpbo N M'", r->name);
     if (st == GCUT_OK && gcut_qpbo_num_terms(q) != declared_terms)
@@ -219,6 +237,9 @@ gcut_status gcut_qpbo_write(const gcut_qpbo *q, const char *path) {
             e1 -= b;
         }
     }
+    const int32_t *blocks = gcut__qpbo_blocks(q);
+    for (int64_t p = 0; p < n && blocks != NULL; p++)
+        fprintf(file, "b %" PRId64 " %d\n", p + 1, blocks[p]);
     for (int64_t t = 0; t < m; t++) {
         int64_t i, j;
         int32_t e[4];
