@@ -458,11 +458,17 @@ static void BK_FN(adopt)(BK_FN(solver) * bk, BK_IDX i) {
         return;
     }
     for (BK_IDX a = bk->first[i]; a < end; a++) {
+        /* A pair with no residual either way can neither feed i nor hold a tree arc of j
+         * (tree arcs keep residual towards their child), so j is not looked at: src/qpbo's
+         * sub-graph views rely on this never to read a node another thread owns. */
+        uint32_t here = arcs[a].residual, back = arcs[sister[a]].residual;
+        if ((here | back) == 0)
+            continue;
         BK_IDX j = arcs[a].head;
         BK_FN(node) *nj = &nodes[j];
         if ((nj->dist_sink & BK_SINK_BIT) != sink || nj->parent == BK_NONE)
             continue;
-        uint32_t residual = sink ? arcs[a].residual : arcs[sister[a]].residual;
+        uint32_t residual = sink ? here : back;
         if (residual > 0)
             BK_FN(set_active)(bk, j);
         BK_IDX p = nj->parent;

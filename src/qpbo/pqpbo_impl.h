@@ -108,13 +108,32 @@ typedef struct QP_FN(pending) {
     QP_FN(rec) rec;
 } QP_FN(pending);
 
-static int QP_FN(cmp_pending)(const void *x, const void *y) {
-    const QP_FN(pending) *p = x, *q = y;
-    if (p->a != q->a)
-        return p->a < q->a ? -1 : 1;
-    if (p->b != q->b)
-        return p->b < q->b ? -1 : 1;
-    return p->rec.arc < q->rec.arc ? -1 : p->rec.arc > q->rec.arc;
+static bool QP_FN(sort_pending)(QP_FN(pending) * *items, int64_t count, int32_t B) {
+    QP_FN(pending) *from = *items;
+    QP_FN(pending) *to =
+        gcut__malloc(gcut__mul_size((size_t)count + 1, sizeof *to), "qpbo block interfaces");
+    int64_t *bucket = gcut__malloc(gcut__mul_size((size_t)B + 1, sizeof(int64_t)), "qpbo sort");
+    if (to == NULL || bucket == NULL) {
+        gcut__free(to);
+        gcut__free(bucket);
+        return false;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        memset(bucket, 0, ((size_t)B + 1) * sizeof(int64_t));
+        for (int64_t k = 0; k < count; k++)
+            bucket[(pass == 0 ? from[k].b : from[k].a) + 1]++;
+        for (int32_t b = 0; b < B; b++)
+            bucket[b + 1] += bucket[b];
+        for (int64_t k = 0; k < count; k++)
+            to[bucket[pass == 0 ? from[k].b : from[k].a]++] = from[k];
+        QP_FN(pending) *swap = from;
+        from = to;
+        to = swap;
+    }
+    gcut__free(to);
+    gcut__free(bucket);
+    *items = from;
+    return true;
 }
 
 /* Block of an internal node: ranges are contiguous, so a binary search over block_start. */
@@ -274,8 +293,13 @@ static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
             c->tr[v] = 0;
         c->nodes[v] = (QP_FN(bk_node)){QP_NONE, QP_NONE, 0, 0};
     }
-    /* Interfaces: the held-back pairs grouped by block pair. */
-    qsort(pending, (size_t)np, sizeof *pending, QP_FN(cmp_pending));
+    /* Interfaces: the held-back pairs grouped by block pair (two stable counting sorts, by
+     * the second block and then the first; records keep the edges' order within a pair). */
+    if (!QP_FN(sort_pending)(&pending, np, B)) {
+        gcut__free(pending);
+        st = GCUT_ERR_NOMEM;
+        goto done;
+    }
     int64_t ni = 0;
     for (int64_t k = 0; k < np; k++)
         if (k == 0 || pending[k].a != pending[k - 1].a || pending[k].b != pending[k - 1].b)
@@ -398,9 +422,15 @@ static bool QP_FN(to_stage2)(QP_FN(sub) * s) {
                 nq->parent = np.parent == QP_TERMINAL ? QP_TERMINAL : np.parent + M;
                 nq->dist_sink = np.dist_sink ^ QP_SINK_BIT;
             }
+            /* Mirror arcs start at 0; only those with residual are written, so that the
+             * mirrors of arcs to sub-graphs not merged yet (0 both ways, read by the threads
+             * solving those) are never stored to. */
             for (QP_IDX a = c->first[p]; a < c->first[p + 1]; a++)
-                if (arcs[a].head < n)
-                    arcs[a + M].residual = arcs[c->sister[a]].residual;
+                if (arcs[a].head < n) {
+                    uint32_t r = arcs[c->sister[a]].residual;
+                    if (r != 0)
+                        arcs[a + M].residual = r;
+                }
         }
     s->stage2 = true;
     QP_FN(bk_add_flow)(&s->bk, s->bk.flow);
