@@ -1,7 +1,8 @@
 /* bk_impl.h - the Boykov-Kolmogorov max-flow (Boykov & Kolmogorov, PAMI 2004, section 3) with
  * Kolmogorov's v3 TIME/DIST adoption marks and tree reuse after capacity changes (Kohli & Torr,
  * ICCV 2005, section 4), written once and included by bk.c for 32- and 64-bit indices.
- * Before including: BK_IDX (an unsigned index type) and BK_FN(name) (a name suffixer). */
+ * Before including: BK_IDX (an unsigned index type) and BK_FN(name) (a name suffixer);
+ * optionally BK_SKIP_IDLE_PAIRS (src/qpbo's sub-graph views: see adopt). */
 
 #define BK_NONE ((BK_IDX)-1)     /* parent: free node; next: not in the active queue */
 #define BK_TERMINAL ((BK_IDX)-2) /* parent: attached straight to its tree's terminal */
@@ -458,17 +459,18 @@ static void BK_FN(adopt)(BK_FN(solver) * bk, BK_IDX i) {
         return;
     }
     for (BK_IDX a = bk->first[i]; a < end; a++) {
+#ifdef BK_SKIP_IDLE_PAIRS
         /* A pair with no residual either way can neither feed i nor hold a tree arc of j
          * (tree arcs keep residual towards their child), so j is not looked at: src/qpbo's
-         * sub-graph views rely on this never to read a node another thread owns. */
-        uint32_t here = arcs[a].residual, back = arcs[sister[a]].residual;
-        if ((here | back) == 0)
+         * sub-graph views define this never to read a node another thread owns. */
+        if ((arcs[a].residual | arcs[sister[a]].residual) == 0)
             continue;
+#endif
         BK_IDX j = arcs[a].head;
         BK_FN(node) *nj = &nodes[j];
         if ((nj->dist_sink & BK_SINK_BIT) != sink || nj->parent == BK_NONE)
             continue;
-        uint32_t residual = sink ? here : back;
+        uint32_t residual = sink ? arcs[a].residual : arcs[sister[a]].residual;
         if (residual > 0)
             BK_FN(set_active)(bk, j);
         BK_IDX p = nj->parent;

@@ -14,6 +14,7 @@
 
 #define BK_IDX QP_IDX
 #define BK_FN(name) QP_FN(bk_##name)
+#define BK_SKIP_IDLE_PAIRS 1
 #if defined(__GNUC__) || defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-function"
@@ -968,6 +969,7 @@ static gcut_status QP_FN(solve)(const gcut__qp_input *in, gcut__qp_output *out) 
 
 #undef BK_IDX
 #undef BK_FN
+#undef BK_SKIP_IDLE_PAIRS
 #undef QP_NONE
 #undef QP_TERMINAL
 #undef QP_SINK_BIT
