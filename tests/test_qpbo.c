@@ -449,6 +449,8 @@ static void test_float_and_errors(void) {
 }
 
 int main(void) {
+    /* Every solve also checks that the source tree is the set reachable from the source. */
+    setenv("GCUT_QPBO_CHECK_REACH", "1", 1);
     uint64_t seed = test_seed();
     test_rng rng;
     test_rng_init(&rng, seed);

@@ -144,6 +144,8 @@ static void test_grids(test_rng *rng) {
 }
 
 int main(void) {
+    /* Every solve also checks that the source tree is the set reachable from the source. */
+    setenv("GCUT_QPBO_CHECK_REACH", "1", 1);
     uint64_t seed = test_seed();
     test_rng rng;
     test_rng_init(&rng, seed);

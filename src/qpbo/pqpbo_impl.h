@@ -657,30 +657,48 @@ static void QP_FN(order_ifaces)(QP_FN(core) * c) {
 /* Labels                                                                                    */
 
 /* Nodes reachable from the source in the residual graph (the minimal min cut's source side;
- * the same set for every maximum flow). */
-static bool QP_FN(reach_source)(const QP_FN(core) * c, size_t N, uint8_t *in_s) {
+ * the same set for every maximum flow). bk stops only when its source tree holds every node
+ * reachable from the source and no residual arc leaves it, and every sub-graph ended so (the
+ * mirrored copies included: a mirror of a finished search is finished), so the set is the
+ * source tree; GCUT_QPBO_CHECK_REACH=1 recomputes it by search and compares (tests). */
+static gcut_status QP_FN(reach_source)(const QP_FN(core) * c, size_t N, uint8_t *in_s) {
+    for (size_t v = 0; v < N; v++) {
+        const QP_FN(bk_node) *node = &c->nodes[v];
+        in_s[v] = node->parent != QP_NONE && !(node->dist_sink & QP_SINK_BIT);
+    }
+    const char *check = getenv("GCUT_QPBO_CHECK_REACH");
+    if (check == NULL || strcmp(check, "1") != 0)
+        return GCUT_OK;
     QP_IDX *queue = gcut__malloc(gcut__mul_size(N + 1, sizeof(QP_IDX)), "qpbo labelling");
-    if (queue == NULL)
-        return false;
+    uint8_t *seen = gcut__calloc(N + 1, 1, "qpbo labelling");
+    if (queue == NULL || seen == NULL) {
+        gcut__free(queue);
+        gcut__free(seen);
+        return GCUT_ERR_NOMEM;
+    }
     size_t head = 0, tail = 0;
-    memset(in_s, 0, N);
     for (size_t v = 0; v < N; v++)
         if (c->tr[v] > 0) {
-            in_s[v] = 1;
+            seen[v] = 1;
             queue[tail++] = (QP_IDX)v;
         }
     while (head < tail) {
         QP_IDX v = queue[head++];
         for (QP_IDX a = c->first[v]; a < c->first[v + 1]; a++) {
             QP_IDX w = c->arcs[a].head;
-            if (c->arcs[a].residual > 0 && !in_s[w]) {
-                in_s[w] = 1;
+            if (c->arcs[a].residual > 0 && !seen[w]) {
+                seen[w] = 1;
                 queue[tail++] = w;
             }
         }
     }
+    bool same = memcmp(seen, in_s, N) == 0;
     gcut__free(queue);
-    return true;
+    gcut__free(seen);
+    return same ? GCUT_OK
+                : gcut__fail(GCUT_ERR_INTERNAL,
+                             "qpbo: the source tree differs from the set reachable from the "
+                             "source (GCUT_QPBO_CHECK_REACH)");
 }
 
 typedef struct QP_FN(heap_item) {
@@ -881,9 +899,12 @@ static gcut_status QP_FN(labels)(const QP_FN(core) * c, bool stage2, gcut__qp_ou
     const size_t N = stage2 ? 2 * (size_t)n : (size_t)n;
     uint64_t before = gcut_memory_in_use();
     uint8_t *in_s = gcut__malloc(N + 1, "qpbo labelling");
-    if (in_s == NULL || !QP_FN(reach_source)(c, N, in_s)) {
-        gcut__free(in_s);
+    if (in_s == NULL)
         return GCUT_ERR_NOMEM;
+    gcut_status reached = QP_FN(reach_source)(c, N, in_s);
+    if (reached != GCUT_OK) {
+        gcut__free(in_s);
+        return reached;
     }
     uint64_t extra = gcut_memory_in_use() - before;
     for (QP_IDX p = 0; p < n; p++) {
