@@ -19,21 +19,42 @@ typedef struct grid_ctx {
     const gcut_grid *grid;
     int pairs; /* directions with a positive step: one per neighbour pair */
     int dirs[GCUT__MAX_DIRS / 2];
+    /* The core asks for edges in order, so node i's coordinates are kept and stepped rather
+     * than divided out on every call. */
+    int64_t node, x, y, z;
 } grid_ctx;
 
 static void grid_edge(void *ctx, int64_t k, gcut__qp_edge *e) {
-    const grid_ctx *c = ctx;
+    grid_ctx *c = ctx;
+    const gcut_grid *g = c->grid;
     int64_t i = k / c->pairs;
+    if (i == c->node + 1) {
+        if (++c->x == g->width) {
+            c->x = 0;
+            if (++c->y == g->height) {
+                c->y = 0;
+                c->z++;
+            }
+        }
+        c->node = i;
+    } else if (i != c->node) {
+        c->x = i % g->width;
+        c->y = i / g->width % g->height;
+        c->z = i / g->width / g->height;
+        c->node = i;
+    }
     int d = c->dirs[k % c->pairs];
+    const int *o = g->offset[d];
     e->nonsub = 0;
     e->u = e->v = i; /* skipped unless the neighbour exists */
     e->cap_uv = e->cap_vu = 0;
-    if (!gcut__grid_has_neighbor(c->grid, i, d))
+    if (c->z + o[0] < 0 || c->z + o[0] >= g->depth || c->y + o[1] < 0 || c->y + o[1] >= g->height ||
+        c->x + o[2] < 0 || c->x + o[2] >= g->width)
         return;
-    int64_t j = i + c->grid->step[d];
+    int64_t j = i + g->step[d];
     e->v = j;
-    e->cap_uv = c->grid->cap[d][i];
-    e->cap_vu = c->grid->cap[d ^ 1][j];
+    e->cap_uv = g->cap[d][i];
+    e->cap_vu = g->cap[d ^ 1][j];
 }
 
 static gcut_status run(gcut__qp_input *in, const gcut_options *options, int64_t base, int64_t *flow,
@@ -100,6 +121,7 @@ gcut_status gcut__pbk_solve_grid(const gcut_grid *grid, const gcut_options *opti
     grid_ctx ctx;
     ctx.grid = grid;
     ctx.pairs = 0;
+    ctx.node = -2;
     for (int d = 0; d < grid->num_dirs; d++)
         if (grid->step[d] > 0)
             ctx.dirs[ctx.pairs++] = d;
