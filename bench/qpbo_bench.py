@@ -8,7 +8,8 @@ usage: qpbo_bench.py --gcut BUILD/gcut [--repeats 5] [--threads 1,2] [--out DIR]
                      [--kolmogorov/--no-kolmogorov] SPEC...
 SPEC: WxH:K or WxHxD:K (image or volume size, objects), e.g. 1000x1000:16
 
-Prints a markdown table. Times: gcut's build (CSR layout) + solve (both stages, Phase A and B)
+Prints a markdown table. Times (wall; CPU time of the solve alongside, which moves less with
+other people's load on a shared machine): gcut's build (CSR layout) + solve (both stages, Phase A and B)
 + labels (reachability and components) against Kolmogorov's solve() + ComputeWeakPersistencies()
 (its graph is built while terms are added, which through Python is not timed: the ratio is
 conservative for gcut). Memory: gcut's solver bytes plus the energy object's (16 B per node,
@@ -101,6 +102,7 @@ def main():
         energy_bytes = 16 * ref["nodes"] + 24 * ref["terms"]
         row["qpbo_bytes"] = ref["solver_bytes"] + energy_bytes
         for name, _ in solvers:
+            row[name + "_cpu"] = med(name, "cpu_ms")
             if name == "kolmogorov":
                 row[name] = med(name, "solve_ms", "weak_ms")
                 row["k_bytes"] = statistics.median(x["rss_bytes"] for x in results[name])
@@ -113,7 +115,7 @@ def main():
     head += ["pqpbo %d thr ms" % t for t in threads]
     if have_k:
         head += ["Kolmogorov ms", "Kolmogorov / qpbo", "Kolmogorov / best pqpbo",
-                 "bytes/node gcut", "bytes/node Kolmogorov"]
+                 "CPU ms qpbo / Kolmogorov", "bytes/node gcut", "bytes/node Kolmogorov"]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for row in rows:
@@ -124,6 +126,7 @@ def main():
             best = min(row["pqpbo-%d" % t] for t in threads)
             cells += ["%.0f" % row["kolmogorov"], "%.2f" % (row["kolmogorov"] / row["qpbo"]),
                       "%.2f" % (row["kolmogorov"] / best),
+                      "%.0f / %.0f" % (row["qpbo_cpu"], row["kolmogorov_cpu"]),
                       "%.0f" % (row["qpbo_bytes"] / row["nodes"]),
                       "%.0f" % (row["k_bytes"] / row["nodes"])]
         print("| " + " | ".join(cells) + " |")
