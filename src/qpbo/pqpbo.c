@@ -46,3 +46,24 @@ gcut_status gcut__qp_solve(const gcut__qp_input *in, gcut__qp_output *out) {
                 out->label_ms);
     return st;
 }
+
+gcut_status gcut__qp_solve_bk(const gcut_graph *g, const gcut_grid *grid, int32_t blocks,
+                              int threads, bool verbose, int64_t *base_flow, gcut__qp_output *out) {
+    /* bk's own rule: every node and arc id below the reserved values. */
+    int64_t nodes = grid != NULL ? grid->num_nodes : g->num_nodes;
+    int64_t arcs = grid != NULL
+                       ? (nodes > INT64_MAX / GCUT__MAX_DIRS ? INT64_MAX : nodes * grid->num_dirs)
+                       : (g->num_edges > INT64_MAX / 2 ? INT64_MAX : 2 * g->num_edges);
+    const char *force = getenv("GCUT_QPBO_INDEX_BITS");
+    bool wide = (force != NULL && strcmp(force, "64") == 0) || nodes >= (int64_t)UINT32_MAX - 4 ||
+                arcs >= (int64_t)UINT32_MAX - 8;
+    gcut_status st = wide ? qp64_solve_bk(g, grid, blocks, threads, base_flow, out)
+                          : qp32_solve_bk(g, grid, blocks, threads, base_flow, out);
+    if (st == GCUT_OK && verbose)
+        fprintf(stderr,
+                "parallel-bk: %" PRId64 " nodes (%d-bit ids), %d blocks, %d threads, %" PRId64
+                " merges, build %.1f ms, solve %.1f ms, labels %.1f ms\n",
+                nodes, wide ? 64 : 32, (int)out->blocks, out->threads, out->merges, out->build_ms,
+                out->solve_ms, out->label_ms);
+    return st;
+}

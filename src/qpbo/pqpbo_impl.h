@@ -150,6 +150,8 @@ static inline int32_t QP_FN(block_of)(const QP_FN(core) * c, QP_IDX v) {
     return lo;
 }
 
+static gcut_status QP_FN(finish)(QP_FN(core) * c, QP_FN(pending) * pending, int64_t np);
+
 static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
     const int64_t n = in->num_nodes;
     const int32_t B = in->num_blocks < 1 ? 1 : in->num_blocks;
@@ -294,12 +296,21 @@ static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
             c->tr[v] = 0;
         c->nodes[v] = (QP_FN(bk_node)){QP_NONE, QP_NONE, 0, 0};
     }
-    /* Interfaces: the held-back pairs grouped by block pair (two stable counting sorts, by
-     * the second block and then the first; records keep the edges' order within a pair). */
+    st = QP_FN(finish)(c, pending, np);
+done:
+#undef QP_INTERN
+    gcut__free(intern);
+    return st;
+}
+
+/* Group the held-back pairs by block pair into interfaces (two stable counting sorts, by the
+ * second block and then the first; records keep the edges' order within a pair) and make the
+ * per-block bookkeeping. Frees pending. */
+static gcut_status QP_FN(finish)(QP_FN(core) * c, QP_FN(pending) * pending, int64_t np) {
+    const int32_t B = c->B;
     if (!QP_FN(sort_pending)(&pending, np, B)) {
         gcut__free(pending);
-        st = GCUT_ERR_NOMEM;
-        goto done;
+        return GCUT_ERR_NOMEM;
     }
     int64_t ni = 0;
     for (int64_t k = 0; k < np; k++)
@@ -309,8 +320,7 @@ static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
     c->ifaces = gcut__calloc((size_t)ni + 1, sizeof(QP_FN(iface)), "qpbo block interfaces");
     if (c->outer == NULL || c->ifaces == NULL) {
         gcut__free(pending);
-        st = GCUT_ERR_NOMEM;
-        goto done;
+        return GCUT_ERR_NOMEM;
     }
     ni = 0;
     for (int64_t k = 0; k < np; k++) {
@@ -328,14 +338,64 @@ static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
     c->next_block = gcut__malloc(gcut__mul_size((size_t)B, sizeof(int32_t)), "qpbo blocks");
     c->owner = gcut__malloc(gcut__mul_size((size_t)B, sizeof(int32_t)), "qpbo blocks");
     c->subs = gcut__calloc((size_t)B, sizeof(QP_FN(sub)), "qpbo sub-graphs");
-    if (!c->next_block || !c->owner || !c->subs) {
-        st = GCUT_ERR_NOMEM;
-        goto done;
-    }
-done:
-#undef QP_INTERN
-    gcut__free(intern);
-    return st;
+    if (!c->next_block || !c->owner || !c->subs)
+        return GCUT_ERR_NOMEM;
+    return GCUT_OK;
+}
+
+/* parallel-bk: take the residual graph bk's own build made (from a graph, or straight from a
+ * grid's direction arrays), cut it into B contiguous blocks and hold back the arc pairs that
+ * cross blocks. bk's build already cancelled each node's common terminal capacity into
+ * *base_flow. */
+static gcut_status QP_FN(from_bk)(QP_FN(core) * c, QP_FN(bk_solver) * bk, int32_t B,
+                                  int64_t *base_flow) {
+    c->n = bk->num_nodes;
+    c->M = bk->num_arcs;
+    c->mirror = false;
+    c->B = B;
+    c->first = bk->first;
+    c->arcs = bk->arcs;
+    c->sister = bk->sister;
+    c->nodes = bk->nodes;
+    c->tr = bk->tr;
+    *base_flow = bk->flow;
+    bk->first = bk->sister = NULL;
+    bk->arcs = NULL;
+    bk->nodes = NULL;
+    bk->tr = NULL;
+    QP_FN(bk_free)(bk);
+    c->block_start = gcut__calloc((size_t)B + 1, sizeof(QP_IDX), "qpbo block starts");
+    c->inner_begin = gcut__calloc((size_t)B + 1, sizeof(int64_t), "qpbo block records");
+    c->inner = gcut__malloc(sizeof(QP_FN(rec)), "qpbo records");
+    if (!c->block_start || !c->inner_begin || !c->inner)
+        return GCUT_ERR_NOMEM;
+    for (int32_t b = 0; b <= B; b++)
+        c->block_start[b] = (QP_IDX)((int64_t)b * c->n / B);
+    int64_t np = 0;
+    for (int32_t b = 0; b < B; b++)
+        for (QP_IDX u = c->block_start[b]; u < c->block_start[b + 1]; u++)
+            for (QP_IDX a = c->first[u]; a < c->first[u + 1]; a++)
+                np += c->arcs[a].head >= c->block_start[b + 1];
+    QP_FN(pending) *pending = gcut__malloc(gcut__mul_size((size_t)np + 1, sizeof(QP_FN(pending))),
+                                           "qpbo block interfaces");
+    if (pending == NULL)
+        return GCUT_ERR_NOMEM;
+    np = 0;
+    for (int32_t b = 0; b < B; b++)
+        for (QP_IDX u = c->block_start[b]; u < c->block_start[b + 1]; u++)
+            for (QP_IDX a = c->first[u]; a < c->first[u + 1]; a++) {
+                QP_IDX v = c->arcs[a].head;
+                if (v < c->block_start[b + 1])
+                    continue;
+                QP_FN(pending) *p = &pending[np++];
+                p->a = b;
+                p->b = QP_FN(block_of)(c, v);
+                p->rec.arc = a;
+                p->rec.cap = c->arcs[a].residual;
+                p->rec.rev = c->arcs[c->sister[a]].residual;
+                c->arcs[a].residual = c->arcs[c->sister[a]].residual = 0;
+            }
+    return QP_FN(finish)(c, pending, np);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -927,6 +987,8 @@ static gcut_status QP_FN(labels)(const QP_FN(core) * c, bool stage2, gcut__qp_ou
 
 /* ---------------------------------------------------------------------------------------- */
 
+static gcut_status QP_FN(run_core)(QP_FN(core) * c, int threads, gcut__qp_output *out);
+
 static gcut_status QP_FN(solve)(const gcut__qp_input *in, gcut__qp_output *out) {
     QP_FN(core) core;
     memset(&core, 0, sizeof core);
@@ -938,10 +1000,41 @@ static gcut_status QP_FN(solve)(const gcut__qp_input *in, gcut__qp_output *out) 
         return st == GCUT_ERR_NOMEM ? GCUT_ERR_NOMEM : st;
     }
     out->bytes = gcut_memory_in_use() - before;
+    out->build_ms = gcut__now_ms() - t0;
+    return QP_FN(run_core)(&core, in->threads, out);
+}
+
+/* parallel-bk from bk's layout of a graph (grid NULL) or grid. */
+static gcut_status QP_FN(solve_bk)(const gcut_graph *g, const gcut_grid *grid, int32_t blocks,
+                                   int threads, int64_t *base_flow, gcut__qp_output *out) {
+    QP_FN(core) core;
+    memset(&core, 0, sizeof core);
+    uint64_t before = gcut_memory_in_use();
+    double t0 = gcut__now_ms();
+    QP_FN(bk_solver) *bk = NULL;
+    gcut_status st =
+        grid != NULL ? QP_FN(bk_build_grid)(grid, &bk) : QP_FN(bk_build)(g, false, &bk);
+    if (st == GCUT_OK) {
+        int64_t n = (int64_t)bk->num_nodes;
+        int32_t B = blocks < 1 ? 1 : (int64_t)blocks > n ? (int32_t)(n > 0 ? n : 1) : blocks;
+        st = QP_FN(from_bk)(&core, bk, B, base_flow);
+    }
+    if (st != GCUT_OK) {
+        QP_FN(core_free)(&core);
+        return st;
+    }
+    out->bytes = gcut_memory_in_use() - before;
+    out->build_ms = gcut__now_ms() - t0;
+    return QP_FN(run_core)(&core, threads, out);
+}
+
+/* Phase A, Phase B, the last mirrors, the labels; frees the core. */
+static gcut_status QP_FN(run_core)(QP_FN(core) * c, int threads_asked, gcut__qp_output *out) {
+    QP_FN(core) core = *c;
+    gcut_status st = GCUT_OK;
     double t1 = gcut__now_ms();
-    out->build_ms = t1 - t0;
     pthread_mutex_init(&core.lock, NULL);
-    int threads = in->threads < 1 ? 1 : in->threads;
+    int threads = threads_asked < 1 ? 1 : threads_asked;
     int phase_a_threads = threads < core.B ? threads : core.B;
     st = QP_FN(run_threads)(&core, phase_a_threads, QP_FN(worker));
     if (st == GCUT_OK && core.num_ifaces > 0) {

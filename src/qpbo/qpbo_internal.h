@@ -59,6 +59,13 @@ const int32_t *gcut__qpbo_blocks(const gcut_qpbo *q);
 /** Node p's unary sums. */
 void gcut__qpbo_unary(const gcut_qpbo *q, int64_t p, int64_t *e0, int64_t *e1);
 
+/** parallel-bk: the graph g (grid NULL) or the grid, laid out by bk's own build, cut into
+ *  `blocks` contiguous node ranges, solved on `threads` threads. out->cut gets the minimal
+ *  minimum cut; out->flow + *base_flow is the maximum flow (the graph's flow_offset not
+ *  included). */
+gcut_status gcut__qp_solve_bk(const gcut_graph *g, const gcut_grid *grid, int32_t blocks,
+                              int threads, bool verbose, int64_t *base_flow, gcut__qp_output *out);
+
 /** @return the number of online CPU cores (>= 1). */
 int gcut__qp_cores(void);
 
