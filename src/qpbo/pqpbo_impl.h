@@ -137,17 +137,18 @@ static bool QP_FN(sort_pending)(QP_FN(pending) * *items, int64_t count, int32_t 
     return true;
 }
 
-/* Block of an internal node: ranges are contiguous, so a binary search over block_start. */
+/* Block of an internal node: ranges are contiguous and, without given blocks, of equal size
+ * to within one, so a guess from the node's position, corrected by at most a step or two
+ * (a binary search mispredicts a branch per level, on every edge twice). */
 static inline int32_t QP_FN(block_of)(const QP_FN(core) * c, QP_IDX v) {
-    int32_t lo = 0, hi = c->B - 1;
-    while (lo < hi) {
-        int32_t mid = lo + (hi - lo + 1) / 2;
-        if (c->block_start[mid] <= v)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    return lo;
+    int32_t b = (int32_t)((double)v * c->B / (double)(c->n > 0 ? c->n : 1));
+    if (b >= c->B)
+        b = c->B - 1;
+    while (b > 0 && c->block_start[b] > v)
+        b--;
+    while (b + 1 < c->B && c->block_start[b + 1] <= v)
+        b++;
+    return b;
 }
 
 static gcut_status QP_FN(finish)(QP_FN(core) * c, QP_FN(pending) * pending, int64_t np);
@@ -188,6 +189,8 @@ static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
             c->block_start[b] = (QP_IDX)((int64_t)b * n / B);
     }
 #define QP_INTERN(x) (intern != NULL ? intern[x] : (QP_IDX)(x))
+#define QP_BLOCK(original, internal)                                                               \
+    (in->block != NULL ? in->block[original] : QP_FN(block_of)(c, internal))
 
     c->first = gcut__calloc(N + 1, sizeof(QP_IDX), "qpbo arc offsets");
     c->inner_begin = gcut__calloc((size_t)B + 1, sizeof(int64_t), "qpbo block records");
@@ -208,7 +211,7 @@ static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
         QP_IDX u = QP_INTERN(e.u), v = QP_INTERN(e.v);
         c->first[u]++;
         c->first[v]++;
-        int32_t bu = QP_FN(block_of)(c, u), bv = QP_FN(block_of)(c, v);
+        int32_t bu = QP_BLOCK(e.u, u), bv = QP_BLOCK(e.v, v);
         if (bu != bv)
             num_outer++;
         else if (e.nonsub)
@@ -247,7 +250,7 @@ static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
         if (e.u == e.v || (e.cap_uv == 0 && (e.nonsub || e.cap_vu == 0)))
             continue;
         QP_IDX u = QP_INTERN(e.u), v = QP_INTERN(e.v);
-        int32_t bu = QP_FN(block_of)(c, u), bv = QP_FN(block_of)(c, v);
+        int32_t bu = QP_BLOCK(e.u, u), bv = QP_BLOCK(e.v, v);
         QP_IDX a = --c->first[u], b = --c->first[v];
         QP_FN(rec) rec;
         rec.arc = a;
@@ -299,6 +302,7 @@ static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
     st = QP_FN(finish)(c, pending, np);
 done:
 #undef QP_INTERN
+#undef QP_BLOCK
     gcut__free(intern);
     return st;
 }
