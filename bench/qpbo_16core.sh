@@ -11,7 +11,9 @@
 #   bash bench/qpbo_16core.sh objects 1000x1000:16  # ~1.5e6 nodes
 #   bash bench/qpbo_16core.sh objects 2600x2600:32  # ~1.0e7 nodes (Kolmogorov's Python driver
 #                                                   #  holds the terms: several GB, minutes)
-#   bash bench/qpbo_16core.sh huge 8200x8200:64     # ~1.0e8 nodes, gcut only (file ~9 GB)
+#   bash bench/qpbo_16core.sh huge 8200x8200:64     # ~1.0e8 nodes, gcut only, made in process
+#                                                   #  (bench/qpbo_objects; ~30 GB; THREADS=16
+#                                                   #  alone if the whole list runs too long)
 #   bash bench/qpbo_16core.sh pbk 2d                # hard 4096x4096, bk vs parallel-bk
 #   bash bench/qpbo_16core.sh pbk 3d                # hard 512^3
 #   bash bench/qpbo_16core.sh report                # all tables gathered in one file
@@ -52,7 +54,7 @@ case "${1:-}" in
 build)
     cmake -S . -B build-16core -DCMAKE_BUILD_TYPE=Release -DGCUT_CUDA=OFF \
         -DGCUT_BUILD_TESTS=OFF >/dev/null
-    cmake --build build-16core -j "$(nproc)" --target gcut_cli gcut_bench
+    cmake --build build-16core -j "$(nproc)" --target gcut_cli gcut_bench qpbo_objects
     need_thinqpbo
     machine
     ;;
@@ -63,23 +65,9 @@ objects)
         --out "$out" "$spec" | tee "$out/objects-$spec.md"
     ;;
 huge)
-    spec=${2:?huge needs a spec WxH:K}
-    size=${spec%:*}
-    k=${spec#*:}
-    file="$out/objects-$size-$k.qpbo"
-    [ -f "$file" ] || "$gcut" gen qpbo-objects --size "$size" --objects "$k" -o "$file"
-    {
-        echo "| solver | threads | build ms | solve ms | label ms | total ms | solver bytes | labeled | s |"
-        echo "|---|---|---|---|---|---|---|---|---|"
-        for t in 0 ${threads//,/ }; do
-            if [ "$t" = 0 ]; then args=(--solver qpbo); name=qpbo; tt=1; else
-                args=(--solver pqpbo --threads "$t"); name=pqpbo; tt=$t; fi
-            "$gcut" qpbo "${args[@]}" "$file" | awk -v n="$name" -v t="$tt" '
-                $2 == "build_ms" { b = $3 } $2 == "solve_ms" { s = $3 } $2 == "label_ms" { l = $3 }
-                $2 == "solver_bytes" { m = $3 } $2 == "labeled" { k = $3 } $1 == "s" { e = $2 }
-                END { printf "| %s | %s | %.0f | %.0f | %.0f | %.0f | %s | %s | %s |\n", n, t, b, s, l, b + s + l, m, k, e }'
-        done
-    } | tee "$out/huge-$spec.md"
+    spec=${2:?huge needs a spec WxH[xD]:K}
+    build-16core/qpbo_objects --size "${spec%:*}" --objects "${spec#*:}" --threads "$threads" \
+        --repeats "${REPEATS:-1}" | tee "$out/huge-$spec.md"
     ;;
 pbk)
     which=${2:?pbk needs 2d or 3d}
