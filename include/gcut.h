@@ -513,6 +513,9 @@ typedef struct gcut_qpbo_result {
     double solve_ms;     /**< max flow, both stages (Phase A and B for pqpbo) */
     double label_ms;     /**< labels: reachability and strongly connected components */
     uint64_t bytes;      /**< peak bytes held by the solve (graph and bookkeeping) */
+    double float_scale;  /**< the energy's float scale (gcut_qpbo_set_float_scale; 1.0 if
+                              never set): energy / float_scale and lower_bound / float_scale
+                              are in the float energy's units */
 } gcut_qpbo_result;
 
 /** Minimise: options->solver "qpbo" (serial), "pqpbo" (parallel, options->threads, 0 = all

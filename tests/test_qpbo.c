@@ -439,6 +439,7 @@ static void test_float_and_errors(void) {
     gcut_qpbo_result r;
     CHECK_OK(solve(q, "qpbo", 1, labels, &r));
     count(r.energy == 50 && r.labeled == 3 && labels[0] == 0 && labels[1] == 0);
+    count(r.float_scale == 100.0);
     gcut_qpbo_free(q);
     gcut_qpbo_free(NULL);
     /* An empty energy. */

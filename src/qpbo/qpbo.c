@@ -405,6 +405,7 @@ gcut_status gcut_qpbo_solve(gcut_qpbo *q, const gcut_options *options, int8_t *l
         result->solve_ms = out.solve_ms;
         result->label_ms = out.label_ms;
         result->bytes = out.bytes;
+        result->float_scale = q->scale;
     }
     gcut__free(own);
     return st;
