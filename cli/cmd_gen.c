@@ -1,6 +1,7 @@
 /* cmd_gen.c - `gcut gen synth`: the synthetic segmentation benchmark of Hussein et al. 2007,
  * section VII, written as an image, its ground truth, its seeds and the grid problem (the
- * benchmark energy with the known mixtures). 3D volumes are written as raw 8-bit files. */
+ * benchmark energy with the known mixtures). 3D volumes are written as raw 8-bit files.
+ * `gcut gen qpbo-random` / `qpbo-objects`: QPBO energies (Jeppesen et al. 2021, section 4). */
 #include "cli.h"
 
 #include <errno.h>
@@ -31,7 +32,85 @@ static void usage(FILE *out) {
             "                    term from the generating mixtures, hard seeds, contrast term\n"
             "  --connectivity C  of --grid: 4 (default) or 8 in 2D, 6 (default) or 26 in 3D\n"
             "  --help            this text\n\n"
-            "exit status: 0 written, 1 failure, 2 usage error\n");
+            "exit status: 0 written, 1 failure, 2 usage error\n\n"
+            "       gcut gen qpbo-random --size WxH [--nonsub PCT] [--range R] [--seed N] -o FILE\n"
+            "       gcut gen qpbo-objects --size WxH[xD] [--objects K] [--seed N] -o FILE\n\n"
+            "QPBO energies in the text format of docs/FORMATS.md (for `gcut qpbo`):\n"
+            "  qpbo-random   a 4-connected grid, energies uniform in [-R, R] (default 100),\n"
+            "                PCT percent (default 20) of the pairs non-submodular\n"
+            "  qpbo-objects  multi-object segmentation: K (default 8) noisy discs (balls), one\n"
+            "                layer of nodes per object over its region, smoothness inside a\n"
+            "                layer, non-submodular exclusion between layers (docs/QPBO.md)\n");
+}
+
+static bool parse_size(const char *text, int64_t *w, int64_t *h, int64_t *d);
+
+static int gen_qpbo(int argc, char **argv) {
+    bool objects_kind = strcmp(argv[1], "qpbo-objects") == 0;
+    int64_t w = 0, h = 0, d = 1;
+    uint64_t seed = 1;
+    long nonsub = 20, range = 100, objects = 8;
+    const char *out_path = NULL;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        if (i + 1 >= argc) {
+            cli_error("gen", GCUT_OK, "'%s' is not an option or lacks its value", a);
+            return 2;
+        }
+        const char *v = argv[++i];
+        char *end = NULL;
+        long *target = strcmp(a, "--nonsub") == 0    ? &nonsub
+                       : strcmp(a, "--range") == 0   ? &range
+                       : strcmp(a, "--objects") == 0 ? &objects
+                                                     : NULL;
+        if (strcmp(a, "--size") == 0) {
+            if (!parse_size(v, &w, &h, &d) || (!objects_kind && d != 1)) {
+                cli_error("gen", GCUT_OK, "--size '%s' is not WxH%s", v,
+                          objects_kind ? " or WxHxD" : "");
+                return 2;
+            }
+        } else if (strcmp(a, "--seed") == 0) {
+            seed = strtoull(v, &end, 0);
+            if (end == v || *end != '\0') {
+                cli_error("gen", GCUT_OK, "--seed '%s' is not a number", v);
+                return 2;
+            }
+        } else if (target != NULL) {
+            *target = strtol(v, &end, 10);
+            if (end == v || *end != '\0') {
+                cli_error("gen", GCUT_OK, "%s '%s' is not a number", a, v);
+                return 2;
+            }
+        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
+            out_path = v;
+        } else {
+            cli_error("gen", GCUT_OK, "unknown option '%s' (see gcut gen --help)", a);
+            return 2;
+        }
+    }
+    if (w == 0 || out_path == NULL) {
+        cli_error("gen", GCUT_OK, "--size and -o are required");
+        return 2;
+    }
+    gcut_qpbo *q = NULL;
+    gcut_status st =
+        objects_kind
+            ? gcut_qpbo_objects(w, h, d, (int)(objects > 1000000 ? 1000000 : objects), seed, &q)
+            : gcut_qpbo_random(w, h, (int)(nonsub > 1000 ? 1000 : nonsub),
+                               (int32_t)(range > INT32_MAX ? INT32_MAX : range), seed, &q);
+    if (st != GCUT_OK) {
+        cli_error("gen", st, "cannot make the energy");
+        return 1;
+    }
+    printf("%s: %" PRId64 " nodes, %" PRId64 " terms\n", argv[1], gcut_qpbo_num_nodes(q),
+           gcut_qpbo_num_terms(q));
+    st = gcut_qpbo_write(q, out_path);
+    gcut_qpbo_free(q);
+    if (st != GCUT_OK) {
+        cli_error("gen", st, "cannot write '%s'", out_path);
+        return 1;
+    }
+    return 0;
 }
 
 /* Sides up to 2^31-1 and at most 2^40 pixels: beyond that no image fits a machine, and the
@@ -68,8 +147,11 @@ int cli_cmd_gen(int argc, char **argv) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
+    if (strcmp(argv[1], "qpbo-random") == 0 || strcmp(argv[1], "qpbo-objects") == 0)
+        return gen_qpbo(argc, argv);
     if (strcmp(argv[1], "synth") != 0) {
-        cli_error("gen", GCUT_OK, "unknown generator '%s' (only 'synth')", argv[1]);
+        cli_error("gen", GCUT_OK, "unknown generator '%s' (synth, qpbo-random, qpbo-objects)",
+                  argv[1]);
         return 2;
     }
     int64_t w = 0, h = 0, d = 1;

@@ -450,6 +450,120 @@ gcut_status gcut_synth_seeds(int64_t width, int64_t height, int64_t depth, uint8
 gcut_status gcut_synth_grid(int64_t width, int64_t height, int64_t depth, uint64_t seed,
                             gcut_synth_level level, int connectivity, gcut_grid **out);
 
+/* ------------------------------------------------------------------------------------------
+ * QPBO: binary energies with non-submodular terms (Kolmogorov & Rother, PAMI 2007; the
+ * two-stage and parallel solvers of Jeppesen et al., ICCV 2021). See docs/QPBO.md.
+ *
+ *   E(x) = sum_p E_p(x_p) + sum_(p,q) E_pq(x_p, x_q),  x_p in {0, 1}
+ *
+ * Terms may be non-submodular (E00 + E11 > E01 + E10). The solve returns a partial labeling
+ * (0, 1, or -1 = unlabeled) with persistency: some global minimiser agrees with every labeled
+ * node, and the set of labeled nodes is the largest QPBO can certify (weak persistencies by
+ * strongly connected components). Submodular energies come back fully labeled at their exact
+ * minimum. Labels do not depend on the solver, the block split or the thread count.
+ * ---------------------------------------------------------------------------------------- */
+
+/** Unlabeled node in a QPBO result. */
+enum { GCUT_QPBO_UNLABELED = -1 };
+
+typedef struct gcut_qpbo gcut_qpbo;
+
+/** Create an energy over num_nodes binary variables (>= 0), all terms zero. term_hint (>= 0)
+ *  reserves room for that many pairwise terms. Free with gcut_qpbo_free. */
+gcut_status gcut_qpbo_create(int64_t num_nodes, int64_t term_hint, gcut_qpbo **out);
+/** Free the energy. NULL is accepted. */
+void gcut_qpbo_free(gcut_qpbo *qpbo);
+/** @return the number of nodes / pairwise terms added so far. */
+int64_t gcut_qpbo_num_nodes(const gcut_qpbo *qpbo);
+int64_t gcut_qpbo_num_terms(const gcut_qpbo *qpbo);
+
+/** Add e0 to E_node(0) and e1 to E_node(1) (cumulative; sums are kept in 64 bits).
+ *  @return GCUT_ERR_INVALID_ARG if node is out of range. */
+gcut_status gcut_qpbo_add_unary(gcut_qpbo *qpbo, int64_t node, int32_t e0, int32_t e1);
+/** Add the pairwise term E_ij(x_i, x_j): e00 when both are 0, e01 when x_i = 0 and x_j = 1,
+ *  e10, e11 (Kolmogorov's AddPairwiseTerm order). Submodular or not; several terms on one
+ *  pair add up. term_id (may be NULL) gets its number (0, 1, ...). The coupling
+ *  e01 + e10 - e00 - e11 must lie in [-INT32_MAX, INT32_MAX].
+ *  @return GCUT_ERR_INVALID_ARG for i == j or a node out of range, GCUT_ERR_OVERFLOW for a
+ *  coupling out of range (the message names the term). */
+gcut_status gcut_qpbo_add_pairwise(gcut_qpbo *qpbo, int64_t i, int64_t j, int32_t e00, int32_t e01,
+                                   int32_t e10, int32_t e11, int64_t *term_id);
+
+/** Float energies: set the scale (> 0, finite) by which gcut_qpbo_add_*_float() multiply
+ *  before rounding to the nearest integer. Every result (energies, lower bound) is then in
+ *  scaled units: divide by the scale. Set it before adding float terms. */
+gcut_status gcut_qpbo_set_float_scale(gcut_qpbo *qpbo, double scale);
+/** @return the scale in force (1.0 until set). */
+double gcut_qpbo_float_scale(const gcut_qpbo *qpbo);
+/** As gcut_qpbo_add_unary / _add_pairwise with float energies, each value multiplied by the
+ *  scale and rounded. @return GCUT_ERR_OVERFLOW (naming the value) if a scaled value leaves
+ *  int32 or is not finite. */
+gcut_status gcut_qpbo_add_unary_float(gcut_qpbo *qpbo, int64_t node, double e0, double e1);
+gcut_status gcut_qpbo_add_pairwise_float(gcut_qpbo *qpbo, int64_t i, int64_t j, double e00,
+                                         double e01, double e10, double e11, int64_t *term_id);
+
+/** Give each node a block (0 <= block[i] < num_blocks, num_blocks <= 2^20) for the parallel
+ *  solver: blocks are solved at once, then merged. Copied; NULL clears. Without blocks, the
+ *  parallel solver splits the node range into contiguous pieces (row slabs of a grid stored
+ *  in C order). Blocks change speed only, never the labels. */
+gcut_status gcut_qpbo_set_blocks(gcut_qpbo *qpbo, const int32_t *block, int32_t num_blocks);
+
+/** What a QPBO solve found. Fields may be added at the end. */
+typedef struct gcut_qpbo_result {
+    char solver[32];     /**< "qpbo" or "pqpbo" */
+    int64_t labeled;     /**< nodes with label 0 or 1 */
+    int64_t lower_bound; /**< QPBO lower bound on min E: ceil(max flow of the doubled graph / 2)
+                              plus the energy's constant; equals min E when every node is
+                              labeled by a submodular energy */
+    int64_t energy;      /**< E of the labels returned, unlabeled nodes taken as 0 */
+    int stage2;          /**< 1 if the flipped copy (Stage 2) was built */
+    int threads;         /**< threads used */
+    int64_t blocks;      /**< blocks of Phase A (1 for qpbo) */
+    int64_t merges;      /**< merges of Phase B */
+    double build_ms;     /**< building the graph */
+    double solve_ms;     /**< max flow, both stages (Phase A and B for pqpbo) */
+    double label_ms;     /**< labels: reachability and strongly connected components */
+    uint64_t bytes;      /**< peak bytes held by the solve (graph and bookkeeping) */
+    double float_scale;  /**< the energy's float scale (gcut_qpbo_set_float_scale; 1.0 if
+                              never set): energy / float_scale and lower_bound / float_scale
+                              are in the float energy's units */
+} gcut_qpbo_result;
+
+/** Minimise: options->solver "qpbo" (serial), "pqpbo" (parallel, options->threads, 0 = all
+ *  cores) or "auto"/NULL. labels (may be NULL) gets num_nodes values 0, 1 or -1; result (may
+ *  be NULL) the summary. The energy is not modified; it may be solved again.
+ *  @return GCUT_ERR_NOT_FOUND for an unknown solver, GCUT_ERR_NOMEM, GCUT_ERR_OVERFLOW if an
+ *  energy sum leaves int64. */
+gcut_status gcut_qpbo_solve(gcut_qpbo *qpbo, const gcut_options *options, int8_t *labels,
+                            gcut_qpbo_result *result);
+
+/** E(labels) in 64 bits; labels 0 or 1, and -1 counted as 0. @return GCUT_ERR_INVALID_ARG for
+ *  any other value (naming the node), GCUT_ERR_OVERFLOW if the sum leaves int64. */
+gcut_status gcut_qpbo_energy(const gcut_qpbo *qpbo, const int8_t *labels, int64_t *energy);
+
+/** A random energy on a width x height 4-connected grid (node y * width + x): unaries and
+ *  pairwise energies uniform in [-range, range], each pair non-submodular with probability
+ *  nonsub_percent / 100. Deterministic for a seed. */
+gcut_status gcut_qpbo_random(int64_t width, int64_t height, int nonsub_percent, int32_t range,
+                             uint64_t seed, gcut_qpbo **out);
+/** A multi-object segmentation energy (Jeppesen et al. 2021, section 4; Jeppesen et al.'s
+ *  sparse layered graphs): a synthetic width x height (x depth) image of `objects` noisy
+ *  discs (balls) of distinct brightness; one layer of nodes per object over the object's
+ *  region of interest (its bounding box grown by its radius), label 1 = the pixel is in that
+ *  object; a data term per node, submodular smoothness between 4- (6-) neighbours of a layer,
+ *  and non-submodular exclusion terms (E11 large) between the layers' nodes at one pixel. The
+ *  blocks are set to one per object. Deterministic for a seed. */
+gcut_status gcut_qpbo_objects(int64_t width, int64_t height, int64_t depth, int objects,
+                              uint64_t seed, gcut_qpbo **out);
+
+/** Read a QPBO text file (docs/FORMATS.md: "p qpbo N M", "u I E0 E1", "e I J E00 E01 E10
+ *  E11", optional "b I BLOCK" block ids, "c ..."; nodes 1-based; "-" = stdin). Errors give
+ *  GCUT_ERR_PARSE naming the line. */
+gcut_status gcut_qpbo_read(const char *path, gcut_qpbo **out);
+/** Write the energy in the same format ("-" = stdout): one u line per node with a nonzero
+ *  unary, a b line per node when blocks are set, one e line per term. */
+gcut_status gcut_qpbo_write(const gcut_qpbo *qpbo, const char *path);
+
 #ifdef __cplusplus
 }
 #endif
