@@ -5,7 +5,9 @@
  *   C. upload + solve through a cold context (warm 0): pinned upload, no allocation;
  *   D. warm re-solve after changing P% of the terminal capacities (marked), against
  *   E. the cold solve of the same new problem (C's context), and
- *   F. the warm re-solve found by comparison (no marks).
+ *   F. the warm re-solve found by comparison (no marks), and
+ *   G. D with a global relabel before the first sweep (GCUT_CUDAGRID_WARM_RELABEL=1 at its
+ *      context's creation) instead of sweeping on the kept heights.
  * Every flow is checked equal to bk's on the same problem and every cut by its certificate;
  * exits 1 on a mismatch. Medians of the repeats; wall times around the public calls.
  * Usage: gpu_context [--size WxH | --volume N] [--conn C] [--level easy|hard] [--repeats R]
@@ -140,18 +142,26 @@ int main(int argc, char **argv) {
     check(gcut_grid_context_create(ndim, shape, conn, &opt_warm, &warm), "context");
     const double create_ms = now_ms() - t;
     check(gcut_grid_context_create(ndim, shape, conn, &opt_warm, &warm_cmp), "context");
+    gcut_grid_context *warm_gr = NULL;
+    setenv("GCUT_CUDAGRID_WARM_RELABEL", "1", 1);
+    check(gcut_grid_context_create(ndim, shape, conn, &opt_warm, &warm_gr), "context");
+    unsetenv("GCUT_CUDAGRID_WARM_RELABEL");
     copy_grid(gcut_grid_context_grid(warm), base);
     copy_grid(gcut_grid_context_grid(warm_cmp), base);
-    int64_t f0 = 0, f1 = 0;
+    copy_grid(gcut_grid_context_grid(warm_gr), base);
+    int64_t f0 = 0, f1 = 0, f2 = 0;
     check(gcut_grid_context_solve(warm, &f0, NULL, NULL), "warm context first solve");
     check(gcut_grid_context_solve(warm_cmp, &f1, NULL, NULL), "warm context first solve");
+    check(gcut_grid_context_solve(warm_gr, &f2, NULL, NULL), "warm context first solve");
     expect_equal(f0, f1, "first solves");
+    expect_equal(f0, f2, "first solves");
 
     double bk_total[MAXR], bk_build[MAXR], bk_solve[MAXR], one_total[MAXR], one_solve[MAXR],
         one_build[MAXR], ctx_total[MAXR], ctx_build[MAXR], ctx_solve[MAXR], warm_total[MAXR],
-        warm_build[MAXR], warm_solve[MAXR], cmp_total[MAXR], cold_new[MAXR];
+        warm_build[MAXR], warm_solve[MAXR], cmp_total[MAXR], cmp_build[MAXR], cmp_solve[MAXR],
+        gr_total[MAXR], gr_build[MAXR], gr_solve[MAXR], cold_new[MAXR];
     int64_t changed_info = 0, warm_sweeps = 0, cold_sweeps = 0, warm_relabels = 0,
-            cold_relabels = 0;
+            cold_relabels = 0, gr_sweeps = 0, gr_relabels = 0;
     gcut_grid *current = NULL;
     check(gcut_grid_create(ndim, shape, conn, &current), "grid");
     copy_grid(current, base);
@@ -221,7 +231,25 @@ int main(int argc, char **argv) {
         t = now_ms();
         check(gcut_grid_context_solve(warm_cmp, &flow, labels, &st), "warm compared");
         cmp_total[r] = now_ms() - t;
+        cmp_build[r] = st.build_ms;
+        cmp_solve[r] = st.solve_ms;
         expect_equal(flow, flow_bk, "warm compared");
+        /* Warm, marked, relabel first. */
+        g = gcut_grid_context_grid(warm_gr);
+        for (int64_t k = 0; k < count; k++) {
+            gcut_grid_terminal_data(g, GCUT_SOURCE)[marks[k]] = src[marks[k]];
+            gcut_grid_terminal_data(g, GCUT_SINK)[marks[k]] = snk[marks[k]];
+        }
+        check(gcut_grid_context_mark_nodes(warm_gr, marks, count), "marks");
+        t = now_ms();
+        check(gcut_grid_context_solve(warm_gr, &flow, labels, &st), "warm relabel first");
+        gr_total[r] = now_ms() - t;
+        gr_build[r] = st.build_ms;
+        gr_solve[r] = st.solve_ms;
+        gr_sweeps += st.sweeps;
+        gr_relabels += st.global_relabels;
+        expect_equal(flow, flow_bk, "warm relabel first");
+        check(gcut_grid_verify(current, labels, flow, NULL), "warm relabel-first certificate");
     }
     printf("instance %s %lldx%lldx%lld conn %d, solver %s, %d repeats, %.1f%% of terminals "
            "changed per step (%lld nodes last step)\n",
@@ -244,16 +272,24 @@ int main(int argc, char **argv) {
     printf("| %s context, warm, marked | %.2f | %.2f | %.2f | %.1f |\n", solver, warm_t,
            median(warm_build, repeats), median(warm_solve, repeats), bk_t / warm_t);
     const double cmp_t = median(cmp_total, repeats);
-    printf("| %s context, warm, compared | %.2f | | | %.1f |\n", solver, cmp_t, bk_t / cmp_t);
+    printf("| %s context, warm, compared | %.2f | %.2f | %.2f | %.1f |\n", solver, cmp_t,
+           median(cmp_build, repeats), median(cmp_solve, repeats), bk_t / cmp_t);
+    const double gr_t = median(gr_total, repeats);
+    printf("| %s context, warm, marked, relabel first | %.2f | %.2f | %.2f | %.1f |\n", solver,
+           gr_t, median(gr_build, repeats), median(gr_solve, repeats), bk_t / gr_t);
     printf("warm (marked) vs cold solve of the new problem through a context: %.2f x faster; "
            "sweeps %.1f vs %.1f, global relabels %.1f vs %.1f per solve\n",
            median(cold_new, repeats) / warm_t, (double)warm_sweeps / repeats,
            (double)cold_sweeps / repeats, (double)warm_relabels / repeats,
            (double)cold_relabels / repeats);
+    printf("relabel first: %.2f x faster than cold; sweeps %.1f, global relabels %.1f per solve\n",
+           median(cold_new, repeats) / gr_t, (double)gr_sweeps / repeats,
+           (double)gr_relabels / repeats);
     printf("flows: %s\n", failed ? "MISMATCH" : "all equal to bk's, every cut certified");
     gcut_grid_context_free(cold);
     gcut_grid_context_free(warm);
     gcut_grid_context_free(warm_cmp);
+    gcut_grid_context_free(warm_gr);
     gcut_grid_free(current);
     gcut_grid_free(base);
     free(labels);

@@ -836,7 +836,7 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
 
 template <int CONN>
 gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, bool labels_on_device,
-                    gcut_stats *stats, double t_solve);
+                    gcut_stats *stats, double t_solve, bool keep_heights = false);
 
 /* One cold solve of a grid or an image energy. */
 template <int CONN>
@@ -877,7 +877,7 @@ gcut_status solve(Session &S, const Input &in, int device, int verbose, int64_t 
  * reset here, so a context can run it again and again. */
 template <int CONN>
 gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, bool labels_on_device,
-                    gcut_stats *stats, double t_solve) {
+                    gcut_stats *stats, double t_solve, bool keep_heights) {
     using G = Geo<CONN>;
     Problem &P = S.P;
     cudaStream_t stream = S.stream;
@@ -963,8 +963,20 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         GCUT__CUDA_TRY(cudaEventRecord(S.events[0], stream), "cudaEventRecord");
     }
     int active_tiles = 0;
-    if ((st = global_relabel(&active_tiles)) != GCUT_OK ||
-        (verbose && (st = lap(0, 1, &relabel_ms)) != GCUT_OK))
+    if (keep_heights) {
+        /* Warm start: sweep first on the previous solve's heights (exact distances before the
+         * changes; stale ones cost work, never exactness: pushes keep the preflow, and only a
+         * global relabel can stop the solve), listing the tiles with an active node. */
+        GCUT__CUDA_TRY(cudaMemsetAsync(P.count, 0, 4 * sizeof(int), stream), "memset");
+        GCUT__CUDA_TRY(cudaMemsetAsync(P.next, 0, 4 * sizeof(int), stream), "memset");
+        collect_kernel<CONN><<<P.num_tiles, G::T, 0, stream>>>(P, q % 3, ++stamp);
+        GCUT__CUDA_TRY(cudaGetLastError(), "collect kernel launch");
+        if ((st = read_count(q % 3, &active_tiles)) != GCUT_OK)
+            return st;
+    }
+    if ((!keep_heights || active_tiles == 0) &&
+        ((st = global_relabel(&active_tiles)) != GCUT_OK ||
+         (verbose && (st = lap(0, 1, &relabel_ms)) != GCUT_OK)))
         return st;
     while (active_tiles > 0) {
         if (verbose)
@@ -1348,6 +1360,9 @@ struct CudaContext {
     int conn = 0, arrays = 0, verbose = 0;
     long long n = 0;
     bool loaded = false;
+    /* Warm solves sweep on the kept heights before their first global relabel;
+     * GCUT_CUDAGRID_WARM_RELABEL=1 relabels first instead (for benchmarks). */
+    bool keep_heights = true;
     int *cur = nullptr, *nw = nullptr; /* device, arrays * n each (in S.blocks) */
     unsigned char *changed = nullptr;  /* device, n */
     int32_t *pinned_grid = nullptr;    /* the grid's arrays, pinned */
@@ -1573,7 +1588,8 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
     report->device_bytes = (int64_t)S.device_bytes;
     const double t_solve = gcut__now_ms();
     stats->build_ms = t_solve - t0;
-    st = iterate<CONN>(S, C.verbose, flow, labels, false, stats, t_solve);
+    st = iterate<CONN>(S, C.verbose, flow, labels, false, stats, t_solve,
+                       report->warm && C.keep_heights);
     if (st != GCUT_OK)
         C.loaded = false;
     return st;
@@ -1626,7 +1642,8 @@ gcut_status ctx_solve_device(CudaContext &C, const int32_t *source, const int32_
     report->device_bytes = (int64_t)S.device_bytes;
     const double t_solve = gcut__now_ms();
     stats->build_ms = t_solve - t0;
-    st = iterate<CONN>(S, C.verbose, flow, labels, true, stats, t_solve);
+    st = iterate<CONN>(S, C.verbose, flow, labels, true, stats, t_solve,
+                       report->warm && C.keep_heights);
     if (st != GCUT_OK) {
         C.loaded = false;
         return st;
@@ -1712,6 +1729,7 @@ extern "C" gcut_status gcut__cudagrid_ctx_create(gcut_grid *grid, const gcut_opt
     C->arrays = 2 + grid->num_dirs;
     C->n = grid->num_nodes;
     C->verbose = options ? options->verbose : 0;
+    C->keep_heights = gcut__env_int("GCUT_CUDAGRID_WARM_RELABEL", 0, 0, 1) == 0;
     gcut_status st;
     switch (conn) {
     case 4:
