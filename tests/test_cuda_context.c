@@ -121,6 +121,40 @@ done:
     gcut_grid_context_free(dev);
 }
 
+/* Negative capacities are refused and named, on the marked path (checked while gathering) and
+ * on a full upload (checked on the device); the context solves again once they are fixed. */
+static void negative_values(void) {
+    gcut_options options;
+    gcut_options_init(&options);
+    options.solver = "cuda-grid";
+    const int64_t shape[2] = {4, 5};
+    gcut_grid_context *ctx = NULL;
+    CHECK_OK(gcut_grid_context_create(2, shape, 4, &options, &ctx));
+    if (ctx == NULL)
+        return;
+    gcut_grid *grid = gcut_grid_context_grid(ctx);
+    int64_t flow = -1;
+    gcut_grid_terminal_data(grid, GCUT_SOURCE)[7] = 5;
+    gcut_grid_terminal_data(grid, GCUT_SINK)[8] = 3;
+    gcut_grid_dir_data(grid, 0)[7] = 9;
+    CHECK_OK(gcut_grid_context_solve(ctx, &flow, NULL, NULL));
+    CHECK_EQ_I64(flow, 3);
+    gcut_grid_dir_data(grid, 2)[8] = -1;
+    int64_t node = 8;
+    CHECK_OK(gcut_grid_context_mark_nodes(ctx, &node, 1));
+    CHECK(gcut_grid_context_solve(ctx, &flow, NULL, NULL) == GCUT_ERR_INVALID_ARG);
+    CHECK(strstr(gcut_last_error(), "direction 2 capacity at index 8") != NULL);
+    gcut_grid_dir_data(grid, 2)[8] = 0;
+    gcut_grid_terminal_data(grid, GCUT_SINK)[11] = -7;
+    CHECK(gcut_grid_context_solve(ctx, &flow, NULL, NULL) == GCUT_ERR_INVALID_ARG);
+    CHECK(strstr(gcut_last_error(), "sink capacity at index 11") != NULL);
+    gcut_grid_terminal_data(grid, GCUT_SINK)[11] = 0;
+    CHECK_OK(gcut_grid_context_solve(ctx, &flow, NULL, NULL));
+    CHECK_EQ_I64(flow, 3);
+    gcut_grid_context_free(ctx);
+    checks++;
+}
+
 /* Many contexts made, used on several problems and freed: device memory and gcut's host memory
  * back where they started. */
 static void no_leak(test_rng *rng) {
@@ -210,6 +244,7 @@ int main(void) {
         return test_finish("test_cuda_context", checks);
     }
     no_leak(&rng);
+    negative_values();
     device_entry(&rng, 2, s2, 4);
     device_entry(&rng, 2, s2, 8);
     device_entry(&rng, 3, s3, 6);

@@ -628,10 +628,11 @@ gcut_status gcut_grid_context_solve(gcut_grid_context *ctx, int64_t *flow, uint8
         return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_grid_context_solve: context is NULL");
     const gcut_grid *grid = ctx->grid;
     const bool warm = ctx->options.warm && ctx->solved;
-    /* cuda-grid checks a full upload on the device (and names the entry), faster than here. */
-    gcut_status st = warm && ctx->marks_given ? check_marked(grid, ctx->marks, ctx->num_marks)
-                     : ctx->kind == CTX_CUDA  ? GCUT_OK
-                                              : gcut_grid_validate(grid);
+    /* cuda-grid checks a full upload on the device, and the marked nodes while it gathers
+     * them (one pass over scattered host memory instead of two): faster than here. */
+    gcut_status st = ctx->kind == CTX_CUDA      ? GCUT_OK
+                     : warm && ctx->marks_given ? check_marked(grid, ctx->marks, ctx->num_marks)
+                                                : gcut_grid_validate(grid);
     if (st != GCUT_OK)
         return st;
     gcut_stats local;

@@ -1559,8 +1559,21 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
             int *v = C.stage_vals + k * C.arrays;
             v[0] = grid->terminal[GCUT_SOURCE][i];
             v[1] = grid->terminal[GCUT_SINK][i];
-            for (int d = 0; d < CONN; d++)
+            int negative = (v[0] < 0) | (v[1] < 0);
+            for (int d = 0; d < CONN; d++) {
                 v[2 + d] = grid->cap[d][i];
+                negative |= v[2 + d] < 0;
+            }
+            if (negative) {
+                char buf[32];
+                int a = 0;
+                while (v[a] >= 0)
+                    a++;
+                return gcut__fail(GCUT_ERR_INVALID_ARG,
+                                  "gcut_grid_context_solve: %s capacity at index %lld is "
+                                  "negative (%d)",
+                                  array_name(a, buf, sizeof buf), (long long)i, v[a]);
+            }
         }
         if (count > 0) {
             GCUT__CUDA_TRY(cudaMemcpyAsync(C.dev_idx, C.stage_idx, (size_t)count * 4,
