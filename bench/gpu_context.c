@@ -11,7 +11,9 @@
  * Every flow is checked equal to bk's on the same problem and every cut by its certificate;
  * exits 1 on a mismatch. Medians of the repeats; wall times around the public calls.
  * Usage: gpu_context [--size WxH | --volume N] [--conn C] [--level easy|hard] [--repeats R]
- *                    [--percent P] [--solver cuda-grid|cpu-pr] [--seed S] */
+ *                    [--percent P] [--solver cuda-grid|cpu-pr] [--seed S] [--verbose]
+ * --verbose: one more marked warm solve and one cold solve at the end, with the solver's phase
+ * times on stderr. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "gcut.h"
@@ -77,6 +79,7 @@ int main(int argc, char **argv) {
     const char *solver = "cuda-grid";
     gcut_synth_level level = GCUT_SYNTH_HARD;
     uint64_t seed = 1;
+    int verbose = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
         if (strcmp(a, "--size") == 0 &&
@@ -100,6 +103,8 @@ int main(int argc, char **argv) {
         } else if (strcmp(a, "--solver") == 0) {
             solver = v;
             i++;
+        } else if (strcmp(a, "--verbose") == 0) {
+            verbose = 1;
         } else if (strcmp(a, "--seed") == 0) {
             seed = strtoull(v, NULL, 0);
             i++;
@@ -285,6 +290,31 @@ int main(int argc, char **argv) {
     printf("relabel first: %.2f x faster than cold; sweeps %.1f, global relabels %.1f per solve\n",
            median(cold_new, repeats) / gr_t, (double)gr_sweeps / repeats,
            (double)gr_relabels / repeats);
+    if (verbose) {
+        /* One more step, told to the solver's verbose output (its phase times). */
+        gcut_grid_context *vw = NULL, *vc = NULL;
+        opt_warm.verbose = opt_cold.verbose = 1;
+        check(gcut_grid_context_create(ndim, shape, conn, &opt_warm, &vw), "context");
+        check(gcut_grid_context_create(ndim, shape, conn, &opt_cold, &vc), "context");
+        copy_grid(gcut_grid_context_grid(vw), current);
+        int64_t fv = 0, fc = 0, count = 0;
+        check(gcut_grid_context_solve(vw, &fv, NULL, NULL), "verbose first");
+        int32_t *src = gcut_grid_terminal_data(gcut_grid_context_grid(vw), GCUT_SOURCE);
+        for (int64_t i = 0; i < n; i++)
+            if ((int)(rng_next() % 1000) < percent_x10) {
+                marks[count++] = i;
+                src[i] = (int32_t)((double)src[i] * (0.5 + (double)(rng_next() % 1001) / 1000));
+            }
+        copy_grid(gcut_grid_context_grid(vc), gcut_grid_context_grid(vw));
+        check(gcut_grid_context_mark_nodes(vw, marks, count), "marks");
+        fprintf(stderr, "-- verbose: warm, marked\n");
+        check(gcut_grid_context_solve(vw, &fv, NULL, NULL), "verbose warm");
+        fprintf(stderr, "-- verbose: cold\n");
+        check(gcut_grid_context_solve(vc, &fc, NULL, NULL), "verbose cold");
+        expect_equal(fv, fc, "verbose warm vs cold");
+        gcut_grid_context_free(vw);
+        gcut_grid_context_free(vc);
+    }
     printf("flows: %s\n", failed ? "MISMATCH" : "all equal to bk's, every cut certified");
     gcut_grid_context_free(cold);
     gcut_grid_context_free(warm);

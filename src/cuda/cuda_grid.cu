@@ -670,7 +670,7 @@ struct Session {
     bool pinned_reserved = false;
     /* Launch shapes and knobs, fixed at setup. */
     int device = 0, node_blocks = 1, sweep_blocks = 1, relax_blocks = 1, coop = 0, coop_blocks = 1,
-        sweeps_per_relabel = 1, rounds = 1;
+        sweeps_per_relabel = 1, rounds = 1, warm_sweeps = 1;
     ~Session() {
         if (pinned_reserved)
             gcut__unreserve(kPinnedBytes);
@@ -817,6 +817,7 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
         "GCUT_CUDAGRID_SWEEPS",
         G::NDIM == 2 ? kDefaultSweepsPerRelabel2D : kDefaultSweepsPerRelabel3D, 1, 1 << 20);
     S.rounds = gcut__env_int("GCUT_CUDAGRID_ROUNDS", kDefaultRounds, 1, 1 << 20);
+    S.warm_sweeps = gcut__env_int("GCUT_CUDAGRID_WARM_SWEEPS", S.sweeps_per_relabel, 1, 1 << 20);
     /* The global relabel as a chain of launches with a list-size read per batch; as one
      * cooperative launch only on request (GCUT_CUDAGRID_COOP=1): on the H100 it was no faster
      * in 2D (hard 1920x1080: 3.19 vs 3.03 ms) and 8% faster on hard 256^3, and racecheck
@@ -978,10 +979,14 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         ((st = global_relabel(&active_tiles)) != GCUT_OK ||
          (verbose && (st = lap(0, 1, &relabel_ms)) != GCUT_OK)))
         return st;
+    /* The first batch of a warm start may be longer (GCUT_CUDAGRID_WARM_SWEEPS). */
+    int batch = keep_heights && active_tiles > 0 ? S.warm_sweeps : sweeps_per_relabel;
     while (active_tiles > 0) {
         if (verbose)
             GCUT__CUDA_TRY(cudaEventRecord(S.events[0], stream), "cudaEventRecord");
-        for (int k = 0; k < sweeps_per_relabel; k++, q++, sweeps++)
+        const int this_batch = batch;
+        batch = sweeps_per_relabel;
+        for (int k = 0; k < this_batch; k++, q++, sweeps++)
             sweep_kernel<CONN><<<sweep_blocks, G::T, 0, stream>>>(P, q % 3, (q + 1) % 3,
                                                                   (q + 2) % 3, ++stamp, rounds);
         GCUT__CUDA_TRY(cudaGetLastError(), "sweep kernel launch");
