@@ -163,7 +163,7 @@ int main(void) {
     cold_context(&rng);
     reuse(&rng);
     synth_terminal_changes(&rng);
-    run_all_sequences(&rng, "cpu-pr", 8, 1);
-    run_all_sequences(&rng, "bk", 8, 1);
+    run_all_sequences(&rng, "cpu-pr", 6, 1);
+    run_all_sequences(&rng, "bk", 6, 1);
     return test_finish("test_context", checks);
 }

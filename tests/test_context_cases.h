@@ -210,7 +210,7 @@ static void run_all_sequences(test_rng *rng, const char *solver, int steps, int 
         run_sequence(rng, solver, 3, s3[k], 26, steps);
     }
     if (large) {
-        const int64_t big2[2] = {180, 260}, big3[3] = {24, 30, 40};
+        const int64_t big2[2] = {120, 160}, big3[3] = {16, 20, 24};
         run_sequence(rng, solver, 2, big2, 4, steps);
         run_sequence(rng, solver, 2, big2, 8, steps);
         run_sequence(rng, solver, 3, big3, 6, steps);
