@@ -1,6 +1,7 @@
 /* cuda_grid.cu - cuda-grid: exact GPU push-relabel on 2D/3D grids (Hussein et al. 2007, VI-B
- * tiles; Lattari 2010, 5.3 active tiles and GPU global relabel; JF-Cut tile-local fixed points)
- * and segmentation capacities built on the device from src/seg's tables. docs/CUDA-GRID.md. */
+ * tiles; Lattari 2010, 5.3 active tiles and GPU global relabel; JF-Cut tile-local fixed points),
+ * segmentation capacities built on the device from src/seg's tables, and contexts kept across
+ * solves with warm repair on the device (Kohli & Torr 2005, sec. 4). docs/CUDA-GRID.md. */
 #include "internal.h"
 #include "../seg/seg_internal.h"
 
