@@ -672,8 +672,6 @@ struct Session {
     /* Launch shapes and knobs, fixed at setup. */
     int device = 0, node_blocks = 1, sweep_blocks = 1, relax_blocks = 1, coop = 0, coop_blocks = 1,
         sweeps_per_relabel = 1, rounds = 1, warm_sweeps = 1;
-    /* A context's pinned label buffer (the context allocates and frees it), or NULL. */
-    unsigned char *pinned_labels = nullptr;
     ~Session() {
         if (pinned_reserved)
             gcut__unreserve(kPinnedBytes);
@@ -1011,14 +1009,10 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
                                    kNumCounters * sizeof(unsigned long long),
                                    cudaMemcpyDeviceToHost, stream),
                    "read counters");
-    /* A context downloads through its pinned buffer (full bus speed), then copies. */
-    unsigned char *landing = S.pinned_labels != nullptr ? S.pinned_labels : labels;
     if (labels != NULL && !labels_on_device)
-        GCUT__CUDA_TRY(cudaMemcpyAsync(landing, labels_dev, nodes, cudaMemcpyDeviceToHost, stream),
+        GCUT__CUDA_TRY(cudaMemcpyAsync(labels, labels_dev, nodes, cudaMemcpyDeviceToHost, stream),
                        "download labels");
     GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "solve");
-    if (labels != NULL && !labels_on_device && landing != labels)
-        memcpy(labels, landing, nodes);
 
     const unsigned long long *c = S.host_counters;
     *flow = (int64_t)(c[kSumSink] - c[kSumSinkResidual]);
@@ -1379,7 +1373,6 @@ struct CudaContext {
     unsigned char *changed = nullptr;  /* device, n */
     int32_t *pinned_grid = nullptr;    /* the grid's arrays, pinned */
     uint64_t pinned_grid_bytes = 0;
-    unsigned char *pinned_labels = nullptr; /* n bytes: label downloads land here */
     /* List mode: pinned staging and device copies, grown on demand. */
     unsigned *stage_idx = nullptr, *dev_idx = nullptr;
     int *stage_vals = nullptr, *dev_vals = nullptr;
@@ -1401,10 +1394,6 @@ struct CudaContext {
             cudaEventDestroy(ev_in);
         if (ev_out)
             cudaEventDestroy(ev_out);
-        if (pinned_labels) {
-            cudaFreeHost(pinned_labels);
-            gcut__unreserve((uint64_t)n);
-        }
     }
 };
 
@@ -1797,18 +1786,6 @@ extern "C" gcut_status gcut__cudagrid_ctx_create(gcut_grid *grid, const gcut_opt
                 gcut__free(*slot);
                 *slot = C->pinned_grid + (size_t)a * C->n;
             }
-        }
-    }
-    /* GCUT_CUDAGRID_PINNED_LABELS=0 downloads labels straight to the caller (benchmarks). */
-    if (st == GCUT_OK && gcut__env_int("GCUT_CUDAGRID_PINNED_LABELS", 1, 0, 1)) {
-        if (gcut__reserve((uint64_t)C->n, "cuda-grid context pinned labels") != 0) {
-            st = GCUT_ERR_NOMEM;
-        } else if ((err = cudaMallocHost(&C->pinned_labels, (size_t)C->n)) != cudaSuccess) {
-            gcut__unreserve((uint64_t)C->n);
-            C->pinned_labels = nullptr;
-            st = cuda_fail(err, "cudaMallocHost of the context's labels");
-        } else {
-            C->S.pinned_labels = C->pinned_labels;
         }
     }
     if (st != GCUT_OK) {
