@@ -318,7 +318,9 @@ gcut_status gcut_grid_context_mark_mask(gcut_grid_context *ctx, const uint8_t *m
 /** Solve the context's grid. Outputs as in gcut_grid_solve(): flow (may be NULL), labels
  *  (may be NULL; else num_nodes bytes), stats (may be NULL; build_ms = uploads and the warm
  *  repair, solve_ms = the max-flow itself with the label download). Capacities are checked
- *  (negative ones give GCUT_ERR_INVALID_ARG naming the entry) before any state changes. */
+ *  (negative ones give GCUT_ERR_INVALID_ARG naming the entry) before the solve starts. After
+ *  an error the context stays usable: the next solve is exact (cold where the error left the
+ *  kept state unusable). */
 gcut_status gcut_grid_context_solve(gcut_grid_context *ctx, int64_t *flow, uint8_t *labels,
                                     gcut_stats *stats);
 
