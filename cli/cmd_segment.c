@@ -40,6 +40,14 @@ static void usage(FILE *out) {
         "  --scale S             energy-to-capacity factor (default: chosen, and printed)\n"
         "  --raw DxHxW[:C[:B]]   IMAGE is a raw volume of C channels (default 1) of B bits\n"
         "                        (8 or 16, default 8)\n"
+        "  --batch LIST          segment every line of LIST, 'IMAGE SEEDS MASK_OUT' (2D\n"
+        "                        images; paths without spaces; blank and # lines skipped) in\n"
+        "                        one process, so start-up (CUDA's included) is paid once; then\n"
+        "                        IMAGE, --seeds and -o are not given; one line per image and\n"
+        "                        the throughput are printed; exit 1 if a line failed or none\n"
+        "  --jobs N              with --batch: N images at once (threads; default 1), for\n"
+        "                        the colour models and I/O of one image to overlap another's\n"
+        "                        cut; give bk or cuda-grid (cpu-pr threads would compete)\n"
         "  --verbose             progress on stderr (always on for volumes)\n"
         "  --help                this text\n\n"
         "Volumes: give --raw, or several IMAGEs (the slices, in z order). MASK and TRUTH are\n"
@@ -66,6 +74,8 @@ typedef struct segment_args {
     int64_t raw_dims[3]; /* depth, height, width */
     int raw_channels, raw_bits;
     int verbose;
+    const char *batch; /* --batch LIST */
+    int jobs;          /* --jobs N: batch items at once */
 } segment_args;
 
 /* --raw DxHxW[:C[:B]]: sizes checked one by one and as a product (cli_parse_dims). */
@@ -240,6 +250,11 @@ static int parse_args(int argc, char **argv, segment_args *args) {
             args->raw = true;
             if (!parse_raw(v, args))
                 return 2;
+        } else if (strcmp(a, "--batch") == 0) {
+            args->batch = v;
+        } else if (strcmp(a, "--jobs") == 0) {
+            if (!cli_parse_int("segment", "--jobs", v, 1, 1024, &args->jobs))
+                return 2;
         } else {
             cli_error("segment", GCUT_OK, "unknown option '%s' (see gcut segment --help)", a);
             return 2;
@@ -248,6 +263,16 @@ static int parse_args(int argc, char **argv, segment_args *args) {
             cli_error("segment", GCUT_OK, "bad value '%s' for %s", v, a);
             return 2;
         }
+    }
+    if (args->batch != NULL) {
+        if (args->num_images > 0 || args->seeds != NULL || args->out != NULL || args->raw ||
+            args->overlay != NULL || args->truth != NULL) {
+            cli_error("segment", GCUT_OK,
+                      "--batch takes its images, seeds and outputs from LIST: no IMAGE, --seeds, "
+                      "-o, --raw, --overlay or --truth beside it");
+            return 2;
+        }
+        return -1;
     }
     if (args->num_images == 0 || args->seeds == NULL || args->out == NULL) {
         cli_error("segment", GCUT_OK, "IMAGE, --seeds and -o are required (see --help)");
@@ -409,10 +434,137 @@ static int score(const segment_args *args, const gcut_image *image, const uint8_
     return 0;
 }
 
+/* One line of a --batch list: read, segment, write; one line printed. @return 0 or 1. */
+static int batch_item(const segment_args *shared, const char *list, int lineno,
+                      const char *image_path, const char *seeds_path, const char *out_path,
+                      int64_t *pixels) {
+    const double t0 = now_ms();
+    segment_args local = *shared; /* items may run at once: each writes its own out */
+    segment_args *args = &local;
+    gcut_image image = {0};
+    loaded_mask seed_mask = {{0}, NULL};
+    uint8_t *seeds = NULL, *mask = NULL;
+    int rc = 1;
+    gcut_status st = gcut_image_read(image_path, &image);
+    if (st != GCUT_OK) {
+        cli_error("segment", st, "%s:%d: cannot read image '%s'", list, lineno, image_path);
+        goto done;
+    }
+    const int64_t n = image.width * image.height * image.depth;
+    if ((seeds = malloc((size_t)n)) == NULL || (mask = malloc((size_t)n)) == NULL) {
+        cli_error("segment", GCUT_ERR_NOMEM, "%s:%d: buffers for %" PRId64 " pixels", list, lineno,
+                  n);
+        goto done;
+    }
+    if (!load_mask(args, seeds_path, "seed mask", &image, &seed_mask))
+        goto done;
+    if ((st = gcut_seeds_from_mask(&seed_mask.image, args->encoding, seeds)) != GCUT_OK) {
+        cli_error("segment", st, "%s:%d: bad seed mask '%s'", list, lineno, seeds_path);
+        goto done;
+    }
+    gcut_seg_report report;
+    if ((st = gcut_segment(&image, seeds, &args->params, &args->options, mask, &report)) !=
+        GCUT_OK) {
+        cli_error("segment", st, "%s:%d: segmentation of '%s' failed", list, lineno, image_path);
+        goto done;
+    }
+    args->out = out_path;
+    if (write_mask(args, &image, mask, n) != 0)
+        goto done;
+    printf("%s -> %s: %" PRId64 "x%" PRId64 ", %s flow %" PRId64 ", model %.1f ms, solve %.1f ms, "
+           "total %.1f ms\n",
+           image_path, out_path, image.width, image.height, report.stats.solver, report.stats.flow,
+           report.model_ms, report.solve_ms, now_ms() - t0);
+    *pixels = n;
+    rc = 0;
+done:
+    gcut_image_free(&image);
+    free_mask(&seed_mask);
+    free(seeds);
+    free(mask);
+    return rc;
+}
+
+/* --batch LIST: every line in one process, --jobs of them at once. */
+typedef struct batch_line {
+    int lineno;
+    char image[1024], seeds[1024], out[1024];
+} batch_line;
+
+static int run_batch(segment_args *args) {
+    FILE *f = fopen(args->batch, "r");
+    if (f == NULL) {
+        cli_error("segment", GCUT_OK, "cannot open the batch list '%s'", args->batch);
+        return 1;
+    }
+    const double t0 = now_ms();
+    char text[4096];
+    int lineno = 0, count = 0, room = 0, failed = 0;
+    batch_line *lines = NULL;
+    while (fgets(text, sizeof text, f) != NULL) {
+        lineno++;
+        const char *p = text;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p == '#' || *p == '\n' || *p == '\r' || *p == '\0')
+            continue;
+        if (count == room) {
+            room = room ? 2 * room : 64;
+            batch_line *grown = realloc(lines, (size_t)room * sizeof *lines);
+            if (grown == NULL) {
+                cli_error("segment", GCUT_ERR_NOMEM, "batch list");
+                free(lines);
+                fclose(f);
+                return 1;
+            }
+            lines = grown;
+        }
+        batch_line *l = &lines[count];
+        char extra[2];
+        l->lineno = lineno;
+        if (sscanf(p, "%1023s %1023s %1023s %1s", l->image, l->seeds, l->out, extra) != 3) {
+            cli_error("segment", GCUT_OK, "%s:%d: expected 'IMAGE SEEDS MASK_OUT'", args->batch,
+                      lineno);
+            failed++;
+            continue;
+        }
+        count++;
+    }
+    fclose(f);
+    const int jobs = args->jobs > 1 ? args->jobs : 1;
+    int done = 0;
+    int64_t pixels = 0;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(jobs) schedule(dynamic, 1) reduction(+ : done, failed, pixels)
+#endif
+    for (int k = 0; k < count; k++) {
+        int64_t n = 0;
+        if (batch_item(args, args->batch, lines[k].lineno, lines[k].image, lines[k].seeds,
+                       lines[k].out, &n) != 0) {
+            failed++;
+        } else {
+            done++;
+            pixels += n;
+        }
+    }
+    free(lines);
+    const double ms = now_ms() - t0;
+    printf("batch    %d images segmented, %d failed, in %.1f ms with %d job%s: %.1f images/s, "
+           "%.1f Mpixel/s\n",
+           done, failed, ms, jobs, jobs > 1 ? "s" : "", ms > 0 ? 1e3 * done / ms : 0.0,
+           ms > 0 ? (double)pixels / ms / 1e3 : 0.0);
+    return failed > 0 || done == 0 ? 1 : 0;
+}
+
 int cli_cmd_segment(int argc, char **argv) {
     segment_args args;
     int rc = parse_args(argc, argv, &args);
     if (rc >= 0) {
+        free(args.images);
+        return rc;
+    }
+    if (args.batch != NULL) {
+        rc = run_batch(&args);
         free(args.images);
         return rc;
     }

@@ -275,6 +275,91 @@ gcut_status gcut_grid_verify(const gcut_grid *grid, const uint8_t *labels, int64
                              int64_t *cut_value);
 
 /* ------------------------------------------------------------------------------------------
+ * Grid solver contexts: one shape, many solves, warm re-solves (docs/CUDA-GRID.md, "Contexts")
+ *
+ * A context is made once for a grid shape, connectivity and solver and holds everything a
+ * solve needs between calls: cuda-grid keeps its device buffers, pinned host arrays, stream
+ * and CUDA start-up; cpu-pr its residual state; bk its graph and search trees. Fill the
+ * context's own grid (gcut_grid_context_grid(): gcut_grid_set_*, or write through
+ * gcut_grid_*_data()), then solve; change capacities and solve again. With options.warm (the
+ * default) the next solve starts from the previous flow: every arc whose capacity fell below
+ * its flow gives the difference back (Kohli & Torr 2005's reparametrisation; a node left with
+ * a deficit gets it added to both of its terminal arcs, which shifts every cut equally), the
+ * heights are recomputed by a global relabel and the solve continues. The result is exact:
+ * the same maximum flow as a cold solve and a minimum cut that passes gcut_grid_verify().
+ * A context is not thread-safe; use one per thread.
+ * ---------------------------------------------------------------------------------------- */
+
+typedef struct gcut_grid_context gcut_grid_context;
+
+/** Make a context for grids of this ndim, shape and connectivity (as gcut_grid_create()) and
+ *  the solver named in options (NULL = defaults; "auto" resolves now: cuda-grid when a device
+ *  is present and the grid is large, else bk). options is copied; its warm field chooses warm
+ *  re-solves (1) or a cold solve every time (0). Grid solvers keep their state natively;
+ *  graph solvers (bk) keep a gcut_graph and its warm state. cuda-grid takes its device, stream
+ *  and device buffers here, so the CUDA start-up is paid once per context.
+ *  @return GCUT_ERR_INVALID_ARG / GCUT_ERR_NOT_FOUND / GCUT_ERR_NO_DEVICE / GCUT_ERR_NOMEM as
+ *  the grid or solver lookups would; *out is NULL on failure. */
+gcut_status gcut_grid_context_create(int ndim, const int64_t *shape, int connectivity,
+                                     const gcut_options *options, gcut_grid_context **out);
+/** Free the context, its grid and every host and device buffer it holds. NULL is accepted. */
+void gcut_grid_context_free(gcut_grid_context *ctx);
+
+/** @return the context's grid (owned by the context: never gcut_grid_free() it). Its arrays
+ *  are pinned host memory for cuda-grid, so uploads from them run at full bus speed. */
+gcut_grid *gcut_grid_context_grid(gcut_grid_context *ctx);
+
+/** Promise that since the last solve only the capacities of these nodes changed (their
+ *  terminals and the arcs leaving them; an arc pair is repaired when either end is listed).
+ *  Calls add up until the next solve. Without any call the next warm solve compares every
+ *  capacity with the last solve's (always safe, O(nodes)); with calls only the listed nodes
+ *  are read, so a capacity changed on an unlisted node is NOT seen (the solve is then exact
+ *  for a problem that still has the old value there). Nodes out of range give
+ *  GCUT_ERR_INVALID_ARG naming the entry. */
+gcut_status gcut_grid_context_mark_nodes(gcut_grid_context *ctx, const int64_t *nodes,
+                                         int64_t count);
+/** The same promise as a mask of num_nodes bytes (non-zero = changed). */
+gcut_status gcut_grid_context_mark_mask(gcut_grid_context *ctx, const uint8_t *mask);
+
+/** Solve the context's grid. Outputs as in gcut_grid_solve(): flow (may be NULL), labels
+ *  (may be NULL; else num_nodes bytes), stats (may be NULL; build_ms = uploads and the warm
+ *  repair, solve_ms = the max-flow itself with the label download). Capacities are checked
+ *  (negative ones give GCUT_ERR_INVALID_ARG naming the entry) before the solve starts. After
+ *  an error the context stays usable: the next solve is exact (cold where the error left the
+ *  kept state unusable). */
+gcut_status gcut_grid_context_solve(gcut_grid_context *ctx, int64_t *flow, uint8_t *labels,
+                                    gcut_stats *stats);
+
+/** cuda-grid contexts only: solve with capacities that are already on the GPU and write the
+ *  labels there. source, sink: num_nodes int32 device arrays; dirs: a host array of
+ *  num_dirs pointers to num_nodes int32 device arrays, in the grid's direction order; labels
+ *  (may be NULL): num_nodes device bytes. stream is the caller's cudaStream_t (NULL = the
+ *  legacy default stream): the solve starts after the work queued on it so far, and work
+ *  queued on it after this call returns sees the labels. The host copy of the grid is not
+ *  read or changed; a warm solve compares the new capacities with the last solve's on the
+ *  device. Negative capacities give GCUT_ERR_INVALID_ARG (checked on the device).
+ *  @return GCUT_ERR_UNSUPPORTED for other solvers or a build without CUDA. */
+gcut_status gcut_grid_context_solve_device(gcut_grid_context *ctx, const int32_t *source,
+                                           const int32_t *sink, const int32_t *const *dirs,
+                                           uint8_t *labels, void *stream, int64_t *flow,
+                                           gcut_stats *stats);
+
+/** What a context has done so far, for tests and reports. */
+typedef struct gcut_grid_context_info {
+    char solver[32];        /**< the solver it runs ("auto" resolved) */
+    int64_t solves;         /**< solves so far */
+    int64_t warm_solves;    /**< of them, those that started from the previous state */
+    int64_t cold_fallbacks; /**< warm solves that had to start cold (a repaired terminal
+                                 capacity would pass INT32_MAX) */
+    int64_t changed_nodes;  /**< nodes whose capacities changed before the last solve (warm
+                                 solves; the marked ones when marks were given) */
+    int64_t device_bytes;   /**< device memory the context holds (cuda-grid) */
+} gcut_grid_context_info;
+
+/** Fill *info. @return GCUT_ERR_INVALID_ARG for NULL arguments. */
+gcut_status gcut_grid_context_get_info(const gcut_grid_context *ctx, gcut_grid_context_info *info);
+
+/* ------------------------------------------------------------------------------------------
  * DIMACS max-flow format
  * ---------------------------------------------------------------------------------------- */
 
