@@ -139,6 +139,41 @@ void gcut__seg_pixel_name(const gcut_image *image, int64_t i, char *buf, size_t 
 double gcut__seg_estimate_sigma(const uint8_t *pixels, int channels, int64_t width, int64_t height,
                                 int64_t depth);
 
+/* ---- multilevel narrow-banded cuts (src/seg/band.c; Lattari 2010 3.5, 5.4) ---- */
+
+/** One resolution level of a banded segmentation: dims = {depth, height, width}; pixels the
+ *  working image (channels 1 or 3), seeds one code per pixel (GCUT_SEED_*). */
+typedef struct gcut__band_image {
+    int64_t dims[3];
+    int channels;
+    const uint8_t *pixels;
+    const uint8_t *seeds;
+} gcut__band_image;
+
+/** Halve a level: each side s becomes (s + 1) / 2 (a side of 1 stays 1, so 1-pixel-wide
+ *  images and 2D images, depth 1, coarsen along their other axes only); a coarse pixel is the
+ *  rounded mean of its 1-8 children, and is seeded foreground (background) when a child is and
+ *  no child has the other seed (children with both: unknown, the seed is lost at that level
+ *  and restored at the finer ones). pixels and seeds are caller buffers of the coarse size. */
+void gcut__band_coarsen(const gcut__band_image *fine, uint8_t *pixels, uint8_t *seeds,
+                        int64_t coarse_dims[3]);
+
+/** Project coarse labels (bit 0 = foreground) onto fine (every fine pixel takes its parent's
+ *  bit 0; other bits cleared). */
+void gcut__band_project(const uint8_t *coarse, const int64_t coarse_dims[3], uint8_t *fine,
+                        const int64_t fine_dims[3]);
+
+/** The energy of labels (bit 0 = foreground, other bits ignored) for the level's pixels and
+ *  seeds under tables: the capacity of its cut in the level's grid, computed pixel by pixel
+ *  without building the grid. */
+int64_t gcut__band_energy(const gcut__band_image *level, const gcut__seg_tables *tables,
+                          int connectivity, const uint8_t *labels);
+
+/** gcut_segment() for params->levels != 0. */
+gcut_status gcut__band_segment(const gcut_image *image, const uint8_t *seeds,
+                               const gcut_seg_params *params, const gcut_options *options,
+                               uint8_t *mask, gcut_seg_report *report);
+
 #ifdef __cplusplus
 }
 #endif
