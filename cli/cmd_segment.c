@@ -529,6 +529,7 @@ int cli_cmd_segment(int argc, char **argv) {
                report.stats.flow);
     else if (print_levels(&report) != 0)
         goto done;
+    printf("cut      %8.1f ms  construction + solve\n", report.build_ms + report.solve_ms);
     if (args.check && check_full(&args, &image, seeds, mask, &report) != 0)
         goto done;
     const int64_t fg = report.foreground_pixels;

@@ -442,6 +442,18 @@ static bool mark_touches(uint8_t *state, const int64_t dims[3], int connectivity
     return any;
 }
 
+int64_t gcut__band_select(uint8_t *state, const uint8_t *seeds, const int64_t dims[3], int64_t d) {
+    const int64_t n = dims[0] * dims[1] * dims[2];
+    for (int64_t i = 0; i < n; i++)
+        state[i] &= LABEL;
+    mark_boundary(state, seeds, dims);
+    dilate_marks(state, dims, d);
+    int64_t count = 0;
+    for (int64_t i = 0; i < n; i++)
+        count += (state[i] & BAND) != 0;
+    return count;
+}
+
 /* Levels for GCUT_SEG_LEVELS_AUTO: none below 2^20 pixels; else halve until the coarsest
  * level has at most 2^18 pixels (2D) or 2^21 voxels (3D). */
 static int auto_levels(const int64_t dims[3]) {

@@ -188,6 +188,12 @@ void gcut__band_project(const uint8_t *coarse, const int64_t coarse_dims[3], uin
 int64_t gcut__band_energy(const gcut__band_image *level, const gcut__seg_tables *tables,
                           int connectivity, const uint8_t *labels);
 
+/** Select the band of a level: state holds labels in bit 0 (other bits are cleared); on
+ *  return bit 1 is set on every pixel within Chebyshev distance d of a pixel that has an
+ *  axis neighbour of the other label or a seed (bits GCUT_SEED_FOREGROUND/BACKGROUND of
+ *  seeds) its label contradicts. @return the band's size (0: an empty band). */
+int64_t gcut__band_select(uint8_t *state, const uint8_t *seeds, const int64_t dims[3], int64_t d);
+
 /** gcut_segment() for params->levels != 0. */
 gcut_status gcut__band_segment(const gcut_image *image, const uint8_t *seeds,
                                const gcut_seg_params *params, const gcut_options *options,
