@@ -153,6 +153,71 @@ static void test_aggregation(void) {
     }
 }
 
+/* The coarsest level's grid, filled in one pass, holds what gcut__band_node gives node by node
+ * (the capacities the band solves of the same level use), at odd sizes, 2D and 3D. */
+static void test_coarse_grid(void) {
+    test_rng rng;
+    test_rng_init(&rng, test_seed() ^ 0x6121u);
+    static const int64_t shapes[][3] = {{1, 13, 11}, {1, 1, 9}, {1, 10, 1}, {5, 7, 6}, {3, 9, 9}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        const bool three_d = shapes[s][0] > 1;
+        for (int ci = 0; ci < 2; ci++) {
+            const int conn = three_d ? (ci ? 26 : 6) : (ci ? 8 : 4);
+            problem p;
+            if (!problem_make(&rng, shapes[s], three_d ? 1 : 3, conn, &p)) {
+                CHECK(false);
+                problem_free(&p);
+                return;
+            }
+            int64_t dims[3];
+            memcpy(dims, shapes[s], sizeof dims);
+            uint8_t *pix[4] = {p.pixels, NULL, NULL, NULL};
+            for (int k = 1; k <= 3; k++) {
+                int64_t c[3];
+                for (int a = 0; a < 3; a++)
+                    c[a] = (dims[a] + 1) / 2;
+                pix[k] = malloc((size_t)(c[0] * c[1] * c[2] * p.base.channels));
+                gcut__band_coarsen_pixels(pix[k - 1], dims, p.base.channels, pix[k]);
+                memcpy(dims, c, sizeof dims);
+                gcut_grid *g = NULL;
+                CHECK_OK(gcut_grid_create(three_d ? 3 : 2, three_d ? dims : dims + 1, conn, &g));
+                if (g == NULL)
+                    break;
+                CHECK_OK(gcut__band_coarse_grid(&p.base, p.tables, conn, k, pix[k], g));
+                bool same = true;
+                for (int64_t z = 0; z < dims[0]; z++)
+                    for (int64_t y = 0; y < dims[1]; y++)
+                        for (int64_t x = 0; x < dims[2]; x++) {
+                            const int64_t i = (z * dims[1] + y) * dims[2] + x;
+                            int64_t src, snk, w[27];
+                            gcut__band_node(&p.base, p.tables, conn, k, pix[k], dims, z, y, x, &src,
+                                            &snk, w);
+                            same &= g->terminal[GCUT_SOURCE][i] == src &&
+                                    g->terminal[GCUT_SINK][i] == snk;
+                            for (int d = 0; d < g->num_dirs; d++) {
+                                const int *o = g->offset[d];
+                                const int64_t nz = z + o[0], ny = y + o[1], nx = x + o[2];
+                                const bool inside = nz >= 0 && nz < dims[0] && ny >= 0 &&
+                                                    ny < dims[1] && nx >= 0 && nx < dims[2];
+                                same &=
+                                    !inside ||
+                                    g->cap[d][i] == w[(o[0] + 1) * 9 + (o[1] + 1) * 3 + o[2] + 1];
+                            }
+                        }
+                if (!same)
+                    printf("coarse grid: shape %lldx%lldx%lld conn %d level %d differs\n",
+                           (long long)shapes[s][0], (long long)shapes[s][1],
+                           (long long)shapes[s][2], conn, k);
+                PASS_IF(same);
+                gcut_grid_free(g);
+            }
+            for (int k = 1; k <= 3; k++)
+                free(pix[k]);
+            problem_free(&p);
+        }
+    }
+}
+
 /* Seeds coarsen as bits (a block with both kinds keeps both) and labels project to every
  * child, at odd sizes, 1-pixel-wide and 3D; checked pixel by pixel against the definitions. */
 static void test_coarsen_project(void) {
@@ -497,6 +562,7 @@ static void test_errors(void) {
 
 int main(void) {
     test_aggregation();
+    test_coarse_grid();
     test_coarsen_project();
     test_band_select();
     test_band_covers_all();

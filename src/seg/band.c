@@ -33,6 +33,24 @@ static int half_offsets(int connectivity, int off[13][3]) {
     return count;
 }
 
+/* The half offsets of each connectivity, made once. */
+struct offsets {
+    int count;
+    int off[13][3];
+};
+
+static const struct offsets *offsets_of(int connectivity) {
+    static struct offsets table[4];
+    static const int conns[4] = {4, 8, 6, 26};
+    for (int c = 0; c < 4; c++)
+        if (conns[c] == connectivity) {
+            if (table[c].count == 0) /* the same values from every thread: a benign race */
+                table[c].count = half_offsets(connectivity, table[c].off);
+            return &table[c];
+        }
+    return &table[0];
+}
+
 static int64_t half_up(int64_t side) {
     return (side + 1) / 2;
 }
@@ -143,11 +161,53 @@ static int slot(int dz, int dy, int dx) {
  * that a block holding seeds of one kind only is still held on that side. */
 #define COARSE_TERMINAL_MAX ((int64_t)1 << 28)
 
+/* What the solves use at coarse levels, from the block sums s, t, w of gcut__band_node. */
+static void finish_coarse(const gcut__seg_tables *tables, int connectivity, int k, bool three_d,
+                          const uint8_t *coarse, const int64_t coarse_dims[3], int64_t cz,
+                          int64_t cy, int64_t cx, int64_t *sp, int64_t *tp, int64_t w[27]) {
+    const struct offsets *o = offsets_of(connectivity);
+    const int nh = o->count;
+    int64_t s = *sp, t = *tp;
+    /* What the solves use at coarse levels. The regional term is the block's sum. The
+     * boundary term is the smaller of two estimates of what a cut along this block face
+     * costs at the finest level: the sum of the pairs crossing the face (exact for a cut
+     * on the face, but a block-aligned cut through a uniform region then costs the whole
+     * face, which drops low-contrast objects: 4.2% of voxels lost on easy 128^3), and the
+     * contrast of the downsampled image (which averages noise away and so makes noisy
+     * images too smooth: 3.3% of pixels lost on hard 1920x1080 at one level). The minimum
+     * lost 0.05-0.07% and 0.34% there (docs/BAND.md). All per pixel of a block face: the
+     * sums are scaled down by the face's 2^k (2D) or 4^k (3D) pixels with rounding, after
+     * taking out the part of the terminals every labelling pays; terminals capped at 2^28.
+     */
+    const int shift = k * (three_d ? 2 : 1);
+    const int64_t half = ((int64_t)1 << shift) / 2, m = s < t ? s : t;
+    s = (s - m + half) >> shift, t = (t - m + half) >> shift;
+    s = s < COARSE_TERMINAL_MAX ? s : COARSE_TERMINAL_MAX;
+    t = t < COARSE_TERMINAL_MAX ? t : COARSE_TERMINAL_MAX;
+    const int64_t cD = coarse_dims[0], cH = coarse_dims[1], cW = coarse_dims[2];
+    const int ch = tables->channels;
+    const uint8_t *pc = coarse + ((cz * cH + cy) * cW + cx) * ch;
+    for (int h = 0; h < nh; h++)
+        for (int sign = 1; sign >= -1; sign -= 2) {
+            const int dz = sign * o->off[h][0], dy = sign * o->off[h][1], dx = sign * o->off[h][2];
+            const int64_t nz = cz + dz, ny = cy + dy, nx = cx + dx;
+            if (nz < 0 || nz >= cD || ny < 0 || ny >= cH || nx < 0 || nx >= cW)
+                continue;
+            const uint8_t *qc = coarse + ((nz * cH + ny) * cW + nx) * ch;
+            const int64_t c =
+                tables->pairwise[gcut__seg_offset_class(o->off[h])][gcut__seg_sqdiff(pc, qc, ch)];
+            const int64_t a = (w[slot(dz, dy, dx)] + half) >> shift;
+            w[slot(dz, dy, dx)] = a < c ? a : c;
+        }
+    *sp = s, *tp = t;
+}
+
 void gcut__band_node(const gcut__band_image *lv, const gcut__seg_tables *tables, int connectivity,
                      int k, const uint8_t *coarse, const int64_t coarse_dims[3], int64_t cz,
                      int64_t cy, int64_t cx, int64_t *source, int64_t *sink, int64_t w[27]) {
-    int off[13][3];
-    const int nh = half_offsets(connectivity, off);
+    const struct offsets *offs = offsets_of(connectivity);
+    const int nh = offs->count;
+    const int(*off)[3] = offs->off;
     const int64_t D = lv->dims[0], H = lv->dims[1], W = lv->dims[2];
     const int64_t z0 = cz << k, y0 = cy << k, x0 = cx << k;
     const int64_t z1 = (z0 + ((int64_t)1 << k) < D ? z0 + ((int64_t)1 << k) : D);
@@ -181,39 +241,8 @@ void gcut__band_node(const gcut__band_image *lv, const gcut__seg_tables *tables,
                             pairwise(lv, tables, off[h], i, (nz * H + ny) * W + nx);
                     }
             }
-    if (hybrid) {
-        /* What the solves use at coarse levels. The regional term is the block's sum. The
-         * boundary term is the smaller of two estimates of what a cut along this block face
-         * costs at the finest level: the sum of the pairs crossing the face (exact for a cut
-         * on the face, but a block-aligned cut through a uniform region then costs the whole
-         * face, which drops low-contrast objects: 4.2% of voxels lost on easy 128^3), and the
-         * contrast of the downsampled image (which averages noise away and so makes noisy
-         * images too smooth: 3.3% of pixels lost on hard 1920x1080 at one level). The minimum
-         * lost 0.05-0.07% and 0.34% there (docs/BAND.md). All per pixel of a block face: the
-         * sums are scaled down by the face's 2^k (2D) or 4^k (3D) pixels with rounding, after
-         * taking out the part of the terminals every labelling pays; terminals capped at 2^28.
-         */
-        const int shift = k * (D > 1 ? 2 : 1);
-        const int64_t half = ((int64_t)1 << shift) / 2, m = s < t ? s : t;
-        s = (s - m + half) >> shift, t = (t - m + half) >> shift;
-        s = s < COARSE_TERMINAL_MAX ? s : COARSE_TERMINAL_MAX;
-        t = t < COARSE_TERMINAL_MAX ? t : COARSE_TERMINAL_MAX;
-        const int64_t cD = coarse_dims[0], cH = coarse_dims[1], cW = coarse_dims[2];
-        const int ch = tables->channels;
-        const uint8_t *pc = coarse + ((cz * cH + cy) * cW + cx) * ch;
-        for (int h = 0; h < nh; h++)
-            for (int sign = 1; sign >= -1; sign -= 2) {
-                const int dz = sign * off[h][0], dy = sign * off[h][1], dx = sign * off[h][2];
-                const int64_t nz = cz + dz, ny = cy + dy, nx = cx + dx;
-                if (nz < 0 || nz >= cD || ny < 0 || ny >= cH || nx < 0 || nx >= cW)
-                    continue;
-                const uint8_t *qc = coarse + ((nz * cH + ny) * cW + nx) * ch;
-                const int64_t c =
-                    tables->pairwise[gcut__seg_offset_class(off[h])][gcut__seg_sqdiff(pc, qc, ch)];
-                const int64_t a = (w[slot(dz, dy, dx)] + half) >> shift;
-                w[slot(dz, dy, dx)] = a < c ? a : c;
-            }
-    }
+    if (hybrid)
+        finish_coarse(tables, connectivity, k, D > 1, coarse, coarse_dims, cz, cy, cx, &s, &t, w);
     *source = s, *sink = t;
 }
 
@@ -472,24 +501,85 @@ static int auto_levels(const int64_t dims[3]) {
     return levels;
 }
 
-/* Fill the coarsest level's grid (level k of base) with gcut__band_node's capacities. */
-static void fill_coarse_grid(const gcut__band_image *base, const gcut__seg_tables *tables,
-                             int connectivity, int k, const uint8_t *coarse, gcut_grid *grid) {
-    const int64_t D = grid->depth, H = grid->height, W = grid->width;
-    const int64_t dims[3] = {D, H, W};
-    int32_t *src = grid->terminal[GCUT_SOURCE], *snk = grid->terminal[GCUT_SINK];
+/* Fill the coarsest level's grid (level k >= 1 of base) with what gcut__band_node gives each
+ * node, in one pass over the image: terminal sums per block, and each pair that crosses
+ * blocks added once, to the block whose offset to the other is canonical. */
+gcut_status gcut__band_coarse_grid(const gcut__band_image *base, const gcut__seg_tables *tables,
+                                   int connectivity, int k, const uint8_t *coarse,
+                                   gcut_grid *grid) {
+    const int64_t cD = grid->depth, cH = grid->height, cW = grid->width;
+    const int64_t cdims[3] = {cD, cH, cW}, nc = grid->num_nodes;
+    const int64_t D = base->dims[0], H = base->dims[1], W = base->dims[2];
+    const struct offsets *offs = offsets_of(connectivity);
+    const int nh = offs->count;
+    int canon[27]; /* slot of a canonical offset -> its half index, else -1 */
+    for (int j = 0; j < 27; j++)
+        canon[j] = -1;
+    for (int h = 0; h < nh; h++)
+        canon[slot(offs->off[h][0], offs->off[h][1], offs->off[h][2])] = h;
+    int64_t *st = gcut__calloc((size_t)nc, 2 * sizeof(int64_t), "coarse terminal sums");
+    int64_t *wa = gcut__calloc((size_t)nc, (size_t)nh * sizeof(int64_t), "coarse pair sums");
+    if (st == NULL || wa == NULL) {
+        gcut__free(st);
+        gcut__free(wa);
+        return GCUT_ERR_NOMEM;
+    }
+    const int64_t mb = ((int64_t)1 << k) - 1;
     for (int64_t z = 0; z < D; z++)
-        for (int64_t y = 0; y < H; y++)
+        for (int64_t y = 0; y < H; y++) {
+            const bool row_edge = (D > 1 && ((z & mb) == 0 || (z & mb) == mb || z == D - 1)) ||
+                                  (H > 1 && ((y & mb) == 0 || (y & mb) == mb || y == H - 1));
+            const int64_t prow = ((z >> k) * cH + (y >> k)) * cW;
             for (int64_t x = 0; x < W; x++) {
-                const int64_t i = (z * H + y) * W + x;
-                int64_t s, t, w[27];
-                gcut__band_node(base, tables, connectivity, k, coarse, dims, z, y, x, &s, &t, w);
-                src[i] = (int32_t)s, snk[i] = (int32_t)t;
-                for (int d = 0; d < grid->num_dirs; d++) {
-                    const int *o = grid->offset[d];
-                    grid->cap[d][i] = (int32_t)w[slot(o[0], o[1], o[2])];
+                const int64_t i = (z * H + y) * W + x, P = prow + (x >> k);
+                int32_t us, ut;
+                unary(base, tables, i, &us, &ut);
+                st[2 * P] += us, st[2 * P + 1] += ut;
+                if (!row_edge && (x & mb) != mb && (x & mb) != 0)
+                    continue; /* every forward pair of this pixel stays in its block */
+                for (int h = 0; h < nh; h++) {
+                    const int *o = offs->off[h];
+                    const int64_t nz = z + o[0], ny = y + o[1], nx = x + o[2];
+                    if (nz >= D || ny < 0 || ny >= H || nx < 0 || nx >= W)
+                        continue;
+                    const int bz = (int)((nz >> k) - (z >> k)), by = (int)((ny >> k) - (y >> k));
+                    const int bx = (int)((nx >> k) - (x >> k));
+                    if (bz == 0 && by == 0 && bx == 0)
+                        continue;
+                    const int64_t w = pairwise(base, tables, o, i, (nz * H + ny) * W + nx);
+                    const int c = canon[slot(bz, by, bx)];
+                    if (c >= 0)
+                        wa[P * nh + c] += w;
+                    else /* the other block's offset to this one is the canonical one */
+                        wa[(((nz >> k) * cH + (ny >> k)) * cW + (nx >> k)) * nh +
+                           canon[slot(-bz, -by, -bx)]] += w;
                 }
             }
+        }
+    int32_t *src = grid->terminal[GCUT_SOURCE], *snk = grid->terminal[GCUT_SINK];
+    for (int64_t z = 0; z < cD; z++)
+        for (int64_t y = 0; y < cH; y++)
+            for (int64_t x = 0; x < cW; x++) {
+                const int64_t P = (z * cH + y) * cW + x;
+                int64_t s = st[2 * P], t = st[2 * P + 1], w[27];
+                memset(w, 0, sizeof w);
+                for (int h = 0; h < nh; h++) {
+                    const int *o = offs->off[h];
+                    w[slot(o[0], o[1], o[2])] = wa[P * nh + h];
+                    const int64_t qz = z - o[0], qy = y - o[1], qx = x - o[2];
+                    if (qz >= 0 && qy >= 0 && qy < cH && qx >= 0 && qx < cW)
+                        w[slot(-o[0], -o[1], -o[2])] = wa[((qz * cH + qy) * cW + qx) * nh + h];
+                }
+                finish_coarse(tables, connectivity, k, D > 1, coarse, cdims, z, y, x, &s, &t, w);
+                src[P] = (int32_t)s, snk[P] = (int32_t)t;
+                for (int d = 0; d < grid->num_dirs; d++) {
+                    const int *o = grid->offset[d];
+                    grid->cap[d][P] = (int32_t)w[slot(o[0], o[1], o[2])];
+                }
+            }
+    gcut__free(st);
+    gcut__free(wa);
+    return GCUT_OK;
 }
 
 gcut_status gcut__band_segment(const gcut_image *image, const uint8_t *seeds,
@@ -561,7 +651,11 @@ gcut_status gcut__band_segment(const gcut_image *image, const uint8_t *seeds,
                               &grid);
         if (st != GCUT_OK)
             goto done;
-        fill_coarse_grid(&base, tables, conn, levels, lpixels[levels], grid);
+        if ((st = gcut__band_coarse_grid(&base, tables, conn, levels, lpixels[levels], grid)) !=
+            GCUT_OK) {
+            gcut_grid_free(grid);
+            goto done;
+        }
         rep->build_ms += gcut__now_ms() - t0;
         const double t1 = gcut__now_ms();
         st = gcut_grid_solve(grid, options, &rep->flow, state[levels], &r->stats);

@@ -188,6 +188,12 @@ void gcut__band_project(const uint8_t *coarse, const int64_t coarse_dims[3], uin
 int64_t gcut__band_energy(const gcut__band_image *level, const gcut__seg_tables *tables,
                           int connectivity, const uint8_t *labels);
 
+/** Fill grid (the size of level k >= 1 of base, connectivity's neighbours) with what
+ *  gcut__band_node gives each of its nodes for the downsampled image coarse, in one pass over
+ *  the image (the coarsest level's full solve). */
+gcut_status gcut__band_coarse_grid(const gcut__band_image *base, const gcut__seg_tables *tables,
+                                   int connectivity, int k, const uint8_t *coarse, gcut_grid *grid);
+
 /** Select the band of a level: state holds labels in bit 0 (other bits are cleared); on
  *  return bit 1 is set on every pixel within Chebyshev distance d of a pixel that has an
  *  axis neighbour of the other label or a seed (bits GCUT_SEED_FOREGROUND/BACKGROUND of
