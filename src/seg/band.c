@@ -484,12 +484,12 @@ int64_t gcut__band_select(uint8_t *state, const uint8_t *seeds, const int64_t di
 }
 
 /* Levels for GCUT_SEG_LEVELS_AUTO: none below 2^20 pixels; else halve until the coarsest
- * level has at most 2^18 pixels (2D) or 2^21 voxels (3D). */
+ * level has at most 2^18 pixels or voxels (512x512, 64^3). */
 static int auto_levels(const int64_t dims[3]) {
     int64_t n = dims[0] * dims[1] * dims[2];
     if (n < ((int64_t)1 << 20))
         return 0;
-    const int64_t target = dims[0] > 1 ? (int64_t)1 << 21 : (int64_t)1 << 18;
+    const int64_t target = (int64_t)1 << 18;
     int levels = 0;
     int64_t d[3] = {dims[0], dims[1], dims[2]};
     while (n > target && levels < GCUT_SEG_MAX_LEVELS) {
