@@ -128,27 +128,34 @@ static int32_t pairwise(const gcut__band_image *lv, const gcut__seg_tables *t, c
 
 int64_t gcut__band_energy(const gcut__band_image *lv, const gcut__seg_tables *tables,
                           int connectivity, const uint8_t *labels) {
-    int off[13][3];
-    const int nh = half_offsets(connectivity, off);
+    const struct offsets *offs = offsets_of(connectivity);
     const int64_t D = lv->dims[0], H = lv->dims[1], W = lv->dims[2];
+    const int ch = tables->channels;
     int64_t energy = 0;
     for (int64_t z = 0; z < D; z++)
-        for (int64_t y = 0; y < H; y++)
+        for (int64_t y = 0; y < H; y++) {
+            const int64_t row = (z * H + y) * W;
             for (int64_t x = 0; x < W; x++) {
-                const int64_t i = (z * H + y) * W + x;
-                const int fg = labels[i] & LABEL;
                 int32_t s, k;
-                unary(lv, tables, i, &s, &k);
-                energy += fg ? k : s; /* foreground cuts pixel->sink, background source->pixel */
-                for (int d = 0; d < nh; d++) {
-                    const int64_t nz = z + off[d][0], ny = y + off[d][1], nx = x + off[d][2];
-                    if (nz >= D || ny < 0 || ny >= H || nx < 0 || nx >= W)
-                        continue;
-                    const int64_t j = (nz * H + ny) * W + nx;
-                    if ((labels[j] & LABEL) != fg)
-                        energy += pairwise(lv, tables, off[d], i, j);
-                }
+                unary(lv, tables, row + x, &s, &k);
+                /* foreground cuts pixel->sink, background source->pixel */
+                energy += (labels[row + x] & LABEL) ? k : s;
             }
+            /* Pairs row by row per direction; the table only where the labels differ. */
+            for (int h = 0; h < offs->count; h++) {
+                const int *o = offs->off[h];
+                const int64_t nz = z + o[0], ny = y + o[1];
+                if (nz >= D || ny < 0 || ny >= H)
+                    continue;
+                const int64_t x0 = o[2] < 0 ? 1 : 0, x1 = o[2] > 0 ? W - 1 : W;
+                const int64_t other = (nz * H + ny) * W + o[2];
+                const int32_t *table = tables->pairwise[gcut__seg_offset_class(o)];
+                for (int64_t x = x0; x < x1; x++)
+                    if ((labels[row + x] ^ labels[other + x]) & LABEL)
+                        energy += table[gcut__seg_sqdiff(lv->pixels + (row + x) * ch,
+                                                         lv->pixels + (other + x) * ch, ch)];
+            }
+        }
     return energy;
 }
 
