@@ -561,6 +561,7 @@ static void test_errors(void) {
 }
 
 int main(void) {
+    PASS_IF(gcut__band_offsets_check() == 0);
     test_aggregation();
     test_coarse_grid();
     test_coarsen_project();

@@ -33,22 +33,48 @@ static int half_offsets(int connectivity, int off[13][3]) {
     return count;
 }
 
-/* The half offsets of each connectivity, made once. */
+/* The half offsets of each connectivity (half_offsets' order), as constants so that any
+ * thread may read them. test_band checks them against half_offsets. */
 struct offsets {
     int count;
     int off[13][3];
 };
 
+static const struct offsets offsets_table[4] = {{2, {{0, 0, 1}, {0, 1, 0}}},
+                                                {4, {{0, 0, 1}, {0, 1, -1}, {0, 1, 0}, {0, 1, 1}}},
+                                                {3, {{0, 0, 1}, {0, 1, 0}, {1, 0, 0}}},
+                                                {13,
+                                                 {{0, 0, 1},
+                                                  {0, 1, -1},
+                                                  {0, 1, 0},
+                                                  {0, 1, 1},
+                                                  {1, -1, -1},
+                                                  {1, -1, 0},
+                                                  {1, -1, 1},
+                                                  {1, 0, -1},
+                                                  {1, 0, 0},
+                                                  {1, 0, 1},
+                                                  {1, 1, -1},
+                                                  {1, 1, 0},
+                                                  {1, 1, 1}}}};
+
 static const struct offsets *offsets_of(int connectivity) {
-    static struct offsets table[4];
+    return &offsets_table[connectivity == 4   ? 0
+                          : connectivity == 8 ? 1
+                          : connectivity == 6 ? 2
+                                              : 3];
+}
+
+int gcut__band_offsets_check(void) {
     static const int conns[4] = {4, 8, 6, 26};
-    for (int c = 0; c < 4; c++)
-        if (conns[c] == connectivity) {
-            if (table[c].count == 0) /* the same values from every thread: a benign race */
-                table[c].count = half_offsets(connectivity, table[c].off);
-            return &table[c];
-        }
-    return &table[0];
+    for (int c = 0; c < 4; c++) {
+        int off[13][3];
+        const int n = half_offsets(conns[c], off);
+        if (n != offsets_of(conns[c])->count ||
+            memcmp(off, offsets_of(conns[c])->off, (size_t)n * sizeof off[0]) != 0)
+            return conns[c];
+    }
+    return 0;
 }
 
 static int64_t half_up(int64_t side) {

@@ -200,6 +200,10 @@ gcut_status gcut__band_coarse_grid(const gcut__band_image *base, const gcut__seg
  *  seeds) its label contradicts. @return the band's size (0: an empty band). */
 int64_t gcut__band_select(uint8_t *state, const uint8_t *seeds, const int64_t dims[3], int64_t d);
 
+/** @return 0 if band.c's constant neighbour tables match the neighbourhoods they stand for,
+ *  else the connectivity that differs (for test_band). */
+int gcut__band_offsets_check(void);
+
 /** gcut_segment() for params->levels != 0. */
 gcut_status gcut__band_segment(const gcut_image *image, const uint8_t *seeds,
                                const gcut_seg_params *params, const gcut_options *options,
