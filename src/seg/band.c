@@ -205,7 +205,7 @@ static void finish_coarse(const gcut__seg_tables *tables, int connectivity, int 
      * boundary term is the smaller of two estimates of what a cut along this block face
      * costs at the finest level: the sum of the pairs crossing the face (exact for a cut
      * on the face, but a block-aligned cut through a uniform region then costs the whole
-     * face, which drops low-contrast objects: 4.2% of voxels lost on easy 128^3), and the
+     * face, which drops low-contrast objects: 4.2% of voxels lost on easy 128^3 seed 3), and the
      * contrast of the downsampled image (which averages noise away and so makes noisy
      * images too smooth: 3.3% of pixels lost on hard 1920x1080 at one level). The minimum
      * lost 0.05-0.07% and 0.34% there (docs/BAND.md). All per pixel of a block face: the
