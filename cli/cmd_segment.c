@@ -496,6 +496,7 @@ int cli_cmd_segment(int argc, char **argv) {
         cli_error("segment", st, "bad seed mask '%s'", args.seeds);
         goto done;
     }
+    free_mask(&seed_mask); /* its codes are in seeds: one volume-sized buffer less */
     const double t_read = now_ms();
     char size[96];
     if (image.depth > 1)
