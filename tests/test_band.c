@@ -535,6 +535,99 @@ static void test_random_certified(void) {
     }
 }
 
+/* Out of memory at every stage: with the memory cap lowered step by step below what a banded
+ * solve holds, each call either succeeds or fails with GCUT_ERR_NOMEM, and gives every byte
+ * back (gcut_memory_in_use() returns to where it was; ASan checks the rest). */
+static void test_out_of_memory(void) {
+    gcut_image img;
+    CHECK_OK(gcut_synth_image(160, 120, 1, 5, GCUT_SYNTH_EASY, &img, NULL));
+    uint8_t *seeds = malloc(160 * 120), *mask = malloc(160 * 120);
+    CHECK_OK(gcut_synth_seeds(160, 120, 1, seeds));
+    gcut_seg_params p;
+    gcut_seg_params_init(&p);
+    p.levels = 2;
+    p.band_grow = 1;
+    gcut_options o;
+    gcut_options_init(&o);
+    o.solver = "bk";
+    const uint64_t base = gcut_memory_in_use(), old_limit = gcut_memory_limit();
+    int ok = 0, nomem = 0, other = 0;
+    for (uint64_t cap = 4u * 1024 * 1024; cap <= 48u * 1024 * 1024; cap += cap / 8) {
+        gcut_set_memory_limit(base + cap);
+        const gcut_status st = gcut_segment(&img, seeds, &p, &o, mask, NULL);
+        ok += st == GCUT_OK;
+        nomem += st == GCUT_ERR_NOMEM;
+        other += st != GCUT_OK && st != GCUT_ERR_NOMEM;
+        if (gcut_memory_in_use() != base)
+            other++;
+    }
+    gcut_set_memory_limit(old_limit);
+    printf("memory caps: %d solved, %d out of memory, %d other\n", ok, nomem, other);
+    PASS_IF(ok > 0 && nomem > 0 && other == 0);
+    free(seeds), free(mask);
+    gcut_image_free(&img);
+}
+
+/* An allocator that refuses its fail_at-th request (1-based; 0 = none) and counts. */
+typedef struct failing_alloc {
+    int64_t requests, fail_at, live;
+} failing_alloc;
+
+static void *failing_alloc_fn(void *ctx, size_t bytes) {
+    failing_alloc *f = ctx;
+    if (++f->requests == f->fail_at)
+        return NULL;
+    void *p = malloc(bytes ? bytes : 1);
+    f->live += p != NULL;
+    return p;
+}
+
+static void failing_free_fn(void *ctx, void *ptr) {
+    failing_alloc *f = ctx;
+    if (ptr != NULL)
+        f->live--;
+    free(ptr);
+}
+
+/* Every allocation of a banded solve refused in turn (2D and 3D, with band growing): each run
+ * fails with GCUT_ERR_NOMEM and frees all it took, or succeeds (a refusal some path survives). */
+static void test_every_allocation_fails(void) {
+    static const int64_t sizes[][3] = {{64, 48, 1}, {20, 18, 14}};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        const int64_t w = sizes[s][0], h = sizes[s][1], d = sizes[s][2];
+        gcut_image img;
+        CHECK_OK(gcut_synth_image(w, h, d, 9, GCUT_SYNTH_HARD, &img, NULL));
+        uint8_t *seeds = malloc((size_t)(w * h * d)), *mask = malloc((size_t)(w * h * d));
+        CHECK_OK(gcut_synth_seeds(w, h, d, seeds));
+        gcut_seg_params p;
+        gcut_seg_params_init(&p);
+        p.levels = 2;
+        p.band = 1;
+        p.band_grow = 1;
+        gcut_options o;
+        gcut_options_init(&o);
+        o.solver = "bk";
+        failing_alloc f = {0, 0, 0};
+        gcut_allocator a = {failing_alloc_fn, failing_free_fn, &f};
+        gcut_set_allocator(&a);
+        const gcut_status first = gcut_segment(&img, seeds, &p, &o, mask, NULL);
+        const int64_t total = f.requests;
+        int nomem = 0, bad = 0;
+        for (int64_t n = 1; n <= total; n++) {
+            f.requests = 0, f.fail_at = n, f.live = 0;
+            const gcut_status st = gcut_segment(&img, seeds, &p, &o, mask, NULL);
+            nomem += st == GCUT_ERR_NOMEM;
+            bad += (st != GCUT_OK && st != GCUT_ERR_NOMEM) || f.live != 0;
+        }
+        gcut_set_allocator(NULL);
+        printf("%lldx%lldx%lld: %lld allocations refused one by one: %d out of memory, %d bad\n",
+               (long long)w, (long long)h, (long long)d, (long long)total, nomem, bad);
+        PASS_IF(first == GCUT_OK && total > 10 && nomem > 0 && bad == 0);
+        free(seeds), free(mask);
+        gcut_image_free(&img);
+    }
+}
+
 /* Bad parameters are named, not crashed on. */
 static void test_errors(void) {
     uint8_t px[4] = {10, 200, 10, 200}, seeds[4] = {1, 2, 0, 0}, mask[4];
@@ -571,6 +664,8 @@ int main(void) {
     test_thin_structures();
     test_lost_seeds();
     test_random_certified();
+    test_out_of_memory();
+    test_every_allocation_fails();
     test_errors();
     return test_finish("test_band", passed);
 }
