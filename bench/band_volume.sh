@@ -36,12 +36,17 @@ for s in $sides; do
     echo
     echo "== ${s}^3 $diff"
     fm=() bm=()
+    do_full=$full
     for ((r = 0; r < runs; r++)); do
-        if [ "$full" = 1 ]; then
-            out=$(timed "$gcut" segment "${raw[@]}" "$img" --seeds "$seeds" -o "$work/full.raw" \
-                --solver "$solver" 2>/dev/null)
-            fm+=("$(echo "$out" | awk '/^cut /{print $2}')")
-            echo "full:   cut $(echo "$out" | awk '/^cut /{print $2}') ms; $(echo "$out" | tail -1)"
+        if [ "$do_full" = 1 ]; then
+            if out=$(timed "$gcut" segment "${raw[@]}" "$img" --seeds "$seeds" -o "$work/full.raw" \
+                --solver "$solver" 2>"$work/err.txt"); then
+                fm+=("$(echo "$out" | awk '/^cut /{print $2}')")
+                echo "full:   cut $(echo "$out" | awk '/^cut /{print $2}') ms; $(echo "$out" | tail -1)"
+            else
+                echo "full:   failed: $(tail -1 "$work/err.txt") ($(cat "$work/time.txt" | tail -1))"
+                do_full=0
+            fi
         fi
         # shellcheck disable=SC2086
         out=$(timed "$gcut" segment "${raw[@]}" "$img" --seeds "$seeds" -o "$work/band.raw" \
@@ -50,7 +55,7 @@ for s in $sides; do
         echo "banded: cut $(echo "$out" | awk '/^cut /{print $2}') ms; $(echo "$out" | tail -1)"
     done
     echo "$out" | grep -E '^(level|energy|build|model|total)'
-    if [ "$full" = 1 ]; then
+    if [ "$do_full" = 1 ]; then
         f=$(printf '%s\n' "${fm[@]}" | median) b=$(printf '%s\n' "${bm[@]}" | median)
         echo "median cut: full $f ms, banded $b ms, speed-up $(awk -v a="$f" -v b="$b" 'BEGIN {printf "%.2f", a / b}')x"
         # shellcheck disable=SC2086
