@@ -385,7 +385,7 @@ static int score(const segment_args *args, const gcut_image *image, const uint8_
 static int print_levels(const gcut_seg_report *r) {
     double build = 0, solve = 0;
     for (int k = r->levels; k >= 0; k--) {
-        const struct gcut_seg_level *l = &r->level[k];
+        const gcut_seg_level *l = &r->level[k];
         const int64_t n = l->width * l->height * l->depth;
         char size[96];
         if (l->depth > 1)

@@ -403,6 +403,18 @@ typedef struct gcut_seg_params {
  *  GCUT_MODEL_AUTO are resolved when the energy is built). */
 void gcut_seg_params_init(gcut_seg_params *params);
 
+/** One level of a banded segmentation (gcut_seg_report.level). */
+typedef struct gcut_seg_level {
+    int64_t width, height, depth; /**< the level's size */
+    int64_t nodes;                /**< nodes solved: the whole level at the coarsest, the band
+                                       elsewhere (0: empty band, nothing to solve) */
+    int64_t edges;                /**< neighbour edges of the solved graph */
+    int rounds;                   /**< solves of this level (> 1 when band_grow widened) */
+    int64_t flow;                 /**< the last solve's flow (band problem's minimum) */
+    double build_ms;              /**< coarsening, projection, band and graph building */
+    double solve_ms;              /**< max-flow (all rounds) */
+} gcut_seg_level;
+
 /** What the energy builder and solver did. */
 typedef struct gcut_seg_report {
     double scale; /**< capacity = round(scale * energy) */
@@ -423,16 +435,7 @@ typedef struct gcut_seg_report {
     int levels;       /**< coarser levels used (0: full solve); level[0..levels] are filled */
     /** Per level of a banded solve, level[0] the finest (the image), level[levels] the
      *  coarsest, which is solved in full. */
-    struct gcut_seg_level {
-        int64_t width, height, depth; /**< the level's size */
-        int64_t nodes;                /**< nodes solved: the whole level at the coarsest, the
-                                           band elsewhere (0: empty band, nothing to solve) */
-        int64_t edges;                /**< neighbour edges of the solved graph */
-        int rounds;                   /**< solves of this level (> 1 when band_grow widened) */
-        int64_t flow;                 /**< the last solve's flow (band problem's minimum) */
-        double build_ms;              /**< coarsening, projection, band and graph building */
-        double solve_ms;              /**< max-flow (all rounds) */
-    } level[GCUT_SEG_MAX_LEVELS + 1];
+    gcut_seg_level level[GCUT_SEG_MAX_LEVELS + 1];
 } gcut_seg_report;
 
 /** Build the segmentation grid for image and seeds (codes as above; hard constraints make

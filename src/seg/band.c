@@ -401,7 +401,7 @@ static const char *band_solver(const gcut_options *options) {
 static gcut_status solve_band(const gcut__band_image *base, const gcut__seg_tables *tables,
                               int connectivity, int k, const uint8_t *coarse, const int64_t dims[3],
                               const gcut_options *options, uint8_t *state, const band_index *b,
-                              struct gcut_seg_level *rep) {
+                              gcut_seg_level *rep) {
     const int64_t H = dims[1], W = dims[2];
     const double t0 = gcut__now_ms();
     gcut_graph *g = NULL;
@@ -692,12 +692,12 @@ gcut_status gcut__band_segment(const gcut_image *image, const uint8_t *seeds,
         r->level[k].build_ms += gcut__now_ms() - t0;
     }
     for (int k = 0; k <= levels; k++) {
-        struct gcut_seg_level *rep = &r->level[k];
+        gcut_seg_level *rep = &r->level[k];
         rep->depth = dims[k][0], rep->height = dims[k][1], rep->width = dims[k][2];
     }
     /* The coarsest level in full, with the solver asked for (cuda-grid included). */
     {
-        struct gcut_seg_level *rep = &r->level[levels];
+        gcut_seg_level *rep = &r->level[levels];
         const double t0 = gcut__now_ms();
         const bool three_d = image->depth > 1;
         gcut_grid *grid = NULL;
@@ -730,7 +730,7 @@ gcut_status gcut__band_segment(const gcut_image *image, const uint8_t *seeds,
     }
     /* Uncoarsening: project, band, solve the band. */
     for (int k = levels - 1; k >= 0; k--) {
-        struct gcut_seg_level *rep = &r->level[k];
+        gcut_seg_level *rep = &r->level[k];
         const double t0 = gcut__now_ms();
         gcut__band_project(state[k + 1], dims[k + 1], state[k], dims[k]);
         gcut__free(block[k + 1]); /* the coarser level is done with */
