@@ -476,11 +476,40 @@ typedef struct gcut_seg_params {
     double scale;          /**< float energy -> int32 capacity factor; <= 0: chosen so that the
                                 largest capacity fits (reported in gcut_seg_report.scale) */
     uint64_t seed;         /**< for GMM initialisation (default 1); deterministic per seed */
+    int levels;            /**< multilevel narrow-banded cut (Lombaert 2005, Lattari 2010 3.5, 5.4;
+                                docs/BAND.md): 0 = one full solve (default); L in 1..GCUT_SEG_MAX_LEVELS
+                                = solve a copy halved L times in full, then at each finer level only a
+                                band around the projected boundary; GCUT_SEG_LEVELS_AUTO = picked by
+                                size (0 below 2^20 pixels). The result is a minimum cut of the band
+                                problem, not always of the full one: see gcut_seg_report.energy */
+    int band;      /**< band half-width d >= 0 in pixels at each finer level (default 2): pixels
+                        within Chebyshev distance d of the projected boundary (or of a seed the
+                        projection contradicts) are re-solved, the rest keep projected labels */
+    int band_grow; /**< 1: where the band's cut touches the band's outer layer, widen the band
+                        there by d and re-solve, until it does not (at most 32 rounds); a
+                        heuristic, not a proof of optimality (docs/BAND.md). Default 0 */
 } gcut_seg_params;
+
+/** gcut_seg_params.levels: pick the number of levels by the image's size. */
+#define GCUT_SEG_LEVELS_AUTO (-1)
+/** Most coarser levels gcut_seg_params.levels may ask for. */
+#define GCUT_SEG_MAX_LEVELS 8
 
 /** Fill *params with the defaults documented above (connectivity 0 = by dimension and
  *  GCUT_MODEL_AUTO are resolved when the energy is built). */
 void gcut_seg_params_init(gcut_seg_params *params);
+
+/** One level of a banded segmentation (gcut_seg_report.level). */
+typedef struct gcut_seg_level {
+    int64_t width, height, depth; /**< the level's size */
+    int64_t nodes;                /**< nodes solved: the whole level at the coarsest, the band
+                                       elsewhere (0: empty band, nothing to solve) */
+    int64_t edges;                /**< neighbour edges of the solved graph */
+    int rounds;                   /**< solves of this level (> 1 when band_grow widened) */
+    int64_t flow;                 /**< the last solve's flow (band problem's minimum) */
+    double build_ms;              /**< coarsening, projection, band and graph building */
+    double solve_ms;              /**< max-flow (all rounds) */
+} gcut_seg_level;
 
 /** What the energy builder and solver did. */
 typedef struct gcut_seg_report {
@@ -495,6 +524,14 @@ typedef struct gcut_seg_report {
     double solve_ms;  /**< the max-flow solve (stats.solve_ms + stats.build_ms) */
     gcut_stats stats; /**< the solver's own report */
     int64_t foreground_pixels;
+    int64_t energy;   /**< energy of the returned labelling on the full-resolution problem, in
+                           capacity units (the capacity of its cut); equals stats.flow, the
+                           minimum, for a full solve; a banded solve's is >= that minimum */
+    double energy_ms; /**< evaluating energy (banded solves; 0 for a full solve) */
+    int levels;       /**< coarser levels used (0: full solve); level[0..levels] are filled */
+    /** Per level of a banded solve, level[0] the finest (the image), level[levels] the
+     *  coarsest, which is solved in full. */
+    gcut_seg_level level[GCUT_SEG_MAX_LEVELS + 1];
 } gcut_seg_report;
 
 /** Build the segmentation grid for image and seeds (codes as above; hard constraints make
