@@ -48,6 +48,12 @@ int cli_out_close(const char *cmd, FILE *file, const char *path);
 int cli_out_commit(const char *cmd);
 /** Delete every pending output's temporary file. */
 void cli_out_discard(void);
+/** For commands of independent items (`segment --batch`): rename the pending output given
+ *  (the path passed to cli_out_path / cli_out_open) now, or delete it (discard_one), instead
+ *  of waiting for the whole command. Thread-safe, as cli_out_path is. @return 0, or 1 after a
+ *  message. */
+int cli_out_commit_one(const char *cmd, const char *given);
+void cli_out_discard_one(const char *given);
 
 /** A named path for cli_check_paths: what is "-o", "--overlay", "image", ... */
 typedef struct cli_path {

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -22,10 +23,14 @@
 #define MAX_OUTPUTS 16
 
 typedef struct pending_output {
-    char *temp;  /* the temporary file written now (cli_alloc) */
-    char *final; /* the destination (a link resolved), renamed over at commit (cli_alloc) */
-    mode_t mode; /* given to the file at commit: the old file's, or fopen's under the umask */
+    char *temp;        /* the temporary file written now (cli_alloc) */
+    char *final;       /* the destination (a link resolved), renamed over at commit (cli_alloc) */
+    mode_t mode;       /* given to the file at commit: the old file's, or fopen's under the umask */
+    const char *given; /* the caller's path, as cli_out_commit_one / discard_one name it */
 } pending_output;
+
+/* Commands may write outputs from several threads (`gcut segment --batch --jobs N`). */
+static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static pending_output pending[MAX_OUTPUTS];
 static volatile sig_atomic_t num_pending;
@@ -65,10 +70,6 @@ static bool write_in_place(const char *path) {
 const char *cli_out_path(const char *cmd, const char *given) {
     if (strcmp(given, "-") == 0 || write_in_place(given))
         return given;
-    if (num_pending == MAX_OUTPUTS) {
-        cli_error(cmd, GCUT_OK, "more than %d output files", MAX_OUTPUTS);
-        return NULL;
-    }
     /* An existing output keeps its mode, and a symbolic link stays a link: the new file goes
      * beside, and replaces, the file the link points to. */
     struct stat old;
@@ -128,10 +129,21 @@ const char *cli_out_path(const char *cmd, const char *given) {
      * it gets the mode the old file had, or the one a plain fopen gives a new file. */
     mode_t mask = umask(0);
     umask(mask);
+    pthread_mutex_lock(&pending_lock);
+    if (num_pending == MAX_OUTPUTS) {
+        pthread_mutex_unlock(&pending_lock);
+        cli_error(cmd, GCUT_OK, "more than %d output files", MAX_OUTPUTS);
+        unlink(temp);
+        gcut_free(temp);
+        gcut_free(final);
+        return NULL;
+    }
     pending[num_pending].mode = exists ? (old.st_mode & 07777) : (0666 & ~mask);
+    pending[num_pending].given = given;
     pending[num_pending].temp = temp;
     pending[num_pending].final = final;
     num_pending++;
+    pthread_mutex_unlock(&pending_lock);
     return temp;
 }
 
@@ -164,6 +176,47 @@ int cli_out_close(const char *cmd, FILE *file, const char *path) {
         return 1;
     }
     return 0;
+}
+
+/* Take the pending output named given out of the list; copy it to *out. */
+static bool take_pending(const char *given, pending_output *out) {
+    bool found = false;
+    pthread_mutex_lock(&pending_lock);
+    for (sig_atomic_t i = 0; i < num_pending; i++) {
+        if (pending[i].given == given || strcmp(pending[i].given, given) == 0) {
+            *out = pending[i];
+            pending[i] = pending[num_pending - 1];
+            num_pending--;
+            found = true;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&pending_lock);
+    return found;
+}
+
+int cli_out_commit_one(const char *cmd, const char *given) {
+    pending_output item;
+    if (!take_pending(given, &item))
+        return 0; /* "-" or written in place */
+    int rc = 0;
+    if (chmod(item.temp, item.mode) != 0 || rename(item.temp, item.final) != 0) {
+        cli_error(cmd, GCUT_OK, "cannot write '%s': %s", given, strerror(errno));
+        unlink(item.temp);
+        rc = 1;
+    }
+    gcut_free(item.temp);
+    gcut_free(item.final);
+    return rc;
+}
+
+void cli_out_discard_one(const char *given) {
+    pending_output item;
+    if (!take_pending(given, &item))
+        return;
+    unlink(item.temp);
+    gcut_free(item.temp);
+    gcut_free(item.final);
 }
 
 void cli_out_discard(void) {

@@ -86,7 +86,7 @@ typedef struct segment_args {
     int verbose;
     const char *batch; /* --batch LIST */
     int jobs;          /* --jobs N: batch items at once */
-    bool check; /* --check: compare a banded result with the full solve */
+    bool check;        /* --check: compare a banded result with the full solve */
 } segment_args;
 
 /* --raw DxHxW[:C[:B]]: sizes checked one by one and as a product (cli_parse_dims). */
@@ -495,8 +495,11 @@ static int batch_item(const segment_args *shared, const char *list, int lineno,
         goto done;
     }
     args->out = out_path;
-    if (write_mask(args, &image, mask, n) != 0)
+    /* Each line stands alone: its mask is renamed into place as soon as it is written. */
+    if (write_mask(args, &image, mask, n) != 0 || cli_out_commit_one("segment", out_path) != 0) {
+        cli_out_discard_one(out_path);
         goto done;
+    }
     printf("%s -> %s: %" PRId64 "x%" PRId64 ", %s flow %" PRId64 ", model %.1f ms, solve %.1f ms, "
            "total %.1f ms\n",
            image_path, out_path, image.width, image.height, report.stats.solver, report.stats.flow,
