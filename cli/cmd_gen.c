@@ -43,13 +43,16 @@ static void usage(FILE *out) {
             "                layer, non-submodular exclusion between layers (docs/QPBO.md)\n");
 }
 
-static bool parse_size(const char *text, int64_t *w, int64_t *h, int64_t *d);
+/* Sides up to 2^31-1 and at most 2^40 pixels: beyond that no image fits a machine, and the
+ * products gcut makes from them (pixels x channels, x directions) stay far inside int64. */
+#define MAX_SIDE ((int64_t)INT32_MAX)
+#define MAX_PIXELS ((int64_t)1 << 40)
 
 static int gen_qpbo(int argc, char **argv) {
     bool objects_kind = strcmp(argv[1], "qpbo-objects") == 0;
     int64_t w = 0, h = 0, d = 1;
     uint64_t seed = 1;
-    long nonsub = 20, range = 100, objects = 8;
+    int64_t nonsub = 20, range = 100, objects = 8;
     const char *out_path = NULL;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
@@ -58,29 +61,29 @@ static int gen_qpbo(int argc, char **argv) {
             return 2;
         }
         const char *v = argv[++i];
-        char *end = NULL;
-        long *target = strcmp(a, "--nonsub") == 0    ? &nonsub
-                       : strcmp(a, "--range") == 0   ? &range
-                       : strcmp(a, "--objects") == 0 ? &objects
-                                                     : NULL;
+        int64_t dims[3] = {1, 1, 1};
+        int num_dims = 0;
         if (strcmp(a, "--size") == 0) {
-            if (!parse_size(v, &w, &h, &d) || (!objects_kind && d != 1)) {
-                cli_error("gen", GCUT_OK, "--size '%s' is not WxH%s", v,
-                          objects_kind ? " or WxHxD" : "");
+            if (!cli_parse_dims("gen", "--size", v, 2, objects_kind ? 3 : 2, MAX_SIDE, MAX_PIXELS,
+                                dims, &num_dims))
                 return 2;
-            }
+            w = dims[0], h = dims[1], d = num_dims == 3 ? dims[2] : 1;
         } else if (strcmp(a, "--seed") == 0) {
+            char *end = NULL;
             seed = strtoull(v, &end, 0);
-            if (end == v || *end != '\0') {
+            if (end == v || *end != '\0' || v[0] == '-') {
                 cli_error("gen", GCUT_OK, "--seed '%s' is not a number", v);
                 return 2;
             }
-        } else if (target != NULL) {
-            *target = strtol(v, &end, 10);
-            if (end == v || *end != '\0') {
-                cli_error("gen", GCUT_OK, "%s '%s' is not a number", a, v);
+        } else if (strcmp(a, "--nonsub") == 0) {
+            if (!cli_parse_int64("gen", a, v, 0, 100, &nonsub))
                 return 2;
-            }
+        } else if (strcmp(a, "--range") == 0) {
+            if (!cli_parse_int64("gen", a, v, 1, INT32_MAX, &range))
+                return 2;
+        } else if (strcmp(a, "--objects") == 0) {
+            if (!cli_parse_int64("gen", a, v, 1, 1000000, &objects))
+                return 2;
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
             out_path = v;
         } else {
@@ -93,30 +96,25 @@ static int gen_qpbo(int argc, char **argv) {
         return 2;
     }
     gcut_qpbo *q = NULL;
-    gcut_status st =
-        objects_kind
-            ? gcut_qpbo_objects(w, h, d, (int)(objects > 1000000 ? 1000000 : objects), seed, &q)
-            : gcut_qpbo_random(w, h, (int)(nonsub > 1000 ? 1000 : nonsub),
-                               (int32_t)(range > INT32_MAX ? INT32_MAX : range), seed, &q);
+    gcut_status st = objects_kind ? gcut_qpbo_objects(w, h, d, (int)objects, seed, &q)
+                                  : gcut_qpbo_random(w, h, (int)nonsub, (int32_t)range, seed, &q);
     if (st != GCUT_OK) {
         cli_error("gen", st, "cannot make the energy");
         return 1;
     }
     printf("%s: %" PRId64 " nodes, %" PRId64 " terms\n", argv[1], gcut_qpbo_num_nodes(q),
            gcut_qpbo_num_terms(q));
-    st = gcut_qpbo_write(q, out_path);
+    const char *tmp_path = cli_out_path("gen", out_path);
+    st = tmp_path != NULL ? gcut_qpbo_write(q, tmp_path) : GCUT_OK;
     gcut_qpbo_free(q);
+    if (tmp_path == NULL)
+        return 1;
     if (st != GCUT_OK) {
         cli_error("gen", st, "cannot write '%s'", out_path);
         return 1;
     }
     return 0;
 }
-
-/* Sides up to 2^31-1 and at most 2^40 pixels: beyond that no image fits a machine, and the
- * products gcut makes from them (pixels x channels, x directions) stay far inside int64. */
-#define MAX_SIDE ((int64_t)INT32_MAX)
-#define MAX_PIXELS ((int64_t)1 << 40)
 
 static int write_raw(const char *path, const uint8_t *bytes, int64_t count) {
     FILE *f = cli_out_open("gen", path);

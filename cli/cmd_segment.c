@@ -86,7 +86,7 @@ typedef struct segment_args {
     int verbose;
     const char *batch; /* --batch LIST */
     int jobs;          /* --jobs N: batch items at once */
-    bool check; /* --check: compare a banded result with the full solve */
+    bool check;        /* --check: compare a banded result with the full solve */
 } segment_args;
 
 /* --raw DxHxW[:C[:B]]: sizes checked one by one and as a product (cli_parse_dims). */
