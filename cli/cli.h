@@ -18,6 +18,7 @@ int cli_cmd_maxflow(int argc, char **argv);
 int cli_cmd_solvers(int argc, char **argv);
 int cli_cmd_segment(int argc, char **argv);
 int cli_cmd_gen(int argc, char **argv);
+int cli_cmd_video(int argc, char **argv);
 
 /** Print "gcut CMD: " + message (+ gcut_last_error() when status is an error) to stderr. */
 void cli_error(const char *cmd, gcut_status status, const char *fmt, ...);
