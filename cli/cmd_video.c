@@ -45,6 +45,9 @@ static void usage(FILE *out) {
         "  --band-min B          band half-width with no motion, pixels (default 3)\n"
         "  --band-motion K       band = band-min + K * measured boundary motion (default 2)\n"
         "  --band-max B          largest band half-width (default 64)\n"
+        "  --no-colour-check     pixels beyond the band are always hard seeds (default: not\n"
+        "                        where their colour now favours the other label)\n"
+        "  --verify              check every frame's cut certificate (cut == flow)\n"
         "  --full-frame          cut the whole frame with hard seeds instead of the band's\n"
         "                        graph (same result; for comparison)\n"
         "  --queue N             frames in flight between the decode, segment and write\n"
@@ -253,6 +256,10 @@ int cli_cmd_video(int argc, char **argv) {
         } else if (strcmp(a, "--band-max") == 0 && more && parse_double(argv[i + 1], &d)) {
             params.band_max = d;
             i++;
+        } else if (strcmp(a, "--verify") == 0) {
+            params.verify = 1;
+        } else if (strcmp(a, "--no-colour-check") == 0) {
+            params.check_colour = 0;
         } else if (strcmp(a, "--full-frame") == 0) {
             params.restrict_band = 0;
         } else if (strcmp(a, "--queue") == 0 && more && parse_int(argv[i + 1], &queue)) {

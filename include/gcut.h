@@ -468,6 +468,11 @@ typedef struct gcut_video_params {
     int restrict_band;   /**< 1: solve a graph of the band's pixels only, the rest fixed by the
                               previous mask (Garrett & Saito); 0: the whole frame with hard
                               seeds. Same energy minimum over the band either way. Default 1 */
+    int check_colour;    /**< 1: a pixel beyond the band whose colour favours the other label
+                              than its previous one is left unknown (not a hard seed), so that
+                              uncovered or fast-grown parts can return. Default 1 */
+    int verify;          /**< 1: check every frame's cut with its certificate (cut capacity ==
+                              flow; GCUT_ERR_VERIFY otherwise). Default 0 */
 } gcut_video_params;
 
 /** Fill *params with the defaults above (seg as gcut_seg_params_init, histogram model). */

@@ -25,6 +25,7 @@ void gcut_video_params_init(gcut_video_params *params) {
     params->band_motion = 2.0;
     params->band_max = 64.0;
     params->restrict_band = 1;
+    params->check_colour = 1;
 }
 
 struct gcut_video {
@@ -358,6 +359,8 @@ static gcut_status solve_band(gcut_video *v, int64_t nb, int64_t *flow, gcut_sta
     }
     int64_t value = 0;
     st = gcut_graph_solve(g, &o, &value, v->labels, stats);
+    if (st == GCUT_OK && v->params.verify)
+        st = gcut_graph_verify(g, v->labels, value, NULL);
     *flow = value + fixed_flow;
     return st;
 }
@@ -367,7 +370,10 @@ static gcut_status solve_grid(gcut_video *v, int64_t *flow, gcut_stats *stats, d
     const double t0 = gcut__now_ms();
     gcut__seg_fill_grid(v->work, v->seeds, v->tables, v->grid);
     *build_ms = gcut__now_ms() - t0;
-    return gcut_grid_solve(v->grid, &v->options, flow, v->labels, stats);
+    gcut_status st = gcut_grid_solve(v->grid, &v->options, flow, v->labels, stats);
+    if (st == GCUT_OK && v->params.verify)
+        st = gcut_grid_verify(v->grid, v->labels, *flow, NULL);
+    return st;
 }
 
 /* First frame from seeds: gcut_segment's energy (models learnt from the seeds) on the frame. */
@@ -442,16 +448,6 @@ gcut_status gcut_video_push_frame(gcut_video *v, const gcut_image *frame, const 
                                       : p->band_min + p->band_motion * v->motion;
         band = band < p->band_min ? p->band_min : band > p->band_max ? p->band_max : band;
         r->band = band;
-        const int32_t limit = (int32_t)ceil(band * CHAMFER_AXIS);
-        int64_t nb = 0;
-        for (int64_t i = 0; i < n; i++) {
-            if (v->dist[i] <= limit) {
-                v->seeds[i] = GCUT_SEED_UNKNOWN;
-                v->band_nodes[nb++] = i;
-            } else {
-                v->seeds[i] = v->mask[i] ? GCUT_SEED_FOREGROUND : GCUT_SEED_BACKGROUND;
-            }
-        }
         const double sigma = p->seg.sigma > 0
                                  ? p->seg.sigma
                                  : gcut__seg_estimate_sigma(v->work, 3, v->width, v->height, 1);
@@ -459,6 +455,25 @@ gcut_status gcut_video_push_frame(gcut_video *v, const gcut_image *frame, const 
                                         p->seg.lambda, sigma, p->seg.scale, v->connectivity)) !=
             GCUT_OK)
             return st;
+        /* Beyond the band a pixel keeps its previous label as a hard seed, unless (check_colour)
+         * its colour now favours the other label: then it joins the graph, so that what an
+         * occluder uncovers, or a part that grows faster than the band, can come back. */
+        const int32_t limit = (int32_t)ceil(band * CHAMFER_AXIS);
+        const int32_t *us = v->tables->unary_source, *ut = v->tables->unary_sink;
+        int64_t nb = 0;
+        for (int64_t i = 0; i < n; i++) {
+            bool unknown = v->dist[i] <= limit;
+            if (!unknown && p->check_colour) {
+                const int64_t q = gcut__seg_color_index(v->work + i * 3, 3);
+                unknown = v->mask[i] ? us[q] < ut[q] : ut[q] < us[q];
+            }
+            if (unknown) {
+                v->seeds[i] = GCUT_SEED_UNKNOWN;
+                v->band_nodes[nb++] = i;
+            } else {
+                v->seeds[i] = v->mask[i] ? GCUT_SEED_FOREGROUND : GCUT_SEED_BACKGROUND;
+            }
+        }
         r->model_ms = gcut__now_ms() - t0;
         gcut_stats stats;
         memset(&stats, 0, sizeof stats);
