@@ -2,6 +2,7 @@
  * section VII, written as an image, its ground truth, its seeds and the grid problem (the
  * benchmark energy with the known mixtures), 3D volumes as raw 8-bit files; `gcut gen video`: the
  * synthetic test videos of docs/VIDEO.md with ground truth. */
+#define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 
 #include <inttypes.h>

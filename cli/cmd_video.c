@@ -1,6 +1,7 @@
 /* cmd_video.c - `gcut video`: online video segmentation (Garrett & Saito 2009): frames from a
  * video file or numbered images, the first frame's mask or seeds, a 0/255 mask per frame, an
  * overlay video or frames, progress, per-stage times and, given ground truth, IoU and error. */
+#define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 
 #include <errno.h>

@@ -41,15 +41,18 @@ static void set_state(run *r, slot *s, int state) {
     pthread_mutex_unlock(&r->lock);
 }
 
-/* Wait until s is in one of two states (or the run stops): @return the state, or -1. */
-static int wait_state(run *r, slot *s, int a, int b) {
+/* Wait until s is in one of the states of the bit set want (or the run stops): @return the
+ * state, or -1 when the run stopped first. */
+static int wait_state(run *r, slot *s, unsigned want) {
     pthread_mutex_lock(&r->lock);
-    while (s->state != a && s->state != b && !r->stop)
+    while (!((want >> s->state) & 1u) && !r->stop)
         pthread_cond_wait(&r->changed, &r->lock);
-    int st = (s->state == a || s->state == b) ? s->state : -1;
+    int st = ((want >> s->state) & 1u) ? s->state : -1;
     pthread_mutex_unlock(&r->lock);
     return st;
 }
+
+#define BIT(state) (1u << (state))
 
 static void stop_run(run *r) {
     pthread_mutex_lock(&r->lock);
@@ -62,7 +65,7 @@ static void *reader_main(void *arg) {
     run *r = arg;
     for (int64_t k = 0;; k++) {
         slot *s = &r->slots[k % r->queue];
-        if (wait_state(r, s, SLOT_FREE, SLOT_FREE) < 0)
+        if (wait_state(r, s, BIT(SLOT_FREE)) < 0)
             return NULL;
         int done = 0;
         const double t0 = gcut__now_ms();
@@ -84,7 +87,7 @@ static void *writer_main(void *arg) {
     run *r = arg;
     for (int64_t k = 0;; k++) {
         slot *s = &r->slots[k % r->queue];
-        if (wait_state(r, s, SLOT_SEGMENTED, SLOT_END) != SLOT_SEGMENTED)
+        if (wait_state(r, s, BIT(SLOT_SEGMENTED) | BIT(SLOT_END)) != SLOT_SEGMENTED)
             return NULL;
         const double t0 = gcut__now_ms();
         gcut_status st =
@@ -179,7 +182,7 @@ gcut_status gcut_video_run(gcut_video *video, gcut_video_source *source, const u
         }
         for (int64_t k = 0; have_writer; k++) {
             slot *s = &r.slots[k % r.queue];
-            int state = wait_state(&r, s, SLOT_DECODED, SLOT_END);
+            int state = wait_state(&r, s, BIT(SLOT_DECODED) | BIT(SLOT_END) | BIT(SLOT_FAILED));
             if (state < 0) {
                 pthread_mutex_lock(&r.lock);
                 state = s->state;

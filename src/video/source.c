@@ -2,6 +2,7 @@
  * numbered frames (PNG/JPEG/PNM through src/io/image.c), and video files decoded / encoded
  * with FFmpeg's libavformat, libavcodec and libswscale where the build found them (Garrett &
  * Saito 2009, 4: frames are acquired while earlier ones are cut). */
+#define _POSIX_C_SOURCE 200809L
 #include "internal.h"
 
 #include <ctype.h>
@@ -226,7 +227,7 @@ static gcut_status av_fail(gcut_status st, const char *path, const char *what, i
 }
 
 static gcut_status open_file(gcut_video_source *s, const char *path) {
-    av_log_set_level(AV_LOG_ERROR);
+    av_log_set_level(AV_LOG_FATAL);
     int err = avformat_open_input(&s->fmt, path, NULL, NULL);
     if (err < 0)
         return av_fail(GCUT_ERR_PARSE, path, "not a readable video", err);
@@ -387,11 +388,12 @@ gcut_status gcut_video_source_read(gcut_video_source *s, gcut_image *frame, int 
             return gcut__fail(st, "frame %" PRId64 " (%s): %s", s->next, path, prev);
         }
         if (img.width != s->width || img.height != s->height) {
+            const int64_t iw = img.width, ih = img.height;
             gcut_image_free(&img);
             return gcut__fail(GCUT_ERR_PARSE,
                               "frame %" PRId64 " (%s) is %" PRId64 "x%" PRId64
                               " but the first frame is %" PRId64 "x%" PRId64,
-                              s->next, path, img.width, img.height, s->width, s->height);
+                              s->next, path, iw, ih, s->width, s->height);
         }
         const int64_t n = s->width * s->height;
         const int ch = img.channels;
@@ -521,7 +523,7 @@ gcut_status gcut_video_writer_open(const char *path, int64_t width, int64_t heig
         st = GCUT_ERR_NOMEM;
         goto fail;
     }
-    av_log_set_level(AV_LOG_ERROR);
+    av_log_set_level(AV_LOG_FATAL);
     if ((err = avformat_alloc_output_context2(&w->fmt, NULL, NULL, path)) < 0 || w->fmt == NULL) {
         st = av_fail(GCUT_ERR_INVALID_ARG, path,
                      "no container for this file name (use .mp4, .avi or .mkv)", err);
