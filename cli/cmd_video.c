@@ -44,7 +44,7 @@ static void usage(FILE *out) {
         "  --forget F            weight the colour model keeps from older frames, [0, 1)\n"
         "                        (default 0.5)\n"
         "  --band-min B          band half-width with no motion, pixels (default 3)\n"
-        "  --band-motion K       band = band-min + K * measured boundary motion (default 2)\n"
+        "  --band-motion K       band = band-min + K * measured boundary motion (default 1)\n"
         "  --band-max B          largest band half-width (default 64)\n"
         "  --no-colour-check     pixels beyond the band are always hard seeds (default: not\n"
         "                        where their colour now favours the other label)\n"

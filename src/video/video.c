@@ -22,7 +22,7 @@ void gcut_video_params_init(gcut_video_params *params) {
     params->seg.model = GCUT_MODEL_HISTOGRAM;
     params->forget = 0.5;
     params->band_min = 3.0;
-    params->band_motion = 2.0;
+    params->band_motion = 1.0;
     params->band_max = 64.0;
     params->restrict_band = 1;
     params->check_colour = 1;
@@ -49,7 +49,9 @@ struct gcut_video {
     double *fresh;       /* this frame's counts, same layout */
     double *cost;        /* regional costs, same layout */
     uint8_t *present;    /* colours of the current frame */
-    double motion;       /* mean boundary displacement of the last frame, pixels; < 0 unknown */
+    double *cells;       /* histogram cells (bins^3), and a second array for the blur */
+    double *cells_tmp;
+    double motion; /* mean boundary displacement of the last frame, pixels; < 0 unknown */
 };
 
 void gcut_video_free(gcut_video *v) {
@@ -70,6 +72,8 @@ void gcut_video_free(gcut_video *v) {
     gcut__free(v->fresh);
     gcut__free(v->cost);
     gcut__free(v->present);
+    gcut__free(v->cells);
+    gcut__free(v->cells_tmp);
     gcut__free(v);
 }
 
@@ -144,9 +148,13 @@ gcut_status gcut_video_create(int64_t width, int64_t height, const gcut_video_pa
     v->fresh = gcut__calloc(2 * nc, sizeof(double), "video colour counts");
     v->cost = gcut__calloc(2 * nc, sizeof(double), "video regional costs");
     v->present = gcut__calloc(nc, 1, "video colours present");
+    const size_t bins = (size_t)p.seg.histogram_bins;
+    v->cells = gcut__calloc(bins * bins * bins, sizeof(double), "video histogram");
+    v->cells_tmp = gcut__calloc(bins * bins * bins, sizeof(double), "video histogram");
     if (v->work == NULL || v->prev_work == NULL || v->mask == NULL || v->prev_mask == NULL ||
         v->seeds == NULL || v->labels == NULL || v->dist == NULL || v->band_nodes == NULL ||
-        v->model == NULL || v->fresh == NULL || v->cost == NULL || v->present == NULL) {
+        v->model == NULL || v->fresh == NULL || v->cost == NULL || v->present == NULL ||
+        v->cells == NULL || v->cells_tmp == NULL) {
         gcut_video_free(v);
         return GCUT_ERR_NOMEM;
     }
@@ -242,6 +250,59 @@ static void boundary_distance(const uint8_t *mask, int64_t w, int64_t h, int32_t
         }
 }
 
+/* -ln P(colour | class) from a colour histogram, as gcut_segment's histogram model computes
+ * it (src/seg/seg_model.c): counts summed into bins^3 cells, blurred by [1 2 1]/4 along each
+ * axis, a prior of 1% of the mean cell mass added; but the logarithm is taken once per cell and
+ * only for colours present in the frame (the others' entries are never read). */
+static void histogram_costs(gcut_video *v, const double *counts, double *cost) {
+    const int bins = v->params.seg.histogram_bins;
+    const int64_t cells = (int64_t)bins * bins * bins, nc = v->tables->num_colors;
+    double *h = v->cells, *tmp = v->cells_tmp;
+    memset(h, 0, (size_t)cells * sizeof(double));
+    int lut[64];
+    for (int l = 0; l < 64; l++)
+        lut[l] = l * bins / 64;
+    double total = 0;
+    for (int64_t c = 0; c < nc; c++) {
+        if (counts[c] == 0)
+            continue;
+        h[((int64_t)lut[c >> 12] * bins + lut[(c >> 6) & 63]) * bins + lut[c & 63]] += counts[c];
+        total += counts[c];
+    }
+    /* Blur along each axis: cells in C order (r, g, b), stride of the axis. */
+    int64_t stride = 1;
+    for (int axis = 0; axis < 3; axis++, stride *= bins) {
+        const int64_t outer = cells / (stride * bins);
+        for (int64_t o = 0; o < outer; o++)
+            for (int64_t in = 0; in < stride; in++) {
+                const int64_t base = o * stride * bins + in;
+                for (int k = 0; k < bins; k++) {
+                    const int64_t cell = base + k * stride;
+                    const double lo = k > 0 ? h[cell - stride] : h[cell];
+                    const double hi = k < bins - 1 ? h[cell + stride] : h[cell];
+                    tmp[cell] = (2 * h[cell] + lo + hi) / 4;
+                }
+            }
+        double *swap = h;
+        h = tmp;
+        tmp = swap;
+    }
+    /* The blur keeps the total mass. */
+    const double prior = 0.01 * total / (double)cells + 1e-9;
+    const double norm = total + prior * (double)cells;
+    for (int64_t cell = 0; cell < cells; cell++)
+        tmp[cell] = -1.0; /* cost not computed yet */
+    for (int64_t c = 0; c < nc; c++) {
+        if (!v->present[c])
+            continue;
+        const int64_t cell =
+            ((int64_t)lut[c >> 12] * bins + lut[(c >> 6) & 63]) * bins + lut[c & 63];
+        if (tmp[cell] < 0)
+            tmp[cell] = -log((h[cell] + prior) / norm);
+        cost[c] = tmp[cell];
+    }
+}
+
 /* The colour model from the previous frame (v->prev_work) and its mask (v->mask, not yet
  * replaced): this frame's normalised counts mixed into the running model by the forgetting
  * factor (the first time taken as they are), then histogram costs for the colours present in
@@ -275,13 +336,8 @@ static gcut_status update_model(gcut_video *v, bool first) {
     memset(v->present, 0, (size_t)nc);
     for (int64_t i = 0; i < n; i++)
         v->present[gcut__seg_color_index(v->work + i * 3, 3)] = 1;
-    for (int side = 0; side < 2; side++) {
-        gcut_status st = gcut__seg_model_costs(
-            v->model + side * nc, v->present, nc, 3, GCUT_MODEL_HISTOGRAM, 0,
-            v->params.seg.histogram_bins, v->params.seg.seed + (uint64_t)side, v->cost + side * nc);
-        if (st != GCUT_OK)
-            return st;
-    }
+    for (int side = 0; side < 2; side++)
+        histogram_costs(v, v->model + side * nc, v->cost + side * nc);
     return GCUT_OK;
 }
 
