@@ -463,7 +463,7 @@ typedef struct gcut_video_params {
     double band_min;     /**< unknown band half-width in pixels when nothing moves (>= 1).
                               Default 3 */
     double band_motion;  /**< band = band_min + band_motion * (mean boundary displacement of
-                              the last frame, pixels), clamped to band_max. Default 1 *
+                              the last frame, pixels), clamped to band_max. Default 1 */
     double band_max;     /**< largest half-width (>= band_min). Default 64 */
     int restrict_band;   /**< 1: solve a graph of the band's pixels only, the rest fixed by the
                               previous mask (Garrett & Saito); 0: the whole frame with hard
