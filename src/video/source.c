@@ -486,6 +486,10 @@ static gcut_status drain(gcut_video_writer *w) {
             return GCUT_OK;
         if (err < 0)
             return av_fail(GCUT_ERR_IO, w->path, "encoding", err);
+        /* One frame per tick: a packet without a duration makes the MP4 muxer's edit list
+         * end before the last frame. */
+        if (w->packet->duration == 0)
+            w->packet->duration = 1;
         av_packet_rescale_ts(w->packet, w->enc->time_base, w->stream->time_base);
         w->packet->stream_index = w->stream->index;
         err = av_interleaved_write_frame(w->fmt, w->packet);
