@@ -87,7 +87,7 @@ static int write_plane(const char *path, uint8_t *bytes, int64_t w, int64_t h, i
 
 static void video_usage(FILE *out) {
     fprintf(out,
-            "usage: gcut gen video --size WxH [--frames N] [--seed N] -o FRAME_DIR\n"
+            "usage: gcut gen video --size WxH [--frames N] [--seed N] [--level L] -o FRAME_DIR\n"
             "                      [--truth TRUTH_DIR] [--format png|jpg] [--video FILE.mp4]\n\n"
             "Generate a synthetic test video with ground truth (docs/VIDEO.md): a textured object\n"
             "that moves, deforms and drifts in colour, a part that grows out of it, a bar that\n"
@@ -99,6 +99,8 @@ static void video_usage(FILE *out) {
             "  -o FRAME_DIR       folder for frame_NNNNNN.png (or .jpg), made if missing\n"
             "  --truth TRUTH_DIR  folder for truth_NNNNNN.png, 0/255 (truth_000000.png is the\n"
             "                     `gcut video --init` mask)\n"
+            "  --level L          easy (default) or hard: three times the noise, object colours\n"
+            "                     closer to the background's, a brownish distractor blob\n"
             "  --format F         png (default) or jpg (quality 95)\n"
             "  --video FILE       also encode the frames as a video (needs FFmpeg)\n"
             "  --help             this text\n\n"
@@ -120,6 +122,7 @@ static int gen_video(int argc, char **argv) {
     int64_t w = 0, h = 0, d = 1, frames = 60;
     uint64_t seed = 1;
     const char *out = NULL, *truth_dir = NULL, *format = "png", *video_path = NULL;
+    gcut_synth_level level = GCUT_SYNTH_EASY;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -161,6 +164,12 @@ static int gen_video(int argc, char **argv) {
             format = v;
         } else if (strcmp(a, "--video") == 0) {
             video_path = v;
+        } else if (strcmp(a, "--level") == 0) {
+            if (strcmp(v, "easy") != 0 && strcmp(v, "hard") != 0) {
+                cli_error("gen", GCUT_OK, "--level '%s': easy or hard", v);
+                return 2;
+            }
+            level = strcmp(v, "hard") == 0 ? GCUT_SYNTH_HARD : GCUT_SYNTH_EASY;
         } else {
             cli_error("gen", GCUT_OK, "unknown option '%s'", a);
             return 2;
@@ -181,7 +190,7 @@ static int gen_video(int argc, char **argv) {
     char path[4096];
     for (int64_t k = 0; k < frames && st == GCUT_OK; k++) {
         gcut_image img;
-        if ((st = gcut_video_synth_frame(w, h, seed, k, &img, truth)) != GCUT_OK)
+        if ((st = gcut_video_synth_frame(w, h, seed, k, level, &img, truth)) != GCUT_OK)
             break;
         if (out != NULL) {
             snprintf(path, sizeof path, "%s/frame_%06" PRId64 ".%s", out, k, format);

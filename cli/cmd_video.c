@@ -48,6 +48,8 @@ static void usage(FILE *out) {
         "  --band-max B          largest band half-width (default 64)\n"
         "  --no-colour-check     pixels beyond the band are always hard seeds (default: not\n"
         "                        where their colour now favours the other label)\n"
+        "  --colour-reach R      the colour check applies within R bands of the boundary\n"
+        "                        (default 4; 0 = the whole frame)\n"
         "  --verify              check every frame's cut certificate (cut == flow)\n"
         "  --full-frame          cut the whole frame with hard seeds instead of the band's\n"
         "                        graph (same result; for comparison)\n"
@@ -259,6 +261,9 @@ int cli_cmd_video(int argc, char **argv) {
             i++;
         } else if (strcmp(a, "--verify") == 0) {
             params.verify = 1;
+        } else if (strcmp(a, "--colour-reach") == 0 && more && parse_double(argv[i + 1], &d)) {
+            params.colour_reach = d;
+            i++;
         } else if (strcmp(a, "--no-colour-check") == 0) {
             params.check_colour = 0;
         } else if (strcmp(a, "--full-frame") == 0) {

@@ -471,6 +471,9 @@ typedef struct gcut_video_params {
     int check_colour;    /**< 1: a pixel beyond the band whose colour favours the other label
                               than its previous one is left unknown (not a hard seed), so that
                               uncovered or fast-grown parts can return. Default 1 */
+    double colour_reach; /**< check_colour applies within colour_reach * band of the previous
+                              boundary (0 = the whole frame), so that a similar-coloured object
+                              far away is not taken in. Default 4 */
     int verify;          /**< 1: check every frame's cut with its certificate (cut capacity ==
                               flow; GCUT_ERR_VERIFY otherwise). Default 0 */
 } gcut_video_params;
@@ -572,11 +575,13 @@ gcut_status gcut_video_run(gcut_video *video, gcut_video_source *source, const u
 
 /** Synthetic test video with ground truth: frame index of a sequence made from seed, at any
  *  size (the scene scales with it): a textured object that moves, deforms and drifts in
- *  colour, a second one of the same colours that appears part way, a background-coloured bar
- *  that passes in front (occlusion), and camera noise. image gets 8-bit RGB (allocated, free
+ *  colour, a part that grows out of it between frames 10 and 30, a background-coloured bar
+ *  that passes in front (occlusion) from frame 20, camera pan and noise. GCUT_SYNTH_HARD: three
+ *  times the noise, object colours closer to the background's, and a brownish distractor blob
+ *  in the background. image gets 8-bit RGB (allocated, free
  *  with gcut_image_free); truth (may be NULL; width*height bytes) gets 1 for foreground. */
 gcut_status gcut_video_synth_frame(int64_t width, int64_t height, uint64_t seed, int64_t index,
-                                   gcut_image *image, uint8_t *truth);
+                                   gcut_synth_level level, gcut_image *image, uint8_t *truth);
 
 #ifdef __cplusplus
 }

@@ -83,7 +83,7 @@ static void test_accuracy(uint64_t seed) {
     int64_t differing = 0, smaller = 0;
     for (int64_t k = 0; k < frames; k++) {
         gcut_image img;
-        CHECK_OK(gcut_video_synth_frame(w, h, seed, k, &img, truth));
+        CHECK_OK(gcut_video_synth_frame(w, h, seed, k, GCUT_SYNTH_EASY, &img, truth));
         if (k == 0)
             memcpy(init, truth, (size_t)n);
         gcut_video_report rb, rf;
@@ -163,7 +163,8 @@ static void write_frames(const char *dir, int64_t w, int64_t h, uint64_t seed, i
     mkdir(dir, 0777);
     for (int64_t k = 0; k < frames; k++) {
         gcut_image img;
-        CHECK_OK(gcut_video_synth_frame(w, h, seed, k, &img, k == 0 ? first_truth : NULL));
+        CHECK_OK(gcut_video_synth_frame(w, h, seed, k, GCUT_SYNTH_EASY, &img,
+                                        k == 0 ? first_truth : NULL));
         char path[1100];
         snprintf(path, sizeof path, "%s/frame_%04lld.png", dir, (long long)k);
         CHECK_OK(gcut_image_write(path, &img));
@@ -242,7 +243,7 @@ static void test_bad_inputs(uint64_t seed) {
 
     /* Frame 4 of another size: frames 0-3 delivered, the error names frame 4 and both sizes. */
     gcut_image other;
-    CHECK_OK(gcut_video_synth_frame(w + 2, h, seed, 4, &other, NULL));
+    CHECK_OK(gcut_video_synth_frame(w + 2, h, seed, 4, GCUT_SYNTH_EASY, &other, NULL));
     CHECK_OK(gcut_image_write(scratch("bad/frame_0004.png"), &other));
     gcut_image_free(&other);
     for (int q = 0; q <= 3; q += 3) {
@@ -356,7 +357,7 @@ static void test_video_files(uint64_t seed) {
     CHECK_OK(st);
     for (int64_t k = 0; k < frames && wr != NULL; k++) {
         gcut_image img;
-        CHECK_OK(gcut_video_synth_frame(w, h, seed, k, &img, NULL));
+        CHECK_OK(gcut_video_synth_frame(w, h, seed, k, GCUT_SYNTH_EASY, &img, NULL));
         CHECK_OK(gcut_video_writer_write(wr, &img));
         gcut_image_free(&img);
     }

@@ -26,6 +26,7 @@ void gcut_video_params_init(gcut_video_params *params) {
     params->band_max = 64.0;
     params->restrict_band = 1;
     params->check_colour = 1;
+    params->colour_reach = 4.0;
 }
 
 struct gcut_video {
@@ -100,6 +101,9 @@ gcut_status gcut_video_create(int64_t width, int64_t height, const gcut_video_pa
                           "video: band_min %g, band_max %g, band_motion %g (need 1 <= band_min "
                           "<= band_max, band_motion >= 0)",
                           p.band_min, p.band_max, p.band_motion);
+    if (!(p.colour_reach >= 0.0) || !isfinite(p.colour_reach))
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "video: colour_reach %g must be >= 0",
+                          p.colour_reach);
     if (!(p.seg.lambda >= 0.0) || !isfinite(p.seg.lambda))
         return gcut__fail(GCUT_ERR_INVALID_ARG, "video: lambda %g must be >= 0", p.seg.lambda);
     if (isnan(p.seg.sigma) || isinf(p.seg.sigma) || isnan(p.seg.scale) || isinf(p.seg.scale))
@@ -515,11 +519,15 @@ gcut_status gcut_video_push_frame(gcut_video *v, const gcut_image *frame, const 
          * its colour now favours the other label: then it joins the graph, so that what an
          * occluder uncovers, or a part that grows faster than the band, can come back. */
         const int32_t limit = (int32_t)ceil(band * CHAMFER_AXIS);
+        const double reach_px = p->colour_reach > 0 ? p->colour_reach * band : 1e9;
+        const int32_t reach = reach_px * CHAMFER_AXIS > (double)DIST_INF
+                                  ? DIST_INF
+                                  : (int32_t)ceil(reach_px * CHAMFER_AXIS);
         const int32_t *us = v->tables->unary_source, *ut = v->tables->unary_sink;
         int64_t nb = 0;
         for (int64_t i = 0; i < n; i++) {
             bool unknown = v->dist[i] <= limit;
-            if (!unknown && p->check_colour) {
+            if (!unknown && p->check_colour && v->dist[i] <= reach) {
                 const int64_t q = gcut__seg_color_index(v->work + i * 3, 3);
                 unknown = v->mask[i] ? us[q] < ut[q] : ut[q] < us[q];
             }

@@ -29,10 +29,13 @@ static bool inside(const ellipse *e, double x, double y) {
 }
 
 gcut_status gcut_video_synth_frame(int64_t width, int64_t height, uint64_t seed, int64_t index,
-                                   gcut_image *image, uint8_t *truth) {
+                                   gcut_synth_level level, gcut_image *image, uint8_t *truth) {
     if (image == NULL)
         return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_video_synth_frame: image is NULL");
     memset(image, 0, sizeof *image);
+    if (level != GCUT_SYNTH_EASY && level != GCUT_SYNTH_HARD)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_video_synth_frame: unknown level %d",
+                          (int)level);
     if (width < 16 || height < 16 || width > 16384 || height > 16384 || index < 0)
         return gcut__fail(GCUT_ERR_INVALID_ARG,
                           "gcut_video_synth_frame: size %" PRId64 "x%" PRId64 " (16 to 16384 per "
@@ -69,6 +72,17 @@ gcut_status gcut_video_synth_frame(int64_t width, int64_t height, uint64_t seed,
     /* Colour drift: the object's hue moves from orange towards yellow-green over 120 frames. */
     const double drift = 0.5 - 0.5 * cos(2 * PI * t / 240.0);
     const double pan = 0.6 * t; /* camera pan in scene units */
+    /* Hard: three times the noise, object colours pulled a third of the way towards the
+     * background's, and a brownish background blob (between the two palettes) drifting past the
+     * object's path. */
+    const bool hard = level == GCUT_SYNTH_HARD;
+    const double noise = hard ? 36.0 : 12.0, pull = hard ? 0.33 : 0.0;
+    ellipse blob = {(double)width * (0.5 + 0.3 * sin(2 * PI * t / 150.0 + ph2)),
+                    (double)height * (0.2 + 0.6 * (0.5 - 0.5 * cos(2 * PI * t / 110.0))),
+                    30.0 * s,
+                    22.0 * s,
+                    1.0,
+                    0.0};
     uint8_t *px = image->pixels;
     for (int64_t y = 0; y < height; y++) {
         const double ys = (double)y / s;
@@ -89,6 +103,10 @@ gcut_status gcut_video_synth_frame(int64_t width, int64_t height, uint64_t seed,
                 c[0] = 70;
                 c[1] = 115;
                 c[2] = 150;
+            } else if (hard && inside(&blob, fx, fy)) {
+                c[0] = 140;
+                c[1] = 110;
+                c[2] = 90;
             } else {
                 /* Blue-green background with large soft structure, panning. */
                 const double u = xs + pan;
@@ -96,13 +114,18 @@ gcut_status gcut_video_synth_frame(int64_t width, int64_t height, uint64_t seed,
                 c[1] = 120 + 35 * sin(u * 0.03 + ys * 0.02);
                 c[2] = 150 + 40 * cos((u - ys) * 0.025);
             }
+            if (fg && !bar && pull > 0) {
+                static const double bg_mean[3] = {45, 120, 150};
+                for (int k = 0; k < 3; k++)
+                    c[k] += pull * (bg_mean[k] - c[k]);
+            }
             const uint64_t h =
                 mix64(seed ^ mix64((uint64_t)index * 0x100000001B3ull + (uint64_t)i));
             for (int k = 0; k < 3; k++) {
-                /* Camera noise: a sum of two uniforms, standard deviation about 5. */
+                /* Camera noise: a sum of two uniforms, standard deviation about 5 (hard: 15). */
                 const double a1 = (double)((h >> (k * 16)) & 0xff) / 255.0;
                 const double a2 = (double)((h >> (k * 16 + 8)) & 0xff) / 255.0;
-                double v = c[k] + (a1 + a2 - 1.0) * 12.0;
+                double v = c[k] + (a1 + a2 - 1.0) * noise;
                 v = v < 0 ? 0 : v > 255 ? 255 : v;
                 px[i * 3 + k] = (uint8_t)(v + 0.5 > 255 ? 255 : v + 0.5);
             }
