@@ -36,21 +36,25 @@ struct gcut_video {
     int connectivity;
     int64_t frames;
     gcut__seg_tables *tables;
-    gcut_grid *grid;     /* the whole frame (restrict_band 0, and the first frame) */
-    gcut_graph *band;    /* the band's graph: n nodes, only band nodes used */
-    uint8_t *work;       /* working image of the current frame (8-bit, 3 channels) */
-    uint8_t *prev_work;  /* ... of the previous frame */
-    uint8_t *mask;       /* current mask, 1/0 */
-    uint8_t *prev_mask;  /* the one before (motion estimate) */
-    uint8_t *seeds;      /* seed codes of the current frame */
-    uint8_t *labels;     /* solver output */
-    int32_t *dist;       /* chamfer distance to the mask's boundary */
-    int64_t *band_nodes; /* pixels of the band, in scan order */
-    double *model;       /* [0, nc) foreground, [nc, 2nc) background: normalised counts */
-    double *fresh;       /* this frame's counts, same layout */
-    double *cost;        /* regional costs, same layout */
-    uint8_t *present;    /* colours of the current frame */
-    double *cells;       /* histogram cells (bins^3), and a second array for the blur */
+    gcut_grid *grid;       /* the whole frame (restrict_band 0, and the first frame) */
+    gcut_graph *band;      /* the band's graph: n nodes, only band nodes used */
+    uint8_t *work;         /* working image of the current frame (8-bit, 3 channels) */
+    uint8_t *prev_work;    /* ... of the previous frame */
+    uint8_t *mask;         /* current mask, 1/0 */
+    uint8_t *prev_mask;    /* the one before (motion estimate) */
+    uint8_t *seeds;        /* seed codes of the current frame */
+    uint8_t *labels;       /* solver output */
+    int32_t *dist;         /* chamfer distance to the mask's boundary */
+    int64_t *band_nodes;   /* pixels of the band, in scan order */
+    double *model;         /* [0, nc) foreground, [nc, 2nc) background: normalised counts */
+    double *fresh;         /* this frame's counts, same layout */
+    double *cost;          /* regional costs, same layout */
+    uint8_t *present;      /* colours of the current frame: marks ... */
+    int32_t *present_list; /* ... and the list of them */
+    int64_t num_present;
+    int lut[64];      /* histogram bin of each 6-bit channel level */
+    int32_t *node_of; /* band graph node of each band pixel */
+    double *cells;    /* histogram cells (bins^3), and a second array for the blur */
     double *cells_tmp;
     double motion; /* mean boundary displacement of the last frame, pixels; < 0 unknown */
 };
@@ -73,6 +77,8 @@ void gcut_video_free(gcut_video *v) {
     gcut__free(v->fresh);
     gcut__free(v->cost);
     gcut__free(v->present);
+    gcut__free(v->present_list);
+    gcut__free(v->node_of);
     gcut__free(v->cells);
     gcut__free(v->cells_tmp);
     gcut__free(v);
@@ -148,17 +154,21 @@ gcut_status gcut_video_create(int64_t width, int64_t height, const gcut_video_pa
     v->labels = gcut__calloc(n, 1, "video labels");
     v->dist = gcut__malloc(n * sizeof(int32_t), "video boundary distance");
     v->band_nodes = gcut__malloc(n * sizeof(int64_t), "video band");
-    v->model = gcut__calloc(2 * nc, sizeof(double), "video colour model");
-    v->fresh = gcut__calloc(2 * nc, sizeof(double), "video colour counts");
+    const size_t bins = (size_t)p.seg.histogram_bins, cells = bins * bins * bins;
+    for (int l = 0; l < 64; l++)
+        v->lut[l] = l * p.seg.histogram_bins / 64;
+    v->model = gcut__calloc(2 * cells, sizeof(double), "video colour model");
+    v->fresh = gcut__calloc(2 * cells, sizeof(double), "video colour counts");
     v->cost = gcut__calloc(2 * nc, sizeof(double), "video regional costs");
     v->present = gcut__calloc(nc, 1, "video colours present");
-    const size_t bins = (size_t)p.seg.histogram_bins;
-    v->cells = gcut__calloc(bins * bins * bins, sizeof(double), "video histogram");
-    v->cells_tmp = gcut__calloc(bins * bins * bins, sizeof(double), "video histogram");
+    v->present_list = gcut__malloc((n < nc ? n : nc) * sizeof(int32_t), "video colour list");
+    v->node_of = gcut__malloc(n * sizeof(int32_t), "video band nodes");
+    v->cells = gcut__calloc(cells, sizeof(double), "video histogram");
+    v->cells_tmp = gcut__calloc(cells, sizeof(double), "video histogram");
     if (v->work == NULL || v->prev_work == NULL || v->mask == NULL || v->prev_mask == NULL ||
         v->seeds == NULL || v->labels == NULL || v->dist == NULL || v->band_nodes == NULL ||
         v->model == NULL || v->fresh == NULL || v->cost == NULL || v->present == NULL ||
-        v->cells == NULL || v->cells_tmp == NULL) {
+        v->cells == NULL || v->cells_tmp == NULL || v->present_list == NULL || v->node_of == NULL) {
         gcut_video_free(v);
         return GCUT_ERR_NOMEM;
     }
@@ -254,25 +264,24 @@ static void boundary_distance(const uint8_t *mask, int64_t w, int64_t h, int32_t
         }
 }
 
-/* -ln P(colour | class) from a colour histogram, as gcut_segment's histogram model computes
- * it (src/seg/seg_model.c): counts summed into bins^3 cells, blurred by [1 2 1]/4 along each
- * axis, a prior of 1% of the mean cell mass added; but the logarithm is taken once per cell and
- * only for colours present in the frame (the others' entries are never read). */
-static void histogram_costs(gcut_video *v, const double *counts, double *cost) {
+/* Histogram cell of quantised colour c (6 bits per channel) for bins per channel. */
+static inline int64_t cell_of(const gcut_video *v, int64_t c) {
+    const int64_t b = v->params.seg.histogram_bins;
+    return ((int64_t)v->lut[c >> 12] * b + v->lut[(c >> 6) & 63]) * b + v->lut[c & 63];
+}
+
+/* -ln P(colour | class) from a histogram of cell masses, as gcut_segment's histogram model
+ * computes it (src/seg/seg_model.c: colours summed into bins^3 cells, blurred by [1 2 1]/4 along
+ * each axis, a prior of 1% of the mean cell mass added), but kept at cell resolution from the
+ * start, the logarithm taken once per cell and only for the colours the frame has. */
+static void histogram_costs(gcut_video *v, const double *mass, double *cost) {
     const int bins = v->params.seg.histogram_bins;
-    const int64_t cells = (int64_t)bins * bins * bins, nc = v->tables->num_colors;
+    const int64_t cells = (int64_t)bins * bins * bins;
     double *h = v->cells, *tmp = v->cells_tmp;
-    memset(h, 0, (size_t)cells * sizeof(double));
-    int lut[64];
-    for (int l = 0; l < 64; l++)
-        lut[l] = l * bins / 64;
+    memcpy(h, mass, (size_t)cells * sizeof(double));
     double total = 0;
-    for (int64_t c = 0; c < nc; c++) {
-        if (counts[c] == 0)
-            continue;
-        h[((int64_t)lut[c >> 12] * bins + lut[(c >> 6) & 63]) * bins + lut[c & 63]] += counts[c];
-        total += counts[c];
-    }
+    for (int64_t cell = 0; cell < cells; cell++)
+        total += h[cell];
     /* Blur along each axis: cells in C order (r, g, b), stride of the axis. */
     int64_t stride = 1;
     for (int axis = 0; axis < 3; axis++, stride *= bins) {
@@ -296,11 +305,8 @@ static void histogram_costs(gcut_video *v, const double *counts, double *cost) {
     const double norm = total + prior * (double)cells;
     for (int64_t cell = 0; cell < cells; cell++)
         tmp[cell] = -1.0; /* cost not computed yet */
-    for (int64_t c = 0; c < nc; c++) {
-        if (!v->present[c])
-            continue;
-        const int64_t cell =
-            ((int64_t)lut[c >> 12] * bins + lut[(c >> 6) & 63]) * bins + lut[c & 63];
+    for (int64_t k = 0; k < v->num_present; k++) {
+        const int64_t c = v->present_list[k], cell = cell_of(v, c);
         if (tmp[cell] < 0)
             tmp[cell] = -log((h[cell] + prior) / norm);
         cost[c] = tmp[cell];
@@ -308,23 +314,23 @@ static void histogram_costs(gcut_video *v, const double *counts, double *cost) {
 }
 
 /* The colour model from the previous frame (v->prev_work) and its mask (v->mask, not yet
- * replaced): this frame's normalised counts mixed into the running model by the forgetting
- * factor (the first time taken as they are), then histogram costs for the colours present in
- * the current frame (v->work). */
+ * replaced): this frame's normalised cell masses mixed into the running model by the
+ * forgetting factor (the first time taken as they are), then histogram costs for the colours
+ * present in the current frame (v->work). */
 static gcut_status update_model(gcut_video *v, bool first) {
-    const int64_t nc = v->tables->num_colors, n = v->n;
-    if (nc <= 0 || nc > (1 << 24))
-        return gcut__fail(GCUT_ERR_INTERNAL, "video: colour table of %" PRId64 " entries", nc);
-    double *fg = v->fresh, *bg = v->fresh + nc;
-    memset(v->fresh, 0, (size_t)(2 * nc) * sizeof(double));
+    const int64_t n = v->n, nc = v->tables->num_colors;
+    const int bins = v->params.seg.histogram_bins;
+    const int64_t cells = (int64_t)bins * bins * bins;
+    double *fg = v->fresh, *bg = v->fresh + cells;
+    memset(v->fresh, 0, (size_t)(2 * cells) * sizeof(double));
     int64_t count_fg = 0;
     for (int64_t i = 0; i < n; i++) {
-        const int64_t q = gcut__seg_color_index(v->prev_work + i * 3, 3);
+        const int64_t cell = cell_of(v, gcut__seg_color_index(v->prev_work + i * 3, 3));
         if (v->mask[i]) {
-            fg[q] += 1.0;
+            fg[cell] += 1.0;
             count_fg++;
         } else {
-            bg[q] += 1.0;
+            bg[cell] += 1.0;
         }
     }
     const int64_t count_bg = n - count_fg;
@@ -333,15 +339,23 @@ static gcut_status update_model(gcut_video *v, bool first) {
     const double add_fg = count_fg > 0 ? (1.0 - keep) / (double)count_fg : 0.0;
     const double add_bg = count_bg > 0 ? (1.0 - keep) / (double)count_bg : 0.0;
     const double keep_fg = count_fg > 0 ? keep : 1.0, keep_bg = count_bg > 0 ? keep : 1.0;
-    for (int64_t c = 0; c < nc; c++) {
+    for (int64_t c = 0; c < cells; c++) {
         v->model[c] = keep_fg * v->model[c] + add_fg * fg[c];
-        v->model[nc + c] = keep_bg * v->model[nc + c] + add_bg * bg[c];
+        v->model[cells + c] = keep_bg * v->model[cells + c] + add_bg * bg[c];
     }
-    memset(v->present, 0, (size_t)nc);
-    for (int64_t i = 0; i < n; i++)
-        v->present[gcut__seg_color_index(v->work + i * 3, 3)] = 1;
+    /* The colours of this frame, as a list (the last frame's list clears the marks). */
+    for (int64_t k = 0; k < v->num_present; k++)
+        v->present[v->present_list[k]] = 0;
+    v->num_present = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t c = gcut__seg_color_index(v->work + i * 3, 3);
+        if (!v->present[c]) {
+            v->present[c] = 1;
+            v->present_list[v->num_present++] = (int32_t)c;
+        }
+    }
     for (int side = 0; side < 2; side++)
-        histogram_costs(v, v->model + side * nc, v->cost + side * nc);
+        histogram_costs(v, v->model + side * cells, v->cost + side * nc);
     return GCUT_OK;
 }
 
@@ -367,8 +381,11 @@ static gcut_status solve_band(gcut_video *v, int64_t nb, int64_t *flow, gcut_sta
     const double t0 = gcut__now_ms();
     gcut_graph *g = v->band;
     gcut__graph_drop_state(g);
-    memset(g->tw_source, 0, (size_t)v->n * sizeof(int64_t));
-    memset(g->tw_sink, 0, (size_t)v->n * sizeof(int64_t));
+    /* Nodes 0..nb-1 are the band's pixels in scan order: the graph's arrays were made for the
+     * whole frame, and only the first nb are in use. */
+    g->num_nodes = nb;
+    for (int64_t k = 0; k < nb; k++)
+        v->node_of[v->band_nodes[k]] = (int32_t)k;
     g->num_edges = 0;
     g->structure_changed = true;
     g->flow_offset = 0;
@@ -392,7 +409,7 @@ static gcut_status solve_band(gcut_video *v, int64_t nb, int64_t *flow, gcut_sta
             const uint8_t sj = v->seeds[j];
             if (sj == GCUT_SEED_UNKNOWN) {
                 if ((d & 1) == 0) /* each pair once, from its even direction */
-                    st = gcut_graph_add_edge(g, i, j, cap, cap);
+                    st = gcut_graph_add_edge(g, k, v->node_of[j], cap, cap);
             } else if (sj == GCUT_SEED_FOREGROUND) {
                 src += cap;
             } else {
@@ -402,8 +419,8 @@ static gcut_status solve_band(gcut_video *v, int64_t nb, int64_t *flow, gcut_sta
         /* Keep terminal capacities small: the common part is flow that always passes. */
         const int64_t common = src < snk ? src : snk;
         fixed_flow += common;
-        g->tw_source[i] = src - common;
-        g->tw_sink[i] = snk - common;
+        g->tw_source[k] = src - common;
+        g->tw_sink[k] = snk - common;
     }
     gcut__graph_clear_changes(g);
     *build_ms = gcut__now_ms() - t0;
@@ -562,7 +579,7 @@ gcut_status gcut_video_push_frame(gcut_video *v, const gcut_image *frame, const 
             for (int64_t i = 0; i < n; i++)
                 v->mask[i] = v->seeds[i] == GCUT_SEED_FOREGROUND;
             for (int64_t k = 0; k < nb; k++)
-                v->mask[v->band_nodes[k]] = v->labels[v->band_nodes[k]] == GCUT_SOURCE;
+                v->mask[v->band_nodes[k]] = v->labels[k] == GCUT_SOURCE;
         } else {
             for (int64_t i = 0; i < n; i++)
                 v->mask[i] = v->labels[i] == GCUT_SOURCE;
