@@ -50,6 +50,8 @@ static void usage(FILE *out) {
         "                        where their colour now favours the other label)\n"
         "  --colour-reach R      the colour check applies within R bands of the boundary\n"
         "                        (default 4; 0 = the whole frame)\n"
+        "  --warm                with --full-frame: keep one graph across frames and re-solve\n"
+        "                        it warm with bk (changed capacities only)\n"
         "  --verify              check every frame's cut certificate (cut == flow)\n"
         "  --full-frame          cut the whole frame with hard seeds instead of the band's\n"
         "                        graph (same result; for comparison)\n"
@@ -259,6 +261,8 @@ int cli_cmd_video(int argc, char **argv) {
         } else if (strcmp(a, "--band-max") == 0 && more && parse_double(argv[i + 1], &d)) {
             params.band_max = d;
             i++;
+        } else if (strcmp(a, "--warm") == 0) {
+            params.warm = 1;
         } else if (strcmp(a, "--verify") == 0) {
             params.verify = 1;
         } else if (strcmp(a, "--colour-reach") == 0 && more && parse_double(argv[i + 1], &d)) {

@@ -474,6 +474,9 @@ typedef struct gcut_video_params {
     double colour_reach; /**< check_colour applies within colour_reach * band of the previous
                               boundary (0 = the whole frame), so that a similar-coloured object
                               far away is not taken in. Default 4 */
+    int warm;            /**< 1 (with restrict_band 0): the whole frame kept as one graph across
+                              frames, only changed capacities updated, re-solved warm by bk
+                              (Kohli-Torr); measured in docs/VIDEO.md. Default 0 */
     int verify;          /**< 1: check every frame's cut with its certificate (cut capacity ==
                               flow; GCUT_ERR_VERIFY otherwise). Default 0 */
 } gcut_video_params;

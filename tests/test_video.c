@@ -72,15 +72,18 @@ static void test_accuracy(uint64_t seed) {
     gcut_video_params p;
     gcut_video_params_init(&p);
     p.verify = 1;
-    gcut_video *band = NULL, *full = NULL;
+    gcut_video *band = NULL, *full = NULL, *warm = NULL;
     CHECK_OK(gcut_video_create(w, h, &p, NULL, &band));
     p.restrict_band = 0;
     CHECK_OK(gcut_video_create(w, h, &p, NULL, &full));
-    if (band == NULL || full == NULL || truth == NULL || mask_band == NULL || mask_full == NULL ||
-        init == NULL)
+    p.warm = 1;
+    CHECK_OK(gcut_video_create(w, h, &p, NULL, &warm));
+    uint8_t *mask_warm = malloc((size_t)n);
+    if (band == NULL || full == NULL || warm == NULL || mask_warm == NULL || truth == NULL ||
+        mask_band == NULL || mask_full == NULL || init == NULL)
         abort();
     double err_sum = 0, err_max = 0, iou_min = 1;
-    int64_t differing = 0, smaller = 0;
+    int64_t differing = 0, differing_warm = 0, smaller = 0;
     for (int64_t k = 0; k < frames; k++) {
         gcut_image img;
         CHECK_OK(gcut_video_synth_frame(w, h, seed, k, GCUT_SYNTH_EASY, &img, truth));
@@ -93,8 +96,15 @@ static void test_accuracy(uint64_t seed) {
             gcut_video_push_frame(full, &img, k == 0 ? init : NULL, GCUT_VIDEO_INIT_MASK, &rf));
         CHECK_OK(gcut_video_get_mask(band, mask_band));
         CHECK_OK(gcut_video_get_mask(full, mask_full));
-        for (int64_t i = 0; i < n; i++)
+        /* The warm re-solve of one graph kept across frames (bk, Kohli-Torr): the same
+         * energies, so the same masks. */
+        CHECK_OK(
+            gcut_video_push_frame(warm, &img, k == 0 ? init : NULL, GCUT_VIDEO_INIT_MASK, NULL));
+        CHECK_OK(gcut_video_get_mask(warm, mask_warm));
+        for (int64_t i = 0; i < n; i++) {
             differing += mask_band[i] != mask_full[i];
+            differing_warm += mask_warm[i] != mask_full[i];
+        }
         smaller += k > 0 && rb.graph_nodes < n / 2;
         double e, iou;
         score(mask_band, truth, n, &e, &iou);
@@ -104,17 +114,21 @@ static void test_accuracy(uint64_t seed) {
         gcut_image_free(&img);
     }
     printf("accuracy (seed %llu, %lldx%lld, %lld frames): mean error %.4f%%, worst %.4f%%, "
-           "worst IoU %.4f; band vs whole frame: %lld pixels differ\n",
+           "worst IoU %.4f; band vs whole frame: %lld pixels differ, warm vs fresh: %lld\n",
            (unsigned long long)seed, (long long)w, (long long)h, (long long)frames,
-           100 * err_sum / (double)frames, 100 * err_max, iou_min, (long long)differing);
+           100 * err_sum / (double)frames, 100 * err_max, iou_min, (long long)differing,
+           (long long)differing_warm);
     PASS_IF(err_sum / (double)frames < 0.01);
     PASS_IF(err_max < 0.02);
     PASS_IF(differing == 0);
+    PASS_IF(differing_warm == 0);
     /* The band graph is smaller than the frame on every propagated frame. */
     PASS_IF(smaller == frames - 1);
     PASS_IF(gcut_video_frames(band) == frames);
     gcut_video_free(band);
     gcut_video_free(full);
+    gcut_video_free(warm);
+    free(mask_warm);
     free(truth);
     free(mask_band);
     free(mask_full);

@@ -36,21 +36,22 @@ struct gcut_video {
     int connectivity;
     int64_t frames;
     gcut__seg_tables *tables;
-    gcut_grid *grid;       /* the whole frame (restrict_band 0, and the first frame) */
-    gcut_graph *band;      /* the band's graph: n nodes, only band nodes used */
-    uint8_t *work;         /* working image of the current frame (8-bit, 3 channels) */
-    uint8_t *prev_work;    /* ... of the previous frame */
-    uint8_t *mask;         /* current mask, 1/0 */
-    uint8_t *prev_mask;    /* the one before (motion estimate) */
-    uint8_t *seeds;        /* seed codes of the current frame */
-    uint8_t *labels;       /* solver output */
-    int32_t *dist;         /* chamfer distance to the mask's boundary */
-    int64_t *band_nodes;   /* pixels of the band, in scan order */
-    double *model;         /* [0, nc) foreground, [nc, 2nc) background: normalised counts */
-    double *fresh;         /* this frame's counts, same layout */
-    double *cost;          /* regional costs, same layout */
-    uint8_t *present;      /* colours of the current frame: marks ... */
-    int32_t *present_list; /* ... and the list of them */
+    gcut_grid *grid;        /* the whole frame (restrict_band 0, and the first frame) */
+    gcut_graph *band;       /* the band's graph: n nodes, only band nodes used */
+    gcut_graph *warm_graph; /* params.warm: the whole frame's graph, kept across frames */
+    uint8_t *work;          /* working image of the current frame (8-bit, 3 channels) */
+    uint8_t *prev_work;     /* ... of the previous frame */
+    uint8_t *mask;          /* current mask, 1/0 */
+    uint8_t *prev_mask;     /* the one before (motion estimate) */
+    uint8_t *seeds;         /* seed codes of the current frame */
+    uint8_t *labels;        /* solver output */
+    int32_t *dist;          /* chamfer distance to the mask's boundary */
+    int64_t *band_nodes;    /* pixels of the band, in scan order */
+    double *model;          /* [0, nc) foreground, [nc, 2nc) background: normalised counts */
+    double *fresh;          /* this frame's counts, same layout */
+    double *cost;           /* regional costs, same layout */
+    uint8_t *present;       /* colours of the current frame: marks ... */
+    int32_t *present_list;  /* ... and the list of them */
     int64_t num_present;
     int lut[64];      /* histogram bin of each 6-bit channel level */
     int32_t *node_of; /* band graph node of each band pixel */
@@ -65,6 +66,7 @@ void gcut_video_free(gcut_video *v) {
     gcut__seg_tables_free(v->tables);
     gcut_grid_free(v->grid);
     gcut_graph_free(v->band);
+    gcut_graph_free(v->warm_graph);
     gcut__free(v->work);
     gcut__free(v->prev_work);
     gcut__free(v->mask);
@@ -442,11 +444,56 @@ static gcut_status solve_band(gcut_video *v, int64_t nb, int64_t *flow, gcut_sta
     return st;
 }
 
+/* params.warm: the whole frame as one general graph kept across frames, its capacities changed
+ * in place (only those that differ from the last frame's) and re-solved warm by bk (Kohli-Torr:
+ * the last frame's search trees and flow, changed nodes marked). Edges are numbered as
+ * gcut_grid_to_graph() numbers them: pixels in scan order, even directions in order. */
+static gcut_status solve_warm(gcut_video *v, int64_t *flow, gcut_stats *stats) {
+    const gcut_grid *grid = v->grid;
+    gcut_status st;
+    if (v->warm_graph == NULL) {
+        if ((st = gcut_grid_to_graph(grid, &v->warm_graph)) != GCUT_OK)
+            return st;
+    } else {
+        gcut_graph *g = v->warm_graph;
+        const int32_t *src = grid->terminal[GCUT_SOURCE], *snk = grid->terminal[GCUT_SINK];
+        for (int64_t i = 0; i < v->n; i++)
+            if ((g->tw_source[i] != src[i] || g->tw_sink[i] != snk[i]) &&
+                (st = gcut_graph_set_tweights(g, i, src[i], snk[i])) != GCUT_OK)
+                return st;
+        int64_t e = 0;
+        const int64_t w = v->width, h = v->height;
+        for (int64_t y = 0; y < h; y++)
+            for (int64_t x = 0; x < w; x++) {
+                const int64_t i = y * w + x;
+                for (int d = 0; d < grid->num_dirs; d += 2) {
+                    const int64_t yn = y + grid->offset[d][1], xn = x + grid->offset[d][2];
+                    if (yn < 0 || yn >= h || xn < 0 || xn >= w)
+                        continue;
+                    const int32_t a = grid->cap[d][i], b = grid->cap[d + 1][i + grid->step[d]];
+                    if ((g->edge_cap[e] != a || g->edge_rev[e] != b) &&
+                        (st = gcut_graph_set_edge(g, e, a, b)) != GCUT_OK)
+                        return st;
+                    e++;
+                }
+            }
+    }
+    gcut_options o = v->options;
+    o.warm = 1;
+    o.solver = "bk";
+    st = gcut_graph_solve(v->warm_graph, &o, flow, v->labels, stats);
+    if (st == GCUT_OK && v->params.verify)
+        st = gcut_graph_verify(v->warm_graph, v->labels, *flow, NULL);
+    return st;
+}
+
 /* Segment v->work with v->seeds on the whole frame (grid). */
 static gcut_status solve_grid(gcut_video *v, int64_t *flow, gcut_stats *stats, double *build_ms) {
     const double t0 = gcut__now_ms();
     gcut__seg_fill_grid(v->work, v->seeds, v->tables, v->grid);
     *build_ms = gcut__now_ms() - t0;
+    if (v->params.warm)
+        return solve_warm(v, flow, stats);
     gcut_status st = gcut_grid_solve(v->grid, &v->options, flow, v->labels, stats);
     if (st == GCUT_OK && v->params.verify)
         st = gcut_grid_verify(v->grid, v->labels, *flow, NULL);
