@@ -20,6 +20,7 @@ int cli_cmd_solvers(int argc, char **argv);
 int cli_cmd_segment(int argc, char **argv);
 int cli_cmd_gen(int argc, char **argv);
 int cli_cmd_qpbo(int argc, char **argv);
+int cli_cmd_video(int argc, char **argv);
 
 /** gcut_alloc() as an expression (cli/gcut.c): the block (free with gcut_free), or NULL with
  *  the reason in gcut_last_error(). The command's own buffers go through gcut's memory cap. */
