@@ -13,6 +13,7 @@ static void usage(FILE *out) {
     fprintf(
         out,
         "usage: gcut segment IMAGE --seeds MASK -o MASK_OUT [--overlay OUT.png] [options]\n"
+        "       gcut segment IMAGE --rect X,Y,W,H [--seeds MASK] -o MASK_OUT [options]\n"
         "       gcut segment SLICE... --seeds MASK -o MASK_OUT.raw [options]\n\n"
         "Segment IMAGE (PNG, JPEG, PGM/PPM; 8 or 16 bit; gray or colour) into foreground and\n"
         "background from the seeds in MASK, exactly (a minimum cut), and write the mask as a\n"
@@ -20,7 +21,13 @@ static void usage(FILE *out) {
         "capacity scale; with --truth also the error rate and false positives / negatives\n"
         "(percentages of all pixels).\n\n"
         "options:\n"
-        "  --seeds MASK          seed mask of the same size (required)\n"
+        "  --seeds MASK          seed mask of the same size (required without --rect)\n"
+        "  --rect X,Y,W,H        GrabCut box in pixels (top-left origin): outside it is\n"
+        "                        background, inside unknown; --seeds add hard constraints\n"
+        "  --iterations N        GrabCut rounds: re-fit the colour models to the cut and cut\n"
+        "                        again, at most N cuts (default 5 with --rect, else 1)\n"
+        "  --cold                solve every round afresh (default: bk re-solves warm from\n"
+        "                        the previous round; the masks are the same)\n"
         "  --seed-encoding E     gcut: 0 unknown, 1 foreground, 2 background (default);\n"
         "                        grabcut: OpenCV 0 BGD, 1 FGD, 2 PR_BGD, 3 PR_FGD;\n"
         "                        color: red (255,0,0) foreground, blue (0,0,255) background,\n"
@@ -40,7 +47,8 @@ static void usage(FILE *out) {
         "  --scale S             energy-to-capacity factor (default: chosen, and printed)\n"
         "  --raw DxHxW[:C[:B]]   IMAGE is a raw volume of C channels (default 1) of B bits\n"
         "                        (8 or 16, default 8)\n"
-        "  --verbose             progress on stderr (always on for volumes)\n"
+        "  --verbose             progress on stderr (always on for volumes); the energy of\n"
+        "                        every GrabCut round\n"
         "  --help                this text\n\n"
         "Volumes: give --raw, or several IMAGEs (the slices, in z order). MASK and TRUTH are\n"
         "then raw files of one byte per voxel or comma-separated lists of slices, and\n"
@@ -66,6 +74,8 @@ typedef struct segment_args {
     int64_t raw_dims[3]; /* depth, height, width */
     int raw_channels, raw_bits;
     int verbose;
+    bool has_rect;
+    gcut_rect rect;
 } segment_args;
 
 static bool parse_double(const char *text, double *out) {
@@ -79,6 +89,23 @@ static bool parse_int(const char *text, int *out) {
     long v = strtol(text, &end, 10);
     *out = (int)v;
     return end != text && *end == '\0' && v >= -1000000 && v <= 1000000;
+}
+
+/* X,Y,W,H: four integers (W or H may be 0 or negative: the library names the empty box). */
+static bool parse_rect(const char *text, gcut_rect *rect) {
+    int64_t v[4];
+    const char *p = text;
+    for (int k = 0; k < 4; k++) {
+        char *end;
+        v[k] = strtoll(p, &end, 10);
+        if (end == p || (k < 3 && *end != ',') || (k == 3 && *end != '\0'))
+            return false;
+        if (v[k] < -(INT64_C(1) << 40) || v[k] > (INT64_C(1) << 40))
+            return false;
+        p = end + 1;
+    }
+    rect->x = v[0], rect->y = v[1], rect->width = v[2], rect->height = v[3];
+    return true;
 }
 
 static bool parse_raw(const char *text, segment_args *args) {
@@ -127,6 +154,10 @@ static int parse_args(int argc, char **argv, segment_args *args) {
         }
         if (strcmp(a, "--verbose") == 0) {
             args->verbose = 1;
+            continue;
+        }
+        if (strcmp(a, "--cold") == 0) {
+            args->options.warm = 0;
             continue;
         }
         if (a[0] != '-' || a[1] == '\0') {
@@ -181,6 +212,12 @@ static int parse_args(int argc, char **argv, segment_args *args) {
                 args->encoding = GCUT_SEEDS_COLOR;
             else
                 ok = false;
+        } else if (strcmp(a, "--rect") == 0) {
+            args->has_rect = true;
+            ok = parse_rect(v, &args->rect);
+        } else if (strcmp(a, "--iterations") == 0) {
+            ok = parse_int(v, &args->params.iterations) && args->params.iterations >= 1 &&
+                 args->params.iterations <= GCUT_SEG_MAX_ITERATIONS;
         } else if (strcmp(a, "--raw") == 0) {
             args->raw = true;
             ok = parse_raw(v, args);
@@ -193,8 +230,8 @@ static int parse_args(int argc, char **argv, segment_args *args) {
             return 2;
         }
     }
-    if (args->num_images == 0 || args->seeds == NULL || args->out == NULL) {
-        cli_error("segment", GCUT_OK, "IMAGE, --seeds and -o are required (see --help)");
+    if (args->num_images == 0 || (args->seeds == NULL && !args->has_rect) || args->out == NULL) {
+        cli_error("segment", GCUT_OK, "IMAGE, --seeds or --rect, and -o are required (see --help)");
         return 2;
     }
     if (args->raw && args->num_images > 1) {
@@ -202,6 +239,10 @@ static int parse_args(int argc, char **argv, segment_args *args) {
         return 2;
     }
     args->volume = args->raw || args->num_images > 1;
+    if (args->volume && args->has_rect) {
+        cli_error("segment", GCUT_OK, "--rect is for 2D images, not volumes");
+        return 2;
+    }
     if (args->volume && args->overlay != NULL) {
         cli_error("segment", GCUT_OK, "--overlay is for 2D images, not volumes");
         return 2;
@@ -391,12 +432,16 @@ int cli_cmd_segment(int argc, char **argv) {
         cli_error("segment", GCUT_ERR_NOMEM, "buffers for %" PRId64 " pixels", n);
         goto done;
     }
-    if (!load_mask(&args, args.seeds, "seed mask", &image, &seed_mask))
-        goto done;
-    st = gcut_seeds_from_mask(&seed_mask.image, args.encoding, seeds);
-    if (st != GCUT_OK) {
-        cli_error("segment", st, "bad seed mask '%s'", args.seeds);
-        goto done;
+    if (args.seeds == NULL) {
+        memset(seeds, GCUT_SEED_UNKNOWN, (size_t)n);
+    } else {
+        if (!load_mask(&args, args.seeds, "seed mask", &image, &seed_mask))
+            goto done;
+        st = gcut_seeds_from_mask(&seed_mask.image, args.encoding, seeds);
+        if (st != GCUT_OK) {
+            cli_error("segment", st, "bad seed mask '%s'", args.seeds);
+            goto done;
+        }
     }
     const double t_read = now_ms();
     char size[96];
@@ -414,10 +459,25 @@ int cli_cmd_segment(int argc, char **argv) {
         args.options.verbose = 1;
     }
     gcut_seg_report report;
-    st = gcut_segment(&image, seeds, &args.params, &args.options, mask, &report);
+    if (args.has_rect || args.params.iterations > 1)
+        st = gcut_grabcut(&image, args.has_rect ? &args.rect : NULL, seeds, &args.params,
+                          &args.options, mask, &report);
+    else
+        st = gcut_segment(&image, seeds, &args.params, &args.options, mask, &report);
     if (st != GCUT_OK) {
         cli_error("segment", st, "segmentation failed");
         goto done;
+    }
+    if (args.has_rect)
+        printf("box      %" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 " (x,y,w,h)\n", args.rect.x,
+               args.rect.y, args.rect.width, args.rect.height);
+    if (args.has_rect || args.params.iterations > 1) {
+        printf("rounds   %d%s\n", report.iterations,
+               report.converged ? " (converged)" : " (limit reached)");
+        if (args.verbose)
+            for (int t = 0; t < report.iterations; t++)
+                printf("round %-3d energy %.6f nats, %" PRId64 " labels changed\n", t + 1,
+                       report.energy[t], report.changed[t]);
     }
     printf("seeds    %" PRId64 " foreground, %" PRId64 " background\n", report.seeds_foreground,
            report.seeds_background);

@@ -380,7 +380,17 @@ typedef struct gcut_seg_params {
     double scale;          /**< float energy -> int32 capacity factor; <= 0: chosen so that the
                                 largest capacity fits (reported in gcut_seg_report.scale) */
     uint64_t seed;         /**< for GMM initialisation (default 1); deterministic per seed */
+    int iterations;        /**< GrabCut rounds (Rother et al. 2004): fit the colour models, cut,
+                                re-fit them to the cut, cut again..., at most this many cuts,
+                                fewer when the labels stop changing; 1 = one cut from the seeds'
+                                models; 0 (default) = 5 with a rectangle, else
+                                GCUT_SEG_SEED_ITERATIONS; at most GCUT_SEG_MAX_ITERATIONS */
 } gcut_seg_params;
+
+/** Most GrabCut rounds gcut_seg_params.iterations may ask for. */
+#define GCUT_SEG_MAX_ITERATIONS 64
+/** Rounds used with seeds and no rectangle when iterations is 0 (measured: docs/SEGMENT.md). */
+#define GCUT_SEG_SEED_ITERATIONS 1
 
 /** Fill *params with the defaults documented above (connectivity 0 = by dimension and
  *  GCUT_MODEL_AUTO are resolved when the energy is built). */
@@ -399,6 +409,12 @@ typedef struct gcut_seg_report {
     double solve_ms;  /**< the max-flow solve (stats.solve_ms + stats.build_ms) */
     gcut_stats stats; /**< the solver's own report */
     int64_t foreground_pixels;
+    int iterations; /**< cuts made (1 without re-fitting) */
+    int converged;  /**< 1 if the rounds stopped because the labels stopped changing or the
+                         re-fitted models would not lower the energy, 0 at the limit */
+    double energy[GCUT_SEG_MAX_ITERATIONS];   /**< energy (nats) of round t's cut under round t's
+                                                   models: never increases with t */
+    int64_t changed[GCUT_SEG_MAX_ITERATIONS]; /**< pixels whose label round t changed */
 } gcut_seg_report;
 
 /** Build the segmentation grid for image and seeds (codes as above; hard constraints make
@@ -413,6 +429,27 @@ gcut_status gcut_seg_build_grid(const gcut_image *image, const uint8_t *seeds,
 /** One call: build the energy, solve with options (NULL = auto) and write mask (caller buffer,
  *  one byte per pixel: 1 foreground, 0 background). report may be NULL. */
 gcut_status gcut_segment(const gcut_image *image, const uint8_t *seeds,
+                         const gcut_seg_params *params, const gcut_options *options, uint8_t *mask,
+                         gcut_seg_report *report);
+
+/** A box in pixels, top-left origin: columns x .. x + width - 1, rows y .. y + height - 1. */
+typedef struct gcut_rect {
+    int64_t x, y, width, height;
+} gcut_rect;
+
+/** GrabCut (Rother, Kolmogorov & Blake 2004) on a 2D image: pixels outside rect are background
+ *  for certain, inside unknown; seeds (may be NULL when rect is given; GCUT_SEED_* codes) add
+ *  hard constraints anywhere and override the box. The colour models are fitted to the box
+ *  (foreground) and its outside (background), or to the seeds without a box, then
+ *  params->iterations rounds of cut and re-fit follow (re-fits warm-start EM from the previous
+ *  mixtures; a re-fit that would raise the energy of the current cut ends the rounds). Each
+ *  round's cut is exact; with options->warm (the default) bk re-solves from the previous
+ *  round's flow, giving the same labels as a fresh solve (bk returns the smallest source side).
+ *  A box partly outside the image is clipped to it; an empty box, one wholly outside the
+ *  image, and a box covering the whole image with no background seed give
+ *  GCUT_ERR_INVALID_ARG naming the box. rect NULL: seeds alone (both classes needed). mask: one
+ *  byte per pixel, 1 foreground. report (may be NULL) gets the energy of every round. */
+gcut_status gcut_grabcut(const gcut_image *image, const gcut_rect *rect, const uint8_t *seeds,
                          const gcut_seg_params *params, const gcut_options *options, uint8_t *mask,
                          gcut_seg_report *report);
 

@@ -23,7 +23,7 @@ void gcut_seg_params_init(gcut_seg_params *params) {
     params->seed = 1;
 }
 
-static gcut_status check_image(const char *fn, const gcut_image *image) {
+gcut_status gcut__seg_check_image(const char *fn, const gcut_image *image) {
     if (image == NULL || image->pixels == NULL)
         return gcut__fail(GCUT_ERR_INVALID_ARG, "%s: image or its pixels is NULL", fn);
     if (image->width < 1 || image->height < 1 || image->depth < 1)
@@ -42,8 +42,8 @@ static gcut_status check_image(const char *fn, const gcut_image *image) {
 }
 
 /* Resolve defaults (connectivity 0, model AUTO) into *p and check every field. */
-static gcut_status resolve_params(const gcut_seg_params *given, bool three_d, bool colour,
-                                  gcut_seg_params *p) {
+gcut_status gcut__seg_resolve_params(const gcut_seg_params *given, bool three_d, bool colour,
+                                     gcut_seg_params *p) {
     if (given == NULL)
         gcut_seg_params_init(p);
     else
@@ -74,6 +74,10 @@ static gcut_status resolve_params(const gcut_seg_params *given, bool three_d, bo
                           p->histogram_bins, colour ? 64 : 256, colour ? "colour" : "gray");
     if (isnan(p->scale) || isinf(p->scale))
         return gcut__fail(GCUT_ERR_INVALID_ARG, "segmentation: scale %g is not finite", p->scale);
+    if (p->iterations < 0 || p->iterations > GCUT_SEG_MAX_ITERATIONS)
+        return gcut__fail(GCUT_ERR_INVALID_ARG,
+                          "segmentation: iterations %d must be in 1..%d (0 = default)",
+                          p->iterations, GCUT_SEG_MAX_ITERATIONS);
     return GCUT_OK;
 }
 
@@ -84,14 +88,14 @@ gcut_status gcut__seg_prepare(const gcut_image *image, const uint8_t *seeds,
     *tables_out = NULL;
     *pixels_out = NULL;
     *owned_out = NULL;
-    gcut_status st = check_image("segmentation", image);
+    gcut_status st = gcut__seg_check_image("segmentation", image);
     if (st != GCUT_OK)
         return st;
     if (seeds == NULL)
         return gcut__fail(GCUT_ERR_INVALID_ARG, "segmentation: seeds is NULL");
     const bool three_d = image->depth > 1, colour = image->channels >= 3;
     gcut_seg_params p;
-    if ((st = resolve_params(params, three_d, colour, &p)) != GCUT_OK)
+    if ((st = gcut__seg_resolve_params(params, three_d, colour, &p)) != GCUT_OK)
         return st;
     const double t0 = gcut__now_ms();
     const int64_t n = image->width * image->height * image->depth;
@@ -249,6 +253,10 @@ gcut_status gcut_segment(const gcut_image *image, const uint8_t *seeds,
                          gcut_seg_report *report) {
     if (mask == NULL)
         return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_segment: mask is NULL");
+    /* Re-fitted models (GrabCut rounds) are asked for: the iterative path. */
+    if (params != NULL &&
+        (params->iterations > 1 || (params->iterations == 0 && GCUT_SEG_SEED_ITERATIONS > 1)))
+        return gcut_grabcut(image, NULL, seeds, params, options, mask, report);
     gcut_seg_report local;
     gcut_seg_report *r = report != NULL ? report : &local;
     int64_t flow = 0;
@@ -289,11 +297,15 @@ gcut_status gcut_segment(const gcut_image *image, const uint8_t *seeds,
     }
     r->stats.flow = flow;
     r->foreground_pixels = fg;
+    r->iterations = 1;
+    r->converged = 0;
+    r->energy[0] = 0; /* not computed by the single cut */
+    r->changed[0] = fg;
     return GCUT_OK;
 }
 
 gcut_status gcut_overlay(const gcut_image *image, const uint8_t *mask, gcut_image *out) {
-    gcut_status st = check_image("gcut_overlay", image);
+    gcut_status st = gcut__seg_check_image("gcut_overlay", image);
     if (st != GCUT_OK)
         return st;
     if (mask == NULL || out == NULL)
