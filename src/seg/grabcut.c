@@ -165,8 +165,8 @@ static gcut_status hard_constraints(const gcut_image *image, const gcut_rect *re
                               " is empty (width and height must be >= 1)",
                               rect->x, rect->y, rect->width, rect->height);
         x0 = rect->x, y0 = rect->y;
-        x1 = rect->width > INT64_MAX - x0 ? INT64_MAX : x0 + rect->width;
-        y1 = rect->height > INT64_MAX - y0 ? INT64_MAX : y0 + rect->height;
+        x1 = x0 > 0 && rect->width > INT64_MAX - x0 ? INT64_MAX : x0 + rect->width;
+        y1 = y0 > 0 && rect->height > INT64_MAX - y0 ? INT64_MAX : y0 + rect->height;
         if (x1 <= 0 || y1 <= 0 || x0 >= w || y0 >= h)
             return gcut__fail(GCUT_ERR_INVALID_ARG,
                               "grabcut: the box %" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
@@ -513,6 +513,16 @@ gcut_status gcut__grabcut(const gcut_image *image, const gcut_rect *rect, const 
         }
         if (t + 1 >= rounds)
             break;
+        {
+            /* A class the cut left empty has nothing to re-fit to: the cut stands. */
+            int64_t fg = 0;
+            for (int64_t i = 0; i < r->n; i++)
+                fg += r->label[i];
+            if (fg == 0 || fg == r->n) {
+                rep->converged = 1;
+                break;
+            }
+        }
         /* ---- re-fit the models to the cut; keep them only if they lower its energy ---- */
         gcut__gmm saved[2];
         memcpy(saved, r->gmm, sizeof saved);
