@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 
-/* EM iterations of a warm re-fit (from the previous round's mixture). */
+/* Assign-and-learn steps of a re-fit (from the previous round's mixture): one, as in Rother et
+ * al. 2004 and OpenCV; hard assignment measured better than soft EM on the photographs of
+ * docs/SEGMENT.md (mean error inside the box 6.9% against 8.0% at lambda 50). */
 #define WARM_EM_ROUNDS 1
 
 /* Everything a run keeps between rounds. */
@@ -251,7 +253,7 @@ static gcut_status fit_models(gc_run *r, bool warm) {
         double *cost = r->cost + side * r->nc;
         if (r->p.model == GCUT_MODEL_GMM) {
             st = gcut__gmm_fit(&r->gmm[side], counts, r->nc, r->ch, r->p.gmm_components,
-                               r->p.seed + (uint64_t)side, warm ? WARM_EM_ROUNDS : 0);
+                               r->p.seed + (uint64_t)side, warm ? WARM_EM_ROUNDS : 0, true);
             if (st != GCUT_OK)
                 return st;
             gcut__gmm_costs(&r->gmm[side], r->colors, r->num_present, cost);

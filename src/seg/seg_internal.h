@@ -164,12 +164,14 @@ typedef struct gcut__gmm {
 } gcut__gmm;
 
 /** Fit gmm to the colour counts (num_colors quantised colours of channels 1 or 3). Fresh
- *  (warm_rounds 0, or gmm not fitted yet): k-means++ seeding from seed, 10 Lloyd and 10 EM
- *  iterations, components at most; warm: warm_rounds EM iterations from gmm as it is, which
- *  never lower the likelihood of the counts. @return GCUT_ERR_INVALID_ARG if no count is
- *  positive. */
+ *  (warm_rounds 0, or gmm not fitted yet): k-means++ seeding from seed and 10 Lloyd iterations
+ *  (at most components centres), then 10 EM iterations, or with hard one assign-and-learn step;
+ *  warm: warm_rounds iterations from gmm as it is. hard: GrabCut's scheme (Rother et al. 2004,
+ *  sec. 3.1; OpenCV's too), each colour wholly to its most likely component and each component
+ *  re-learnt from its colours, instead of EM's soft responsibilities. @return
+ *  GCUT_ERR_INVALID_ARG if no count is positive. */
 gcut_status gcut__gmm_fit(gcut__gmm *gmm, const double *counts, int64_t num_colors, int channels,
-                          int components, uint64_t seed, int warm_rounds);
+                          int components, uint64_t seed, int warm_rounds, bool hard);
 /** cost[colors[i]] = -ln p(colour) for the count listed colours (in parallel where OpenMP is
  *  built in). */
 void gcut__gmm_costs(const gcut__gmm *gmm, const int32_t *colors, int64_t count, double *cost);

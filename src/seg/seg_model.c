@@ -279,12 +279,32 @@ static void gmm_estep(const gaussian *g, int k, const double *pts, int64_t np, i
     }
 }
 
-/* EM rounds from the mixture in gmm; components that lose all their mass are dropped. */
+/* Hard assignment: each point wholly to its most likely component (GrabCut's step 1). */
+static void gmm_assign(const gaussian *g, int k, const double *pts, int64_t np, int d,
+                       double *resp) {
+    for (int64_t p = 0; p < np; p++) {
+        int best = 0;
+        double best_v = -INFINITY;
+        for (int j = 0; j < k; j++) {
+            const double v = gaussian_log(&g[j], pts + p * 3, d);
+            if (v > best_v)
+                best_v = v, best = j;
+        }
+        for (int j = 0; j < k; j++)
+            resp[p * k + j] = j == best;
+    }
+}
+
+/* EM rounds from the mixture in gmm (hard: GrabCut's assign-and-learn instead of soft
+ * responsibilities); components that lose all their mass are dropped. */
 static void gmm_em(gcut__gmm *gmm, const double *pts, const double *wts, double *resp, int64_t np,
-                   int d, double total, int rounds) {
+                   int d, double total, int rounds, bool hard) {
     for (int iter = 0; iter < rounds; iter++) {
         const int k = gmm->k;
-        gmm_estep(gmm->g, k, pts, np, d, resp);
+        if (hard)
+            gmm_assign(gmm->g, k, pts, np, d, resp);
+        else
+            gmm_estep(gmm->g, k, pts, np, d, resp);
         int next = 0;
         gaussian fitted[GCUT__GMM_MAX];
         for (int j = 0; j < k; j++)
@@ -312,7 +332,7 @@ static int64_t gmm_points(const double *counts, int64_t num_colors, int channels
 }
 
 gcut_status gcut__gmm_fit(gcut__gmm *gmm, const double *counts, int64_t num_colors, int channels,
-                          int components, uint64_t seed, int warm_rounds) {
+                          int components, uint64_t seed, int warm_rounds, bool hard) {
     const int d = channels;
     int64_t np = 0;
     for (int64_t c = 0; c < num_colors; c++)
@@ -333,7 +353,7 @@ gcut_status gcut__gmm_fit(gcut__gmm *gmm, const double *counts, int64_t num_colo
     gmm_points(counts, num_colors, channels, pts, wts, &total);
     if (warm_rounds > 0 && gmm->k > 0 && gmm->dims == d) {
         /* Warm: EM from the previous mixture never lowers the likelihood of these points. */
-        gmm_em(gmm, pts, wts, resp, np, d, total, warm_rounds);
+        gmm_em(gmm, pts, wts, resp, np, d, total, warm_rounds, hard);
         goto done;
     }
     gmm->dims = d;
@@ -407,7 +427,7 @@ gcut_status gcut__gmm_fit(gcut__gmm *gmm, const double *counts, int64_t num_colo
         goto done;
     }
     gmm->k = kept;
-    gmm_em(gmm, pts, wts, resp, np, d, total, 10);
+    gmm_em(gmm, pts, wts, resp, np, d, total, hard ? 1 : 10, hard);
 done:
     gcut__free(pts);
     gcut__free(wts);
@@ -432,7 +452,7 @@ static gcut_status gmm_costs(const double *counts, const uint8_t *present, int64
                              int channels, int k, uint64_t seed, double *cost) {
     gcut__gmm gmm;
     memset(&gmm, 0, sizeof gmm);
-    gcut_status st = gcut__gmm_fit(&gmm, counts, num_colors, channels, k, seed, 0);
+    gcut_status st = gcut__gmm_fit(&gmm, counts, num_colors, channels, k, seed, 0, false);
     if (st != GCUT_OK)
         return st;
     double terms[GCUT__GMM_MAX], v[3];
