@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """grabcut_bench.py - GrabCut error of gcut and OpenCV on photos with truth (grabcut_photos.py).
 
-  grabcut_bench.py PHOTODIR GCUT [--mode rect|strokes|both] [--gcut-args '...'] [--opencv]
+  grabcut_bench.py PHOTODIR GCUT [--mode rect,strokes,trimap|all] [--gcut-args '...'] [--opencv]
 
 For every NAME.png with NAME-truth.png in PHOTODIR: runs `GCUT segment` with the box
-(NAME-box.txt) or the strokes (NAME-strokes.png), and with --opencv bench/grabcut_opencv.py the
+(NAME-box.txt), the strokes (NAME-strokes.png) or the lasso trimap (NAME-trimap.png), and with
+--opencv bench/grabcut_opencv.py the
 same way, and prints the error: wrong pixels among those the input leaves unknown (inside the
 box; not under a stroke), leaving out the pixels within 2 pixels of the truth's outline (the
 truth is exact only to a pixel or two there). The mean over the photos comes last.
@@ -38,13 +39,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("photos")
     ap.add_argument("gcut")
-    ap.add_argument("--mode", default="both")
+    ap.add_argument("--mode", default="all", help="rect, strokes, trimap, or all")
     ap.add_argument("--gcut-args", default="")
     ap.add_argument("--opencv", action="store_true")
     ap.add_argument("--opencv-unknown-bg", action="store_true")
     ap.add_argument("--only", default="")
     a = ap.parse_args()
-    modes = ["rect", "strokes"] if a.mode == "both" else [a.mode]
+    modes = ["rect", "strokes", "trimap"] if a.mode == "all" else a.mode.split(",")
     tmp = os.path.join(a.photos, "out")
     os.makedirs(tmp, exist_ok=True)
     rows = {}
@@ -64,9 +65,10 @@ def main():
                 gargs = ["--rect", box]
                 cargs = ["--rect", box]
             else:
-                unknown = strokes == 0
-                gargs = ["--seeds", base + "-strokes.png"]
-                cargs = ["--seeds", base + "-strokes.png"] + (["--unknown-bg"] if a.opencv_unknown_bg else [])
+                seeds = base + ("-strokes.png" if mode == "strokes" else "-trimap.png")
+                unknown = cv2.imread(seeds, cv2.IMREAD_GRAYSCALE) == 0
+                gargs = ["--seeds", seeds]
+                cargs = ["--seeds", seeds] + (["--unknown-bg"] if a.opencv_unknown_bg else [])
             out = os.path.join(tmp, "%s-%s-gcut.png" % (name, mode))
             subprocess.run([a.gcut, "segment", base + ".png", "-o", out] + gargs +
                            shlex.split(a.gcut_args), check=True, stdout=subprocess.DEVNULL)

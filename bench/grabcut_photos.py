@@ -8,8 +8,13 @@ hand-checked truth masks, made from pictures that PyPI packages ship (nothing is
 
   grabcut_photos.py OUTDIR [--rough GCUT]
 
-writes OUTDIR/NAME.png (the photo), NAME-box.txt (X,Y,W,H), NAME-strokes.png (gcut seed codes:
-a few strokes a user would draw, 1 foreground, 2 background) and, with --rough, NAME-truth.png.
+writes OUTDIR/NAME.png (the photo, from the installed package) and copies the frozen
+bench/grabcut_data/NAME-{box.txt,strokes.png,trimap.png,truth.png} beside it. With --rough GCUT
+it remakes those instead (as they were made once, then checked by eye and frozen, so that later
+changes to gcut cannot move the truth): NAME-box.txt (X,Y,W,H), NAME-strokes.png (gcut seed codes:
+a few strokes a user would draw, 1 foreground, 2 background) and, with --rough, NAME-truth.png
+and NAME-trimap.png (a lasso trimap: the truth's outline widened by TRIMAP pixels each way is
+unknown, the rest seeded).
 
 The truth is made by a conservative procedure, not drawn pixel by pixel: (1) a rough mask by
 gcut's GrabCut from the box and many more strokes than the benchmark's (NAME-dense), (2) a
@@ -22,13 +27,16 @@ what a person would call wrong, not where the outline runs inside a pixel or two
 """
 import glob
 import os
+import shutil
 import subprocess
 import sys
 
 import cv2
 import numpy as np
 
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "grabcut_data")
 BAND = 5
+TRIMAP = 12
 
 # name: (source, box, user strokes [(label, thickness, points)], extra strokes for the truth)
 F, B = 1, 2
@@ -57,7 +65,9 @@ PHOTOS = {
     "china": ("sklearn:china.jpg", (60, 25, 315, 402),
               [(F, 5, [(205, 60), (205, 380)]), (F, 5, [(100, 270), (330, 270)]),
                (B, 5, [(300, 60), (350, 120)]), (B, 7, [(70, 390), (150, 410)])],
-              [(F, 5, [(120, 200), (300, 200)]), (B, 5, [(345, 385), (365, 410)])]),
+              [(F, 5, [(120, 200), (300, 200)]), (B, 5, [(345, 385), (365, 410)]),
+               (B, 7, [(70, 335), (150, 365)]), (B, 7, [(150, 385), (250, 405)]),
+               (B, 7, [(70, 415), (280, 420)]), (F, 5, [(220, 340), (320, 345)])]),
     "motorcycle": ("skimage:motorcycle_left.png", (88, 70, 600, 372),
                    [(F, 5, [(380, 200), (470, 190)]), (F, 5, [(180, 185), (330, 195)]),
                     (F, 5, [(400, 300), (440, 300)]), (B, 5, [(450, 445), (520, 460)]),
@@ -69,7 +79,12 @@ PHOTOS = {
                     (B, 3, [(460, 380), (500, 330)]),
                     (F, 5, [(640, 330), (678, 400), (640, 440)]), (F, 5, [(520, 250), (560, 330)]),
                     (F, 5, [(130, 300), (127, 350), (170, 390)]), (F, 3, [(331, 390), (333, 428)]),
-                    (F, 5, [(525, 150), (545, 150)]), (F, 5, [(560, 300), (610, 300)])]),
+                    (F, 5, [(525, 150), (545, 150)]), (F, 5, [(560, 300), (610, 300)]),
+                    (F, 5, [(360, 260), (460, 330)]), (F, 5, [(180, 315), (330, 340)]),
+                    (F, 5, [(160, 250), (250, 250)]), (F, 3, [(190, 300), (230, 350)]),
+                    (B, 5, [(520, 210), (610, 210)]), (B, 7, [(630, 200), (680, 260)]),
+                    (B, 5, [(620, 120), (700, 125)]), (B, 5, [(560, 170), (600, 165)]),
+                    (B, 5, [(638, 90), (668, 92)])]),
     "coffee": ("skimage:coffee.png", (70, 20, 440, 370),
                [(F, 5, [(230, 150), (370, 150)]), (F, 5, [(160, 300), (400, 320)]),
                 (B, 5, [(80, 50), (120, 160)]), (B, 5, [(480, 350), (520, 270)])], []),
@@ -125,11 +140,14 @@ def main():
         img = cv2.imread(source_path(spec), cv2.IMREAD_COLOR)
         p = os.path.join(out, name)
         cv2.imwrite(p + ".png", img)
+        if rough_gcut is None:
+            # The frozen set (bench/grabcut_data, made once by --rough and checked by eye).
+            for suffix in ("-box.txt", "-strokes.png", "-trimap.png", "-truth.png"):
+                shutil.copyfile(os.path.join(DATA, name + suffix), p + suffix)
+            continue
         with open(p + "-box.txt", "w") as f:
             f.write("%d,%d,%d,%d\n" % box)
         cv2.imwrite(p + "-strokes.png", draw(img.shape[:2], strokes))
-        if rough_gcut is None:
-            continue
         cv2.imwrite(p + "-dense.png", draw(img.shape[:2], strokes + extra))
         subprocess.run([rough_gcut, "segment", p + ".png", "--rect", "%d,%d,%d,%d" % box,
                         "--seeds", p + "-dense.png", "--iterations", "10", "-o",
@@ -137,6 +155,14 @@ def main():
         rough = (cv2.imread(p + "-rough.png", cv2.IMREAD_GRAYSCALE) > 0).astype(np.uint8)
         truth = band_by_colour(img, rough)
         cv2.imwrite(p + "-truth.png", truth * 255)
+        # A lasso trimap as a user draws one loosely around the outline: background beyond
+        # TRIMAP pixels outside the object, foreground deeper than TRIMAP inside, the band
+        # between unknown (the protocol of the GrabCut data set's lasso trimaps, both sides).
+        k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * TRIMAP + 1, 2 * TRIMAP + 1))
+        trimap = np.zeros(truth.shape, np.uint8)
+        trimap[cv2.dilate(truth, k) == 0] = B
+        trimap[cv2.erode(truth, k) > 0] = F
+        cv2.imwrite(p + "-trimap.png", trimap)
         ov = img.copy()
         ov[truth > 0] = (ov[truth > 0] * 0.5 + np.array([0, 0, 255]) * 0.5).astype(np.uint8)
         edge = cv2.morphologyEx(truth, cv2.MORPH_GRADIENT, np.ones((3, 3), np.uint8)) > 0

@@ -25,7 +25,8 @@ static void usage(FILE *out) {
         "  --rect X,Y,W,H        GrabCut box in pixels (top-left origin): outside it is\n"
         "                        background, inside unknown; --seeds add hard constraints\n"
         "  --iterations N        GrabCut rounds: re-fit the colour models to the cut and cut\n"
-        "                        again, at most N cuts (default 5 with --rect, else 1)\n"
+        "                        again, at most N cuts, fewer when the labels stop changing\n"
+        "                        (default 5; 1 = one cut from the seeds' models)\n"
         "  --cold                solve every round afresh (default: bk re-solves warm from\n"
         "                        the previous round; the masks are the same)\n"
         "  --seed-encoding E     gcut: 0 unknown, 1 foreground, 2 background (default);\n"
@@ -459,7 +460,9 @@ int cli_cmd_segment(int argc, char **argv) {
         args.options.verbose = 1;
     }
     gcut_seg_report report;
-    if (args.has_rect || args.params.iterations > 1)
+    /* Rounds of re-fitting unless --iterations 1: gcut_grabcut (default 5 rounds with a box,
+     * GCUT_SEG_SEED_ITERATIONS with seeds alone); one cut: gcut_segment. */
+    if (args.has_rect || args.params.iterations != 1)
         st = gcut_grabcut(&image, args.has_rect ? &args.rect : NULL, seeds, &args.params,
                           &args.options, mask, &report);
     else
@@ -471,7 +474,7 @@ int cli_cmd_segment(int argc, char **argv) {
     if (args.has_rect)
         printf("box      %" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 " (x,y,w,h)\n", args.rect.x,
                args.rect.y, args.rect.width, args.rect.height);
-    if (args.has_rect || args.params.iterations > 1) {
+    if (args.has_rect || args.params.iterations != 1) {
         printf("rounds   %d%s\n", report.iterations,
                report.converged ? " (converged)" : " (limit reached)");
         if (args.verbose)

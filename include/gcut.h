@@ -382,15 +382,18 @@ typedef struct gcut_seg_params {
     uint64_t seed;         /**< for GMM initialisation (default 1); deterministic per seed */
     int iterations;        /**< GrabCut rounds (Rother et al. 2004): fit the colour models, cut,
                                 re-fit them to the cut, cut again..., at most this many cuts,
-                                fewer when the labels stop changing; 1 = one cut from the seeds'
-                                models; 0 (default) = 5 with a rectangle, else
-                                GCUT_SEG_SEED_ITERATIONS; at most GCUT_SEG_MAX_ITERATIONS */
+                                fewer when the labels stop changing; 1 = one cut. 0 (default):
+                                gcut_grabcut() makes 5 with a box, GCUT_SEG_SEED_ITERATIONS
+                                with seeds alone; gcut_segment() makes one cut (and calls
+                                gcut_grabcut() when this is above 1). At most
+                                GCUT_SEG_MAX_ITERATIONS */
 } gcut_seg_params;
 
 /** Most GrabCut rounds gcut_seg_params.iterations may ask for. */
 #define GCUT_SEG_MAX_ITERATIONS 64
-/** Rounds used with seeds and no rectangle when iterations is 0 (measured: docs/SEGMENT.md). */
-#define GCUT_SEG_SEED_ITERATIONS 1
+/** Rounds gcut_grabcut() makes with seeds and no box when iterations is 0 (measured:
+ *  docs/GRABCUT.md). */
+#define GCUT_SEG_SEED_ITERATIONS 5
 
 /** Fill *params with the defaults documented above (connectivity 0 = by dimension and
  *  GCUT_MODEL_AUTO are resolved when the energy is built). */
@@ -437,18 +440,20 @@ typedef struct gcut_rect {
     int64_t x, y, width, height;
 } gcut_rect;
 
-/** GrabCut (Rother, Kolmogorov & Blake 2004) on a 2D image: pixels outside rect are background
- *  for certain, inside unknown; seeds (may be NULL when rect is given; GCUT_SEED_* codes) add
- *  hard constraints anywhere and override the box. The colour models are fitted to the box
- *  (foreground) and its outside (background), or to the seeds without a box, then
- *  params->iterations rounds of cut and re-fit follow (re-fits warm-start EM from the previous
- *  mixtures; a re-fit that would raise the energy of the current cut ends the rounds). Each
- *  round's cut is exact; with options->warm (the default) bk re-solves from the previous
- *  round's flow, giving the same labels as a fresh solve (bk returns the smallest source side).
- *  A box partly outside the image is clipped to it; an empty box, one wholly outside the
- *  image, and a box covering the whole image with no background seed give
- *  GCUT_ERR_INVALID_ARG naming the box. rect NULL: seeds alone (both classes needed). mask: one
- *  byte per pixel, 1 foreground. report (may be NULL) gets the energy of every round. */
+/** GrabCut (Rother, Kolmogorov & Blake 2004; docs/GRABCUT.md): pixels outside rect are
+ *  background for certain, inside unknown; seeds (may be NULL when rect is given; GCUT_SEED_*
+ *  codes) add hard constraints anywhere and override the box. The colour models are fitted to
+ *  the box (foreground) and its outside (background), or without a box to the seeds (the
+ *  unknown pixels entering the background model with a small weight); then rounds of exact
+ *  cut and re-fit (GrabCut's assign-and-learn step from the previous mixtures) follow,
+ *  params->iterations at most, until the labels stop changing or a re-fit would raise the
+ *  energy of the current cut. bk solves a graph of the unknown pixels only, re-solving warm
+ *  from the previous round when options->warm (the default): the same labels as a fresh solve
+ *  (bk returns the smallest source side). rect needs a 2D image; a box partly outside the
+ *  image is clipped to it; an empty box, one wholly outside the image, and a box covering the
+ *  whole image with no background seed give GCUT_ERR_INVALID_ARG naming the box. rect NULL:
+ *  seeds alone (both classes needed; volumes too). mask: one byte per pixel, 1 foreground.
+ *  report (may be NULL) gets the energy of every round. */
 gcut_status gcut_grabcut(const gcut_image *image, const gcut_rect *rect, const uint8_t *seeds,
                          const gcut_seg_params *params, const gcut_options *options, uint8_t *mask,
                          gcut_seg_report *report);

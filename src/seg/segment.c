@@ -254,8 +254,7 @@ gcut_status gcut_segment(const gcut_image *image, const uint8_t *seeds,
     if (mask == NULL)
         return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_segment: mask is NULL");
     /* Re-fitted models (GrabCut rounds) are asked for: the iterative path. */
-    if (params != NULL &&
-        (params->iterations > 1 || (params->iterations == 0 && GCUT_SEG_SEED_ITERATIONS > 1)))
+    if (params != NULL && params->iterations > 1)
         return gcut_grabcut(image, NULL, seeds, params, options, mask, report);
     gcut_seg_report local;
     gcut_seg_report *r = report != NULL ? report : &local;
