@@ -10,8 +10,8 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <pthread.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,17 +23,15 @@
 #define MAX_OUTPUTS 16
 
 typedef struct pending_output {
-    char *temp;        /* the temporary file written now (cli_alloc) */
-    char *final;       /* the destination (a link resolved), renamed over at commit (cli_alloc) */
-    mode_t mode;       /* given to the file at commit: the old file's, or fopen's under the umask */
-    const char *given; /* the caller's path, as cli_out_commit_one / discard_one name it */
+    char *temp;  /* the temporary file written now (cli_alloc) */
+    char *final; /* the destination (a link resolved), renamed over at commit (cli_alloc) */
+    mode_t mode; /* given to the file at commit: the old file's, or fopen's under the umask */
 } pending_output;
-
-/* Commands may write outputs from several threads (`gcut segment --batch --jobs N`). */
-static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static pending_output pending[MAX_OUTPUTS];
 static volatile sig_atomic_t num_pending;
+/* Threads of one command (gcut segment --batch --jobs) add and commit outputs at once. */
+static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* On SIGINT / SIGTERM / SIGHUP the temporary files go (unlink is async-signal-safe), then
  * the signal does what it would have done. */
@@ -110,7 +108,9 @@ const char *cli_out_path(const char *cmd, const char *given) {
         return NULL;
     }
     snprintf(temp, room, "%.*s.%.*s.XXXXXX%s", (int)dir_len, path, (int)stem_len, base, dot);
+    pthread_mutex_lock(&pending_lock);
     install_handlers();
+    pthread_mutex_unlock(&pending_lock);
     int fd = mkstemps(temp, (int)ext_len);
     if (fd < 0) {
         cli_error(cmd, GCUT_OK, "cannot write '%s': %s", given, strerror(errno));
@@ -127,19 +127,18 @@ const char *cli_out_path(const char *cmd, const char *given) {
     }
     /* mkstemps makes the file 0600 (so it can be written whatever the final mode); at commit
      * it gets the mode the old file had, or the one a plain fopen gives a new file. */
-    mode_t mask = umask(0);
-    umask(mask);
     pthread_mutex_lock(&pending_lock);
     if (num_pending == MAX_OUTPUTS) {
         pthread_mutex_unlock(&pending_lock);
-        cli_error(cmd, GCUT_OK, "more than %d output files", MAX_OUTPUTS);
+        cli_error(cmd, GCUT_OK, "more than %d output files pending", MAX_OUTPUTS);
         unlink(temp);
         gcut_free(temp);
         gcut_free(final);
         return NULL;
     }
+    mode_t mask = umask(0);
+    umask(mask);
     pending[num_pending].mode = exists ? (old.st_mode & 07777) : (0666 & ~mask);
-    pending[num_pending].given = given;
     pending[num_pending].temp = temp;
     pending[num_pending].final = final;
     num_pending++;
@@ -178,45 +177,28 @@ int cli_out_close(const char *cmd, FILE *file, const char *path) {
     return 0;
 }
 
-/* Take the pending output named given out of the list; copy it to *out. */
-static bool take_pending(const char *given, pending_output *out) {
-    bool found = false;
+int cli_out_commit_one(const char *cmd, const char *temp) {
     pthread_mutex_lock(&pending_lock);
-    for (sig_atomic_t i = 0; i < num_pending; i++) {
-        if (pending[i].given == given || strcmp(pending[i].given, given) == 0) {
-            *out = pending[i];
-            pending[i] = pending[num_pending - 1];
-            num_pending--;
-            found = true;
-            break;
-        }
+    sig_atomic_t i = 0;
+    while (i < num_pending && pending[i].temp != temp)
+        i++;
+    if (i == num_pending) { /* "-" or a device: written in place */
+        pthread_mutex_unlock(&pending_lock);
+        return 0;
     }
+    pending_output done = pending[i];
+    pending[i] = pending[num_pending - 1];
+    num_pending--;
     pthread_mutex_unlock(&pending_lock);
-    return found;
-}
-
-int cli_out_commit_one(const char *cmd, const char *given) {
-    pending_output item;
-    if (!take_pending(given, &item))
-        return 0; /* "-" or written in place */
     int rc = 0;
-    if (chmod(item.temp, item.mode) != 0 || rename(item.temp, item.final) != 0) {
-        cli_error(cmd, GCUT_OK, "cannot write '%s': %s", given, strerror(errno));
-        unlink(item.temp);
+    if (chmod(done.temp, done.mode) != 0 || rename(done.temp, done.final) != 0) {
+        cli_error(cmd, GCUT_OK, "cannot write '%s': %s", done.final, strerror(errno));
+        unlink(done.temp);
         rc = 1;
     }
-    gcut_free(item.temp);
-    gcut_free(item.final);
+    gcut_free(done.temp);
+    gcut_free(done.final);
     return rc;
-}
-
-void cli_out_discard_one(const char *given) {
-    pending_output item;
-    if (!take_pending(given, &item))
-        return;
-    unlink(item.temp);
-    gcut_free(item.temp);
-    gcut_free(item.final);
 }
 
 void cli_out_discard(void) {
