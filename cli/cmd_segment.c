@@ -328,6 +328,12 @@ static int parse_args(int argc, char **argv, segment_args *args) {
             return 2;
         }
     }
+    if (args->params.levels != 0 && (args->has_rect || args->params.iterations > 1)) {
+        cli_error("segment", GCUT_OK,
+                  "--levels (a banded single cut) cannot be combined with --rect or "
+                  "--iterations above 1");
+        return 2;
+    }
     if (args->batch != NULL) {
         if (args->num_images > 0 || args->seeds != NULL || args->out != NULL || args->raw ||
             args->overlay != NULL || args->truth != NULL || args->has_rect) {
@@ -453,7 +459,10 @@ static bool load_mask(const segment_args *args, const char *path, const char *wh
     return true;
 }
 
-static int write_mask(const segment_args *args, const gcut_image *image, uint8_t *mask, int64_t n) {
+/* Write the 0/255 mask to args->out through a temporary file (cli_out); *temp_out (may be
+ * NULL) gets that file's name for cli_out_commit_one. */
+static int write_mask(const segment_args *args, const gcut_image *image, uint8_t *mask, int64_t n,
+                      const char **temp_out) {
     for (int64_t i = 0; i < n; i++)
         mask[i] = mask[i] ? 255 : 0;
     if (args->volume) {
@@ -472,6 +481,8 @@ static int write_mask(const segment_args *args, const gcut_image *image, uint8_t
         cli_error("segment", st, "cannot write '%s'", args->out);
         return 1;
     }
+    if (temp_out != NULL)
+        *temp_out = temp;
     return 0;
 }
 
@@ -500,6 +511,18 @@ static int score(const segment_args *args, const gcut_image *image, const uint8_
            100.0 * (double)fn / (double)n, n);
     free_mask(&truth);
     return 0;
+}
+
+/* One segmentation as the options ask: GrabCut rounds (gcut_grabcut: 5 with a box,
+ * GCUT_SEG_SEED_ITERATIONS with seeds alone) unless --iterations 1 or a multilevel banded cut
+ * (--levels, refused beside --rect and --iterations above 1 by parse_args), which make one
+ * cut through gcut_segment. */
+static gcut_status run_segmentation(const segment_args *args, const gcut_image *image,
+                                    const uint8_t *seeds, uint8_t *mask, gcut_seg_report *report) {
+    if (args->params.levels == 0 && (args->has_rect || args->params.iterations != 1))
+        return gcut_grabcut(image, args->has_rect ? &args->rect : NULL, seeds, &args->params,
+                            &args->options, mask, report);
+    return gcut_segment(image, seeds, &args->params, &args->options, mask, report);
 }
 
 /* One line of a --batch list: read, segment, write; one line printed. @return 0 or 1. */
@@ -531,13 +554,16 @@ static int batch_item(const segment_args *shared, const char *list, int lineno,
         goto done;
     }
     gcut_seg_report report;
-    if ((st = gcut_segment(&image, seeds, &args->params, &args->options, mask, &report)) !=
-        GCUT_OK) {
+    if ((st = run_segmentation(args, &image, seeds, mask, &report)) != GCUT_OK) {
         cli_error("segment", st, "%s:%d: segmentation of '%s' failed", list, lineno, image_path);
         goto done;
     }
+    /* Each good line's mask is renamed into place at once: a later line's failure does not
+     * take it back. */
     args->out = out_path;
-    if (write_mask(args, &image, mask, n) != 0)
+    const char *temp = NULL;
+    if (write_mask(args, &image, mask, n, &temp) != 0 ||
+        (temp != NULL && cli_out_commit_one("segment", temp) != 0))
         goto done;
     printf("%s -> %s: %" PRId64 "x%" PRId64 ", %s flow %" PRId64 ", model %.1f ms, solve %.1f ms, "
            "total %.1f ms\n",
@@ -766,13 +792,7 @@ int cli_cmd_segment(int argc, char **argv) {
         args.options.verbose = 1;
     }
     gcut_seg_report report;
-    /* Rounds of re-fitting unless --iterations 1: gcut_grabcut (default 5 rounds with a box,
-     * GCUT_SEG_SEED_ITERATIONS with seeds alone); one cut: gcut_segment. */
-    if (args.has_rect || args.params.iterations != 1)
-        st = gcut_grabcut(&image, args.has_rect ? &args.rect : NULL, seeds, &args.params,
-                          &args.options, mask, &report);
-    else
-        st = gcut_segment(&image, seeds, &args.params, &args.options, mask, &report);
+    st = run_segmentation(&args, &image, seeds, mask, &report);
     if (st != GCUT_OK) {
         cli_error("segment", st, "segmentation failed");
         goto done;
@@ -780,7 +800,7 @@ int cli_cmd_segment(int argc, char **argv) {
     if (args.has_rect)
         printf("box      %" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 " (x,y,w,h)\n", args.rect.x,
                args.rect.y, args.rect.width, args.rect.height);
-    if (args.has_rect || args.params.iterations != 1) {
+    if (report.iterations > 1 || args.has_rect) {
         printf("rounds   %d%s\n", report.iterations,
                report.converged ? " (converged)" : " (limit reached)");
         if (args.verbose)
@@ -807,7 +827,7 @@ int cli_cmd_segment(int argc, char **argv) {
     if (args.verbose)
         fprintf(stderr, "gcut segment: writing %s\n", args.out);
     const double t_write = now_ms();
-    if (write_mask(&args, &image, mask, n) != 0)
+    if (write_mask(&args, &image, mask, n, NULL) != 0)
         goto done;
     if (args.overlay != NULL) {
         gcut_image ov = {0};
