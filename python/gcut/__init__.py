@@ -36,6 +36,8 @@ __all__ = [
     "GcutError",
     "grid_maxflow",
     "segment",
+    "qpbo",
+    "QPBOResult",
     "read_image",
     "write_image",
     "write_png",
@@ -612,6 +614,110 @@ def grid_maxflow(source, sink, weights, connectivity=4, solver="auto", threads=0
     w = _caps(weights, "weights", scale)
     flow, labels, stats = _gcut.grid_maxflow(s, t, w, int(connectivity), solver, threads)
     return GridResult(flow, labels.view(bool), scale, stats)
+
+
+# ------------------------------------------------------------------------------------------
+# QPBO
+# ------------------------------------------------------------------------------------------
+
+
+def _energies(x, name, shape_tail, scale):
+    """Energy table as int32 (any sign, range-checked) or, with scale, float64 for the C
+    library's own rounding (round(value * scale), checked there)."""
+    a = _host_array(x, name)
+    if a.size == 0 and a.dtype.kind in "fO":
+        a = a.astype(_np.int32)
+    if a.ndim == 1 and a.size == 0:
+        a = a.reshape((0,) + shape_tail)
+    if a.ndim != 2 or a.shape[1:] != shape_tail:
+        raise ValueError(f"{name} must have shape (n, {shape_tail[0]}), got {a.shape}")
+    kind = a.dtype.kind
+    if kind == "f":
+        if scale is None:
+            raise TypeError(
+                f"{name} has dtype {a.dtype}; gcut energies are integers: pass integer arrays, "
+                f"or scale=S to use round({name} * S) (the scale is reported back)"
+            )
+        return _np.ascontiguousarray(a, dtype=_np.float64)
+    if kind not in "biu":
+        raise TypeError(f"{name} must hold integers (or floats with scale=), not {a.dtype}")
+    if a.size and (a.min() < -_INT32_MAX - 1 or a.max() > _INT32_MAX):
+        raise ValueError(f"{name} has values outside int32")
+    a = _np.ascontiguousarray(a, dtype=_np.int32)
+    return a.astype(_np.float64) if scale is not None else a
+
+
+class QPBOResult(tuple):
+    """What :func:`qpbo` returns: unpacks as ``labels, energy``; also ``.labels`` (int8:
+    0, 1, or -1 = unlabeled), ``.energy`` (of the labels, unlabeled taken as 0, exact int, in
+    scaled units when a scale was given), ``.lower_bound``, ``.labeled``, ``.scale``,
+    ``.solver`` and ``.stats`` (the library's full report)."""
+
+    def __new__(cls, labels, stats, scale):
+        self = super().__new__(cls, (labels, stats["energy"]))
+        self.stats = stats
+        self.scale = scale
+        return self
+
+    labels = property(lambda self: self[0], doc="int8 labels, -1 = unlabeled")
+    energy = property(lambda self: self[1], doc="E(labels), unlabeled as 0 (int)")
+    lower_bound = property(lambda self: self.stats["lower_bound"], doc="QPBO's lower bound")
+    labeled = property(lambda self: self.stats["labeled"], doc="nodes labeled 0 or 1")
+    solver = property(lambda self: self.stats["solver"], doc="'qpbo' or 'pqpbo'")
+
+    def __repr__(self):
+        return (
+            f"QPBOResult(energy={self[1]}, lower_bound={self.lower_bound}, "
+            f"labeled={self.labeled}/{len(self[0])}, solver={self.solver!r})"
+        )
+
+
+def qpbo(unary, edges, pairwise, solver="auto", threads=0, scale=None, blocks=None):
+    """Minimise a binary energy, submodular or not, with QPBO (include/gcut.h, gcut_qpbo_*).
+
+    E(x) = sum_i unary[i, x_i] + sum_k pairwise[k, 2 * x_i + x_j] for edges[k] = (i, j):
+    ``unary`` has shape (num_nodes, 2) (E(0), E(1)), ``edges`` (num_terms, 2) node pairs,
+    ``pairwise`` (num_terms, 4) as E00, E01, E10, E11 (Kolmogorov's order). Integers (int32,
+    any sign); floats need ``scale`` (each value becomes round(value * scale), energies are
+    then in scaled units). ``solver``: "qpbo" (serial), "pqpbo" (parallel, ``threads``,
+    0 = all cores) or "auto"; ``blocks`` (optional, one int per node) groups nodes for pqpbo.
+
+    Returns a :class:`QPBOResult`: ``labels, energy = gcut.qpbo(...)``; labels are 0, 1 or -1
+    (unlabeled) with persistency (some global minimiser agrees with every labeled node); a
+    submodular energy comes back fully labeled at its exact minimum."""
+    solver, threads = _solver_args(solver, threads)
+    scale = _check_scale(scale)
+    u = _energies(unary, "unary", (2,), scale)
+    w = _energies(pairwise, "pairwise", (4,), scale)
+    e = _host_array(edges, "edges")
+    if e.size == 0:
+        e = _np.zeros((0, 2), dtype=_np.int64)
+    if e.dtype.kind not in "iu":
+        raise TypeError(f"edges must hold integer node ids, not {e.dtype}")
+    if e.ndim != 2 or e.shape[1] != 2:
+        raise ValueError(f"edges must have shape (num_terms, 2), got {e.shape}")
+    e = _np.ascontiguousarray(e, dtype=_np.int64)
+    if len(e) != len(w):
+        raise ValueError(f"pairwise has {len(w)} rows for {len(e)} edges")
+    n = len(u)
+    if e.size and (e.min() < 0 or e.max() >= n):
+        bad = int(_np.flatnonzero((e < 0).any(axis=1) | (e >= n).any(axis=1))[0])
+        raise ValueError(f"edges[{bad}] = {tuple(e[bad])} is not a pair of node ids "
+                         f"(there are {n} nodes)")
+    if e.size and (e[:, 0] == e[:, 1]).any():
+        bad = int(_np.flatnonzero(e[:, 0] == e[:, 1])[0])
+        raise ValueError(f"edges[{bad}] joins node {e[bad, 0]} to itself")
+    num_blocks = 0
+    if blocks is not None:
+        b = _host_array(blocks, "blocks")
+        if b.dtype.kind not in "iu" or b.shape != (n,):
+            raise ValueError(f"blocks must be {n} integers (one per node)")
+        if n and (b.min() < 0 or b.max() >= 2**20):
+            raise ValueError("blocks must be in [0, 2^20)")
+        blocks = _np.ascontiguousarray(b, dtype=_np.int32)
+        num_blocks = int(blocks.max()) + 1 if n else 1
+    labels, stats = _gcut.qpbo(u, e, w, scale or 0.0, blocks, num_blocks, solver, threads)
+    return QPBOResult(labels, stats, scale)
 
 
 # ------------------------------------------------------------------------------------------

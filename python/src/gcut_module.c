@@ -972,6 +972,126 @@ static PyObject *mod_grid_maxflow(PyObject *mod, PyObject *args) {
 }
 
 /* ------------------------------------------------------------------------------------------
+ * QPBO (include/gcut.h, gcut_qpbo_*)
+ * ---------------------------------------------------------------------------------------- */
+
+/* qpbo(unary (N, 2), pairs (M, 2) int64, pairwise (M, 4), scale, blocks | None, num_blocks,
+ *      solver, threads) -> (labels int8 (N,), result dict). unary and pairwise are int32, or
+ * float64 with scale > 0 (gcut_qpbo_add_*_float round and range-check them). */
+static PyObject *mod_qpbo(PyObject *mod, PyObject *args) {
+    (void)mod;
+    PyObject *ou, *op, *ow, *ob;
+    double scale;
+    int num_blocks, threads;
+    const char *solver;
+    if (!PyArg_ParseTuple(args, "OOOdOisi", &ou, &op, &ow, &scale, &ob, &num_blocks, &solver,
+                          &threads))
+        return NULL;
+    int type = scale > 0 ? NPY_FLOAT64 : NPY_INT32;
+    PyArrayObject *au = as_array(ou, type, "unary"),
+                  *ap = au ? as_array(op, NPY_INT64, "edges") : 0,
+                  *aw = ap ? as_array(ow, type, "pairwise") : 0, *ab = NULL;
+    if (aw == NULL)
+        return NULL;
+    if (PyArray_NDIM(au) != 2 || PyArray_DIM(au, 1) != 2) {
+        PyErr_SetString(PyExc_ValueError, "unary must have shape (num_nodes, 2): E(0), E(1)");
+        return NULL;
+    }
+    if (PyArray_NDIM(ap) != 2 || PyArray_DIM(ap, 1) != 2) {
+        PyErr_SetString(PyExc_ValueError, "edges must have shape (num_terms, 2): node pairs");
+        return NULL;
+    }
+    if (PyArray_NDIM(aw) != 2 || PyArray_DIM(aw, 1) != 4 ||
+        PyArray_DIM(aw, 0) != PyArray_DIM(ap, 0)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "pairwise must have shape (len(edges), 4): E00, E01, E10, E11");
+        return NULL;
+    }
+    int64_t n = PyArray_DIM(au, 0), m = PyArray_DIM(ap, 0);
+    if (ob != Py_None) {
+        ab = as_array(ob, NPY_INT32, "blocks");
+        if (ab == NULL)
+            return NULL;
+        if (PyArray_SIZE(ab) != n) {
+            PyErr_SetString(PyExc_ValueError, "blocks must have one entry per node");
+            return NULL;
+        }
+    }
+    if (threads < 0) {
+        PyErr_Format(PyExc_ValueError, "threads must be >= 0 (0 = all cores), got %d", threads);
+        return NULL;
+    }
+    gcut_options opt; /* the solver name ("qpbo", "pqpbo", "auto") is checked by the solve */
+    gcut_options_init(&opt);
+    opt.solver = solver;
+    opt.threads = threads;
+    gcut_qpbo *q = NULL;
+    gcut_status st = gcut_qpbo_create(n, m, &q);
+    if (st != GCUT_OK)
+        return raise_status(st, "qpbo");
+    npy_intp dims[1] = {(npy_intp)n};
+    PyObject *labels = PyArray_SimpleNew(1, dims, NPY_INT8);
+    if (labels == NULL) {
+        gcut_qpbo_free(q);
+        return NULL;
+    }
+    int8_t *lab = PyArray_DATA((PyArrayObject *)labels);
+    const void *u = PyArray_DATA(au), *w = PyArray_DATA(aw);
+    const int64_t *pairs = PyArray_DATA(ap);
+    const int32_t *blocks = ab ? PyArray_DATA(ab) : NULL;
+    gcut_qpbo_result res;
+    memset(&res, 0, sizeof res);
+    const char *stage = "qpbo (unary)";
+    Py_BEGIN_ALLOW_THREADS;
+    if (scale > 0)
+        st = gcut_qpbo_set_float_scale(q, scale);
+    for (int64_t i = 0; i < n && st == GCUT_OK; i++)
+        st = scale > 0 ? gcut_qpbo_add_unary_float(q, i, ((const double *)u)[2 * i],
+                                                   ((const double *)u)[2 * i + 1])
+                       : gcut_qpbo_add_unary(q, i, ((const int32_t *)u)[2 * i],
+                                             ((const int32_t *)u)[2 * i + 1]);
+    if (st == GCUT_OK)
+        stage = "qpbo (pairwise)";
+    for (int64_t k = 0; k < m && st == GCUT_OK; k++) {
+        if (scale > 0) {
+            const double *e = (const double *)w + 4 * k;
+            st = gcut_qpbo_add_pairwise_float(q, pairs[2 * k], pairs[2 * k + 1], e[0], e[1], e[2],
+                                              e[3], NULL);
+        } else {
+            const int32_t *e = (const int32_t *)w + 4 * k;
+            st = gcut_qpbo_add_pairwise(q, pairs[2 * k], pairs[2 * k + 1], e[0], e[1], e[2], e[3],
+                                        NULL);
+        }
+    }
+    if (st == GCUT_OK && blocks != NULL) {
+        stage = "qpbo (blocks)";
+        st = gcut_qpbo_set_blocks(q, blocks, num_blocks);
+    }
+    if (st == GCUT_OK) {
+        stage = "qpbo";
+        st = gcut_qpbo_solve(q, &opt, lab, &res);
+    }
+    Py_END_ALLOW_THREADS;
+    gcut_qpbo_free(q);
+    if (st != GCUT_OK) {
+        Py_DECREF(labels);
+        return raise_status(st, stage);
+    }
+    PyObject *d =
+        Py_BuildValue("{s:s,s:L,s:L,s:L,s:i,s:i,s:L,s:L,s:d,s:d,s:d,s:K,s:d}", "solver", res.solver,
+                      "labeled", (long long)res.labeled, "lower_bound", (long long)res.lower_bound,
+                      "energy", (long long)res.energy, "stage2", res.stage2, "threads", res.threads,
+                      "blocks", (long long)res.blocks, "merges", (long long)res.merges, "build_ms",
+                      res.build_ms, "solve_ms", res.solve_ms, "label_ms", res.label_ms, "bytes",
+                      (unsigned long long)res.bytes, "float_scale", res.float_scale);
+    if (d == NULL) {
+        Py_DECREF(labels);
+        return NULL;
+    }
+    return Py_BuildValue("NN", labels, d);
+}
+
+/* ------------------------------------------------------------------------------------------
  * Images and segmentation
  * ---------------------------------------------------------------------------------------- */
 
@@ -1196,6 +1316,7 @@ static PyObject *mod_memory_in_use(PyObject *mod, PyObject *noargs) {
 static PyMethodDef module_methods[] = {
     {"grid_maxflow", mod_grid_maxflow, METH_VARARGS, "internal: see gcut.grid_maxflow"},
     {"segment", mod_segment, METH_VARARGS, "internal: see gcut.segment"},
+    {"qpbo", mod_qpbo, METH_VARARGS, "internal: see gcut.qpbo"},
     {"read_image", mod_read_image, METH_VARARGS, "internal: see gcut.read_image"},
     {"write_image", mod_write_image, METH_VARARGS, "internal: see gcut.write_image"},
     {"solvers", mod_solvers, METH_NOARGS, "internal: see gcut.solvers"},
