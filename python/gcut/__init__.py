@@ -33,6 +33,7 @@ __version__ = _gcut.version
 __all__ = [
     "Graph",
     "GridResult",
+    "GridContext",
     "GcutError",
     "grid_maxflow",
     "segment",
@@ -614,6 +615,57 @@ def grid_maxflow(source, sink, weights, connectivity=4, solver="auto", threads=0
     w = _caps(weights, "weights", scale)
     flow, labels, stats = _gcut.grid_maxflow(s, t, w, int(connectivity), solver, threads)
     return GridResult(flow, labels.view(bool), scale, stats)
+
+
+class GridContext(_gcut.GridContextCore):
+    """One grid shape, many solves: the C library's grid solver context (gcut_grid_context).
+
+    ``GridContext(shape, connectivity=None, solver="auto", threads=0, warm=True)`` (2D or 3D;
+    connectivity 4/8 or 6/26, default 4 / 6). Each :meth:`solve` takes the capacities that
+    changed since the last one (``source``, ``sink``: the grid's shape; ``weights``:
+    ``(connectivity, *shape)`` in :func:`grid_maxflow`'s direction order), all zero at first.
+    With ``warm=True`` the next solve starts from the previous flow (bk: its trees; cpu-pr and
+    cuda-grid: their residual state, repaired where capacities fell) and is exact: the same
+    flow as a cold solve. cuda-grid keeps its device buffers between solves. ``info`` counts
+    solves and warm solves. Not thread-safe: one context per thread."""
+
+    def __init__(self, shape, connectivity=None, solver="auto", threads=0, warm=True):
+        try:
+            shape = tuple(int(x) for x in shape)
+        except (TypeError, ValueError):
+            raise TypeError(f"shape must be a tuple of ints, got {shape!r}") from None
+        solver, threads = _solver_args(solver, threads)
+        if connectivity is None:
+            connectivity = 4 if len(shape) == 2 else 6
+        if isinstance(connectivity, bool) or not isinstance(connectivity, _numbers.Integral):
+            raise TypeError(f"connectivity must be an int, got {connectivity!r}")
+        super().__init__(shape, int(connectivity), solver, threads, bool(warm))
+        self.shape = shape
+        self.connectivity = int(connectivity)
+
+    def solve(self, source=None, sink=None, weights=None, changed=None):
+        """Copy in the given capacity arrays (int32; int64 accepted when it fits), then solve.
+        ``changed`` (optional node ids) promises that only those nodes' capacities changed,
+        so a warm solve reads only them (a change elsewhere is then not seen). Returns a
+        :class:`GridResult` (``flow, labels``; labels True = sink side)."""
+        for which, name, arr in ((-2, "source", source), (-1, "sink", sink)):
+            if arr is not None:
+                a = _caps(arr, name, None)
+                if a.shape != self.shape:
+                    raise ValueError(f"{name} must have shape {self.shape}, got {a.shape}")
+                self._set(which, a.reshape(-1))
+        if weights is not None:
+            w = _caps(weights, "weights", None)
+            if w.shape != (self.connectivity,) + self.shape:
+                raise ValueError(
+                    f"weights must have shape {(self.connectivity,) + self.shape}, got {w.shape}"
+                )
+            for d in range(self.connectivity):
+                self._set(d, _np.ascontiguousarray(w[d]).reshape(-1))
+        if changed is not None:
+            self._mark(_ids(changed, "changed").reshape(-1))
+        flow, labels, stats = self._solve()
+        return GridResult(flow, labels.view(bool), None, stats)
 
 
 # ------------------------------------------------------------------------------------------

@@ -972,6 +972,195 @@ static PyObject *mod_grid_maxflow(PyObject *mod, PyObject *args) {
 }
 
 /* ------------------------------------------------------------------------------------------
+ * GridContext: gcut_grid_context (one shape, many solves, warm re-solves)
+ * ---------------------------------------------------------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD gcut_grid_context *ctx;
+    int busy;
+    int ndim, dirs;
+    int64_t shape[3], num_nodes;
+} GridContext;
+
+static void gctx_dealloc(GridContext *self) {
+    gcut_grid_context_free(self->ctx);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* GridContext(shape tuple, connectivity, solver, threads, warm) */
+static int gctx_init(GridContext *self, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"shape", "connectivity", "solver", "threads", "warm", NULL};
+    PyObject *oshape;
+    int connectivity = 0, threads = 0, warm = 1;
+    const char *solver = "auto";
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!i|sip", kwlist, &PyTuple_Type, &oshape,
+                                     &connectivity, &solver, &threads, &warm))
+        return -1;
+    Py_ssize_t nd = PyTuple_GET_SIZE(oshape);
+    if (nd != 2 && nd != 3) {
+        PyErr_SetString(PyExc_ValueError, "shape must be 2D or 3D");
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < nd; k++) {
+        long long v = PyLong_AsLongLong(PyTuple_GET_ITEM(oshape, k));
+        if (v == -1 && PyErr_Occurred())
+            return -1;
+        if (v < 1) {
+            PyErr_Format(PyExc_ValueError, "shape[%zd] = %lld must be >= 1", k, v);
+            return -1;
+        }
+        self->shape[k] = v;
+    }
+    if (!native_connectivity_ok((int)nd, connectivity)) {
+        PyErr_Format(PyExc_ValueError, "connectivity must be %s for a %dD grid, got %d",
+                     nd == 2 ? "4 or 8" : "6 or 26", (int)nd, connectivity);
+        return -1;
+    }
+    gcut_options opt;
+    if (parse_options(solver, threads, &opt) != GCUT_OK)
+        return -1;
+    opt.warm = warm;
+    gcut_grid_context *ctx = NULL;
+    gcut_status st;
+    int64_t shape[3] = {self->shape[0], self->shape[1], self->shape[2]};
+    Py_BEGIN_ALLOW_THREADS st = gcut_grid_context_create((int)nd, shape, connectivity, &opt, &ctx);
+    Py_END_ALLOW_THREADS if (st != GCUT_OK) {
+        raise_status(st, "GridContext");
+        return -1;
+    }
+    gcut_grid_context_free(self->ctx);
+    self->ctx = ctx;
+    self->ndim = (int)nd;
+    self->dirs = connectivity;
+    self->num_nodes = gcut_grid_num_nodes(gcut_grid_context_grid(ctx));
+    return 0;
+}
+
+static int gctx_enter(GridContext *self) {
+    if (self->ctx == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "GridContext is not initialised");
+        return -1;
+    }
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "this GridContext is being used by another thread; "
+                                            "use one per thread");
+        return -1;
+    }
+    self->busy = 1;
+    return 0;
+}
+
+/* _set(which, values int32 of num_nodes): which -2 source, -1 sink, 0.. a direction. */
+static PyObject *gctx_set(GridContext *self, PyObject *args) {
+    int which;
+    PyObject *ov;
+    if (!PyArg_ParseTuple(args, "iO", &which, &ov))
+        return NULL;
+    PyArrayObject *av = as_array(ov, NPY_INT32, "values");
+    if (av == NULL)
+        return NULL;
+    if (PyArray_SIZE(av) != self->num_nodes || which < -2 || which >= self->dirs) {
+        PyErr_SetString(PyExc_ValueError, "_set: bad direction or size");
+        return NULL;
+    }
+    if (check_nonneg(PyArray_DATA(av), 0, self->num_nodes, "capacities") < 0)
+        return NULL;
+    if (gctx_enter(self) < 0)
+        return NULL;
+    gcut_grid *g = gcut_grid_context_grid(self->ctx);
+    int32_t *dst = which == -2   ? gcut_grid_terminal_data(g, GCUT_SOURCE)
+                   : which == -1 ? gcut_grid_terminal_data(g, GCUT_SINK)
+                                 : gcut_grid_dir_data(g, which);
+    const int32_t *src = PyArray_DATA(av);
+    size_t bytes = (size_t)self->num_nodes * sizeof(int32_t);
+    Py_BEGIN_ALLOW_THREADS memcpy(dst, src, bytes);
+    Py_END_ALLOW_THREADS self->busy = 0;
+    Py_RETURN_NONE;
+}
+
+/* _mark(nodes int64) */
+static PyObject *gctx_mark(GridContext *self, PyObject *args) {
+    PyObject *on;
+    if (!PyArg_ParseTuple(args, "O", &on))
+        return NULL;
+    PyArrayObject *an = as_array(on, NPY_INT64, "nodes");
+    if (an == NULL || gctx_enter(self) < 0)
+        return NULL;
+    gcut_status st = gcut_grid_context_mark_nodes(self->ctx, PyArray_DATA(an), PyArray_SIZE(an));
+    self->busy = 0;
+    if (st != GCUT_OK)
+        return raise_status(st, "mark_nodes");
+    Py_RETURN_NONE;
+}
+
+/* _solve() -> (flow, labels uint8 of the shape, stats dict) */
+static PyObject *gctx_solve(GridContext *self, PyObject *noargs) {
+    (void)noargs;
+    if (gctx_enter(self) < 0)
+        return NULL;
+    npy_intp dims[3];
+    for (int k = 0; k < self->ndim; k++)
+        dims[k] = (npy_intp)self->shape[k];
+    PyObject *labels = PyArray_SimpleNew(self->ndim, dims, NPY_UINT8);
+    if (labels == NULL) {
+        self->busy = 0;
+        return NULL;
+    }
+    uint8_t *lab = PyArray_DATA((PyArrayObject *)labels);
+    int64_t flow = 0;
+    gcut_stats stats;
+    gcut_status st;
+    Py_BEGIN_ALLOW_THREADS st = gcut_grid_context_solve(self->ctx, &flow, lab, &stats);
+    Py_END_ALLOW_THREADS self->busy = 0;
+    if (st != GCUT_OK) {
+        Py_DECREF(labels);
+        return raise_status(st, "GridContext.solve");
+    }
+    PyObject *sd = stats_dict(&stats);
+    if (sd == NULL) {
+        Py_DECREF(labels);
+        return NULL;
+    }
+    return Py_BuildValue("LNN", (long long)flow, labels, sd);
+}
+
+static PyObject *gctx_get_info(GridContext *self, void *closure) {
+    (void)closure;
+    gcut_grid_context_info info;
+    if (self->ctx == NULL || gcut_grid_context_get_info(self->ctx, &info) != GCUT_OK)
+        Py_RETURN_NONE;
+    return Py_BuildValue("{s:s,s:L,s:L,s:L,s:L,s:L}", "solver", info.solver, "solves",
+                         (long long)info.solves, "warm_solves", (long long)info.warm_solves,
+                         "cold_fallbacks", (long long)info.cold_fallbacks, "changed_nodes",
+                         (long long)info.changed_nodes, "device_bytes",
+                         (long long)info.device_bytes);
+}
+
+static PyMethodDef gctx_methods[] = {{"_set", (PyCFunction)gctx_set, METH_VARARGS, "internal"},
+                                     {"_mark", (PyCFunction)gctx_mark, METH_VARARGS, "internal"},
+                                     {"_solve", (PyCFunction)gctx_solve, METH_NOARGS, "internal"},
+                                     {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef gctx_getset[] = {
+    {"info", (getter)gctx_get_info, NULL,
+     "what the context has done: solver, solves, warm_solves, cold_fallbacks, changed_nodes, "
+     "device_bytes",
+     NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyTypeObject GridContextType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gcut._gcut.GridContextCore",
+    .tp_basicsize = sizeof(GridContext),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "The C state behind gcut.GridContext (use gcut.GridContext).",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)gctx_init,
+    .tp_dealloc = (destructor)gctx_dealloc,
+    .tp_methods = gctx_methods,
+    .tp_getset = gctx_getset,
+};
+
+/* ------------------------------------------------------------------------------------------
  * QPBO (include/gcut.h, gcut_qpbo_*)
  * ---------------------------------------------------------------------------------------- */
 
@@ -1338,7 +1527,7 @@ PyMODINIT_FUNC PyInit__gcut(void) {
     PyObject *m = PyModule_Create(&module_def);
     if (m == NULL)
         return NULL;
-    if (PyType_Ready(&GraphCoreType) < 0)
+    if (PyType_Ready(&GraphCoreType) < 0 || PyType_Ready(&GridContextType) < 0)
         goto fail;
     gcut_error_type = PyErr_NewExceptionWithDoc(
         "gcut.GcutError",
@@ -1348,7 +1537,9 @@ PyMODINIT_FUNC PyInit__gcut(void) {
     if (gcut_error_type == NULL)
         goto fail;
     Py_INCREF(&GraphCoreType);
+    Py_INCREF(&GridContextType);
     if (PyModule_AddObject(m, "GraphCore", (PyObject *)&GraphCoreType) < 0 ||
+        PyModule_AddObject(m, "GridContextCore", (PyObject *)&GridContextType) < 0 ||
         PyModule_AddObject(m, "GcutError", gcut_error_type) < 0 ||
         PyModule_AddStringConstant(m, "version", gcut_version_string()) < 0)
         goto fail;
