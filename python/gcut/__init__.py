@@ -796,6 +796,9 @@ def segment(
     solver="auto",
     threads=0,
     return_report=False,
+    iterations=None,
+    rect=None,
+    warm=True,
 ):
     """Segment an image into foreground and background from seeds, exactly (a minimum cut
     of the Boykov-Jolly energy; the same call as ``gcut segment``; docs/SEGMENT.md).
@@ -810,18 +813,43 @@ def segment(
     "auto"; ``components`` GMM components; ``bins`` histogram bins per channel; ``scale``
     energy-to-capacity factor (<= 0: chosen, reported); ``seed`` for the GMM initialisation.
 
+    As the command does, the cut is refined by GrabCut rounds (Rother et al. 2004: re-fit the
+    colour models to the cut, cut again) unless ``iterations=1``: ``iterations=None`` is the
+    CLI's default (5 rounds at most, fewer when the labels stop changing). ``rect=(x, y, w, h)``
+    is GrabCut's box (outside it background; ``seeds`` may then be None); ``warm=False``
+    solves every round afresh (the masks are the same).
+
     Returns a bool mask (True = foreground) of the spatial shape; with ``return_report=True``
     ``(mask, report)`` where report is a dict (flow, scale, sigma, model, times in ms ...)."""
     solver, threads = _solver_args(solver, threads)
     img = _np.ascontiguousarray(_host_array(image, "image"))
-    sd = _host_array(seeds, "seeds")
-    if sd.dtype == bool:
-        raise TypeError("seeds must hold seed codes (uint8), not bool")
-    if sd.dtype.kind in "iu" and sd.dtype not in (_np.uint8, _np.uint16):
-        if sd.size and (sd.min() < 0 or sd.max() > 255):
-            raise ValueError("seeds values must be in [0, 255]")
-        sd = sd.astype(_np.uint8)
-    sd = _np.ascontiguousarray(sd)
+    if iterations is None:
+        iterations = 0  # the library's default: GrabCut's own round count
+    if isinstance(iterations, bool) or not isinstance(iterations, _numbers.Integral) or not (
+        0 <= iterations <= 64
+    ):
+        raise ValueError(f"iterations must be an int in [1, 64] (or None), got {iterations!r}")
+    iterations = int(iterations)
+    if rect is not None:
+        try:
+            rect = tuple(int(v) for v in rect)
+        except (TypeError, ValueError):
+            raise TypeError(f"rect must be (x, y, width, height), got {rect!r}") from None
+        if len(rect) != 4:
+            raise ValueError(f"rect must be (x, y, width, height), got {rect!r}")
+    if seeds is None:
+        if rect is None:
+            raise ValueError("seeds are needed without a rect")
+        sd = None
+    else:
+        sd = _host_array(seeds, "seeds")
+        if sd.dtype == bool:
+            raise TypeError("seeds must hold seed codes (uint8), not bool")
+        if sd.dtype.kind in "iu" and sd.dtype not in (_np.uint8, _np.uint16):
+            if sd.size and (sd.min() < 0 or sd.max() > 255):
+                raise ValueError("seeds values must be in [0, 255]")
+            sd = sd.astype(_np.uint8)
+        sd = _np.ascontiguousarray(sd)
     if model not in _MODELS:
         raise ValueError(f"model must be one of {sorted(_MODELS)}, got {model!r}")
     if seed_encoding not in _ENCODINGS:
@@ -846,7 +874,7 @@ def segment(
     mask, report = _gcut.segment(
         img, sd, bool(volume), _ENCODINGS[seed_encoding], float(lambda_), float(sigma),
         int(connectivity), _MODELS[model], int(components), int(bins), float(scale), int(seed),
-        solver, threads,
+        solver, threads, int(iterations), rect, bool(warm),
     )
     return (mask, report) if return_report else mask
 

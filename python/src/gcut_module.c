@@ -1325,24 +1325,36 @@ static int image_view(PyObject *obj, int volume, const char *name, gcut_image *i
     return 0;
 }
 
-/* segment(image, seeds, volume, encoding, lambda, sigma, connectivity, model, components, bins,
- *         scale, seed, solver, threads) -> (mask bool array, report dict) */
+/* segment(image, seeds | None, volume, encoding, lambda, sigma, connectivity, model, components,
+ *         bins, scale, seed, solver, threads, iterations, rect (x, y, w, h) | None, warm)
+ *   -> (mask bool array, report dict). As `gcut segment`: GrabCut rounds (gcut_grabcut) with a
+ * box or unless iterations == 1, else one cut (gcut_segment). */
 static PyObject *mod_segment(PyObject *mod, PyObject *args) {
     (void)mod;
-    PyObject *oimg, *oseeds;
-    int volume, encoding, connectivity, model, components, bins, threads;
+    PyObject *oimg, *oseeds, *orect;
+    int volume, encoding, connectivity, model, components, bins, threads, iterations, warm;
     double lambda, sigma, scale;
     unsigned long long seed;
     const char *solver;
-    if (!PyArg_ParseTuple(args, "OOpiddiiiidKsi", &oimg, &oseeds, &volume, &encoding, &lambda,
+    if (!PyArg_ParseTuple(args, "OOpiddiiiidKsiiOp", &oimg, &oseeds, &volume, &encoding, &lambda,
                           &sigma, &connectivity, &model, &components, &bins, &scale, &seed, &solver,
-                          &threads))
+                          &threads, &iterations, &orect, &warm))
         return NULL;
+    gcut_rect rect = {0, 0, 0, 0};
+    int has_rect = orect != Py_None, has_seeds = oseeds != Py_None;
+    if (has_rect && !PyArg_ParseTuple(orect, "LLLL", &rect.x, &rect.y, &rect.width, &rect.height))
+        return NULL;
+    if (!has_seeds && !has_rect) {
+        PyErr_SetString(PyExc_ValueError, "seeds are needed without a rect");
+        return NULL;
+    }
     gcut_image img, smask;
+    memset(&smask, 0, sizeof smask);
     if (image_view(oimg, volume, "image", &img) < 0 ||
-        image_view(oseeds, volume, "seeds", &smask) < 0)
+        (has_seeds && image_view(oseeds, volume, "seeds", &smask) < 0))
         return NULL;
-    if (smask.width != img.width || smask.height != img.height || smask.depth != img.depth) {
+    if (has_seeds &&
+        (smask.width != img.width || smask.height != img.height || smask.depth != img.depth)) {
         PyErr_SetString(PyExc_ValueError, "seeds must have the image's spatial shape");
         return NULL;
     }
@@ -1359,6 +1371,8 @@ static PyObject *mod_segment(PyObject *mod, PyObject *args) {
     p.histogram_bins = bins;
     p.scale = scale;
     p.seed = seed;
+    p.iterations = iterations;
+    opt.warm = warm;
     int nd = volume ? 3 : 2;
     npy_intp dims[3];
     for (int k = 0; k < nd; k++)
@@ -1376,13 +1390,20 @@ static PyObject *mod_segment(PyObject *mod, PyObject *args) {
     gcut_seg_report rep;
     memset(&rep, 0, sizeof rep);
     const char *stage = "seeds";
-    gcut_status st;
-    Py_BEGIN_ALLOW_THREADS st = gcut_seeds_from_mask(&smask, (gcut_seed_encoding)encoding, codes);
+    gcut_status st = GCUT_OK;
+    Py_BEGIN_ALLOW_THREADS;
+    if (has_seeds)
+        st = gcut_seeds_from_mask(&smask, (gcut_seed_encoding)encoding, codes);
     if (st == GCUT_OK) {
         stage = "segment";
-        st = gcut_segment(&img, codes, &p, &opt, out, &rep);
+        if (has_rect || iterations != 1)
+            st = gcut_grabcut(&img, has_rect ? &rect : NULL, has_seeds ? codes : NULL, &p, &opt,
+                              out, &rep);
+        else
+            st = gcut_segment(&img, codes, &p, &opt, out, &rep);
     }
-    Py_END_ALLOW_THREADS PyMem_Free(codes);
+    Py_END_ALLOW_THREADS;
+    PyMem_Free(codes);
     if (st != GCUT_OK) {
         Py_DECREF(mask);
         return raise_status(st, stage);
