@@ -339,7 +339,7 @@ int cli_cmd_video(int argc, char **argv) {
                   init, init_image.width, init_image.height, w, h);
         goto done;
     }
-    if ((init_codes = malloc((size_t)(w * h))) == NULL) {
+    if ((init_codes = cli_alloc((size_t)(w * h), "init mask")) == NULL) {
         cli_error("video", GCUT_ERR_NOMEM, "init mask");
         goto done;
     }
@@ -437,6 +437,6 @@ done:
     gcut_video_free(video);
     gcut_video_source_close(source);
     gcut_image_free(&init_image);
-    free(init_codes);
+    gcut_free(init_codes);
     return rc;
 }
