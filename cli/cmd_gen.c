@@ -1,8 +1,8 @@
 /* cmd_gen.c - `gcut gen synth`: the synthetic segmentation benchmark of Hussein et al. 2007,
  * section VII, written as an image, its ground truth, its seeds and the grid problem (the
- * benchmark energy with the known mixtures). 3D volumes are written as raw 8-bit files.
- * `gcut gen qpbo-random` / `qpbo-objects`: QPBO energies (Jeppesen et al. 2021, section 4).
- * `gcut gen video`: the synthetic test videos of docs/VIDEO.md with ground truth. */
+ * benchmark energy with the known mixtures), 3D volumes as raw 8-bit files; `gcut gen video`: the
+ * synthetic test videos of docs/VIDEO.md with ground truth; `gcut gen qpbo-random` /
+ * `qpbo-objects`: QPBO energies (Jeppesen et al. 2021, section 4). */
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 
@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -195,17 +196,14 @@ static int gen_video(int argc, char **argv) {
         const char *v = argv[++i];
         char *end;
         if (strcmp(a, "--size") == 0) {
-            int64_t dims[3] = {1, 1, 1};
+            int64_t dims[2];
             int num_dims = 0;
-            if (!cli_parse_dims("gen", "--size", v, 2, 2, 16384, MAX_PIXELS, dims, &num_dims))
+            if (!cli_parse_dims("gen", "--size", v, 2, 2, MAX_SIDE, MAX_PIXELS, dims, &num_dims))
                 return 2;
             w = dims[0], h = dims[1];
         } else if (strcmp(a, "--frames") == 0) {
-            frames = strtoll(v, &end, 10);
-            if (end == v || *end != '\0' || frames < 1 || frames > 1000000) {
-                cli_error("gen", GCUT_OK, "--frames '%s' is not a count from 1", v);
+            if (!cli_parse_int64("gen", a, v, 1, 1000000, &frames))
                 return 2;
-            }
         } else if (strcmp(a, "--seed") == 0) {
             seed = strtoull(v, &end, 0);
             if (end == v || *end != '\0') {
@@ -241,7 +239,7 @@ static int gen_video(int argc, char **argv) {
     }
     if ((out != NULL && make_dir(out) != 0) || (truth_dir != NULL && make_dir(truth_dir) != 0))
         return 1;
-    uint8_t *truth = cli_alloc((size_t)(w * h), "truth mask");
+    uint8_t *truth = malloc((size_t)(w * h));
     gcut_image mask = {0};
     gcut_video_writer *writer = NULL;
     gcut_status st = truth == NULL ? GCUT_ERR_NOMEM : gcut_image_alloc(&mask, w, h, 1, 1, 8);
@@ -270,7 +268,7 @@ static int gen_video(int argc, char **argv) {
     gcut_status cst = gcut_video_writer_close(writer);
     if (st == GCUT_OK)
         st = cst;
-    gcut_free(truth);
+    free(truth);
     gcut_image_free(&mask);
     if (st != GCUT_OK) {
         cli_error("gen", st, "video");
@@ -284,10 +282,10 @@ int cli_cmd_gen(int argc, char **argv) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
-    if (strcmp(argv[1], "video") == 0)
-        return gen_video(argc - 1, argv + 1);
     if (strcmp(argv[1], "qpbo-random") == 0 || strcmp(argv[1], "qpbo-objects") == 0)
         return gen_qpbo(argc, argv);
+    if (strcmp(argv[1], "video") == 0)
+        return gen_video(argc - 1, argv + 1);
     if (strcmp(argv[1], "synth") != 0) {
         cli_error("gen", GCUT_OK,
                   "unknown generator '%s' (synth, video, qpbo-random, qpbo-objects)", argv[1]);
