@@ -3,6 +3,7 @@
  * benchmark energy with the known mixtures). 3D volumes are written as raw 8-bit files. */
 #include "cli.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -33,38 +34,17 @@ static void usage(FILE *out) {
             "exit status: 0 written, 1 failure, 2 usage error\n");
 }
 
-static bool parse_size(const char *text, int64_t *w, int64_t *h, int64_t *d) {
-    char *end;
-    *d = 1;
-    *w = strtoll(text, &end, 10);
-    if (end == text || *end != 'x')
-        return false;
-    text = end + 1;
-    *h = strtoll(text, &end, 10);
-    if (end == text)
-        return false;
-    if (*end == 'x') {
-        text = end + 1;
-        *d = strtoll(text, &end, 10);
-        if (end == text)
-            return false;
-    }
-    return *end == '\0' && *w >= 1 && *h >= 1 && *d >= 1;
-}
+/* Sides up to 2^31-1 and at most 2^40 pixels: beyond that no image fits a machine, and the
+ * products gcut makes from them (pixels x channels, x directions) stay far inside int64. */
+#define MAX_SIDE ((int64_t)INT32_MAX)
+#define MAX_PIXELS ((int64_t)1 << 40)
 
 static int write_raw(const char *path, const uint8_t *bytes, int64_t count) {
-    FILE *f = fopen(path, "wb");
-    if (f == NULL) {
-        perror(path);
+    FILE *f = cli_out_open("gen", path);
+    if (f == NULL)
         return 1;
-    }
-    bool ok = fwrite(bytes, 1, (size_t)count, f) == (size_t)count;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok) {
-        cli_error("gen", GCUT_OK, "cannot write '%s'", path);
-        return 1;
-    }
-    return 0;
+    fwrite(bytes, 1, (size_t)count, f);
+    return cli_out_close("gen", f, path);
 }
 
 /* A one-channel 8-bit picture of bytes (2D PNG/PGM) or raw bytes (3D). */
@@ -72,7 +52,10 @@ static int write_plane(const char *path, uint8_t *bytes, int64_t w, int64_t h, i
     if (d > 1)
         return write_raw(path, bytes, w * h * d);
     gcut_image img = {w, h, 1, 1, 8, bytes};
-    gcut_status st = gcut_image_write(path, &img);
+    const char *temp = cli_out_path("gen", path);
+    if (temp == NULL)
+        return 1;
+    gcut_status st = gcut_image_write(temp, &img);
     if (st != GCUT_OK) {
         cli_error("gen", st, "cannot write '%s'", path);
         return 1;
@@ -107,14 +90,16 @@ int cli_cmd_gen(int argc, char **argv) {
         const char *v = argv[++i];
         char *end;
         if (strcmp(a, "--size") == 0) {
-            if (!parse_size(v, &w, &h, &d)) {
-                cli_error("gen", GCUT_OK, "--size '%s' is not WxH or WxHxD", v);
+            int64_t dims[3] = {1, 1, 1};
+            int num_dims = 0;
+            if (!cli_parse_dims("gen", "--size", v, 2, 3, MAX_SIDE, MAX_PIXELS, dims, &num_dims))
                 return 2;
-            }
+            w = dims[0], h = dims[1], d = dims[2];
         } else if (strcmp(a, "--seed") == 0) {
+            errno = 0;
             seed = strtoull(v, &end, 0);
-            if (end == v || *end != '\0') {
-                cli_error("gen", GCUT_OK, "--seed '%s' is not a number", v);
+            if (end == v || *end != '\0' || v[0] == '-' || errno == ERANGE) {
+                cli_error("gen", GCUT_OK, "--seed '%s' is not a number from 0 to 2^64-1", v);
                 return 2;
             }
         } else if (strcmp(a, "--level") == 0) {
@@ -127,11 +112,13 @@ int cli_cmd_gen(int argc, char **argv) {
                 return 2;
             }
         } else if (strcmp(a, "--connectivity") == 0) {
-            connectivity = (int)strtol(v, &end, 10);
-            if (end == v || *end != '\0') {
-                cli_error("gen", GCUT_OK, "--connectivity '%s' is not a number", v);
+            if (strcmp(v, "4") != 0 && strcmp(v, "8") != 0 && strcmp(v, "6") != 0 &&
+                strcmp(v, "26") != 0) {
+                cli_error("gen", GCUT_OK, "--connectivity '%s' is not 4 or 8 (2D), 6 or 26 (3D)",
+                          v);
                 return 2;
             }
+            connectivity = atoi(v);
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
             out_path = v;
         } else if (strcmp(a, "--truth") == 0) {
@@ -153,19 +140,29 @@ int cli_cmd_gen(int argc, char **argv) {
         cli_error("gen", GCUT_OK, "nothing to write: give -o, --truth, --seeds or --grid");
         return 2;
     }
-    const int64_t n = w * h * d;
+    if (connectivity != 0 && (d > 1) != (connectivity == 6 || connectivity == 26)) {
+        cli_error("gen", GCUT_OK, "--connectivity %d does not fit a %s image", connectivity,
+                  d > 1 ? "3D" : "2D");
+        return 2;
+    }
+    const cli_path outputs[] = {
+        {"-o", out_path}, {"--truth", truth_path}, {"--seeds", seeds_path}, {"--grid", grid_path}};
+    int code = cli_check_paths("gen", NULL, 0, outputs, 4);
+    if (code != 0)
+        return code;
+    const int64_t n = w * h * d; /* at most MAX_PIXELS: checked by cli_parse_dims */
     int rc = 0;
     uint8_t *truth = NULL, *seeds = NULL;
     gcut_image image = {0};
     if (out_path || truth_path) {
-        if ((truth = malloc((size_t)n)) == NULL) {
+        if ((truth = cli_alloc((size_t)n, "synthetic truth")) == NULL) {
             cli_error("gen", GCUT_ERR_NOMEM, "truth of %" PRId64 " bytes", n);
             return 1;
         }
         gcut_status st = gcut_synth_image(w, h, d, seed, level, &image, truth);
         if (st != GCUT_OK) {
             cli_error("gen", st, "cannot make the synthetic image");
-            free(truth);
+            gcut_free(truth);
             return 1;
         }
         int64_t fg = 0;
@@ -176,9 +173,14 @@ int cli_cmd_gen(int argc, char **argv) {
         if (out_path) {
             if (d > 1) {
                 rc |= write_raw(out_path, image.pixels, n);
-            } else if ((st = gcut_image_write(out_path, &image)) != GCUT_OK) {
-                cli_error("gen", st, "cannot write '%s'", out_path);
-                rc = 1;
+            } else {
+                const char *temp = cli_out_path("gen", out_path);
+                if (temp == NULL) {
+                    rc = 1;
+                } else if ((st = gcut_image_write(temp, &image)) != GCUT_OK) {
+                    cli_error("gen", st, "cannot write '%s'", out_path);
+                    rc = 1;
+                }
             }
         }
         if (truth_path && rc == 0) {
@@ -189,7 +191,7 @@ int cli_cmd_gen(int argc, char **argv) {
         }
     }
     if (seeds_path && rc == 0) {
-        if ((seeds = malloc((size_t)n)) == NULL) {
+        if ((seeds = cli_alloc((size_t)n, "synthetic seeds")) == NULL) {
             cli_error("gen", GCUT_ERR_NOMEM, "seeds of %" PRId64 " bytes", n);
             rc = 1;
         } else {
@@ -204,17 +206,22 @@ int cli_cmd_gen(int argc, char **argv) {
     }
     if (grid_path && rc == 0) {
         gcut_grid *grid = NULL;
-        gcut_status st = gcut_synth_grid(w, h, d, seed, level, connectivity, &grid);
+        const char *temp = cli_out_path("gen", grid_path);
+        gcut_status st = temp == NULL ? GCUT_ERR_IO : GCUT_OK;
         if (st == GCUT_OK)
-            st = gcut_grid_write(grid, grid_path);
-        if (st != GCUT_OK) {
+            st = gcut_synth_grid(w, h, d, seed, level, connectivity, &grid);
+        if (st == GCUT_OK)
+            st = gcut_grid_write(grid, temp);
+        if (temp == NULL) {
+            rc = 1;
+        } else if (st != GCUT_OK) {
             cli_error("gen", st, "cannot make or write the grid '%s'", grid_path);
             rc = 1;
         }
         gcut_grid_free(grid);
     }
     gcut_image_free(&image);
-    free(truth);
-    free(seeds);
+    gcut_free(truth);
+    gcut_free(seeds);
     return rc;
 }

@@ -79,45 +79,91 @@ typedef struct segment_args {
     bool check; /* --check: compare a banded result with the full solve */
 } segment_args;
 
-static bool parse_double(const char *text, double *out) {
-    char *end;
-    *out = strtod(text, &end);
-    return end != text && *end == '\0';
-}
-
-static bool parse_int(const char *text, int *out) {
-    char *end;
-    long v = strtol(text, &end, 10);
-    *out = (int)v;
-    return end != text && *end == '\0' && v >= -1000000 && v <= 1000000;
-}
-
+/* --raw DxHxW[:C[:B]]: sizes checked one by one and as a product (cli_parse_dims). */
 static bool parse_raw(const char *text, segment_args *args) {
-    char *end;
-    const char *p = text;
-    for (int k = 0; k < 3; k++) {
-        args->raw_dims[k] = strtoll(p, &end, 10);
-        if (end == p || args->raw_dims[k] < 1)
-            return false;
-        if (k < 2 && *end != 'x')
-            return false;
-        p = end + (k < 2);
+    char dims_text[128];
+    const char *colon = strchr(text, ':');
+    size_t len = colon != NULL ? (size_t)(colon - text) : strlen(text);
+    if (len >= sizeof dims_text) {
+        cli_error("segment", GCUT_OK, "--raw '%s' is too long", text);
+        return false;
     }
+    memcpy(dims_text, text, len);
+    dims_text[len] = '\0';
+    int num_dims = 0;
+    if (!cli_parse_dims("segment", "--raw", dims_text, 3, 3, INT32_MAX, (int64_t)1 << 40,
+                        args->raw_dims, &num_dims))
+        return false;
     args->raw_channels = 1;
     args->raw_bits = 8;
-    if (*end == ':') {
-        p = end + 1;
-        args->raw_channels = (int)strtol(p, &end, 10);
-        if (end == p)
-            return false;
-        if (*end == ':') {
-            p = end + 1;
-            args->raw_bits = (int)strtol(p, &end, 10);
-            if (end == p)
-                return false;
-        }
+    if (colon == NULL)
+        return true;
+    char part[32];
+    const char *second = strchr(colon + 1, ':');
+    len = second != NULL ? (size_t)(second - colon - 1) : strlen(colon + 1);
+    if (len >= sizeof part) {
+        cli_error("segment", GCUT_OK, "--raw '%s': bad channel count", text);
+        return false;
     }
-    return *end == '\0';
+    memcpy(part, colon + 1, len);
+    part[len] = '\0';
+    if (!cli_parse_int("segment", "--raw channels", part, 1, 4, &args->raw_channels))
+        return false;
+    if (second != NULL) {
+        if (strcmp(second + 1, "8") != 0 && strcmp(second + 1, "16") != 0) {
+            cli_error("segment", GCUT_OK, "--raw '%s': bits '%s' is not 8 or 16", text, second + 1);
+            return false;
+        }
+        args->raw_bits = atoi(second + 1);
+    }
+    return true;
+}
+
+/* Add path, and for volumes each slice of a comma-separated list, to the inputs. */
+static int add_inputs(cli_path *inputs, int count, int room, const char *what, const char *path,
+                      bool volume, char **copies, int *num_copies) {
+    if (path == NULL || count >= room)
+        return count;
+    inputs[count++] = (cli_path){what, path};
+    if (!volume || strchr(path, ',') == NULL)
+        return count;
+    char *list = cli_alloc(strlen(path) + 1, "slice list");
+    if (list == NULL)
+        return count;
+    strcpy(list, path);
+    copies[(*num_copies)++] = list;
+    for (char *p = list; p != NULL && count < room;) {
+        char *comma = strchr(p, ',');
+        if (comma != NULL)
+            *comma = '\0';
+        inputs[count++] = (cli_path){what, p};
+        p = comma != NULL ? comma + 1 : NULL;
+    }
+    return count;
+}
+
+/* An output naming an input (-o the image, --overlay the seeds, ...) is refused before
+ * anything is read or written. @return -1 to run, else the exit code. */
+static int check_paths(const segment_args *args) {
+    int room = args->num_images + 2 + 2 * 1024, count = 0, num_copies = 0;
+    cli_path *inputs = cli_alloc((size_t)room * sizeof *inputs, "path list");
+    if (inputs == NULL) {
+        cli_error("segment", GCUT_ERR_NOMEM, "path list");
+        return 1;
+    }
+    char *copies[2] = {NULL, NULL};
+    for (int i = 0; i < args->num_images; i++)
+        inputs[count++] = (cli_path){"image", args->images[i]};
+    count = add_inputs(inputs, count, room, "seed mask", args->seeds, args->volume, copies,
+                       &num_copies);
+    count =
+        add_inputs(inputs, count, room, "--truth", args->truth, args->volume, copies, &num_copies);
+    const cli_path outputs[] = {{"-o", args->out}, {"--overlay", args->overlay}};
+    int code = cli_check_paths("segment", inputs, count, outputs, 2);
+    for (int i = 0; i < num_copies; i++)
+        gcut_free(copies[i]);
+    gcut_free(inputs);
+    return code != 0 ? code : -1;
 }
 
 /* @return -1 to run, else the exit code. */
@@ -169,19 +215,28 @@ static int parse_args(int argc, char **argv, segment_args *args) {
         } else if (strcmp(a, "--solver") == 0) {
             args->options.solver = v;
         } else if (strcmp(a, "--threads") == 0) {
-            ok = parse_int(v, &args->options.threads) && args->options.threads >= 0;
+            if (!cli_parse_int("segment", a, v, 0, 65536, &args->options.threads))
+                return 2;
         } else if (strcmp(a, "--lambda") == 0) {
-            ok = parse_double(v, &args->params.lambda);
+            if (!cli_parse_double("segment", a, v, 0.0, 1e9, false, &args->params.lambda))
+                return 2;
         } else if (strcmp(a, "--sigma") == 0) {
-            ok = parse_double(v, &args->params.sigma);
+            /* 8-bit units: below 1e-3 every contrast weight underflows to 0 or overflows. */
+            if (!cli_parse_double("segment", a, v, 1e-3, 1e6, true, &args->params.sigma))
+                return 2;
         } else if (strcmp(a, "--scale") == 0) {
-            ok = parse_double(v, &args->params.scale);
+            if (!cli_parse_double("segment", a, v, 1e-9, 1e9, true, &args->params.scale))
+                return 2;
         } else if (strcmp(a, "--connectivity") == 0) {
-            ok = parse_int(v, &args->params.connectivity);
+            ok = strcmp(v, "4") == 0 || strcmp(v, "8") == 0 || strcmp(v, "6") == 0 ||
+                 strcmp(v, "26") == 0;
+            args->params.connectivity = atoi(v);
         } else if (strcmp(a, "--components") == 0) {
-            ok = parse_int(v, &args->params.gmm_components);
+            if (!cli_parse_int("segment", a, v, 1, 32, &args->params.gmm_components))
+                return 2;
         } else if (strcmp(a, "--bins") == 0) {
-            ok = parse_int(v, &args->params.histogram_bins);
+            if (!cli_parse_int("segment", a, v, 2, 256, &args->params.histogram_bins))
+                return 2;
         } else if (strcmp(a, "--model") == 0) {
             if (strcmp(v, "gmm") == 0)
                 args->params.model = GCUT_MODEL_GMM;
@@ -203,14 +258,15 @@ static int parse_args(int argc, char **argv, segment_args *args) {
         } else if (strcmp(a, "--levels") == 0) {
             if (strcmp(v, "auto") == 0)
                 args->params.levels = GCUT_SEG_LEVELS_AUTO;
-            else
-                ok = parse_int(v, &args->params.levels) && args->params.levels >= 0 &&
-                     args->params.levels <= GCUT_SEG_MAX_LEVELS;
+            else if (!cli_parse_int("segment", a, v, 0, GCUT_SEG_MAX_LEVELS, &args->params.levels))
+                return 2;
         } else if (strcmp(a, "--band") == 0) {
-            ok = parse_int(v, &args->params.band) && args->params.band >= 0;
+            if (!cli_parse_int("segment", a, v, 0, 1000000, &args->params.band))
+                return 2;
         } else if (strcmp(a, "--raw") == 0) {
             args->raw = true;
-            ok = parse_raw(v, args);
+            if (!parse_raw(v, args))
+                return 2;
         } else {
             cli_error("segment", GCUT_OK, "unknown option '%s' (see gcut segment --help)", a);
             return 2;
@@ -233,7 +289,7 @@ static int parse_args(int argc, char **argv, segment_args *args) {
         cli_error("segment", GCUT_OK, "--overlay is for 2D images, not volumes");
         return 2;
     }
-    return -1;
+    return check_paths(args);
 }
 
 /* Read a one-byte-per-voxel raw volume of n bytes. */
@@ -243,7 +299,7 @@ static uint8_t *read_raw_bytes(const char *path, int64_t n) {
         cli_error("segment", GCUT_OK, "cannot open '%s'", path);
         return NULL;
     }
-    uint8_t *bytes = malloc((size_t)n + 1);
+    uint8_t *bytes = cli_alloc((size_t)n + 1, "raw mask");
     size_t got = bytes ? fread(bytes, 1, (size_t)n + 1, f) : 0;
     fclose(f);
     if (bytes == NULL || got != (size_t)n) {
@@ -253,7 +309,7 @@ static uint8_t *read_raw_bytes(const char *path, int64_t n) {
                   : got > (size_t)n ? "more"
                                     : "fewer",
                   n);
-        free(bytes);
+        gcut_free(bytes);
         return NULL;
     }
     return bytes;
@@ -263,12 +319,12 @@ static uint8_t *read_raw_bytes(const char *path, int64_t n) {
  * byte per voxel or a comma-separated list of slice pictures. free_mask() releases it. */
 typedef struct loaded_mask {
     gcut_image image;
-    uint8_t *raw; /* the bytes of a raw file (malloc), else NULL */
+    uint8_t *raw; /* the bytes of a raw file (cli_alloc), else NULL */
 } loaded_mask;
 
 static void free_mask(loaded_mask *mask) {
     if (mask->raw != NULL)
-        free(mask->raw);
+        gcut_free(mask->raw);
     else
         gcut_image_free(&mask->image);
     memset(mask, 0, sizeof *mask);
@@ -288,11 +344,11 @@ static bool load_mask(const segment_args *args, const char *path, const char *wh
     }
     if (args->volume) {
         /* Split the list in a copy: the slices' paths point into it. */
-        char *list = malloc(strlen(path) + 1);
-        const char **paths = malloc((strlen(path) / 2 + 2) * sizeof *paths);
+        char *list = cli_alloc(strlen(path) + 1, "slice list");
+        const char **paths = cli_alloc((strlen(path) / 2 + 2) * sizeof *paths, "slice list");
         int64_t count = 0;
         if (list == NULL || paths == NULL) {
-            free(list), free(paths);
+            gcut_free(list), gcut_free(paths);
             cli_error("segment", GCUT_ERR_NOMEM, "slice list");
             return false;
         }
@@ -305,7 +361,7 @@ static bool load_mask(const segment_args *args, const char *path, const char *wh
             p = comma != NULL ? comma + 1 : NULL;
         }
         st = gcut_volume_read_slices(paths, count, &mask->image);
-        free(list), free(paths);
+        gcut_free(list), gcut_free(paths);
     } else {
         st = gcut_image_read(path, &mask->image);
     }
@@ -335,18 +391,17 @@ static int write_mask(const segment_args *args, const gcut_image *image, uint8_t
     for (int64_t i = 0; i < n; i++)
         mask[i] = mask[i] ? 255 : 0;
     if (args->volume) {
-        FILE *f = fopen(args->out, "wb");
-        bool ok = f != NULL && fwrite(mask, 1, (size_t)n, f) == (size_t)n;
-        if (f != NULL)
-            ok = (fclose(f) == 0) && ok;
-        if (!ok) {
-            cli_error("segment", GCUT_OK, "cannot write '%s'", args->out);
+        FILE *f = cli_out_open("segment", args->out);
+        if (f == NULL)
             return 1;
-        }
-        return 0;
+        fwrite(mask, 1, (size_t)n, f);
+        return cli_out_close("segment", f, args->out);
     }
     gcut_image out = {image->width, image->height, 1, 1, 8, mask};
-    gcut_status st = gcut_image_write(args->out, &out);
+    const char *temp = cli_out_path("segment", args->out);
+    if (temp == NULL)
+        return 1;
+    gcut_status st = gcut_image_write(temp, &out);
     if (st != GCUT_OK) {
         cli_error("segment", st, "cannot write '%s'", args->out);
         return 1;
@@ -417,7 +472,7 @@ static int print_levels(const gcut_seg_report *r) {
 static int check_full(const segment_args *args, const gcut_image *image, const uint8_t *seeds,
                       const uint8_t *mask, const gcut_seg_report *banded) {
     const int64_t n = image->width * image->height * image->depth;
-    uint8_t *full = malloc((size_t)n);
+    uint8_t *full = cli_alloc((size_t)n, "--check mask");
     if (full == NULL) {
         cli_error("segment", GCUT_ERR_NOMEM, "--check buffer for %" PRId64 " pixels", n);
         return 1;
@@ -429,14 +484,14 @@ static int check_full(const segment_args *args, const gcut_image *image, const u
     gcut_status st = gcut_segment(image, seeds, &p, &args->options, full, &r);
     const double ms = now_ms() - t0;
     if (st != GCUT_OK) {
-        free(full);
+        gcut_free(full);
         cli_error("segment", st, "--check: the full solve failed");
         return 1;
     }
     int64_t differ = 0;
     for (int64_t i = 0; i < n; i++)
         differ += (mask[i] != 0) != (full[i] != 0);
-    free(full);
+    gcut_free(full);
     const int64_t gap = banded->energy - r.energy;
     printf("check    %8.1f ms  full solve (%s): flow %" PRId64 " = minimum energy; %" PRId64
            " pixels differ (%.4f%%), energy gap %" PRId64 " (%.4f%%)%s\n",
@@ -485,7 +540,8 @@ int cli_cmd_segment(int argc, char **argv) {
         goto done;
     }
     const int64_t n = image.width * image.height * image.depth;
-    if ((seeds = malloc((size_t)n)) == NULL || (mask = malloc((size_t)n)) == NULL) {
+    if ((seeds = cli_alloc((size_t)n, "seeds")) == NULL ||
+        (mask = cli_alloc((size_t)n, "mask")) == NULL) {
         cli_error("segment", GCUT_ERR_NOMEM, "buffers for %" PRId64 " pixels", n);
         goto done;
     }
@@ -541,9 +597,12 @@ int cli_cmd_segment(int argc, char **argv) {
         goto done;
     if (args.overlay != NULL) {
         gcut_image ov = {0};
+        const char *temp = cli_out_path("segment", args.overlay);
+        if (temp == NULL)
+            goto done;
         st = gcut_overlay(&image, mask, &ov);
         if (st == GCUT_OK)
-            st = gcut_image_write(args.overlay, &ov);
+            st = gcut_image_write(temp, &ov);
         gcut_image_free(&ov);
         if (st != GCUT_OK) {
             cli_error("segment", st, "cannot write the overlay '%s'", args.overlay);
@@ -562,7 +621,7 @@ done:
     gcut_image_free(&image);
     free_mask(&seed_mask);
     free(args.images);
-    free(seeds);
-    free(mask);
+    gcut_free(seeds);
+    gcut_free(mask);
     return rc;
 }

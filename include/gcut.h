@@ -15,12 +15,18 @@ extern "C" {
  * Version
  * ---------------------------------------------------------------------------------------- */
 
+/* The one place the version is written: CMakeLists.txt reads these three lines for the
+ * project version, the shared library's SONAME, gcut.pc and the CMake package. */
 #define GCUT_VERSION_MAJOR 0
 #define GCUT_VERSION_MINOR 1
 #define GCUT_VERSION_PATCH 0
 #define GCUT_VERSION_NUMBER                                                                        \
     (GCUT_VERSION_MAJOR * 10000 + GCUT_VERSION_MINOR * 100 + GCUT_VERSION_PATCH)
-#define GCUT_VERSION_STRING "0.1.0"
+#define GCUT__STRINGIFY(x) #x
+#define GCUT__VERSION_TEXT(a, b, c) GCUT__STRINGIFY(a) "." GCUT__STRINGIFY(b) "." GCUT__STRINGIFY(c)
+/** "MAJOR.MINOR.PATCH", made from the three numbers above. */
+#define GCUT_VERSION_STRING                                                                        \
+    GCUT__VERSION_TEXT(GCUT_VERSION_MAJOR, GCUT_VERSION_MINOR, GCUT_VERSION_PATCH)
 
 /** @return the library's version as MAJOR*10000 + MINOR*100 + PATCH (may differ from the
  *  header's GCUT_VERSION_NUMBER when linked against another build). */
@@ -290,6 +296,11 @@ gcut_status gcut_grid_write(const gcut_grid *grid, const char *path);
 
 /** Free memory gcut returned to the caller (node id arrays, image pixels). NULL is accepted. */
 void gcut_free(void *ptr);
+/** Allocate bytes through gcut's allocator and under its memory cap (gcut_set_memory_limit),
+ *  for callers that want their own buffers counted and capped with gcut's (the gcut command
+ *  does). *out receives the block (free it with gcut_free), or NULL. @return GCUT_ERR_NOMEM
+ *  with a message naming `what` (may be NULL) and the bytes when over the cap or refused. */
+gcut_status gcut_alloc(size_t bytes, const char *what, void **out);
 
 /* ------------------------------------------------------------------------------------------
  * Images and segmentation (src/io/image*, src/seg/)

@@ -60,7 +60,7 @@ expect 0 "volume banded --check" -- "$gcut" segment --raw 21x30x37 "$work/vol.ra
 grep_out '^check .* voxels|^check .* pixels differ' "volume check"
 expect 2 "bad --levels" -- "$gcut" segment "$work/img.png" --seeds "$work/seeds.png" \
     -o "$work/x.png" --levels 9
-grep_out "bad value '9' for --levels" "names the bad --levels"
+grep_out "--levels '9' is out of range" "names the bad --levels"
 expect 2 "bad --band" -- "$gcut" segment "$work/img.png" --seeds "$work/seeds.png" \
     -o "$work/x.png" --levels 1 --band -3
 echo "golden_band: $checks passed, $failures failed"
