@@ -8,6 +8,8 @@
 static const cli_command commands[] = {
     {"maxflow", "solve a DIMACS max-flow or gcut grid problem exactly", cli_cmd_maxflow},
     {"segment", "seeded image segmentation: writes a mask and an overlay", cli_cmd_segment},
+    {"qpbo", "minimise a binary energy with non-submodular terms (QPBO)", cli_cmd_qpbo},
+    {"video", "online video segmentation: frames in, a mask per frame out", cli_cmd_video},
     {"gen", "generate synthetic benchmark images and problems", cli_cmd_gen},
     {"solvers", "list the solvers of this build and whether they can run here", cli_cmd_solvers},
 };
@@ -55,7 +57,7 @@ int cli_cmd_solvers(int argc, char **argv) {
         cli_error("solvers", GCUT_OK, "unexpected argument '%s'", argv[1]);
         return 2;
     }
-    printf("%-10s %-11s %-9s %s\n", "name", "takes", "runs here", "description");
+    printf("%-12s %-11s %-9s %s\n", "name", "takes", "runs here", "description");
     for (int i = 0; i < gcut_solver_count(); i++) {
         gcut_solver_info info;
         if (gcut_solver_get(i, &info) != GCUT_OK)
@@ -65,7 +67,7 @@ int cli_cmd_solvers(int argc, char **argv) {
             strcat(takes, "graph");
         if (info.flags & GCUT_TAKES_GRID)
             strcat(takes, (info.flags & GCUT_TAKES_GRAPH) ? ",grid" : "grid");
-        printf("%-10s %-11s %-9s %s\n", info.name, takes, info.available ? "yes" : "no (GPU)",
+        printf("%-12s %-11s %-9s %s\n", info.name, takes, info.available ? "yes" : "no (GPU)",
                info.description);
     }
     printf("(graph-only solvers also take grids through an explicit conversion)\n");
