@@ -303,7 +303,7 @@ static int parse_args(int argc, char **argv, segment_args *args) {
             else
                 ok = cli_parse_int("segment", a, v, 0, GCUT_SEG_MAX_LEVELS, &args->params.levels);
         } else if (strcmp(a, "--band") == 0) {
-            ok = cli_parse_int("segment", a, v, 0, 1 << 20, &args->params.band);
+            ok = cli_parse_int("segment", a, v, 0, 1000000, &args->params.band);
         } else if (strcmp(a, "--rect") == 0) {
             args->has_rect = true;
             ok = parse_rect(v, &args->rect);
@@ -686,7 +686,7 @@ static int print_levels(const gcut_seg_report *r) {
 static int check_full(const segment_args *args, const gcut_image *image, const uint8_t *seeds,
                       const uint8_t *mask, const gcut_seg_report *banded) {
     const int64_t n = image->width * image->height * image->depth;
-    uint8_t *full = malloc((size_t)n);
+    uint8_t *full = cli_alloc((size_t)n, "--check mask");
     if (full == NULL) {
         cli_error("segment", GCUT_ERR_NOMEM, "--check buffer for %" PRId64 " pixels", n);
         return 1;
@@ -698,14 +698,14 @@ static int check_full(const segment_args *args, const gcut_image *image, const u
     gcut_status st = gcut_segment(image, seeds, &p, &args->options, full, &r);
     const double ms = now_ms() - t0;
     if (st != GCUT_OK) {
-        free(full);
+        gcut_free(full);
         cli_error("segment", st, "--check: the full solve failed");
         return 1;
     }
     int64_t differ = 0;
     for (int64_t i = 0; i < n; i++)
         differ += (mask[i] != 0) != (full[i] != 0);
-    free(full);
+    gcut_free(full);
     const int64_t gap = banded->energy - r.energy;
     printf("check    %8.1f ms  full solve (%s): flow %" PRId64 " = minimum energy; %" PRId64
            " pixels differ (%.4f%%), energy gap %" PRId64 " (%.4f%%)%s\n",
