@@ -151,6 +151,132 @@ static inline int32_t QP_FN(block_of)(const QP_FN(core) * c, QP_IDX v) {
     return b;
 }
 
+#define QP_BUILD_THREADS 64
+
+/* One thread's share of a build pass over edges [k0, k1). */
+typedef struct QP_FN(build_job) {
+    QP_FN(core) * c;
+    const gcut__qp_input *in;
+    const QP_IDX *intern;
+    int pass; /* 1: count, 2: place, 3: flipped half and node state, by slices */
+    int index, jobs;
+    bool atomic; /* several jobs at once */
+    int64_t k0, k1;
+    int64_t outer; /* pass 1: pairs across blocks */
+    QP_FN(pending) * pending;
+    int64_t next_pending; /* pass 2: where this job's next pair across blocks goes */
+    int64_t *inner_cursor;
+} QP_FN(build_job);
+
+static inline int32_t QP_FN(block_of)(const QP_FN(core) * c, QP_IDX v);
+
+#define QP_ADD(ptr, amount, atomic)                                                                \
+    ((atomic) ? __atomic_fetch_add((ptr), (amount), __ATOMIC_RELAXED)                              \
+              : (*(ptr) += (amount), *(ptr) - (amount)))
+
+static void QP_FN(build_slices)(QP_FN(build_job) * j) {
+    QP_FN(core) *c = j->c;
+    const QP_IDX M = c->M, n = c->n;
+    const int64_t jobs = j->jobs, t = j->index;
+    if (c->mirror) {
+        QP_IDX a0 = (QP_IDX)((int64_t)M * t / jobs), a1 = (QP_IDX)((int64_t)M * (t + 1) / jobs);
+        for (QP_IDX a = a0; a < a1; a++) {
+            c->arcs[a + M].head = QP_FN(flip)(c, c->arcs[a].head);
+            c->arcs[a + M].residual = 0;
+            QP_IDX s = c->sister[a];
+            c->sister[a + M] = s < M ? s + M : s - M;
+        }
+        QP_IDX v0 = (QP_IDX)((int64_t)n * t / jobs), v1 = (QP_IDX)((int64_t)n * (t + 1) / jobs);
+        for (QP_IDX v = v0 + 1; v <= v1; v++)
+            c->first[n + v] = c->first[v] + M;
+    }
+    const size_t N = c->mirror ? 2 * (size_t)n : (size_t)n;
+    size_t v0 = N * (size_t)t / (size_t)jobs, v1 = N * (size_t)(t + 1) / (size_t)jobs;
+    for (size_t v = v0; v < v1; v++) {
+        if (v >= (size_t)n)
+            c->tr[v] = 0;
+        c->nodes[v] = (QP_FN(bk_node)){QP_NONE, QP_NONE, 0, 0};
+    }
+}
+
+static void *QP_FN(build_pass)(void *arg) {
+    QP_FN(build_job) *j = arg;
+    if (j->pass == 3) {
+        QP_FN(build_slices)(j);
+        return NULL;
+    }
+    QP_FN(core) *c = j->c;
+    const gcut__qp_input *in = j->in;
+    const QP_IDX *intern = j->intern;
+    const QP_IDX M = c->M, n = c->n;
+    for (int64_t k = j->k0; k < j->k1; k++) {
+        gcut__qp_edge e;
+        in->edge(in->ctx, k, &e);
+        if (e.u == e.v || (e.cap_uv == 0 && (e.nonsub || e.cap_vu == 0)))
+            continue;
+        QP_IDX u = intern != NULL ? intern[e.u] : (QP_IDX)e.u;
+        QP_IDX v = intern != NULL ? intern[e.v] : (QP_IDX)e.v;
+        int32_t bu = in->block != NULL ? in->block[e.u] : QP_FN(block_of)(c, u);
+        int32_t bv = in->block != NULL ? in->block[e.v] : QP_FN(block_of)(c, v);
+        if (j->pass == 1) {
+            (void)QP_ADD(&c->first[u], (QP_IDX)1, j->atomic);
+            (void)QP_ADD(&c->first[v], (QP_IDX)1, j->atomic);
+            if (bu != bv)
+                j->outer++;
+            else if (e.nonsub)
+                (void)QP_ADD(&c->inner_begin[bu + 1], (int64_t)1, j->atomic);
+            continue;
+        }
+        QP_IDX a = QP_ADD(&c->first[u], (QP_IDX)-1, j->atomic) - 1;
+        QP_IDX b = QP_ADD(&c->first[v], (QP_IDX)-1, j->atomic) - 1;
+        QP_FN(rec) rec;
+        rec.arc = a;
+        rec.cap = (uint32_t)e.cap_uv;
+        if (e.nonsub) {
+            c->arcs[a].head = v + n; /* u -> v' */
+            c->arcs[b].head = u + n; /* v -> u' */
+            c->sister[a] = b + M;    /* v' -> u, at v's position in v' */
+            c->sister[b] = a + M;
+            c->arcs[a].residual = c->arcs[b].residual = 0;
+            rec.rev = QP_NONSUB;
+        } else {
+            c->arcs[a].head = v;
+            c->arcs[b].head = u;
+            c->sister[a] = b;
+            c->sister[b] = a;
+            rec.rev = (uint32_t)e.cap_vu;
+            bool now = bu == bv;
+            c->arcs[a].residual = now ? rec.cap : 0;
+            c->arcs[b].residual = now ? rec.rev : 0;
+        }
+        if (bu != bv) {
+            QP_FN(pending) *p = &j->pending[j->next_pending++];
+            p->a = bu < bv ? bu : bv;
+            p->b = bu < bv ? bv : bu;
+            p->rec = rec;
+        } else if (e.nonsub) {
+            c->inner[QP_ADD(&j->inner_cursor[bu], (int64_t)1, j->atomic)] = rec;
+        }
+    }
+    return NULL;
+}
+
+/* Run the jobs, the calling thread taking the first; a thread that cannot start leaves its
+ * job to the caller. */
+static void QP_FN(build_run)(QP_FN(build_job) * job, int jobs) {
+    pthread_t ids[QP_BUILD_THREADS];
+    bool started[QP_BUILD_THREADS] = {false};
+    for (int t = 1; t < jobs; t++)
+        started[t] = pthread_create(&ids[t], NULL, QP_FN(build_pass), &job[t]) == 0;
+    QP_FN(build_pass)(&job[0]);
+    for (int t = 1; t < jobs; t++) {
+        if (started[t])
+            pthread_join(ids[t], NULL);
+        else
+            QP_FN(build_pass)(&job[t]);
+    }
+}
+
 static gcut_status QP_FN(finish)(QP_FN(core) * c, QP_FN(pending) * pending, int64_t np);
 
 static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
@@ -189,8 +315,6 @@ static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
             c->block_start[b] = (QP_IDX)((int64_t)b * n / B);
     }
 #define QP_INTERN(x) (intern != NULL ? intern[x] : (QP_IDX)(x))
-#define QP_BLOCK(original, internal)                                                               \
-    (in->block != NULL ? in->block[original] : QP_FN(block_of)(c, internal))
 
     c->first = gcut__calloc(N + 1, sizeof(QP_IDX), "qpbo arc offsets");
     c->inner_begin = gcut__calloc((size_t)B + 1, sizeof(int64_t), "qpbo block records");
@@ -201,21 +325,33 @@ static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
         st = GCUT_ERR_NOMEM;
         goto done;
     }
-    /* Pass 1: count arcs per node, held-back records per block and across blocks. */
+    /* Pass 1: count arcs per node, held-back records per block and across blocks (on several
+     * threads for pqpbo: the counts are atomic; the arcs' order in a node's list then depends
+     * on the threads' timing, which changes the search but not the answer). */
+    QP_FN(build_job) job[QP_BUILD_THREADS];
+    int jobs = in->threads < 1                  ? 1
+               : in->threads > QP_BUILD_THREADS ? QP_BUILD_THREADS
+                                                : in->threads;
+    if (in->num_edges < 1024)
+        jobs = 1;
+    for (int t = 0; t < jobs; t++) {
+        memset(&job[t], 0, sizeof job[t]);
+        job[t].c = c;
+        job[t].in = in;
+        job[t].intern = intern;
+        job[t].pass = 1;
+        job[t].atomic = jobs > 1;
+        job[t].k0 = in->num_edges * t / jobs;
+        job[t].k1 = in->num_edges * (t + 1) / jobs;
+        job[t].index = t;
+        job[t].jobs = jobs;
+    }
+    QP_FN(build_run)(job, jobs);
+    /* Each job's pairs across blocks go to its own range of the pending list, in edge order. */
     int64_t num_outer = 0;
-    for (int64_t k = 0; k < in->num_edges; k++) {
-        gcut__qp_edge e;
-        in->edge(in->ctx, k, &e);
-        if (e.u == e.v || (e.cap_uv == 0 && (e.nonsub || e.cap_vu == 0)))
-            continue;
-        QP_IDX u = QP_INTERN(e.u), v = QP_INTERN(e.v);
-        c->first[u]++;
-        c->first[v]++;
-        int32_t bu = QP_BLOCK(e.u, u), bv = QP_BLOCK(e.v, v);
-        if (bu != bv)
-            num_outer++;
-        else if (e.nonsub)
-            c->inner_begin[bu + 1]++;
+    for (int t = 0; t < jobs; t++) {
+        job[t].next_pending = num_outer;
+        num_outer += job[t].outer;
     }
     QP_IDX sum = 0;
     for (QP_IDX v = 0; v <= c->n; v++) {
@@ -242,67 +378,24 @@ static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
     }
     memcpy(inner_cursor, c->inner_begin, (size_t)B * sizeof(int64_t));
     /* Pass 2: place the arcs (counting sort by tail, as bk's build). */
-    const QP_IDX M = c->M;
-    int64_t np = 0;
-    for (int64_t k = 0; k < in->num_edges; k++) {
-        gcut__qp_edge e;
-        in->edge(in->ctx, k, &e);
-        if (e.u == e.v || (e.cap_uv == 0 && (e.nonsub || e.cap_vu == 0)))
-            continue;
-        QP_IDX u = QP_INTERN(e.u), v = QP_INTERN(e.v);
-        int32_t bu = QP_BLOCK(e.u, u), bv = QP_BLOCK(e.v, v);
-        QP_IDX a = --c->first[u], b = --c->first[v];
-        QP_FN(rec) rec;
-        rec.arc = a;
-        rec.cap = (uint32_t)e.cap_uv;
-        if (e.nonsub) {
-            c->arcs[a].head = v + c->n; /* u -> v' */
-            c->arcs[b].head = u + c->n; /* v -> u' */
-            c->sister[a] = b + M;       /* v' -> u, at v's position in v' */
-            c->sister[b] = a + M;
-            c->arcs[a].residual = c->arcs[b].residual = 0;
-            rec.rev = QP_NONSUB;
-        } else {
-            c->arcs[a].head = v;
-            c->arcs[b].head = u;
-            c->sister[a] = b;
-            c->sister[b] = a;
-            rec.rev = (uint32_t)e.cap_vu;
-            bool now = bu == bv;
-            c->arcs[a].residual = now ? rec.cap : 0;
-            c->arcs[b].residual = now ? rec.rev : 0;
-        }
-        if (bu != bv) {
-            QP_FN(pending) *p = &pending[np++];
-            p->a = bu < bv ? bu : bv;
-            p->b = bu < bv ? bv : bu;
-            p->rec = rec;
-        } else if (e.nonsub) {
-            c->inner[inner_cursor[bu]++] = rec;
-        }
+    for (int t = 0; t < jobs; t++) {
+        job[t].pass = 2;
+        job[t].pending = pending;
+        job[t].inner_cursor = inner_cursor;
     }
+    QP_FN(build_run)(job, jobs);
+    int64_t np = num_outer;
     gcut__free(inner_cursor);
-    if (c->mirror) {
-        for (QP_IDX a = 0; a < M; a++) {
-            c->arcs[a + M].head = QP_FN(flip)(c, c->arcs[a].head);
-            c->arcs[a + M].residual = 0;
-            QP_IDX s = c->sister[a];
-            c->sister[a + M] = s < M ? s + M : s - M;
-        }
-        for (QP_IDX v = 1; v <= c->n; v++)
-            c->first[c->n + v] = c->first[v] + M;
-    }
+    /* Pass 3: the flipped half of the arcs and every node's initial state, in slices (the
+     * first touch of these pages is a good part of the build). */
+    for (int t = 0; t < jobs; t++)
+        job[t].pass = 3;
+    QP_FN(build_run)(job, jobs);
     for (int64_t i = 0; i < n; i++)
         c->tr[QP_INTERN(i)] = in->tr[i];
-    for (size_t v = 0; v < N; v++) {
-        if (v >= (size_t)n)
-            c->tr[v] = 0;
-        c->nodes[v] = (QP_FN(bk_node)){QP_NONE, QP_NONE, 0, 0};
-    }
     st = QP_FN(finish)(c, pending, np);
 done:
 #undef QP_INTERN
-#undef QP_BLOCK
     gcut__free(intern);
     return st;
 }
