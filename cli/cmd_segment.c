@@ -48,6 +48,16 @@ static void usage(FILE *out) {
         "  --jobs N              with --batch: N images at once (threads; default 1), for\n"
         "                        the colour models and I/O of one image to overlap another's\n"
         "                        cut; give bk or cuda-grid (cpu-pr threads would compete)\n"
+        "  --levels L            multilevel narrow-banded cut (docs/BAND.md): solve a copy\n"
+        "                        halved L times (1-8) in full, then only a band around the\n"
+        "                        projected boundary at each finer level; 0 = full solve\n"
+        "                        (default); auto = by size. Not always the exact minimum:\n"
+        "                        prints the energy of the result (use --check)\n"
+        "  --band D              band half-width in pixels at each level (default 2)\n"
+        "  --band-grow           widen the band where its cut touches the band's edge and\n"
+        "                        re-solve until it does not (a heuristic, docs/BAND.md)\n"
+        "  --check               with --levels: also solve the full problem exactly and\n"
+        "                        print the pixels that differ and the energy gap\n"
         "  --verbose             progress on stderr (always on for volumes)\n"
         "  --help                this text\n\n"
         "Volumes: give --raw, or several IMAGEs (the slices, in z order). MASK and TRUTH are\n"
@@ -76,47 +86,94 @@ typedef struct segment_args {
     int verbose;
     const char *batch; /* --batch LIST */
     int jobs;          /* --jobs N: batch items at once */
+    bool check;        /* --check: compare a banded result with the full solve */
 } segment_args;
 
-static bool parse_double(const char *text, double *out) {
-    char *end;
-    *out = strtod(text, &end);
-    return end != text && *end == '\0';
-}
-
-static bool parse_int(const char *text, int *out) {
-    char *end;
-    long v = strtol(text, &end, 10);
-    *out = (int)v;
-    return end != text && *end == '\0' && v >= -1000000 && v <= 1000000;
-}
-
+/* --raw DxHxW[:C[:B]]: sizes checked one by one and as a product (cli_parse_dims). */
 static bool parse_raw(const char *text, segment_args *args) {
-    char *end;
-    const char *p = text;
-    for (int k = 0; k < 3; k++) {
-        args->raw_dims[k] = strtoll(p, &end, 10);
-        if (end == p || args->raw_dims[k] < 1)
-            return false;
-        if (k < 2 && *end != 'x')
-            return false;
-        p = end + (k < 2);
+    char dims_text[128];
+    const char *colon = strchr(text, ':');
+    size_t len = colon != NULL ? (size_t)(colon - text) : strlen(text);
+    if (len >= sizeof dims_text) {
+        cli_error("segment", GCUT_OK, "--raw '%s' is too long", text);
+        return false;
     }
+    memcpy(dims_text, text, len);
+    dims_text[len] = '\0';
+    int num_dims = 0;
+    if (!cli_parse_dims("segment", "--raw", dims_text, 3, 3, INT32_MAX, (int64_t)1 << 40,
+                        args->raw_dims, &num_dims))
+        return false;
     args->raw_channels = 1;
     args->raw_bits = 8;
-    if (*end == ':') {
-        p = end + 1;
-        args->raw_channels = (int)strtol(p, &end, 10);
-        if (end == p)
-            return false;
-        if (*end == ':') {
-            p = end + 1;
-            args->raw_bits = (int)strtol(p, &end, 10);
-            if (end == p)
-                return false;
-        }
+    if (colon == NULL)
+        return true;
+    char part[32];
+    const char *second = strchr(colon + 1, ':');
+    len = second != NULL ? (size_t)(second - colon - 1) : strlen(colon + 1);
+    if (len >= sizeof part) {
+        cli_error("segment", GCUT_OK, "--raw '%s': bad channel count", text);
+        return false;
     }
-    return *end == '\0';
+    memcpy(part, colon + 1, len);
+    part[len] = '\0';
+    if (!cli_parse_int("segment", "--raw channels", part, 1, 4, &args->raw_channels))
+        return false;
+    if (second != NULL) {
+        if (strcmp(second + 1, "8") != 0 && strcmp(second + 1, "16") != 0) {
+            cli_error("segment", GCUT_OK, "--raw '%s': bits '%s' is not 8 or 16", text, second + 1);
+            return false;
+        }
+        args->raw_bits = atoi(second + 1);
+    }
+    return true;
+}
+
+/* Add path, and for volumes each slice of a comma-separated list, to the inputs. */
+static int add_inputs(cli_path *inputs, int count, int room, const char *what, const char *path,
+                      bool volume, char **copies, int *num_copies) {
+    if (path == NULL || count >= room)
+        return count;
+    inputs[count++] = (cli_path){what, path};
+    if (!volume || strchr(path, ',') == NULL)
+        return count;
+    char *list = cli_alloc(strlen(path) + 1, "slice list");
+    if (list == NULL)
+        return count;
+    strcpy(list, path);
+    copies[(*num_copies)++] = list;
+    for (char *p = list; p != NULL && count < room;) {
+        char *comma = strchr(p, ',');
+        if (comma != NULL)
+            *comma = '\0';
+        inputs[count++] = (cli_path){what, p};
+        p = comma != NULL ? comma + 1 : NULL;
+    }
+    return count;
+}
+
+/* An output naming an input (-o the image, --overlay the seeds, ...) is refused before
+ * anything is read or written. @return -1 to run, else the exit code. */
+static int check_paths(const segment_args *args) {
+    int room = args->num_images + 2 + 2 * 1024, count = 0, num_copies = 0;
+    cli_path *inputs = cli_alloc((size_t)room * sizeof *inputs, "path list");
+    if (inputs == NULL) {
+        cli_error("segment", GCUT_ERR_NOMEM, "path list");
+        return 1;
+    }
+    char *copies[2] = {NULL, NULL};
+    for (int i = 0; i < args->num_images; i++)
+        inputs[count++] = (cli_path){"image", args->images[i]};
+    count = add_inputs(inputs, count, room, "seed mask", args->seeds, args->volume, copies,
+                       &num_copies);
+    count =
+        add_inputs(inputs, count, room, "--truth", args->truth, args->volume, copies, &num_copies);
+    const cli_path outputs[] = {{"-o", args->out}, {"--overlay", args->overlay}};
+    int code = cli_check_paths("segment", inputs, count, outputs, 2);
+    for (int i = 0; i < num_copies; i++)
+        gcut_free(copies[i]);
+    gcut_free(inputs);
+    return code != 0 ? code : -1;
 }
 
 /* @return -1 to run, else the exit code. */
@@ -137,6 +194,14 @@ static int parse_args(int argc, char **argv, segment_args *args) {
         }
         if (strcmp(a, "--verbose") == 0) {
             args->verbose = 1;
+            continue;
+        }
+        if (strcmp(a, "--check") == 0) {
+            args->check = true;
+            continue;
+        }
+        if (strcmp(a, "--band-grow") == 0) {
+            args->params.band_grow = 1;
             continue;
         }
         if (a[0] != '-' || a[1] == '\0') {
@@ -160,19 +225,28 @@ static int parse_args(int argc, char **argv, segment_args *args) {
         } else if (strcmp(a, "--solver") == 0) {
             args->options.solver = v;
         } else if (strcmp(a, "--threads") == 0) {
-            ok = parse_int(v, &args->options.threads) && args->options.threads >= 0;
+            if (!cli_parse_int("segment", a, v, 0, 65536, &args->options.threads))
+                return 2;
         } else if (strcmp(a, "--lambda") == 0) {
-            ok = parse_double(v, &args->params.lambda);
+            if (!cli_parse_double("segment", a, v, 0.0, 1e9, false, &args->params.lambda))
+                return 2;
         } else if (strcmp(a, "--sigma") == 0) {
-            ok = parse_double(v, &args->params.sigma);
+            /* 8-bit units: below 1e-3 every contrast weight underflows to 0 or overflows. */
+            if (!cli_parse_double("segment", a, v, 1e-3, 1e6, true, &args->params.sigma))
+                return 2;
         } else if (strcmp(a, "--scale") == 0) {
-            ok = parse_double(v, &args->params.scale);
+            if (!cli_parse_double("segment", a, v, 1e-9, 1e9, true, &args->params.scale))
+                return 2;
         } else if (strcmp(a, "--connectivity") == 0) {
-            ok = parse_int(v, &args->params.connectivity);
+            ok = strcmp(v, "4") == 0 || strcmp(v, "8") == 0 || strcmp(v, "6") == 0 ||
+                 strcmp(v, "26") == 0;
+            args->params.connectivity = atoi(v);
         } else if (strcmp(a, "--components") == 0) {
-            ok = parse_int(v, &args->params.gmm_components);
+            if (!cli_parse_int("segment", a, v, 1, 32, &args->params.gmm_components))
+                return 2;
         } else if (strcmp(a, "--bins") == 0) {
-            ok = parse_int(v, &args->params.histogram_bins);
+            if (!cli_parse_int("segment", a, v, 2, 256, &args->params.histogram_bins))
+                return 2;
         } else if (strcmp(a, "--model") == 0) {
             if (strcmp(v, "gmm") == 0)
                 args->params.model = GCUT_MODEL_GMM;
@@ -191,13 +265,22 @@ static int parse_args(int argc, char **argv, segment_args *args) {
                 args->encoding = GCUT_SEEDS_COLOR;
             else
                 ok = false;
+        } else if (strcmp(a, "--levels") == 0) {
+            if (strcmp(v, "auto") == 0)
+                args->params.levels = GCUT_SEG_LEVELS_AUTO;
+            else
+                ok = cli_parse_int("segment", a, v, 0, GCUT_SEG_MAX_LEVELS, &args->params.levels);
+        } else if (strcmp(a, "--band") == 0) {
+            ok = cli_parse_int("segment", a, v, 0, 1 << 20, &args->params.band);
         } else if (strcmp(a, "--raw") == 0) {
             args->raw = true;
-            ok = parse_raw(v, args);
+            if (!parse_raw(v, args))
+                return 2;
         } else if (strcmp(a, "--batch") == 0) {
             args->batch = v;
         } else if (strcmp(a, "--jobs") == 0) {
-            ok = parse_int(v, &args->jobs) && args->jobs >= 1 && args->jobs <= 1024;
+            if (!cli_parse_int("segment", "--jobs", v, 1, 1024, &args->jobs))
+                return 2;
         } else {
             cli_error("segment", GCUT_OK, "unknown option '%s' (see gcut segment --help)", a);
             return 2;
@@ -230,7 +313,7 @@ static int parse_args(int argc, char **argv, segment_args *args) {
         cli_error("segment", GCUT_OK, "--overlay is for 2D images, not volumes");
         return 2;
     }
-    return -1;
+    return check_paths(args);
 }
 
 /* Read a one-byte-per-voxel raw volume of n bytes. */
@@ -240,7 +323,7 @@ static uint8_t *read_raw_bytes(const char *path, int64_t n) {
         cli_error("segment", GCUT_OK, "cannot open '%s'", path);
         return NULL;
     }
-    uint8_t *bytes = malloc((size_t)n + 1);
+    uint8_t *bytes = cli_alloc((size_t)n + 1, "raw mask");
     size_t got = bytes ? fread(bytes, 1, (size_t)n + 1, f) : 0;
     fclose(f);
     if (bytes == NULL || got != (size_t)n) {
@@ -250,7 +333,7 @@ static uint8_t *read_raw_bytes(const char *path, int64_t n) {
                   : got > (size_t)n ? "more"
                                     : "fewer",
                   n);
-        free(bytes);
+        gcut_free(bytes);
         return NULL;
     }
     return bytes;
@@ -260,12 +343,12 @@ static uint8_t *read_raw_bytes(const char *path, int64_t n) {
  * byte per voxel or a comma-separated list of slice pictures. free_mask() releases it. */
 typedef struct loaded_mask {
     gcut_image image;
-    uint8_t *raw; /* the bytes of a raw file (malloc), else NULL */
+    uint8_t *raw; /* the bytes of a raw file (cli_alloc), else NULL */
 } loaded_mask;
 
 static void free_mask(loaded_mask *mask) {
     if (mask->raw != NULL)
-        free(mask->raw);
+        gcut_free(mask->raw);
     else
         gcut_image_free(&mask->image);
     memset(mask, 0, sizeof *mask);
@@ -285,11 +368,11 @@ static bool load_mask(const segment_args *args, const char *path, const char *wh
     }
     if (args->volume) {
         /* Split the list in a copy: the slices' paths point into it. */
-        char *list = malloc(strlen(path) + 1);
-        const char **paths = malloc((strlen(path) / 2 + 2) * sizeof *paths);
+        char *list = cli_alloc(strlen(path) + 1, "slice list");
+        const char **paths = cli_alloc((strlen(path) / 2 + 2) * sizeof *paths, "slice list");
         int64_t count = 0;
         if (list == NULL || paths == NULL) {
-            free(list), free(paths);
+            gcut_free(list), gcut_free(paths);
             cli_error("segment", GCUT_ERR_NOMEM, "slice list");
             return false;
         }
@@ -302,7 +385,7 @@ static bool load_mask(const segment_args *args, const char *path, const char *wh
             p = comma != NULL ? comma + 1 : NULL;
         }
         st = gcut_volume_read_slices(paths, count, &mask->image);
-        free(list), free(paths);
+        gcut_free(list), gcut_free(paths);
     } else {
         st = gcut_image_read(path, &mask->image);
     }
@@ -332,18 +415,17 @@ static int write_mask(const segment_args *args, const gcut_image *image, uint8_t
     for (int64_t i = 0; i < n; i++)
         mask[i] = mask[i] ? 255 : 0;
     if (args->volume) {
-        FILE *f = fopen(args->out, "wb");
-        bool ok = f != NULL && fwrite(mask, 1, (size_t)n, f) == (size_t)n;
-        if (f != NULL)
-            ok = (fclose(f) == 0) && ok;
-        if (!ok) {
-            cli_error("segment", GCUT_OK, "cannot write '%s'", args->out);
+        FILE *f = cli_out_open("segment", args->out);
+        if (f == NULL)
             return 1;
-        }
-        return 0;
+        fwrite(mask, 1, (size_t)n, f);
+        return cli_out_close("segment", f, args->out);
     }
     gcut_image out = {image->width, image->height, 1, 1, 8, mask};
-    gcut_status st = gcut_image_write(args->out, &out);
+    const char *temp = cli_out_path("segment", args->out);
+    if (temp == NULL)
+        return 1;
+    gcut_status st = gcut_image_write(temp, &out);
     if (st != GCUT_OK) {
         cli_error("segment", st, "cannot write '%s'", args->out);
         return 1;
@@ -500,6 +582,77 @@ static int run_batch(segment_args *args) {
     return failed > 0 || done == 0 ? 1 : 0;
 }
 
+/* The levels of a banded solve, coarsest first, and the energy of its result. */
+static int print_levels(const gcut_seg_report *r) {
+    double build = 0, solve = 0;
+    for (int k = r->levels; k >= 0; k--) {
+        const gcut_seg_level *l = &r->level[k];
+        const int64_t n = l->width * l->height * l->depth;
+        char size[96];
+        if (l->depth > 1)
+            snprintf(size, sizeof size, "%" PRId64 "x%" PRId64 "x%" PRId64, l->width, l->height,
+                     l->depth);
+        else
+            snprintf(size, sizeof size, "%" PRId64 "x%" PRId64, l->width, l->height);
+        build += l->build_ms, solve += l->solve_ms;
+        if (k == r->levels)
+            printf("level %d  %8.1f ms  %s in full (%s): %" PRId64 " nodes, build %.1f ms, "
+                   "solve %.1f ms, flow %" PRId64 "\n",
+                   k, l->build_ms + l->solve_ms, size, r->stats.solver, n, l->build_ms, l->solve_ms,
+                   l->flow);
+        else
+            printf("level %d  %8.1f ms  %s band: %" PRId64 " nodes (%.2f%%), %" PRId64
+                   " edges, %d round%s, build %.1f ms, solve %.1f ms, flow %" PRId64 "\n",
+                   k, l->build_ms + l->solve_ms, size, l->nodes,
+                   100.0 * (double)l->nodes / (double)n, l->edges, l->rounds,
+                   l->rounds == 1 ? "" : "s", l->build_ms, l->solve_ms, l->flow);
+    }
+    printf("solve    %8.1f ms  all levels (build %.1f ms, solve %.1f ms)\n", build + solve, build,
+           solve);
+    printf("energy   %" PRId64 " (of the result, capacity units; evaluated in %.1f ms)\n",
+           r->energy, r->energy_ms);
+    return 0;
+}
+
+/* --check: solve the full problem exactly and compare with the banded mask (1 = foreground). */
+static int check_full(const segment_args *args, const gcut_image *image, const uint8_t *seeds,
+                      const uint8_t *mask, const gcut_seg_report *banded) {
+    const int64_t n = image->width * image->height * image->depth;
+    uint8_t *full = malloc((size_t)n);
+    if (full == NULL) {
+        cli_error("segment", GCUT_ERR_NOMEM, "--check buffer for %" PRId64 " pixels", n);
+        return 1;
+    }
+    gcut_seg_params p = args->params;
+    p.levels = 0;
+    gcut_seg_report r;
+    const double t0 = now_ms();
+    gcut_status st = gcut_segment(image, seeds, &p, &args->options, full, &r);
+    const double ms = now_ms() - t0;
+    if (st != GCUT_OK) {
+        free(full);
+        cli_error("segment", st, "--check: the full solve failed");
+        return 1;
+    }
+    int64_t differ = 0;
+    for (int64_t i = 0; i < n; i++)
+        differ += (mask[i] != 0) != (full[i] != 0);
+    free(full);
+    const int64_t gap = banded->energy - r.energy;
+    printf("check    %8.1f ms  full solve (%s): flow %" PRId64 " = minimum energy; %" PRId64
+           " pixels differ (%.4f%%), energy gap %" PRId64 " (%.4f%%)%s\n",
+           ms, r.stats.solver, r.stats.flow, differ, 100.0 * (double)differ / (double)n, gap,
+           r.energy > 0 ? 100.0 * (double)gap / (double)r.energy : 0.0,
+           gap == 0 ? ": the banded result is a minimum" : "");
+    if (gap < 0) {
+        cli_error("segment", GCUT_ERR_INTERNAL,
+                  "--check: banded energy %" PRId64 " below the exact minimum %" PRId64,
+                  banded->energy, r.energy);
+        return 1;
+    }
+    return 0;
+}
+
 int cli_cmd_segment(int argc, char **argv) {
     segment_args args;
     int rc = parse_args(argc, argv, &args);
@@ -538,7 +691,8 @@ int cli_cmd_segment(int argc, char **argv) {
         goto done;
     }
     const int64_t n = image.width * image.height * image.depth;
-    if ((seeds = malloc((size_t)n)) == NULL || (mask = malloc((size_t)n)) == NULL) {
+    if ((seeds = cli_alloc((size_t)n, "seeds")) == NULL ||
+        (mask = cli_alloc((size_t)n, "mask")) == NULL) {
         cli_error("segment", GCUT_ERR_NOMEM, "buffers for %" PRId64 " pixels", n);
         goto done;
     }
@@ -549,6 +703,7 @@ int cli_cmd_segment(int argc, char **argv) {
         cli_error("segment", st, "bad seed mask '%s'", args.seeds);
         goto done;
     }
+    free_mask(&seed_mask); /* its codes are in seeds: one volume-sized buffer less */
     const double t_read = now_ms();
     char size[96];
     if (image.depth > 1)
@@ -576,9 +731,15 @@ int cli_cmd_segment(int argc, char **argv) {
            report.model == GCUT_MODEL_GMM ? "gmm" : "histogram");
     printf("build    %8.1f ms  %d-connected, lambda %g, sigma %.2f, scale %.4f\n", report.build_ms,
            report.connectivity, report.lambda, report.sigma, report.scale);
-    printf("solve    %8.1f ms  %s (setup %.1f ms, max-flow %.1f ms), flow %" PRId64 "\n",
-           report.solve_ms, report.stats.solver, report.stats.build_ms, report.stats.solve_ms,
-           report.stats.flow);
+    if (report.levels == 0)
+        printf("solve    %8.1f ms  %s (setup %.1f ms, max-flow %.1f ms), flow %" PRId64 "\n",
+               report.solve_ms, report.stats.solver, report.stats.build_ms, report.stats.solve_ms,
+               report.stats.flow);
+    else if (print_levels(&report) != 0)
+        goto done;
+    printf("cut      %8.1f ms  construction + solve\n", report.build_ms + report.solve_ms);
+    if (args.check && check_full(&args, &image, seeds, mask, &report) != 0)
+        goto done;
     const int64_t fg = report.foreground_pixels;
     if (args.verbose)
         fprintf(stderr, "gcut segment: writing %s\n", args.out);
@@ -587,9 +748,12 @@ int cli_cmd_segment(int argc, char **argv) {
         goto done;
     if (args.overlay != NULL) {
         gcut_image ov = {0};
+        const char *temp = cli_out_path("segment", args.overlay);
+        if (temp == NULL)
+            goto done;
         st = gcut_overlay(&image, mask, &ov);
         if (st == GCUT_OK)
-            st = gcut_image_write(args.overlay, &ov);
+            st = gcut_image_write(temp, &ov);
         gcut_image_free(&ov);
         if (st != GCUT_OK) {
             cli_error("segment", st, "cannot write the overlay '%s'", args.overlay);
@@ -608,7 +772,7 @@ done:
     gcut_image_free(&image);
     free_mask(&seed_mask);
     free(args.images);
-    free(seeds);
-    free(mask);
+    gcut_free(seeds);
+    gcut_free(mask);
     return rc;
 }

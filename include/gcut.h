@@ -15,12 +15,18 @@ extern "C" {
  * Version
  * ---------------------------------------------------------------------------------------- */
 
+/* The one place the version is written: CMakeLists.txt reads these three lines for the
+ * project version, the shared library's SONAME, gcut.pc and the CMake package. */
 #define GCUT_VERSION_MAJOR 0
 #define GCUT_VERSION_MINOR 1
 #define GCUT_VERSION_PATCH 0
 #define GCUT_VERSION_NUMBER                                                                        \
     (GCUT_VERSION_MAJOR * 10000 + GCUT_VERSION_MINOR * 100 + GCUT_VERSION_PATCH)
-#define GCUT_VERSION_STRING "0.1.0"
+#define GCUT__STRINGIFY(x) #x
+#define GCUT__VERSION_TEXT(a, b, c) GCUT__STRINGIFY(a) "." GCUT__STRINGIFY(b) "." GCUT__STRINGIFY(c)
+/** "MAJOR.MINOR.PATCH", made from the three numbers above. */
+#define GCUT_VERSION_STRING                                                                        \
+    GCUT__VERSION_TEXT(GCUT_VERSION_MAJOR, GCUT_VERSION_MINOR, GCUT_VERSION_PATCH)
 
 /** @return the library's version as MAJOR*10000 + MINOR*100 + PATCH (may differ from the
  *  header's GCUT_VERSION_NUMBER when linked against another build). */
@@ -375,6 +381,11 @@ gcut_status gcut_grid_write(const gcut_grid *grid, const char *path);
 
 /** Free memory gcut returned to the caller (node id arrays, image pixels). NULL is accepted. */
 void gcut_free(void *ptr);
+/** Allocate bytes through gcut's allocator and under its memory cap (gcut_set_memory_limit),
+ *  for callers that want their own buffers counted and capped with gcut's (the gcut command
+ *  does). *out receives the block (free it with gcut_free), or NULL. @return GCUT_ERR_NOMEM
+ *  with a message naming `what` (may be NULL) and the bytes when over the cap or refused. */
+gcut_status gcut_alloc(size_t bytes, const char *what, void **out);
 
 /* ------------------------------------------------------------------------------------------
  * Images and segmentation (src/io/image*, src/seg/)
@@ -465,11 +476,40 @@ typedef struct gcut_seg_params {
     double scale;          /**< float energy -> int32 capacity factor; <= 0: chosen so that the
                                 largest capacity fits (reported in gcut_seg_report.scale) */
     uint64_t seed;         /**< for GMM initialisation (default 1); deterministic per seed */
+    int levels;            /**< multilevel narrow-banded cut (Lombaert 2005, Lattari 2010 3.5, 5.4;
+                                docs/BAND.md): 0 = one full solve (default); L in 1..GCUT_SEG_MAX_LEVELS
+                                = solve a copy halved L times in full, then at each finer level only a
+                                band around the projected boundary; GCUT_SEG_LEVELS_AUTO = picked by
+                                size (0 below 2^20 pixels). The result is a minimum cut of the band
+                                problem, not always of the full one: see gcut_seg_report.energy */
+    int band;      /**< band half-width d >= 0 in pixels at each finer level (default 2): pixels
+                        within Chebyshev distance d of the projected boundary (or of a seed the
+                        projection contradicts) are re-solved, the rest keep projected labels */
+    int band_grow; /**< 1: where the band's cut touches the band's outer layer, widen the band
+                        there by d and re-solve, until it does not (at most 32 rounds); a
+                        heuristic, not a proof of optimality (docs/BAND.md). Default 0 */
 } gcut_seg_params;
+
+/** gcut_seg_params.levels: pick the number of levels by the image's size. */
+#define GCUT_SEG_LEVELS_AUTO (-1)
+/** Most coarser levels gcut_seg_params.levels may ask for. */
+#define GCUT_SEG_MAX_LEVELS 8
 
 /** Fill *params with the defaults documented above (connectivity 0 = by dimension and
  *  GCUT_MODEL_AUTO are resolved when the energy is built). */
 void gcut_seg_params_init(gcut_seg_params *params);
+
+/** One level of a banded segmentation (gcut_seg_report.level). */
+typedef struct gcut_seg_level {
+    int64_t width, height, depth; /**< the level's size */
+    int64_t nodes;                /**< nodes solved: the whole level at the coarsest, the band
+                                       elsewhere (0: empty band, nothing to solve) */
+    int64_t edges;                /**< neighbour edges of the solved graph */
+    int rounds;                   /**< solves of this level (> 1 when band_grow widened) */
+    int64_t flow;                 /**< the last solve's flow (band problem's minimum) */
+    double build_ms;              /**< coarsening, projection, band and graph building */
+    double solve_ms;              /**< max-flow (all rounds) */
+} gcut_seg_level;
 
 /** What the energy builder and solver did. */
 typedef struct gcut_seg_report {
@@ -484,6 +524,14 @@ typedef struct gcut_seg_report {
     double solve_ms;  /**< the max-flow solve (stats.solve_ms + stats.build_ms) */
     gcut_stats stats; /**< the solver's own report */
     int64_t foreground_pixels;
+    int64_t energy;   /**< energy of the returned labelling on the full-resolution problem, in
+                           capacity units (the capacity of its cut); equals stats.flow, the
+                           minimum, for a full solve; a banded solve's is >= that minimum */
+    double energy_ms; /**< evaluating energy (banded solves; 0 for a full solve) */
+    int levels;       /**< coarser levels used (0: full solve); level[0..levels] are filled */
+    /** Per level of a banded solve, level[0] the finest (the image), level[levels] the
+     *  coarsest, which is solved in full. */
+    gcut_seg_level level[GCUT_SEG_MAX_LEVELS + 1];
 } gcut_seg_report;
 
 /** Build the segmentation grid for image and seeds (codes as above; hard constraints make
@@ -523,6 +571,267 @@ gcut_status gcut_synth_seeds(int64_t width, int64_t height, int64_t depth, uint8
  *  lambda. connectivity 0 = 4 (2D) / 6 (3D). */
 gcut_status gcut_synth_grid(int64_t width, int64_t height, int64_t depth, uint64_t seed,
                             gcut_synth_level level, int connectivity, gcut_grid **out);
+
+/* ------------------------------------------------------------------------------------------
+ * QPBO: binary energies with non-submodular terms (Kolmogorov & Rother, PAMI 2007; the
+ * two-stage and parallel solvers of Jeppesen et al., ICCV 2021). See docs/QPBO.md.
+ *
+ *   E(x) = sum_p E_p(x_p) + sum_(p,q) E_pq(x_p, x_q),  x_p in {0, 1}
+ *
+ * Terms may be non-submodular (E00 + E11 > E01 + E10). The solve returns a partial labeling
+ * (0, 1, or -1 = unlabeled) with persistency: some global minimiser agrees with every labeled
+ * node, and the set of labeled nodes is the largest QPBO can certify (weak persistencies by
+ * strongly connected components). Submodular energies come back fully labeled at their exact
+ * minimum. Labels do not depend on the solver, the block split or the thread count.
+ * ---------------------------------------------------------------------------------------- */
+
+/** Unlabeled node in a QPBO result. */
+enum { GCUT_QPBO_UNLABELED = -1 };
+
+typedef struct gcut_qpbo gcut_qpbo;
+
+/** Create an energy over num_nodes binary variables (>= 0), all terms zero. term_hint (>= 0)
+ *  reserves room for that many pairwise terms. Free with gcut_qpbo_free. */
+gcut_status gcut_qpbo_create(int64_t num_nodes, int64_t term_hint, gcut_qpbo **out);
+/** Free the energy. NULL is accepted. */
+void gcut_qpbo_free(gcut_qpbo *qpbo);
+/** @return the number of nodes / pairwise terms added so far. */
+int64_t gcut_qpbo_num_nodes(const gcut_qpbo *qpbo);
+int64_t gcut_qpbo_num_terms(const gcut_qpbo *qpbo);
+
+/** Add e0 to E_node(0) and e1 to E_node(1) (cumulative; sums are kept in 64 bits).
+ *  @return GCUT_ERR_INVALID_ARG if node is out of range. */
+gcut_status gcut_qpbo_add_unary(gcut_qpbo *qpbo, int64_t node, int32_t e0, int32_t e1);
+/** Add the pairwise term E_ij(x_i, x_j): e00 when both are 0, e01 when x_i = 0 and x_j = 1,
+ *  e10, e11 (Kolmogorov's AddPairwiseTerm order). Submodular or not; several terms on one
+ *  pair add up. term_id (may be NULL) gets its number (0, 1, ...). The coupling
+ *  e01 + e10 - e00 - e11 must lie in [-INT32_MAX, INT32_MAX].
+ *  @return GCUT_ERR_INVALID_ARG for i == j or a node out of range, GCUT_ERR_OVERFLOW for a
+ *  coupling out of range (the message names the term). */
+gcut_status gcut_qpbo_add_pairwise(gcut_qpbo *qpbo, int64_t i, int64_t j, int32_t e00, int32_t e01,
+                                   int32_t e10, int32_t e11, int64_t *term_id);
+
+/** Float energies: set the scale (> 0, finite) by which gcut_qpbo_add_*_float() multiply
+ *  before rounding to the nearest integer. Every result (energies, lower bound) is then in
+ *  scaled units: divide by the scale. Set it before adding float terms. */
+gcut_status gcut_qpbo_set_float_scale(gcut_qpbo *qpbo, double scale);
+/** @return the scale in force (1.0 until set). */
+double gcut_qpbo_float_scale(const gcut_qpbo *qpbo);
+/** As gcut_qpbo_add_unary / _add_pairwise with float energies, each value multiplied by the
+ *  scale and rounded. @return GCUT_ERR_OVERFLOW (naming the value) if a scaled value leaves
+ *  int32 or is not finite. */
+gcut_status gcut_qpbo_add_unary_float(gcut_qpbo *qpbo, int64_t node, double e0, double e1);
+gcut_status gcut_qpbo_add_pairwise_float(gcut_qpbo *qpbo, int64_t i, int64_t j, double e00,
+                                         double e01, double e10, double e11, int64_t *term_id);
+
+/** Give each node a block (0 <= block[i] < num_blocks, num_blocks <= 2^20) for the parallel
+ *  solver: blocks are solved at once, then merged. Copied; NULL clears. Without blocks, the
+ *  parallel solver splits the node range into contiguous pieces (row slabs of a grid stored
+ *  in C order). Blocks change speed only, never the labels. */
+gcut_status gcut_qpbo_set_blocks(gcut_qpbo *qpbo, const int32_t *block, int32_t num_blocks);
+
+/** What a QPBO solve found. Fields may be added at the end. */
+typedef struct gcut_qpbo_result {
+    char solver[32];     /**< "qpbo" or "pqpbo" */
+    int64_t labeled;     /**< nodes with label 0 or 1 */
+    int64_t lower_bound; /**< QPBO lower bound on min E: ceil(max flow of the doubled graph / 2)
+                              plus the energy's constant; equals min E when every node is
+                              labeled by a submodular energy */
+    int64_t energy;      /**< E of the labels returned, unlabeled nodes taken as 0 */
+    int stage2;          /**< 1 if the flipped copy (Stage 2) was built */
+    int threads;         /**< threads used */
+    int64_t blocks;      /**< blocks of Phase A (1 for qpbo) */
+    int64_t merges;      /**< merges of Phase B */
+    double build_ms;     /**< building the graph */
+    double solve_ms;     /**< max flow, both stages (Phase A and B for pqpbo) */
+    double label_ms;     /**< labels: reachability and strongly connected components */
+    uint64_t bytes;      /**< peak bytes held by the solve (graph and bookkeeping) */
+    double float_scale;  /**< the energy's float scale (gcut_qpbo_set_float_scale; 1.0 if
+                              never set): energy / float_scale and lower_bound / float_scale
+                              are in the float energy's units */
+} gcut_qpbo_result;
+
+/** Minimise: options->solver "qpbo" (serial), "pqpbo" (parallel, options->threads, 0 = all
+ *  cores) or "auto"/NULL. labels (may be NULL) gets num_nodes values 0, 1 or -1; result (may
+ *  be NULL) the summary. The energy is not modified; it may be solved again.
+ *  @return GCUT_ERR_NOT_FOUND for an unknown solver, GCUT_ERR_NOMEM, GCUT_ERR_OVERFLOW if an
+ *  energy sum leaves int64. */
+gcut_status gcut_qpbo_solve(gcut_qpbo *qpbo, const gcut_options *options, int8_t *labels,
+                            gcut_qpbo_result *result);
+
+/** E(labels) in 64 bits; labels 0 or 1, and -1 counted as 0. @return GCUT_ERR_INVALID_ARG for
+ *  any other value (naming the node), GCUT_ERR_OVERFLOW if the sum leaves int64. */
+gcut_status gcut_qpbo_energy(const gcut_qpbo *qpbo, const int8_t *labels, int64_t *energy);
+
+/** A random energy on a width x height 4-connected grid (node y * width + x): unaries and
+ *  pairwise energies uniform in [-range, range], each pair non-submodular with probability
+ *  nonsub_percent / 100. Deterministic for a seed. */
+gcut_status gcut_qpbo_random(int64_t width, int64_t height, int nonsub_percent, int32_t range,
+                             uint64_t seed, gcut_qpbo **out);
+/** A multi-object segmentation energy (Jeppesen et al. 2021, section 4; Jeppesen et al.'s
+ *  sparse layered graphs): a synthetic width x height (x depth) image of `objects` noisy
+ *  discs (balls) of distinct brightness; one layer of nodes per object over the object's
+ *  region of interest (its bounding box grown by its radius), label 1 = the pixel is in that
+ *  object; a data term per node, submodular smoothness between 4- (6-) neighbours of a layer,
+ *  and non-submodular exclusion terms (E11 large) between the layers' nodes at one pixel. The
+ *  blocks are set to one per object. Deterministic for a seed. */
+gcut_status gcut_qpbo_objects(int64_t width, int64_t height, int64_t depth, int objects,
+                              uint64_t seed, gcut_qpbo **out);
+
+/** Read a QPBO text file (docs/FORMATS.md: "p qpbo N M", "u I E0 E1", "e I J E00 E01 E10
+ *  E11", optional "b I BLOCK" block ids, "c ..."; nodes 1-based; "-" = stdin). Errors give
+ *  GCUT_ERR_PARSE naming the line. */
+gcut_status gcut_qpbo_read(const char *path, gcut_qpbo **out);
+/** Write the energy in the same format ("-" = stdout): one u line per node with a nonzero
+ *  unary, a b line per node when blocks are set, one e line per term. */
+gcut_status gcut_qpbo_write(const gcut_qpbo *qpbo, const char *path);
+
+/* ------------------------------------------------------------------------------------------
+ * Video: online segmentation of a frame sequence (src/video/; Garrett & Saito 2009)
+ *
+ * A gcut_video object takes the frames of a sequence one at a time. The first frame is
+ * segmented from a given mask or from seeds; every later frame from the previous frame's mask:
+ * its colour models are re-estimated from the previous frame and its mask (histograms mixed
+ * with the older model by a forgetting factor), pixels deeper than a band inside (outside) the
+ * previous mask's boundary become hard foreground (background) seeds, and the band's width
+ * follows the boundary's measured motion. With restrict_band the graph holds only the band's
+ * pixels (Garrett & Saito's mask); the cut is exact for that energy either way. docs/VIDEO.md.
+ * ---------------------------------------------------------------------------------------- */
+
+typedef struct gcut_video gcut_video;
+
+/** How a frame's energy follows from the previous frame (defaults: gcut_video_params_init). */
+typedef struct gcut_video_params {
+    gcut_seg_params seg; /**< energy: lambda, sigma (<= 0: estimated per frame), connectivity,
+                              histogram_bins, scale; the model is always a histogram of the
+                              previous frames (first frame with seeds: seg.model as gcut_segment) */
+    double forget;       /**< in [0, 1): weight the colour model keeps from older frames;
+                              0 = learnt from the previous frame alone. Default 0.5 */
+    double band_min;     /**< unknown band half-width in pixels when nothing moves (>= 1).
+                              Default 3 */
+    double band_motion;  /**< band = band_min + band_motion * (mean boundary displacement of
+                              the last frame, pixels), clamped to band_max. Default 1 */
+    double band_max;     /**< largest half-width (>= band_min). Default 64 */
+    int restrict_band;   /**< 1: solve a graph of the band's pixels only, the rest fixed by the
+                              previous mask (Garrett & Saito); 0: the whole frame with hard
+                              seeds. Same energy minimum over the band either way. Default 1 */
+    int check_colour;    /**< 1: a pixel beyond the band whose colour favours the other label
+                              than its previous one is left unknown (not a hard seed), so that
+                              uncovered or fast-grown parts can return. Default 1 */
+    double colour_reach; /**< check_colour applies within colour_reach * band of the previous
+                              boundary (0 = the whole frame), so that a similar-coloured object
+                              far away is not taken in. Default 4 */
+    int warm;            /**< 1 (with restrict_band 0): the whole frame kept as one graph across
+                              frames, only changed capacities updated, re-solved warm by bk
+                              (Kohli-Torr); measured in docs/VIDEO.md. Default 0 */
+    int verify;          /**< 1: check every frame's cut with its certificate (cut capacity ==
+                              flow; GCUT_ERR_VERIFY otherwise). Default 0 */
+} gcut_video_params;
+
+/** Fill *params with the defaults above (seg as gcut_seg_params_init, histogram model). */
+void gcut_video_params_init(gcut_video_params *params);
+
+/** Per-frame report of gcut_video_push_frame(). Times in ms. */
+typedef struct gcut_video_report {
+    int64_t frame;       /**< index of the frame (0 = first) */
+    double model_ms;     /**< colour models, distance to the boundary, seeds */
+    double build_ms;     /**< capacities (graph construction) */
+    double solve_ms;     /**< the max-flow solve, solver setup included */
+    double band;         /**< band half-width used (0 on the first frame) */
+    int64_t graph_nodes; /**< nodes of the graph solved */
+    int64_t flow;        /**< exact maximum flow of the frame's graph */
+    int64_t foreground_pixels;
+    char solver[32];
+} gcut_video_report;
+
+/** Create a video segmenter for frames of width x height (2D). params and options may be NULL
+ *  (defaults; options->solver "auto" picks as gcut_grid_solve does; cuda-grid runs a fresh
+ *  solve per frame). Every per-frame buffer is allocated here, once. */
+gcut_status gcut_video_create(int64_t width, int64_t height, const gcut_video_params *params,
+                              const gcut_options *options, gcut_video **out);
+/** Free the segmenter. NULL is accepted. */
+void gcut_video_free(gcut_video *video);
+
+/** What init in gcut_video_push_frame() holds for the first frame. */
+typedef enum {
+    GCUT_VIDEO_INIT_MASK = 0, /**< a segmentation: nonzero = foreground, taken as it is */
+    GCUT_VIDEO_INIT_SEEDS = 1 /**< seed codes (GCUT_SEED_*): the frame is segmented first */
+} gcut_video_init;
+
+/** Segment the next frame (8 or 16 bit, 1-4 channels, the size given at creation; alpha
+ *  ignored, 16-bit samples use their high byte). The first frame needs init (width*height
+ *  bytes, read as init_kind says); later frames take init NULL (or a non-NULL init to restart
+ *  from it). The mask is then available from gcut_video_mask(). report may be NULL.
+ *  @return GCUT_ERR_INVALID_ARG for a frame of another size (naming both) or a missing init. */
+gcut_status gcut_video_push_frame(gcut_video *video, const gcut_image *frame, const uint8_t *init,
+                                  gcut_video_init init_kind, gcut_video_report *report);
+/** Copy the last frame's mask (1 foreground, 0 background; width*height bytes) into mask.
+ *  @return GCUT_ERR_STATE before the first frame. */
+gcut_status gcut_video_get_mask(const gcut_video *video, uint8_t *mask);
+/** @return the number of frames segmented so far. */
+int64_t gcut_video_frames(const gcut_video *video);
+
+/** A sequence of frames to read: a folder of numbered PNG/JPEG/PNM frames (sorted by the
+ *  number in their names; a gap in the numbering is an error naming the missing number), a
+ *  text file listing one frame path a line (relative to the list's folder), or a video file
+ *  decoded with FFmpeg's libavformat/libavcodec (only in builds that found them:
+ *  gcut_video_file_support()). */
+typedef struct gcut_video_source gcut_video_source;
+
+/** Open path as above. @return GCUT_ERR_IO (missing, unreadable), GCUT_ERR_PARSE (no frames,
+ *  a numbering gap, a corrupt header), GCUT_ERR_UNSUPPORTED (a video file without FFmpeg). */
+gcut_status gcut_video_source_open(const char *path, gcut_video_source **out);
+/** Frame geometry (of the first frame) and count (-1 when unknown, as for some video files). */
+void gcut_video_source_info(const gcut_video_source *source, int64_t *width, int64_t *height,
+                            int64_t *count, double *fps);
+/** Read the next frame into frame (8-bit RGB, allocated by the first call and reused after;
+ *  free with gcut_image_free). *done is set to 1 at the end of the sequence. A frame of another
+ *  size, unreadable or truncated gives GCUT_ERR_PARSE / GCUT_ERR_IO naming the frame. */
+gcut_status gcut_video_source_read(gcut_video_source *source, gcut_image *frame, int *done);
+/** Close the source. NULL is accepted. */
+void gcut_video_source_close(gcut_video_source *source);
+/** @return 1 if this build reads and writes video files (FFmpeg libraries found), else 0. */
+int gcut_video_file_support(void);
+
+/** Writes an overlay video (8-bit RGB frames) with FFmpeg (MPEG-4 Part 2 in .mp4/.avi/.mkv);
+ *  GCUT_ERR_UNSUPPORTED in builds without FFmpeg. */
+typedef struct gcut_video_writer gcut_video_writer;
+gcut_status gcut_video_writer_open(const char *path, int64_t width, int64_t height, double fps,
+                                   gcut_video_writer **out);
+gcut_status gcut_video_writer_write(gcut_video_writer *writer, const gcut_image *frame);
+/** Flush and close; @return the first error of the flush. NULL is accepted. */
+gcut_status gcut_video_writer_close(gcut_video_writer *writer);
+
+/** Called by gcut_video_run() for every frame in order, with the frame and its mask (1/0),
+ *  from the writer thread when queue > 0. A non-OK return stops the run with that status. */
+typedef gcut_status (*gcut_video_sink_fn)(void *ctx, int64_t index, const gcut_image *frame,
+                                          const uint8_t *mask, const gcut_video_report *report);
+
+/** Totals of a gcut_video_run(), ms. Stage times are summed over frames; wall_ms is the run. */
+typedef struct gcut_video_run_report {
+    int64_t frames;
+    double decode_ms, model_ms, build_ms, solve_ms, write_ms, wall_ms;
+} gcut_video_run_report;
+
+/** Run the whole sequence: decode (a reader thread), segment (the calling thread), write (a
+ *  writer thread calling sink) concurrently over a bounded ring of queue frames (queue >= 2;
+ *  0 = no threads, each frame decoded, segmented and written in turn). Every buffer is made
+ *  before the first frame. The masks are the same for any queue. init/init_kind are for the
+ *  first frame as in gcut_video_push_frame(). On an error (a bad frame, a failing sink) the
+ *  frames before it have been passed to sink and the error is returned. */
+gcut_status gcut_video_run(gcut_video *video, gcut_video_source *source, const uint8_t *init,
+                           gcut_video_init init_kind, int queue, gcut_video_sink_fn sink,
+                           void *sink_ctx, gcut_video_run_report *report);
+
+/** Synthetic test video with ground truth: frame index of a sequence made from seed, at any
+ *  size (the scene scales with it): a textured object that moves, deforms and drifts in
+ *  colour, a part that grows out of it between frames 10 and 30, a background-coloured bar
+ *  that passes in front (occlusion) from frame 20, camera pan and noise. GCUT_SYNTH_HARD: three
+ *  times the noise, object colours closer to the background's, and a brownish distractor blob
+ *  in the background. image gets 8-bit RGB (allocated, free
+ *  with gcut_image_free); truth (may be NULL; width*height bytes) gets 1 for foreground. */
+gcut_status gcut_video_synth_frame(int64_t width, int64_t height, uint64_t seed, int64_t index,
+                                   gcut_synth_level level, gcut_image *image, uint8_t *truth);
 
 #ifdef __cplusplus
 }

@@ -181,6 +181,10 @@ gcut_status gcut__bk_solve_graph(gcut_graph *graph, const gcut_options *options,
                                  uint8_t *labels, gcut_stats *stats);
 gcut_status gcut__bk_solve_grid(const gcut_grid *grid, const gcut_options *options, int64_t *flow,
                                 uint8_t *labels, gcut_stats *stats);
+gcut_status gcut__pbk_solve_graph(gcut_graph *graph, const gcut_options *options, int64_t *flow,
+                                  uint8_t *labels, gcut_stats *stats);
+gcut_status gcut__pbk_solve_grid(const gcut_grid *grid, const gcut_options *options, int64_t *flow,
+                                 uint8_t *labels, gcut_stats *stats);
 gcut_status gcut__cpupr_solve_grid(const gcut_grid *grid, const gcut_options *options,
                                    int64_t *flow, uint8_t *labels, gcut_stats *stats);
 #ifdef GCUT_HAVE_CUDA

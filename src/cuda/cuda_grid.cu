@@ -1166,6 +1166,15 @@ extern "C" gcut_status gcut__cudagrid_solve_grid(const gcut_grid *grid, const gc
     const double t_start = gcut__now_ms();
     if (grid == NULL || flow == NULL || stats == NULL)
         return gcut__fail(GCUT_ERR_INVALID_ARG, "cuda-grid: grid, flow or stats is NULL");
+    /* Sides and their product in 64 bits before anything is narrowed to int: a 1 x (2^32+5)
+     * grid must not become a 5-node problem (issue #10). */
+    if (grid->width < 1 || grid->height < 1 || grid->depth < 1 || grid->width >= kInf ||
+        grid->height >= kInf || grid->depth >= kInf || grid->num_nodes >= kInf)
+        return gcut__fail(GCUT_ERR_UNSUPPORTED,
+                          "cuda-grid: a grid of %lld x %lld x %lld nodes; this solver indexes "
+                          "nodes and heights with int32 and takes fewer than %d",
+                          (long long)grid->depth, (long long)grid->height, (long long)grid->width,
+                          kInf);
     const int conn = grid->connectivity;
     for (int d = 0; d < grid->num_dirs; d++)
         if (grid->offset[d][0] != dir_dz(conn, d) || grid->offset[d][1] != dir_dy(conn, d) ||
