@@ -1,13 +1,16 @@
 /* cmd_segment.c - `gcut segment`: seeded image segmentation (Boykov-Jolly energy with learnt
  * colour models, Lattari 2010 ch. 3.4) from files to a 0/255 mask and an overlay, with timings
  * and, given a ground truth, Garrett & Saito 2009's error rate, false positives and negatives. */
+#define _DEFAULT_SOURCE /* mkstemps, for --batch's per-line outputs */
 #include "cli.h"
 
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 static void usage(FILE *out) {
     fprintf(
@@ -292,10 +295,10 @@ static int parse_args(int argc, char **argv, segment_args *args) {
     }
     if (args->batch != NULL) {
         if (args->num_images > 0 || args->seeds != NULL || args->out != NULL || args->raw ||
-            args->overlay != NULL || args->truth != NULL) {
+            args->overlay != NULL || args->truth != NULL || args->check) {
             cli_error("segment", GCUT_OK,
                       "--batch takes its images, seeds and outputs from LIST: no IMAGE, --seeds, "
-                      "-o, --raw, --overlay or --truth beside it");
+                      "-o, --raw, --overlay, --truth or --check beside it");
             return 2;
         }
         return -1;
@@ -460,13 +463,62 @@ static int score(const segment_args *args, const gcut_image *image, const uint8_
     return 0;
 }
 
+/* A --batch mask: written to a temporary file beside out_path and renamed over it, so that a
+ * failed line never leaves a partial file and lines done stay done whatever the others do
+ * (the command-wide outputs of cli_out.c are committed only when everything succeeded, and
+ * hold 16 files). Thread-safe: no shared state. mode: what the file gets (0666 & ~umask). */
+static int batch_write_mask(const char *list, int lineno, const gcut_image *image, uint8_t *mask,
+                            int64_t n, const char *out_path, mode_t mode) {
+    for (int64_t i = 0; i < n; i++)
+        mask[i] = mask[i] ? 255 : 0;
+    const char *slash = strrchr(out_path, '/');
+    const char *base = slash != NULL ? slash + 1 : out_path;
+    const char *dot = strrchr(base, '.');
+    if (dot == NULL || dot == base)
+        dot = base + strlen(base);
+    const size_t room = strlen(out_path) + 16;
+    char *temp = malloc(room);
+    if (temp == NULL) {
+        cli_error("segment", GCUT_ERR_NOMEM, "%s:%d: temporary file name", list, lineno);
+        return 1;
+    }
+    snprintf(temp, room, "%.*s.%.*s.XXXXXX%s", (int)(base - out_path), out_path, (int)(dot - base),
+             base, dot);
+    int fd = mkstemps(temp, (int)strlen(dot));
+    if (fd < 0 || close(fd) != 0) {
+        cli_error("segment", GCUT_OK, "%s:%d: cannot write '%s'", list, lineno, out_path);
+        if (fd >= 0)
+            unlink(temp);
+        free(temp);
+        return 1;
+    }
+    gcut_image out = {image->width, image->height, 1, 1, 8, mask};
+    gcut_status st = gcut_image_write(temp, &out);
+    if (st != GCUT_OK || chmod(temp, mode) != 0 || rename(temp, out_path) != 0) {
+        cli_error("segment", st, "%s:%d: cannot write '%s'", list, lineno, out_path);
+        unlink(temp);
+        free(temp);
+        return 1;
+    }
+    free(temp);
+    return 0;
+}
+
 /* One line of a --batch list: read, segment, write; one line printed. @return 0 or 1. */
 static int batch_item(const segment_args *shared, const char *list, int lineno,
                       const char *image_path, const char *seeds_path, const char *out_path,
-                      int64_t *pixels) {
+                      mode_t mode, int64_t *pixels) {
     const double t0 = now_ms();
     segment_args local = *shared; /* items may run at once: each writes its own out */
     segment_args *args = &local;
+    /* An output naming an input of its line is refused before anything is read or written. */
+    const cli_path inputs[2] = {{"image", image_path}, {"seed mask", seeds_path}};
+    const cli_path outputs[1] = {{"mask", out_path}};
+    if (cli_check_paths("segment", inputs, 2, outputs, 1) != 0) {
+        cli_error("segment", GCUT_OK, "%s:%d: the line's output names one of its inputs", list,
+                  lineno);
+        return 1;
+    }
     gcut_image image = {0};
     loaded_mask seed_mask = {{0}, NULL};
     uint8_t *seeds = NULL, *mask = NULL;
@@ -494,8 +546,7 @@ static int batch_item(const segment_args *shared, const char *list, int lineno,
         cli_error("segment", st, "%s:%d: segmentation of '%s' failed", list, lineno, image_path);
         goto done;
     }
-    args->out = out_path;
-    if (write_mask(args, &image, mask, n) != 0)
+    if (batch_write_mask(list, lineno, &image, mask, n, out_path, mode) != 0)
         goto done;
     printf("%s -> %s: %" PRId64 "x%" PRId64 ", %s flow %" PRId64 ", model %.1f ms, solve %.1f ms, "
            "total %.1f ms\n",
@@ -558,6 +609,9 @@ static int run_batch(segment_args *args) {
     }
     fclose(f);
     const int jobs = args->jobs > 1 ? args->jobs : 1;
+    const mode_t mask = umask(0); /* read once, before any thread runs */
+    umask(mask);
+    const mode_t mode = 0666 & ~mask;
     int done = 0;
     int64_t pixels = 0;
 #ifdef _OPENMP
@@ -566,7 +620,7 @@ static int run_batch(segment_args *args) {
     for (int k = 0; k < count; k++) {
         int64_t n = 0;
         if (batch_item(args, args->batch, lines[k].lineno, lines[k].image, lines[k].seeds,
-                       lines[k].out, &n) != 0) {
+                       lines[k].out, mode, &n) != 0) {
             failed++;
         } else {
             done++;
