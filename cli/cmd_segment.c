@@ -1,72 +1,78 @@
 /* cmd_segment.c - `gcut segment`: seeded image segmentation (Boykov-Jolly energy with learnt
  * colour models, Lattari 2010 ch. 3.4) from files to a 0/255 mask and an overlay, with timings
  * and, given a ground truth, Garrett & Saito 2009's error rate, false positives and negatives. */
-#define _DEFAULT_SOURCE /* mkstemps, for --batch's per-line outputs */
 #include "cli.h"
 
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 static void usage(FILE *out) {
-    fprintf(
-        out,
-        "usage: gcut segment IMAGE --seeds MASK -o MASK_OUT [--overlay OUT.png] [options]\n"
-        "       gcut segment SLICE... --seeds MASK -o MASK_OUT.raw [options]\n\n"
-        "Segment IMAGE (PNG, JPEG, PGM/PPM; 8 or 16 bit; gray or colour) into foreground and\n"
-        "background from the seeds in MASK, exactly (a minimum cut), and write the mask as a\n"
-        "0/255 PNG. Prints the time of each stage (model, construction, solve) and the\n"
-        "capacity scale; with --truth also the error rate and false positives / negatives\n"
-        "(percentages of all pixels).\n\n"
-        "options:\n"
-        "  --seeds MASK          seed mask of the same size (required)\n"
-        "  --seed-encoding E     gcut: 0 unknown, 1 foreground, 2 background (default);\n"
-        "                        grabcut: OpenCV 0 BGD, 1 FGD, 2 PR_BGD, 3 PR_FGD;\n"
-        "                        color: red (255,0,0) foreground, blue (0,0,255) background,\n"
-        "                        anything else or transparent unknown; gray masks: 255\n"
-        "                        foreground, 0 background (docs/SEGMENT.md)\n"
-        "  -o MASK_OUT           output mask, 0/255 (PNG for images, raw bytes for volumes)\n"
-        "  --overlay OUT.png     the picture with the foreground tinted and its boundary drawn\n"
-        "  --truth TRUTH         ground-truth mask (nonzero = foreground) to score against\n"
-        "  --solver NAME         solver from `gcut solvers`, or auto (default)\n"
-        "  --threads N           CPU threads for parallel solvers (0 = all)\n"
-        "  --lambda L            smoothness weight (default 50)\n"
-        "  --sigma S             contrast scale in 8-bit units (default: estimated)\n"
-        "  --connectivity C      4 or 8 in 2D (default 8), 6 or 26 in 3D (default 6)\n"
-        "  --model M             gmm, hist or auto (default: gmm for colour, hist for gray)\n"
-        "  --components K        GMM components (default 5)\n"
-        "  --bins B              histogram bins per channel (default 32)\n"
-        "  --scale S             energy-to-capacity factor (default: chosen, and printed)\n"
-        "  --raw DxHxW[:C[:B]]   IMAGE is a raw volume of C channels (default 1) of B bits\n"
-        "                        (8 or 16, default 8)\n"
-        "  --batch LIST          segment every line of LIST, 'IMAGE SEEDS MASK_OUT' (2D\n"
-        "                        images; paths without spaces; blank and # lines skipped) in\n"
-        "                        one process, so start-up (CUDA's included) is paid once; then\n"
-        "                        IMAGE, --seeds and -o are not given; one line per image and\n"
-        "                        the throughput are printed; exit 1 if a line failed or none\n"
-        "  --jobs N              with --batch: N images at once (threads; default 1), for\n"
-        "                        the colour models and I/O of one image to overlap another's\n"
-        "                        cut; give bk or cuda-grid (cpu-pr threads would compete)\n"
-        "  --levels L            multilevel narrow-banded cut (docs/BAND.md): solve a copy\n"
-        "                        halved L times (1-8) in full, then only a band around the\n"
-        "                        projected boundary at each finer level; 0 = full solve\n"
-        "                        (default); auto = by size. Not always the exact minimum:\n"
-        "                        prints the energy of the result (use --check)\n"
-        "  --band D              band half-width in pixels at each level (default 2)\n"
-        "  --band-grow           widen the band where its cut touches the band's edge and\n"
-        "                        re-solve until it does not (a heuristic, docs/BAND.md)\n"
-        "  --check               with --levels: also solve the full problem exactly and\n"
-        "                        print the pixels that differ and the energy gap\n"
-        "  --verbose             progress on stderr (always on for volumes)\n"
-        "  --help                this text\n\n"
-        "Volumes: give --raw, or several IMAGEs (the slices, in z order). MASK and TRUTH are\n"
-        "then raw files of one byte per voxel or comma-separated lists of slices, and\n"
-        "MASK_OUT is written as raw bytes (0/255). Progress goes to stderr.\n\n"
-        "exit status: 0 segmented, 1 bad input or failure, 2 usage error\n");
+    fputs("usage: gcut segment IMAGE --seeds MASK -o MASK_OUT [--overlay OUT.png] [options]\n"
+          "       gcut segment IMAGE --rect X,Y,W,H [--seeds MASK] -o MASK_OUT [options]\n"
+          "       gcut segment SLICE... --seeds MASK -o MASK_OUT.raw [options]\n\n"
+          "Segment IMAGE (PNG, JPEG, PGM/PPM; 8 or 16 bit; gray or colour) into foreground and\n"
+          "background from the seeds in MASK, exactly (a minimum cut), and write the mask as a\n"
+          "0/255 PNG. Prints the time of each stage (model, construction, solve) and the\n"
+          "capacity scale; with --truth also the error rate and false positives / negatives\n"
+          "(percentages of all pixels).\n\n"
+          "options:\n"
+          "  --seeds MASK          seed mask of the same size (required without --rect)\n"
+          "  --rect X,Y,W,H        GrabCut box in pixels (top-left origin): outside it is\n"
+          "                        background, inside unknown; --seeds add hard constraints\n"
+          "  --iterations N        GrabCut rounds: re-fit the colour models to the cut and cut\n"
+          "                        again, at most N cuts, fewer when the labels stop changing\n"
+          "                        (default 5; 1 = one cut from the seeds' models)\n"
+          "  --cold                solve every round afresh (default: bk re-solves warm from\n"
+          "                        the previous round; the masks are the same)\n"
+          "  --seed-encoding E     gcut: 0 unknown, 1 foreground, 2 background (default);\n"
+          "                        grabcut: OpenCV 0 BGD, 1 FGD, 2 PR_BGD, 3 PR_FGD;\n"
+          "                        color: red (255,0,0) foreground, blue (0,0,255) background,\n"
+          "                        anything else or transparent unknown; gray masks: 255\n"
+          "                        foreground, 0 background (docs/SEGMENT.md)\n"
+          "  -o MASK_OUT           output mask, 0/255 (PNG for images, raw bytes for volumes)\n"
+          "  --overlay OUT.png     the picture with the foreground tinted and its boundary drawn\n"
+          "  --truth TRUTH         ground-truth mask (nonzero = foreground) to score against\n"
+          "  --solver NAME         solver from `gcut solvers`, or auto (default)\n"
+          "  --threads N           CPU threads for parallel solvers (0 = all)\n"
+          "  --lambda L            smoothness weight (default 50)\n"
+          "  --sigma S             contrast scale in 8-bit units (default: estimated)\n"
+          "  --connectivity C      4 or 8 in 2D (default 8), 6 or 26 in 3D (default 6)\n"
+          "  --model M             gmm, hist or auto (default: gmm for colour, hist for gray)\n"
+          "  --components K        GMM components (default 5)\n"
+          "  --bins B              histogram bins per channel (default 32)\n"
+          "  --scale S             energy-to-capacity factor (default: chosen, and printed)\n"
+          "  --raw DxHxW[:C[:B]]   IMAGE is a raw volume of C channels (default 1) of B bits\n"
+          "                        (8 or 16, default 8)\n",
+          out);
+    fputs("  --batch LIST          segment every line of LIST, 'IMAGE SEEDS MASK_OUT' (2D\n"
+          "                        images; paths without spaces; blank and # lines skipped) in\n"
+          "                        one process, so start-up (CUDA's included) is paid once; then\n"
+          "                        IMAGE, --seeds and -o are not given; one line per image and\n"
+          "                        the throughput are printed; exit 1 if a line failed or none\n"
+          "  --jobs N              with --batch: N images at once (threads; default 1), for\n"
+          "                        the colour models and I/O of one image to overlap another's\n"
+          "                        cut; give bk or cuda-grid (cpu-pr threads would compete)\n"
+          "  --levels L            multilevel narrow-banded cut (docs/BAND.md): solve a copy\n"
+          "                        halved L times (1-8) in full, then only a band around the\n"
+          "                        projected boundary at each finer level; 0 = full solve\n"
+          "                        (default); auto = by size. Not always the exact minimum:\n"
+          "                        prints the energy of the result (use --check)\n"
+          "  --band D              band half-width in pixels at each level (default 2)\n"
+          "  --band-grow           widen the band where its cut touches the band's edge and\n"
+          "                        re-solve until it does not (a heuristic, docs/BAND.md)\n"
+          "  --check               with --levels: also solve the full problem exactly and\n"
+          "                        print the pixels that differ and the energy gap\n"
+          "  --verbose             progress on stderr (always on for volumes); the energy of\n"
+          "                        every GrabCut round\n"
+          "  --help                this text\n\n"
+          "Volumes: give --raw, or several IMAGEs (the slices, in z order). MASK and TRUTH are\n"
+          "then raw files of one byte per voxel or comma-separated lists of slices, and\n"
+          "MASK_OUT is written as raw bytes (0/255). Progress goes to stderr.\n\n"
+          "exit status: 0 segmented, 1 bad input or failure, 2 usage error\n",
+          out);
 }
 
 static double now_ms(void) {
@@ -90,7 +96,26 @@ typedef struct segment_args {
     const char *batch; /* --batch LIST */
     int jobs;          /* --jobs N: batch items at once */
     bool check;        /* --check: compare a banded result with the full solve */
+    bool has_rect;
+    gcut_rect rect;
 } segment_args;
+
+/* X,Y,W,H: four integers (W or H may be 0 or negative: the library names the empty box). */
+static bool parse_rect(const char *text, gcut_rect *rect) {
+    int64_t v[4];
+    const char *p = text;
+    for (int k = 0; k < 4; k++) {
+        char *end;
+        v[k] = strtoll(p, &end, 10);
+        if (end == p || (k < 3 && *end != ',') || (k == 3 && *end != '\0'))
+            return false;
+        if (v[k] < -(INT64_C(1) << 40) || v[k] > (INT64_C(1) << 40))
+            return false;
+        p = end + 1;
+    }
+    rect->x = v[0], rect->y = v[1], rect->width = v[2], rect->height = v[3];
+    return true;
+}
 
 /* --raw DxHxW[:C[:B]]: sizes checked one by one and as a product (cli_parse_dims). */
 static bool parse_raw(const char *text, segment_args *args) {
@@ -207,6 +232,10 @@ static int parse_args(int argc, char **argv, segment_args *args) {
             args->params.band_grow = 1;
             continue;
         }
+        if (strcmp(a, "--cold") == 0) {
+            args->options.warm = 0;
+            continue;
+        }
         if (a[0] != '-' || a[1] == '\0') {
             args->images[args->num_images++] = a;
             continue;
@@ -275,6 +304,12 @@ static int parse_args(int argc, char **argv, segment_args *args) {
                 ok = cli_parse_int("segment", a, v, 0, GCUT_SEG_MAX_LEVELS, &args->params.levels);
         } else if (strcmp(a, "--band") == 0) {
             ok = cli_parse_int("segment", a, v, 0, 1 << 20, &args->params.band);
+        } else if (strcmp(a, "--rect") == 0) {
+            args->has_rect = true;
+            ok = parse_rect(v, &args->rect);
+        } else if (strcmp(a, "--iterations") == 0) {
+            ok = cli_parse_int("segment", a, v, 1, GCUT_SEG_MAX_ITERATIONS,
+                               &args->params.iterations);
         } else if (strcmp(a, "--raw") == 0) {
             args->raw = true;
             if (!parse_raw(v, args))
@@ -293,18 +328,24 @@ static int parse_args(int argc, char **argv, segment_args *args) {
             return 2;
         }
     }
+    if (args->params.levels != 0 && (args->has_rect || args->params.iterations > 1)) {
+        cli_error("segment", GCUT_OK,
+                  "--levels (a banded single cut) cannot be combined with --rect or "
+                  "--iterations above 1");
+        return 2;
+    }
     if (args->batch != NULL) {
         if (args->num_images > 0 || args->seeds != NULL || args->out != NULL || args->raw ||
-            args->overlay != NULL || args->truth != NULL || args->check) {
+            args->overlay != NULL || args->truth != NULL || args->has_rect || args->check) {
             cli_error("segment", GCUT_OK,
                       "--batch takes its images, seeds and outputs from LIST: no IMAGE, --seeds, "
-                      "-o, --raw, --overlay, --truth or --check beside it");
+                      "-o, --raw, --overlay, --truth, --rect or --check beside it");
             return 2;
         }
         return -1;
     }
-    if (args->num_images == 0 || args->seeds == NULL || args->out == NULL) {
-        cli_error("segment", GCUT_OK, "IMAGE, --seeds and -o are required (see --help)");
+    if (args->num_images == 0 || (args->seeds == NULL && !args->has_rect) || args->out == NULL) {
+        cli_error("segment", GCUT_OK, "IMAGE, --seeds or --rect, and -o are required (see --help)");
         return 2;
     }
     if (args->raw && args->num_images > 1) {
@@ -312,6 +353,10 @@ static int parse_args(int argc, char **argv, segment_args *args) {
         return 2;
     }
     args->volume = args->raw || args->num_images > 1;
+    if (args->volume && args->has_rect) {
+        cli_error("segment", GCUT_OK, "--rect is for 2D images, not volumes");
+        return 2;
+    }
     if (args->volume && args->overlay != NULL) {
         cli_error("segment", GCUT_OK, "--overlay is for 2D images, not volumes");
         return 2;
@@ -414,7 +459,10 @@ static bool load_mask(const segment_args *args, const char *path, const char *wh
     return true;
 }
 
-static int write_mask(const segment_args *args, const gcut_image *image, uint8_t *mask, int64_t n) {
+/* Write the 0/255 mask to args->out through a temporary file (cli_out); *temp_out (may be
+ * NULL) gets that file's name for cli_out_commit_one. */
+static int write_mask(const segment_args *args, const gcut_image *image, uint8_t *mask, int64_t n,
+                      const char **temp_out) {
     for (int64_t i = 0; i < n; i++)
         mask[i] = mask[i] ? 255 : 0;
     if (args->volume) {
@@ -433,6 +481,8 @@ static int write_mask(const segment_args *args, const gcut_image *image, uint8_t
         cli_error("segment", st, "cannot write '%s'", args->out);
         return 1;
     }
+    if (temp_out != NULL)
+        *temp_out = temp;
     return 0;
 }
 
@@ -463,51 +513,22 @@ static int score(const segment_args *args, const gcut_image *image, const uint8_
     return 0;
 }
 
-/* A --batch mask: written to a temporary file beside out_path and renamed over it, so that a
- * failed line never leaves a partial file and lines done stay done whatever the others do
- * (the command-wide outputs of cli_out.c are committed only when everything succeeded, and
- * hold 16 files). Thread-safe: no shared state. mode: what the file gets (0666 & ~umask). */
-static int batch_write_mask(const char *list, int lineno, const gcut_image *image, uint8_t *mask,
-                            int64_t n, const char *out_path, mode_t mode) {
-    for (int64_t i = 0; i < n; i++)
-        mask[i] = mask[i] ? 255 : 0;
-    const char *slash = strrchr(out_path, '/');
-    const char *base = slash != NULL ? slash + 1 : out_path;
-    const char *dot = strrchr(base, '.');
-    if (dot == NULL || dot == base)
-        dot = base + strlen(base);
-    const size_t room = strlen(out_path) + 16;
-    char *temp = malloc(room);
-    if (temp == NULL) {
-        cli_error("segment", GCUT_ERR_NOMEM, "%s:%d: temporary file name", list, lineno);
-        return 1;
-    }
-    snprintf(temp, room, "%.*s.%.*s.XXXXXX%s", (int)(base - out_path), out_path, (int)(dot - base),
-             base, dot);
-    int fd = mkstemps(temp, (int)strlen(dot));
-    if (fd < 0 || close(fd) != 0) {
-        cli_error("segment", GCUT_OK, "%s:%d: cannot write '%s'", list, lineno, out_path);
-        if (fd >= 0)
-            unlink(temp);
-        free(temp);
-        return 1;
-    }
-    gcut_image out = {image->width, image->height, 1, 1, 8, mask};
-    gcut_status st = gcut_image_write(temp, &out);
-    if (st != GCUT_OK || chmod(temp, mode) != 0 || rename(temp, out_path) != 0) {
-        cli_error("segment", st, "%s:%d: cannot write '%s'", list, lineno, out_path);
-        unlink(temp);
-        free(temp);
-        return 1;
-    }
-    free(temp);
-    return 0;
+/* One segmentation as the options ask: GrabCut rounds (gcut_grabcut: 5 with a box,
+ * GCUT_SEG_SEED_ITERATIONS with seeds alone) unless --iterations 1 or a multilevel banded cut
+ * (--levels, refused beside --rect and --iterations above 1 by parse_args), which make one
+ * cut through gcut_segment. */
+static gcut_status run_segmentation(const segment_args *args, const gcut_image *image,
+                                    const uint8_t *seeds, uint8_t *mask, gcut_seg_report *report) {
+    if (args->params.levels == 0 && (args->has_rect || args->params.iterations != 1))
+        return gcut_grabcut(image, args->has_rect ? &args->rect : NULL, seeds, &args->params,
+                            &args->options, mask, report);
+    return gcut_segment(image, seeds, &args->params, &args->options, mask, report);
 }
 
 /* One line of a --batch list: read, segment, write; one line printed. @return 0 or 1. */
 static int batch_item(const segment_args *shared, const char *list, int lineno,
                       const char *image_path, const char *seeds_path, const char *out_path,
-                      mode_t mode, int64_t *pixels) {
+                      int64_t *pixels) {
     const double t0 = now_ms();
     segment_args local = *shared; /* items may run at once: each writes its own out */
     segment_args *args = &local;
@@ -541,12 +562,16 @@ static int batch_item(const segment_args *shared, const char *list, int lineno,
         goto done;
     }
     gcut_seg_report report;
-    if ((st = gcut_segment(&image, seeds, &args->params, &args->options, mask, &report)) !=
-        GCUT_OK) {
+    if ((st = run_segmentation(args, &image, seeds, mask, &report)) != GCUT_OK) {
         cli_error("segment", st, "%s:%d: segmentation of '%s' failed", list, lineno, image_path);
         goto done;
     }
-    if (batch_write_mask(list, lineno, &image, mask, n, out_path, mode) != 0)
+    /* Each good line's mask is renamed into place at once: a later line's failure does not
+     * take it back. */
+    args->out = out_path;
+    const char *temp = NULL;
+    if (write_mask(args, &image, mask, n, &temp) != 0 ||
+        (temp != NULL && cli_out_commit_one("segment", temp) != 0))
         goto done;
     printf("%s -> %s: %" PRId64 "x%" PRId64 ", %s flow %" PRId64 ", model %.1f ms, solve %.1f ms, "
            "total %.1f ms\n",
@@ -609,9 +634,6 @@ static int run_batch(segment_args *args) {
     }
     fclose(f);
     const int jobs = args->jobs > 1 ? args->jobs : 1;
-    const mode_t mask = umask(0); /* read once, before any thread runs */
-    umask(mask);
-    const mode_t mode = 0666 & ~mask;
     int done = 0;
     int64_t pixels = 0;
 #ifdef _OPENMP
@@ -620,7 +642,7 @@ static int run_batch(segment_args *args) {
     for (int k = 0; k < count; k++) {
         int64_t n = 0;
         if (batch_item(args, args->batch, lines[k].lineno, lines[k].image, lines[k].seeds,
-                       lines[k].out, mode, &n) != 0) {
+                       lines[k].out, &n) != 0) {
             failed++;
         } else {
             done++;
@@ -750,12 +772,16 @@ int cli_cmd_segment(int argc, char **argv) {
         cli_error("segment", GCUT_ERR_NOMEM, "buffers for %" PRId64 " pixels", n);
         goto done;
     }
-    if (!load_mask(&args, args.seeds, "seed mask", &image, &seed_mask))
-        goto done;
-    st = gcut_seeds_from_mask(&seed_mask.image, args.encoding, seeds);
-    if (st != GCUT_OK) {
-        cli_error("segment", st, "bad seed mask '%s'", args.seeds);
-        goto done;
+    if (args.seeds == NULL) {
+        memset(seeds, GCUT_SEED_UNKNOWN, (size_t)n);
+    } else {
+        if (!load_mask(&args, args.seeds, "seed mask", &image, &seed_mask))
+            goto done;
+        st = gcut_seeds_from_mask(&seed_mask.image, args.encoding, seeds);
+        if (st != GCUT_OK) {
+            cli_error("segment", st, "bad seed mask '%s'", args.seeds);
+            goto done;
+        }
     }
     free_mask(&seed_mask); /* its codes are in seeds: one volume-sized buffer less */
     const double t_read = now_ms();
@@ -774,10 +800,21 @@ int cli_cmd_segment(int argc, char **argv) {
         args.options.verbose = 1;
     }
     gcut_seg_report report;
-    st = gcut_segment(&image, seeds, &args.params, &args.options, mask, &report);
+    st = run_segmentation(&args, &image, seeds, mask, &report);
     if (st != GCUT_OK) {
         cli_error("segment", st, "segmentation failed");
         goto done;
+    }
+    if (args.has_rect)
+        printf("box      %" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 " (x,y,w,h)\n", args.rect.x,
+               args.rect.y, args.rect.width, args.rect.height);
+    if (report.iterations > 1 || args.has_rect) {
+        printf("rounds   %d%s\n", report.iterations,
+               report.converged ? " (converged)" : " (limit reached)");
+        if (args.verbose)
+            for (int t = 0; t < report.iterations; t++)
+                printf("round %-3d energy %.6f nats, %" PRId64 " labels changed\n", t + 1,
+                       report.round_energy[t], report.round_changed[t]);
     }
     printf("seeds    %" PRId64 " foreground, %" PRId64 " background\n", report.seeds_foreground,
            report.seeds_background);
@@ -798,7 +835,7 @@ int cli_cmd_segment(int argc, char **argv) {
     if (args.verbose)
         fprintf(stderr, "gcut segment: writing %s\n", args.out);
     const double t_write = now_ms();
-    if (write_mask(&args, &image, mask, n) != 0)
+    if (write_mask(&args, &image, mask, n, NULL) != 0)
         goto done;
     if (args.overlay != NULL) {
         gcut_image ov = {0};

@@ -482,18 +482,31 @@ typedef struct gcut_seg_params {
                                 band around the projected boundary; GCUT_SEG_LEVELS_AUTO = picked by
                                 size (0 below 2^20 pixels). The result is a minimum cut of the band
                                 problem, not always of the full one: see gcut_seg_report.energy */
-    int band;      /**< band half-width d >= 0 in pixels at each finer level (default 2): pixels
-                        within Chebyshev distance d of the projected boundary (or of a seed the
-                        projection contradicts) are re-solved, the rest keep projected labels */
-    int band_grow; /**< 1: where the band's cut touches the band's outer layer, widen the band
-                        there by d and re-solve, until it does not (at most 32 rounds); a
-                        heuristic, not a proof of optimality (docs/BAND.md). Default 0 */
+    int band;       /**< band half-width d >= 0 in pixels at each finer level (default 2): pixels
+                         within Chebyshev distance d of the projected boundary (or of a seed the
+                         projection contradicts) are re-solved, the rest keep projected labels */
+    int band_grow;  /**< 1: where the band's cut touches the band's outer layer, widen the band
+                         there by d and re-solve, until it does not (at most 32 rounds); a
+                         heuristic, not a proof of optimality (docs/BAND.md). Default 0 */
+    int iterations; /**< GrabCut rounds (Rother et al. 2004): fit the colour models, cut,
+                         re-fit them to the cut, cut again..., at most this many cuts,
+                         fewer when the labels stop changing; 1 = one cut. 0 (default):
+                         gcut_grabcut() makes 5 with a box, GCUT_SEG_SEED_ITERATIONS
+                         with seeds alone; gcut_segment() makes one cut (and calls
+                         gcut_grabcut() when this is above 1). At most
+                         GCUT_SEG_MAX_ITERATIONS */
 } gcut_seg_params;
 
 /** gcut_seg_params.levels: pick the number of levels by the image's size. */
 #define GCUT_SEG_LEVELS_AUTO (-1)
 /** Most coarser levels gcut_seg_params.levels may ask for. */
 #define GCUT_SEG_MAX_LEVELS 8
+
+/** Most GrabCut rounds gcut_seg_params.iterations may ask for. */
+#define GCUT_SEG_MAX_ITERATIONS 64
+/** Rounds gcut_grabcut() makes with seeds and no box when iterations is 0 (measured:
+ *  docs/GRABCUT.md). */
+#define GCUT_SEG_SEED_ITERATIONS 5
 
 /** Fill *params with the defaults documented above (connectivity 0 = by dimension and
  *  GCUT_MODEL_AUTO are resolved when the energy is built). */
@@ -532,6 +545,12 @@ typedef struct gcut_seg_report {
     /** Per level of a banded solve, level[0] the finest (the image), level[levels] the
      *  coarsest, which is solved in full. */
     gcut_seg_level level[GCUT_SEG_MAX_LEVELS + 1];
+    int iterations; /**< cuts made (1 without re-fitting) */
+    int converged;  /**< 1 if the rounds stopped because the labels stopped changing or the
+                         re-fitted models would not lower the energy, 0 at the limit */
+    double round_energy[GCUT_SEG_MAX_ITERATIONS];   /**< energy (nats) of round t's cut under round
+                                                     t's   models: never increases with t */
+    int64_t round_changed[GCUT_SEG_MAX_ITERATIONS]; /**< pixels whose label round t changed */
 } gcut_seg_report;
 
 /** Build the segmentation grid for image and seeds (codes as above; hard constraints make
@@ -546,6 +565,29 @@ gcut_status gcut_seg_build_grid(const gcut_image *image, const uint8_t *seeds,
 /** One call: build the energy, solve with options (NULL = auto) and write mask (caller buffer,
  *  one byte per pixel: 1 foreground, 0 background). report may be NULL. */
 gcut_status gcut_segment(const gcut_image *image, const uint8_t *seeds,
+                         const gcut_seg_params *params, const gcut_options *options, uint8_t *mask,
+                         gcut_seg_report *report);
+
+/** A box in pixels, top-left origin: columns x .. x + width - 1, rows y .. y + height - 1. */
+typedef struct gcut_rect {
+    int64_t x, y, width, height;
+} gcut_rect;
+
+/** GrabCut (Rother, Kolmogorov & Blake 2004; docs/GRABCUT.md): pixels outside rect are
+ *  background for certain, inside unknown; seeds (may be NULL when rect is given; GCUT_SEED_*
+ *  codes) add hard constraints anywhere and override the box. The colour models are fitted to
+ *  the box (foreground) and its outside (background), or without a box to the seeds (the
+ *  unknown pixels entering the background model with a small weight); then rounds of exact
+ *  cut and re-fit (GrabCut's assign-and-learn step from the previous mixtures) follow,
+ *  params->iterations at most, until the labels stop changing or a re-fit would raise the
+ *  energy of the current cut. bk solves a graph of the unknown pixels only, re-solving warm
+ *  from the previous round when options->warm (the default): the same labels as a fresh solve
+ *  (bk returns the smallest source side). rect needs a 2D image; a box partly outside the
+ *  image is clipped to it; an empty box, one wholly outside the image, and a box covering the
+ *  whole image with no background seed give GCUT_ERR_INVALID_ARG naming the box. rect NULL:
+ *  seeds alone (both classes needed; volumes too). mask: one byte per pixel, 1 foreground.
+ *  report (may be NULL) gets the energy of every round. */
+gcut_status gcut_grabcut(const gcut_image *image, const gcut_rect *rect, const uint8_t *seeds,
                          const gcut_seg_params *params, const gcut_options *options, uint8_t *mask,
                          gcut_seg_report *report);
 

@@ -122,6 +122,20 @@ gcut_status gcut__seg_prepare(const gcut_image *image, const uint8_t *seeds,
                               const gcut_seg_params *params, gcut__seg_tables **tables,
                               const uint8_t **pixels, uint8_t **owned, gcut_seg_report *report);
 
+/** Check an image's geometry, channels and bit depth; fn names the caller in messages. */
+gcut_status gcut__seg_check_image(const char *fn, const gcut_image *image);
+/** Copy given (NULL = defaults) into *p, resolve connectivity 0 and GCUT_MODEL_AUTO for the
+ *  image's kind, and check every field (GCUT_ERR_INVALID_ARG naming the bad one). */
+gcut_status gcut__seg_resolve_params(const gcut_seg_params *given, bool three_d, bool colour,
+                                     gcut_seg_params *p);
+
+/** gcut_grabcut(), and when final_grid is not NULL the grid of the energy whose minimum cut
+ *  the mask is (the last round's capacities, hard constraints included), for certificates and
+ *  brute-force checks in tests (free with gcut_grid_free). */
+gcut_status gcut__grabcut(const gcut_image *image, const gcut_rect *rect, const uint8_t *seeds,
+                          const gcut_seg_params *params, const gcut_options *options, uint8_t *mask,
+                          gcut_seg_report *report, gcut_grid **final_grid);
+
 /** Regional costs learnt from seed colours: counts[c] = how many seeds of one class have
  *  quantised colour c; cost[c] gets -ln P(c | class) for every c (num_colors entries) with
  *  present[c] != 0 (present NULL = all), and 0 for the others (colours the image lacks, whose
@@ -130,6 +144,37 @@ gcut_status gcut__seg_prepare(const gcut_image *image, const uint8_t *seeds,
 gcut_status gcut__seg_model_costs(const double *counts, const uint8_t *present, int64_t num_colors,
                                   int channels, gcut_model_kind model, int gmm_components,
                                   int histogram_bins, uint64_t seed, double *cost);
+
+/* Most components of a Gaussian mixture. */
+#define GCUT__GMM_MAX 32
+
+/** One full-covariance Gaussian of a mixture over 1 or 3 colour channels. */
+typedef struct gcut__gaussian {
+    double weight;
+    double mean[3];
+    double chol[3][3]; /**< lower Cholesky factor of the covariance */
+    double log_norm;   /**< ln(weight) - ln((2 pi)^(d/2) |cov|^(1/2)) */
+} gcut__gaussian;
+
+/** A Gaussian mixture over quantised colours (bin centres), kept between GrabCut rounds. */
+typedef struct gcut__gmm {
+    int k;    /**< components in use (0: not fitted yet) */
+    int dims; /**< colour channels, 1 or 3 */
+    gcut__gaussian g[GCUT__GMM_MAX];
+} gcut__gmm;
+
+/** Fit gmm to the colour counts (num_colors quantised colours of channels 1 or 3). Fresh
+ *  (warm_rounds 0, or gmm not fitted yet): k-means++ seeding from seed and 10 Lloyd iterations
+ *  (at most components centres), then 10 EM iterations, or with hard one assign-and-learn step;
+ *  warm: warm_rounds iterations from gmm as it is. hard: GrabCut's scheme (Rother et al. 2004,
+ *  sec. 3.1; OpenCV's too), each colour wholly to its most likely component and each component
+ *  re-learnt from its colours, instead of EM's soft responsibilities. @return
+ *  GCUT_ERR_INVALID_ARG if no count is positive. */
+gcut_status gcut__gmm_fit(gcut__gmm *gmm, const double *counts, int64_t num_colors, int channels,
+                          int components, uint64_t seed, int warm_rounds, bool hard);
+/** cost[colors[i]] = -ln p(colour) for the count listed colours (in parallel where OpenMP is
+ *  built in). */
+void gcut__gmm_costs(const gcut__gmm *gmm, const int32_t *colors, int64_t count, double *cost);
 
 /** Write "(x X, y Y)" (and ", z Z" for volumes) for pixel index i of image into buf, for
  *  messages that name the pixel at fault. */

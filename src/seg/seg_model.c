@@ -176,12 +176,7 @@ static gcut_status histogram_costs(const double *counts, int64_t num_colors, int
 
 /* ---- Gaussian mixtures ---- */
 
-typedef struct gaussian {
-    double weight;
-    double mean[3];
-    double chol[3][3]; /* lower Cholesky factor of the covariance */
-    double log_norm;   /* ln(weight) - ln((2 pi)^(d/2) |cov|^(1/2)) */
-} gaussian;
+typedef gcut__gaussian gaussian;
 
 static uint64_t next_u64(uint64_t *state) {
     uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
@@ -273,36 +268,98 @@ static bool gaussian_fit(gaussian *g, const double *pts, const double *wts, cons
     return gaussian_finish(g, cov, d);
 }
 
-/* Fit a k-component mixture to the quantised colours with counts, and write -ln p(colour) for
- * every quantised colour. Deterministic for a seed: k-means++ seeding from our own PRNG, 10
- * Lloyd iterations, then 10 EM iterations. */
-static gcut_status gmm_costs(const double *counts, const uint8_t *present, int64_t num_colors,
-                             int channels, int k, uint64_t seed, double *cost) {
+/* E step: responsibilities of the kept components for every point. */
+static void gmm_estep(const gaussian *g, int k, const double *pts, int64_t np, int d,
+                      double *resp) {
+    for (int64_t p = 0; p < np; p++) {
+        double terms[GCUT__GMM_MAX];
+        double lse = mixture_log(g, k, pts + p * 3, d, terms);
+        for (int j = 0; j < k; j++)
+            resp[p * k + j] = exp(terms[j] - lse);
+    }
+}
+
+/* Hard assignment: each point wholly to its most likely component (GrabCut's step 1). */
+static void gmm_assign(const gaussian *g, int k, const double *pts, int64_t np, int d,
+                       double *resp) {
+    for (int64_t p = 0; p < np; p++) {
+        int best = 0;
+        double best_v = -INFINITY;
+        for (int j = 0; j < k; j++) {
+            const double v = gaussian_log(&g[j], pts + p * 3, d);
+            if (v > best_v)
+                best_v = v, best = j;
+        }
+        for (int j = 0; j < k; j++)
+            resp[p * k + j] = j == best;
+    }
+}
+
+/* EM rounds from the mixture in gmm (hard: GrabCut's assign-and-learn instead of soft
+ * responsibilities); components that lose all their mass are dropped. */
+static void gmm_em(gcut__gmm *gmm, const double *pts, const double *wts, double *resp, int64_t np,
+                   int d, double total, int rounds, bool hard) {
+    for (int iter = 0; iter < rounds; iter++) {
+        const int k = gmm->k;
+        if (hard)
+            gmm_assign(gmm->g, k, pts, np, d, resp);
+        else
+            gmm_estep(gmm->g, k, pts, np, d, resp);
+        int next = 0;
+        gaussian fitted[GCUT__GMM_MAX];
+        for (int j = 0; j < k; j++)
+            if (gaussian_fit(&fitted[next], pts, wts, resp, np, k, j, d, total))
+                next++;
+        if (next == 0)
+            break; /* keep the previous estimate */
+        memcpy(gmm->g, fitted, (size_t)next * sizeof(gaussian));
+        gmm->k = next;
+    }
+}
+
+/* The weighted points of a colour histogram: bin centres and counts. */
+static int64_t gmm_points(const double *counts, int64_t num_colors, int channels, double *pts,
+                          double *wts, double *total) {
+    int64_t np = 0;
+    *total = 0;
+    for (int64_t c = 0; c < num_colors; c++)
+        if (counts[c] > 0) {
+            bin_centre(c, channels, pts + np * 3);
+            wts[np++] = counts[c];
+            *total += counts[c];
+        }
+    return np;
+}
+
+gcut_status gcut__gmm_fit(gcut__gmm *gmm, const double *counts, int64_t num_colors, int channels,
+                          int components, uint64_t seed, int warm_rounds, bool hard) {
     const int d = channels;
     int64_t np = 0;
-    double total = 0;
     for (int64_t c = 0; c < num_colors; c++)
-        if (counts[c] > 0)
-            np++, total += counts[c];
+        np += counts[c] > 0;
+    if (np == 0)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "gmm: no pixels to fit a colour model to");
     double *pts = gcut__malloc(gcut__mul_size((size_t)np, 3 * sizeof(double)), "gmm points");
     double *wts = gcut__malloc(gcut__mul_size((size_t)np, sizeof(double)), "gmm weights");
-    double *resp = gcut__calloc((size_t)np, (size_t)k * sizeof(double), "gmm responsibilities");
+    double *resp =
+        gcut__calloc((size_t)np, (size_t)GCUT__GMM_MAX * sizeof(double), "gmm responsibilities");
     double *dist = gcut__malloc(gcut__mul_size((size_t)np, sizeof(double)), "gmm distances");
-    gaussian *g = gcut__calloc((size_t)k, sizeof(gaussian), "gmm components");
     gcut_status st = GCUT_OK;
-    if (pts == NULL || wts == NULL || resp == NULL || dist == NULL || g == NULL) {
+    if (pts == NULL || wts == NULL || resp == NULL || dist == NULL) {
         st = GCUT_ERR_NOMEM;
         goto done;
     }
-    for (int64_t c = 0, p = 0; c < num_colors; c++)
-        if (counts[c] > 0) {
-            bin_centre(c, channels, pts + p * 3);
-            wts[p++] = counts[c];
-        }
-    if (k > np)
-        k = (int)np;
+    double total;
+    gmm_points(counts, num_colors, channels, pts, wts, &total);
+    if (warm_rounds > 0 && gmm->k > 0 && gmm->dims == d) {
+        /* Warm: EM from the previous mixture never lowers the likelihood of these points. */
+        gmm_em(gmm, pts, wts, resp, np, d, total, warm_rounds, hard);
+        goto done;
+    }
+    gmm->dims = d;
+    int k = components < np ? components : (int)np;
     /* k-means++ seeding: each new centre drawn with probability ~ count * distance^2. */
-    double centre[32][3];
+    double centre[GCUT__GMM_MAX][3];
     uint64_t state = seed ^ 0x6A11C0DEull;
     for (int j = 0; j < k; j++) {
         double pick = next_unit(&state), acc = 0, sum = 0;
@@ -333,7 +390,7 @@ static gcut_status gmm_costs(const double *counts, const uint8_t *present, int64
         memcpy(centre[j], pts + chosen * 3, sizeof centre[j]);
     }
     for (int iter = 0; iter < 10; iter++) {
-        double sums[32][4] = {{0}};
+        double sums[GCUT__GMM_MAX][4] = {{0}};
         for (int64_t p = 0; p < np; p++) {
             int best_j = 0;
             double best = INFINITY;
@@ -358,7 +415,7 @@ static gcut_status gmm_costs(const double *counts, const uint8_t *present, int64
     /* Components from the hard assignment; empty ones are dropped. */
     int kept = 0;
     for (int j = 0; j < k; j++) {
-        if (gaussian_fit(&g[kept], pts, wts, resp, np, k, j, d, total)) {
+        if (gaussian_fit(&gmm->g[kept], pts, wts, resp, np, k, j, d, total)) {
             if (kept != j)
                 for (int64_t p = 0; p < np; p++)
                     resp[p * k + kept] = resp[p * k + j];
@@ -369,45 +426,45 @@ static gcut_status gmm_costs(const double *counts, const uint8_t *present, int64
         st = gcut__fail(GCUT_ERR_INTERNAL, "gmm: no component could be fitted");
         goto done;
     }
-    for (int iter = 0; iter < 10; iter++) {
-        double terms[32];
-        for (int64_t p = 0; p < np; p++) {
-            double lse = mixture_log(g, kept, pts + p * 3, d, terms);
-            for (int j = 0; j < kept; j++)
-                resp[p * kept + j] = exp(terms[j] - lse);
-        }
-        int next = 0;
-        gaussian fitted[32];
-        for (int j = 0; j < kept; j++)
-            if (gaussian_fit(&fitted[next], pts, wts, resp, np, kept, j, d, total))
-                next++;
-        if (next == 0)
-            break; /* keep the previous estimate */
-        /* Responsibilities are laid out for kept components; a dropped one ends EM here. */
-        memcpy(g, fitted, (size_t)next * sizeof(gaussian));
-        if (next != kept) {
-            kept = next;
-            break;
-        }
-    }
-    {
-        double terms[32], v[3];
-        for (int64_t c = 0; c < num_colors; c++) {
-            if (present != NULL && !present[c]) {
-                cost[c] = 0.0;
-                continue;
-            }
-            bin_centre(c, channels, v);
-            cost[c] = -mixture_log(g, kept, v, d, terms);
-        }
-    }
+    gmm->k = kept;
+    gmm_em(gmm, pts, wts, resp, np, d, total, hard ? 1 : 10, hard);
 done:
     gcut__free(pts);
     gcut__free(wts);
     gcut__free(resp);
     gcut__free(dist);
-    gcut__free(g);
     return st;
+}
+
+void gcut__gmm_costs(const gcut__gmm *gmm, const int32_t *colors, int64_t count, double *cost) {
+    const int channels = gmm->dims;
+    for (int64_t i = 0; i < count; i++) {
+        double terms[GCUT__GMM_MAX], v[3];
+        bin_centre(colors[i], channels, v);
+        cost[colors[i]] = -mixture_log(gmm->g, gmm->k, v, channels, terms);
+    }
+}
+
+/* Fit a k-component mixture to the quantised colours with counts, and write -ln p(colour) for
+ * every quantised colour present. Deterministic for a seed: k-means++ seeding from our own
+ * PRNG, 10 Lloyd iterations, then 10 EM iterations. */
+static gcut_status gmm_costs(const double *counts, const uint8_t *present, int64_t num_colors,
+                             int channels, int k, uint64_t seed, double *cost) {
+    gcut__gmm gmm;
+    memset(&gmm, 0, sizeof gmm);
+    gcut_status st = gcut__gmm_fit(&gmm, counts, num_colors, channels, k, seed, 0, false);
+    if (st != GCUT_OK)
+        return st;
+    double terms[GCUT__GMM_MAX], v[3];
+    for (int64_t c = 0; c < num_colors; c++) {
+        if (present != NULL && !present[c]) {
+            cost[c] = 0.0;
+            continue;
+        }
+        bin_centre(c, channels, v);
+        cost[c] = -mixture_log(gmm.g, gmm.k, v, channels, terms);
+    }
+    return GCUT_OK;
 }
 
 gcut_status gcut__seg_model_costs(const double *counts, const uint8_t *present, int64_t num_colors,

@@ -26,7 +26,7 @@ void gcut_seg_params_init(gcut_seg_params *params) {
     params->band_grow = 0;
 }
 
-static gcut_status check_image(const char *fn, const gcut_image *image) {
+gcut_status gcut__seg_check_image(const char *fn, const gcut_image *image) {
     if (image == NULL || image->pixels == NULL)
         return gcut__fail(GCUT_ERR_INVALID_ARG, "%s: image or its pixels is NULL", fn);
     if (image->width < 1 || image->height < 1 || image->depth < 1)
@@ -45,8 +45,8 @@ static gcut_status check_image(const char *fn, const gcut_image *image) {
 }
 
 /* Resolve defaults (connectivity 0, model AUTO) into *p and check every field. */
-static gcut_status resolve_params(const gcut_seg_params *given, bool three_d, bool colour,
-                                  gcut_seg_params *p) {
+gcut_status gcut__seg_resolve_params(const gcut_seg_params *given, bool three_d, bool colour,
+                                     gcut_seg_params *p) {
     if (given == NULL)
         gcut_seg_params_init(p);
     else
@@ -88,6 +88,10 @@ static gcut_status resolve_params(const gcut_seg_params *given, bool three_d, bo
     if (p->band_grow != 0 && p->band_grow != 1)
         return gcut__fail(GCUT_ERR_INVALID_ARG, "segmentation: band_grow %d must be 0 or 1",
                           p->band_grow);
+    if (p->iterations < 0 || p->iterations > GCUT_SEG_MAX_ITERATIONS)
+        return gcut__fail(GCUT_ERR_INVALID_ARG,
+                          "segmentation: iterations %d must be in 1..%d (0 = default)",
+                          p->iterations, GCUT_SEG_MAX_ITERATIONS);
     return GCUT_OK;
 }
 
@@ -98,14 +102,14 @@ gcut_status gcut__seg_prepare(const gcut_image *image, const uint8_t *seeds,
     *tables_out = NULL;
     *pixels_out = NULL;
     *owned_out = NULL;
-    gcut_status st = check_image("segmentation", image);
+    gcut_status st = gcut__seg_check_image("segmentation", image);
     if (st != GCUT_OK)
         return st;
     if (seeds == NULL)
         return gcut__fail(GCUT_ERR_INVALID_ARG, "segmentation: seeds is NULL");
     const bool three_d = image->depth > 1, colour = image->channels >= 3;
     gcut_seg_params p;
-    if ((st = resolve_params(params, three_d, colour, &p)) != GCUT_OK)
+    if ((st = gcut__seg_resolve_params(params, three_d, colour, &p)) != GCUT_OK)
         return st;
     const double t0 = gcut__now_ms();
     const int64_t n = image->width * image->height * image->depth;
@@ -263,6 +267,14 @@ gcut_status gcut_segment(const gcut_image *image, const uint8_t *seeds,
                          gcut_seg_report *report) {
     if (mask == NULL)
         return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_segment: mask is NULL");
+    if (params != NULL && params->iterations > 1 && params->levels != 0)
+        return gcut__fail(GCUT_ERR_UNSUPPORTED,
+                          "segmentation: GrabCut rounds (iterations %d) and multilevel bands "
+                          "(levels %d) cannot be combined",
+                          params->iterations, params->levels);
+    /* Re-fitted models (GrabCut rounds) are asked for: the iterative path. */
+    if (params != NULL && params->iterations > 1)
+        return gcut_grabcut(image, NULL, seeds, params, options, mask, report);
     gcut_seg_report local;
     gcut_seg_report *r = report != NULL ? report : &local;
     int64_t flow = 0;
@@ -306,11 +318,15 @@ gcut_status gcut_segment(const gcut_image *image, const uint8_t *seeds,
     r->stats.flow = flow;
     r->foreground_pixels = fg;
     r->energy = flow; /* a minimum cut's capacity is its labelling's energy */
+    r->iterations = 1;
+    r->converged = 0;
+    r->round_energy[0] = 0; /* not computed by the single cut */
+    r->round_changed[0] = fg;
     return GCUT_OK;
 }
 
 gcut_status gcut_overlay(const gcut_image *image, const uint8_t *mask, gcut_image *out) {
-    gcut_status st = check_image("gcut_overlay", image);
+    gcut_status st = gcut__seg_check_image("gcut_overlay", image);
     if (st != GCUT_OK)
         return st;
     if (mask == NULL || out == NULL)

@@ -1,0 +1,311 @@
+/* test_grabcut.c - GrabCut (Rother, Kolmogorov & Blake 2004) in gcut_grabcut(): every round's
+ * mask a minimum cut of that round's energy (brute force on tiny images, the cut certificate
+ * against fresh bk and cpu-pr solves on larger ones), box and seeds together, the energy never
+ * rising, warm and cold rounds giving the same masks, bad boxes rejected by name, and a
+ * picture of one colour. Randomised cases print their seed (GCUT_TEST_SEED replays). */
+#include "internal.h"
+#include "util_common.h"
+
+#include "../src/seg/seg_internal.h"
+
+#include <string.h>
+
+static int passed = 0;
+
+#define PASS_IF(cond)                                                                              \
+    do {                                                                                           \
+        int before_ = test_failures;                                                               \
+        CHECK(cond);                                                                               \
+        if (test_failures == before_)                                                              \
+            passed++;                                                                              \
+    } while (0)
+
+/* The mask as labels (1 -> GCUT_SOURCE) and its cut value on grid. */
+static int64_t cut_of(const gcut_grid *grid, const uint8_t *mask, int64_t n) {
+    uint8_t *labels = malloc((size_t)n);
+    for (int64_t i = 0; i < n; i++)
+        labels[i] = mask[i] ? GCUT_SOURCE : GCUT_SINK;
+    int64_t cut = -1;
+    gcut_grid_verify(grid, labels, 0, &cut);
+    free(labels);
+    return cut;
+}
+
+/* The oracle: grid's maximum flow by a fresh solve of solver. */
+static int64_t flow_of(gcut_grid *grid, const char *solver) {
+    gcut_options o;
+    gcut_options_init(&o);
+    o.solver = solver;
+    o.warm = 0;
+    int64_t flow = -1;
+    uint8_t *labels = malloc((size_t)gcut_grid_num_nodes(grid));
+    CHECK_OK(gcut_grid_solve(grid, &o, &flow, labels, NULL));
+    free(labels);
+    return flow;
+}
+
+/* Certificate: the mask cuts the final energy at its maximum flow (bk and cpu-pr agree). */
+static void check_min_cut(gcut_grid *grid, const uint8_t *mask, int64_t n) {
+    const int64_t cut = cut_of(grid, mask, n);
+    PASS_IF(cut == flow_of(grid, "bk"));
+    PASS_IF(cut == flow_of(grid, "cpu-pr"));
+}
+
+static void random_image(test_rng *rng, int64_t w, int64_t h, uint8_t *px) {
+    /* Two colour populations, a blob of one in the other, so the models have something. */
+    for (int64_t y = 0; y < h; y++)
+        for (int64_t x = 0; x < w; x++) {
+            const int64_t dx = 2 * x - w, dy = 2 * y - h;
+            const bool in = dx * dx + dy * dy < (w * w + h * h) / 6;
+            for (int c = 0; c < 3; c++)
+                px[(y * w + x) * 3 + c] =
+                    (uint8_t)((in ? 150 + 40 * c : 60 + 20 * c) + test_rng_range(rng, -50, 50));
+        }
+}
+
+/* Tiny images: the mask is the cheapest of all 2^unknown labellings of the final energy. */
+static void test_brute_force(uint64_t seed) {
+    test_rng rng;
+    test_rng_init(&rng, seed);
+    for (int trial = 0; trial < 12; trial++) {
+        const int64_t w = test_rng_range(&rng, 3, 5), h = test_rng_range(&rng, 3, 4), n = w * h;
+        uint8_t px[60], mask[20], labels[20];
+        random_image(&rng, w, h, px);
+        gcut_image img = {w, h, 1, 3, 8, px};
+        gcut_rect box = {1, 1, w - 2 > 0 ? w - 2 : 1, h - 1};
+        gcut_seg_params p;
+        gcut_seg_params_init(&p);
+        p.gmm_components = (int)test_rng_range(&rng, 1, 3);
+        p.lambda = (double)test_rng_range(&rng, 1, 60);
+        p.connectivity = trial % 2 ? 8 : 4;
+        p.iterations = (int)test_rng_range(&rng, 1, 4);
+        gcut_grid *grid = NULL;
+        gcut_seg_report rep;
+        CHECK_OK(gcut__grabcut(&img, &box, NULL, &p, NULL, mask, &rep, &grid));
+        if (grid == NULL)
+            continue;
+        const int64_t mine = cut_of(grid, mask, n);
+        int64_t best = INT64_MAX;
+        for (uint32_t bits = 0; bits < (1u << n); bits++) {
+            bool ok = true;
+            for (int64_t i = 0; i < n && ok; i++) {
+                const int64_t x = i % w, y = i / w;
+                const bool inside =
+                    x >= box.x && x < box.x + box.width && y >= box.y && y < box.y + box.height;
+                labels[i] = (bits >> i) & 1;
+                ok = inside || !labels[i]; /* outside the box: background */
+            }
+            if (!ok)
+                continue;
+            const int64_t c = cut_of(grid, labels, n);
+            best = c < best ? c : best;
+        }
+        PASS_IF(mine == best);
+        gcut_grid_free(grid);
+    }
+}
+
+/* A blob of one colour population on another, with truth; box and seeds together; energy never
+ * rising; the mask a minimum cut; warm and cold rounds identical. */
+static void test_synthetic(uint64_t seed) {
+    const int64_t w = 96, h = 72, n = w * h;
+    uint8_t *truth = malloc((size_t)n), *seeds = calloc((size_t)n, 1);
+    uint8_t *warm = malloc((size_t)n), *cold = malloc((size_t)n);
+    uint8_t *px = malloc((size_t)n * 3);
+    test_rng rng;
+    test_rng_init(&rng, seed);
+    random_image(&rng, w, h, px);
+    gcut_image img = {w, h, 1, 3, 8, px};
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t dx = 2 * (i % w) - w, dy = 2 * (i / w) - h;
+        truth[i] = dx * dx + dy * dy < (w * w + h * h) / 6;
+    }
+    /* The box: the truth's bounding box grown by 3 pixels (clipped); seeds: a foreground one at
+     * the centre (kept by the synthetic picture), a background one inside the box. */
+    int64_t x0 = w, y0 = h, x1 = 0, y1 = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (truth[i]) {
+            const int64_t x = i % w, y = i / w;
+            x0 = x < x0 ? x : x0, y0 = y < y0 ? y : y0;
+            x1 = x > x1 ? x : x1, y1 = y > y1 ? y : y1;
+        }
+    gcut_rect box = {x0 - 3, y0 - 3, x1 - x0 + 7, y1 - y0 + 7};
+    seeds[(h / 2) * w + w / 2] = GCUT_SEED_FOREGROUND;
+    int64_t bg_seed = -1;
+    for (int64_t i = 0; i < n && bg_seed < 0; i++) {
+        const int64_t x = i % w, y = i / w;
+        if (!truth[i] && x > box.x && x < box.x + box.width - 1 && y > box.y &&
+            y < box.y + box.height - 1)
+            bg_seed = i;
+    }
+    if (bg_seed >= 0)
+        seeds[bg_seed] = GCUT_SEED_BACKGROUND;
+    for (int connectivity = 4; connectivity <= 8; connectivity += 4) {
+        gcut_seg_params p;
+        gcut_seg_params_init(&p);
+        p.connectivity = connectivity;
+        p.iterations = 8;
+        p.seed = seed;
+        gcut_options o;
+        gcut_options_init(&o);
+        o.solver = "bk";
+        gcut_seg_report rw, rc;
+        gcut_grid *grid = NULL;
+        CHECK_OK(gcut__grabcut(&img, &box, seeds, &p, &o, warm, &rw, &grid));
+        o.warm = 0;
+        CHECK_OK(gcut_grabcut(&img, &box, seeds, &p, &o, cold, &rc));
+        PASS_IF(memcmp(warm, cold, (size_t)n) == 0);
+        PASS_IF(rw.iterations == rc.iterations && rw.iterations >= 2);
+        bool same = true, falling = true;
+        for (int t = 0; t < rw.iterations; t++) {
+            same = same && rw.round_energy[t] == rc.round_energy[t];
+            if (t > 0 && rw.round_energy[t] > rw.round_energy[t - 1])
+                falling = false, printf("round %d: energy %.9g after %.9g\n", t + 1,
+                                        rw.round_energy[t], rw.round_energy[t - 1]);
+        }
+        PASS_IF(same);
+        PASS_IF(falling);
+        /* Hard constraints kept, box respected. */
+        bool kept = warm[(h / 2) * w + w / 2] == 1 && (bg_seed < 0 || warm[bg_seed] == 0);
+        int64_t wrong = 0;
+        for (int64_t i = 0; i < n; i++) {
+            const int64_t x = i % w, y = i / w;
+            if ((x < box.x || x >= box.x + box.width || y < box.y || y >= box.y + box.height) &&
+                warm[i])
+                kept = false;
+            wrong += warm[i] != (truth[i] != 0);
+        }
+        PASS_IF(kept);
+        printf("blob %dx%d, %d-connected: %d rounds, %.2f%% wrong\n", (int)w, (int)h, connectivity,
+               rw.iterations, 100.0 * (double)wrong / (double)n);
+        PASS_IF(wrong < n / 50);
+        if (grid != NULL)
+            check_min_cut(grid, warm, n);
+        gcut_grid_free(grid);
+    }
+    /* The same seeds alone, re-fitted (no box): also rounds, also a minimum cut. */
+    {
+        gcut_seg_params p;
+        gcut_seg_params_init(&p);
+        p.iterations = 3;
+        gcut_grid *grid = NULL;
+        gcut_seg_report r;
+        uint8_t *s2 = calloc((size_t)n, 1);
+        for (int64_t i = 0; i < n; i++)
+            if (i % 97 == 0)
+                s2[i] = truth[i] ? GCUT_SEED_FOREGROUND : GCUT_SEED_BACKGROUND;
+        CHECK_OK(gcut__grabcut(&img, NULL, s2, &p, NULL, warm, &r, &grid));
+        if (grid != NULL)
+            check_min_cut(grid, warm, n);
+        gcut_grid_free(grid);
+        /* gcut_segment with iterations > 1 is this same call. */
+        CHECK_OK(gcut_segment(&img, s2, &p, NULL, cold, NULL));
+        PASS_IF(memcmp(warm, cold, (size_t)n) == 0);
+        free(s2);
+    }
+    free(px), free(truth), free(seeds), free(warm), free(cold);
+}
+
+/* Each bad box fails with GCUT_ERR_INVALID_ARG and a message naming what is wrong. */
+static void expect_box_error(const gcut_image *img, gcut_rect box, const uint8_t *seeds,
+                             const char *words) {
+    uint8_t *mask = malloc((size_t)(img->width * img->height * img->depth));
+    gcut_status st = gcut_grabcut(img, &box, seeds, NULL, NULL, mask, NULL);
+    PASS_IF(st == GCUT_ERR_INVALID_ARG && strstr(gcut_last_error(), words) != NULL);
+    if (st != GCUT_ERR_INVALID_ARG || strstr(gcut_last_error(), words) == NULL)
+        printf("box %lld,%lld,%lld,%lld: %s '%s' (wanted '%s')\n", (long long)box.x,
+               (long long)box.y, (long long)box.width, (long long)box.height, gcut_status_name(st),
+               gcut_last_error(), words);
+    free(mask);
+}
+
+static void test_bad_boxes(void) {
+    uint8_t px[20 * 10 * 3];
+    for (int i = 0; i < 600; i++)
+        px[i] = (uint8_t)(i * 37);
+    gcut_image img = {20, 10, 1, 3, 8, px};
+    uint8_t seeds[200] = {0}, mask[200];
+    expect_box_error(&img, (gcut_rect){2, 2, 0, 5}, NULL, "empty");
+    expect_box_error(&img, (gcut_rect){2, 2, 5, -1}, NULL, "empty");
+    expect_box_error(&img, (gcut_rect){20, 0, 5, 5}, NULL, "outside");
+    expect_box_error(&img, (gcut_rect){-10, 0, 10, 5}, NULL, "outside");
+    expect_box_error(&img, (gcut_rect){0, 10, 5, 5}, NULL, "outside");
+    expect_box_error(&img, (gcut_rect){0, 0, 20, 10}, NULL, "whole");
+    expect_box_error(&img, (gcut_rect){-5, -5, 40, 40}, NULL, "whole");
+    /* The whole image with a background seed is fine; so is a box past one edge (clipped). */
+    seeds[0] = GCUT_SEED_BACKGROUND;
+    PASS_IF(gcut_grabcut(&img, &(gcut_rect){0, 0, 20, 10}, seeds, NULL, NULL, mask, NULL) ==
+            GCUT_OK);
+    PASS_IF(mask[0] == 0);
+    gcut_seg_report r;
+    PASS_IF(gcut_grabcut(&img, &(gcut_rect){15, 5, 10, 10}, NULL, NULL, NULL, mask, &r) == GCUT_OK);
+    bool outside_bg = true;
+    for (int i = 0; i < 200; i++)
+        if (mask[i] && (i % 20 < 15 || i / 20 < 5))
+            outside_bg = false;
+    PASS_IF(outside_bg);
+    /* A box that touches the border (left and top) is a normal box. */
+    PASS_IF(gcut_grabcut(&img, &(gcut_rect){0, 0, 10, 5}, NULL, NULL, NULL, mask, NULL) == GCUT_OK);
+    /* Every box pixel a background seed: nothing may be foreground. */
+    uint8_t all_bg[200];
+    memset(all_bg, GCUT_SEED_BACKGROUND, sizeof all_bg);
+    expect_box_error(&img, (gcut_rect){2, 2, 3, 3}, all_bg, "background seed");
+    /* Neither box nor seeds; bad seed codes; iterations out of range. */
+    PASS_IF(gcut_grabcut(&img, NULL, NULL, NULL, NULL, mask, NULL) == GCUT_ERR_INVALID_ARG);
+    seeds[5] = 7;
+    PASS_IF(gcut_grabcut(&img, &(gcut_rect){2, 2, 5, 5}, seeds, NULL, NULL, mask, NULL) ==
+                GCUT_ERR_INVALID_ARG &&
+            strstr(gcut_last_error(), "code 7") != NULL);
+    gcut_seg_params p;
+    gcut_seg_params_init(&p);
+    p.iterations = GCUT_SEG_MAX_ITERATIONS + 1;
+    PASS_IF(gcut_grabcut(&img, &(gcut_rect){2, 2, 5, 5}, NULL, &p, NULL, mask, NULL) ==
+            GCUT_ERR_INVALID_ARG);
+    /* A box on a volume. */
+    gcut_image vol = {5, 4, 10, 1, 8, px};
+    uint8_t vmask[200];
+    PASS_IF(gcut_grabcut(&vol, &(gcut_rect){1, 1, 2, 2}, NULL, NULL, NULL, vmask, NULL) ==
+            GCUT_ERR_INVALID_ARG);
+}
+
+/* A photo of one colour: no evidence either way, so the cheapest cut has no boundary: all
+ * background (nothing forces foreground), or with a foreground seed the seed... whatever it
+ * is, it must be a minimum cut, in one round more than the first at most. */
+static void test_one_colour(void) {
+    const int64_t w = 40, h = 30, n = w * h;
+    uint8_t *px = malloc((size_t)n * 3), *mask = malloc((size_t)n), *seeds = calloc((size_t)n, 1);
+    memset(px, 128, (size_t)n * 3);
+    gcut_image img = {w, h, 1, 3, 8, px};
+    gcut_seg_report r;
+    gcut_grid *grid = NULL;
+    CHECK_OK(gcut__grabcut(&img, &(gcut_rect){5, 5, 20, 15}, NULL, NULL, NULL, mask, &r, &grid));
+    int64_t fg = 0;
+    for (int64_t i = 0; i < n; i++)
+        fg += mask[i];
+    PASS_IF(fg == 0 && r.foreground_pixels == 0);
+    PASS_IF(r.iterations <= 2);
+    if (grid != NULL)
+        check_min_cut(grid, mask, n);
+    gcut_grid_free(grid);
+    grid = NULL;
+    seeds[10 * w + 10] = GCUT_SEED_FOREGROUND;
+    CHECK_OK(gcut__grabcut(&img, &(gcut_rect){5, 5, 20, 15}, seeds, NULL, NULL, mask, &r, &grid));
+    PASS_IF(mask[10 * w + 10] == 1);
+    if (grid != NULL)
+        check_min_cut(grid, mask, n);
+    gcut_grid_free(grid);
+    /* Gray (histogram model), one level. */
+    gcut_image gray = {w, h, 1, 1, 8, px};
+    CHECK_OK(gcut_grabcut(&gray, &(gcut_rect){5, 5, 20, 15}, NULL, NULL, NULL, mask, &r));
+    PASS_IF(r.model == GCUT_MODEL_HISTOGRAM && r.foreground_pixels == 0);
+    free(px), free(mask), free(seeds);
+}
+
+int main(void) {
+    const uint64_t seed = test_seed();
+    test_brute_force(seed);
+    test_synthetic(seed);
+    test_bad_boxes();
+    test_one_colour();
+    return test_finish("test_grabcut", passed);
+}
