@@ -53,11 +53,23 @@ static void usage(FILE *out) {
 #define MAX_SIDE ((int64_t)INT32_MAX)
 #define MAX_PIXELS ((int64_t)1 << 40)
 
+/* --seed: 0 to 2^64-1, decimal or 0x hex, no sign. */
+static bool parse_seed(const char *v, uint64_t *seed) {
+    char *end = NULL;
+    errno = 0;
+    *seed = strtoull(v, &end, 0);
+    if (end == v || *end != '\0' || v[0] == '-' || errno == ERANGE) {
+        cli_error("gen", GCUT_OK, "--seed '%s' is not a number from 0 to 2^64-1", v);
+        return false;
+    }
+    return true;
+}
+
 static int gen_qpbo(int argc, char **argv) {
     bool objects_kind = strcmp(argv[1], "qpbo-objects") == 0;
     int64_t w = 0, h = 0, d = 1;
     uint64_t seed = 1;
-    int64_t nonsub = 20, range = 100, objects = 8;
+    int nonsub = 20, range = 100, objects = 8;
     const char *out_path = NULL;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
@@ -66,28 +78,24 @@ static int gen_qpbo(int argc, char **argv) {
             return 2;
         }
         const char *v = argv[++i];
-        int64_t dims[3] = {1, 1, 1};
-        int num_dims = 0;
         if (strcmp(a, "--size") == 0) {
+            int64_t dims[3] = {1, 1, 1};
+            int num_dims = 0;
             if (!cli_parse_dims("gen", "--size", v, 2, objects_kind ? 3 : 2, MAX_SIDE, MAX_PIXELS,
                                 dims, &num_dims))
                 return 2;
-            w = dims[0], h = dims[1], d = num_dims == 3 ? dims[2] : 1;
+            w = dims[0], h = dims[1], d = dims[2];
         } else if (strcmp(a, "--seed") == 0) {
-            char *end = NULL;
-            seed = strtoull(v, &end, 0);
-            if (end == v || *end != '\0' || v[0] == '-') {
-                cli_error("gen", GCUT_OK, "--seed '%s' is not a number", v);
+            if (!parse_seed(v, &seed))
                 return 2;
-            }
         } else if (strcmp(a, "--nonsub") == 0) {
-            if (!cli_parse_int64("gen", a, v, 0, 100, &nonsub))
+            if (!cli_parse_int("gen", a, v, 0, 100, &nonsub))
                 return 2;
         } else if (strcmp(a, "--range") == 0) {
-            if (!cli_parse_int64("gen", a, v, 1, INT32_MAX, &range))
+            if (!cli_parse_int("gen", a, v, 1, INT32_MAX, &range))
                 return 2;
         } else if (strcmp(a, "--objects") == 0) {
-            if (!cli_parse_int64("gen", a, v, 1, 1000000, &objects))
+            if (!cli_parse_int("gen", a, v, 1, 1000000, &objects))
                 return 2;
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
             out_path = v;
@@ -101,18 +109,18 @@ static int gen_qpbo(int argc, char **argv) {
         return 2;
     }
     gcut_qpbo *q = NULL;
-    gcut_status st = objects_kind ? gcut_qpbo_objects(w, h, d, (int)objects, seed, &q)
-                                  : gcut_qpbo_random(w, h, (int)nonsub, (int32_t)range, seed, &q);
+    gcut_status st = objects_kind ? gcut_qpbo_objects(w, h, d, objects, seed, &q)
+                                  : gcut_qpbo_random(w, h, nonsub, (int32_t)range, seed, &q);
     if (st != GCUT_OK) {
         cli_error("gen", st, "cannot make the energy");
         return 1;
     }
     printf("%s: %" PRId64 " nodes, %" PRId64 " terms\n", argv[1], gcut_qpbo_num_nodes(q),
            gcut_qpbo_num_terms(q));
-    const char *tmp_path = cli_out_path("gen", out_path);
-    st = tmp_path != NULL ? gcut_qpbo_write(q, tmp_path) : GCUT_OK;
+    const char *temp = cli_out_path("gen", out_path); /* renamed when the command succeeds */
+    st = temp != NULL ? gcut_qpbo_write(q, temp) : GCUT_ERR_IO;
     gcut_qpbo_free(q);
-    if (tmp_path == NULL)
+    if (temp == NULL)
         return 1;
     if (st != GCUT_OK) {
         cli_error("gen", st, "cannot write '%s'", out_path);
@@ -194,7 +202,6 @@ static int gen_video(int argc, char **argv) {
             return 2;
         }
         const char *v = argv[++i];
-        char *end;
         if (strcmp(a, "--size") == 0) {
             int64_t dims[2];
             int num_dims = 0;
@@ -205,11 +212,8 @@ static int gen_video(int argc, char **argv) {
             if (!cli_parse_int64("gen", a, v, 1, 1000000, &frames))
                 return 2;
         } else if (strcmp(a, "--seed") == 0) {
-            seed = strtoull(v, &end, 0);
-            if (end == v || *end != '\0') {
-                cli_error("gen", GCUT_OK, "--seed '%s' is not a number", v);
+            if (!parse_seed(v, &seed))
                 return 2;
-            }
         } else if (strcmp(a, "-o") == 0) {
             out = v;
         } else if (strcmp(a, "--truth") == 0) {
@@ -307,7 +311,6 @@ int cli_cmd_gen(int argc, char **argv) {
             return 2;
         }
         const char *v = argv[++i];
-        char *end;
         if (strcmp(a, "--size") == 0) {
             int64_t dims[3] = {1, 1, 1};
             int num_dims = 0;
@@ -315,12 +318,8 @@ int cli_cmd_gen(int argc, char **argv) {
                 return 2;
             w = dims[0], h = dims[1], d = dims[2];
         } else if (strcmp(a, "--seed") == 0) {
-            errno = 0;
-            seed = strtoull(v, &end, 0);
-            if (end == v || *end != '\0' || v[0] == '-' || errno == ERANGE) {
-                cli_error("gen", GCUT_OK, "--seed '%s' is not a number from 0 to 2^64-1", v);
+            if (!parse_seed(v, &seed))
                 return 2;
-            }
         } else if (strcmp(a, "--level") == 0) {
             if (strcmp(v, "easy") == 0)
                 level = GCUT_SYNTH_EASY;

@@ -75,13 +75,8 @@ int cli_cmd_qpbo(int argc, char **argv) {
                 }
                 opt.solver = v;
             } else if (strcmp(a, "--threads") == 0) {
-                char *end;
-                long t = strtol(v, &end, 10);
-                if (end == v || *end != '\0' || t < 0 || t > 256) {
-                    cli_error("qpbo", GCUT_OK, "--threads '%s' is not a number in [0, 256]", v);
+                if (!cli_parse_int("qpbo", "--threads", v, 0, 256, &opt.threads))
                     return 2;
-                }
-                opt.threads = (int)t;
             } else {
                 labels_path = v;
             }
@@ -101,6 +96,10 @@ int cli_cmd_qpbo(int argc, char **argv) {
         usage(stderr);
         return 2;
     }
+    const cli_path input = {"energy file", path}, output = {"--labels", labels_path};
+    int code = cli_check_paths("qpbo", &input, 1, &output, 1);
+    if (code != 0)
+        return code;
     double t0 = now_ms();
     gcut_qpbo *q = NULL;
     gcut_status st = gcut_qpbo_read(path, &q);
@@ -110,7 +109,7 @@ int cli_cmd_qpbo(int argc, char **argv) {
     }
     double read_ms = now_ms() - t0;
     int64_t n = gcut_qpbo_num_nodes(q);
-    int8_t *labels = malloc((size_t)n + 1);
+    int8_t *labels = cli_alloc((size_t)n + 1, "labels");
     if (labels == NULL) {
         cli_error("qpbo", GCUT_ERR_NOMEM, "labels of %" PRId64 " nodes", n);
         gcut_qpbo_free(q);
@@ -122,7 +121,7 @@ int cli_cmd_qpbo(int argc, char **argv) {
     double solve_cpu = cpu_ms() - cpu0;
     if (st != GCUT_OK) {
         cli_error("qpbo", st, "solve failed");
-        free(labels);
+        gcut_free(labels);
         gcut_qpbo_free(q);
         return 1;
     }
@@ -138,23 +137,17 @@ int cli_cmd_qpbo(int argc, char **argv) {
     printf("s %" PRId64 "\n", r.energy);
     int rc = 0;
     if (labels_path != NULL) {
-        FILE *f = strcmp(labels_path, "-") == 0 ? stdout : fopen(labels_path, "w");
+        /* Through a temporary file renamed when the command succeeds (cli_out.c). */
+        FILE *f = cli_out_open("qpbo", labels_path);
         if (f == NULL) {
-            cli_error("qpbo", GCUT_OK, "cannot open '%s' for writing", labels_path);
             rc = 1;
         } else {
             for (int64_t p = 0; p < n; p++)
                 fprintf(f, "%d\n", labels[p]);
-            bool bad = ferror(f) != 0;
-            if (f != stdout)
-                bad = fclose(f) != 0 || bad;
-            if (bad) {
-                cli_error("qpbo", GCUT_OK, "cannot write '%s'", labels_path);
-                rc = 1;
-            }
+            rc = cli_out_close("qpbo", f, labels_path);
         }
     }
-    free(labels);
+    gcut_free(labels);
     gcut_qpbo_free(q);
     return rc;
 }

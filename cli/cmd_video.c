@@ -296,6 +296,20 @@ int cli_cmd_video(int argc, char **argv) {
         usage(stderr);
         return 2;
     }
+    /* An output folder that is an input folder (the frames', the truth's) would mix masks into
+     * files a later run reads; cli_check_paths passes folders by, so they are compared here. */
+    const cli_path inputs[] = {{"INPUT", input}, {"--init", init}, {"--truth", truth}};
+    const cli_path outputs[] = {{"-o", out}, {"--overlay", overlay}};
+    for (int o = 0; o < 2; o++)
+        for (int k = 0; k < 3 + o; k++) {
+            const cli_path *other = k < 3 ? &inputs[k] : &outputs[k - 3];
+            if (outputs[o].path != NULL && other->path != NULL &&
+                cli_same_file(outputs[o].path, other->path)) {
+                cli_error("video", GCUT_OK, "%s '%s' is the %s '%s' (nothing written)",
+                          outputs[o].what, outputs[o].path, other->what, other->path);
+                return 2;
+            }
+        }
     if (queue != 0 && (queue < 2 || queue > 64)) {
         cli_error("video", GCUT_OK, "--queue %d: give 0 (no threads) or 2 to 64", queue);
         return 2;
@@ -339,7 +353,7 @@ int cli_cmd_video(int argc, char **argv) {
                   init, init_image.width, init_image.height, w, h);
         goto done;
     }
-    if ((init_codes = malloc((size_t)(w * h))) == NULL) {
+    if ((init_codes = cli_alloc((size_t)(w * h), "init mask")) == NULL) {
         cli_error("video", GCUT_ERR_NOMEM, "init mask");
         goto done;
     }
@@ -437,6 +451,6 @@ done:
     gcut_video_free(video);
     gcut_video_source_close(source);
     gcut_image_free(&init_image);
-    free(init_codes);
+    gcut_free(init_codes);
     return rc;
 }

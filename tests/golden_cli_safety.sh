@@ -167,13 +167,22 @@ absent "maxflow --cut into a missing folder" nodir/cut.txt
 run 0 "maxflow --cut" maxflow -q p.max --cut cut.txt
 if [ -s cut.txt ]; then pass; else fail "maxflow --cut wrote nothing"; fi
 run 0 "maxflow --cut /dev/null" maxflow -q p.max --cut /dev/null
+# gcut qpbo: --labels naming the energy file is refused; a labels file is written whole.
+printf 'p qpbo 2 1\nu 1 0 1\nu 2 3 0\ne 1 2 5 0 2 9\n' >e.qpbo
+cp e.qpbo e-orig.qpbo
+run 2 "qpbo --labels = energy file" qpbo e.qpbo --labels ./e.qpbo
+same "qpbo --labels = energy file" e.qpbo e-orig.qpbo
+run 0 "qpbo --labels" qpbo e.qpbo --labels lab.txt
+if [ "$(tr '\n' ' ' <lab.txt)" = "0 1 " ]; then pass; else fail "qpbo labels: $(cat lab.txt)"; fi
+run 2 "qpbo --threads huge" qpbo e.qpbo --threads 99999999999999999999
+expect_err "qpbo --threads huge" "--threads"
 no_temps "after all the runs above"
 
 # ---- standard output: full or closed is an error for every command ----
 if [ -w /dev/full ]; then
     for args in "maxflow $examples/segment-64.max" "maxflow -q $examples/segment-64.max" \
         "maxflow -q $examples/segment-64.max --cut -" "solvers" "--version" "--help" \
-        "maxflow --help" "gen synth --size 16x16 -o full.png" \
+        "maxflow --help" "gen synth --size 16x16 -o full.png" "qpbo e.qpbo" \
         "segment $examples/coffee.png --seeds $examples/coffee-seeds.png -o full-m.png"; do
         # shellcheck disable=SC2086
         "$gcut" $args >/dev/full 2>"$errf"

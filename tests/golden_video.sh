@@ -90,6 +90,10 @@ expect 1 "init of another size" -- "$gcut" video "$work/syn" --init "$src/exampl
     -o "$work/x"
 grep_out "192x128 but the frames are 128x96" "init size: named"
 expect 2 "no init" -- "$gcut" video "$work/syn" -o "$work/x"
+expect 2 "output folder is the input" -- "$gcut" video "$work/syn" --init "$work/syn_t/truth_000000.png" \
+    -o "$work/syn"
+grep_out "is the INPUT" "output folder is the input: named"
+[ "$(ls "$work/syn" | wc -l)" -eq 24 ] && pass || fail "output folder is the input: frames untouched"
 
 echo "golden_video: $checks passed, $failures failed"
 [ "$failures" -eq 0 ]

@@ -33,9 +33,12 @@ __version__ = _gcut.version
 __all__ = [
     "Graph",
     "GridResult",
+    "GridContext",
     "GcutError",
     "grid_maxflow",
     "segment",
+    "qpbo",
+    "QPBOResult",
     "read_image",
     "write_image",
     "write_png",
@@ -614,6 +617,161 @@ def grid_maxflow(source, sink, weights, connectivity=4, solver="auto", threads=0
     return GridResult(flow, labels.view(bool), scale, stats)
 
 
+class GridContext(_gcut.GridContextCore):
+    """One grid shape, many solves: the C library's grid solver context (gcut_grid_context).
+
+    ``GridContext(shape, connectivity=None, solver="auto", threads=0, warm=True)`` (2D or 3D;
+    connectivity 4/8 or 6/26, default 4 / 6). Each :meth:`solve` takes the capacities that
+    changed since the last one (``source``, ``sink``: the grid's shape; ``weights``:
+    ``(connectivity, *shape)`` in :func:`grid_maxflow`'s direction order), all zero at first.
+    With ``warm=True`` the next solve starts from the previous flow (bk: its trees; cpu-pr and
+    cuda-grid: their residual state, repaired where capacities fell) and is exact: the same
+    flow as a cold solve. cuda-grid keeps its device buffers between solves. ``info`` counts
+    solves and warm solves. Not thread-safe: one context per thread."""
+
+    def __init__(self, shape, connectivity=None, solver="auto", threads=0, warm=True):
+        try:
+            shape = tuple(int(x) for x in shape)
+        except (TypeError, ValueError):
+            raise TypeError(f"shape must be a tuple of ints, got {shape!r}") from None
+        solver, threads = _solver_args(solver, threads)
+        if connectivity is None:
+            connectivity = 4 if len(shape) == 2 else 6
+        if isinstance(connectivity, bool) or not isinstance(connectivity, _numbers.Integral):
+            raise TypeError(f"connectivity must be an int, got {connectivity!r}")
+        super().__init__(shape, int(connectivity), solver, threads, bool(warm))
+        self.shape = shape
+        self.connectivity = int(connectivity)
+
+    def solve(self, source=None, sink=None, weights=None, changed=None):
+        """Copy in the given capacity arrays (int32; int64 accepted when it fits), then solve.
+        ``changed`` (optional node ids) promises that only those nodes' capacities changed,
+        so a warm solve reads only them (a change elsewhere is then not seen). Returns a
+        :class:`GridResult` (``flow, labels``; labels True = sink side)."""
+        for which, name, arr in ((-2, "source", source), (-1, "sink", sink)):
+            if arr is not None:
+                a = _caps(arr, name, None)
+                if a.shape != self.shape:
+                    raise ValueError(f"{name} must have shape {self.shape}, got {a.shape}")
+                self._set(which, a.reshape(-1))
+        if weights is not None:
+            w = _caps(weights, "weights", None)
+            if w.shape != (self.connectivity,) + self.shape:
+                raise ValueError(
+                    f"weights must have shape {(self.connectivity,) + self.shape}, got {w.shape}"
+                )
+            for d in range(self.connectivity):
+                self._set(d, _np.ascontiguousarray(w[d]).reshape(-1))
+        if changed is not None:
+            self._mark(_ids(changed, "changed").reshape(-1))
+        flow, labels, stats = self._solve()
+        return GridResult(flow, labels.view(bool), None, stats)
+
+
+# ------------------------------------------------------------------------------------------
+# QPBO
+# ------------------------------------------------------------------------------------------
+
+
+def _energies(x, name, shape_tail, scale):
+    """Energy table as int32 (any sign, range-checked) or, with scale, float64 for the C
+    library's own rounding (round(value * scale), checked there)."""
+    a = _host_array(x, name)
+    if a.size == 0 and a.dtype.kind in "fO":
+        a = a.astype(_np.int32)
+    if a.ndim == 1 and a.size == 0:
+        a = a.reshape((0,) + shape_tail)
+    if a.ndim != 2 or a.shape[1:] != shape_tail:
+        raise ValueError(f"{name} must have shape (n, {shape_tail[0]}), got {a.shape}")
+    kind = a.dtype.kind
+    if kind == "f":
+        if scale is None:
+            raise TypeError(
+                f"{name} has dtype {a.dtype}; gcut energies are integers: pass integer arrays, "
+                f"or scale=S to use round({name} * S) (the scale is reported back)"
+            )
+        return _np.ascontiguousarray(a, dtype=_np.float64)
+    if kind not in "biu":
+        raise TypeError(f"{name} must hold integers (or floats with scale=), not {a.dtype}")
+    if a.size and (a.min() < -_INT32_MAX - 1 or a.max() > _INT32_MAX):
+        raise ValueError(f"{name} has values outside int32")
+    a = _np.ascontiguousarray(a, dtype=_np.int32)
+    return a.astype(_np.float64) if scale is not None else a
+
+
+class QPBOResult(tuple):
+    """What :func:`qpbo` returns: unpacks as ``labels, energy``; also ``.labels`` (int8:
+    0, 1, or -1 = unlabeled), ``.energy`` (of the labels, unlabeled taken as 0, exact int, in
+    scaled units when a scale was given), ``.lower_bound``, ``.labeled``, ``.scale``,
+    ``.solver`` and ``.stats`` (the library's full report)."""
+
+    def __new__(cls, labels, stats, scale):
+        self = super().__new__(cls, (labels, stats["energy"]))
+        self.stats = stats
+        self.scale = scale
+        return self
+
+    labels = property(lambda self: self[0], doc="int8 labels, -1 = unlabeled")
+    energy = property(lambda self: self[1], doc="E(labels), unlabeled as 0 (int)")
+    lower_bound = property(lambda self: self.stats["lower_bound"], doc="QPBO's lower bound")
+    labeled = property(lambda self: self.stats["labeled"], doc="nodes labeled 0 or 1")
+    solver = property(lambda self: self.stats["solver"], doc="'qpbo' or 'pqpbo'")
+
+    def __repr__(self):
+        return (
+            f"QPBOResult(energy={self[1]}, lower_bound={self.lower_bound}, "
+            f"labeled={self.labeled}/{len(self[0])}, solver={self.solver!r})"
+        )
+
+
+def qpbo(unary, edges, pairwise, solver="auto", threads=0, scale=None, blocks=None):
+    """Minimise a binary energy, submodular or not, with QPBO (include/gcut.h, gcut_qpbo_*).
+
+    E(x) = sum_i unary[i, x_i] + sum_k pairwise[k, 2 * x_i + x_j] for edges[k] = (i, j):
+    ``unary`` has shape (num_nodes, 2) (E(0), E(1)), ``edges`` (num_terms, 2) node pairs,
+    ``pairwise`` (num_terms, 4) as E00, E01, E10, E11 (Kolmogorov's order). Integers (int32,
+    any sign); floats need ``scale`` (each value becomes round(value * scale), energies are
+    then in scaled units). ``solver``: "qpbo" (serial), "pqpbo" (parallel, ``threads``,
+    0 = all cores) or "auto"; ``blocks`` (optional, one int per node) groups nodes for pqpbo.
+
+    Returns a :class:`QPBOResult`: ``labels, energy = gcut.qpbo(...)``; labels are 0, 1 or -1
+    (unlabeled) with persistency (some global minimiser agrees with every labeled node); a
+    submodular energy comes back fully labeled at its exact minimum."""
+    solver, threads = _solver_args(solver, threads)
+    scale = _check_scale(scale)
+    u = _energies(unary, "unary", (2,), scale)
+    w = _energies(pairwise, "pairwise", (4,), scale)
+    e = _host_array(edges, "edges")
+    if e.size == 0:
+        e = _np.zeros((0, 2), dtype=_np.int64)
+    if e.dtype.kind not in "iu":
+        raise TypeError(f"edges must hold integer node ids, not {e.dtype}")
+    if e.ndim != 2 or e.shape[1] != 2:
+        raise ValueError(f"edges must have shape (num_terms, 2), got {e.shape}")
+    e = _np.ascontiguousarray(e, dtype=_np.int64)
+    if len(e) != len(w):
+        raise ValueError(f"pairwise has {len(w)} rows for {len(e)} edges")
+    n = len(u)
+    if e.size and (e.min() < 0 or e.max() >= n):
+        bad = int(_np.flatnonzero((e < 0).any(axis=1) | (e >= n).any(axis=1))[0])
+        raise ValueError(f"edges[{bad}] = {tuple(e[bad])} is not a pair of node ids "
+                         f"(there are {n} nodes)")
+    if e.size and (e[:, 0] == e[:, 1]).any():
+        bad = int(_np.flatnonzero(e[:, 0] == e[:, 1])[0])
+        raise ValueError(f"edges[{bad}] joins node {e[bad, 0]} to itself")
+    num_blocks = 0
+    if blocks is not None:
+        b = _host_array(blocks, "blocks")
+        if b.dtype.kind not in "iu" or b.shape != (n,):
+            raise ValueError(f"blocks must be {n} integers (one per node)")
+        if n and (b.min() < 0 or b.max() >= 2**20):
+            raise ValueError("blocks must be in [0, 2^20)")
+        blocks = _np.ascontiguousarray(b, dtype=_np.int32)
+        num_blocks = int(blocks.max()) + 1 if n else 1
+    labels, stats = _gcut.qpbo(u, e, w, scale or 0.0, blocks, num_blocks, solver, threads)
+    return QPBOResult(labels, stats, scale)
+
+
 # ------------------------------------------------------------------------------------------
 # Segmentation and images
 # ------------------------------------------------------------------------------------------
@@ -638,6 +796,9 @@ def segment(
     solver="auto",
     threads=0,
     return_report=False,
+    iterations=None,
+    rect=None,
+    warm=True,
 ):
     """Segment an image into foreground and background from seeds, exactly (a minimum cut
     of the Boykov-Jolly energy; the same call as ``gcut segment``; docs/SEGMENT.md).
@@ -652,18 +813,43 @@ def segment(
     "auto"; ``components`` GMM components; ``bins`` histogram bins per channel; ``scale``
     energy-to-capacity factor (<= 0: chosen, reported); ``seed`` for the GMM initialisation.
 
+    As the command does, the cut is refined by GrabCut rounds (Rother et al. 2004: re-fit the
+    colour models to the cut, cut again) unless ``iterations=1``: ``iterations=None`` is the
+    CLI's default (5 rounds at most, fewer when the labels stop changing). ``rect=(x, y, w, h)``
+    is GrabCut's box (outside it background; ``seeds`` may then be None); ``warm=False``
+    solves every round afresh (the masks are the same).
+
     Returns a bool mask (True = foreground) of the spatial shape; with ``return_report=True``
     ``(mask, report)`` where report is a dict (flow, scale, sigma, model, times in ms ...)."""
     solver, threads = _solver_args(solver, threads)
     img = _np.ascontiguousarray(_host_array(image, "image"))
-    sd = _host_array(seeds, "seeds")
-    if sd.dtype == bool:
-        raise TypeError("seeds must hold seed codes (uint8), not bool")
-    if sd.dtype.kind in "iu" and sd.dtype not in (_np.uint8, _np.uint16):
-        if sd.size and (sd.min() < 0 or sd.max() > 255):
-            raise ValueError("seeds values must be in [0, 255]")
-        sd = sd.astype(_np.uint8)
-    sd = _np.ascontiguousarray(sd)
+    if iterations is None:
+        iterations = 0  # the library's default: GrabCut's own round count
+    if isinstance(iterations, bool) or not isinstance(iterations, _numbers.Integral) or not (
+        0 <= iterations <= 64
+    ):
+        raise ValueError(f"iterations must be an int in [1, 64] (or None), got {iterations!r}")
+    iterations = int(iterations)
+    if rect is not None:
+        try:
+            rect = tuple(int(v) for v in rect)
+        except (TypeError, ValueError):
+            raise TypeError(f"rect must be (x, y, width, height), got {rect!r}") from None
+        if len(rect) != 4:
+            raise ValueError(f"rect must be (x, y, width, height), got {rect!r}")
+    if seeds is None:
+        if rect is None:
+            raise ValueError("seeds are needed without a rect")
+        sd = None
+    else:
+        sd = _host_array(seeds, "seeds")
+        if sd.dtype == bool:
+            raise TypeError("seeds must hold seed codes (uint8), not bool")
+        if sd.dtype.kind in "iu" and sd.dtype not in (_np.uint8, _np.uint16):
+            if sd.size and (sd.min() < 0 or sd.max() > 255):
+                raise ValueError("seeds values must be in [0, 255]")
+            sd = sd.astype(_np.uint8)
+        sd = _np.ascontiguousarray(sd)
     if model not in _MODELS:
         raise ValueError(f"model must be one of {sorted(_MODELS)}, got {model!r}")
     if seed_encoding not in _ENCODINGS:
@@ -688,7 +874,7 @@ def segment(
     mask, report = _gcut.segment(
         img, sd, bool(volume), _ENCODINGS[seed_encoding], float(lambda_), float(sigma),
         int(connectivity), _MODELS[model], int(components), int(bins), float(scale), int(seed),
-        solver, threads,
+        solver, threads, int(iterations), rect, bool(warm),
     )
     return (mask, report) if return_report else mask
 

@@ -972,6 +972,315 @@ static PyObject *mod_grid_maxflow(PyObject *mod, PyObject *args) {
 }
 
 /* ------------------------------------------------------------------------------------------
+ * GridContext: gcut_grid_context (one shape, many solves, warm re-solves)
+ * ---------------------------------------------------------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD gcut_grid_context *ctx;
+    int busy;
+    int ndim, dirs;
+    int64_t shape[3], num_nodes;
+} GridContext;
+
+static void gctx_dealloc(GridContext *self) {
+    gcut_grid_context_free(self->ctx);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* GridContext(shape tuple, connectivity, solver, threads, warm) */
+static int gctx_init(GridContext *self, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"shape", "connectivity", "solver", "threads", "warm", NULL};
+    PyObject *oshape;
+    int connectivity = 0, threads = 0, warm = 1;
+    const char *solver = "auto";
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!i|sip", kwlist, &PyTuple_Type, &oshape,
+                                     &connectivity, &solver, &threads, &warm))
+        return -1;
+    Py_ssize_t nd = PyTuple_GET_SIZE(oshape);
+    if (nd != 2 && nd != 3) {
+        PyErr_SetString(PyExc_ValueError, "shape must be 2D or 3D");
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < nd; k++) {
+        long long v = PyLong_AsLongLong(PyTuple_GET_ITEM(oshape, k));
+        if (v == -1 && PyErr_Occurred())
+            return -1;
+        if (v < 1) {
+            PyErr_Format(PyExc_ValueError, "shape[%zd] = %lld must be >= 1", k, v);
+            return -1;
+        }
+        self->shape[k] = v;
+    }
+    if (!native_connectivity_ok((int)nd, connectivity)) {
+        PyErr_Format(PyExc_ValueError, "connectivity must be %s for a %dD grid, got %d",
+                     nd == 2 ? "4 or 8" : "6 or 26", (int)nd, connectivity);
+        return -1;
+    }
+    gcut_options opt;
+    if (parse_options(solver, threads, &opt) != GCUT_OK)
+        return -1;
+    opt.warm = warm;
+    gcut_grid_context *ctx = NULL;
+    gcut_status st;
+    int64_t shape[3] = {self->shape[0], self->shape[1], self->shape[2]};
+    Py_BEGIN_ALLOW_THREADS st = gcut_grid_context_create((int)nd, shape, connectivity, &opt, &ctx);
+    Py_END_ALLOW_THREADS if (st != GCUT_OK) {
+        raise_status(st, "GridContext");
+        return -1;
+    }
+    gcut_grid_context_free(self->ctx);
+    self->ctx = ctx;
+    self->ndim = (int)nd;
+    self->dirs = connectivity;
+    self->num_nodes = gcut_grid_num_nodes(gcut_grid_context_grid(ctx));
+    return 0;
+}
+
+static int gctx_enter(GridContext *self) {
+    if (self->ctx == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "GridContext is not initialised");
+        return -1;
+    }
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "this GridContext is being used by another thread; "
+                                            "use one per thread");
+        return -1;
+    }
+    self->busy = 1;
+    return 0;
+}
+
+/* _set(which, values int32 of num_nodes): which -2 source, -1 sink, 0.. a direction. */
+static PyObject *gctx_set(GridContext *self, PyObject *args) {
+    int which;
+    PyObject *ov;
+    if (!PyArg_ParseTuple(args, "iO", &which, &ov))
+        return NULL;
+    PyArrayObject *av = as_array(ov, NPY_INT32, "values");
+    if (av == NULL)
+        return NULL;
+    if (PyArray_SIZE(av) != self->num_nodes || which < -2 || which >= self->dirs) {
+        PyErr_SetString(PyExc_ValueError, "_set: bad direction or size");
+        return NULL;
+    }
+    if (check_nonneg(PyArray_DATA(av), 0, self->num_nodes, "capacities") < 0)
+        return NULL;
+    if (gctx_enter(self) < 0)
+        return NULL;
+    gcut_grid *g = gcut_grid_context_grid(self->ctx);
+    int32_t *dst = which == -2   ? gcut_grid_terminal_data(g, GCUT_SOURCE)
+                   : which == -1 ? gcut_grid_terminal_data(g, GCUT_SINK)
+                                 : gcut_grid_dir_data(g, which);
+    const int32_t *src = PyArray_DATA(av);
+    size_t bytes = (size_t)self->num_nodes * sizeof(int32_t);
+    Py_BEGIN_ALLOW_THREADS memcpy(dst, src, bytes);
+    Py_END_ALLOW_THREADS self->busy = 0;
+    Py_RETURN_NONE;
+}
+
+/* _mark(nodes int64) */
+static PyObject *gctx_mark(GridContext *self, PyObject *args) {
+    PyObject *on;
+    if (!PyArg_ParseTuple(args, "O", &on))
+        return NULL;
+    PyArrayObject *an = as_array(on, NPY_INT64, "nodes");
+    if (an == NULL || gctx_enter(self) < 0)
+        return NULL;
+    gcut_status st = gcut_grid_context_mark_nodes(self->ctx, PyArray_DATA(an), PyArray_SIZE(an));
+    self->busy = 0;
+    if (st != GCUT_OK)
+        return raise_status(st, "mark_nodes");
+    Py_RETURN_NONE;
+}
+
+/* _solve() -> (flow, labels uint8 of the shape, stats dict) */
+static PyObject *gctx_solve(GridContext *self, PyObject *noargs) {
+    (void)noargs;
+    if (gctx_enter(self) < 0)
+        return NULL;
+    npy_intp dims[3];
+    for (int k = 0; k < self->ndim; k++)
+        dims[k] = (npy_intp)self->shape[k];
+    PyObject *labels = PyArray_SimpleNew(self->ndim, dims, NPY_UINT8);
+    if (labels == NULL) {
+        self->busy = 0;
+        return NULL;
+    }
+    uint8_t *lab = PyArray_DATA((PyArrayObject *)labels);
+    int64_t flow = 0;
+    gcut_stats stats;
+    gcut_status st;
+    Py_BEGIN_ALLOW_THREADS st = gcut_grid_context_solve(self->ctx, &flow, lab, &stats);
+    Py_END_ALLOW_THREADS self->busy = 0;
+    if (st != GCUT_OK) {
+        Py_DECREF(labels);
+        return raise_status(st, "GridContext.solve");
+    }
+    PyObject *sd = stats_dict(&stats);
+    if (sd == NULL) {
+        Py_DECREF(labels);
+        return NULL;
+    }
+    return Py_BuildValue("LNN", (long long)flow, labels, sd);
+}
+
+static PyObject *gctx_get_info(GridContext *self, void *closure) {
+    (void)closure;
+    gcut_grid_context_info info;
+    if (self->ctx == NULL || gcut_grid_context_get_info(self->ctx, &info) != GCUT_OK)
+        Py_RETURN_NONE;
+    return Py_BuildValue("{s:s,s:L,s:L,s:L,s:L,s:L}", "solver", info.solver, "solves",
+                         (long long)info.solves, "warm_solves", (long long)info.warm_solves,
+                         "cold_fallbacks", (long long)info.cold_fallbacks, "changed_nodes",
+                         (long long)info.changed_nodes, "device_bytes",
+                         (long long)info.device_bytes);
+}
+
+static PyMethodDef gctx_methods[] = {{"_set", (PyCFunction)gctx_set, METH_VARARGS, "internal"},
+                                     {"_mark", (PyCFunction)gctx_mark, METH_VARARGS, "internal"},
+                                     {"_solve", (PyCFunction)gctx_solve, METH_NOARGS, "internal"},
+                                     {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef gctx_getset[] = {
+    {"info", (getter)gctx_get_info, NULL,
+     "what the context has done: solver, solves, warm_solves, cold_fallbacks, changed_nodes, "
+     "device_bytes",
+     NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyTypeObject GridContextType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gcut._gcut.GridContextCore",
+    .tp_basicsize = sizeof(GridContext),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "The C state behind gcut.GridContext (use gcut.GridContext).",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)gctx_init,
+    .tp_dealloc = (destructor)gctx_dealloc,
+    .tp_methods = gctx_methods,
+    .tp_getset = gctx_getset,
+};
+
+/* ------------------------------------------------------------------------------------------
+ * QPBO (include/gcut.h, gcut_qpbo_*)
+ * ---------------------------------------------------------------------------------------- */
+
+/* qpbo(unary (N, 2), pairs (M, 2) int64, pairwise (M, 4), scale, blocks | None, num_blocks,
+ *      solver, threads) -> (labels int8 (N,), result dict). unary and pairwise are int32, or
+ * float64 with scale > 0 (gcut_qpbo_add_*_float round and range-check them). */
+static PyObject *mod_qpbo(PyObject *mod, PyObject *args) {
+    (void)mod;
+    PyObject *ou, *op, *ow, *ob;
+    double scale;
+    int num_blocks, threads;
+    const char *solver;
+    if (!PyArg_ParseTuple(args, "OOOdOisi", &ou, &op, &ow, &scale, &ob, &num_blocks, &solver,
+                          &threads))
+        return NULL;
+    int type = scale > 0 ? NPY_FLOAT64 : NPY_INT32;
+    PyArrayObject *au = as_array(ou, type, "unary"),
+                  *ap = au ? as_array(op, NPY_INT64, "edges") : 0,
+                  *aw = ap ? as_array(ow, type, "pairwise") : 0, *ab = NULL;
+    if (aw == NULL)
+        return NULL;
+    if (PyArray_NDIM(au) != 2 || PyArray_DIM(au, 1) != 2) {
+        PyErr_SetString(PyExc_ValueError, "unary must have shape (num_nodes, 2): E(0), E(1)");
+        return NULL;
+    }
+    if (PyArray_NDIM(ap) != 2 || PyArray_DIM(ap, 1) != 2) {
+        PyErr_SetString(PyExc_ValueError, "edges must have shape (num_terms, 2): node pairs");
+        return NULL;
+    }
+    if (PyArray_NDIM(aw) != 2 || PyArray_DIM(aw, 1) != 4 ||
+        PyArray_DIM(aw, 0) != PyArray_DIM(ap, 0)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "pairwise must have shape (len(edges), 4): E00, E01, E10, E11");
+        return NULL;
+    }
+    int64_t n = PyArray_DIM(au, 0), m = PyArray_DIM(ap, 0);
+    if (ob != Py_None) {
+        ab = as_array(ob, NPY_INT32, "blocks");
+        if (ab == NULL)
+            return NULL;
+        if (PyArray_SIZE(ab) != n) {
+            PyErr_SetString(PyExc_ValueError, "blocks must have one entry per node");
+            return NULL;
+        }
+    }
+    if (threads < 0) {
+        PyErr_Format(PyExc_ValueError, "threads must be >= 0 (0 = all cores), got %d", threads);
+        return NULL;
+    }
+    gcut_options opt; /* the solver name ("qpbo", "pqpbo", "auto") is checked by the solve */
+    gcut_options_init(&opt);
+    opt.solver = solver;
+    opt.threads = threads;
+    gcut_qpbo *q = NULL;
+    gcut_status st = gcut_qpbo_create(n, m, &q);
+    if (st != GCUT_OK)
+        return raise_status(st, "qpbo");
+    npy_intp dims[1] = {(npy_intp)n};
+    PyObject *labels = PyArray_SimpleNew(1, dims, NPY_INT8);
+    if (labels == NULL) {
+        gcut_qpbo_free(q);
+        return NULL;
+    }
+    int8_t *lab = PyArray_DATA((PyArrayObject *)labels);
+    const void *u = PyArray_DATA(au), *w = PyArray_DATA(aw);
+    const int64_t *pairs = PyArray_DATA(ap);
+    const int32_t *blocks = ab ? PyArray_DATA(ab) : NULL;
+    gcut_qpbo_result res;
+    memset(&res, 0, sizeof res);
+    const char *stage = "qpbo (unary)";
+    Py_BEGIN_ALLOW_THREADS;
+    if (scale > 0)
+        st = gcut_qpbo_set_float_scale(q, scale);
+    for (int64_t i = 0; i < n && st == GCUT_OK; i++)
+        st = scale > 0 ? gcut_qpbo_add_unary_float(q, i, ((const double *)u)[2 * i],
+                                                   ((const double *)u)[2 * i + 1])
+                       : gcut_qpbo_add_unary(q, i, ((const int32_t *)u)[2 * i],
+                                             ((const int32_t *)u)[2 * i + 1]);
+    if (st == GCUT_OK)
+        stage = "qpbo (pairwise)";
+    for (int64_t k = 0; k < m && st == GCUT_OK; k++) {
+        if (scale > 0) {
+            const double *e = (const double *)w + 4 * k;
+            st = gcut_qpbo_add_pairwise_float(q, pairs[2 * k], pairs[2 * k + 1], e[0], e[1], e[2],
+                                              e[3], NULL);
+        } else {
+            const int32_t *e = (const int32_t *)w + 4 * k;
+            st = gcut_qpbo_add_pairwise(q, pairs[2 * k], pairs[2 * k + 1], e[0], e[1], e[2], e[3],
+                                        NULL);
+        }
+    }
+    if (st == GCUT_OK && blocks != NULL) {
+        stage = "qpbo (blocks)";
+        st = gcut_qpbo_set_blocks(q, blocks, num_blocks);
+    }
+    if (st == GCUT_OK) {
+        stage = "qpbo";
+        st = gcut_qpbo_solve(q, &opt, lab, &res);
+    }
+    Py_END_ALLOW_THREADS;
+    gcut_qpbo_free(q);
+    if (st != GCUT_OK) {
+        Py_DECREF(labels);
+        return raise_status(st, stage);
+    }
+    PyObject *d =
+        Py_BuildValue("{s:s,s:L,s:L,s:L,s:i,s:i,s:L,s:L,s:d,s:d,s:d,s:K,s:d}", "solver", res.solver,
+                      "labeled", (long long)res.labeled, "lower_bound", (long long)res.lower_bound,
+                      "energy", (long long)res.energy, "stage2", res.stage2, "threads", res.threads,
+                      "blocks", (long long)res.blocks, "merges", (long long)res.merges, "build_ms",
+                      res.build_ms, "solve_ms", res.solve_ms, "label_ms", res.label_ms, "bytes",
+                      (unsigned long long)res.bytes, "float_scale", res.float_scale);
+    if (d == NULL) {
+        Py_DECREF(labels);
+        return NULL;
+    }
+    return Py_BuildValue("NN", labels, d);
+}
+
+/* ------------------------------------------------------------------------------------------
  * Images and segmentation
  * ---------------------------------------------------------------------------------------- */
 
@@ -1016,24 +1325,36 @@ static int image_view(PyObject *obj, int volume, const char *name, gcut_image *i
     return 0;
 }
 
-/* segment(image, seeds, volume, encoding, lambda, sigma, connectivity, model, components, bins,
- *         scale, seed, solver, threads) -> (mask bool array, report dict) */
+/* segment(image, seeds | None, volume, encoding, lambda, sigma, connectivity, model, components,
+ *         bins, scale, seed, solver, threads, iterations, rect (x, y, w, h) | None, warm)
+ *   -> (mask bool array, report dict). As `gcut segment`: GrabCut rounds (gcut_grabcut) with a
+ * box or unless iterations == 1, else one cut (gcut_segment). */
 static PyObject *mod_segment(PyObject *mod, PyObject *args) {
     (void)mod;
-    PyObject *oimg, *oseeds;
-    int volume, encoding, connectivity, model, components, bins, threads;
+    PyObject *oimg, *oseeds, *orect;
+    int volume, encoding, connectivity, model, components, bins, threads, iterations, warm;
     double lambda, sigma, scale;
     unsigned long long seed;
     const char *solver;
-    if (!PyArg_ParseTuple(args, "OOpiddiiiidKsi", &oimg, &oseeds, &volume, &encoding, &lambda,
+    if (!PyArg_ParseTuple(args, "OOpiddiiiidKsiiOp", &oimg, &oseeds, &volume, &encoding, &lambda,
                           &sigma, &connectivity, &model, &components, &bins, &scale, &seed, &solver,
-                          &threads))
+                          &threads, &iterations, &orect, &warm))
         return NULL;
+    gcut_rect rect = {0, 0, 0, 0};
+    int has_rect = orect != Py_None, has_seeds = oseeds != Py_None;
+    if (has_rect && !PyArg_ParseTuple(orect, "LLLL", &rect.x, &rect.y, &rect.width, &rect.height))
+        return NULL;
+    if (!has_seeds && !has_rect) {
+        PyErr_SetString(PyExc_ValueError, "seeds are needed without a rect");
+        return NULL;
+    }
     gcut_image img, smask;
+    memset(&smask, 0, sizeof smask);
     if (image_view(oimg, volume, "image", &img) < 0 ||
-        image_view(oseeds, volume, "seeds", &smask) < 0)
+        (has_seeds && image_view(oseeds, volume, "seeds", &smask) < 0))
         return NULL;
-    if (smask.width != img.width || smask.height != img.height || smask.depth != img.depth) {
+    if (has_seeds &&
+        (smask.width != img.width || smask.height != img.height || smask.depth != img.depth)) {
         PyErr_SetString(PyExc_ValueError, "seeds must have the image's spatial shape");
         return NULL;
     }
@@ -1050,6 +1371,8 @@ static PyObject *mod_segment(PyObject *mod, PyObject *args) {
     p.histogram_bins = bins;
     p.scale = scale;
     p.seed = seed;
+    p.iterations = iterations;
+    opt.warm = warm;
     int nd = volume ? 3 : 2;
     npy_intp dims[3];
     for (int k = 0; k < nd; k++)
@@ -1067,13 +1390,20 @@ static PyObject *mod_segment(PyObject *mod, PyObject *args) {
     gcut_seg_report rep;
     memset(&rep, 0, sizeof rep);
     const char *stage = "seeds";
-    gcut_status st;
-    Py_BEGIN_ALLOW_THREADS st = gcut_seeds_from_mask(&smask, (gcut_seed_encoding)encoding, codes);
+    gcut_status st = GCUT_OK;
+    Py_BEGIN_ALLOW_THREADS;
+    if (has_seeds)
+        st = gcut_seeds_from_mask(&smask, (gcut_seed_encoding)encoding, codes);
     if (st == GCUT_OK) {
         stage = "segment";
-        st = gcut_segment(&img, codes, &p, &opt, out, &rep);
+        if (has_rect || iterations != 1)
+            st = gcut_grabcut(&img, has_rect ? &rect : NULL, has_seeds ? codes : NULL, &p, &opt,
+                              out, &rep);
+        else
+            st = gcut_segment(&img, codes, &p, &opt, out, &rep);
     }
-    Py_END_ALLOW_THREADS PyMem_Free(codes);
+    Py_END_ALLOW_THREADS;
+    PyMem_Free(codes);
     if (st != GCUT_OK) {
         Py_DECREF(mask);
         return raise_status(st, stage);
@@ -1196,6 +1526,7 @@ static PyObject *mod_memory_in_use(PyObject *mod, PyObject *noargs) {
 static PyMethodDef module_methods[] = {
     {"grid_maxflow", mod_grid_maxflow, METH_VARARGS, "internal: see gcut.grid_maxflow"},
     {"segment", mod_segment, METH_VARARGS, "internal: see gcut.segment"},
+    {"qpbo", mod_qpbo, METH_VARARGS, "internal: see gcut.qpbo"},
     {"read_image", mod_read_image, METH_VARARGS, "internal: see gcut.read_image"},
     {"write_image", mod_write_image, METH_VARARGS, "internal: see gcut.write_image"},
     {"solvers", mod_solvers, METH_NOARGS, "internal: see gcut.solvers"},
@@ -1217,7 +1548,7 @@ PyMODINIT_FUNC PyInit__gcut(void) {
     PyObject *m = PyModule_Create(&module_def);
     if (m == NULL)
         return NULL;
-    if (PyType_Ready(&GraphCoreType) < 0)
+    if (PyType_Ready(&GraphCoreType) < 0 || PyType_Ready(&GridContextType) < 0)
         goto fail;
     gcut_error_type = PyErr_NewExceptionWithDoc(
         "gcut.GcutError",
@@ -1227,7 +1558,9 @@ PyMODINIT_FUNC PyInit__gcut(void) {
     if (gcut_error_type == NULL)
         goto fail;
     Py_INCREF(&GraphCoreType);
+    Py_INCREF(&GridContextType);
     if (PyModule_AddObject(m, "GraphCore", (PyObject *)&GraphCoreType) < 0 ||
+        PyModule_AddObject(m, "GridContextCore", (PyObject *)&GridContextType) < 0 ||
         PyModule_AddObject(m, "GcutError", gcut_error_type) < 0 ||
         PyModule_AddStringConstant(m, "version", gcut_version_string()) < 0)
         goto fail;

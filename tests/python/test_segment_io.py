@@ -30,7 +30,7 @@ def test_segment_coffee_certificate():
     img = gcut.read_image(EXAMPLES / "coffee.png")
     seeds = gcut.read_image(EXAMPLES / "coffee-seeds.png")
     assert img.shape[:2] == seeds.shape and img.ndim == 3
-    mask, report = gcut.segment(img, seeds, lambda_=50, return_report=True)
+    mask, report = gcut.segment(img, seeds, lambda_=50, iterations=1, return_report=True)
     assert mask.dtype == bool and mask.shape == seeds.shape
     assert np.all(mask[seeds == 1]) and not np.any(mask[seeds == 2])
     assert report["flow"] > 0 and report["scale"] > 0
@@ -46,13 +46,13 @@ def cli_path():
 
 
 @pytest.mark.parametrize("options", [[], ["--lambda", "20", "--connectivity", "4"],
-                                     ["--model", "hist", "--bins", "16", "--solver", "cpu-pr"]])
+                                     ["--model", "hist", "--bins", "16", "--solver", "bk"]])
 def test_segment_equal_to_cli(tmp_path, options):
     cli = cli_path()
     out = tmp_path / "mask.png"
     subprocess.run([cli, "segment", str(EXAMPLES / "coffee.png"), "--seeds",
-                    str(EXAMPLES / "coffee-seeds.png"), "-o", str(out)] + options,
-                   check=True, capture_output=True)
+                    str(EXAMPLES / "coffee-seeds.png"), "-o", str(out), "--iterations", "1"]
+                   + options, check=True, capture_output=True)
     kw = {}
     it = iter(options)
     for flag, value in zip(it, it):
@@ -62,20 +62,21 @@ def test_segment_equal_to_cli(tmp_path, options):
             else int(value))
     img = gcut.read_image(EXAMPLES / "coffee.png")
     seeds = gcut.read_image(EXAMPLES / "coffee-seeds.png")
-    mask = gcut.segment(img, seeds, **kw)
+    mask = gcut.segment(img, seeds, iterations=1, **kw)
     assert np.array_equal(gcut.read_image(out) > 0, mask)
 
 
 def test_segment_colour_scribbles_and_gray():
     img = gcut.read_image(EXAMPLES / "coffee.png")
     scrib = gcut.read_image(EXAMPLES / "coffee-scribbles.png")
-    m1 = gcut.segment(img, scrib, seed_encoding="color")
-    m2 = gcut.segment(img, gcut.read_image(EXAMPLES / "coffee-seeds.png"))
+    m1 = gcut.segment(img, scrib, seed_encoding="color", iterations=1)
+    m2 = gcut.segment(img, gcut.read_image(EXAMPLES / "coffee-seeds.png"), iterations=1)
     assert m1.shape == m2.shape
     # Same strokes in two encodings: the same energy, the same exact cut.
     assert np.array_equal(m1, m2)
     cam = gcut.read_image(EXAMPLES / "camera.png")
-    mask = gcut.segment(cam, gcut.read_image(EXAMPLES / "camera-seeds.png"), connectivity=4)
+    mask = gcut.segment(cam, gcut.read_image(EXAMPLES / "camera-seeds.png"), connectivity=4,
+                        iterations=1)
     assert mask.shape == cam.shape[:2] and 0 < mask.sum() < mask.size
 
 
@@ -85,5 +86,28 @@ def test_segment_volume(rng):
     seeds = np.zeros(vol.shape, dtype=np.uint8)
     seeds[3, 5, 6] = 1
     seeds[0, 0, 0] = 2
-    mask = gcut.segment(vol, seeds, volume=True, model="hist")
+    mask = gcut.segment(vol, seeds, volume=True, model="hist", iterations=1)
     assert mask.shape == vol.shape and mask[3, 5, 6] and not mask[0, 0, 0]
+
+
+def test_grabcut_rounds_rect_and_one_cut(tmp_path):
+    # The default is the CLI's: GrabCut rounds; iterations=1 is one cut.
+    cli = os.environ.get("GCUT_CLI")
+    img = gcut.read_image(EXAMPLES / "coffee.png")
+    seeds = gcut.read_image(EXAMPLES / "coffee-seeds.png")
+    many, report = gcut.segment(img, seeds, return_report=True)
+    assert np.all(many[seeds == 1]) and not np.any(many[seeds == 2])
+    assert report["foreground_pixels"] == int(many.sum())
+    h, w = seeds.shape
+    boxed = gcut.segment(img, None, rect=(w // 4, h // 4, w // 2, h // 2), iterations=2)
+    assert not boxed[: h // 4].any() and not boxed[:, : w // 4].any()  # outside the box: bg
+    with pytest.raises(ValueError, match="rect"):
+        gcut.segment(img, None)
+    with pytest.raises(ValueError, match="iterations"):
+        gcut.segment(img, seeds, iterations=-1)
+    if cli and os.path.exists(cli):
+        out = tmp_path / "m.png"
+        subprocess.run([cli, "segment", str(EXAMPLES / "coffee.png"), "--seeds",
+                        str(EXAMPLES / "coffee-seeds.png"), "-o", str(out)],
+                       check=True, capture_output=True)
+        assert np.array_equal(gcut.read_image(out) > 0, many)
