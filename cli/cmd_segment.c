@@ -336,10 +336,10 @@ static int parse_args(int argc, char **argv, segment_args *args) {
     }
     if (args->batch != NULL) {
         if (args->num_images > 0 || args->seeds != NULL || args->out != NULL || args->raw ||
-            args->overlay != NULL || args->truth != NULL || args->has_rect) {
+            args->overlay != NULL || args->truth != NULL || args->has_rect || args->check) {
             cli_error("segment", GCUT_OK,
                       "--batch takes its images, seeds and outputs from LIST: no IMAGE, --seeds, "
-                      "-o, --raw, --overlay, --truth or --rect beside it");
+                      "-o, --raw, --overlay, --truth, --rect or --check beside it");
             return 2;
         }
         return -1;
@@ -532,6 +532,14 @@ static int batch_item(const segment_args *shared, const char *list, int lineno,
     const double t0 = now_ms();
     segment_args local = *shared; /* items may run at once: each writes its own out */
     segment_args *args = &local;
+    /* An output naming an input of its line is refused before anything is read or written. */
+    const cli_path inputs[2] = {{"image", image_path}, {"seed mask", seeds_path}};
+    const cli_path outputs[1] = {{"mask", out_path}};
+    if (cli_check_paths("segment", inputs, 2, outputs, 1) != 0) {
+        cli_error("segment", GCUT_OK, "%s:%d: the line's output names one of its inputs", list,
+                  lineno);
+        return 1;
+    }
     gcut_image image = {0};
     loaded_mask seed_mask = {{0}, NULL};
     uint8_t *seeds = NULL, *mask = NULL;

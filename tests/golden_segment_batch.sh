@@ -56,6 +56,17 @@ for solver in bk cpu-pr; do
     done
 done
 
+# More lines than one command's ordinary outputs (16): every mask written.
+"$gcut" segment "$work/s2.png" --seeds "$work/s2-seeds.png" -o "$work/bk3.png" --solver bk \
+    >/dev/null 2>&1 || fail "one-image bk run"
+for k in $(seq 1 20); do echo "$work/s2.png $work/s2-seeds.png $work/many$k.png"; done >"$work/many"
+"$gcut" segment --batch "$work/many" --solver bk --jobs 2 >"$work/out" 2>&1 &&
+    grep -q "20 images segmented, 0 failed" "$work/out" && pass || fail "batch of 20 lines"
+for k in $(seq 1 20); do
+    cmp -s "$work/many$k.png" "$work/bk3.png" || { fail "mask $k of 20 missing or different"; break; }
+done
+pass
+
 # A malformed line and a missing seed mask fail alone; the good line is still done.
 {
     echo "$work/s2.png $work/s2-seeds.png $work/c1.png"
@@ -69,6 +80,16 @@ grep -q "bad:2: expected 'IMAGE SEEDS MASK_OUT'" "$work/out" && pass || fail "ba
 grep -q "nope.png" "$work/out" && pass || fail "missing seed mask not named"
 grep -q "1 images segmented, 2 failed" "$work/out" && pass || fail "bad list summary"
 [ -f "$work/c1.png" ] && pass || fail "the good line of a bad list was not written"
+# A line whose output is its own image is refused; the others still run.
+printf '%s\n' "$work/s2.png $work/s2-seeds.png $work/s2.png" \
+    "$work/s2.png $work/s2-seeds.png $work/c3.png" >"$work/self"
+cp "$work/s2.png" "$work/s2-before.png"
+"$gcut" segment --batch "$work/self" --solver bk >"$work/out" 2>&1
+[ $? -eq 1 ] && pass || fail "output naming an input: expected exit 1"
+grep -q "self:1: the line's output names one of its inputs" "$work/out" && pass ||
+    fail "output naming an input not reported with its line"
+cmp -s "$work/s2.png" "$work/s2-before.png" && [ -f "$work/c3.png" ] && pass ||
+    fail "the input was overwritten or the good line not done"
 "$gcut" segment --batch "$work/missing-list" >"$work/out" 2>&1
 [ $? -eq 1 ] && pass || fail "missing list: expected exit 1"
 "$gcut" segment --batch "$work/list" -o "$work/x.png" >"$work/out" 2>&1

@@ -1451,6 +1451,8 @@ template <int CONN> gcut_status cold_init(CudaContext &C) {
         cudaMemcpyAsync(P.sink_residual, C.cur + n, n * 4, cudaMemcpyDeviceToDevice, stream),
         "copy capacities");
     GCUT__CUDA_TRY(cudaMemsetAsync(P.counters, 0, kNumCounters * 8, stream), "memset");
+    /* No change marks survive a cold start (a list repair cut short by an error leaves some). */
+    GCUT__CUDA_TRY(cudaMemsetAsync(C.changed, 0, n, stream), "memset");
     init_kernel<CONN><<<S.node_blocks, 256, 0, stream>>>(P);
     GCUT__CUDA_TRY(cudaGetLastError(), "init kernel launch");
     C.loaded = true;
