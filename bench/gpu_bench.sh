@@ -5,6 +5,8 @@
 #
 # Environment (all optional):
 #   STAGES="build test bw bench"   any of: build test sanitize bw profile tune construct bench
+#                                  context (bench/gpu_context: contexts, warm re-solves)
+#   CONTEXT_CASES="--size 1920x1080"   one gpu_context run per ';'-separated argument list
 #   CONSTRUCT_SIZES="1920x1080:hard 256x256x256:hard"   the construct stage's instances
 #   BUILD_DIR=build-dev            CMake build folder
 #   OUT=bench/out/gpu              where logs go
@@ -39,7 +41,7 @@ has() { [[ " $STAGES " == *" $1 "* ]]; }
 if has build; then
     echo "== build"
     cmake -S . -B "$BUILD_DIR" -DGCUT_WERROR=ON -DGCUT_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
-        >"$OUT/build.log" 2>&1 && cmake --build "$BUILD_DIR" -j"$(nproc)" --target gcut_bench test_cuda_grid test_cuda_seg >>"$OUT/build.log" 2>&1 ||
+        >"$OUT/build.log" 2>&1 && cmake --build "$BUILD_DIR" -j"$(nproc)" --target gcut_bench gpu_context test_cuda_grid test_cuda_seg test_cuda_context >>"$OUT/build.log" 2>&1 ||
         { tail -30 "$OUT/build.log"; exit 1; }
 fi
 if has test; then
@@ -64,9 +66,10 @@ if has sanitize; then
             "$BUILD_DIR/tests/test_cuda_grid" >"$OUT/sanitize.tmp" 2>&1
         rc=$?
         if [ -z "${SANITIZE_GRID_ONLY:-}" ]; then
-            GCUT_TEST_QUICK=1 compute-sanitizer --tool "$tool" --error-exitcode 9 \
-                "$BUILD_DIR/tests/test_cuda_seg" \
-                >>"$OUT/sanitize.tmp" 2>&1 || rc=$?
+            for t in test_cuda_seg test_cuda_context; do
+                GCUT_TEST_QUICK=1 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+                    "$BUILD_DIR/tests/$t" >>"$OUT/sanitize.tmp" 2>&1 || rc=$?
+            done
         fi
         echo "exit $rc"
         grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed," "$OUT/sanitize.tmp" | tail -4
@@ -232,6 +235,16 @@ EOF
             -L/usr/local/cuda/targets/x86_64-linux/lib) &&
         timeout 300 "$scratch/gpu_construct" ${CONSTRUCT_SIZES:-1920x1080:easy 1920x1080:hard 3840x2160:hard 256x256x256:hard} |
         tee "$OUT/construct.md" || status=1
+fi
+if has context; then
+    IFS=';' read -ra cases <<<"${CONTEXT_CASES:---size 1920x1080}"
+    for c in "${cases[@]}"; do
+        echo "== gpu_context $c"
+        # shellcheck disable=SC2086
+        timeout 300 "$BUILD_DIR/gpu_context" $c 2>&1 | tee -a "$OUT/context.md"
+        rc=${PIPESTATUS[0]}
+        [ "$rc" -eq 0 ] || { echo "gpu_context exit $rc"; status=1; }
+    done
 fi
 if has bench; then
     echo "== gcut_bench"

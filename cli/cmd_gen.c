@@ -1,8 +1,10 @@
 /* cmd_gen.c - `gcut gen synth`: the synthetic segmentation benchmark of Hussein et al. 2007,
  * section VII, written as an image, its ground truth, its seeds and the grid problem (the
- * benchmark energy with the known mixtures). 3D volumes are written as raw 8-bit files. */
+ * benchmark energy with the known mixtures). 3D volumes are written as raw 8-bit files.
+ * `gcut gen qpbo-random` / `qpbo-objects`: QPBO energies (Jeppesen et al. 2021, section 4). */
 #include "cli.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -30,41 +32,96 @@ static void usage(FILE *out) {
             "                    term from the generating mixtures, hard seeds, contrast term\n"
             "  --connectivity C  of --grid: 4 (default) or 8 in 2D, 6 (default) or 26 in 3D\n"
             "  --help            this text\n\n"
-            "exit status: 0 written, 1 failure, 2 usage error\n");
+            "exit status: 0 written, 1 failure, 2 usage error\n\n"
+            "       gcut gen qpbo-random --size WxH [--nonsub PCT] [--range R] [--seed N] -o FILE\n"
+            "       gcut gen qpbo-objects --size WxH[xD] [--objects K] [--seed N] -o FILE\n\n"
+            "QPBO energies in the text format of docs/FORMATS.md (for `gcut qpbo`):\n"
+            "  qpbo-random   a 4-connected grid, energies uniform in [-R, R] (default 100),\n"
+            "                PCT percent (default 20) of the pairs non-submodular\n"
+            "  qpbo-objects  multi-object segmentation: K (default 8) noisy discs (balls), one\n"
+            "                layer of nodes per object over its region, smoothness inside a\n"
+            "                layer, non-submodular exclusion between layers (docs/QPBO.md)\n");
 }
 
-static bool parse_size(const char *text, int64_t *w, int64_t *h, int64_t *d) {
-    char *end;
-    *d = 1;
-    *w = strtoll(text, &end, 10);
-    if (end == text || *end != 'x')
-        return false;
-    text = end + 1;
-    *h = strtoll(text, &end, 10);
-    if (end == text)
-        return false;
-    if (*end == 'x') {
-        text = end + 1;
-        *d = strtoll(text, &end, 10);
-        if (end == text)
-            return false;
+/* Sides up to 2^31-1 and at most 2^40 pixels: beyond that no image fits a machine, and the
+ * products gcut makes from them (pixels x channels, x directions) stay far inside int64. */
+#define MAX_SIDE ((int64_t)INT32_MAX)
+#define MAX_PIXELS ((int64_t)1 << 40)
+
+static int gen_qpbo(int argc, char **argv) {
+    bool objects_kind = strcmp(argv[1], "qpbo-objects") == 0;
+    int64_t w = 0, h = 0, d = 1;
+    uint64_t seed = 1;
+    int64_t nonsub = 20, range = 100, objects = 8;
+    const char *out_path = NULL;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        if (i + 1 >= argc) {
+            cli_error("gen", GCUT_OK, "'%s' is not an option or lacks its value", a);
+            return 2;
+        }
+        const char *v = argv[++i];
+        int64_t dims[3] = {1, 1, 1};
+        int num_dims = 0;
+        if (strcmp(a, "--size") == 0) {
+            if (!cli_parse_dims("gen", "--size", v, 2, objects_kind ? 3 : 2, MAX_SIDE, MAX_PIXELS,
+                                dims, &num_dims))
+                return 2;
+            w = dims[0], h = dims[1], d = num_dims == 3 ? dims[2] : 1;
+        } else if (strcmp(a, "--seed") == 0) {
+            char *end = NULL;
+            seed = strtoull(v, &end, 0);
+            if (end == v || *end != '\0' || v[0] == '-') {
+                cli_error("gen", GCUT_OK, "--seed '%s' is not a number", v);
+                return 2;
+            }
+        } else if (strcmp(a, "--nonsub") == 0) {
+            if (!cli_parse_int64("gen", a, v, 0, 100, &nonsub))
+                return 2;
+        } else if (strcmp(a, "--range") == 0) {
+            if (!cli_parse_int64("gen", a, v, 1, INT32_MAX, &range))
+                return 2;
+        } else if (strcmp(a, "--objects") == 0) {
+            if (!cli_parse_int64("gen", a, v, 1, 1000000, &objects))
+                return 2;
+        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
+            out_path = v;
+        } else {
+            cli_error("gen", GCUT_OK, "unknown option '%s' (see gcut gen --help)", a);
+            return 2;
+        }
     }
-    return *end == '\0' && *w >= 1 && *h >= 1 && *d >= 1;
-}
-
-static int write_raw(const char *path, const uint8_t *bytes, int64_t count) {
-    FILE *f = fopen(path, "wb");
-    if (f == NULL) {
-        perror(path);
+    if (w == 0 || out_path == NULL) {
+        cli_error("gen", GCUT_OK, "--size and -o are required");
+        return 2;
+    }
+    gcut_qpbo *q = NULL;
+    gcut_status st = objects_kind ? gcut_qpbo_objects(w, h, d, (int)objects, seed, &q)
+                                  : gcut_qpbo_random(w, h, (int)nonsub, (int32_t)range, seed, &q);
+    if (st != GCUT_OK) {
+        cli_error("gen", st, "cannot make the energy");
         return 1;
     }
-    bool ok = fwrite(bytes, 1, (size_t)count, f) == (size_t)count;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok) {
-        cli_error("gen", GCUT_OK, "cannot write '%s'", path);
+    printf("%s: %" PRId64 " nodes, %" PRId64 " terms\n", argv[1], gcut_qpbo_num_nodes(q),
+           gcut_qpbo_num_terms(q));
+    const char *tmp_path = cli_out_path("gen", out_path);
+    st = tmp_path != NULL ? gcut_qpbo_write(q, tmp_path) : GCUT_OK;
+    gcut_qpbo_free(q);
+    if (tmp_path == NULL)
+        return 1;
+    if (st != GCUT_OK) {
+        cli_error("gen", st, "cannot write '%s'", out_path);
         return 1;
     }
     return 0;
+}
+
+static int write_raw(const char *path, const uint8_t *bytes, int64_t count) {
+    FILE *f = cli_out_open("gen", path);
+    if (f == NULL)
+        return 1;
+    fwrite(bytes, 1, (size_t)count, f);
+    return cli_out_close("gen", f, path);
 }
 
 /* A one-channel 8-bit picture of bytes (2D PNG/PGM) or raw bytes (3D). */
@@ -72,7 +129,10 @@ static int write_plane(const char *path, uint8_t *bytes, int64_t w, int64_t h, i
     if (d > 1)
         return write_raw(path, bytes, w * h * d);
     gcut_image img = {w, h, 1, 1, 8, bytes};
-    gcut_status st = gcut_image_write(path, &img);
+    const char *temp = cli_out_path("gen", path);
+    if (temp == NULL)
+        return 1;
+    gcut_status st = gcut_image_write(temp, &img);
     if (st != GCUT_OK) {
         cli_error("gen", st, "cannot write '%s'", path);
         return 1;
@@ -85,8 +145,11 @@ int cli_cmd_gen(int argc, char **argv) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
+    if (strcmp(argv[1], "qpbo-random") == 0 || strcmp(argv[1], "qpbo-objects") == 0)
+        return gen_qpbo(argc, argv);
     if (strcmp(argv[1], "synth") != 0) {
-        cli_error("gen", GCUT_OK, "unknown generator '%s' (only 'synth')", argv[1]);
+        cli_error("gen", GCUT_OK, "unknown generator '%s' (synth, qpbo-random, qpbo-objects)",
+                  argv[1]);
         return 2;
     }
     int64_t w = 0, h = 0, d = 1;
@@ -107,14 +170,16 @@ int cli_cmd_gen(int argc, char **argv) {
         const char *v = argv[++i];
         char *end;
         if (strcmp(a, "--size") == 0) {
-            if (!parse_size(v, &w, &h, &d)) {
-                cli_error("gen", GCUT_OK, "--size '%s' is not WxH or WxHxD", v);
+            int64_t dims[3] = {1, 1, 1};
+            int num_dims = 0;
+            if (!cli_parse_dims("gen", "--size", v, 2, 3, MAX_SIDE, MAX_PIXELS, dims, &num_dims))
                 return 2;
-            }
+            w = dims[0], h = dims[1], d = dims[2];
         } else if (strcmp(a, "--seed") == 0) {
+            errno = 0;
             seed = strtoull(v, &end, 0);
-            if (end == v || *end != '\0') {
-                cli_error("gen", GCUT_OK, "--seed '%s' is not a number", v);
+            if (end == v || *end != '\0' || v[0] == '-' || errno == ERANGE) {
+                cli_error("gen", GCUT_OK, "--seed '%s' is not a number from 0 to 2^64-1", v);
                 return 2;
             }
         } else if (strcmp(a, "--level") == 0) {
@@ -127,11 +192,13 @@ int cli_cmd_gen(int argc, char **argv) {
                 return 2;
             }
         } else if (strcmp(a, "--connectivity") == 0) {
-            connectivity = (int)strtol(v, &end, 10);
-            if (end == v || *end != '\0') {
-                cli_error("gen", GCUT_OK, "--connectivity '%s' is not a number", v);
+            if (strcmp(v, "4") != 0 && strcmp(v, "8") != 0 && strcmp(v, "6") != 0 &&
+                strcmp(v, "26") != 0) {
+                cli_error("gen", GCUT_OK, "--connectivity '%s' is not 4 or 8 (2D), 6 or 26 (3D)",
+                          v);
                 return 2;
             }
+            connectivity = atoi(v);
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
             out_path = v;
         } else if (strcmp(a, "--truth") == 0) {
@@ -153,19 +220,29 @@ int cli_cmd_gen(int argc, char **argv) {
         cli_error("gen", GCUT_OK, "nothing to write: give -o, --truth, --seeds or --grid");
         return 2;
     }
-    const int64_t n = w * h * d;
+    if (connectivity != 0 && (d > 1) != (connectivity == 6 || connectivity == 26)) {
+        cli_error("gen", GCUT_OK, "--connectivity %d does not fit a %s image", connectivity,
+                  d > 1 ? "3D" : "2D");
+        return 2;
+    }
+    const cli_path outputs[] = {
+        {"-o", out_path}, {"--truth", truth_path}, {"--seeds", seeds_path}, {"--grid", grid_path}};
+    int code = cli_check_paths("gen", NULL, 0, outputs, 4);
+    if (code != 0)
+        return code;
+    const int64_t n = w * h * d; /* at most MAX_PIXELS: checked by cli_parse_dims */
     int rc = 0;
     uint8_t *truth = NULL, *seeds = NULL;
     gcut_image image = {0};
     if (out_path || truth_path) {
-        if ((truth = malloc((size_t)n)) == NULL) {
+        if ((truth = cli_alloc((size_t)n, "synthetic truth")) == NULL) {
             cli_error("gen", GCUT_ERR_NOMEM, "truth of %" PRId64 " bytes", n);
             return 1;
         }
         gcut_status st = gcut_synth_image(w, h, d, seed, level, &image, truth);
         if (st != GCUT_OK) {
             cli_error("gen", st, "cannot make the synthetic image");
-            free(truth);
+            gcut_free(truth);
             return 1;
         }
         int64_t fg = 0;
@@ -176,9 +253,14 @@ int cli_cmd_gen(int argc, char **argv) {
         if (out_path) {
             if (d > 1) {
                 rc |= write_raw(out_path, image.pixels, n);
-            } else if ((st = gcut_image_write(out_path, &image)) != GCUT_OK) {
-                cli_error("gen", st, "cannot write '%s'", out_path);
-                rc = 1;
+            } else {
+                const char *temp = cli_out_path("gen", out_path);
+                if (temp == NULL) {
+                    rc = 1;
+                } else if ((st = gcut_image_write(temp, &image)) != GCUT_OK) {
+                    cli_error("gen", st, "cannot write '%s'", out_path);
+                    rc = 1;
+                }
             }
         }
         if (truth_path && rc == 0) {
@@ -189,7 +271,7 @@ int cli_cmd_gen(int argc, char **argv) {
         }
     }
     if (seeds_path && rc == 0) {
-        if ((seeds = malloc((size_t)n)) == NULL) {
+        if ((seeds = cli_alloc((size_t)n, "synthetic seeds")) == NULL) {
             cli_error("gen", GCUT_ERR_NOMEM, "seeds of %" PRId64 " bytes", n);
             rc = 1;
         } else {
@@ -204,17 +286,22 @@ int cli_cmd_gen(int argc, char **argv) {
     }
     if (grid_path && rc == 0) {
         gcut_grid *grid = NULL;
-        gcut_status st = gcut_synth_grid(w, h, d, seed, level, connectivity, &grid);
+        const char *temp = cli_out_path("gen", grid_path);
+        gcut_status st = temp == NULL ? GCUT_ERR_IO : GCUT_OK;
         if (st == GCUT_OK)
-            st = gcut_grid_write(grid, grid_path);
-        if (st != GCUT_OK) {
+            st = gcut_synth_grid(w, h, d, seed, level, connectivity, &grid);
+        if (st == GCUT_OK)
+            st = gcut_grid_write(grid, temp);
+        if (temp == NULL) {
+            rc = 1;
+        } else if (st != GCUT_OK) {
             cli_error("gen", st, "cannot make or write the grid '%s'", grid_path);
             rc = 1;
         }
         gcut_grid_free(grid);
     }
     gcut_image_free(&image);
-    free(truth);
-    free(seeds);
+    gcut_free(truth);
+    gcut_free(seeds);
     return rc;
 }

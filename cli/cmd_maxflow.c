@@ -93,14 +93,8 @@ static int parse_args(int argc, char **argv, maxflow_args *args) {
         } else if (strcmp(arg, "--solver") == 0) {
             args->solver = value;
         } else if (strcmp(arg, "--threads") == 0) {
-            char *end = NULL;
-            long threads = strtol(value, &end, 10);
-            if (end == value || *end != '\0' || threads < 0 || threads > 65536) {
-                cli_error("maxflow", GCUT_OK, "--threads '%s' is not a count from 0 to 65536",
-                          value);
+            if (!cli_parse_int("maxflow", "--threads", value, 0, 65536, &args->threads))
                 return 2;
-            }
-            args->threads = (int)threads;
         } else if (strcmp(arg, "--cut") == 0) {
             args->cut_path = value;
         } else if (strcmp(arg, "--verify") == 0) {
@@ -126,6 +120,12 @@ static int parse_args(int argc, char **argv, maxflow_args *args) {
         cli_error("maxflow", GCUT_OK, "no solver named '%s' in this build", args->solver);
         list_solvers(stderr);
         return 2;
+    }
+    if (args->cut_path != NULL) {
+        const cli_path input = {"problem file", args->input}, output = {"--cut", args->cut_path};
+        int code = cli_check_paths("maxflow", &input, 1, &output, 1);
+        if (code != 0)
+            return code;
     }
     return -1;
 }
@@ -169,27 +169,11 @@ static int prepare_input(maxflow_args *args, int *is_grid) {
     return 0;
 }
 
-static FILE *open_output(const char *path) {
-    return strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-}
-
-static int close_output(FILE *file, const char *path) {
-    int failed = ferror(file) != 0;
-    failed |= (file == stdout ? fflush(file) : fclose(file)) != 0;
-    if (failed) {
-        cli_error("maxflow", GCUT_OK, "%s: write failed", path);
-        return 1;
-    }
-    return 0;
-}
-
 static int write_graph_cut(const char *path, const uint8_t *labels, int64_t num_nodes,
                            const int64_t *node_ids, int64_t source_id) {
-    FILE *out = open_output(path);
-    if (out == NULL) {
-        cli_error("maxflow", GCUT_OK, "%s: cannot open for writing", path);
+    FILE *out = cli_out_open("maxflow", path);
+    if (out == NULL)
         return 1;
-    }
     bool source_written = false;
     for (int64_t i = 0; i < num_nodes; i++) {
         if (!source_written && node_ids[i] > source_id) {
@@ -201,19 +185,17 @@ static int write_graph_cut(const char *path, const uint8_t *labels, int64_t num_
     }
     if (!source_written)
         fprintf(out, "%" PRId64 "\n", source_id);
-    return close_output(out, path);
+    return cli_out_close("maxflow", out, path);
 }
 
 static int write_grid_cut(const char *path, const uint8_t *labels, int64_t num_nodes) {
-    FILE *out = open_output(path);
-    if (out == NULL) {
-        cli_error("maxflow", GCUT_OK, "%s: cannot open for writing", path);
+    FILE *out = cli_out_open("maxflow", path);
+    if (out == NULL)
         return 1;
-    }
     for (int64_t i = 0; i < num_nodes; i++)
         if (labels[i] == GCUT_SOURCE)
             fprintf(out, "%" PRId64 "\n", i);
-    return close_output(out, path);
+    return cli_out_close("maxflow", out, path);
 }
 
 static void print_stats(const maxflow_args *args, const gcut_stats *stats, double read_ms) {
@@ -253,11 +235,11 @@ static int run_graph(const maxflow_args *args, gcut_options *options) {
                "\n",
                args->input, n, gcut_graph_num_edges(graph));
     int code = 1;
-    uint8_t *labels = malloc(n > 0 ? (size_t)n : 1);
+    uint8_t *labels = cli_alloc(n > 0 ? (size_t)n : 1, "labels");
     int64_t flow = 0;
     gcut_stats stats;
     if (labels == NULL) {
-        cli_error("maxflow", GCUT_OK, "out of memory for %" PRId64 " labels", n);
+        cli_error("maxflow", GCUT_ERR_NOMEM, "%" PRId64 " labels", n);
         goto done;
     }
     st = gcut_graph_solve(graph, options, &flow, labels, &stats);
@@ -283,7 +265,7 @@ static int run_graph(const maxflow_args *args, gcut_options *options) {
         code = write_graph_cut(args->cut_path, labels, n, node_ids, node_ids[n]);
     }
 done:
-    free(labels);
+    gcut_free(labels);
     gcut_free(node_ids);
     gcut_graph_free(graph);
     return code;
@@ -310,11 +292,11 @@ static int run_grid(const maxflow_args *args, gcut_options *options) {
                n);
     }
     int code = 1;
-    uint8_t *labels = malloc((size_t)n);
+    uint8_t *labels = cli_alloc((size_t)n, "labels");
     int64_t flow = 0;
     gcut_stats stats;
     if (labels == NULL) {
-        cli_error("maxflow", GCUT_OK, "out of memory for %" PRId64 " labels", n);
+        cli_error("maxflow", GCUT_ERR_NOMEM, "%" PRId64 " labels", n);
         goto done;
     }
     st = gcut_grid_solve(grid, options, &flow, labels, &stats);
@@ -337,7 +319,7 @@ static int run_grid(const maxflow_args *args, gcut_options *options) {
     fflush(stdout);
     code = args->cut_path != NULL ? write_grid_cut(args->cut_path, labels, n) : 0;
 done:
-    free(labels);
+    gcut_free(labels);
     gcut_grid_free(grid);
     return code;
 }

@@ -10,25 +10,27 @@
 #include <time.h>
 
 static void usage(FILE *out) {
+    fprintf(out,
+            "usage: gcut segment IMAGE --seeds MASK -o MASK_OUT [--overlay OUT.png] [options]\n"
+            "       gcut segment IMAGE --rect X,Y,W,H [--seeds MASK] -o MASK_OUT [options]\n"
+            "       gcut segment SLICE... --seeds MASK -o MASK_OUT.raw [options]\n\n"
+            "Segment IMAGE (PNG, JPEG, PGM/PPM; 8 or 16 bit; gray or colour) into foreground and\n"
+            "background from the seeds in MASK, exactly (a minimum cut), and write the mask as a\n"
+            "0/255 PNG. Prints the time of each stage (model, construction, solve) and the\n"
+            "capacity scale; with --truth also the error rate and false positives / negatives\n"
+            "(percentages of all pixels).\n\n"
+            "options:\n"
+            "  --seeds MASK          seed mask of the same size (required without --rect)\n"
+            "  --rect X,Y,W,H        GrabCut box in pixels (top-left origin): outside it is\n"
+            "                        background, inside unknown; --seeds add hard constraints\n"
+            "  --iterations N        GrabCut rounds: re-fit the colour models to the cut and cut\n"
+            "                        again, at most N cuts, fewer when the labels stop changing\n"
+            "                        (default 5 with --rect; with seeds alone 1, a single cut:\n"
+            "                        give 5 for re-fitted models, docs/GRABCUT.md)\n"
+            "  --cold                solve every round afresh (default: bk re-solves warm from\n"
+            "                        the previous round; the masks are the same)\n");
     fprintf(
         out,
-        "usage: gcut segment IMAGE --seeds MASK -o MASK_OUT [--overlay OUT.png] [options]\n"
-        "       gcut segment IMAGE --rect X,Y,W,H [--seeds MASK] -o MASK_OUT [options]\n"
-        "       gcut segment SLICE... --seeds MASK -o MASK_OUT.raw [options]\n\n"
-        "Segment IMAGE (PNG, JPEG, PGM/PPM; 8 or 16 bit; gray or colour) into foreground and\n"
-        "background from the seeds in MASK, exactly (a minimum cut), and write the mask as a\n"
-        "0/255 PNG. Prints the time of each stage (model, construction, solve) and the\n"
-        "capacity scale; with --truth also the error rate and false positives / negatives\n"
-        "(percentages of all pixels).\n\n"
-        "options:\n"
-        "  --seeds MASK          seed mask of the same size (required without --rect)\n"
-        "  --rect X,Y,W,H        GrabCut box in pixels (top-left origin): outside it is\n"
-        "                        background, inside unknown; --seeds add hard constraints\n"
-        "  --iterations N        GrabCut rounds: re-fit the colour models to the cut and cut\n"
-        "                        again, at most N cuts, fewer when the labels stop changing\n"
-        "                        (default 5; 1 = one cut from the seeds' models)\n"
-        "  --cold                solve every round afresh (default: bk re-solves warm from\n"
-        "                        the previous round; the masks are the same)\n"
         "  --seed-encoding E     gcut: 0 unknown, 1 foreground, 2 background (default);\n"
         "                        grabcut: OpenCV 0 BGD, 1 FGD, 2 PR_BGD, 3 PR_FGD;\n"
         "                        color: red (255,0,0) foreground, blue (0,0,255) background,\n"
@@ -48,6 +50,24 @@ static void usage(FILE *out) {
         "  --scale S             energy-to-capacity factor (default: chosen, and printed)\n"
         "  --raw DxHxW[:C[:B]]   IMAGE is a raw volume of C channels (default 1) of B bits\n"
         "                        (8 or 16, default 8)\n"
+        "  --batch LIST          segment every line of LIST, 'IMAGE SEEDS MASK_OUT' (2D\n"
+        "                        images; paths without spaces; blank and # lines skipped) in\n"
+        "                        one process, so start-up (CUDA's included) is paid once; then\n"
+        "                        IMAGE, --seeds and -o are not given; one line per image and\n"
+        "                        the throughput are printed; exit 1 if a line failed or none\n"
+        "  --jobs N              with --batch: N images at once (threads; default 1), for\n"
+        "                        the colour models and I/O of one image to overlap another's\n"
+        "                        cut; give bk or cuda-grid (cpu-pr threads would compete)\n"
+        "  --levels L            multilevel narrow-banded cut (docs/BAND.md): solve a copy\n"
+        "                        halved L times (1-8) in full, then only a band around the\n"
+        "                        projected boundary at each finer level; 0 = full solve\n"
+        "                        (default); auto = by size. Not always the exact minimum:\n"
+        "                        prints the energy of the result (use --check)\n"
+        "  --band D              band half-width in pixels at each level (default 2)\n"
+        "  --band-grow           widen the band where its cut touches the band's edge and\n"
+        "                        re-solve until it does not (a heuristic, docs/BAND.md)\n"
+        "  --check               with --levels: also solve the full problem exactly and\n"
+        "                        print the pixels that differ and the energy gap\n"
         "  --verbose             progress on stderr (always on for volumes); the energy of\n"
         "                        every GrabCut round\n"
         "  --help                this text\n\n"
@@ -75,22 +95,12 @@ typedef struct segment_args {
     int64_t raw_dims[3]; /* depth, height, width */
     int raw_channels, raw_bits;
     int verbose;
-    bool has_rect;
+    const char *batch; /* --batch LIST */
+    int jobs;          /* --jobs N: batch items at once */
+    bool check;        /* --check: compare a banded result with the full solve */
+    bool has_rect;     /* --rect */
     gcut_rect rect;
 } segment_args;
-
-static bool parse_double(const char *text, double *out) {
-    char *end;
-    *out = strtod(text, &end);
-    return end != text && *end == '\0';
-}
-
-static bool parse_int(const char *text, int *out) {
-    char *end;
-    long v = strtol(text, &end, 10);
-    *out = (int)v;
-    return end != text && *end == '\0' && v >= -1000000 && v <= 1000000;
-}
 
 /* X,Y,W,H: four integers (W or H may be 0 or negative: the library names the empty box). */
 static bool parse_rect(const char *text, gcut_rect *rect) {
@@ -109,32 +119,91 @@ static bool parse_rect(const char *text, gcut_rect *rect) {
     return true;
 }
 
+/* --raw DxHxW[:C[:B]]: sizes checked one by one and as a product (cli_parse_dims). */
 static bool parse_raw(const char *text, segment_args *args) {
-    char *end;
-    const char *p = text;
-    for (int k = 0; k < 3; k++) {
-        args->raw_dims[k] = strtoll(p, &end, 10);
-        if (end == p || args->raw_dims[k] < 1)
-            return false;
-        if (k < 2 && *end != 'x')
-            return false;
-        p = end + (k < 2);
+    char dims_text[128];
+    const char *colon = strchr(text, ':');
+    size_t len = colon != NULL ? (size_t)(colon - text) : strlen(text);
+    if (len >= sizeof dims_text) {
+        cli_error("segment", GCUT_OK, "--raw '%s' is too long", text);
+        return false;
     }
+    memcpy(dims_text, text, len);
+    dims_text[len] = '\0';
+    int num_dims = 0;
+    if (!cli_parse_dims("segment", "--raw", dims_text, 3, 3, INT32_MAX, (int64_t)1 << 40,
+                        args->raw_dims, &num_dims))
+        return false;
     args->raw_channels = 1;
     args->raw_bits = 8;
-    if (*end == ':') {
-        p = end + 1;
-        args->raw_channels = (int)strtol(p, &end, 10);
-        if (end == p)
-            return false;
-        if (*end == ':') {
-            p = end + 1;
-            args->raw_bits = (int)strtol(p, &end, 10);
-            if (end == p)
-                return false;
-        }
+    if (colon == NULL)
+        return true;
+    char part[32];
+    const char *second = strchr(colon + 1, ':');
+    len = second != NULL ? (size_t)(second - colon - 1) : strlen(colon + 1);
+    if (len >= sizeof part) {
+        cli_error("segment", GCUT_OK, "--raw '%s': bad channel count", text);
+        return false;
     }
-    return *end == '\0';
+    memcpy(part, colon + 1, len);
+    part[len] = '\0';
+    if (!cli_parse_int("segment", "--raw channels", part, 1, 4, &args->raw_channels))
+        return false;
+    if (second != NULL) {
+        if (strcmp(second + 1, "8") != 0 && strcmp(second + 1, "16") != 0) {
+            cli_error("segment", GCUT_OK, "--raw '%s': bits '%s' is not 8 or 16", text, second + 1);
+            return false;
+        }
+        args->raw_bits = atoi(second + 1);
+    }
+    return true;
+}
+
+/* Add path, and for volumes each slice of a comma-separated list, to the inputs. */
+static int add_inputs(cli_path *inputs, int count, int room, const char *what, const char *path,
+                      bool volume, char **copies, int *num_copies) {
+    if (path == NULL || count >= room)
+        return count;
+    inputs[count++] = (cli_path){what, path};
+    if (!volume || strchr(path, ',') == NULL)
+        return count;
+    char *list = cli_alloc(strlen(path) + 1, "slice list");
+    if (list == NULL)
+        return count;
+    strcpy(list, path);
+    copies[(*num_copies)++] = list;
+    for (char *p = list; p != NULL && count < room;) {
+        char *comma = strchr(p, ',');
+        if (comma != NULL)
+            *comma = '\0';
+        inputs[count++] = (cli_path){what, p};
+        p = comma != NULL ? comma + 1 : NULL;
+    }
+    return count;
+}
+
+/* An output naming an input (-o the image, --overlay the seeds, ...) is refused before
+ * anything is read or written. @return -1 to run, else the exit code. */
+static int check_paths(const segment_args *args) {
+    int room = args->num_images + 2 + 2 * 1024, count = 0, num_copies = 0;
+    cli_path *inputs = cli_alloc((size_t)room * sizeof *inputs, "path list");
+    if (inputs == NULL) {
+        cli_error("segment", GCUT_ERR_NOMEM, "path list");
+        return 1;
+    }
+    char *copies[2] = {NULL, NULL};
+    for (int i = 0; i < args->num_images; i++)
+        inputs[count++] = (cli_path){"image", args->images[i]};
+    count = add_inputs(inputs, count, room, "seed mask", args->seeds, args->volume, copies,
+                       &num_copies);
+    count =
+        add_inputs(inputs, count, room, "--truth", args->truth, args->volume, copies, &num_copies);
+    const cli_path outputs[] = {{"-o", args->out}, {"--overlay", args->overlay}};
+    int code = cli_check_paths("segment", inputs, count, outputs, 2);
+    for (int i = 0; i < num_copies; i++)
+        gcut_free(copies[i]);
+    gcut_free(inputs);
+    return code != 0 ? code : -1;
 }
 
 /* @return -1 to run, else the exit code. */
@@ -161,6 +230,14 @@ static int parse_args(int argc, char **argv, segment_args *args) {
             args->options.warm = 0;
             continue;
         }
+        if (strcmp(a, "--check") == 0) {
+            args->check = true;
+            continue;
+        }
+        if (strcmp(a, "--band-grow") == 0) {
+            args->params.band_grow = 1;
+            continue;
+        }
         if (a[0] != '-' || a[1] == '\0') {
             args->images[args->num_images++] = a;
             continue;
@@ -182,19 +259,28 @@ static int parse_args(int argc, char **argv, segment_args *args) {
         } else if (strcmp(a, "--solver") == 0) {
             args->options.solver = v;
         } else if (strcmp(a, "--threads") == 0) {
-            ok = parse_int(v, &args->options.threads) && args->options.threads >= 0;
+            if (!cli_parse_int("segment", a, v, 0, 65536, &args->options.threads))
+                return 2;
         } else if (strcmp(a, "--lambda") == 0) {
-            ok = parse_double(v, &args->params.lambda);
+            if (!cli_parse_double("segment", a, v, 0.0, 1e9, false, &args->params.lambda))
+                return 2;
         } else if (strcmp(a, "--sigma") == 0) {
-            ok = parse_double(v, &args->params.sigma);
+            /* 8-bit units: below 1e-3 every contrast weight underflows to 0 or overflows. */
+            if (!cli_parse_double("segment", a, v, 1e-3, 1e6, true, &args->params.sigma))
+                return 2;
         } else if (strcmp(a, "--scale") == 0) {
-            ok = parse_double(v, &args->params.scale);
+            if (!cli_parse_double("segment", a, v, 1e-9, 1e9, true, &args->params.scale))
+                return 2;
         } else if (strcmp(a, "--connectivity") == 0) {
-            ok = parse_int(v, &args->params.connectivity);
+            ok = strcmp(v, "4") == 0 || strcmp(v, "8") == 0 || strcmp(v, "6") == 0 ||
+                 strcmp(v, "26") == 0;
+            args->params.connectivity = atoi(v);
         } else if (strcmp(a, "--components") == 0) {
-            ok = parse_int(v, &args->params.gmm_components);
+            if (!cli_parse_int("segment", a, v, 1, 32, &args->params.gmm_components))
+                return 2;
         } else if (strcmp(a, "--bins") == 0) {
-            ok = parse_int(v, &args->params.histogram_bins);
+            if (!cli_parse_int("segment", a, v, 2, 256, &args->params.histogram_bins))
+                return 2;
         } else if (strcmp(a, "--model") == 0) {
             if (strcmp(v, "gmm") == 0)
                 args->params.model = GCUT_MODEL_GMM;
@@ -217,11 +303,25 @@ static int parse_args(int argc, char **argv, segment_args *args) {
             args->has_rect = true;
             ok = parse_rect(v, &args->rect);
         } else if (strcmp(a, "--iterations") == 0) {
-            ok = parse_int(v, &args->params.iterations) && args->params.iterations >= 1 &&
-                 args->params.iterations <= GCUT_SEG_MAX_ITERATIONS;
+            if (!cli_parse_int("segment", a, v, 1, GCUT_SEG_MAX_ITERATIONS,
+                               &args->params.iterations))
+                return 2;
+        } else if (strcmp(a, "--levels") == 0) {
+            if (strcmp(v, "auto") == 0)
+                args->params.levels = GCUT_SEG_LEVELS_AUTO;
+            else
+                ok = cli_parse_int("segment", a, v, 0, GCUT_SEG_MAX_LEVELS, &args->params.levels);
+        } else if (strcmp(a, "--band") == 0) {
+            ok = cli_parse_int("segment", a, v, 0, 1 << 20, &args->params.band);
         } else if (strcmp(a, "--raw") == 0) {
             args->raw = true;
-            ok = parse_raw(v, args);
+            if (!parse_raw(v, args))
+                return 2;
+        } else if (strcmp(a, "--batch") == 0) {
+            args->batch = v;
+        } else if (strcmp(a, "--jobs") == 0) {
+            if (!cli_parse_int("segment", "--jobs", v, 1, 1024, &args->jobs))
+                return 2;
         } else {
             cli_error("segment", GCUT_OK, "unknown option '%s' (see gcut segment --help)", a);
             return 2;
@@ -230,6 +330,16 @@ static int parse_args(int argc, char **argv, segment_args *args) {
             cli_error("segment", GCUT_OK, "bad value '%s' for %s", v, a);
             return 2;
         }
+    }
+    if (args->batch != NULL) {
+        if (args->num_images > 0 || args->seeds != NULL || args->out != NULL || args->raw ||
+            args->overlay != NULL || args->truth != NULL) {
+            cli_error("segment", GCUT_OK,
+                      "--batch takes its images, seeds and outputs from LIST: no IMAGE, --seeds, "
+                      "-o, --raw, --overlay or --truth beside it");
+            return 2;
+        }
+        return -1;
     }
     if (args->num_images == 0 || (args->seeds == NULL && !args->has_rect) || args->out == NULL) {
         cli_error("segment", GCUT_OK, "IMAGE, --seeds or --rect, and -o are required (see --help)");
@@ -248,7 +358,7 @@ static int parse_args(int argc, char **argv, segment_args *args) {
         cli_error("segment", GCUT_OK, "--overlay is for 2D images, not volumes");
         return 2;
     }
-    return -1;
+    return check_paths(args);
 }
 
 /* Read a one-byte-per-voxel raw volume of n bytes. */
@@ -258,7 +368,7 @@ static uint8_t *read_raw_bytes(const char *path, int64_t n) {
         cli_error("segment", GCUT_OK, "cannot open '%s'", path);
         return NULL;
     }
-    uint8_t *bytes = malloc((size_t)n + 1);
+    uint8_t *bytes = cli_alloc((size_t)n + 1, "raw mask");
     size_t got = bytes ? fread(bytes, 1, (size_t)n + 1, f) : 0;
     fclose(f);
     if (bytes == NULL || got != (size_t)n) {
@@ -268,7 +378,7 @@ static uint8_t *read_raw_bytes(const char *path, int64_t n) {
                   : got > (size_t)n ? "more"
                                     : "fewer",
                   n);
-        free(bytes);
+        gcut_free(bytes);
         return NULL;
     }
     return bytes;
@@ -278,12 +388,12 @@ static uint8_t *read_raw_bytes(const char *path, int64_t n) {
  * byte per voxel or a comma-separated list of slice pictures. free_mask() releases it. */
 typedef struct loaded_mask {
     gcut_image image;
-    uint8_t *raw; /* the bytes of a raw file (malloc), else NULL */
+    uint8_t *raw; /* the bytes of a raw file (cli_alloc), else NULL */
 } loaded_mask;
 
 static void free_mask(loaded_mask *mask) {
     if (mask->raw != NULL)
-        free(mask->raw);
+        gcut_free(mask->raw);
     else
         gcut_image_free(&mask->image);
     memset(mask, 0, sizeof *mask);
@@ -303,11 +413,11 @@ static bool load_mask(const segment_args *args, const char *path, const char *wh
     }
     if (args->volume) {
         /* Split the list in a copy: the slices' paths point into it. */
-        char *list = malloc(strlen(path) + 1);
-        const char **paths = malloc((strlen(path) / 2 + 2) * sizeof *paths);
+        char *list = cli_alloc(strlen(path) + 1, "slice list");
+        const char **paths = cli_alloc((strlen(path) / 2 + 2) * sizeof *paths, "slice list");
         int64_t count = 0;
         if (list == NULL || paths == NULL) {
-            free(list), free(paths);
+            gcut_free(list), gcut_free(paths);
             cli_error("segment", GCUT_ERR_NOMEM, "slice list");
             return false;
         }
@@ -320,7 +430,7 @@ static bool load_mask(const segment_args *args, const char *path, const char *wh
             p = comma != NULL ? comma + 1 : NULL;
         }
         st = gcut_volume_read_slices(paths, count, &mask->image);
-        free(list), free(paths);
+        gcut_free(list), gcut_free(paths);
     } else {
         st = gcut_image_read(path, &mask->image);
     }
@@ -350,18 +460,17 @@ static int write_mask(const segment_args *args, const gcut_image *image, uint8_t
     for (int64_t i = 0; i < n; i++)
         mask[i] = mask[i] ? 255 : 0;
     if (args->volume) {
-        FILE *f = fopen(args->out, "wb");
-        bool ok = f != NULL && fwrite(mask, 1, (size_t)n, f) == (size_t)n;
-        if (f != NULL)
-            ok = (fclose(f) == 0) && ok;
-        if (!ok) {
-            cli_error("segment", GCUT_OK, "cannot write '%s'", args->out);
+        FILE *f = cli_out_open("segment", args->out);
+        if (f == NULL)
             return 1;
-        }
-        return 0;
+        fwrite(mask, 1, (size_t)n, f);
+        return cli_out_close("segment", f, args->out);
     }
     gcut_image out = {image->width, image->height, 1, 1, 8, mask};
-    gcut_status st = gcut_image_write(args->out, &out);
+    const char *temp = cli_out_path("segment", args->out);
+    if (temp == NULL)
+        return 1;
+    gcut_status st = gcut_image_write(temp, &out);
     if (st != GCUT_OK) {
         cli_error("segment", st, "cannot write '%s'", args->out);
         return 1;
@@ -396,10 +505,212 @@ static int score(const segment_args *args, const gcut_image *image, const uint8_
     return 0;
 }
 
+/* One line of a --batch list: read, segment, write; one line printed. @return 0 or 1. */
+static int batch_item(const segment_args *shared, const char *list, int lineno,
+                      const char *image_path, const char *seeds_path, const char *out_path,
+                      int64_t *pixels) {
+    const double t0 = now_ms();
+    segment_args local = *shared; /* items may run at once: each writes its own out */
+    segment_args *args = &local;
+    gcut_image image = {0};
+    loaded_mask seed_mask = {{0}, NULL};
+    uint8_t *seeds = NULL, *mask = NULL;
+    int rc = 1;
+    gcut_status st = gcut_image_read(image_path, &image);
+    if (st != GCUT_OK) {
+        cli_error("segment", st, "%s:%d: cannot read image '%s'", list, lineno, image_path);
+        goto done;
+    }
+    const int64_t n = image.width * image.height * image.depth;
+    if ((seeds = malloc((size_t)n)) == NULL || (mask = malloc((size_t)n)) == NULL) {
+        cli_error("segment", GCUT_ERR_NOMEM, "%s:%d: buffers for %" PRId64 " pixels", list, lineno,
+                  n);
+        goto done;
+    }
+    if (!load_mask(args, seeds_path, "seed mask", &image, &seed_mask))
+        goto done;
+    if ((st = gcut_seeds_from_mask(&seed_mask.image, args->encoding, seeds)) != GCUT_OK) {
+        cli_error("segment", st, "%s:%d: bad seed mask '%s'", list, lineno, seeds_path);
+        goto done;
+    }
+    gcut_seg_report report;
+    if ((st = gcut_segment(&image, seeds, &args->params, &args->options, mask, &report)) !=
+        GCUT_OK) {
+        cli_error("segment", st, "%s:%d: segmentation of '%s' failed", list, lineno, image_path);
+        goto done;
+    }
+    args->out = out_path;
+    if (write_mask(args, &image, mask, n) != 0)
+        goto done;
+    printf("%s -> %s: %" PRId64 "x%" PRId64 ", %s flow %" PRId64 ", model %.1f ms, solve %.1f ms, "
+           "total %.1f ms\n",
+           image_path, out_path, image.width, image.height, report.stats.solver, report.stats.flow,
+           report.model_ms, report.solve_ms, now_ms() - t0);
+    *pixels = n;
+    rc = 0;
+done:
+    gcut_image_free(&image);
+    free_mask(&seed_mask);
+    free(seeds);
+    free(mask);
+    return rc;
+}
+
+/* --batch LIST: every line in one process, --jobs of them at once. */
+typedef struct batch_line {
+    int lineno;
+    char image[1024], seeds[1024], out[1024];
+} batch_line;
+
+static int run_batch(segment_args *args) {
+    FILE *f = fopen(args->batch, "r");
+    if (f == NULL) {
+        cli_error("segment", GCUT_OK, "cannot open the batch list '%s'", args->batch);
+        return 1;
+    }
+    const double t0 = now_ms();
+    char text[4096];
+    int lineno = 0, count = 0, room = 0, failed = 0;
+    batch_line *lines = NULL;
+    while (fgets(text, sizeof text, f) != NULL) {
+        lineno++;
+        const char *p = text;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p == '#' || *p == '\n' || *p == '\r' || *p == '\0')
+            continue;
+        if (count == room) {
+            room = room ? 2 * room : 64;
+            batch_line *grown = realloc(lines, (size_t)room * sizeof *lines);
+            if (grown == NULL) {
+                cli_error("segment", GCUT_ERR_NOMEM, "batch list");
+                free(lines);
+                fclose(f);
+                return 1;
+            }
+            lines = grown;
+        }
+        batch_line *l = &lines[count];
+        char extra[2];
+        l->lineno = lineno;
+        if (sscanf(p, "%1023s %1023s %1023s %1s", l->image, l->seeds, l->out, extra) != 3) {
+            cli_error("segment", GCUT_OK, "%s:%d: expected 'IMAGE SEEDS MASK_OUT'", args->batch,
+                      lineno);
+            failed++;
+            continue;
+        }
+        count++;
+    }
+    fclose(f);
+    const int jobs = args->jobs > 1 ? args->jobs : 1;
+    int done = 0;
+    int64_t pixels = 0;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(jobs) schedule(dynamic, 1) reduction(+ : done, failed, pixels)
+#endif
+    for (int k = 0; k < count; k++) {
+        int64_t n = 0;
+        if (batch_item(args, args->batch, lines[k].lineno, lines[k].image, lines[k].seeds,
+                       lines[k].out, &n) != 0) {
+            failed++;
+        } else {
+            done++;
+            pixels += n;
+        }
+    }
+    free(lines);
+    const double ms = now_ms() - t0;
+    printf("batch    %d images segmented, %d failed, in %.1f ms with %d job%s: %.1f images/s, "
+           "%.1f Mpixel/s\n",
+           done, failed, ms, jobs, jobs > 1 ? "s" : "", ms > 0 ? 1e3 * done / ms : 0.0,
+           ms > 0 ? (double)pixels / ms / 1e3 : 0.0);
+    /* The good lines' masks are kept even when another line failed (the failing exit code
+     * would otherwise discard every pending output at the end of the command). */
+    if (done > 0 && failed > 0 && cli_out_commit("segment") != 0)
+        return 1;
+    return failed > 0 || done == 0 ? 1 : 0;
+}
+
+/* The levels of a banded solve, coarsest first, and the energy of its result. */
+static int print_levels(const gcut_seg_report *r) {
+    double build = 0, solve = 0;
+    for (int k = r->levels; k >= 0; k--) {
+        const gcut_seg_level *l = &r->level[k];
+        const int64_t n = l->width * l->height * l->depth;
+        char size[96];
+        if (l->depth > 1)
+            snprintf(size, sizeof size, "%" PRId64 "x%" PRId64 "x%" PRId64, l->width, l->height,
+                     l->depth);
+        else
+            snprintf(size, sizeof size, "%" PRId64 "x%" PRId64, l->width, l->height);
+        build += l->build_ms, solve += l->solve_ms;
+        if (k == r->levels)
+            printf("level %d  %8.1f ms  %s in full (%s): %" PRId64 " nodes, build %.1f ms, "
+                   "solve %.1f ms, flow %" PRId64 "\n",
+                   k, l->build_ms + l->solve_ms, size, r->stats.solver, n, l->build_ms, l->solve_ms,
+                   l->flow);
+        else
+            printf("level %d  %8.1f ms  %s band: %" PRId64 " nodes (%.2f%%), %" PRId64
+                   " edges, %d round%s, build %.1f ms, solve %.1f ms, flow %" PRId64 "\n",
+                   k, l->build_ms + l->solve_ms, size, l->nodes,
+                   100.0 * (double)l->nodes / (double)n, l->edges, l->rounds,
+                   l->rounds == 1 ? "" : "s", l->build_ms, l->solve_ms, l->flow);
+    }
+    printf("solve    %8.1f ms  all levels (build %.1f ms, solve %.1f ms)\n", build + solve, build,
+           solve);
+    printf("energy   %" PRId64 " (of the result, capacity units; evaluated in %.1f ms)\n",
+           r->energy, r->energy_ms);
+    return 0;
+}
+
+/* --check: solve the full problem exactly and compare with the banded mask (1 = foreground). */
+static int check_full(const segment_args *args, const gcut_image *image, const uint8_t *seeds,
+                      const uint8_t *mask, const gcut_seg_report *banded) {
+    const int64_t n = image->width * image->height * image->depth;
+    uint8_t *full = malloc((size_t)n);
+    if (full == NULL) {
+        cli_error("segment", GCUT_ERR_NOMEM, "--check buffer for %" PRId64 " pixels", n);
+        return 1;
+    }
+    gcut_seg_params p = args->params;
+    p.levels = 0;
+    gcut_seg_report r;
+    const double t0 = now_ms();
+    gcut_status st = gcut_segment(image, seeds, &p, &args->options, full, &r);
+    const double ms = now_ms() - t0;
+    if (st != GCUT_OK) {
+        free(full);
+        cli_error("segment", st, "--check: the full solve failed");
+        return 1;
+    }
+    int64_t differ = 0;
+    for (int64_t i = 0; i < n; i++)
+        differ += (mask[i] != 0) != (full[i] != 0);
+    free(full);
+    const int64_t gap = banded->energy - r.energy;
+    printf("check    %8.1f ms  full solve (%s): flow %" PRId64 " = minimum energy; %" PRId64
+           " pixels differ (%.4f%%), energy gap %" PRId64 " (%.4f%%)%s\n",
+           ms, r.stats.solver, r.stats.flow, differ, 100.0 * (double)differ / (double)n, gap,
+           r.energy > 0 ? 100.0 * (double)gap / (double)r.energy : 0.0,
+           gap == 0 ? ": the banded result is a minimum" : "");
+    if (gap < 0) {
+        cli_error("segment", GCUT_ERR_INTERNAL,
+                  "--check: banded energy %" PRId64 " below the exact minimum %" PRId64,
+                  banded->energy, r.energy);
+        return 1;
+    }
+    return 0;
+}
+
 int cli_cmd_segment(int argc, char **argv) {
     segment_args args;
     int rc = parse_args(argc, argv, &args);
     if (rc >= 0) {
+        free(args.images);
+        return rc;
+    }
+    if (args.batch != NULL) {
+        rc = run_batch(&args);
         free(args.images);
         return rc;
     }
@@ -429,7 +740,8 @@ int cli_cmd_segment(int argc, char **argv) {
         goto done;
     }
     const int64_t n = image.width * image.height * image.depth;
-    if ((seeds = malloc((size_t)n)) == NULL || (mask = malloc((size_t)n)) == NULL) {
+    if ((seeds = cli_alloc((size_t)n, "seeds")) == NULL ||
+        (mask = cli_alloc((size_t)n, "mask")) == NULL) {
         cli_error("segment", GCUT_ERR_NOMEM, "buffers for %" PRId64 " pixels", n);
         goto done;
     }
@@ -444,6 +756,7 @@ int cli_cmd_segment(int argc, char **argv) {
             goto done;
         }
     }
+    free_mask(&seed_mask); /* its codes are in seeds: one volume-sized buffer less */
     const double t_read = now_ms();
     char size[96];
     if (image.depth > 1)
@@ -460,9 +773,10 @@ int cli_cmd_segment(int argc, char **argv) {
         args.options.verbose = 1;
     }
     gcut_seg_report report;
-    /* Rounds of re-fitting unless --iterations 1: gcut_grabcut (default 5 rounds with a box,
-     * GCUT_SEG_SEED_ITERATIONS with seeds alone); one cut: gcut_segment. */
-    if (args.has_rect || args.params.iterations != 1)
+    /* A box, or --iterations above 1: gcut_grabcut (5 rounds by default with a box); seeds
+     * alone: one cut by gcut_segment, as --batch and --levels make (--iterations 5 re-fits). */
+    const bool rounds = args.has_rect || args.params.iterations > 1;
+    if (rounds)
         st = gcut_grabcut(&image, args.has_rect ? &args.rect : NULL, seeds, &args.params,
                           &args.options, mask, &report);
     else
@@ -474,13 +788,13 @@ int cli_cmd_segment(int argc, char **argv) {
     if (args.has_rect)
         printf("box      %" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 " (x,y,w,h)\n", args.rect.x,
                args.rect.y, args.rect.width, args.rect.height);
-    if (args.has_rect || args.params.iterations != 1) {
+    if (rounds) {
         printf("rounds   %d%s\n", report.iterations,
                report.converged ? " (converged)" : " (limit reached)");
         if (args.verbose)
             for (int t = 0; t < report.iterations; t++)
                 printf("round %-3d energy %.6f nats, %" PRId64 " labels changed\n", t + 1,
-                       report.energy[t], report.changed[t]);
+                       report.round_energy[t], report.round_changed[t]);
     }
     printf("seeds    %" PRId64 " foreground, %" PRId64 " background\n", report.seeds_foreground,
            report.seeds_background);
@@ -488,9 +802,15 @@ int cli_cmd_segment(int argc, char **argv) {
            report.model == GCUT_MODEL_GMM ? "gmm" : "histogram");
     printf("build    %8.1f ms  %d-connected, lambda %g, sigma %.2f, scale %.4f\n", report.build_ms,
            report.connectivity, report.lambda, report.sigma, report.scale);
-    printf("solve    %8.1f ms  %s (setup %.1f ms, max-flow %.1f ms), flow %" PRId64 "\n",
-           report.solve_ms, report.stats.solver, report.stats.build_ms, report.stats.solve_ms,
-           report.stats.flow);
+    if (report.levels == 0)
+        printf("solve    %8.1f ms  %s (setup %.1f ms, max-flow %.1f ms), flow %" PRId64 "\n",
+               report.solve_ms, report.stats.solver, report.stats.build_ms, report.stats.solve_ms,
+               report.stats.flow);
+    else if (print_levels(&report) != 0)
+        goto done;
+    printf("cut      %8.1f ms  construction + solve\n", report.build_ms + report.solve_ms);
+    if (args.check && check_full(&args, &image, seeds, mask, &report) != 0)
+        goto done;
     const int64_t fg = report.foreground_pixels;
     if (args.verbose)
         fprintf(stderr, "gcut segment: writing %s\n", args.out);
@@ -499,9 +819,12 @@ int cli_cmd_segment(int argc, char **argv) {
         goto done;
     if (args.overlay != NULL) {
         gcut_image ov = {0};
+        const char *temp = cli_out_path("segment", args.overlay);
+        if (temp == NULL)
+            goto done;
         st = gcut_overlay(&image, mask, &ov);
         if (st == GCUT_OK)
-            st = gcut_image_write(args.overlay, &ov);
+            st = gcut_image_write(temp, &ov);
         gcut_image_free(&ov);
         if (st != GCUT_OK) {
             cli_error("segment", st, "cannot write the overlay '%s'", args.overlay);
@@ -520,7 +843,7 @@ done:
     gcut_image_free(&image);
     free_mask(&seed_mask);
     free(args.images);
-    free(seeds);
-    free(mask);
+    gcut_free(seeds);
+    gcut_free(mask);
     return rc;
 }

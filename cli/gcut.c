@@ -8,6 +8,7 @@
 static const cli_command commands[] = {
     {"maxflow", "solve a DIMACS max-flow or gcut grid problem exactly", cli_cmd_maxflow},
     {"segment", "seeded image segmentation: writes a mask and an overlay", cli_cmd_segment},
+    {"qpbo", "minimise a binary energy with non-submodular terms (QPBO)", cli_cmd_qpbo},
     {"gen", "generate synthetic benchmark images and problems", cli_cmd_gen},
     {"solvers", "list the solvers of this build and whether they can run here", cli_cmd_solvers},
 };
@@ -20,9 +21,19 @@ static void usage(FILE *out) {
     fprintf(out, "\n`gcut COMMAND --help` describes one command.\n");
 }
 
+void *cli_alloc(size_t bytes, const char *what) {
+    void *block = NULL;
+    if (gcut_alloc(bytes, what, &block) != GCUT_OK)
+        return NULL;
+    return block;
+}
+
 void cli_error(const char *cmd, gcut_status status, const char *fmt, ...) {
     va_list ap;
-    fprintf(stderr, "gcut %s: ", cmd);
+    if (cmd != NULL)
+        fprintf(stderr, "gcut %s: ", cmd);
+    else
+        fputs("gcut: ", stderr);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
@@ -45,7 +56,7 @@ int cli_cmd_solvers(int argc, char **argv) {
         cli_error("solvers", GCUT_OK, "unexpected argument '%s'", argv[1]);
         return 2;
     }
-    printf("%-10s %-11s %-9s %s\n", "name", "takes", "runs here", "description");
+    printf("%-12s %-11s %-9s %s\n", "name", "takes", "runs here", "description");
     for (int i = 0; i < gcut_solver_count(); i++) {
         gcut_solver_info info;
         if (gcut_solver_get(i, &info) != GCUT_OK)
@@ -55,7 +66,7 @@ int cli_cmd_solvers(int argc, char **argv) {
             strcat(takes, "graph");
         if (info.flags & GCUT_TAKES_GRID)
             strcat(takes, (info.flags & GCUT_TAKES_GRAPH) ? ",grid" : "grid");
-        printf("%-10s %-11s %-9s %s\n", info.name, takes, info.available ? "yes" : "no (GPU)",
+        printf("%-12s %-11s %-9s %s\n", info.name, takes, info.available ? "yes" : "no (GPU)",
                info.description);
     }
     printf("(graph-only solvers also take grids through an explicit conversion)\n");
@@ -63,6 +74,8 @@ int cli_cmd_solvers(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+    if (cli_check_std_streams() != 0)
+        return 1;
     if (argc < 2) {
         usage(stderr);
         return 2;
@@ -70,15 +83,16 @@ int main(int argc, char **argv) {
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
         usage(stdout);
-        return 0;
+        return cli_finish(NULL, 0);
     }
     if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
         printf("gcut %s\n", gcut_version_string());
-        return 0;
+        return cli_finish(NULL, 0);
     }
+    /* Every command ends in cli_finish: standard output checked, outputs committed. */
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(argv[1], commands[i].name) == 0)
-            return commands[i].run(argc - 1, argv + 1);
+            return cli_finish(commands[i].name, commands[i].run(argc - 1, argv + 1));
     fprintf(stderr, "gcut: unknown command '%s'\n\n", argv[1]);
     usage(stderr);
     return 2;

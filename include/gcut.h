@@ -15,12 +15,18 @@ extern "C" {
  * Version
  * ---------------------------------------------------------------------------------------- */
 
+/* The one place the version is written: CMakeLists.txt reads these three lines for the
+ * project version, the shared library's SONAME, gcut.pc and the CMake package. */
 #define GCUT_VERSION_MAJOR 0
 #define GCUT_VERSION_MINOR 1
 #define GCUT_VERSION_PATCH 0
 #define GCUT_VERSION_NUMBER                                                                        \
     (GCUT_VERSION_MAJOR * 10000 + GCUT_VERSION_MINOR * 100 + GCUT_VERSION_PATCH)
-#define GCUT_VERSION_STRING "0.1.0"
+#define GCUT__STRINGIFY(x) #x
+#define GCUT__VERSION_TEXT(a, b, c) GCUT__STRINGIFY(a) "." GCUT__STRINGIFY(b) "." GCUT__STRINGIFY(c)
+/** "MAJOR.MINOR.PATCH", made from the three numbers above. */
+#define GCUT_VERSION_STRING                                                                        \
+    GCUT__VERSION_TEXT(GCUT_VERSION_MAJOR, GCUT_VERSION_MINOR, GCUT_VERSION_PATCH)
 
 /** @return the library's version as MAJOR*10000 + MINOR*100 + PATCH (may differ from the
  *  header's GCUT_VERSION_NUMBER when linked against another build). */
@@ -269,6 +275,91 @@ gcut_status gcut_grid_verify(const gcut_grid *grid, const uint8_t *labels, int64
                              int64_t *cut_value);
 
 /* ------------------------------------------------------------------------------------------
+ * Grid solver contexts: one shape, many solves, warm re-solves (docs/CUDA-GRID.md, "Contexts")
+ *
+ * A context is made once for a grid shape, connectivity and solver and holds everything a
+ * solve needs between calls: cuda-grid keeps its device buffers, pinned host arrays, stream
+ * and CUDA start-up; cpu-pr its residual state; bk its graph and search trees. Fill the
+ * context's own grid (gcut_grid_context_grid(): gcut_grid_set_*, or write through
+ * gcut_grid_*_data()), then solve; change capacities and solve again. With options.warm (the
+ * default) the next solve starts from the previous flow: every arc whose capacity fell below
+ * its flow gives the difference back (Kohli & Torr 2005's reparametrisation; a node left with
+ * a deficit gets it added to both of its terminal arcs, which shifts every cut equally), the
+ * heights are recomputed by a global relabel and the solve continues. The result is exact:
+ * the same maximum flow as a cold solve and a minimum cut that passes gcut_grid_verify().
+ * A context is not thread-safe; use one per thread.
+ * ---------------------------------------------------------------------------------------- */
+
+typedef struct gcut_grid_context gcut_grid_context;
+
+/** Make a context for grids of this ndim, shape and connectivity (as gcut_grid_create()) and
+ *  the solver named in options (NULL = defaults; "auto" resolves now: cuda-grid when a device
+ *  is present and the grid is large, else bk). options is copied; its warm field chooses warm
+ *  re-solves (1) or a cold solve every time (0). Grid solvers keep their state natively;
+ *  graph solvers (bk) keep a gcut_graph and its warm state. cuda-grid takes its device, stream
+ *  and device buffers here, so the CUDA start-up is paid once per context.
+ *  @return GCUT_ERR_INVALID_ARG / GCUT_ERR_NOT_FOUND / GCUT_ERR_NO_DEVICE / GCUT_ERR_NOMEM as
+ *  the grid or solver lookups would; *out is NULL on failure. */
+gcut_status gcut_grid_context_create(int ndim, const int64_t *shape, int connectivity,
+                                     const gcut_options *options, gcut_grid_context **out);
+/** Free the context, its grid and every host and device buffer it holds. NULL is accepted. */
+void gcut_grid_context_free(gcut_grid_context *ctx);
+
+/** @return the context's grid (owned by the context: never gcut_grid_free() it). Its arrays
+ *  are pinned host memory for cuda-grid, so uploads from them run at full bus speed. */
+gcut_grid *gcut_grid_context_grid(gcut_grid_context *ctx);
+
+/** Promise that since the last solve only the capacities of these nodes changed (their
+ *  terminals and the arcs leaving them; an arc pair is repaired when either end is listed).
+ *  Calls add up until the next solve. Without any call the next warm solve compares every
+ *  capacity with the last solve's (always safe, O(nodes)); with calls only the listed nodes
+ *  are read, so a capacity changed on an unlisted node is NOT seen (the solve is then exact
+ *  for a problem that still has the old value there). Nodes out of range give
+ *  GCUT_ERR_INVALID_ARG naming the entry. */
+gcut_status gcut_grid_context_mark_nodes(gcut_grid_context *ctx, const int64_t *nodes,
+                                         int64_t count);
+/** The same promise as a mask of num_nodes bytes (non-zero = changed). */
+gcut_status gcut_grid_context_mark_mask(gcut_grid_context *ctx, const uint8_t *mask);
+
+/** Solve the context's grid. Outputs as in gcut_grid_solve(): flow (may be NULL), labels
+ *  (may be NULL; else num_nodes bytes), stats (may be NULL; build_ms = uploads and the warm
+ *  repair, solve_ms = the max-flow itself with the label download). Capacities are checked
+ *  (negative ones give GCUT_ERR_INVALID_ARG naming the entry) before the solve starts. After
+ *  an error the context stays usable: the next solve is exact (cold where the error left the
+ *  kept state unusable). */
+gcut_status gcut_grid_context_solve(gcut_grid_context *ctx, int64_t *flow, uint8_t *labels,
+                                    gcut_stats *stats);
+
+/** cuda-grid contexts only: solve with capacities that are already on the GPU and write the
+ *  labels there. source, sink: num_nodes int32 device arrays; dirs: a host array of
+ *  num_dirs pointers to num_nodes int32 device arrays, in the grid's direction order; labels
+ *  (may be NULL): num_nodes device bytes. stream is the caller's cudaStream_t (NULL = the
+ *  legacy default stream): the solve starts after the work queued on it so far, and work
+ *  queued on it after this call returns sees the labels. The host copy of the grid is not
+ *  read or changed; a warm solve compares the new capacities with the last solve's on the
+ *  device. Negative capacities give GCUT_ERR_INVALID_ARG (checked on the device).
+ *  @return GCUT_ERR_UNSUPPORTED for other solvers or a build without CUDA. */
+gcut_status gcut_grid_context_solve_device(gcut_grid_context *ctx, const int32_t *source,
+                                           const int32_t *sink, const int32_t *const *dirs,
+                                           uint8_t *labels, void *stream, int64_t *flow,
+                                           gcut_stats *stats);
+
+/** What a context has done so far, for tests and reports. */
+typedef struct gcut_grid_context_info {
+    char solver[32];        /**< the solver it runs ("auto" resolved) */
+    int64_t solves;         /**< solves so far */
+    int64_t warm_solves;    /**< of them, those that started from the previous state */
+    int64_t cold_fallbacks; /**< warm solves that had to start cold (a repaired terminal
+                                 capacity would pass INT32_MAX) */
+    int64_t changed_nodes;  /**< nodes whose capacities changed before the last solve (warm
+                                 solves; the marked ones when marks were given) */
+    int64_t device_bytes;   /**< device memory the context holds (cuda-grid) */
+} gcut_grid_context_info;
+
+/** Fill *info. @return GCUT_ERR_INVALID_ARG for NULL arguments. */
+gcut_status gcut_grid_context_get_info(const gcut_grid_context *ctx, gcut_grid_context_info *info);
+
+/* ------------------------------------------------------------------------------------------
  * DIMACS max-flow format
  * ---------------------------------------------------------------------------------------- */
 
@@ -290,6 +381,11 @@ gcut_status gcut_grid_write(const gcut_grid *grid, const char *path);
 
 /** Free memory gcut returned to the caller (node id arrays, image pixels). NULL is accepted. */
 void gcut_free(void *ptr);
+/** Allocate bytes through gcut's allocator and under its memory cap (gcut_set_memory_limit),
+ *  for callers that want their own buffers counted and capped with gcut's (the gcut command
+ *  does). *out receives the block (free it with gcut_free), or NULL. @return GCUT_ERR_NOMEM
+ *  with a message naming `what` (may be NULL) and the bytes when over the cap or refused. */
+gcut_status gcut_alloc(size_t bytes, const char *what, void **out);
 
 /* ------------------------------------------------------------------------------------------
  * Images and segmentation (src/io/image*, src/seg/)
@@ -380,14 +476,31 @@ typedef struct gcut_seg_params {
     double scale;          /**< float energy -> int32 capacity factor; <= 0: chosen so that the
                                 largest capacity fits (reported in gcut_seg_report.scale) */
     uint64_t seed;         /**< for GMM initialisation (default 1); deterministic per seed */
-    int iterations;        /**< GrabCut rounds (Rother et al. 2004): fit the colour models, cut,
-                                re-fit them to the cut, cut again..., at most this many cuts,
-                                fewer when the labels stop changing; 1 = one cut. 0 (default):
-                                gcut_grabcut() makes 5 with a box, GCUT_SEG_SEED_ITERATIONS
-                                with seeds alone; gcut_segment() makes one cut (and calls
-                                gcut_grabcut() when this is above 1). At most
-                                GCUT_SEG_MAX_ITERATIONS */
+    int levels;            /**< multilevel narrow-banded cut (Lombaert 2005, Lattari 2010 3.5, 5.4;
+                                docs/BAND.md): 0 = one full solve (default); L in 1..GCUT_SEG_MAX_LEVELS
+                                = solve a copy halved L times in full, then at each finer level only a
+                                band around the projected boundary; GCUT_SEG_LEVELS_AUTO = picked by
+                                size (0 below 2^20 pixels). The result is a minimum cut of the band
+                                problem, not always of the full one: see gcut_seg_report.energy */
+    int band;       /**< band half-width d >= 0 in pixels at each finer level (default 2): pixels
+                         within Chebyshev distance d of the projected boundary (or of a seed the
+                         projection contradicts) are re-solved, the rest keep projected labels */
+    int band_grow;  /**< 1: where the band's cut touches the band's outer layer, widen the band
+                         there by d and re-solve, until it does not (at most 32 rounds); a
+                         heuristic, not a proof of optimality (docs/BAND.md). Default 0 */
+    int iterations; /**< GrabCut rounds (Rother et al. 2004): fit the colour models, cut,
+                         re-fit them to the cut, cut again..., at most this many cuts,
+                         fewer when the labels stop changing; 1 = one cut. 0 (default):
+                         gcut_grabcut() makes 5 with a box, GCUT_SEG_SEED_ITERATIONS
+                         with seeds alone; gcut_segment() makes one cut (and calls
+                         gcut_grabcut() when this is above 1). At most
+                         GCUT_SEG_MAX_ITERATIONS */
 } gcut_seg_params;
+
+/** gcut_seg_params.levels: pick the number of levels by the image's size. */
+#define GCUT_SEG_LEVELS_AUTO (-1)
+/** Most coarser levels gcut_seg_params.levels may ask for. */
+#define GCUT_SEG_MAX_LEVELS 8
 
 /** Most GrabCut rounds gcut_seg_params.iterations may ask for. */
 #define GCUT_SEG_MAX_ITERATIONS 64
@@ -398,6 +511,18 @@ typedef struct gcut_seg_params {
 /** Fill *params with the defaults documented above (connectivity 0 = by dimension and
  *  GCUT_MODEL_AUTO are resolved when the energy is built). */
 void gcut_seg_params_init(gcut_seg_params *params);
+
+/** One level of a banded segmentation (gcut_seg_report.level). */
+typedef struct gcut_seg_level {
+    int64_t width, height, depth; /**< the level's size */
+    int64_t nodes;                /**< nodes solved: the whole level at the coarsest, the band
+                                       elsewhere (0: empty band, nothing to solve) */
+    int64_t edges;                /**< neighbour edges of the solved graph */
+    int rounds;                   /**< solves of this level (> 1 when band_grow widened) */
+    int64_t flow;                 /**< the last solve's flow (band problem's minimum) */
+    double build_ms;              /**< coarsening, projection, band and graph building */
+    double solve_ms;              /**< max-flow (all rounds) */
+} gcut_seg_level;
 
 /** What the energy builder and solver did. */
 typedef struct gcut_seg_report {
@@ -412,12 +537,20 @@ typedef struct gcut_seg_report {
     double solve_ms;  /**< the max-flow solve (stats.solve_ms + stats.build_ms) */
     gcut_stats stats; /**< the solver's own report */
     int64_t foreground_pixels;
+    int64_t energy;   /**< energy of the returned labelling on the full-resolution problem, in
+                           capacity units (the capacity of its cut); equals stats.flow, the
+                           minimum, for a full solve; a banded solve's is >= that minimum */
+    double energy_ms; /**< evaluating energy (banded solves; 0 for a full solve) */
+    int levels;       /**< coarser levels used (0: full solve); level[0..levels] are filled */
+    /** Per level of a banded solve, level[0] the finest (the image), level[levels] the
+     *  coarsest, which is solved in full. */
+    gcut_seg_level level[GCUT_SEG_MAX_LEVELS + 1];
     int iterations; /**< cuts made (1 without re-fitting) */
     int converged;  /**< 1 if the rounds stopped because the labels stopped changing or the
                          re-fitted models would not lower the energy, 0 at the limit */
-    double energy[GCUT_SEG_MAX_ITERATIONS];   /**< energy (nats) of round t's cut under round t's
-                                                   models: never increases with t */
-    int64_t changed[GCUT_SEG_MAX_ITERATIONS]; /**< pixels whose label round t changed */
+    double round_energy[GCUT_SEG_MAX_ITERATIONS];   /**< energy (nats) of round t's cut under round
+                                                     t's   models: never increases with t */
+    int64_t round_changed[GCUT_SEG_MAX_ITERATIONS]; /**< pixels whose label round t changed */
 } gcut_seg_report;
 
 /** Build the segmentation grid for image and seeds (codes as above; hard constraints make
@@ -480,6 +613,120 @@ gcut_status gcut_synth_seeds(int64_t width, int64_t height, int64_t depth, uint8
  *  lambda. connectivity 0 = 4 (2D) / 6 (3D). */
 gcut_status gcut_synth_grid(int64_t width, int64_t height, int64_t depth, uint64_t seed,
                             gcut_synth_level level, int connectivity, gcut_grid **out);
+
+/* ------------------------------------------------------------------------------------------
+ * QPBO: binary energies with non-submodular terms (Kolmogorov & Rother, PAMI 2007; the
+ * two-stage and parallel solvers of Jeppesen et al., ICCV 2021). See docs/QPBO.md.
+ *
+ *   E(x) = sum_p E_p(x_p) + sum_(p,q) E_pq(x_p, x_q),  x_p in {0, 1}
+ *
+ * Terms may be non-submodular (E00 + E11 > E01 + E10). The solve returns a partial labeling
+ * (0, 1, or -1 = unlabeled) with persistency: some global minimiser agrees with every labeled
+ * node, and the set of labeled nodes is the largest QPBO can certify (weak persistencies by
+ * strongly connected components). Submodular energies come back fully labeled at their exact
+ * minimum. Labels do not depend on the solver, the block split or the thread count.
+ * ---------------------------------------------------------------------------------------- */
+
+/** Unlabeled node in a QPBO result. */
+enum { GCUT_QPBO_UNLABELED = -1 };
+
+typedef struct gcut_qpbo gcut_qpbo;
+
+/** Create an energy over num_nodes binary variables (>= 0), all terms zero. term_hint (>= 0)
+ *  reserves room for that many pairwise terms. Free with gcut_qpbo_free. */
+gcut_status gcut_qpbo_create(int64_t num_nodes, int64_t term_hint, gcut_qpbo **out);
+/** Free the energy. NULL is accepted. */
+void gcut_qpbo_free(gcut_qpbo *qpbo);
+/** @return the number of nodes / pairwise terms added so far. */
+int64_t gcut_qpbo_num_nodes(const gcut_qpbo *qpbo);
+int64_t gcut_qpbo_num_terms(const gcut_qpbo *qpbo);
+
+/** Add e0 to E_node(0) and e1 to E_node(1) (cumulative; sums are kept in 64 bits).
+ *  @return GCUT_ERR_INVALID_ARG if node is out of range. */
+gcut_status gcut_qpbo_add_unary(gcut_qpbo *qpbo, int64_t node, int32_t e0, int32_t e1);
+/** Add the pairwise term E_ij(x_i, x_j): e00 when both are 0, e01 when x_i = 0 and x_j = 1,
+ *  e10, e11 (Kolmogorov's AddPairwiseTerm order). Submodular or not; several terms on one
+ *  pair add up. term_id (may be NULL) gets its number (0, 1, ...). The coupling
+ *  e01 + e10 - e00 - e11 must lie in [-INT32_MAX, INT32_MAX].
+ *  @return GCUT_ERR_INVALID_ARG for i == j or a node out of range, GCUT_ERR_OVERFLOW for a
+ *  coupling out of range (the message names the term). */
+gcut_status gcut_qpbo_add_pairwise(gcut_qpbo *qpbo, int64_t i, int64_t j, int32_t e00, int32_t e01,
+                                   int32_t e10, int32_t e11, int64_t *term_id);
+
+/** Float energies: set the scale (> 0, finite) by which gcut_qpbo_add_*_float() multiply
+ *  before rounding to the nearest integer. Every result (energies, lower bound) is then in
+ *  scaled units: divide by the scale. Set it before adding float terms. */
+gcut_status gcut_qpbo_set_float_scale(gcut_qpbo *qpbo, double scale);
+/** @return the scale in force (1.0 until set). */
+double gcut_qpbo_float_scale(const gcut_qpbo *qpbo);
+/** As gcut_qpbo_add_unary / _add_pairwise with float energies, each value multiplied by the
+ *  scale and rounded. @return GCUT_ERR_OVERFLOW (naming the value) if a scaled value leaves
+ *  int32 or is not finite. */
+gcut_status gcut_qpbo_add_unary_float(gcut_qpbo *qpbo, int64_t node, double e0, double e1);
+gcut_status gcut_qpbo_add_pairwise_float(gcut_qpbo *qpbo, int64_t i, int64_t j, double e00,
+                                         double e01, double e10, double e11, int64_t *term_id);
+
+/** Give each node a block (0 <= block[i] < num_blocks, num_blocks <= 2^20) for the parallel
+ *  solver: blocks are solved at once, then merged. Copied; NULL clears. Without blocks, the
+ *  parallel solver splits the node range into contiguous pieces (row slabs of a grid stored
+ *  in C order). Blocks change speed only, never the labels. */
+gcut_status gcut_qpbo_set_blocks(gcut_qpbo *qpbo, const int32_t *block, int32_t num_blocks);
+
+/** What a QPBO solve found. Fields may be added at the end. */
+typedef struct gcut_qpbo_result {
+    char solver[32];     /**< "qpbo" or "pqpbo" */
+    int64_t labeled;     /**< nodes with label 0 or 1 */
+    int64_t lower_bound; /**< QPBO lower bound on min E: ceil(max flow of the doubled graph / 2)
+                              plus the energy's constant; equals min E when every node is
+                              labeled by a submodular energy */
+    int64_t energy;      /**< E of the labels returned, unlabeled nodes taken as 0 */
+    int stage2;          /**< 1 if the flipped copy (Stage 2) was built */
+    int threads;         /**< threads used */
+    int64_t blocks;      /**< blocks of Phase A (1 for qpbo) */
+    int64_t merges;      /**< merges of Phase B */
+    double build_ms;     /**< building the graph */
+    double solve_ms;     /**< max flow, both stages (Phase A and B for pqpbo) */
+    double label_ms;     /**< labels: reachability and strongly connected components */
+    uint64_t bytes;      /**< peak bytes held by the solve (graph and bookkeeping) */
+    double float_scale;  /**< the energy's float scale (gcut_qpbo_set_float_scale; 1.0 if
+                              never set): energy / float_scale and lower_bound / float_scale
+                              are in the float energy's units */
+} gcut_qpbo_result;
+
+/** Minimise: options->solver "qpbo" (serial), "pqpbo" (parallel, options->threads, 0 = all
+ *  cores) or "auto"/NULL. labels (may be NULL) gets num_nodes values 0, 1 or -1; result (may
+ *  be NULL) the summary. The energy is not modified; it may be solved again.
+ *  @return GCUT_ERR_NOT_FOUND for an unknown solver, GCUT_ERR_NOMEM, GCUT_ERR_OVERFLOW if an
+ *  energy sum leaves int64. */
+gcut_status gcut_qpbo_solve(gcut_qpbo *qpbo, const gcut_options *options, int8_t *labels,
+                            gcut_qpbo_result *result);
+
+/** E(labels) in 64 bits; labels 0 or 1, and -1 counted as 0. @return GCUT_ERR_INVALID_ARG for
+ *  any other value (naming the node), GCUT_ERR_OVERFLOW if the sum leaves int64. */
+gcut_status gcut_qpbo_energy(const gcut_qpbo *qpbo, const int8_t *labels, int64_t *energy);
+
+/** A random energy on a width x height 4-connected grid (node y * width + x): unaries and
+ *  pairwise energies uniform in [-range, range], each pair non-submodular with probability
+ *  nonsub_percent / 100. Deterministic for a seed. */
+gcut_status gcut_qpbo_random(int64_t width, int64_t height, int nonsub_percent, int32_t range,
+                             uint64_t seed, gcut_qpbo **out);
+/** A multi-object segmentation energy (Jeppesen et al. 2021, section 4; Jeppesen et al.'s
+ *  sparse layered graphs): a synthetic width x height (x depth) image of `objects` noisy
+ *  discs (balls) of distinct brightness; one layer of nodes per object over the object's
+ *  region of interest (its bounding box grown by its radius), label 1 = the pixel is in that
+ *  object; a data term per node, submodular smoothness between 4- (6-) neighbours of a layer,
+ *  and non-submodular exclusion terms (E11 large) between the layers' nodes at one pixel. The
+ *  blocks are set to one per object. Deterministic for a seed. */
+gcut_status gcut_qpbo_objects(int64_t width, int64_t height, int64_t depth, int objects,
+                              uint64_t seed, gcut_qpbo **out);
+
+/** Read a QPBO text file (docs/FORMATS.md: "p qpbo N M", "u I E0 E1", "e I J E00 E01 E10
+ *  E11", optional "b I BLOCK" block ids, "c ..."; nodes 1-based; "-" = stdin). Errors give
+ *  GCUT_ERR_PARSE naming the line. */
+gcut_status gcut_qpbo_read(const char *path, gcut_qpbo **out);
+/** Write the energy in the same format ("-" = stdout): one u line per node with a nonzero
+ *  unary, a b line per node when blocks are set, one e line per term. */
+gcut_status gcut_qpbo_write(const gcut_qpbo *qpbo, const char *path);
 
 #ifdef __cplusplus
 }

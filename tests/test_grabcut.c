@@ -158,10 +158,10 @@ static void test_synthetic(uint64_t seed) {
         PASS_IF(rw.iterations == rc.iterations && rw.iterations >= 2);
         bool same = true, falling = true;
         for (int t = 0; t < rw.iterations; t++) {
-            same = same && rw.energy[t] == rc.energy[t];
-            if (t > 0 && rw.energy[t] > rw.energy[t - 1])
-                falling = false,
-                printf("round %d: energy %.9g after %.9g\n", t + 1, rw.energy[t], rw.energy[t - 1]);
+            same = same && rw.round_energy[t] == rc.round_energy[t];
+            if (t > 0 && rw.round_energy[t] > rw.round_energy[t - 1])
+                falling = false, printf("round %d: energy %.9g after %.9g\n", t + 1,
+                                        rw.round_energy[t], rw.round_energy[t - 1]);
         }
         PASS_IF(same);
         PASS_IF(falling);

@@ -172,12 +172,35 @@ void *gcut__malloc(size_t bytes, const char *what) {
     return block + 1;
 }
 
+/* Zeroed blocks come from the system's calloc, which maps large blocks as pages the kernel
+ * zeroes on first touch: a reader that sizes arrays from a header and then finds the input
+ * truncated has touched only what the input filled, not gigabytes (issue #10). */
 void *gcut__calloc(size_t count, size_t size, const char *what) {
     size_t bytes = gcut__mul_size(count, size);
-    void *ptr = gcut__malloc(bytes, what);
-    if (ptr != NULL)
-        memset(ptr, 0, bytes);
-    return ptr;
+    if (have_user_allocator) {
+        void *ptr = gcut__malloc(bytes, what);
+        if (ptr != NULL)
+            memset(ptr, 0, bytes);
+        return ptr;
+    }
+    if (bytes > SIZE_MAX - sizeof(block_header)) {
+        gcut__fail(GCUT_ERR_NOMEM, "out of memory: %s asks for more bytes than exist",
+                   what ? what : "allocation");
+        return NULL;
+    }
+    if (gcut__reserve(bytes, what) != 0)
+        return NULL;
+    block_header *block = calloc(1, bytes + sizeof(block_header));
+    if (block == NULL) {
+        gcut__unreserve(bytes);
+        char need[32];
+        gcut__fail(GCUT_ERR_NOMEM, "out of memory: the system refused %s for %s",
+                   human(bytes, need, sizeof need), what ? what : "allocation");
+        return NULL;
+    }
+    block->bytes = bytes;
+    advise_huge_pages(block + 1, bytes);
+    return block + 1;
 }
 
 void gcut__free(void *ptr) {
@@ -227,4 +250,11 @@ void *gcut__realloc(void *ptr, size_t bytes, const char *what) {
 
 void gcut_free(void *ptr) {
     gcut__free(ptr);
+}
+
+gcut_status gcut_alloc(size_t bytes, const char *what, void **out) {
+    if (out == NULL)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_alloc: out is NULL");
+    *out = gcut__malloc(bytes, what);
+    return *out != NULL ? GCUT_OK : GCUT_ERR_NOMEM;
 }

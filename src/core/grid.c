@@ -1,7 +1,8 @@
 /* grid.c - N-d grid graphs (2D 4/8-connected, 3D 6/26-connected) stored struct-of-arrays:
  * two terminal arrays and one int32 capacity array per direction (Lattari 2010, 5.2; the
- * Intel CM kernels). Creation, validation, the cut certificate and the explicit conversion
- * to a general graph. */
+ * Intel CM kernels). Creation, validation, the cut certificate, the explicit conversion to a
+ * general graph, and grid contexts (many solves of one shape, warm re-solves as in Kohli &
+ * Torr 2005, sec. 4) with their graph-solver (bk) path. */
 #include "internal.h"
 
 #include <inttypes.h>
@@ -115,7 +116,7 @@ gcut_status gcut_grid_create(int ndim, const int64_t *shape, int connectivity, g
 }
 
 void gcut_grid_free(gcut_grid *grid) {
-    if (grid == NULL)
+    if (grid == NULL || grid->context_owned)
         return;
     for (int t = 0; t < 2; t++)
         gcut__free(grid->terminal[t]);
@@ -328,5 +329,401 @@ gcut_status gcut_grid_verify(const gcut_grid *grid, const uint8_t *labels, int64
                           "cut certificate failed: cut capacity %" PRId64
                           " differs from flow value %" PRId64,
                           cut, flow);
+    return GCUT_OK;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Grid contexts
+ * ---------------------------------------------------------------------------------------- */
+
+typedef enum { CTX_CPUPR, CTX_CUDA, CTX_GRAPH } ctx_kind;
+
+struct gcut_grid_context {
+    gcut_grid *grid;
+    gcut_options options;
+    char solver_name[32];
+    ctx_kind kind;
+    const gcut__solver *solver;
+    void *state; /* cpu-pr / cuda-grid state */
+    /* The changes promised since the last solve (gcut_grid_context_mark_*). */
+    int64_t *marks;
+    int64_t num_marks, mark_room;
+    uint8_t *mark_seen; /* per node: already listed */
+    bool marks_given;
+    /* Graph solvers: the graph of the last solve and the first edge number of each node (the
+     * edges of node i are its even directions that stay inside the grid, in order). */
+    gcut_graph *graph;
+    int64_t *edge_start;
+    bool solved;
+    gcut_grid_context_info info;
+};
+
+gcut_status gcut_grid_context_create(int ndim, const int64_t *shape, int connectivity,
+                                     const gcut_options *options, gcut_grid_context **out) {
+    if (out == NULL)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_grid_context_create: out is NULL");
+    *out = NULL;
+    gcut_options defaults;
+    if (options == NULL) {
+        gcut_options_init(&defaults);
+        options = &defaults;
+    }
+    gcut_grid *grid = NULL;
+    gcut_status st = gcut_grid_create(ndim, shape, connectivity, &grid);
+    if (st != GCUT_OK)
+        return st;
+    st = GCUT_OK;
+    const gcut__solver *solver = gcut__solver_pick(options, true, grid->num_nodes, &st);
+    if (solver == NULL) {
+        gcut_grid_free(grid);
+        return st;
+    }
+    gcut_grid_context *ctx = gcut__calloc(1, sizeof *ctx, "grid context");
+    if (ctx == NULL) {
+        gcut_grid_free(grid);
+        return GCUT_ERR_NOMEM;
+    }
+    ctx->grid = grid;
+    ctx->options = *options;
+    ctx->options.solver = solver->name;
+    ctx->solver = solver;
+    snprintf(ctx->solver_name, sizeof ctx->solver_name, "%s", solver->name);
+    snprintf(ctx->info.solver, sizeof ctx->info.solver, "%s", solver->name);
+    grid->context_owned = true;
+    if (strcmp(solver->name, "cpu-pr") == 0) {
+        ctx->kind = CTX_CPUPR;
+        st = gcut__cpupr_ctx_create(grid, &ctx->options, &ctx->state);
+#ifdef GCUT_HAVE_CUDA
+    } else if (strcmp(solver->name, "cuda-grid") == 0) {
+        ctx->kind = CTX_CUDA;
+        st = gcut__cudagrid_ctx_create(grid, &ctx->options, &ctx->state);
+#endif
+    } else if (solver->solve_graph != NULL) {
+        ctx->kind = CTX_GRAPH;
+    } else {
+        st = gcut__fail(GCUT_ERR_UNSUPPORTED,
+                        "gcut_grid_context_create: solver '%s' has no "
+                        "context",
+                        solver->name);
+    }
+    if (st != GCUT_OK) {
+        gcut_grid_context_free(ctx);
+        return st;
+    }
+    *out = ctx;
+    return GCUT_OK;
+}
+
+void gcut_grid_context_free(gcut_grid_context *ctx) {
+    if (ctx == NULL)
+        return;
+    if (ctx->state != NULL) {
+        if (ctx->kind == CTX_CPUPR)
+            gcut__cpupr_ctx_free(ctx->state);
+#ifdef GCUT_HAVE_CUDA
+        else if (ctx->kind == CTX_CUDA)
+            gcut__cudagrid_ctx_free(ctx->state, ctx->grid);
+#endif
+    }
+    gcut_graph_free(ctx->graph);
+    gcut__free(ctx->edge_start);
+    gcut__free(ctx->marks);
+    gcut__free(ctx->mark_seen);
+    if (ctx->grid != NULL) {
+        ctx->grid->context_owned = false;
+        gcut_grid_free(ctx->grid);
+    }
+    gcut__free(ctx);
+}
+
+gcut_grid *gcut_grid_context_grid(gcut_grid_context *ctx) {
+    return ctx ? ctx->grid : NULL;
+}
+
+static gcut_status mark_one(gcut_grid_context *ctx, int64_t node, int64_t entry) {
+    if (node < 0 || node >= ctx->grid->num_nodes)
+        return gcut__fail(GCUT_ERR_INVALID_ARG,
+                          "gcut_grid_context_mark_nodes: entry %" PRId64 " is node %" PRId64
+                          ", not in [0, %" PRId64 ")",
+                          entry, node, ctx->grid->num_nodes);
+    if (ctx->mark_seen == NULL &&
+        (ctx->mark_seen = gcut__calloc((size_t)ctx->grid->num_nodes, 1, "context marks")) == NULL)
+        return GCUT_ERR_NOMEM;
+    if (ctx->mark_seen[node])
+        return GCUT_OK;
+    if (ctx->num_marks == ctx->mark_room) {
+        int64_t room = ctx->mark_room ? 2 * ctx->mark_room : 1024;
+        int64_t *grown = gcut__realloc(ctx->marks, gcut__mul_size((size_t)room, sizeof(int64_t)),
+                                       "context mark list");
+        if (grown == NULL)
+            return GCUT_ERR_NOMEM;
+        ctx->marks = grown;
+        ctx->mark_room = room;
+    }
+    ctx->mark_seen[node] = 1;
+    ctx->marks[ctx->num_marks++] = node;
+    return GCUT_OK;
+}
+
+gcut_status gcut_grid_context_mark_nodes(gcut_grid_context *ctx, const int64_t *nodes,
+                                         int64_t count) {
+    if (ctx == NULL || (nodes == NULL && count > 0) || count < 0)
+        return gcut__fail(GCUT_ERR_INVALID_ARG,
+                          "gcut_grid_context_mark_nodes: NULL context or nodes, or count < 0");
+    /* Check every entry first, so that a bad list leaves the marks as they were. */
+    for (int64_t k = 0; k < count; k++)
+        if (nodes[k] < 0 || nodes[k] >= ctx->grid->num_nodes)
+            return mark_one(ctx, nodes[k], k);
+    ctx->marks_given = true;
+    for (int64_t k = 0; k < count; k++) {
+        gcut_status st = mark_one(ctx, nodes[k], k);
+        if (st != GCUT_OK)
+            return st;
+    }
+    return GCUT_OK;
+}
+
+gcut_status gcut_grid_context_mark_mask(gcut_grid_context *ctx, const uint8_t *mask) {
+    if (ctx == NULL || mask == NULL)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_grid_context_mark_mask: NULL argument");
+    ctx->marks_given = true;
+    for (int64_t i = 0; i < ctx->grid->num_nodes; i++)
+        if (mask[i]) {
+            gcut_status st = mark_one(ctx, i, i);
+            if (st != GCUT_OK)
+                return st;
+        }
+    return GCUT_OK;
+}
+
+static void clear_marks(gcut_grid_context *ctx) {
+    for (int64_t k = 0; k < ctx->num_marks; k++)
+        ctx->mark_seen[ctx->marks[k]] = 0;
+    ctx->num_marks = 0;
+    ctx->marks_given = false;
+}
+
+/* Negative capacities on the nodes a solve will read (all, or the marked ones). */
+static gcut_status check_marked(const gcut_grid *grid, const int64_t *nodes, int64_t count) {
+    for (int64_t k = 0; k < count; k++) {
+        int64_t i = nodes[k];
+        for (int t = 0; t < 2; t++)
+            if (grid->terminal[t][i] < 0)
+                return gcut__fail(
+                    GCUT_ERR_INVALID_ARG,
+                    "gcut_grid_context_solve: %s capacity at index %" PRId64 " is negative (%d)",
+                    t == GCUT_SOURCE ? "source" : "sink", i, (int)grid->terminal[t][i]);
+        for (int d = 0; d < grid->num_dirs; d++)
+            if (grid->cap[d][i] < 0)
+                return gcut__fail(GCUT_ERR_INVALID_ARG,
+                                  "gcut_grid_context_solve: direction %d capacity at index "
+                                  "%" PRId64 " is negative (%d)",
+                                  d, i, (int)grid->cap[d][i]);
+    }
+    return GCUT_OK;
+}
+
+/* Edge number of the pair that holds arc (i, d), or -1 if the arc leaves the grid. */
+static int64_t pair_edge(const gcut_grid_context *ctx, int64_t i, int d) {
+    const gcut_grid *grid = ctx->grid;
+    if (!gcut__grid_has_neighbor(grid, i, d))
+        return -1;
+    int64_t owner = i;
+    int even = d;
+    if (d & 1) {
+        owner = i + grid->step[d];
+        even = d ^ 1;
+    }
+    int64_t e = ctx->edge_start[owner];
+    for (int k = 0; k < even; k += 2)
+        if (gcut__grid_has_neighbor(grid, owner, k))
+            e++;
+    return e;
+}
+
+/* Bring the graph's capacities up to the grid's for node i (terminals, and every arc pair
+ * touching i); counts i in *changed if anything differed. */
+static gcut_status graph_update_node(gcut_grid_context *ctx, int64_t i, int64_t *changed) {
+    const gcut_grid *grid = ctx->grid;
+    gcut_graph *g = ctx->graph;
+    bool any = false;
+    const int64_t src = grid->terminal[GCUT_SOURCE][i], snk = grid->terminal[GCUT_SINK][i];
+    gcut_status st = GCUT_OK;
+    if (g->tw_source[i] != src || g->tw_sink[i] != snk) {
+        any = true;
+        if ((st = gcut_graph_set_tweights(g, i, src, snk)) != GCUT_OK)
+            return st;
+    }
+    for (int d = 0; d < grid->num_dirs; d++) {
+        int64_t e = pair_edge(ctx, i, d);
+        if (e < 0)
+            continue;
+        int64_t u = (d & 1) ? i + grid->step[d] : i;
+        int even = (d & 1) ? d ^ 1 : d;
+        int32_t cap = grid->cap[even][u], rev = grid->cap[even ^ 1][u + grid->step[even]];
+        if (g->edge_cap[e] != cap || g->edge_rev[e] != rev) {
+            any = true;
+            if ((st = gcut_graph_set_edge(g, e, cap, rev)) != GCUT_OK)
+                return st;
+        }
+    }
+    *changed += any;
+    return GCUT_OK;
+}
+
+static gcut_status graph_solve(gcut_grid_context *ctx, bool warm, int64_t *flow, uint8_t *labels,
+                               gcut_stats *stats, gcut__ctx_report *report) {
+    const gcut_grid *grid = ctx->grid;
+    double t0 = gcut__now_ms();
+    gcut_status st = GCUT_OK;
+    int64_t changed = 0;
+    if (!warm || ctx->graph == NULL) {
+        gcut_graph_free(ctx->graph);
+        ctx->graph = NULL;
+        if ((st = gcut_grid_to_graph(grid, &ctx->graph)) != GCUT_OK)
+            return st;
+        if (ctx->edge_start == NULL &&
+            (ctx->edge_start =
+                 gcut__malloc(gcut__mul_size((size_t)grid->num_nodes, sizeof(int64_t)),
+                              "context edge map")) == NULL)
+            return GCUT_ERR_NOMEM;
+        int64_t e = 0;
+        for (int64_t i = 0; i < grid->num_nodes; i++) {
+            ctx->edge_start[i] = e;
+            for (int d = 0; d < grid->num_dirs; d += 2)
+                e += gcut__grid_has_neighbor(grid, i, d);
+        }
+        warm = false;
+    } else if (ctx->marks_given) {
+        for (int64_t k = 0; k < ctx->num_marks && st == GCUT_OK; k++)
+            st = graph_update_node(ctx, ctx->marks[k], &changed);
+    } else {
+        for (int64_t i = 0; i < grid->num_nodes && st == GCUT_OK; i++)
+            st = graph_update_node(ctx, i, &changed);
+    }
+    if (st != GCUT_OK) {
+        gcut_graph_free(ctx->graph); /* half-updated: the next solve starts cold */
+        ctx->graph = NULL;
+        return st;
+    }
+    /* Conversion or update time counts as build, as in gcut_grid_solve(). */
+    double update_ms = gcut__now_ms() - t0;
+    gcut_options options = ctx->options;
+    options.warm = ctx->options.warm ? 1 : 0;
+    st = gcut_graph_solve(ctx->graph, &options, flow, labels, stats);
+    if (st != GCUT_OK) {
+        gcut_graph_free(ctx->graph);
+        ctx->graph = NULL;
+        return st;
+    }
+    stats->build_ms += update_ms;
+    report->warm = warm;
+    report->changed_nodes = changed;
+    return GCUT_OK;
+}
+
+gcut_status gcut_grid_context_solve(gcut_grid_context *ctx, int64_t *flow, uint8_t *labels,
+                                    gcut_stats *stats) {
+    if (ctx == NULL)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_grid_context_solve: context is NULL");
+    const gcut_grid *grid = ctx->grid;
+    const bool warm = ctx->options.warm && ctx->solved;
+    /* cuda-grid checks a full upload on the device, and the marked nodes while it gathers
+     * them (one pass over scattered host memory instead of two): faster than here. */
+    gcut_status st = ctx->kind == CTX_CUDA      ? GCUT_OK
+                     : warm && ctx->marks_given ? check_marked(grid, ctx->marks, ctx->num_marks)
+                                                : gcut_grid_validate(grid);
+    if (st != GCUT_OK)
+        return st;
+    gcut_stats local;
+    gcut_stats *s = stats ? stats : &local;
+    memset(s, 0, sizeof *s);
+    gcut__ctx_report report = {0, 0, 0, 0};
+    int64_t value = 0;
+    gcut__ctx_changes changes = {NULL, 0, warm};
+    if (ctx->marks_given) {
+        changes.nodes = ctx->marks;
+        changes.count = ctx->num_marks;
+    }
+    if (ctx->kind == CTX_CPUPR)
+        st = gcut__cpupr_ctx_solve(ctx->state, grid, &changes, &value, labels, s, &report);
+#ifdef GCUT_HAVE_CUDA
+    else if (ctx->kind == CTX_CUDA)
+        st = gcut__cudagrid_ctx_solve(ctx->state, grid, &changes, &value, labels, s, &report);
+#endif
+    else
+        st = graph_solve(ctx, warm, &value, labels, s, &report);
+    if (st != GCUT_OK) {
+        ctx->solved = false; /* the next solve starts cold */
+        return st;
+    }
+    clear_marks(ctx);
+    ctx->solved = true;
+    ctx->info.solves++;
+    ctx->info.warm_solves += report.warm;
+    ctx->info.cold_fallbacks += report.cold_fallback;
+    ctx->info.changed_nodes = report.changed_nodes;
+    ctx->info.device_bytes = report.device_bytes;
+    snprintf(s->solver, sizeof s->solver, "%s", ctx->solver_name);
+    s->flow = value;
+    if (flow)
+        *flow = value;
+    return GCUT_OK;
+}
+
+gcut_status gcut_grid_context_solve_device(gcut_grid_context *ctx, const int32_t *source,
+                                           const int32_t *sink, const int32_t *const *dirs,
+                                           uint8_t *labels, void *stream, int64_t *flow,
+                                           gcut_stats *stats) {
+    if (ctx == NULL || source == NULL || sink == NULL || dirs == NULL)
+        return gcut__fail(GCUT_ERR_INVALID_ARG,
+                          "gcut_grid_context_solve_device: context, source, sink or dirs is NULL");
+    for (int d = 0; d < ctx->grid->num_dirs; d++)
+        if (dirs[d] == NULL)
+            return gcut__fail(GCUT_ERR_INVALID_ARG,
+                              "gcut_grid_context_solve_device: dirs[%d] is NULL", d);
+#ifdef GCUT_HAVE_CUDA
+    if (ctx->kind == CTX_CUDA) {
+        gcut_stats local;
+        gcut_stats *s = stats ? stats : &local;
+        memset(s, 0, sizeof *s);
+        gcut__ctx_report report = {0, 0, 0, 0};
+        int64_t value = 0;
+        gcut_status st =
+            gcut__cudagrid_ctx_solve_device(ctx->state, source, sink, dirs, labels, stream,
+                                            ctx->options.warm && ctx->solved, &value, s, &report);
+        if (st != GCUT_OK) {
+            ctx->solved = false;
+            return st;
+        }
+        clear_marks(ctx);
+        ctx->solved = true;
+        ctx->info.solves++;
+        ctx->info.warm_solves += report.warm;
+        ctx->info.cold_fallbacks += report.cold_fallback;
+        ctx->info.changed_nodes = report.changed_nodes;
+        ctx->info.device_bytes = report.device_bytes;
+        snprintf(s->solver, sizeof s->solver, "%s", ctx->solver_name);
+        s->flow = value;
+        if (flow)
+            *flow = value;
+        return GCUT_OK;
+    }
+#else
+    (void)labels;
+    (void)stream;
+    (void)flow;
+    (void)stats;
+#endif
+    return gcut__fail(GCUT_ERR_UNSUPPORTED,
+                      "gcut_grid_context_solve_device: the context's solver '%s' takes host "
+                      "arrays only (device arrays need cuda-grid)",
+                      ctx->solver_name);
+}
+
+gcut_status gcut_grid_context_get_info(const gcut_grid_context *ctx, gcut_grid_context_info *info) {
+    if (ctx == NULL || info == NULL)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_grid_context_get_info: NULL argument");
+    *info = ctx->info;
     return GCUT_OK;
 }

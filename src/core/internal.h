@@ -122,10 +122,37 @@ struct gcut_grid {
     int64_t step[GCUT__MAX_DIRS];  /**< index offset per direction */
     int32_t *terminal[2];          /**< [GCUT_SOURCE], [GCUT_SINK] */
     int32_t *cap[GCUT__MAX_DIRS];
+    bool context_owned; /**< a context's grid: gcut_grid_free() leaves it to the context */
 };
 
 /** @return true if node i has a neighbour in direction dir inside the grid. */
 bool gcut__grid_has_neighbor(const gcut_grid *grid, int64_t i, int dir);
+
+/* ---- grid contexts (src/core/grid.c; solver parts in src/cpu, src/cuda) ---- */
+
+/** What a context solve tells the context about itself. */
+typedef struct gcut__ctx_report {
+    int warm;              /**< 1 if the solve started from the previous state */
+    int cold_fallback;     /**< 1 if a warm solve had to start cold */
+    int64_t changed_nodes; /**< nodes whose capacities changed (warm solves) */
+    int64_t device_bytes;  /**< device memory held */
+} gcut__ctx_report;
+
+/** The changes a context solve is told about: nodes[0..count-1] (marked), or nodes NULL to
+ *  compare every node with the last solve's capacities. warm 0 = solve cold. */
+typedef struct gcut__ctx_changes {
+    const int64_t *nodes;
+    int64_t count;
+    int warm;
+} gcut__ctx_changes;
+
+/* cpu-pr's context: its state kept between solves, with a snapshot of the capacities. */
+gcut_status gcut__cpupr_ctx_create(const gcut_grid *grid, const gcut_options *options,
+                                   void **state);
+gcut_status gcut__cpupr_ctx_solve(void *state, const gcut_grid *grid,
+                                  const gcut__ctx_changes *changes, int64_t *flow, uint8_t *labels,
+                                  gcut_stats *stats, gcut__ctx_report *report);
+void gcut__cpupr_ctx_free(void *state);
 
 /* ---- solver table (src/core/registry.c) ---- */
 
@@ -154,6 +181,10 @@ gcut_status gcut__bk_solve_graph(gcut_graph *graph, const gcut_options *options,
                                  uint8_t *labels, gcut_stats *stats);
 gcut_status gcut__bk_solve_grid(const gcut_grid *grid, const gcut_options *options, int64_t *flow,
                                 uint8_t *labels, gcut_stats *stats);
+gcut_status gcut__pbk_solve_graph(gcut_graph *graph, const gcut_options *options, int64_t *flow,
+                                  uint8_t *labels, gcut_stats *stats);
+gcut_status gcut__pbk_solve_grid(const gcut_grid *grid, const gcut_options *options, int64_t *flow,
+                                 uint8_t *labels, gcut_stats *stats);
 gcut_status gcut__cpupr_solve_grid(const gcut_grid *grid, const gcut_options *options,
                                    int64_t *flow, uint8_t *labels, gcut_stats *stats);
 #ifdef GCUT_HAVE_CUDA
@@ -174,6 +205,19 @@ gcut_status gcut__cudagrid_solve_image(const uint8_t *pixels, const uint8_t *see
                                        const int64_t *shape, int connectivity,
                                        const gcut_options *options, int64_t *flow, uint8_t *labels,
                                        gcut_stats *stats, double *construct_ms, gcut_grid *capture);
+/* cuda-grid's context: device buffers, pinned grid arrays (the create swaps grid's arrays for
+ * pinned ones, and the free releases them), stream; warm repair on the device. */
+gcut_status gcut__cudagrid_ctx_create(gcut_grid *grid, const gcut_options *options, void **state);
+gcut_status gcut__cudagrid_ctx_solve(void *state, const gcut_grid *grid,
+                                     const gcut__ctx_changes *changes, int64_t *flow,
+                                     uint8_t *labels, gcut_stats *stats, gcut__ctx_report *report);
+/** The device-array entry: caps already on the GPU (source, sink, dirs[d]), labels to the
+ *  device, ordered after / before the caller's stream. */
+gcut_status gcut__cudagrid_ctx_solve_device(void *state, const int32_t *source, const int32_t *sink,
+                                            const int32_t *const *dirs, uint8_t *labels,
+                                            void *stream, int warm, int64_t *flow,
+                                            gcut_stats *stats, gcut__ctx_report *report);
+void gcut__cudagrid_ctx_free(void *state, gcut_grid *grid);
 #endif
 
 #ifdef __cplusplus

@@ -1,6 +1,6 @@
 /* registry.c - the one table of solvers: names, what graphs they take, entry points. The
  * CLI's --solver, "auto" and `gcut solvers` all come from here. This is the one file of
- * src/core that names the solvers' entry points (they live in src/cpu and src/cuda). */
+ * src/core that names the solvers' entry points (they live in src/cpu, src/qpbo, src/cuda). */
 #include "internal.h"
 
 #include <inttypes.h>
@@ -16,6 +16,8 @@ static const gcut__solver solvers[] = {
     {"bk", "Boykov-Kolmogorov augmenting paths, serial, warm re-solve",
      GCUT_TAKES_GRAPH | GCUT_TAKES_GRID | GCUT_WARM, NULL, gcut__bk_solve_graph,
      gcut__bk_solve_grid},
+    {"parallel-bk", "Liu & Sun's parallel bk: blocks solved at once, merged bottom-up on threads",
+     GCUT_TAKES_GRAPH | GCUT_TAKES_GRID, NULL, gcut__pbk_solve_graph, gcut__pbk_solve_grid},
     {"cpu-pr", "grid push-relabel on CPU threads (OpenMP), the CPU twin of cuda-grid",
      GCUT_TAKES_GRID, NULL, NULL, gcut__cpupr_solve_grid},
 #ifdef GCUT_HAVE_CUDA

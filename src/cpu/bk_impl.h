@@ -1,7 +1,8 @@
 /* bk_impl.h - the Boykov-Kolmogorov max-flow (Boykov & Kolmogorov, PAMI 2004, section 3) with
  * Kolmogorov's v3 TIME/DIST adoption marks and tree reuse after capacity changes (Kohli & Torr,
  * ICCV 2005, section 4), written once and included by bk.c for 32- and 64-bit indices.
- * Before including: BK_IDX (an unsigned index type) and BK_FN(name) (a name suffixer). */
+ * Before including: BK_IDX (an unsigned index type) and BK_FN(name) (a name suffixer);
+ * optionally BK_SKIP_IDLE_PAIRS (src/qpbo's sub-graph views: see adopt). */
 
 #define BK_NONE ((BK_IDX)-1)     /* parent: free node; next: not in the active queue */
 #define BK_TERMINAL ((BK_IDX)-2) /* parent: attached straight to its tree's terminal */
@@ -43,6 +44,9 @@ typedef struct BK_FN(solver) {
     uint8_t *marked;
     BK_IDX *marked_list;
     BK_IDX num_marked;
+    /* NULL, or how a solver that works on part of a larger node array (src/qpbo's sub-graph
+     * views) forgets its own nodes' TIME stamps when TIME wraps. */
+    void (*forget_times)(void *bk);
 } BK_FN(solver);
 
 #define BK_SINK_BIT 0x80000000u
@@ -319,8 +323,11 @@ static inline void BK_FN(orphan_back)(BK_FN(solver) * bk, BK_IDX i) {
  * fresh one (a stale "verified" mark would break the trees, not just the heuristic). */
 static void BK_FN(next_time)(BK_FN(solver) * bk) {
     if (++bk->time == UINT32_MAX) {
-        for (BK_IDX i = 0; i < bk->num_nodes; i++)
-            bk->nodes[i].ts = 0;
+        if (bk->forget_times != NULL)
+            bk->forget_times(bk);
+        else
+            for (BK_IDX i = 0; i < bk->num_nodes; i++)
+                bk->nodes[i].ts = 0;
         bk->time = 1;
     }
 }
@@ -452,6 +459,13 @@ static void BK_FN(adopt)(BK_FN(solver) * bk, BK_IDX i) {
         return;
     }
     for (BK_IDX a = bk->first[i]; a < end; a++) {
+#ifdef BK_SKIP_IDLE_PAIRS
+        /* A pair with no residual either way can neither feed i nor hold a tree arc of j
+         * (tree arcs keep residual towards their child), so j is not looked at: src/qpbo's
+         * sub-graph views define this never to read a node another thread owns. */
+        if ((arcs[a].residual | arcs[sister[a]].residual) == 0)
+            continue;
+#endif
         BK_IDX j = arcs[a].head;
         BK_FN(node) *nj = &nodes[j];
         if ((nj->dist_sink & BK_SINK_BIT) != sink || nj->parent == BK_NONE)

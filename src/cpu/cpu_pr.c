@@ -1,5 +1,6 @@
 /* cpu_pr.c - the cpu-pr solver: exact push-relabel on grid graphs, OpenMP threads over
- * coloured tiles, global relabel by parallel level-synchronous BFS from the sink, exact stop.
+ * coloured tiles, global relabel by parallel level-synchronous BFS from the sink, exact stop;
+ * and its context with warm re-solves (Kohli & Torr 2005, sec. 4), the CPU twin of cuda-grid's.
  * Hussein et al. 2007 ("our CPU implementation", V-VI), Lattari 2010 5.3; see docs/GRID-PR.md. */
 #include "internal.h"
 
@@ -521,9 +522,7 @@ static int any_tile_active(const pr_state *s) {
     return 0;
 }
 
-gcut_status gcut__cpupr_solve_grid(const gcut_grid *grid, const gcut_options *options,
-                                   int64_t *flow, uint8_t *labels, gcut_stats *stats) {
-    double t0 = gcut__now_ms();
+static gcut_status resolve_threads(const gcut_options *options, int *out) {
     int threads = options ? options->threads : 0;
     if (threads < 0)
         return gcut__fail(GCUT_ERR_INVALID_ARG,
@@ -539,15 +538,15 @@ gcut_status gcut__cpupr_solve_grid(const gcut_grid *grid, const gcut_options *op
 #else
     threads = 1;
 #endif
-    const int verbose = options ? options->verbose : 0;
-    pr_state s;
-    gcut_status st = state_init(&s, grid, threads);
-    if (st != GCUT_OK) {
-        state_free(&s);
-        return st;
-    }
-    load_problem(&s, grid);
-    s.local_rounds = gcut__env_int("GCUT_CPUPR_ROUNDS", LOCAL_ROUNDS, 1, 1 << 20);
+    *out = threads;
+    return GCUT_OK;
+}
+
+/* Push-relabel from the loaded (or warm-repaired) state until the exact stop, then the flow
+ * (sum of the sink capacities of grid minus the sink residuals left) and the labels. */
+static void run_to_stop(pr_state *s, const gcut_grid *grid, int verbose, int64_t *flow,
+                        uint8_t *labels, gcut_stats *stats) {
+    s->local_rounds = gcut__env_int("GCUT_CPUPR_ROUNDS", LOCAL_ROUNDS, 1, 1 << 20);
     const double relabel_factor =
         gcut__env_int("GCUT_CPUPR_RELABEL_PCT", (int)(RELABEL_WORK_FACTOR * 100), 1, 1 << 20) /
         100.0;
@@ -560,10 +559,10 @@ gcut_status gcut__cpupr_solve_grid(const gcut_grid *grid, const gcut_options *op
     double relabel_ms = 0, gr_work = 0;
     for (;;) {
         double r0 = gcut__now_ms();
-        int64_t active = global_relabel(&s);
+        int64_t active = global_relabel(s);
         relabel_ms += gcut__now_ms() - r0;
         relabel_passes++;
-        const double gr_cost = (double)s.n + (double)s.queue_tail * s.num_dirs;
+        const double gr_cost = (double)s->n + (double)s->queue_tail * s->num_dirs;
         gr_work += gr_cost;
         work_at_last = total.work;
         sweeps_at_last = sweeps;
@@ -572,42 +571,250 @@ gcut_status gcut__cpupr_solve_grid(const gcut_grid *grid, const gcut_options *op
                     "cpu-pr: global relabel %" PRId64 ": %" PRId64 " active tiles after %" PRId64
                     " sweeps, %" PRId64 " pushes, %" PRId64 " relabels, %" PRId64
                     " reachable; %.1f ms in global relabels, %.1f ms in all\n",
-                    relabel_passes, active, sweeps, total.pushes, total.relabels, s.queue_tail,
+                    relabel_passes, active, sweeps, total.pushes, total.relabels, s->queue_tail,
                     relabel_ms, gcut__now_ms() - t1);
         /* Exact stop (shared decision 5): the labels are exact now, and no node with excess can
          * reach the sink, so the preflow is maximum. */
         if (active == 0)
             break;
         do {
-            sweep(&s, &total);
+            sweep(s, &total);
             sweeps++;
         } while ((double)(total.work - work_at_last) < relabel_factor * gr_cost &&
-                 (tail_sweeps == 0 || sweeps - sweeps_at_last < tail_sweeps) &&
-                 any_tile_active(&s));
+                 (tail_sweeps == 0 || sweeps - sweeps_at_last < tail_sweeps) && any_tile_active(s));
     }
 
     int64_t value = 0;
     const int32_t *sink = grid->terminal[GCUT_SINK];
-#pragma omp parallel for num_threads(s.node_threads) schedule(static) reduction(+ : value)
-    for (int64_t v = 0; v < s.n; v++)
-        value += (int64_t)sink[v] - s.sink_residual[v];
+#pragma omp parallel for num_threads(s->node_threads) schedule(static) reduction(+ : value)
+    for (int64_t v = 0; v < s->n; v++)
+        value += (int64_t)sink[v] - s->sink_residual[v];
     if (labels != NULL) {
-#pragma omp parallel for num_threads(s.node_threads) schedule(static)
-        for (int64_t v = 0; v < s.n; v++)
-            labels[v] = s.height[v] < s.inf ? GCUT_SINK : GCUT_SOURCE;
+#pragma omp parallel for num_threads(s->node_threads) schedule(static)
+        for (int64_t v = 0; v < s->n; v++)
+            labels[v] = s->height[v] < s->inf ? GCUT_SINK : GCUT_SOURCE;
     }
     *flow = value;
     if (verbose)
         fprintf(stderr, "cpu-pr: work %.0f = sweeps %" PRId64 " + relabels %.0f (%.2f per node)\n",
                 (double)total.work + gr_work, total.work, gr_work,
-                ((double)total.work + gr_work) / (double)s.n);
+                ((double)total.work + gr_work) / (double)s->n);
     if (stats != NULL) {
-        stats->build_ms = t1 - t0;
         stats->solve_ms = gcut__now_ms() - t1;
         stats->sweeps = sweeps;
         stats->global_relabels = relabel_passes;
         stats->pushes = total.pushes;
     }
+}
+
+gcut_status gcut__cpupr_solve_grid(const gcut_grid *grid, const gcut_options *options,
+                                   int64_t *flow, uint8_t *labels, gcut_stats *stats) {
+    double t0 = gcut__now_ms();
+    int threads = 1;
+    gcut_status st = resolve_threads(options, &threads);
+    if (st != GCUT_OK)
+        return st;
+    const int verbose = options ? options->verbose : 0;
+    pr_state s;
+    st = state_init(&s, grid, threads);
+    if (st != GCUT_OK) {
+        state_free(&s);
+        return st;
+    }
+    load_problem(&s, grid);
+    if (stats != NULL)
+        stats->build_ms = gcut__now_ms() - t0;
+    run_to_stop(&s, grid, verbose, flow, labels, stats);
     state_free(&s);
+    return GCUT_OK;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Context: the state kept between solves, warm re-solves (docs/CUDA-GRID.md, "Contexts").
+ * ---------------------------------------------------------------------------------------- */
+
+typedef struct pr_context {
+    pr_state s;
+    int num_arrays;                    /* 2 + num_dirs */
+    int32_t *snap[2 + GCUT__MAX_DIRS]; /* capacities of the last solve: terminals, dirs */
+    uint8_t *listed;                   /* per node: in the current change list */
+    int verbose;
+    bool loaded;
+} pr_context;
+
+static int32_t *grid_array(const gcut_grid *grid, int a) {
+    return a < 2 ? grid->terminal[a] : grid->cap[a - 2];
+}
+
+gcut_status gcut__cpupr_ctx_create(const gcut_grid *grid, const gcut_options *options,
+                                   void **state) {
+    *state = NULL;
+    int threads = 1;
+    gcut_status st = resolve_threads(options, &threads);
+    if (st != GCUT_OK)
+        return st;
+    pr_context *c = gcut__calloc(1, sizeof *c, "cpu-pr context");
+    if (c == NULL)
+        return GCUT_ERR_NOMEM;
+    c->verbose = options ? options->verbose : 0;
+    c->num_arrays = 2 + grid->num_dirs;
+    st = state_init(&c->s, grid, threads);
+    for (int a = 0; a < c->num_arrays && st == GCUT_OK; a++)
+        if ((c->snap[a] = gcut__malloc(gcut__mul_size((size_t)grid->num_nodes, sizeof(int32_t)),
+                                       "cpu-pr context capacities")) == NULL)
+            st = GCUT_ERR_NOMEM;
+    if (st == GCUT_OK &&
+        (c->listed = gcut__calloc((size_t)grid->num_nodes, 1, "cpu-pr context marks")) == NULL)
+        st = GCUT_ERR_NOMEM;
+    if (st != GCUT_OK) {
+        gcut__cpupr_ctx_free(c);
+        return st;
+    }
+    *state = c;
+    return GCUT_OK;
+}
+
+void gcut__cpupr_ctx_free(void *state) {
+    pr_context *c = state;
+    if (c == NULL)
+        return;
+    state_free(&c->s);
+    for (int a = 0; a < c->num_arrays; a++)
+        gcut__free(c->snap[a]);
+    gcut__free(c->listed);
+    gcut__free(c);
+}
+
+/* The arc pair (i, d) / (j, d ^ 1), j = i + step[d], brought to the new capacities while the
+ * flow g on it (net, i -> j) is kept where it still fits; what no longer fits goes back:
+ * g' = g clamped to [-new reverse cap, new cap], and g - g' returns from j to i (Kohli & Torr
+ * 2005, sec. 4: the residuals take the capacity change; a flow above the new capacity leaves
+ * an excess at its tail and a deficit at its head). */
+static void repair_pair(pr_context *c, const gcut_grid *grid, int64_t i, int d) {
+    pr_state *s = &c->s;
+    const int64_t j = i + s->step[d];
+    const int e = d ^ 1;
+    const int64_t old_cap = c->snap[2 + d][i];
+    const int64_t new_cap = grid->cap[d][i], new_rev = grid->cap[e][j];
+    const int64_t g = old_cap - (int64_t)s->residual[d][i];
+    int64_t kept = g > new_cap ? new_cap : g < -new_rev ? -new_rev : g;
+    s->residual[d][i] = (uint32_t)(new_cap - kept);
+    s->residual[e][j] = (uint32_t)(new_rev + kept);
+    s->excess[i] += g - kept;
+    s->excess[j] -= g - kept;
+    c->snap[2 + d][i] = (int32_t)new_cap;
+    c->snap[2 + e][j] = (int32_t)new_rev;
+}
+
+/* Terminals of node i to their new values: a source change moves the excess (the source arc
+ * stays saturated), a sink residual below zero gives its flow back as excess. @return false
+ * if the sink residual would pass INT32_MAX (the caller then starts cold). */
+static bool repair_terminals(pr_context *c, const gcut_grid *grid, int64_t i) {
+    pr_state *s = &c->s;
+    const int64_t ds = (int64_t)grid->terminal[GCUT_SOURCE][i] - c->snap[GCUT_SOURCE][i];
+    int64_t rt =
+        (int64_t)s->sink_residual[i] + grid->terminal[GCUT_SINK][i] - c->snap[GCUT_SINK][i];
+    s->excess[i] += ds;
+    if (rt < 0) {
+        s->excess[i] += -rt;
+        rt = 0;
+    }
+    if (rt > INT32_MAX)
+        return false;
+    s->sink_residual[i] = (int32_t)rt;
+    c->snap[GCUT_SOURCE][i] = grid->terminal[GCUT_SOURCE][i];
+    c->snap[GCUT_SINK][i] = grid->terminal[GCUT_SINK][i];
+    return true;
+}
+
+static bool node_differs(const pr_context *c, const gcut_grid *grid, int64_t i) {
+    for (int a = 0; a < c->num_arrays; a++)
+        if (grid_array(grid, a)[i] != c->snap[a][i])
+            return true;
+    return false;
+}
+
+/* Fold the changes into the kept state. @return false if a cold start is needed. */
+static bool warm_repair(pr_context *c, const gcut_grid *grid, const gcut__ctx_changes *changes,
+                        int64_t *changed) {
+    pr_state *s = &c->s;
+    const int64_t n = s->n;
+    bool ok = true;
+    *changed = 0;
+    if (changes->nodes == NULL) {
+        for (int64_t i = 0; i < n && ok; i++) {
+            *changed += node_differs(c, grid, i);
+            ok = repair_terminals(c, grid, i);
+        }
+        /* Every pair once, from its even end; an unchanged pair is left as it was. */
+        for (int64_t i = 0; i < n; i++)
+            for (int d = 0; d < s->num_dirs; d += 2)
+                if (gcut__grid_has_neighbor(grid, i, d) &&
+                    (grid->cap[d][i] != c->snap[2 + d][i] ||
+                     grid->cap[d ^ 1][i + s->step[d]] != c->snap[2 + (d ^ 1)][i + s->step[d]]))
+                    repair_pair(c, grid, i, d);
+        /* The arcs that leave the grid too, so that they are not seen as changes again. */
+        for (int a = 0; a < c->num_arrays; a++)
+            memcpy(c->snap[a], grid_array(grid, a), (size_t)n * sizeof(int32_t));
+    } else {
+        for (int64_t k = 0; k < changes->count; k++)
+            c->listed[changes->nodes[k]] = 1;
+        for (int64_t k = 0; k < changes->count && ok; k++) {
+            const int64_t i = changes->nodes[k];
+            *changed += 1;
+            ok = repair_terminals(c, grid, i);
+            /* A pair with both ends listed is repaired once, from its even end. */
+            for (int d = 0; d < s->num_dirs; d++)
+                if (gcut__grid_has_neighbor(grid, i, d) &&
+                    ((d & 1) == 0 || !c->listed[i + s->step[d]]))
+                    repair_pair(c, grid, i, d);
+        }
+        for (int64_t k = 0; k < changes->count; k++) {
+            const int64_t i = changes->nodes[k];
+            c->listed[i] = 0;
+            for (int a = 0; a < c->num_arrays; a++)
+                c->snap[a][i] = grid_array(grid, a)[i];
+        }
+    }
+    if (!ok)
+        return false;
+    /* Deficits (a node that lost more inflow than it had excess): add the deficit to both of
+     * its terminal arcs, which raises every cut by the same amount (Kohli & Torr's
+     * reparametrisation), so the deficit becomes flow that already went to the sink. The
+     * flow value stays sum(sink caps) - sum(sink residuals). */
+    for (int64_t i = 0; i < n; i++)
+        if (s->excess[i] < 0) {
+            int64_t rt = (int64_t)s->sink_residual[i] - s->excess[i];
+            if (rt > INT32_MAX)
+                return false;
+            s->sink_residual[i] = (int32_t)rt;
+            s->excess[i] = 0;
+        }
+    /* Heights from scratch: the global relabel recomputes every node, the dead ones too. */
+    memset(s->height, 0, (size_t)n * sizeof *s->height);
+    return true;
+}
+
+gcut_status gcut__cpupr_ctx_solve(void *state, const gcut_grid *grid,
+                                  const gcut__ctx_changes *changes, int64_t *flow, uint8_t *labels,
+                                  gcut_stats *stats, gcut__ctx_report *report) {
+    pr_context *c = state;
+    double t0 = gcut__now_ms();
+    bool warm = changes->warm && c->loaded;
+    int64_t changed = 0;
+    if (warm && !warm_repair(c, grid, changes, &changed)) {
+        warm = false;
+        report->cold_fallback = 1;
+    }
+    if (!warm) {
+        load_problem(&c->s, grid);
+        for (int a = 0; a < c->num_arrays; a++)
+            memcpy(c->snap[a], grid_array(grid, a), (size_t)c->s.n * sizeof(int32_t));
+        c->loaded = true;
+    }
+    report->warm = warm;
+    report->changed_nodes = changed;
+    stats->build_ms = gcut__now_ms() - t0;
+    run_to_stop(&c->s, grid, c->verbose, flow, labels, stats);
     return GCUT_OK;
 }

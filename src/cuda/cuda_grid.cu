@@ -1,14 +1,18 @@
 /* cuda_grid.cu - cuda-grid: exact GPU push-relabel on 2D/3D grids (Hussein et al. 2007, VI-B
- * tiles; Lattari 2010, 5.3 active tiles and GPU global relabel; JF-Cut tile-local fixed points)
- * and segmentation capacities built on the device from src/seg's tables. docs/CUDA-GRID.md. */
+ * tiles; Lattari 2010, 5.3 active tiles and GPU global relabel; JF-Cut tile-local fixed points),
+ * segmentation capacities built on the device from src/seg's tables, and contexts kept across
+ * solves with warm repair on the device (Kohli & Torr 2005, sec. 4). docs/CUDA-GRID.md. */
 #include "internal.h"
 #include "../seg/seg_internal.h"
 
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
+#include <climits>
+#include <new>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 namespace cg = cooperative_groups;
 
@@ -129,7 +133,19 @@ struct Problem {
 
 enum { kAllTiles = 3 };
 
-enum { kSumSink = 0, kSumSinkResidual = 1, kVisits = 2, kPushes = 3, kNumCounters = 4 };
+/* kChanged: nodes a warm repair found changed; kBadIndex: smallest (node * arrays + array) of a
+ * negative device capacity (all ones = none); kOverflow: a repaired sink residual passed
+ * INT32_MAX (the context then starts cold). */
+enum {
+    kSumSink = 0,
+    kSumSinkResidual = 1,
+    kVisits = 2,
+    kPushes = 3,
+    kChanged = 4,
+    kBadIndex = 5,
+    kOverflow = 6,
+    kNumCounters = 7
+};
 
 __device__ void list_append(const Problem &P, int list, int tile, unsigned stamp) {
     if (atomicExch(&P.mark[tile], stamp) != stamp) {
@@ -649,10 +665,13 @@ struct Session {
     int *host_count = nullptr; /* pinned [4], for the list-size reads */
     unsigned long long *host_counters = nullptr;
     cudaEvent_t events[5] = {}; /* 0-2: verbose phase times, 3-4: construction */
-    void *blocks[24] = {};
+    void *blocks[32] = {};
     int num_blocks = 0;
     size_t device_bytes = 0;
     bool pinned_reserved = false;
+    /* Launch shapes and knobs, fixed at setup. */
+    int device = 0, node_blocks = 1, sweep_blocks = 1, relax_blocks = 1, coop = 0, coop_blocks = 1,
+        sweeps_per_relabel = 1, rounds = 1, warm_sweeps = 1;
     ~Session() {
         if (pinned_reserved)
             gcut__unreserve(kPinnedBytes);
@@ -724,9 +743,10 @@ struct Input {
 
 template <int CONN> gcut_status build_on_device(Session &S, const Input &in);
 
-template <int CONN>
-gcut_status solve(Session &S, const Input &in, int device, int verbose, int64_t *flow,
-                  uint8_t *labels, gcut_stats *stats, double t_start) {
+/* Everything a solve of this shape needs made once: dimensions, the device memory check,
+ * stream, pinned words, device arrays, launch shapes. extra_bytes: what the caller will
+ * allocate besides (a context's capacity copies). */
+template <int CONN> gcut_status setup(Session &S, const Input &in, int device, size_t extra_bytes) {
     using G = Geo<CONN>;
     Problem &P = S.P;
     const long long n = (long long)in.width * in.height * in.depth;
@@ -749,6 +769,7 @@ gcut_status solve(Session &S, const Input &in, int device, int verbose, int64_t 
         need += nodes * ((size_t)t->channels + (in.seeds ? 1 : 0)) + (size_t)t->num_colors * 8 +
                 (size_t)t->num_classes * ((size_t)t->max_sqdiff + 1) * 4;
     }
+    need += extra_bytes;
     size_t free_bytes = 0, total_bytes = 0;
     GCUT__CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
     if (need > free_bytes)
@@ -780,6 +801,54 @@ gcut_status solve(Session &S, const Input &in, int device, int verbose, int64_t 
         (st = device_alloc(S, &P.counters, kNumCounters, "counters")) != GCUT_OK)
         return st;
 
+    int sms = 1, sweep_per_sm = 1, relax_per_sm = 1;
+    GCUT__CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
+                   "cudaDeviceGetAttribute");
+    GCUT__CUDA_TRY(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&sweep_per_sm, sweep_kernel<CONN>, G::T, 0),
+        "occupancy");
+    GCUT__CUDA_TRY(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&relax_per_sm, relax_kernel<CONN>, G::T, 0),
+        "occupancy");
+    S.node_blocks =
+        (int)((nodes + 255) / 256 < (size_t)sms * 16 ? (nodes + 255) / 256 : (size_t)sms * 16);
+    S.sweep_blocks = sweep_per_sm * sms < P.num_tiles ? sweep_per_sm * sms : P.num_tiles;
+    S.relax_blocks = relax_per_sm * sms < P.num_tiles ? relax_per_sm * sms : P.num_tiles;
+    S.sweeps_per_relabel = gcut__env_int(
+        "GCUT_CUDAGRID_SWEEPS",
+        G::NDIM == 2 ? kDefaultSweepsPerRelabel2D : kDefaultSweepsPerRelabel3D, 1, 1 << 20);
+    S.rounds = gcut__env_int("GCUT_CUDAGRID_ROUNDS", kDefaultRounds, 1, 1 << 20);
+    S.warm_sweeps = gcut__env_int("GCUT_CUDAGRID_WARM_SWEEPS", S.sweeps_per_relabel, 1, 1 << 20);
+    /* The global relabel as a chain of launches with a list-size read per batch; as one
+     * cooperative launch only on request (GCUT_CUDAGRID_COOP=1): on the H100 it was no faster
+     * in 2D (hard 1920x1080: 3.19 vs 3.03 ms) and 8% faster on hard 256^3, and racecheck
+     * cannot run it (docs/CUDA-GRID.md). */
+    int coop_support = 0, coop_per_sm = 0;
+    GCUT__CUDA_TRY(cudaDeviceGetAttribute(&coop_support, cudaDevAttrCooperativeLaunch, device),
+                   "cudaDeviceGetAttribute");
+    GCUT__CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                       &coop_per_sm, relabel_coop_kernel<CONN>, G::T, 0),
+                   "occupancy");
+    S.coop = coop_support && coop_per_sm > 0 && gcut__env_int("GCUT_CUDAGRID_COOP", 0, 0, 1);
+    S.coop_blocks = coop_per_sm * sms < P.num_tiles ? coop_per_sm * sms : P.num_tiles;
+
+    S.device = device;
+    return GCUT_OK;
+}
+
+template <int CONN>
+gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, bool labels_on_device,
+                    gcut_stats *stats, double t_solve, bool keep_heights = false);
+
+/* One cold solve of a grid or an image energy. */
+template <int CONN>
+gcut_status solve(Session &S, const Input &in, int device, int verbose, int64_t *flow,
+                  uint8_t *labels, gcut_stats *stats, double t_start) {
+    Problem &P = S.P;
+    gcut_status st = setup<CONN>(S, in, device, 0);
+    if (st != GCUT_OK)
+        return st;
+    const size_t nodes = (size_t)P.n;
     cudaStream_t stream = S.stream;
     if (in.grid != NULL) {
         const gcut_grid *grid = in.grid;
@@ -796,46 +865,31 @@ gcut_status solve(Session &S, const Input &in, int device, int verbose, int64_t 
     } else if ((st = build_on_device<CONN>(S, in)) != GCUT_OK) {
         return st;
     }
-    GCUT__CUDA_TRY(cudaMemsetAsync(P.mark, 0, tiles * 4, stream), "memset");
     GCUT__CUDA_TRY(cudaMemsetAsync(P.counters, 0, kNumCounters * 8, stream), "memset");
-
-    int sms = 1, sweep_per_sm = 1, relax_per_sm = 1;
-    GCUT__CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
-                   "cudaDeviceGetAttribute");
-    GCUT__CUDA_TRY(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&sweep_per_sm, sweep_kernel<CONN>, G::T, 0),
-        "occupancy");
-    GCUT__CUDA_TRY(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&relax_per_sm, relax_kernel<CONN>, G::T, 0),
-        "occupancy");
-    const int node_blocks =
-        (int)((nodes + 255) / 256 < (size_t)sms * 16 ? (nodes + 255) / 256 : (size_t)sms * 16);
-    const int sweep_blocks = sweep_per_sm * sms < P.num_tiles ? sweep_per_sm * sms : P.num_tiles;
-    const int relax_blocks = relax_per_sm * sms < P.num_tiles ? relax_per_sm * sms : P.num_tiles;
-    const int sweeps_per_relabel = gcut__env_int(
-        "GCUT_CUDAGRID_SWEEPS",
-        G::NDIM == 2 ? kDefaultSweepsPerRelabel2D : kDefaultSweepsPerRelabel3D, 1, 1 << 20);
-    const int rounds = gcut__env_int("GCUT_CUDAGRID_ROUNDS", kDefaultRounds, 1, 1 << 20);
-    /* The global relabel as a chain of launches with a list-size read per batch; as one
-     * cooperative launch only on request (GCUT_CUDAGRID_COOP=1): on the H100 it was no faster
-     * in 2D (hard 1920x1080: 3.19 vs 3.03 ms) and 8% faster on hard 256^3, and racecheck
-     * cannot run it (docs/CUDA-GRID.md). */
-    int coop_support = 0, coop_per_sm = 0;
-    GCUT__CUDA_TRY(cudaDeviceGetAttribute(&coop_support, cudaDevAttrCooperativeLaunch, device),
-                   "cudaDeviceGetAttribute");
-    GCUT__CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                       &coop_per_sm, relabel_coop_kernel<CONN>, G::T, 0),
-                   "occupancy");
-    const int coop =
-        coop_support && coop_per_sm > 0 && gcut__env_int("GCUT_CUDAGRID_COOP", 0, 0, 1);
-    const int coop_blocks = coop_per_sm * sms < P.num_tiles ? coop_per_sm * sms : P.num_tiles;
-
-    init_kernel<CONN><<<node_blocks, 256, 0, stream>>>(P);
+    init_kernel<CONN><<<S.node_blocks, 256, 0, stream>>>(P);
     GCUT__CUDA_TRY(cudaGetLastError(), "init kernel launch");
     GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "init");
     const double t_solve = gcut__now_ms();
     stats->build_ms = t_solve - t_start;
+    return iterate<CONN>(S, verbose, flow, labels, false, stats, t_solve);
+}
 
+/* From a loaded (or warm-repaired) state: global relabels and sweeps to the exact stop, then
+ * labels (to the host, or to a device buffer) and the flow. Marks and per-solve counters are
+ * reset here, so a context can run it again and again. */
+template <int CONN>
+gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, bool labels_on_device,
+                    gcut_stats *stats, double t_solve, bool keep_heights) {
+    using G = Geo<CONN>;
+    Problem &P = S.P;
+    cudaStream_t stream = S.stream;
+    const size_t nodes = (size_t)P.n, tiles = (size_t)P.num_tiles;
+    const int node_blocks = S.node_blocks, sweep_blocks = S.sweep_blocks,
+              relax_blocks = S.relax_blocks, coop = S.coop, coop_blocks = S.coop_blocks,
+              sweeps_per_relabel = S.sweeps_per_relabel, rounds = S.rounds;
+    gcut_status st = GCUT_OK;
+    GCUT__CUDA_TRY(cudaMemsetAsync(P.mark, 0, tiles * 4, stream), "memset");
+    GCUT__CUDA_TRY(cudaMemsetAsync(P.counters + kSumSinkResidual, 0, 3 * 8, stream), "memset");
     unsigned stamp = 0;
     int q = 0; /* rotation index of the next launch */
     int64_t sweeps = 0, relabels = 0, relax_passes = 0;
@@ -906,17 +960,34 @@ gcut_status solve(Session &S, const Input &in, int device, int verbose, int64_t 
     };
     if (verbose) {
         for (int k = 0; k < 3; k++)
-            GCUT__CUDA_TRY(cudaEventCreate(&S.events[k]), "cudaEventCreate");
+            if (S.events[k] == nullptr)
+                GCUT__CUDA_TRY(cudaEventCreate(&S.events[k]), "cudaEventCreate");
         GCUT__CUDA_TRY(cudaEventRecord(S.events[0], stream), "cudaEventRecord");
     }
     int active_tiles = 0;
-    if ((st = global_relabel(&active_tiles)) != GCUT_OK ||
-        (verbose && (st = lap(0, 1, &relabel_ms)) != GCUT_OK))
+    if (keep_heights) {
+        /* Warm start: sweep first on the previous solve's heights (exact distances before the
+         * changes; stale ones cost work, never exactness: pushes keep the preflow, and only a
+         * global relabel can stop the solve), listing the tiles with an active node. */
+        GCUT__CUDA_TRY(cudaMemsetAsync(P.count, 0, 4 * sizeof(int), stream), "memset");
+        GCUT__CUDA_TRY(cudaMemsetAsync(P.next, 0, 4 * sizeof(int), stream), "memset");
+        collect_kernel<CONN><<<P.num_tiles, G::T, 0, stream>>>(P, q % 3, ++stamp);
+        GCUT__CUDA_TRY(cudaGetLastError(), "collect kernel launch");
+        if ((st = read_count(q % 3, &active_tiles)) != GCUT_OK)
+            return st;
+    }
+    if ((!keep_heights || active_tiles == 0) &&
+        ((st = global_relabel(&active_tiles)) != GCUT_OK ||
+         (verbose && (st = lap(0, 1, &relabel_ms)) != GCUT_OK)))
         return st;
+    /* The first batch of a warm start may be longer (GCUT_CUDAGRID_WARM_SWEEPS). */
+    int batch = keep_heights && active_tiles > 0 ? S.warm_sweeps : sweeps_per_relabel;
     while (active_tiles > 0) {
         if (verbose)
             GCUT__CUDA_TRY(cudaEventRecord(S.events[0], stream), "cudaEventRecord");
-        for (int k = 0; k < sweeps_per_relabel; k++, q++, sweeps++)
+        const int this_batch = batch;
+        batch = sweeps_per_relabel;
+        for (int k = 0; k < this_batch; k++, q++, sweeps++)
             sweep_kernel<CONN><<<sweep_blocks, G::T, 0, stream>>>(P, q % 3, (q + 1) % 3,
                                                                   (q + 2) % 3, ++stamp, rounds);
         GCUT__CUDA_TRY(cudaGetLastError(), "sweep kernel launch");
@@ -930,14 +1001,15 @@ gcut_status solve(Session &S, const Input &in, int device, int verbose, int64_t 
                     (long long)sweeps, (long long)relabels, active_tiles);
     }
 
-    unsigned char *labels_dev = reinterpret_cast<unsigned char *>(P.arc_mask);
+    unsigned char *labels_dev =
+        labels_on_device && labels != NULL ? labels : reinterpret_cast<unsigned char *>(P.arc_mask);
     finish_kernel<<<node_blocks, 256, 0, stream>>>(P, labels_dev);
     GCUT__CUDA_TRY(cudaGetLastError(), "finish kernel launch");
     GCUT__CUDA_TRY(cudaMemcpyAsync(S.host_counters, P.counters,
                                    kNumCounters * sizeof(unsigned long long),
                                    cudaMemcpyDeviceToHost, stream),
                    "read counters");
-    if (labels != NULL)
+    if (labels != NULL && !labels_on_device)
         GCUT__CUDA_TRY(cudaMemcpyAsync(labels, labels_dev, nodes, cudaMemcpyDeviceToHost, stream),
                        "download labels");
     GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "solve");
@@ -1009,7 +1081,8 @@ template <int CONN> gcut_status build_on_device(Session &S, const Input &in) {
     const int blocks =
         (int)((nodes + 255) / 256 < (size_t)sms * 16 ? (nodes + 255) / 256 : (size_t)sms * 16);
     for (int k = 3; k < 5; k++)
-        GCUT__CUDA_TRY(cudaEventCreate(&S.events[k]), "cudaEventCreate");
+        if (S.events[k] == nullptr)
+            GCUT__CUDA_TRY(cudaEventCreate(&S.events[k]), "cudaEventCreate");
     GCUT__CUDA_TRY(cudaEventRecord(S.events[3], stream), "cudaEventRecord");
     if (ch == 1)
         build_kernel<CONN, 1><<<blocks, 256, 0, stream>>>(P, T);
@@ -1093,6 +1166,15 @@ extern "C" gcut_status gcut__cudagrid_solve_grid(const gcut_grid *grid, const gc
     const double t_start = gcut__now_ms();
     if (grid == NULL || flow == NULL || stats == NULL)
         return gcut__fail(GCUT_ERR_INVALID_ARG, "cuda-grid: grid, flow or stats is NULL");
+    /* Sides and their product in 64 bits before anything is narrowed to int: a 1 x (2^32+5)
+     * grid must not become a 5-node problem (issue #10). */
+    if (grid->width < 1 || grid->height < 1 || grid->depth < 1 || grid->width >= kInf ||
+        grid->height >= kInf || grid->depth >= kInf || grid->num_nodes >= kInf)
+        return gcut__fail(GCUT_ERR_UNSUPPORTED,
+                          "cuda-grid: a grid of %lld x %lld x %lld nodes; this solver indexes "
+                          "nodes and heights with int32 and takes fewer than %d",
+                          (long long)grid->depth, (long long)grid->height, (long long)grid->width,
+                          kInf);
     const int conn = grid->connectivity;
     for (int d = 0; d < grid->num_dirs; d++)
         if (grid->offset[d][0] != dir_dz(conn, d) || grid->offset[d][1] != dir_dy(conn, d) ||
@@ -1156,4 +1238,607 @@ extern "C" gcut_status gcut__cudagrid_solve_image(const uint8_t *pixels, const u
     in.capture = capture;
     in.construct_ms = construct_ms;
     return run(in, conn, options, flow, labels, stats, t_start);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Contexts: one Session kept across solves, the capacities of the last solve on the device
+ * (cur) beside the new ones (nw), warm repair on the device (docs/CUDA-GRID.md, "Contexts").
+ * Capacity arrays are A = 2 + CONN arrays of n int32 in one block: source, sink, directions.
+ * ---------------------------------------------------------------------------------------- */
+
+namespace {
+
+/* Smallest (node * A + array) holding a negative capacity, into counters[kBadIndex]. */
+__global__ void check_kernel(const Problem P, const int *caps, int arrays) {
+    unsigned long long bad = ~0ull;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < P.n;
+         i += (long long)gridDim.x * blockDim.x)
+        for (int a = 0; a < arrays; a++)
+            if (caps[a * P.n + i] < 0) {
+                unsigned long long at = (unsigned long long)i * arrays + a;
+                bad = at < bad ? at : bad;
+            }
+    if (bad != ~0ull)
+        atomicMin(&P.counters[kBadIndex], bad);
+}
+
+__device__ void add_excess(const Problem &P, long long i, long long amount) {
+    if (amount != 0)
+        atomicAdd((unsigned long long *)&P.excess[i], (unsigned long long)amount);
+}
+
+/* Warm repair, the device twin of cpu_pr.c's warm_repair(): for node i = list[k] (or k when
+ * list is NULL: every node) the terminals take their new values (a source change moves the
+ * excess, a sink residual below zero returns its flow as excess) and every arc pair at i keeps
+ * its flow g clamped to [-new reverse cap, new cap], the rest returning from head to tail
+ * (Kohli & Torr 2005, sec. 4). A pair is repaired by one thread: from its even end, or from
+ * the listed end when only one end is listed, so residual writes never race; excess changes
+ * are atomic. Unchanged pairs are not written. changed: per node, 1 if listed (list mode). */
+template <int CONN>
+__global__ void repair_kernel(const Problem P, const int *cur, const int *nw,
+                              const unsigned char *changed, const unsigned *list, long long count) {
+    const long long n = P.n;
+    unsigned long long sink_delta = 0, changed_nodes = 0;
+    for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < count;
+         k += (long long)gridDim.x * blockDim.x) {
+        const long long i = list != nullptr ? (long long)list[k] : k;
+        const int s_old = cur[i], s_new = nw[i], t_old = cur[n + i], t_new = nw[n + i];
+        bool any = s_old != s_new || t_old != t_new;
+        long long rt = (long long)P.sink_residual[i] + t_new - t_old;
+        long long gained = (long long)s_new - s_old;
+        if (rt < 0) {
+            gained += -rt;
+            rt = 0;
+        }
+        if (rt > INT_MAX)
+            P.counters[kOverflow] = 1;
+        else
+            P.sink_residual[i] = (int)rt;
+        add_excess(P, i, gained);
+        sink_delta += (unsigned long long)((long long)t_new - t_old);
+        const int x = (int)(i % P.width), y = (int)(i / P.width % P.height),
+                  z = (int)(i / ((long long)P.width * P.height));
+#pragma unroll
+        for (int d = 0; d < CONN; d++) {
+            const long long a = (long long)(2 + d) * n, ar = (long long)(2 + (d ^ 1)) * n;
+            any = any || cur[a + i] != nw[a + i];
+            const int nx = x + dir_dx(CONN, d), ny = y + dir_dy(CONN, d), nz = z + dir_dz(CONN, d);
+            if (nx < 0 || nx >= P.width || ny < 0 || ny >= P.height || nz < 0 || nz >= P.depth)
+                continue;
+            const long long j = i + P.step[d];
+            const bool j_listed = list == nullptr || changed[j] != 0;
+            if ((d & 1) != 0 && j_listed)
+                continue;
+            const long long old_cap = cur[a + i], new_cap = nw[a + i];
+            const long long old_rev = cur[ar + j], new_rev = j_listed ? nw[ar + j] : old_rev;
+            if (old_cap == new_cap && old_rev == new_rev)
+                continue;
+            const long long g = old_cap - (long long)P.residual[d * n + i];
+            const long long kept = g > new_cap ? new_cap : g < -new_rev ? -new_rev : g;
+            P.residual[d * n + i] = (unsigned)(new_cap - kept);
+            P.residual[(d ^ 1) * n + j] = (unsigned)(new_rev + kept);
+            add_excess(P, i, g - kept);
+            add_excess(P, j, kept - g);
+        }
+        changed_nodes += list != nullptr ? 1 : any;
+    }
+    block_add(sink_delta, &P.counters[kSumSink]);
+    __syncthreads();
+    block_add(changed_nodes, &P.counters[kChanged]);
+}
+
+/* A node left with a deficit gets it added to both terminal arcs (every cut rises by the same
+ * amount): the deficit becomes flow already at the sink, and sum(sink caps) - sum(sink
+ * residuals) stays the flow value. */
+__global__ void deficit_kernel(const Problem P) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < P.n;
+         i += (long long)gridDim.x * blockDim.x) {
+        const long long e = P.excess[i];
+        if (e >= 0)
+            continue;
+        const long long rt = (long long)P.sink_residual[i] - e;
+        if (rt > INT_MAX) {
+            P.counters[kOverflow] = 1;
+            continue;
+        }
+        P.sink_residual[i] = (int)rt;
+        P.excess[i] = 0;
+    }
+}
+
+/* List mode: the listed nodes' new values into nw, and their marks. */
+__global__ void scatter_kernel(long long n, int arrays, const unsigned *list, const int *vals,
+                               long long count, int *nw, unsigned char *changed) {
+    for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < count;
+         k += (long long)gridDim.x * blockDim.x) {
+        const long long i = list[k];
+        for (int a = 0; a < arrays; a++)
+            nw[a * n + i] = vals[k * arrays + a];
+        changed[i] = 1;
+    }
+}
+
+/* List mode, after the repair: the listed nodes' values become the current ones. */
+__global__ void commit_kernel(long long n, int arrays, const unsigned *list, long long count,
+                              int *cur, const int *nw, unsigned char *changed) {
+    for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < count;
+         k += (long long)gridDim.x * blockDim.x) {
+        const long long i = list[k];
+        for (int a = 0; a < arrays; a++)
+            cur[a * n + i] = nw[a * n + i];
+        changed[i] = 0;
+    }
+}
+
+struct CudaContext {
+    Session S;
+    int conn = 0, arrays = 0, verbose = 0;
+    long long n = 0;
+    bool loaded = false;
+    /* Warm solves sweep on the kept heights before their first global relabel;
+     * GCUT_CUDAGRID_WARM_RELABEL=1 relabels first instead (for benchmarks). */
+    bool keep_heights = true;
+    int *cur = nullptr, *nw = nullptr; /* device, arrays * n each (in S.blocks) */
+    unsigned char *changed = nullptr;  /* device, n */
+    int32_t *pinned_grid = nullptr;    /* the grid's arrays, pinned */
+    uint64_t pinned_grid_bytes = 0;
+    /* List mode: pinned staging and device copies, grown on demand. */
+    unsigned *stage_idx = nullptr, *dev_idx = nullptr;
+    int *stage_vals = nullptr, *dev_vals = nullptr;
+    long long room = 0;
+    uint64_t stage_bytes = 0;
+    cudaEvent_t ev_in = nullptr, ev_out = nullptr;
+    ~CudaContext() {
+        if (stage_idx)
+            cudaFreeHost(stage_idx);
+        if (stage_vals)
+            cudaFreeHost(stage_vals);
+        if (stage_bytes)
+            gcut__unreserve(stage_bytes);
+        if (dev_idx)
+            cudaFree(dev_idx);
+        if (dev_vals)
+            cudaFree(dev_vals);
+        if (ev_in)
+            cudaEventDestroy(ev_in);
+        if (ev_out)
+            cudaEventDestroy(ev_out);
+    }
+};
+
+const char *array_name(int a, char *buf, size_t size) {
+    if (a < 2)
+        return a == 0 ? "source" : "sink";
+    snprintf(buf, size, "direction %d", a - 2);
+    return buf;
+}
+
+/* Read the counters; fail naming the first negative capacity if check_kernel found one. */
+gcut_status read_counters(CudaContext &C, const char *fn) {
+    Session &S = C.S;
+    GCUT__CUDA_TRY(cudaMemcpyAsync(S.host_counters, S.P.counters,
+                                   kNumCounters * sizeof(unsigned long long),
+                                   cudaMemcpyDeviceToHost, S.stream),
+                   "read counters");
+    GCUT__CUDA_TRY(cudaStreamSynchronize(S.stream), "context repair");
+    const unsigned long long bad = S.host_counters[kBadIndex];
+    if (bad != ~0ull) {
+        char buf[32];
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "%s: %s capacity at index %lld is negative", fn,
+                          array_name((int)(bad % C.arrays), buf, sizeof buf),
+                          (long long)(bad / C.arrays));
+    }
+    return GCUT_OK;
+}
+
+gcut_status reset_check(CudaContext &C) {
+    GCUT__CUDA_TRY(cudaMemsetAsync(C.S.P.counters + kBadIndex, 0xff, 8, C.S.stream), "memset");
+    return GCUT_OK;
+}
+
+/* Cold start from cur: the capacities into the solver's arrays, then the preprocess. */
+template <int CONN> gcut_status cold_init(CudaContext &C) {
+    Session &S = C.S;
+    Problem &P = S.P;
+    const size_t n = (size_t)C.n;
+    cudaStream_t stream = S.stream;
+    GCUT__CUDA_TRY(cudaMemcpyAsync(P.residual, C.cur + 2 * n, (size_t)CONN * n * 4,
+                                   cudaMemcpyDeviceToDevice, stream),
+                   "copy capacities");
+    GCUT__CUDA_TRY(cudaMemcpyAsync(P.dist, C.cur, n * 4, cudaMemcpyDeviceToDevice, stream),
+                   "copy capacities");
+    GCUT__CUDA_TRY(
+        cudaMemcpyAsync(P.sink_residual, C.cur + n, n * 4, cudaMemcpyDeviceToDevice, stream),
+        "copy capacities");
+    GCUT__CUDA_TRY(cudaMemsetAsync(P.counters, 0, kNumCounters * 8, stream), "memset");
+    init_kernel<CONN><<<S.node_blocks, 256, 0, stream>>>(P);
+    GCUT__CUDA_TRY(cudaGetLastError(), "init kernel launch");
+    C.loaded = true;
+    return GCUT_OK;
+}
+
+/* Warm repair with the new capacities in nw (all nodes) or the listed ones (list mode, count
+ * nodes in C.dev_idx, already scattered). Leaves cur = the new capacities. @return with
+ * *fallback set when a repaired residual would overflow and the state was rebuilt cold. */
+template <int CONN>
+gcut_status warm_repair(CudaContext &C, bool listed, long long count, bool *fallback,
+                        int64_t *changed_nodes) {
+    Session &S = C.S;
+    Problem &P = S.P;
+    cudaStream_t stream = S.stream;
+    gcut_status st = reset_check(C);
+    if (st != GCUT_OK)
+        return st;
+    GCUT__CUDA_TRY(cudaMemsetAsync(P.counters + kChanged, 0, 8, stream), "memset");
+    GCUT__CUDA_TRY(cudaMemsetAsync(P.counters + kOverflow, 0, 8, stream), "memset");
+    const long long items = listed ? count : C.n;
+    if (items > 0) {
+        const int blocks =
+            (int)((items + 255) / 256 < S.node_blocks ? (items + 255) / 256 : S.node_blocks);
+        repair_kernel<CONN><<<blocks, 256, 0, stream>>>(P, C.cur, C.nw, C.changed,
+                                                        listed ? C.dev_idx : nullptr, items);
+        GCUT__CUDA_TRY(cudaGetLastError(), "repair kernel launch");
+    }
+    deficit_kernel<<<S.node_blocks, 256, 0, stream>>>(P);
+    GCUT__CUDA_TRY(cudaGetLastError(), "deficit kernel launch");
+    if (listed) {
+        if (count > 0)
+            commit_kernel<<<(int)((count + 255) / 256 < S.node_blocks ? (count + 255) / 256
+                                                                      : S.node_blocks),
+                            256, 0, stream>>>(C.n, C.arrays, C.dev_idx, count, C.cur, C.nw,
+                                              C.changed);
+        GCUT__CUDA_TRY(cudaGetLastError(), "commit kernel launch");
+    } else {
+        int *t = C.cur;
+        C.cur = C.nw;
+        C.nw = t;
+    }
+    if ((st = read_counters(C, "gcut_grid_context_solve")) != GCUT_OK)
+        return st;
+    *changed_nodes = (int64_t)S.host_counters[kChanged];
+    *fallback = S.host_counters[kOverflow] != 0;
+    if (*fallback)
+        return cold_init<CONN>(C);
+    return GCUT_OK;
+}
+
+gcut_status grow_lists(CudaContext &C, long long count) {
+    if (count <= C.room)
+        return GCUT_OK;
+    long long room = C.room ? C.room : 1024;
+    while (room < count)
+        room *= 2;
+    if (room > C.n)
+        room = C.n;
+    if (C.stage_idx)
+        cudaFreeHost(C.stage_idx);
+    if (C.stage_vals)
+        cudaFreeHost(C.stage_vals);
+    if (C.dev_idx)
+        cudaFree(C.dev_idx);
+    if (C.dev_vals)
+        cudaFree(C.dev_vals);
+    C.stage_idx = nullptr;
+    C.stage_vals = nullptr;
+    C.dev_idx = nullptr;
+    C.dev_vals = nullptr;
+    C.room = 0;
+    gcut__unreserve(C.stage_bytes);
+    C.stage_bytes = 0;
+    const uint64_t bytes = (uint64_t)room * 4 * (1 + C.arrays);
+    if (gcut__reserve(bytes, "cuda-grid context change staging") != 0)
+        return GCUT_ERR_NOMEM;
+    C.stage_bytes = bytes;
+    GCUT__CUDA_TRY(cudaMallocHost(&C.stage_idx, (size_t)room * 4), "cudaMallocHost");
+    GCUT__CUDA_TRY(cudaMallocHost(&C.stage_vals, (size_t)room * 4 * C.arrays), "cudaMallocHost");
+    GCUT__CUDA_TRY(cudaMalloc(&C.dev_idx, (size_t)room * 4), "cudaMalloc change list");
+    GCUT__CUDA_TRY(cudaMalloc(&C.dev_vals, (size_t)room * 4 * C.arrays), "cudaMalloc change list");
+    C.room = room;
+    return GCUT_OK;
+}
+
+template <int CONN>
+gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_changes *changes,
+                      int64_t *flow, uint8_t *labels, gcut_stats *stats, gcut__ctx_report *report) {
+    const double t0 = gcut__now_ms();
+    Session &S = C.S;
+    cudaStream_t stream = S.stream;
+    const size_t n = (size_t)C.n, bytes = n * 4 * (size_t)C.arrays;
+    GCUT__CUDA_TRY(cudaSetDevice(S.device), "cudaSetDevice");
+    const bool warm = changes->warm && C.loaded;
+    gcut_status st = GCUT_OK;
+    bool fallback = false;
+    int64_t changed = 0;
+    if (!warm || changes->nodes == NULL) {
+        /* The grid's arrays are one pinned block: one upload at full bus speed. */
+        int *target = warm ? C.nw : C.cur;
+        GCUT__CUDA_TRY(cudaMemcpyAsync(target, grid->terminal[GCUT_SOURCE], bytes,
+                                       cudaMemcpyHostToDevice, stream),
+                       "upload capacities");
+        if ((st = reset_check(C)) != GCUT_OK)
+            return st;
+        check_kernel<<<S.node_blocks, 256, 0, stream>>>(S.P, target, C.arrays);
+        GCUT__CUDA_TRY(cudaGetLastError(), "check kernel launch");
+        if ((st = read_counters(C, "gcut_grid_context_solve")) != GCUT_OK) {
+            C.loaded = false;
+            return st;
+        }
+        st = warm ? warm_repair<CONN>(C, false, 0, &fallback, &changed) : cold_init<CONN>(C);
+    } else {
+        const long long count = changes->count;
+        if ((st = grow_lists(C, count)) != GCUT_OK)
+            return st;
+        for (long long k = 0; k < count; k++) {
+            const int64_t i = changes->nodes[k];
+            C.stage_idx[k] = (unsigned)i;
+            int *v = C.stage_vals + k * C.arrays;
+            v[0] = grid->terminal[GCUT_SOURCE][i];
+            v[1] = grid->terminal[GCUT_SINK][i];
+            int negative = (v[0] < 0) | (v[1] < 0);
+            for (int d = 0; d < CONN; d++) {
+                v[2 + d] = grid->cap[d][i];
+                negative |= v[2 + d] < 0;
+            }
+            if (negative) {
+                char buf[32];
+                int a = 0;
+                while (v[a] >= 0)
+                    a++;
+                return gcut__fail(GCUT_ERR_INVALID_ARG,
+                                  "gcut_grid_context_solve: %s capacity at index %lld is "
+                                  "negative (%d)",
+                                  array_name(a, buf, sizeof buf), (long long)i, v[a]);
+            }
+        }
+        if (count > 0) {
+            GCUT__CUDA_TRY(cudaMemcpyAsync(C.dev_idx, C.stage_idx, (size_t)count * 4,
+                                           cudaMemcpyHostToDevice, stream),
+                           "upload change list");
+            GCUT__CUDA_TRY(cudaMemcpyAsync(C.dev_vals, C.stage_vals, (size_t)count * 4 * C.arrays,
+                                           cudaMemcpyHostToDevice, stream),
+                           "upload change list");
+            scatter_kernel<<<(int)((count + 255) / 256 < S.node_blocks ? (count + 255) / 256
+                                                                       : S.node_blocks),
+                             256, 0, stream>>>(C.n, C.arrays, C.dev_idx, C.dev_vals, count, C.nw,
+                                               C.changed);
+            GCUT__CUDA_TRY(cudaGetLastError(), "scatter kernel launch");
+        }
+        st = warm_repair<CONN>(C, true, count, &fallback, &changed);
+    }
+    if (st != GCUT_OK) {
+        C.loaded = false;
+        return st;
+    }
+    GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "context load");
+    report->warm = warm && !fallback;
+    report->cold_fallback = fallback;
+    report->changed_nodes = changed;
+    report->device_bytes = (int64_t)S.device_bytes;
+    const double t_solve = gcut__now_ms();
+    stats->build_ms = t_solve - t0;
+    st = iterate<CONN>(S, C.verbose, flow, labels, false, stats, t_solve,
+                       report->warm && C.keep_heights);
+    if (st != GCUT_OK)
+        C.loaded = false;
+    return st;
+}
+
+template <int CONN>
+gcut_status ctx_solve_device(CudaContext &C, const int32_t *source, const int32_t *sink,
+                             const int32_t *const *dirs, uint8_t *labels, void *user_stream,
+                             int warm_wanted, int64_t *flow, gcut_stats *stats,
+                             gcut__ctx_report *report) {
+    const double t0 = gcut__now_ms();
+    Session &S = C.S;
+    cudaStream_t stream = S.stream, theirs = static_cast<cudaStream_t>(user_stream);
+    const size_t n = (size_t)C.n;
+    GCUT__CUDA_TRY(cudaSetDevice(S.device), "cudaSetDevice");
+    /* Start after the work the caller queued so far. */
+    GCUT__CUDA_TRY(cudaEventRecord(C.ev_in, theirs), "cudaEventRecord on the caller's stream");
+    GCUT__CUDA_TRY(cudaStreamWaitEvent(stream, C.ev_in, 0), "cudaStreamWaitEvent");
+    const bool warm = warm_wanted && C.loaded;
+    int *target = warm ? C.nw : C.cur;
+    const int32_t *from[2 + GCUT__MAX_DIRS];
+    from[0] = source;
+    from[1] = sink;
+    for (int d = 0; d < CONN; d++)
+        from[2 + d] = dirs[d];
+    for (int a = 0; a < C.arrays; a++)
+        GCUT__CUDA_TRY(
+            cudaMemcpyAsync(target + a * n, from[a], n * 4, cudaMemcpyDeviceToDevice, stream),
+            "copy device capacities (are they device pointers of num_nodes int32?)");
+    gcut_status st = reset_check(C);
+    if (st != GCUT_OK)
+        return st;
+    check_kernel<<<S.node_blocks, 256, 0, stream>>>(S.P, target, C.arrays);
+    GCUT__CUDA_TRY(cudaGetLastError(), "check kernel launch");
+    if ((st = read_counters(C, "gcut_grid_context_solve_device")) != GCUT_OK) {
+        C.loaded = false;
+        return st;
+    }
+    bool fallback = false;
+    int64_t changed = 0;
+    st = warm ? warm_repair<CONN>(C, false, 0, &fallback, &changed) : cold_init<CONN>(C);
+    if (st != GCUT_OK) {
+        C.loaded = false;
+        return st;
+    }
+    GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "context load");
+    report->warm = warm && !fallback;
+    report->cold_fallback = fallback;
+    report->changed_nodes = changed;
+    report->device_bytes = (int64_t)S.device_bytes;
+    const double t_solve = gcut__now_ms();
+    stats->build_ms = t_solve - t0;
+    st = iterate<CONN>(S, C.verbose, flow, labels, true, stats, t_solve,
+                       report->warm && C.keep_heights);
+    if (st != GCUT_OK) {
+        C.loaded = false;
+        return st;
+    }
+    /* Work the caller queues next sees the labels. */
+    GCUT__CUDA_TRY(cudaEventRecord(C.ev_out, stream), "cudaEventRecord");
+    GCUT__CUDA_TRY(cudaStreamWaitEvent(theirs, C.ev_out, 0),
+                   "cudaStreamWaitEvent on the caller's stream");
+    return GCUT_OK;
+}
+
+template <int CONN> gcut_status ctx_setup(CudaContext &C, const gcut_grid *grid, int device) {
+    Input in{};
+    in.grid = grid;
+    in.width = (int)grid->width;
+    in.height = (int)grid->height;
+    in.depth = (int)grid->depth;
+    for (int d = 0; d < grid->num_dirs; d++)
+        in.step[d] = grid->step[d];
+    const size_t n = (size_t)grid->num_nodes;
+    gcut_status st = setup<CONN>(C.S, in, device, 2 * n * 4 * (size_t)C.arrays + n);
+    if (st != GCUT_OK)
+        return st;
+    if ((st = device_alloc(C.S, &C.cur, n * C.arrays, "context capacities")) != GCUT_OK ||
+        (st = device_alloc(C.S, &C.nw, n * C.arrays, "context capacities")) != GCUT_OK ||
+        (st = device_alloc(C.S, &C.changed, n, "context change marks")) != GCUT_OK)
+        return st;
+    GCUT__CUDA_TRY(cudaMemsetAsync(C.changed, 0, n, C.S.stream), "memset");
+    GCUT__CUDA_TRY(cudaStreamSynchronize(C.S.stream), "context setup");
+    return GCUT_OK;
+}
+
+} // namespace
+
+extern "C" void gcut__cudagrid_ctx_free(void *state, gcut_grid *grid) {
+    CudaContext *C = static_cast<CudaContext *>(state);
+    if (C == nullptr)
+        return;
+    if (C->pinned_grid != nullptr) {
+        if (grid != NULL) {
+            for (int t = 0; t < 2; t++)
+                grid->terminal[t] = NULL;
+            for (int d = 0; d < grid->num_dirs; d++)
+                grid->cap[d] = NULL;
+        }
+        cudaFreeHost(C->pinned_grid);
+        gcut__unreserve(C->pinned_grid_bytes);
+    }
+    C->~CudaContext();
+    gcut__free(C);
+}
+
+extern "C" gcut_status gcut__cudagrid_ctx_create(gcut_grid *grid, const gcut_options *options,
+                                                 void **state) {
+    *state = NULL;
+    const int conn = grid->connectivity;
+    if (!gcut__cuda_available())
+        return gcut__fail(GCUT_ERR_NO_DEVICE, "cuda-grid: no CUDA device is usable here");
+    for (int d = 0; d < grid->num_dirs; d++)
+        if (grid->offset[d][0] != dir_dz(conn, d) || grid->offset[d][1] != dir_dy(conn, d) ||
+            grid->offset[d][2] != dir_dx(conn, d))
+            return gcut__fail(GCUT_ERR_INTERNAL,
+                              "cuda-grid: direction %d of the %d-connected grid is not the "
+                              "order this solver was built for",
+                              d, conn);
+    if (grid->num_nodes >= kInf)
+        return gcut__fail(GCUT_ERR_UNSUPPORTED,
+                          "cuda-grid: %lld nodes; this solver indexes heights with int32 and "
+                          "takes fewer than %d",
+                          (long long)grid->num_nodes, kInf);
+    const int device = options ? options->device : 0;
+    int count = 0;
+    cudaGetDeviceCount(&count);
+    if (device < 0 || device >= count)
+        return gcut__fail(GCUT_ERR_NO_DEVICE, "cuda-grid: options.device %d not in [0, %d)", device,
+                          count);
+    GCUT__CUDA_TRY(cudaSetDevice(device), "cudaSetDevice");
+    void *mem = gcut__malloc(sizeof(CudaContext), "cuda-grid context");
+    if (mem == NULL)
+        return GCUT_ERR_NOMEM;
+    CudaContext *C = new (mem) CudaContext();
+    C->conn = conn;
+    C->arrays = 2 + grid->num_dirs;
+    C->n = grid->num_nodes;
+    C->verbose = options ? options->verbose : 0;
+    C->keep_heights = gcut__env_int("GCUT_CUDAGRID_WARM_RELABEL", 0, 0, 1) == 0;
+    gcut_status st;
+    switch (conn) {
+    case 4:
+        st = ctx_setup<4>(*C, grid, device);
+        break;
+    case 8:
+        st = ctx_setup<8>(*C, grid, device);
+        break;
+    case 6:
+        st = ctx_setup<6>(*C, grid, device);
+        break;
+    default:
+        st = ctx_setup<26>(*C, grid, device);
+        break;
+    }
+    cudaError_t err = cudaSuccess;
+    if (st == GCUT_OK &&
+        ((err = cudaEventCreateWithFlags(&C->ev_in, cudaEventDisableTiming)) != cudaSuccess ||
+         (err = cudaEventCreateWithFlags(&C->ev_out, cudaEventDisableTiming)) != cudaSuccess))
+        st = cuda_fail(err, "cudaEventCreate");
+    /* The grid's arrays move to one pinned block (uploads at full bus speed, in one copy). */
+    const uint64_t bytes = (uint64_t)C->n * 4 * C->arrays;
+    if (st == GCUT_OK) {
+        if (gcut__reserve(bytes, "cuda-grid context pinned grid") != 0) {
+            st = GCUT_ERR_NOMEM;
+        } else if ((err = cudaMallocHost(&C->pinned_grid, bytes)) != cudaSuccess) {
+            gcut__unreserve(bytes);
+            C->pinned_grid = nullptr;
+            st = cuda_fail(err, "cudaMallocHost of the context's grid");
+        } else {
+            C->pinned_grid_bytes = bytes;
+            memset(C->pinned_grid, 0, bytes);
+            for (int a = 0; a < C->arrays; a++) {
+                int32_t **slot = a < 2 ? &grid->terminal[a] : &grid->cap[a - 2];
+                gcut__free(*slot);
+                *slot = C->pinned_grid + (size_t)a * C->n;
+            }
+        }
+    }
+    if (st != GCUT_OK) {
+        gcut__cudagrid_ctx_free(C, grid);
+        return st;
+    }
+    *state = C;
+    return GCUT_OK;
+}
+
+extern "C" gcut_status gcut__cudagrid_ctx_solve(void *state, const gcut_grid *grid,
+                                                const gcut__ctx_changes *changes, int64_t *flow,
+                                                uint8_t *labels, gcut_stats *stats,
+                                                gcut__ctx_report *report) {
+    CudaContext &C = *static_cast<CudaContext *>(state);
+    switch (C.conn) {
+    case 4:
+        return ctx_solve<4>(C, grid, changes, flow, labels, stats, report);
+    case 8:
+        return ctx_solve<8>(C, grid, changes, flow, labels, stats, report);
+    case 6:
+        return ctx_solve<6>(C, grid, changes, flow, labels, stats, report);
+    default:
+        return ctx_solve<26>(C, grid, changes, flow, labels, stats, report);
+    }
+}
+
+extern "C" gcut_status
+gcut__cudagrid_ctx_solve_device(void *state, const int32_t *source, const int32_t *sink,
+                                const int32_t *const *dirs, uint8_t *labels, void *stream, int warm,
+                                int64_t *flow, gcut_stats *stats, gcut__ctx_report *report) {
+    CudaContext &C = *static_cast<CudaContext *>(state);
+    switch (C.conn) {
+    case 4:
+        return ctx_solve_device<4>(C, source, sink, dirs, labels, stream, warm, flow, stats,
+                                   report);
+    case 8:
+        return ctx_solve_device<8>(C, source, sink, dirs, labels, stream, warm, flow, stats,
+                                   report);
+    case 6:
+        return ctx_solve_device<6>(C, source, sink, dirs, labels, stream, warm, flow, stats,
+                                   report);
+    default:
+        return ctx_solve_device<26>(C, source, sink, dirs, labels, stream, warm, flow, stats,
+                                    report);
+    }
 }

@@ -255,9 +255,8 @@ static gcut_status problem_line(const line_reader *r, cursor *c, dimacs_problem 
     if (gcut__reserve(need, what) != 0)
         return with_location(r, GCUT_ERR_NOMEM);
     gcut__unreserve(need);
-    st = gcut_graph_create(n - 2, m, &p->graph);
-    if (st != GCUT_OK)
-        return with_location(r, st);
+    /* The graph is made at the first arc line (or at the end of a file without arcs), once
+     * the source and sink are known: a small malformed file never sizes nodes (issue #10). */
     p->num_nodes = n;
     p->num_arcs = m;
     p->problem_line = r->line;
@@ -339,6 +338,9 @@ static gcut_status arc_line(const line_reader *r, cursor *c, dimacs_problem *p) 
         return parse_error(
             r, "more arc lines than the %" PRId64 " of the problem line (line %" PRId64 ")",
             p->num_arcs, p->problem_line);
+    if (p->graph == NULL &&
+        (st = gcut_graph_create(p->num_nodes - 2, p->num_arcs, &p->graph)) != GCUT_OK)
+        return with_location(r, st);
     gcut_graph *g = p->graph;
     bool from_source = u == p->source, to_sink = v == p->sink;
     bool open_edge = p->open_edge;
@@ -493,6 +495,8 @@ gcut_status gcut_dimacs_read(const char *path, gcut_graph **out, int64_t **node_
         st = read_lines(&r, &p);
     if (st == GCUT_OK)
         st = check_complete(&r, &p);
+    if (st == GCUT_OK && p.graph == NULL)
+        st = gcut_graph_create(p.num_nodes - 2, 0, &p.graph);
     if (st == GCUT_OK && node_ids != NULL)
         st = make_node_ids(&p, node_ids);
     gcut__free(r.buf);

@@ -113,7 +113,10 @@ gcut_status gcut__seg_tables_fill(gcut__seg_tables *t, const double *cost_fg, co
         int32_t *row = t->pairwise[k];
         int32_t d2 = 0;
         for (; d2 <= t->max_sqdiff; d2++) {
-            row[d2] = quantise(scale, weight * exp(-(double)d2 * inv_two_sigma2));
+            /* d2 = 0 is exp(0) = 1 even when a tiny sigma makes inv_two_sigma2 infinite
+             * (0 * inf would be NaN, and NaN to int32 undefined: issue #10). */
+            row[d2] =
+                quantise(scale, d2 == 0 ? weight : weight * exp(-(double)d2 * inv_two_sigma2));
             if (row[d2] == 0)
                 break; /* exp only decreases: the rest of the row stays zero */
         }

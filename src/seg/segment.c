@@ -21,6 +21,9 @@ void gcut_seg_params_init(gcut_seg_params *params) {
     params->histogram_bins = 32;
     params->scale = 0.0;
     params->seed = 1;
+    params->levels = 0;
+    params->band = 2;
+    params->band_grow = 0;
 }
 
 gcut_status gcut__seg_check_image(const char *fn, const gcut_image *image) {
@@ -74,6 +77,17 @@ gcut_status gcut__seg_resolve_params(const gcut_seg_params *given, bool three_d,
                           p->histogram_bins, colour ? 64 : 256, colour ? "colour" : "gray");
     if (isnan(p->scale) || isinf(p->scale))
         return gcut__fail(GCUT_ERR_INVALID_ARG, "segmentation: scale %g is not finite", p->scale);
+    if (p->levels != GCUT_SEG_LEVELS_AUTO && (p->levels < 0 || p->levels > GCUT_SEG_MAX_LEVELS))
+        return gcut__fail(GCUT_ERR_INVALID_ARG,
+                          "segmentation: levels %d must be 0 (full solve), 1..%d or "
+                          "GCUT_SEG_LEVELS_AUTO (-1)",
+                          p->levels, GCUT_SEG_MAX_LEVELS);
+    if (p->band < 0 || p->band > 1000000)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "segmentation: band width %d must be in 0..1000000",
+                          p->band);
+    if (p->band_grow != 0 && p->band_grow != 1)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "segmentation: band_grow %d must be 0 or 1",
+                          p->band_grow);
     if (p->iterations < 0 || p->iterations > GCUT_SEG_MAX_ITERATIONS)
         return gcut__fail(GCUT_ERR_INVALID_ARG,
                           "segmentation: iterations %d must be in 1..%d (0 = default)",
@@ -260,6 +274,8 @@ gcut_status gcut_segment(const gcut_image *image, const uint8_t *seeds,
     gcut_seg_report *r = report != NULL ? report : &local;
     int64_t flow = 0;
     gcut_status st;
+    if (params != NULL && params->levels != 0) /* multilevel banded: src/seg/band.c */
+        return gcut__band_segment(image, seeds, params, options, mask, r);
 #ifdef GCUT_HAVE_CUDA
     /* cuda-grid (named, or picked by "auto" when a GPU is present) builds the capacities on
      * the device from the image: the grid never exists on the host. */
@@ -296,10 +312,11 @@ gcut_status gcut_segment(const gcut_image *image, const uint8_t *seeds,
     }
     r->stats.flow = flow;
     r->foreground_pixels = fg;
+    r->energy = flow; /* a minimum cut's capacity is its labelling's energy */
     r->iterations = 1;
     r->converged = 0;
-    r->energy[0] = 0; /* not computed by the single cut */
-    r->changed[0] = fg;
+    r->round_energy[0] = 0; /* not computed by the single cut */
+    r->round_changed[0] = fg;
     return GCUT_OK;
 }
 

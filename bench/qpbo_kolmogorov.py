@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""qpbo_kolmogorov.py - Kolmogorov's QPBO (v1.4, through thinqpbo from PyPI) on a gcut QPBO
+text file, for bench/qpbo_bench.sh: prints 'c add_ms', 'c solve_ms' (solve: both stages of
+max flow), 'c weak_ms' (compute_weak_persistencies), 'c cpu_ms' (CPU time of both), 'c rss_bytes' (resident memory the
+solver added, from /proc/self/statm), 'c labeled K of N', 'c lower_bound LB' (ceil of half
+of ComputeTwiceLowerBound) and 's E' (its labels, unlabeled as 0). Exit 77 without thinqpbo."""
+import sys
+import time
+
+try:
+    import thinqpbo
+except ImportError:
+    print("SKIP: thinqpbo is not installed (pip install thinqpbo)")
+    sys.exit(77)
+
+
+def rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096
+
+
+def main():
+    path = sys.argv[1]
+    with open(path) as f:
+        lines = [l.split() for l in f if l[:1] in ("p", "u", "e")]
+    n, m = int(lines[0][2]), int(lines[0][3])
+    units = [(int(t[1]) - 1, int(t[2]), int(t[3])) for t in lines if t[0] == "u"]
+    terms = [(int(t[1]) - 1, int(t[2]) - 1, int(t[3]), int(t[4]), int(t[5]), int(t[6]))
+             for t in lines if t[0] == "e"]
+    del lines
+    before = rss()
+    t0 = time.perf_counter()
+    q = thinqpbo.QPBOInt(max(n, 1), max(m, 1))
+    q.add_node(n)
+    for i, a, b in units:
+        q.add_unary_term(i, a, b)
+    for i, j, a, b, c, d in terms:
+        q.add_pairwise_term(i, j, a, b, c, d)
+    t1 = time.perf_counter()
+    c1 = time.process_time()
+    q.solve()
+    t2 = time.perf_counter()
+    q.compute_weak_persistencies()
+    t3 = time.perf_counter()
+    c3 = time.process_time()
+    grown = rss() - before
+    labels = [q.get_label(i) for i in range(n)]
+    x = [1 if v == 1 else 0 for v in labels]
+    e = sum(b if x[i] else a for i, a, b in units)
+    e += sum((a, b, c, d)[2 * x[i] + x[j]] for i, j, a, b, c, d in terms)
+    twice = q.compute_twice_lower_bound()
+    print("c add_ms %.1f" % (1e3 * (t1 - t0)))
+    print("c solve_ms %.1f" % (1e3 * (t2 - t1)))
+    print("c weak_ms %.1f" % (1e3 * (t3 - t2)))
+    print("c cpu_ms %.1f" % (1e3 * (c3 - c1)))
+    print("c rss_bytes %d" % grown)
+    print("c labeled %d of %d" % (sum(1 for v in labels if v in (0, 1)), n))
+    print("c lower_bound %d" % (-((-twice) // 2)))
+    print("s %d" % e)
+
+
+main()

@@ -1,0 +1,746 @@
+"""gcut: exact s-t minimum cut / maximum flow ("graph cuts") for numpy arrays.
+
+A thin, vectorised layer over the gcut C library (its one header is include/gcut.h):
+
+* :class:`Graph` - PyMaxflow's interface (``add_nodes``, ``add_edges``, ``add_tedges``,
+  ``add_grid_nodes``, ``add_grid_edges``, ``add_grid_tedges``, ``maxflow``,
+  ``get_grid_segments`` ...), so existing code ports by changing the import. Grids whose
+  structure is a 4/8-connected (2D) or 6/26-connected (3D) neighbourhood are stored as native
+  gcut grids (no per-edge storage) and can be solved by the parallel and GPU solvers.
+* :func:`grid_maxflow` - one call from dense capacity arrays to ``(flow, labels)``.
+* :func:`segment` - Boykov-Jolly interactive segmentation from an image and a seed mask,
+  the library call behind ``gcut segment``.
+* :func:`read_image` / :func:`write_image` - the library's PNG / JPEG / PGM / PPM I/O.
+* :func:`solvers` - the solvers of this build and whether each can run here.
+
+Capacities are integers (int32; int64 input is accepted when every value fits). Float input
+raises ``TypeError`` unless a ``scale=`` is given: capacities are then
+``round(value * scale)`` and the scale is reported back; nothing is rescaled silently. Every
+flow is an exact Python ``int``. The GIL is released while a graph is solved and while large
+arrays are copied in, so several graphs can be solved at once from threads (one ``Graph``
+per thread). Labels follow PyMaxflow: ``1`` / ``True`` means the sink side of the cut.
+"""
+
+import math as _math
+import numbers as _numbers
+
+import numpy as _np
+
+from . import _gcut
+from ._gcut import GcutError
+
+__version__ = _gcut.version
+__all__ = [
+    "Graph",
+    "GridResult",
+    "GcutError",
+    "grid_maxflow",
+    "segment",
+    "read_image",
+    "write_image",
+    "write_png",
+    "solvers",
+    "set_memory_limit",
+    "memory_limit",
+    "memory_in_use",
+    "vonNeumann_structure",
+    "moore_structure",
+]
+
+_INT32_MAX = 2**31 - 1
+_DLPACK_CPU = 1  # DLDeviceType kDLCPU
+
+
+# ------------------------------------------------------------------------------------------
+# Argument conversion: every array goes through here, so every error names its argument.
+# ------------------------------------------------------------------------------------------
+
+
+def _host_array(x, name):
+    """numpy view of x; DLPack objects on the CPU are taken without a copy."""
+    if isinstance(x, _np.ndarray):
+        return x
+    dev = getattr(x, "__dlpack_device__", None)
+    if dev is not None and not isinstance(x, (_numbers.Number, list, tuple)):
+        kind = dev()[0]
+        if kind != _DLPACK_CPU:
+            # Device arrays need a device entry in the C library (work in progress on the
+            # GPU side); until then say so instead of copying behind the caller's back.
+            raise TypeError(
+                f"{name} is a device array (DLPack device type {kind}); gcut's Python "
+                f"package takes host arrays only for now: copy it to the host first "
+                f"(CuPy: .get(), PyTorch: .cpu().numpy())"
+            )
+        return _np.from_dlpack(x)
+    try:
+        return _np.asarray(x)
+    except Exception as exc:  # ragged lists and the like
+        raise TypeError(f"{name} cannot be read as an array: {exc}") from None
+
+
+def _check_scale(scale):
+    if scale is None:
+        return None
+    if isinstance(scale, bool) or not isinstance(scale, _numbers.Real):
+        raise TypeError(f"scale must be a positive number, got {scale!r}")
+    scale = float(scale)
+    if not (scale > 0 and _np.isfinite(scale)):
+        raise ValueError(f"scale must be a positive finite number, got {scale!r}")
+    return scale
+
+
+def _caps(x, name, scale, limit=_INT32_MAX, wide=False):
+    """Capacities as a C-contiguous int32 array (int64 with wide=True when a value needs it).
+
+    Integers are range-checked, never wrapped; floats need a scale (round(value * scale));
+    negative values raise ValueError naming the first one."""
+    a = _host_array(x, name)
+    if a.size == 0 and a.dtype.kind in "fO":  # [] reads as float64: an empty list is fine
+        a = a.astype(_np.int32)
+    kind = a.dtype.kind
+    if kind == "b":
+        a = a.astype(_np.int32)
+    elif kind in "iu":
+        pass
+    elif kind == "f":
+        if scale is None:
+            raise TypeError(
+                f"{name} has dtype {a.dtype}; gcut capacities are integers: pass integer "
+                f"arrays, or scale=S to use round({name} * S) (the scale is reported back)"
+            )
+        if a.size and not _np.all(_np.isfinite(a)):
+            bad = int(_np.flatnonzero(~_np.isfinite(a.ravel()))[0])
+            raise ValueError(f"{name}[{bad}] (flat index) is not finite")
+        a = _np.rint(a * scale)
+    else:
+        raise TypeError(f"{name} must hold integers (or floats with scale=), not {a.dtype}")
+    if a.size:
+        lo, hi = a.min(), a.max()
+        if lo < 0:
+            bad = int(_np.flatnonzero(a.ravel() < 0)[0])
+            raise ValueError(
+                f"{name}[{bad}] (flat index) = {a.ravel()[bad]}: capacities must be >= 0"
+            )
+        if hi > limit:
+            bad = int(_np.flatnonzero(a.ravel() > limit)[0])
+            raise ValueError(
+                f"{name}[{bad}] (flat index) = {a.ravel()[bad]} does not fit "
+                f"{'int64 (2^61)' if wide else 'int32'}"
+                + (f" after scaling by {scale}" if kind == "f" else "")
+            )
+    if wide and a.dtype.kind in "iu" and a.dtype.itemsize == 8:
+        return _np.ascontiguousarray(a, dtype=_np.int64)
+    if wide and a.dtype.kind == "f" and a.size and a.max() > _INT32_MAX:
+        return _np.ascontiguousarray(a, dtype=_np.int64)
+    return _np.ascontiguousarray(a, dtype=_np.int32)
+
+
+def _ids(x, name):
+    """Node ids as a C-contiguous int64 array (range is checked by the C layer)."""
+    a = _host_array(x, name)
+    if a.size == 0 and a.dtype.kind in "fO":
+        a = a.astype(_np.int64)
+    if a.dtype.kind not in "iu":
+        raise TypeError(f"{name} must hold integer node ids, not {a.dtype}")
+    if a.dtype == _np.uint64 and a.size and a.max() > 2**63 - 1:
+        raise ValueError(f"{name} holds ids above 2^63")
+    return _np.ascontiguousarray(a, dtype=_np.int64)
+
+
+def _broadcast(arrays, names, shape=None):
+    try:
+        if shape is None:
+            return _np.broadcast_arrays(*arrays)
+        return [_np.broadcast_to(a, shape) for a in arrays]
+    except ValueError:
+        shapes = ", ".join(f"{n} {_np.shape(a)}" for n, a in zip(names, arrays))
+        want = f" to {tuple(shape)}" if shape is not None else ""
+        raise ValueError(f"shapes do not broadcast{want}: {shapes}") from None
+
+
+def _solver_args(solver, threads):
+    if not isinstance(solver, str):
+        raise TypeError("solver must be a string (a name from gcut.solvers() or 'auto')")
+    if isinstance(threads, bool) or not isinstance(threads, _numbers.Integral):
+        raise TypeError(f"threads must be an int (0 = all cores), got {threads!r}")
+    if threads < 0 or threads > 65536:
+        raise ValueError(f"threads must be in [0, 65536] (0 = all cores), got {threads}")
+    return solver, int(threads)
+
+
+# ------------------------------------------------------------------------------------------
+# Structures (PyMaxflow's helpers, same meaning)
+# ------------------------------------------------------------------------------------------
+
+
+def vonNeumann_structure(ndim=2, directed=False):
+    """The von Neumann neighbourhood (4-connected in 2D, 6 in 3D) as a 3^ndim int array.
+
+    ``directed=True`` keeps only the forward half (the offsets whose first nonzero component
+    is positive): with ``symmetric=True`` in :meth:`Graph.add_grid_edges` that gives each
+    undirected edge once, as PyMaxflow's function of the same name does."""
+    s = _np.zeros((3,) * ndim, dtype=_np.int32)
+    c = (1,) * ndim
+    for k in range(ndim):
+        for d in (1,) if directed else (1, -1):
+            idx = list(c)
+            idx[k] += d
+            s[tuple(idx)] = 1
+    return s
+
+
+def moore_structure(ndim=2, directed=False):
+    """The Moore neighbourhood (8-connected in 2D, 26 in 3D) as a 3^ndim int array;
+    ``directed=True`` keeps the forward half, as :func:`vonNeumann_structure`."""
+    s = _np.ones((3,) * ndim, dtype=_np.int32)
+    s[(1,) * ndim] = 0
+    if directed:
+        flat = s.reshape(-1)
+        flat[: flat.size // 2] = 0
+    return s
+
+
+# ------------------------------------------------------------------------------------------
+# Graph: PyMaxflow's interface
+# ------------------------------------------------------------------------------------------
+
+
+class Graph(_gcut.GraphCore):
+    """A max-flow problem: nodes, edges (pairs of arcs) and terminal capacities.
+
+    ``Graph(node_hint=0, edge_hint=0, scale=None)``; the hints only reserve memory, as the
+    two arguments of PyMaxflow's ``Graph[int](nodes, edges)``. ``scale`` (a positive number)
+    lets float capacities in: each becomes ``round(value * scale)``; flows are then in scaled
+    units. ``gcut.Graph[int]`` is ``gcut.Graph``; ``gcut.Graph[float]`` raises ``TypeError``
+    (give a scale instead).
+
+    Nodes are numbered 0, 1, ... in the order added (int64). Edges are numbered 0, 1, ... in
+    the order added by :meth:`add_edge` / :meth:`add_edges` (the ids :meth:`set_edges`
+    takes). A graph whose nodes all come from one :meth:`add_grid_nodes` call (2D or 3D) and
+    whose edges come from :meth:`add_grid_edges` with a structure inside the 8 (2D) / 26 (3D)
+    neighbourhood is kept as a native gcut grid (see :attr:`layout`); anything else turns it
+    into a general graph, with the same result. A Graph is not thread-safe: use one per
+    thread (different Graphs solve in parallel; the GIL is released while solving).
+    """
+
+    def __init__(self, node_hint=0, edge_hint=0, *, scale=None):
+        for name, v in (("node_hint", node_hint), ("edge_hint", edge_hint)):
+            if isinstance(v, bool) or not isinstance(v, _numbers.Integral) or v < 0:
+                raise ValueError(f"{name} must be an int >= 0, got {v!r}")
+        super().__init__(int(node_hint), int(edge_hint))
+        self._scale = _check_scale(scale)
+        self._grid_ids = None  # the read-only id array add_grid_nodes returned (grid layout)
+        self._grid_edge_count = 0
+
+    def __repr__(self):
+        return (f"gcut.Graph(nodes={self.num_nodes}, edges={self.get_edge_count()}, "
+                f"layout={self.layout!r}" + (f", scale={self._scale}" if self._scale else "")
+                + ")")
+
+    def __class_getitem__(cls, item):
+        if item is int:
+            return cls
+        if item is float:
+            raise TypeError(
+                "gcut capacities are integers: use gcut.Graph(scale=S) to round float "
+                "capacities to round(value * S)"
+            )
+        raise TypeError(f"gcut.Graph[{item!r}]: only Graph[int] exists")
+
+    @property
+    def scale(self):
+        """The factor float capacities are multiplied by (None: floats are refused)."""
+        return self._scale
+
+    # ---- nodes ----
+
+    def add_nodes(self, num_nodes):
+        """Add ``num_nodes`` nodes; return their ids (int64 array)."""
+        if isinstance(num_nodes, bool) or not isinstance(num_nodes, _numbers.Integral):
+            raise TypeError(f"num_nodes must be an int, got {num_nodes!r}")
+        first = self._add_nodes(int(num_nodes))
+        return _np.arange(first, first + int(num_nodes), dtype=_np.int64)
+
+    def add_node(self):
+        """Add one node; return its id (an int)."""
+        return self._add_nodes(1)
+
+    def add_grid_nodes(self, shape):
+        """Add a grid of nodes of the given shape; return their ids as an int64 array of that
+        shape (C order). On an empty graph a 2D or 3D grid is stored natively."""
+        try:
+            shape = tuple(int(s) for s in (shape if _np.iterable(shape) else (shape,)))
+        except (TypeError, ValueError):
+            raise TypeError(f"shape must be a tuple of ints, got {shape!r}") from None
+        if any(s < 0 for s in shape):
+            raise ValueError(f"shape {shape} has a negative side")
+        n = int(_np.prod(shape, dtype=_np.int64)) if shape else 1
+        if self.num_nodes == 0 and len(shape) in (2, 3) and n > 0:
+            self._init_grid(shape)
+            ids = _np.arange(n, dtype=_np.int64).reshape(shape)
+            ids.flags.writeable = False
+            self._grid_ids = ids
+            return ids
+        return self.add_nodes(n).reshape(shape)
+
+    def get_node_count(self):
+        """Number of nodes (PyMaxflow's name; also :attr:`num_nodes`)."""
+        return self.num_nodes
+
+    def get_edge_count(self):
+        """Number of edges: of the general graph (a converted grid counts one per neighbour
+        pair), or, on a native grid, the nonzero arcs add_grid_edges has added."""
+        if self.layout == "graph":
+            return self._num_graph_edges
+        return self._grid_edge_count
+
+    # ---- edges ----
+
+    def add_edge(self, i, j, capacity, rev_capacity):
+        """Add the edge pair i->j (``capacity``) and j->i (``rev_capacity``); return its id."""
+        return self.add_edges([i], [j], [capacity], [rev_capacity])
+
+    def add_edges(self, i, j, capacities, rev_capacities):
+        """Add edges i[k]->j[k] (``capacities[k]``) and j[k]->i[k] (``rev_capacities[k]``)
+        from arrays (broadcast together); return the id of the first (ids are consecutive).
+        Parallel edges add up; self-loops are accepted and carry no flow."""
+        i, j = _ids(i, "i"), _ids(j, "j")
+        c = _caps(capacities, "capacities", self._scale)
+        r = _caps(rev_capacities, "rev_capacities", self._scale)
+        i, j, c, r = _broadcast([i, j, c, r], ["i", "j", "capacities", "rev_capacities"])
+        conv = _np.ascontiguousarray
+        return self._add_edges(
+            conv(i).reshape(-1), conv(j).reshape(-1), conv(c).reshape(-1), conv(r).reshape(-1)
+        )
+
+    def set_edge(self, edge, capacity, rev_capacity):
+        """Set edge number ``edge`` to new capacities (absolute). See :meth:`set_edges`."""
+        self.set_edges([edge], [capacity], [rev_capacity])
+
+    def set_edges(self, edges, capacities, rev_capacities):
+        """Set the capacities of edges (ids from :meth:`add_edges`; absolute, not added).
+        The next :meth:`maxflow` re-solves warm where the solver can (bk reuses its search
+        trees and flow); the result is the same as a fresh solve."""
+        e = _ids(edges, "edges")
+        c = _caps(capacities, "capacities", self._scale)
+        r = _caps(rev_capacities, "rev_capacities", self._scale)
+        e, c, r = _broadcast([e, c, r], ["edges", "capacities", "rev_capacities"])
+        conv = _np.ascontiguousarray
+        self._set_edges(conv(e).reshape(-1), conv(c).reshape(-1), conv(r).reshape(-1))
+
+    def add_tedge(self, i, cap_source, cap_sink):
+        """Add ``cap_source`` to source->i and ``cap_sink`` to i->sink (cumulative, as
+        PyMaxflow / Boykov-Kolmogorov's add_tweights)."""
+        self.add_tedges([i], [cap_source], [cap_sink])
+
+    def add_tedges(self, i, caps_source, caps_sink):
+        """Add terminal capacities to many nodes at once (arrays, broadcast together;
+        cumulative, repeated ids add up). Sums may pass int32: they are kept in int64."""
+        self._tedges_impl(i, caps_source, caps_sink, False)
+
+    def set_tedge(self, i, cap_source, cap_sink):
+        """Set the terminal capacities of node i (absolute). See :meth:`set_tedges`."""
+        self.set_tedges([i], [cap_source], [cap_sink])
+
+    def set_tedges(self, i, caps_source, caps_sink):
+        """Set terminal capacities (absolute, up to 2^61) of many nodes; the next
+        :meth:`maxflow` re-solves warm where the solver can."""
+        self._tedges_impl(i, caps_source, caps_sink, True)
+
+    def _tedges_impl(self, i, caps_source, caps_sink, set_):
+        i = _ids(i, "i")
+        s = _caps(caps_source, "caps_source", self._scale, limit=2**61 - 1, wide=True)
+        t = _caps(caps_sink, "caps_sink", self._scale, limit=2**61 - 1, wide=True)
+        i, s, t = _broadcast([i, s, t], ["i", "caps_source", "caps_sink"])
+        if s.dtype != t.dtype:
+            s, t = s.astype(_np.int64), t.astype(_np.int64)
+        conv = _np.ascontiguousarray
+        self._tedges(conv(i).reshape(-1), conv(s).reshape(-1), conv(t).reshape(-1), set_)
+
+    # ---- grids ----
+
+    def _is_whole_grid(self, nodeids):
+        """True when nodeids is the grid layout's own id array (so dense arrays apply)."""
+        g = self._grid_ids
+        if g is None or not self.layout.startswith("grid") or nodeids.shape != g.shape:
+            return False
+        if nodeids is g and not g.flags.writeable:
+            return True
+        return bool(_np.array_equal(nodeids, g))
+
+    def add_grid_edges(self, nodeids, weights=1, structure=None, symmetric=False, periodic=False):
+        """Add edges to a grid of nodes, with PyMaxflow's meaning of every argument.
+
+        For every node p of ``nodeids`` and every nonzero entry of ``structure`` at offset o
+        from the structure's centre, add the edge p -> p+o of capacity
+        ``weights[p] * structure[o]`` (``weights`` broadcasts to ``nodeids.shape``); with
+        ``symmetric=True`` also p+o -> p with the same capacity. Neighbours outside the grid
+        are skipped, unless ``periodic`` (a bool, or one per axis) wraps that axis around.
+        ``structure=None`` is ``vonNeumann_structure(nodeids.ndim, directed=symmetric)``: the
+        4-connected (2D) / 6-connected (3D) grid.
+
+        On a graph made by one :meth:`add_grid_nodes` call (2D/3D), offsets within the 8/26
+        neighbourhood fill a native gcut grid (no per-edge storage, the grid solvers apply);
+        other structures, periodic axes or other node arrays add general edges."""
+        ids = _ids(nodeids, "nodeids")
+        nd = ids.ndim
+        if nd == 0:
+            raise ValueError("nodeids must be an array of node ids, not a scalar")
+        if structure is None:
+            structure = vonNeumann_structure(nd, directed=bool(symmetric))
+        st = _host_array(structure, "structure")
+        if st.ndim > nd or st.ndim == 0:
+            raise ValueError(
+                f"structure must have 1 to {nd} dimensions (nodeids'), got shape {st.shape}"
+            )
+        st = st.reshape((1,) * (nd - st.ndim) + st.shape)  # missing leading axes: offset 0
+        if st.dtype.kind == "f" and st.size and _np.all(_np.isfinite(st)):
+            # PyMaxflow's vonNeumann/moore_structure are float arrays of 0/1: whole numbers
+            # are taken exactly; a fractional entry still needs scale=.
+            if _np.array_equal(st, _np.rint(st)) and st.max() <= _INT32_MAX:
+                st = st.astype(_np.int64)
+        if any(s % 2 == 0 for s in st.shape):
+            raise ValueError(f"structure must have odd sides (a centre), got {st.shape}")
+        per = _np.broadcast_to(_np.asarray(periodic, dtype=bool), (nd,))
+        w = _host_array(weights, "weights")
+        (w,) = _broadcast([w], ["weights"], ids.shape)
+        floats = w.dtype.kind == "f" or st.dtype.kind == "f"
+        if floats and self._scale is None:
+            raise TypeError(
+                "weights/structure are floats; gcut capacities are integers: pass integer "
+                "arrays, or create the Graph with scale=S (capacity = round(w * s * S))"
+            )
+        for name, a in (("weights", w), ("structure", st)):
+            if a.dtype.kind not in "biuf":
+                raise TypeError(f"{name} must hold numbers, not {a.dtype}")
+            if a.size and a.min() < 0:
+                raise ValueError(f"{name} has a negative entry: capacities must be >= 0")
+        # The largest product is checked before anything is added, so a bad call changes
+        # nothing.
+        if w.size and st.size:
+            if floats:
+                top = _np.rint(float(w.max()) * float(st.max()) * self._scale)
+            else:
+                top = int(w.max()) * int(st.max())
+            if top > _INT32_MAX:
+                raise ValueError(
+                    f"weights * structure reaches {top}, past int32"
+                    + (f" after scaling by {self._scale}" if floats else "")
+                )
+        centre = tuple(s // 2 for s in st.shape)
+        offsets = []
+        for idx in zip(*_np.nonzero(st)):
+            o = tuple(int(a - c) for a, c in zip(idx, centre))
+            if any(o):
+                offsets.append((o, st[idx]))
+        native = self._is_whole_grid(ids) and not per.any()
+        for o, sval in offsets:
+            if any(abs(ok) >= n and not pk for ok, n, pk in zip(o, ids.shape, per)):
+                continue  # no node has this neighbour
+            cap = self._grid_caps(w, sval, floats)
+            if not (native and self.layout.startswith("grid")):
+                self._general_grid_edges(ids, o, cap, per, bool(symmetric))
+                continue
+            # The C layer adds the arcs straight from the weights (both ends if symmetric).
+            flat = _np.ascontiguousarray(cap).reshape(-1)
+            if self._grid_add(o, flat, -1, bool(symmetric)):
+                src, _ = _shift_slices(o, ids.shape)
+                self._grid_edge_count += int(_np.count_nonzero(cap[src])) * (2 if symmetric else 1)
+                continue
+            # Not a native direction, or a sum past int32 (nothing was added): the general
+            # graph holds it.
+            self._to_graph()
+            self._general_grid_edges(ids, o, cap, per, bool(symmetric))
+
+    def _grid_caps(self, w, sval, floats):
+        """weights * structure value as int32 (int64 math, checked)."""
+        if floats:
+            cap = _np.rint(_np.asarray(w, dtype=_np.float64) * float(sval) * self._scale)
+        elif sval == 1 and w.dtype == _np.int32:
+            return w
+        else:
+            cap = _np.multiply(w, int(sval), dtype=_np.int64)
+        if cap.size and cap.max() > _INT32_MAX:
+            raise ValueError(
+                f"weights * structure = {cap.max()} does not fit int32"
+                + (f" after scaling by {self._scale}" if floats else "")
+            )
+        return cap.astype(_np.int32, copy=False)
+
+    def _general_grid_edges(self, ids, o, cap, per, symmetric):
+        v = ids
+        src, dst = [], []
+        for k, ok in enumerate(o):
+            n = ids.shape[k]
+            if per[k]:
+                v = _np.roll(v, -ok, axis=k)
+                src.append(slice(None))
+                dst.append(slice(None))
+            else:
+                s, d = _shift_slices((ok,), (n,))
+                src.append(s[0])
+                dst.append(d[0])
+        src, dst = tuple(src), tuple(dst)
+        u = ids[src].reshape(-1)
+        vv = v[dst].reshape(-1)
+        c = _np.ascontiguousarray(_np.broadcast_to(cap, ids.shape)[src]).reshape(-1)
+        keep = c > 0
+        if not keep.all():
+            u, vv, c = u[keep], vv[keep], c[keep]
+        rev = c if symmetric else _np.zeros_like(c)
+        conv = _np.ascontiguousarray
+        self._add_edges(conv(u), conv(vv), conv(c, dtype=_np.int32), conv(rev, dtype=_np.int32))
+
+    def add_grid_tedges(self, nodeids, sourcecaps, sinkcaps):
+        """Add terminal capacities to a grid of nodes (``sourcecaps``, ``sinkcaps`` broadcast to
+        ``nodeids.shape``); as :meth:`add_tedges`, cumulative."""
+        ids = _ids(nodeids, "nodeids")
+        s = _caps(sourcecaps, "sourcecaps", self._scale, limit=2**61 - 1, wide=True)
+        t = _caps(sinkcaps, "sinkcaps", self._scale, limit=2**61 - 1, wide=True)
+        s, t = _broadcast([s, t], ["sourcecaps", "sinkcaps"], ids.shape)
+        if self._is_whole_grid(ids):
+            rest = []
+            for which, a in ((0, s), (1, t)):
+                full = _np.ascontiguousarray(a).reshape(-1)
+                if not self._grid_add(None, full, which):
+                    rest.append((which, full))
+            for which, full in rest:  # past int32: the C layer moves to a general graph
+                zero = _np.zeros_like(full)
+                self._tedges(
+                    ids.reshape(-1), full if which == 0 else zero, zero if which == 0 else full,
+                    False,
+                )
+            return
+        if s.dtype != t.dtype:
+            s, t = s.astype(_np.int64), t.astype(_np.int64)
+        conv = _np.ascontiguousarray
+        self._tedges(ids.reshape(-1), conv(s).reshape(-1), conv(t).reshape(-1), False)
+
+    # ---- solving ----
+
+    def maxflow(self, solver="auto", threads=0, reuse_trees=False):
+        """Solve; return the exact maximum flow (a Python int).
+
+        ``solver``: a name from :func:`solvers` or ``"auto"`` (the GPU for large native grids
+        when one is present, else ``bk``); ``threads``: CPU threads of parallel solvers
+        (0 = all cores). Re-solving after :meth:`set_edges` / :meth:`set_tedges` /
+        :meth:`add_tedges` is warm where the solver can, whatever ``reuse_trees`` says (it
+        is accepted for PyMaxflow compatibility). The GIL is released while solving."""
+        del reuse_trees
+        solver, threads = _solver_args(solver, threads)
+        return self._maxflow(solver, threads)
+
+    def get_segment(self, i):
+        """Side of node i in the minimum cut of the last :meth:`maxflow`: 0 source, 1 sink."""
+        return int(self._segments(_ids([i], "i"))[0])
+
+    def get_segments(self):
+        """Sides of all nodes (bool array, True = sink side) of the last :meth:`maxflow`."""
+        return self._segments(_np.arange(self.num_nodes, dtype=_np.int64)).view(bool)
+
+    def get_grid_segments(self, nodeids):
+        """Sides of the nodes in ``nodeids`` (bool array of its shape, True = sink side)."""
+        ids = _ids(nodeids, "nodeids")
+        return self._segments(ids).view(bool)
+
+
+def _shift_slices(o, shape):
+    """Slices src, dst with dst = src shifted by offset o (both inside the shape)."""
+    src, dst = [], []
+    for ok, n in zip(o, shape):
+        if abs(ok) >= n:
+            src.append(slice(0, 0))
+            dst.append(slice(0, 0))
+        elif ok >= 0:
+            src.append(slice(0, n - ok))
+            dst.append(slice(ok, n))
+        else:
+            src.append(slice(-ok, n))
+            dst.append(slice(0, n + ok))
+    return tuple(src), tuple(dst)
+
+
+# ------------------------------------------------------------------------------------------
+# Direct grid solves
+# ------------------------------------------------------------------------------------------
+
+
+class GridResult(tuple):
+    """What :func:`grid_maxflow` returns: unpacks as ``flow, labels``; also has ``.flow``
+    (exact int), ``.labels`` (bool array of the grid's shape, True = sink side), ``.scale``
+    (the factor applied to float input, or None), ``.solver`` and ``.stats`` (the solver's
+    report: times in ms, counters)."""
+
+    def __new__(cls, flow, labels, scale, stats):
+        self = super().__new__(cls, (flow, labels))
+        self.scale = scale
+        self.stats = stats
+        return self
+
+    flow = property(lambda self: self[0], doc="the exact maximum flow (int)")
+    labels = property(lambda self: self[1], doc="bool array, True = sink side")
+    solver = property(lambda self: self.stats["solver"], doc="the solver that ran")
+
+    def __repr__(self):
+        return (
+            f"GridResult(flow={self[0]}, labels=<{self[1].shape} bool>, "
+            f"scale={self.scale}, solver={self.solver!r})"
+        )
+
+
+def grid_maxflow(source, sink, weights, connectivity=4, solver="auto", threads=0, scale=None):
+    """Solve a 2D or 3D grid given as dense arrays; return ``flow, labels``.
+
+    ``source`` / ``sink``: terminal capacities, arrays of the grid's shape (source->p and
+    p->sink). ``weights``: shape ``(connectivity, *shape)``; ``weights[d][p]`` is the capacity
+    of the arc p -> p + offset(d), in the C library's direction order (offsets as (dz,) dy, dx):
+
+    * 2D, 4: (0,+1) (0,-1) (+1,0) (-1,0); 8: those, then (+1,+1) (-1,-1) (+1,-1) (-1,+1)
+    * 3D, 6: (0,0,+1) (0,0,-1) (0,+1,0) (0,-1,0) (+1,0,0) (-1,0,0); 26: those, then the
+      other 20 in opposite pairs (include/gcut.h, ``gcut_grid_offset``)
+
+    Entries whose neighbour is outside the grid are ignored. Capacities are int32 (int64
+    accepted when it fits); floats need ``scale`` (capacity = round(value * scale)).
+    Returns a :class:`GridResult`: ``flow`` (exact int), ``labels`` (bool, True = sink side,
+    as PyMaxflow's ``get_grid_segments``), and ``.scale``, ``.solver``, ``.stats``."""
+    solver, threads = _solver_args(solver, threads)
+    scale = _check_scale(scale)
+    if isinstance(connectivity, bool) or not isinstance(connectivity, _numbers.Integral):
+        raise TypeError(f"connectivity must be an int, got {connectivity!r}")
+    s = _caps(source, "source", scale)
+    t = _caps(sink, "sink", scale)
+    w = _caps(weights, "weights", scale)
+    flow, labels, stats = _gcut.grid_maxflow(s, t, w, int(connectivity), solver, threads)
+    return GridResult(flow, labels.view(bool), scale, stats)
+
+
+# ------------------------------------------------------------------------------------------
+# Segmentation and images
+# ------------------------------------------------------------------------------------------
+
+_MODELS = {"auto": -1, "hist": 0, "histogram": 0, "gmm": 1}
+_ENCODINGS = {"gcut": 0, "grabcut": 1, "color": 2, "colour": 2}
+
+
+def segment(
+    image,
+    seeds,
+    lambda_=50.0,
+    sigma=0.0,
+    connectivity=None,
+    model="auto",
+    components=5,
+    bins=32,
+    scale=0.0,
+    seed=1,
+    seed_encoding="gcut",
+    volume=False,
+    solver="auto",
+    threads=0,
+    return_report=False,
+):
+    """Segment an image into foreground and background from seeds, exactly (a minimum cut
+    of the Boykov-Jolly energy; the same call as ``gcut segment``; docs/SEGMENT.md).
+
+    ``image``: uint8 or uint16 array (H, W) gray or (H, W, C) with C = 1..4 (alpha ignored);
+    with ``volume=True``: (D, H, W) or (D, H, W, C). ``seeds``: an array of the same spatial
+    shape read by ``seed_encoding``: ``"gcut"`` (0 unknown, 1 foreground, 2 background),
+    ``"grabcut"`` (OpenCV's 0 BGD, 1 FGD, 2 PR_BGD, 3 PR_FGD) or ``"color"`` (red strokes
+    foreground, blue background in an RGB(A) mask; a gray trimap: 255 fg, 0 bg).
+    ``lambda_`` smoothness weight; ``sigma`` contrast scale in 8-bit units (<= 0: estimated);
+    ``connectivity`` 4/8 (2D, default 8) or 6/26 (3D, default 6); ``model`` "gmm", "hist" or
+    "auto"; ``components`` GMM components; ``bins`` histogram bins per channel; ``scale``
+    energy-to-capacity factor (<= 0: chosen, reported); ``seed`` for the GMM initialisation.
+
+    Returns a bool mask (True = foreground) of the spatial shape; with ``return_report=True``
+    ``(mask, report)`` where report is a dict (flow, scale, sigma, model, times in ms ...)."""
+    solver, threads = _solver_args(solver, threads)
+    img = _np.ascontiguousarray(_host_array(image, "image"))
+    sd = _host_array(seeds, "seeds")
+    if sd.dtype == bool:
+        raise TypeError("seeds must hold seed codes (uint8), not bool")
+    if sd.dtype.kind in "iu" and sd.dtype not in (_np.uint8, _np.uint16):
+        if sd.size and (sd.min() < 0 or sd.max() > 255):
+            raise ValueError("seeds values must be in [0, 255]")
+        sd = sd.astype(_np.uint8)
+    sd = _np.ascontiguousarray(sd)
+    if model not in _MODELS:
+        raise ValueError(f"model must be one of {sorted(_MODELS)}, got {model!r}")
+    if seed_encoding not in _ENCODINGS:
+        raise ValueError(f"seed_encoding must be one of {sorted(_ENCODINGS)}, got {seed_encoding!r}")
+    if connectivity is None:
+        connectivity = 0
+    for name, v, ok, want in (
+        ("lambda_", lambda_, lambda x: _math.isfinite(x) and x >= 0, "a finite number >= 0"),
+        ("sigma", sigma, _math.isfinite, "finite (<= 0: estimated)"),
+        ("scale", scale, _math.isfinite, "finite (<= 0: chosen)"),
+    ):
+        if isinstance(v, bool) or not isinstance(v, _numbers.Real) or not ok(float(v)):
+            raise ValueError(f"{name} must be {want}, got {v!r}")
+    for name, v, lo, hi in (("components", components, 1, 32), ("bins", bins, 2, 256),
+                            ("connectivity", connectivity, 0, 26)):
+        if isinstance(v, bool) or not isinstance(v, _numbers.Integral) or not lo <= v <= hi:
+            raise ValueError(f"{name} must be an int in [{lo}, {hi}], got {v!r}")
+    if connectivity not in (0, 4, 8, 6, 26):
+        raise ValueError(f"connectivity must be 4 or 8 (2D), 6 or 26 (3D), got {connectivity}")
+    if not (isinstance(seed, _numbers.Integral) and 0 <= seed < 2**64):
+        raise ValueError(f"seed must be an int in [0, 2^64), got {seed!r}")
+    mask, report = _gcut.segment(
+        img, sd, bool(volume), _ENCODINGS[seed_encoding], float(lambda_), float(sigma),
+        int(connectivity), _MODELS[model], int(components), int(bins), float(scale), int(seed),
+        solver, threads,
+    )
+    return (mask, report) if return_report else mask
+
+
+def read_image(path):
+    """Read a PNG (8/16 bit), JPEG or PGM/PPM image (by its magic bytes, through the C
+    library); return a uint8 or uint16 array (H, W) for one channel, else (H, W, C)."""
+    return _gcut.read_image(path)
+
+
+def write_image(path, image):
+    """Write a 2D image; the format follows the extension (.png, .jpg/.jpeg, .pgm/.ppm/.pnm).
+    ``image``: uint8/uint16 array (H, W) or (H, W, C), C = 1..4; a bool mask is written as
+    0/255."""
+    a = _host_array(image, "image")
+    if a.dtype == bool:
+        a = a.astype(_np.uint8) * _np.uint8(255)
+    _gcut.write_image(path, _np.ascontiguousarray(a))
+
+
+def write_png(path, image):
+    """:func:`write_image` to a .png path (a bool mask becomes 0/255)."""
+    if not str(path).lower().endswith(".png"):
+        raise ValueError(f"write_png: path must end in .png, got {path!r}")
+    write_image(path, image)
+
+
+# ------------------------------------------------------------------------------------------
+# Library-wide
+# ------------------------------------------------------------------------------------------
+
+
+def solvers():
+    """The solvers of this build: a list of dicts with name, description, graphs (takes
+    general graphs), grids, gpu (needs a GPU), warm (warm re-solves) and available (can run
+    here now)."""
+    return _gcut.solvers()
+
+
+def set_memory_limit(nbytes):
+    """Cap the host memory gcut may hold at once (process-wide; 0 = the default, the
+    machine's memory or $GCUT_MEMORY_LIMIT). A problem past the cap raises MemoryError."""
+    if isinstance(nbytes, bool) or not isinstance(nbytes, _numbers.Integral) or nbytes < 0:
+        raise ValueError(f"nbytes must be an int >= 0, got {nbytes!r}")
+    _gcut.set_memory_limit(int(nbytes))
+
+
+def memory_limit():
+    """The host memory cap in force, in bytes."""
+    return _gcut.memory_limit()
+
+
+def memory_in_use():
+    """Host bytes gcut holds now."""
+    return _gcut.memory_in_use()

@@ -1,0 +1,1094 @@
+/* pqpbo_impl.h - QPBO by two stages and bottom-up block merging (Jeppesen et al. 2021, section 3
+ * and Algorithm 1; Liu & Sun 2010 for the merging), max flow by the project's bk (bk_impl.h)
+ * run on sub-graph views of one shared graph; labels by reachability and strongly connected
+ * components of the residual graph (Kolmogorov & Rother 2007, weak persistencies).
+ * Before including: QP_IDX (unsigned index type) and QP_FN(name); bk_impl.h is included here.
+ *
+ * Layout. Nodes 0..n-1 are the variables, renumbered so that every block is a contiguous
+ * range; node p + n is the flipped copy p'. The arcs of node p (CSR, first[p]..first[p+1]-1)
+ * are the submodular arcs to other variables and, for each non-submodular term, one arc
+ * p -> q'. The flipped half repeats it at offset M: arc a + M leaves p' towards the flip of
+ * a's head, so it is the mirror of sister(a) and carries sister(a)'s residual (the doubled
+ * graph is symmetric). Arcs not yet in play (between blocks not merged, non-submodular ones in
+ * Stage 1, the whole flipped half) have residual 0 both ways, which bk never crosses. */
+
+#define BK_IDX QP_IDX
+#define BK_FN(name) QP_FN(bk_##name)
+#define BK_SKIP_IDLE_PAIRS 1
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#endif
+#include "../cpu/bk_impl.h"
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+#define QP_NONE ((QP_IDX)-1)
+#define QP_TERMINAL ((QP_IDX)-2)
+#define QP_SINK_BIT 0x80000000u
+#define QP_NONSUB UINT32_MAX
+
+/* An arc pair held back until its blocks merge (or, non-submodular, until Stage 2). */
+typedef struct QP_FN(rec) {
+    QP_IDX arc;   /* u -> v; non-submodular: p -> q' */
+    uint32_t cap; /* residual of arc (non-submodular: of both p' -> q and q' -> p) */
+    uint32_t rev; /* residual of its sister, or QP_NONSUB */
+} QP_FN(rec);
+
+typedef struct QP_FN(iface) {
+    int32_t a, b;       /* blocks, a < b */
+    int64_t begin, end; /* its records in core->outer */
+    int64_t score;      /* Liu & Sun's merge heuristic: pairs across the two trees */
+    bool done;
+} QP_FN(iface);
+
+typedef struct QP_FN(sub) {
+    QP_FN(bk_solver) bk; /* first: a view whose arrays are the core's */
+    struct QP_FN(core) * core;
+    int32_t first_block, last_block; /* blocks of this sub-graph, linked by core->next_block */
+    int64_t primal;                  /* variables in it */
+    bool stage2;
+    bool busy;
+} QP_FN(sub);
+
+typedef struct QP_FN(core) {
+    QP_IDX n, M;
+    bool mirror;
+    QP_IDX *first;
+    QP_FN(bk_arc) * arcs;
+    QP_IDX *sister;
+    QP_FN(bk_node) * nodes;
+    int64_t *tr;
+    int32_t B;
+    QP_IDX *block_start;  /* B + 1 */
+    int64_t *inner_begin; /* B + 1: non-submodular records inside block b */
+    QP_FN(rec) * inner;
+    QP_FN(rec) * outer;
+    QP_FN(iface) * ifaces;
+    int64_t num_ifaces;
+    int32_t *next_block;
+    int32_t *owner; /* union-find over blocks: the sub-graph a block belongs to */
+    QP_FN(sub) * subs;
+    QP_IDX *orig; /* internal -> original node, NULL when identical */
+    int32_t next_phase_a;
+    pthread_mutex_t lock;
+    gcut_status error;
+    int64_t merges;
+} QP_FN(core);
+
+static void QP_FN(core_free)(QP_FN(core) * c) {
+    gcut__free(c->first);
+    gcut__free(c->arcs);
+    gcut__free(c->sister);
+    gcut__free(c->nodes);
+    gcut__free(c->tr);
+    gcut__free(c->block_start);
+    gcut__free(c->inner_begin);
+    gcut__free(c->inner);
+    gcut__free(c->outer);
+    gcut__free(c->ifaces);
+    gcut__free(c->next_block);
+    gcut__free(c->owner);
+    if (c->subs != NULL)
+        for (int32_t b = 0; b < c->B; b++)
+            gcut__free(c->subs[b].bk.orphans);
+    gcut__free(c->subs);
+    gcut__free(c->orig);
+}
+
+static inline QP_IDX QP_FN(flip)(const QP_FN(core) * c, QP_IDX v) {
+    return v < c->n ? v + c->n : v - c->n;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Building                                                                                  */
+
+typedef struct QP_FN(pending) {
+    int32_t a, b;
+    QP_FN(rec) rec;
+} QP_FN(pending);
+
+static bool QP_FN(sort_pending)(QP_FN(pending) * *items, int64_t count, int32_t B) {
+    QP_FN(pending) *from = *items;
+    QP_FN(pending) *to =
+        gcut__malloc(gcut__mul_size((size_t)count + 1, sizeof *to), "qpbo block interfaces");
+    int64_t *bucket = gcut__malloc(gcut__mul_size((size_t)B + 1, sizeof(int64_t)), "qpbo sort");
+    if (to == NULL || bucket == NULL) {
+        gcut__free(to);
+        gcut__free(bucket);
+        return false;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        memset(bucket, 0, ((size_t)B + 1) * sizeof(int64_t));
+        for (int64_t k = 0; k < count; k++)
+            bucket[(pass == 0 ? from[k].b : from[k].a) + 1]++;
+        for (int32_t b = 0; b < B; b++)
+            bucket[b + 1] += bucket[b];
+        for (int64_t k = 0; k < count; k++)
+            to[bucket[pass == 0 ? from[k].b : from[k].a]++] = from[k];
+        QP_FN(pending) *swap = from;
+        from = to;
+        to = swap;
+    }
+    gcut__free(to);
+    gcut__free(bucket);
+    *items = from;
+    return true;
+}
+
+/* Block of an internal node: ranges are contiguous and, without given blocks, of equal size
+ * to within one, so a guess from the node's position, corrected by at most a step or two
+ * (a binary search mispredicts a branch per level, on every edge twice). */
+static inline int32_t QP_FN(block_of)(const QP_FN(core) * c, QP_IDX v) {
+    int32_t b = (int32_t)((double)v * c->B / (double)(c->n > 0 ? c->n : 1));
+    if (b >= c->B)
+        b = c->B - 1;
+    while (b > 0 && c->block_start[b] > v)
+        b--;
+    while (b + 1 < c->B && c->block_start[b + 1] <= v)
+        b++;
+    return b;
+}
+
+static gcut_status QP_FN(finish)(QP_FN(core) * c, QP_FN(pending) * pending, int64_t np);
+
+static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
+    const int64_t n = in->num_nodes;
+    const int32_t B = in->num_blocks < 1 ? 1 : in->num_blocks;
+    c->n = (QP_IDX)n;
+    c->B = B;
+    c->mirror = in->has_nonsub;
+    const size_t N = c->mirror ? 2 * (size_t)n : (size_t)n;
+    c->block_start = gcut__calloc((size_t)B + 1, sizeof(QP_IDX), "qpbo block starts");
+    if (c->block_start == NULL)
+        return GCUT_ERR_NOMEM;
+    QP_IDX *intern = NULL; /* original -> internal, when blocks are given */
+    if (in->block != NULL) {
+        for (int64_t i = 0; i < n; i++)
+            c->block_start[in->block[i] + 1]++;
+        for (int32_t b = 0; b < B; b++)
+            c->block_start[b + 1] += c->block_start[b];
+        intern = gcut__malloc(gcut__mul_size((size_t)n, sizeof(QP_IDX)), "qpbo renumbering");
+        c->orig = gcut__malloc(gcut__mul_size((size_t)n, sizeof(QP_IDX)), "qpbo renumbering");
+        QP_IDX *cursor = gcut__malloc(gcut__mul_size((size_t)B, sizeof(QP_IDX)), "qpbo cursor");
+        if (intern == NULL || c->orig == NULL || cursor == NULL) {
+            gcut__free(intern);
+            gcut__free(cursor);
+            return GCUT_ERR_NOMEM;
+        }
+        memcpy(cursor, c->block_start, (size_t)B * sizeof(QP_IDX));
+        for (int64_t i = 0; i < n; i++) {
+            QP_IDX v = cursor[in->block[i]]++;
+            intern[i] = v;
+            c->orig[v] = (QP_IDX)i;
+        }
+        gcut__free(cursor);
+    } else {
+        for (int32_t b = 0; b <= B; b++)
+            c->block_start[b] = (QP_IDX)((int64_t)b * n / B);
+    }
+#define QP_INTERN(x) (intern != NULL ? intern[x] : (QP_IDX)(x))
+#define QP_BLOCK(original, internal)                                                               \
+    (in->block != NULL ? in->block[original] : QP_FN(block_of)(c, internal))
+
+    c->first = gcut__calloc(N + 1, sizeof(QP_IDX), "qpbo arc offsets");
+    c->inner_begin = gcut__calloc((size_t)B + 1, sizeof(int64_t), "qpbo block records");
+    c->tr = gcut__malloc(gcut__mul_size(N, sizeof(int64_t)), "qpbo terminal residuals");
+    c->nodes = gcut__malloc(gcut__mul_size(N, sizeof(QP_FN(bk_node))), "qpbo nodes");
+    gcut_status st = GCUT_OK;
+    if (!c->first || !c->inner_begin || !c->tr || !c->nodes) {
+        st = GCUT_ERR_NOMEM;
+        goto done;
+    }
+    /* Pass 1: count arcs per node, held-back records per block and across blocks. */
+    int64_t num_outer = 0;
+    for (int64_t k = 0; k < in->num_edges; k++) {
+        gcut__qp_edge e;
+        in->edge(in->ctx, k, &e);
+        if (e.u == e.v || (e.cap_uv == 0 && (e.nonsub || e.cap_vu == 0)))
+            continue;
+        QP_IDX u = QP_INTERN(e.u), v = QP_INTERN(e.v);
+        c->first[u]++;
+        c->first[v]++;
+        int32_t bu = QP_BLOCK(e.u, u), bv = QP_BLOCK(e.v, v);
+        if (bu != bv)
+            num_outer++;
+        else if (e.nonsub)
+            c->inner_begin[bu + 1]++;
+    }
+    QP_IDX sum = 0;
+    for (QP_IDX v = 0; v <= c->n; v++) {
+        sum += c->first[v];
+        c->first[v] = sum;
+    }
+    c->M = sum;
+    const size_t A = c->mirror ? 2 * (size_t)sum : (size_t)sum;
+    for (int32_t b = 0; b < B; b++)
+        c->inner_begin[b + 1] += c->inner_begin[b];
+    c->arcs = gcut__malloc(gcut__mul_size(A, sizeof(QP_FN(bk_arc))), "qpbo arcs");
+    c->sister = gcut__malloc(gcut__mul_size(A, sizeof(QP_IDX)), "qpbo reverse arcs");
+    c->inner = gcut__malloc(gcut__mul_size((size_t)c->inner_begin[B] + 1, sizeof(QP_FN(rec))),
+                            "qpbo non-submodular records");
+    QP_FN(pending) *pending = gcut__malloc(
+        gcut__mul_size((size_t)num_outer + 1, sizeof(QP_FN(pending))), "qpbo block interfaces");
+    int64_t *inner_cursor =
+        gcut__malloc(gcut__mul_size((size_t)B + 1, sizeof(int64_t)), "qpbo cursor");
+    if (!c->arcs || !c->sister || !c->inner || !pending || !inner_cursor) {
+        gcut__free(pending);
+        gcut__free(inner_cursor);
+        st = GCUT_ERR_NOMEM;
+        goto done;
+    }
+    memcpy(inner_cursor, c->inner_begin, (size_t)B * sizeof(int64_t));
+    /* Pass 2: place the arcs (counting sort by tail, as bk's build). */
+    const QP_IDX M = c->M;
+    int64_t np = 0;
+    for (int64_t k = 0; k < in->num_edges; k++) {
+        gcut__qp_edge e;
+        in->edge(in->ctx, k, &e);
+        if (e.u == e.v || (e.cap_uv == 0 && (e.nonsub || e.cap_vu == 0)))
+            continue;
+        QP_IDX u = QP_INTERN(e.u), v = QP_INTERN(e.v);
+        int32_t bu = QP_BLOCK(e.u, u), bv = QP_BLOCK(e.v, v);
+        QP_IDX a = --c->first[u], b = --c->first[v];
+        QP_FN(rec) rec;
+        rec.arc = a;
+        rec.cap = (uint32_t)e.cap_uv;
+        if (e.nonsub) {
+            c->arcs[a].head = v + c->n; /* u -> v' */
+            c->arcs[b].head = u + c->n; /* v -> u' */
+            c->sister[a] = b + M;       /* v' -> u, at v's position in v' */
+            c->sister[b] = a + M;
+            c->arcs[a].residual = c->arcs[b].residual = 0;
+            rec.rev = QP_NONSUB;
+        } else {
+            c->arcs[a].head = v;
+            c->arcs[b].head = u;
+            c->sister[a] = b;
+            c->sister[b] = a;
+            rec.rev = (uint32_t)e.cap_vu;
+            bool now = bu == bv;
+            c->arcs[a].residual = now ? rec.cap : 0;
+            c->arcs[b].residual = now ? rec.rev : 0;
+        }
+        if (bu != bv) {
+            QP_FN(pending) *p = &pending[np++];
+            p->a = bu < bv ? bu : bv;
+            p->b = bu < bv ? bv : bu;
+            p->rec = rec;
+        } else if (e.nonsub) {
+            c->inner[inner_cursor[bu]++] = rec;
+        }
+    }
+    gcut__free(inner_cursor);
+    if (c->mirror) {
+        for (QP_IDX a = 0; a < M; a++) {
+            c->arcs[a + M].head = QP_FN(flip)(c, c->arcs[a].head);
+            c->arcs[a + M].residual = 0;
+            QP_IDX s = c->sister[a];
+            c->sister[a + M] = s < M ? s + M : s - M;
+        }
+        for (QP_IDX v = 1; v <= c->n; v++)
+            c->first[c->n + v] = c->first[v] + M;
+    }
+    for (int64_t i = 0; i < n; i++)
+        c->tr[QP_INTERN(i)] = in->tr[i];
+    for (size_t v = 0; v < N; v++) {
+        if (v >= (size_t)n)
+            c->tr[v] = 0;
+        c->nodes[v] = (QP_FN(bk_node)){QP_NONE, QP_NONE, 0, 0};
+    }
+    st = QP_FN(finish)(c, pending, np);
+done:
+#undef QP_INTERN
+#undef QP_BLOCK
+    gcut__free(intern);
+    return st;
+}
+
+/* Group the held-back pairs by block pair into interfaces (two stable counting sorts, by the
+ * second block and then the first; records keep the edges' order within a pair) and make the
+ * per-block bookkeeping. Frees pending. */
+static gcut_status QP_FN(finish)(QP_FN(core) * c, QP_FN(pending) * pending, int64_t np) {
+    const int32_t B = c->B;
+    if (!QP_FN(sort_pending)(&pending, np, B)) {
+        gcut__free(pending);
+        return GCUT_ERR_NOMEM;
+    }
+    int64_t ni = 0;
+    for (int64_t k = 0; k < np; k++)
+        if (k == 0 || pending[k].a != pending[k - 1].a || pending[k].b != pending[k - 1].b)
+            ni++;
+    c->outer = gcut__malloc(gcut__mul_size((size_t)np + 1, sizeof(QP_FN(rec))), "qpbo records");
+    c->ifaces = gcut__calloc((size_t)ni + 1, sizeof(QP_FN(iface)), "qpbo block interfaces");
+    if (c->outer == NULL || c->ifaces == NULL) {
+        gcut__free(pending);
+        return GCUT_ERR_NOMEM;
+    }
+    ni = 0;
+    for (int64_t k = 0; k < np; k++) {
+        if (k == 0 || pending[k].a != pending[k - 1].a || pending[k].b != pending[k - 1].b) {
+            c->ifaces[ni].a = pending[k].a;
+            c->ifaces[ni].b = pending[k].b;
+            c->ifaces[ni].begin = k;
+            ni++;
+        }
+        c->ifaces[ni - 1].end = k + 1;
+        c->outer[k] = pending[k].rec;
+    }
+    c->num_ifaces = ni;
+    gcut__free(pending);
+    c->next_block = gcut__malloc(gcut__mul_size((size_t)B, sizeof(int32_t)), "qpbo blocks");
+    c->owner = gcut__malloc(gcut__mul_size((size_t)B, sizeof(int32_t)), "qpbo blocks");
+    c->subs = gcut__calloc((size_t)B, sizeof(QP_FN(sub)), "qpbo sub-graphs");
+    if (!c->next_block || !c->owner || !c->subs)
+        return GCUT_ERR_NOMEM;
+    return GCUT_OK;
+}
+
+/* parallel-bk: take the residual graph bk's own build made (from a graph, or straight from a
+ * grid's direction arrays), cut it into B contiguous blocks and hold back the arc pairs that
+ * cross blocks. bk's build already cancelled each node's common terminal capacity into
+ * *base_flow. */
+static gcut_status QP_FN(from_bk)(QP_FN(core) * c, QP_FN(bk_solver) * bk, int32_t B,
+                                  int64_t *base_flow) {
+    c->n = bk->num_nodes;
+    c->M = bk->num_arcs;
+    c->mirror = false;
+    c->B = B;
+    c->first = bk->first;
+    c->arcs = bk->arcs;
+    c->sister = bk->sister;
+    c->nodes = bk->nodes;
+    c->tr = bk->tr;
+    *base_flow = bk->flow;
+    bk->first = bk->sister = NULL;
+    bk->arcs = NULL;
+    bk->nodes = NULL;
+    bk->tr = NULL;
+    QP_FN(bk_free)(bk);
+    c->block_start = gcut__calloc((size_t)B + 1, sizeof(QP_IDX), "qpbo block starts");
+    c->inner_begin = gcut__calloc((size_t)B + 1, sizeof(int64_t), "qpbo block records");
+    c->inner = gcut__malloc(sizeof(QP_FN(rec)), "qpbo records");
+    if (!c->block_start || !c->inner_begin || !c->inner)
+        return GCUT_ERR_NOMEM;
+    for (int32_t b = 0; b <= B; b++)
+        c->block_start[b] = (QP_IDX)((int64_t)b * c->n / B);
+    int64_t np = 0;
+    for (int32_t b = 0; b < B; b++)
+        for (QP_IDX u = c->block_start[b]; u < c->block_start[b + 1]; u++)
+            for (QP_IDX a = c->first[u]; a < c->first[u + 1]; a++)
+                np += c->arcs[a].head >= c->block_start[b + 1];
+    QP_FN(pending) *pending = gcut__malloc(gcut__mul_size((size_t)np + 1, sizeof(QP_FN(pending))),
+                                           "qpbo block interfaces");
+    if (pending == NULL)
+        return GCUT_ERR_NOMEM;
+    np = 0;
+    for (int32_t b = 0; b < B; b++)
+        for (QP_IDX u = c->block_start[b]; u < c->block_start[b + 1]; u++)
+            for (QP_IDX a = c->first[u]; a < c->first[u + 1]; a++) {
+                QP_IDX v = c->arcs[a].head;
+                if (v < c->block_start[b + 1])
+                    continue;
+                QP_FN(pending) *p = &pending[np++];
+                p->a = b;
+                p->b = QP_FN(block_of)(c, v);
+                p->rec.arc = a;
+                p->rec.cap = c->arcs[a].residual;
+                p->rec.rev = c->arcs[c->sister[a]].residual;
+                c->arcs[a].residual = c->arcs[c->sister[a]].residual = 0;
+            }
+    return QP_FN(finish)(c, pending, np);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Sub-graphs                                                                                */
+
+static void QP_FN(forget_times)(void *data) {
+    QP_FN(sub) *s = data;
+    QP_FN(core) *c = s->core;
+    for (int32_t b = s->first_block; b >= 0; b = c->next_block[b])
+        for (QP_IDX p = c->block_start[b]; p < c->block_start[b + 1]; p++) {
+            c->nodes[p].ts = 0;
+            if (s->stage2)
+                c->nodes[p + c->n].ts = 0;
+        }
+}
+
+/* Size the orphan queue to the sub-graph's nodes (it is empty between runs). */
+static bool QP_FN(sub_room)(QP_FN(sub) * s) {
+    size_t room = (size_t)s->primal * (s->stage2 ? 2 : 1);
+    QP_IDX *q =
+        gcut__realloc(s->bk.orphans, gcut__mul_size(room + 1, sizeof(QP_IDX)), "qpbo orphan queue");
+    if (q == NULL)
+        return false;
+    s->bk.orphans = q;
+    s->bk.num_nodes = (QP_IDX)room;
+    s->bk.orphan_low = (QP_IDX)room;
+    s->bk.orphan_head = s->bk.orphan_tail = 0;
+    return true;
+}
+
+static bool QP_FN(sub_init)(QP_FN(core) * c, int32_t b) {
+    QP_FN(sub) *s = &c->subs[b];
+    memset(s, 0, sizeof *s);
+    s->core = c;
+    s->first_block = s->last_block = b;
+    c->next_block[b] = -1;
+    c->owner[b] = b;
+    s->primal = (int64_t)(c->block_start[b + 1] - c->block_start[b]);
+    QP_FN(bk_solver) *bk = &s->bk;
+    bk->first = c->first;
+    bk->arcs = c->arcs;
+    bk->sister = c->sister;
+    bk->nodes = c->nodes;
+    bk->tr = c->tr;
+    bk->num_arcs = c->M;
+    bk->active_first = bk->active_last = QP_NONE;
+    bk->forget_times = QP_FN(forget_times);
+    if (!QP_FN(sub_room)(s))
+        return false;
+    /* bk's init_trees, over this block's variables. */
+    for (QP_IDX p = c->block_start[b]; p < c->block_start[b + 1]; p++) {
+        QP_FN(bk_node) *node = &c->nodes[p];
+        node->next = QP_NONE;
+        node->ts = 0;
+        if (c->tr[p] != 0) {
+            node->parent = QP_TERMINAL;
+            node->dist_sink = (c->tr[p] < 0 ? QP_SINK_BIT : 0) | 1u;
+            QP_FN(bk_set_active)(bk, p);
+        } else {
+            node->parent = QP_NONE;
+            node->dist_sink = 0;
+        }
+    }
+    return true;
+}
+
+/* Stage 1 -> Stage 2 (section 2): the flipped copy of a sub-graph whose max flow is finished,
+ * its residuals and its search trees mirrored (a source tree's mirror is a sink tree), the
+ * flow counted twice. */
+static bool QP_FN(to_stage2)(QP_FN(sub) * s) {
+    QP_FN(core) *c = s->core;
+    const QP_IDX n = c->n, M = c->M;
+    QP_FN(bk_arc) *arcs = c->arcs;
+    for (int32_t b = s->first_block; b >= 0; b = c->next_block[b])
+        for (QP_IDX p = c->block_start[b]; p < c->block_start[b + 1]; p++) {
+            c->tr[p + n] = -c->tr[p];
+            QP_FN(bk_node) np = c->nodes[p];
+            QP_FN(bk_node) *nq = &c->nodes[p + n];
+            nq->next = QP_NONE;
+            nq->ts = np.ts;
+            if (np.parent == QP_NONE) {
+                nq->parent = QP_NONE;
+                nq->dist_sink = 0;
+            } else {
+                nq->parent = np.parent == QP_TERMINAL ? QP_TERMINAL : np.parent + M;
+                nq->dist_sink = np.dist_sink ^ QP_SINK_BIT;
+            }
+            /* Mirror arcs start at 0; only those with residual are written, so that the
+             * mirrors of arcs to sub-graphs not merged yet (0 both ways, read by the threads
+             * solving those) are never stored to. */
+            for (QP_IDX a = c->first[p]; a < c->first[p + 1]; a++)
+                if (arcs[a].head < n) {
+                    uint32_t r = arcs[c->sister[a]].residual;
+                    if (r != 0)
+                        arcs[a + M].residual = r;
+                }
+        }
+    s->stage2 = true;
+    QP_FN(bk_add_flow)(&s->bk, s->bk.flow);
+    return QP_FN(sub_room)(s);
+}
+
+/* Put a held-back arc pair into play (and its mirror in Stage 2); its ends turn active. */
+static void QP_FN(add_rec)(QP_FN(sub) * s, const QP_FN(rec) * r) {
+    QP_FN(core) *c = s->core;
+    QP_FN(bk_arc) *arcs = c->arcs;
+    const QP_IDX n = c->n, M = c->M;
+    QP_FN(bk_solver) *bk = &s->bk;
+    QP_IDX a = r->arc, b = c->sister[a];
+    if (r->rev != QP_NONSUB) {
+        QP_IDX u = arcs[b].head, v = arcs[a].head;
+        arcs[a].residual = r->cap;
+        arcs[b].residual = r->rev;
+        QP_FN(bk_set_active)(bk, u);
+        QP_FN(bk_set_active)(bk, v);
+        if (s->stage2) {
+            arcs[a + M].residual = r->rev;
+            arcs[b + M].residual = r->cap;
+            QP_FN(bk_set_active)(bk, u + n);
+            QP_FN(bk_set_active)(bk, v + n);
+        }
+        return;
+    }
+    /* a: p -> q', b: q' -> p; the partner pair q -> p' (b - M), p' -> q (a + M). */
+    QP_IDX p = arcs[b].head, q = arcs[a].head - n;
+    arcs[b].residual = r->cap;
+    arcs[a + M].residual = r->cap;
+    QP_FN(bk_set_active)(bk, p);
+    QP_FN(bk_set_active)(bk, q);
+    QP_FN(bk_set_active)(bk, p + n);
+    QP_FN(bk_set_active)(bk, q + n);
+}
+
+/* Phase A for one block: Stage 1, then Stage 2 if the block holds a non-submodular term. */
+static bool QP_FN(phase_a)(QP_FN(core) * c, int32_t b) {
+    if (!QP_FN(sub_init)(c, b))
+        return false;
+    QP_FN(sub) *s = &c->subs[b];
+    QP_FN(bk_run)(&s->bk);
+    if (c->inner_begin[b] < c->inner_begin[b + 1]) {
+        if (!QP_FN(to_stage2)(s))
+            return false;
+        for (int64_t k = c->inner_begin[b]; k < c->inner_begin[b + 1]; k++)
+            QP_FN(add_rec)(s, &c->inner[k]);
+        QP_FN(bk_run)(&s->bk);
+    }
+    return true;
+}
+
+/* Unite sub-graph y into x and put the interfaces' pairs into play (Algorithm 1, after the
+ * locks); then update the max flow. */
+static bool QP_FN(merge)(QP_FN(core) * c, QP_FN(sub) * x, QP_FN(sub) * y, const int64_t *list,
+                         int64_t count) {
+    bool need2 = x->stage2 || y->stage2;
+    for (int64_t k = 0; k < count && !need2; k++) {
+        const QP_FN(iface) *f = &c->ifaces[list[k]];
+        for (int64_t r = f->begin; r < f->end && !need2; r++)
+            need2 = c->outer[r].rev == QP_NONSUB;
+    }
+    if (need2) {
+        if (!x->stage2 && !QP_FN(to_stage2)(x))
+            return false;
+        if (!y->stage2 && !QP_FN(to_stage2)(y))
+            return false;
+    }
+    c->next_block[x->last_block] = y->first_block;
+    x->last_block = y->last_block;
+    x->primal += y->primal;
+    gcut__free(y->bk.orphans);
+    y->bk.orphans = NULL;
+    if (!QP_FN(sub_room)(x))
+        return false;
+    /* Stamps of both halves stay below the new TIME, so none passes for fresh. */
+    if (y->bk.time > x->bk.time)
+        x->bk.time = y->bk.time;
+    QP_FN(bk_next_time)(&x->bk);
+    QP_FN(bk_add_flow)(&x->bk, y->bk.flow);
+    x->bk.overflow = x->bk.overflow || y->bk.overflow;
+    x->bk.augmentations += y->bk.augmentations;
+    x->bk.active_first = x->bk.active_last = QP_NONE;
+    for (int64_t k = 0; k < count; k++) {
+        const QP_FN(iface) *f = &c->ifaces[list[k]];
+        for (int64_t r = f->begin; r < f->end; r++)
+            QP_FN(add_rec)(x, &c->outer[r]);
+    }
+    QP_FN(bk_run)(&x->bk);
+    return true;
+}
+
+static int32_t QP_FN(find)(QP_FN(core) * c, int32_t b) {
+    while (c->owner[b] != b) {
+        c->owner[b] = c->owner[c->owner[b]];
+        b = c->owner[b];
+    }
+    return b;
+}
+
+static void QP_FN(set_error)(QP_FN(core) * c, gcut_status st) {
+    pthread_mutex_lock(&c->lock);
+    if (c->error == GCUT_OK)
+        c->error = st;
+    pthread_mutex_unlock(&c->lock);
+}
+
+/* One thread: Phase A blocks from a shared counter, then Phase B by Algorithm 1. */
+static void *QP_FN(worker)(void *arg) {
+    QP_FN(core) *c = arg;
+    for (;;) {
+        pthread_mutex_lock(&c->lock);
+        int32_t b = c->error == GCUT_OK ? c->next_phase_a++ : c->B;
+        pthread_mutex_unlock(&c->lock);
+        if (b >= c->B)
+            break;
+        if (!QP_FN(phase_a)(c, b)) {
+            QP_FN(set_error)(c, GCUT_ERR_NOMEM);
+            return NULL;
+        }
+    }
+    return NULL;
+}
+
+static void *QP_FN(merger)(void *arg) {
+    QP_FN(core) *c = arg;
+    int64_t *list =
+        gcut__malloc(gcut__mul_size((size_t)c->num_ifaces + 1, sizeof(int64_t)), "qpbo merge list");
+    if (list == NULL) {
+        QP_FN(set_error)(c, GCUT_ERR_NOMEM);
+        return NULL;
+    }
+    for (;;) {
+        pthread_mutex_lock(&c->lock);
+        int32_t x = -1, y = -1;
+        int64_t count = 0;
+        for (int64_t k = 0; k < c->num_ifaces && c->error == GCUT_OK; k++) {
+            QP_FN(iface) *f = &c->ifaces[k];
+            if (f->done)
+                continue;
+            int32_t i = QP_FN(find)(c, f->a), j = QP_FN(find)(c, f->b);
+            if (x < 0) {
+                if (c->subs[i].busy || c->subs[j].busy)
+                    continue;
+                x = i < j ? i : j;
+                y = i < j ? j : i;
+            }
+            if ((i == x && j == y) || (i == y && j == x)) {
+                f->done = true;
+                list[count++] = k;
+            }
+        }
+        if (count == 0) {
+            pthread_mutex_unlock(&c->lock);
+            break;
+        }
+        c->subs[x].busy = c->subs[y].busy = true;
+        c->owner[y] = x;
+        c->merges++;
+        pthread_mutex_unlock(&c->lock);
+        bool ok = QP_FN(merge)(c, &c->subs[x], &c->subs[y], list, count);
+        pthread_mutex_lock(&c->lock);
+        c->subs[x].busy = false;
+        if (!ok && c->error == GCUT_OK)
+            c->error = GCUT_ERR_NOMEM;
+        pthread_mutex_unlock(&c->lock);
+        if (!ok)
+            break;
+    }
+    gcut__free(list);
+    return NULL;
+}
+
+/* Run fn on `threads` threads (the calling one included). */
+static gcut_status QP_FN(run_threads)(QP_FN(core) * c, int threads, void *(*fn)(void *)) {
+    pthread_t ids[256];
+    int started = 0;
+    if (threads > 256)
+        threads = 256;
+    for (int t = 1; t < threads; t++) {
+        if (pthread_create(&ids[started], NULL, fn, c) != 0)
+            break; /* fewer threads: the work is shared out all the same */
+        started++;
+    }
+    fn(c);
+    for (int t = 0; t < started; t++)
+        pthread_join(ids[t], NULL);
+    return c->error;
+}
+
+/* Liu & Sun's order: interfaces with more pairs whose ends lie in opposite trees first (more
+ * augmenting paths to find, better done while many threads still have work). */
+static int QP_FN(cmp_iface)(const void *x, const void *y) {
+    const QP_FN(iface) *p = x, *q = y;
+    if (p->score != q->score)
+        return p->score > q->score ? -1 : 1;
+    if (p->a != q->a)
+        return p->a < q->a ? -1 : 1;
+    return p->b < q->b ? -1 : p->b > q->b;
+}
+
+static void QP_FN(order_ifaces)(QP_FN(core) * c) {
+    for (int64_t k = 0; k < c->num_ifaces; k++) {
+        QP_FN(iface) *f = &c->ifaces[k];
+        int64_t score = 0;
+        for (int64_t r = f->begin; r < f->end; r++) {
+            QP_IDX a = c->outer[r].arc;
+            QP_IDX u = c->arcs[c->sister[a]].head, v = c->arcs[a].head;
+            if (v >= c->n)
+                v -= c->n;
+            const QP_FN(bk_node) *nu = &c->nodes[u], *nv = &c->nodes[v];
+            if (nu->parent != QP_NONE && nv->parent != QP_NONE &&
+                ((nu->dist_sink ^ nv->dist_sink) & QP_SINK_BIT))
+                score++;
+        }
+        f->score = score;
+    }
+    qsort(c->ifaces, (size_t)c->num_ifaces, sizeof *c->ifaces, QP_FN(cmp_iface));
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Labels                                                                                    */
+
+/* Nodes reachable from the source in the residual graph (the minimal min cut's source side;
+ * the same set for every maximum flow). bk stops only when its source tree holds every node
+ * reachable from the source and no residual arc leaves it, and every sub-graph ended so (the
+ * mirrored copies included: a mirror of a finished search is finished), so the set is the
+ * source tree; GCUT_QPBO_CHECK_REACH=1 recomputes it by search and compares (tests). */
+static gcut_status QP_FN(reach_source)(const QP_FN(core) * c, size_t N, uint8_t *in_s) {
+    for (size_t v = 0; v < N; v++) {
+        const QP_FN(bk_node) *node = &c->nodes[v];
+        in_s[v] = node->parent != QP_NONE && !(node->dist_sink & QP_SINK_BIT);
+    }
+    const char *check = getenv("GCUT_QPBO_CHECK_REACH");
+    if (check == NULL || strcmp(check, "1") != 0)
+        return GCUT_OK;
+    QP_IDX *queue = gcut__malloc(gcut__mul_size(N + 1, sizeof(QP_IDX)), "qpbo labelling");
+    uint8_t *seen = gcut__calloc(N + 1, 1, "qpbo labelling");
+    if (queue == NULL || seen == NULL) {
+        gcut__free(queue);
+        gcut__free(seen);
+        return GCUT_ERR_NOMEM;
+    }
+    size_t head = 0, tail = 0;
+    for (size_t v = 0; v < N; v++)
+        if (c->tr[v] > 0) {
+            seen[v] = 1;
+            queue[tail++] = (QP_IDX)v;
+        }
+    while (head < tail) {
+        QP_IDX v = queue[head++];
+        for (QP_IDX a = c->first[v]; a < c->first[v + 1]; a++) {
+            QP_IDX w = c->arcs[a].head;
+            if (c->arcs[a].residual > 0 && !seen[w]) {
+                seen[w] = 1;
+                queue[tail++] = w;
+            }
+        }
+    }
+    bool same = memcmp(seen, in_s, N) == 0;
+    gcut__free(queue);
+    gcut__free(seen);
+    return same ? GCUT_OK
+                : gcut__fail(GCUT_ERR_INTERNAL,
+                             "qpbo: the source tree differs from the set reachable from the "
+                             "source (GCUT_QPBO_CHECK_REACH)");
+}
+
+typedef struct QP_FN(heap_item) {
+    uint64_t key;
+    QP_IDX comp;
+} QP_FN(heap_item);
+
+static void QP_FN(heap_push)(QP_FN(heap_item) * h, size_t *size, QP_FN(heap_item) item) {
+    size_t i = (*size)++;
+    while (i > 0 && h[(i - 1) / 2].key > item.key) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = item;
+}
+
+static QP_FN(heap_item) QP_FN(heap_pop)(QP_FN(heap_item) * h, size_t *size) {
+    QP_FN(heap_item) top = h[0], last = h[--*size];
+    size_t i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1;
+        if (l >= *size)
+            break;
+        if (l + 1 < *size && h[l + 1].key < h[l].key)
+            l++;
+        if (h[l].key >= last.key)
+            break;
+        h[i] = h[l];
+        i = l;
+    }
+    h[i] = last;
+    return top;
+}
+
+/* The labels of nodes neither side of every minimum cut fixes (weak persistencies): strongly
+ * connected components of the residual graph among them (Tarjan), ordered topologically with
+ * ties broken by the smallest original node id in a component (so that the result depends on
+ * the minimum cuts only, not on which maximum flow was found), then p gets 0 when its
+ * component comes after its flip's (the 2-SAT assignment, Aspvall, Plass & Tarjan 1979: the
+ * source side stays closed under residual arcs and symmetric). p and p' in one component:
+ * unlabeled. */
+static gcut_status QP_FN(weak_labels)(const QP_FN(core) * c, const uint8_t *in_s, int8_t *labels,
+                                      uint64_t *extra_bytes) {
+    const QP_IDX n = c->n;
+    const size_t N = 2 * (size_t)n;
+    size_t count = 0;
+    for (QP_IDX p = 0; p < n; p++)
+        if (!in_s[p] && !in_s[p + n])
+            count++;
+    if (count == 0)
+        return GCUT_OK;
+#define QP_MIDDLE(v) (!in_s[v] && !in_s[QP_FN(flip)(c, v)])
+    uint64_t before = gcut_memory_in_use();
+    QP_IDX *index = gcut__calloc(N, sizeof(QP_IDX), "qpbo components");
+    QP_IDX *low = gcut__malloc(gcut__mul_size(N, sizeof(QP_IDX)), "qpbo components");
+    QP_IDX *comp = gcut__malloc(gcut__mul_size(N, sizeof(QP_IDX)), "qpbo components");
+    QP_IDX *stack = gcut__malloc(gcut__mul_size(2 * count + 1, sizeof(QP_IDX)), "qpbo stack");
+    QP_IDX *call_node = gcut__malloc(gcut__mul_size(2 * count + 1, sizeof(QP_IDX)), "qpbo stack");
+    QP_IDX *call_arc = gcut__malloc(gcut__mul_size(2 * count + 1, sizeof(QP_IDX)), "qpbo stack");
+    gcut_status st = GCUT_OK;
+    QP_IDX *comp_start = NULL, *members = NULL, *indeg = NULL, *topo = NULL;
+    uint64_t *key = NULL;
+    QP_FN(heap_item) *heap = NULL;
+    if (!index || !low || !comp || !stack || !call_node || !call_arc) {
+        st = GCUT_ERR_NOMEM;
+        goto done;
+    }
+    QP_IDX counter = 0, num_comps = 0;
+    size_t sp = 0, cp = 0;
+    for (size_t root = 0; root < N; root++) {
+        if (!QP_MIDDLE(root) || index[root] != 0)
+            continue;
+        index[root] = low[root] = ++counter;
+        comp[root] = QP_NONE;
+        stack[sp++] = (QP_IDX)root;
+        call_node[cp] = (QP_IDX)root;
+        call_arc[cp++] = c->first[root];
+        while (cp > 0) {
+            QP_IDX u = call_node[cp - 1];
+            QP_IDX a = call_arc[cp - 1];
+            if (a < c->first[u + 1]) {
+                call_arc[cp - 1] = a + 1;
+                QP_IDX w = c->arcs[a].head;
+                if (c->arcs[a].residual == 0 || !QP_MIDDLE(w))
+                    continue;
+                if (index[w] == 0) {
+                    index[w] = low[w] = ++counter;
+                    comp[w] = QP_NONE;
+                    stack[sp++] = w;
+                    call_node[cp] = w;
+                    call_arc[cp++] = c->first[w];
+                } else if (comp[w] == QP_NONE && index[w] < low[u]) {
+                    low[u] = index[w];
+                }
+                continue;
+            }
+            cp--;
+            if (low[u] == index[u]) {
+                QP_IDX w;
+                do {
+                    w = stack[--sp];
+                    comp[w] = num_comps;
+                } while (w != u);
+                num_comps++;
+            }
+            if (cp > 0) {
+                QP_IDX parent = call_node[cp - 1];
+                if (low[u] < low[parent])
+                    low[parent] = low[u];
+            }
+        }
+    }
+    /* Members by component, each component's key, in-degrees of the condensation. */
+    comp_start = gcut__calloc((size_t)num_comps + 1, sizeof(QP_IDX), "qpbo components");
+    members = gcut__malloc(gcut__mul_size(2 * count + 1, sizeof(QP_IDX)), "qpbo components");
+    indeg = gcut__calloc((size_t)num_comps + 1, sizeof(QP_IDX), "qpbo components");
+    topo = gcut__malloc(gcut__mul_size((size_t)num_comps + 1, sizeof(QP_IDX)), "qpbo order");
+    key = gcut__malloc(gcut__mul_size((size_t)num_comps + 1, sizeof(uint64_t)), "qpbo order");
+    heap = gcut__malloc(gcut__mul_size((size_t)num_comps + 1, sizeof *heap), "qpbo order");
+    if (!comp_start || !members || !indeg || !topo || !key || !heap) {
+        st = GCUT_ERR_NOMEM;
+        goto done;
+    }
+    for (QP_IDX k = 0; k < num_comps; k++)
+        key[k] = UINT64_MAX;
+    for (size_t v = 0; v < N; v++) {
+        if (!QP_MIDDLE(v))
+            continue;
+        comp_start[comp[v] + 1]++;
+        QP_IDX p = v < n ? (QP_IDX)v : (QP_IDX)(v - n);
+        uint64_t k = 2 * (uint64_t)(c->orig != NULL ? c->orig[p] : p) + (v >= n);
+        if (k < key[comp[v]])
+            key[comp[v]] = k;
+        for (QP_IDX a = c->first[v]; a < c->first[v + 1]; a++) {
+            QP_IDX w = c->arcs[a].head;
+            if (c->arcs[a].residual > 0 && QP_MIDDLE(w) && comp[w] != comp[v])
+                indeg[comp[w]]++;
+        }
+    }
+    for (QP_IDX k = 0; k < num_comps; k++)
+        comp_start[k + 1] += comp_start[k];
+    for (size_t v = 0; v < N; v++)
+        if (QP_MIDDLE(v))
+            members[comp_start[comp[v]]++] = (QP_IDX)v;
+    for (QP_IDX k = num_comps; k > 0; k--)
+        comp_start[k] = comp_start[k - 1];
+    comp_start[0] = 0;
+    /* Kahn's algorithm, smallest key first: the order depends on reachability alone. */
+    size_t heap_size = 0;
+    for (QP_IDX k = 0; k < num_comps; k++)
+        if (indeg[k] == 0)
+            QP_FN(heap_push)(heap, &heap_size, (QP_FN(heap_item)){key[k], k});
+    QP_IDX position = 0;
+    while (heap_size > 0) {
+        QP_IDX k = QP_FN(heap_pop)(heap, &heap_size).comp;
+        topo[k] = position++;
+        for (QP_IDX m = comp_start[k]; m < comp_start[k + 1]; m++) {
+            QP_IDX v = members[m];
+            for (QP_IDX a = c->first[v]; a < c->first[v + 1]; a++) {
+                QP_IDX w = c->arcs[a].head;
+                if (c->arcs[a].residual > 0 && QP_MIDDLE(w) && comp[w] != k &&
+                    --indeg[comp[w]] == 0)
+                    QP_FN(heap_push)(heap, &heap_size, (QP_FN(heap_item)){key[comp[w]], comp[w]});
+            }
+        }
+    }
+    if (position != num_comps) {
+        st = gcut__fail(GCUT_ERR_INTERNAL, "qpbo: the component graph has a cycle");
+        goto done;
+    }
+    for (QP_IDX p = 0; p < n; p++) {
+        if (!QP_MIDDLE(p))
+            continue;
+        QP_IDX cp_ = comp[p], cq = comp[p + n];
+        QP_IDX o = c->orig != NULL ? c->orig[p] : p;
+        labels[o] = cp_ == cq ? GCUT_QPBO_UNLABELED : topo[cp_] > topo[cq] ? 0 : 1;
+    }
+done:
+#undef QP_MIDDLE
+    *extra_bytes = gcut_memory_in_use() - before;
+    gcut__free(index);
+    gcut__free(low);
+    gcut__free(comp);
+    gcut__free(stack);
+    gcut__free(call_node);
+    gcut__free(call_arc);
+    gcut__free(comp_start);
+    gcut__free(members);
+    gcut__free(indeg);
+    gcut__free(topo);
+    gcut__free(key);
+    gcut__free(heap);
+    return st;
+}
+
+static gcut_status QP_FN(labels)(const QP_FN(core) * c, bool stage2, gcut__qp_output *out) {
+    const QP_IDX n = c->n;
+    const size_t N = stage2 ? 2 * (size_t)n : (size_t)n;
+    uint64_t before = gcut_memory_in_use();
+    uint8_t *in_s = gcut__malloc(N + 1, "qpbo labelling");
+    if (in_s == NULL)
+        return GCUT_ERR_NOMEM;
+    gcut_status reached = QP_FN(reach_source)(c, N, in_s);
+    if (reached != GCUT_OK) {
+        gcut__free(in_s);
+        return reached;
+    }
+    uint64_t extra = gcut_memory_in_use() - before;
+    for (QP_IDX p = 0; p < n; p++) {
+        QP_IDX o = c->orig != NULL ? c->orig[p] : p;
+        if (out->cut != NULL)
+            out->cut[o] = in_s[p] ? GCUT_SOURCE : GCUT_SINK;
+        if (out->labels != NULL)
+            out->labels[o] = in_s[p] ? 0 : !stage2 ? 1 : in_s[p + n] ? 1 : GCUT_QPBO_UNLABELED;
+    }
+    gcut_status st = GCUT_OK;
+    if (stage2 && out->labels != NULL) {
+        uint64_t weak = 0;
+        st = QP_FN(weak_labels)(c, in_s, out->labels, &weak);
+        extra += weak;
+    }
+    gcut__free(in_s);
+    out->bytes += extra;
+    return st;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
+static gcut_status QP_FN(run_core)(QP_FN(core) * c, int threads, gcut__qp_output *out);
+
+static gcut_status QP_FN(solve)(const gcut__qp_input *in, gcut__qp_output *out) {
+    QP_FN(core) core;
+    memset(&core, 0, sizeof core);
+    uint64_t before = gcut_memory_in_use();
+    double t0 = gcut__now_ms();
+    gcut_status st = QP_FN(build)(&core, in);
+    if (st != GCUT_OK) {
+        QP_FN(core_free)(&core);
+        return st == GCUT_ERR_NOMEM ? GCUT_ERR_NOMEM : st;
+    }
+    out->bytes = gcut_memory_in_use() - before;
+    out->build_ms = gcut__now_ms() - t0;
+    return QP_FN(run_core)(&core, in->threads, out);
+}
+
+/* parallel-bk from bk's layout of a graph (grid NULL) or grid. */
+static gcut_status QP_FN(solve_bk)(const gcut_graph *g, const gcut_grid *grid, int32_t blocks,
+                                   int threads, int64_t *base_flow, gcut__qp_output *out) {
+    QP_FN(core) core;
+    memset(&core, 0, sizeof core);
+    uint64_t before = gcut_memory_in_use();
+    double t0 = gcut__now_ms();
+    QP_FN(bk_solver) *bk = NULL;
+    gcut_status st =
+        grid != NULL ? QP_FN(bk_build_grid)(grid, &bk) : QP_FN(bk_build)(g, false, &bk);
+    if (st == GCUT_OK) {
+        int64_t n = (int64_t)bk->num_nodes;
+        int32_t B = blocks < 1 ? 1 : (int64_t)blocks > n ? (int32_t)(n > 0 ? n : 1) : blocks;
+        st = QP_FN(from_bk)(&core, bk, B, base_flow);
+    }
+    if (st != GCUT_OK) {
+        QP_FN(core_free)(&core);
+        return st;
+    }
+    out->bytes = gcut_memory_in_use() - before;
+    out->build_ms = gcut__now_ms() - t0;
+    return QP_FN(run_core)(&core, threads, out);
+}
+
+/* Phase A, Phase B, the last mirrors, the labels; frees the core. */
+static gcut_status QP_FN(run_core)(QP_FN(core) * c, int threads_asked, gcut__qp_output *out) {
+    QP_FN(core) core = *c;
+    gcut_status st = GCUT_OK;
+    double t1 = gcut__now_ms();
+    pthread_mutex_init(&core.lock, NULL);
+    int threads = threads_asked < 1 ? 1 : threads_asked;
+    int phase_a_threads = threads < core.B ? threads : core.B;
+    st = QP_FN(run_threads)(&core, phase_a_threads, QP_FN(worker));
+    if (st == GCUT_OK && core.num_ifaces > 0) {
+        QP_FN(order_ifaces)(&core);
+        st = QP_FN(run_threads)(&core, threads, QP_FN(merger));
+    }
+    int64_t flow = 0;
+    bool overflow = false;
+    if (st == GCUT_OK) {
+        bool stage2 = false;
+        for (int32_t b = 0; b < core.B; b++)
+            if (core.owner[b] == b && core.subs[b].stage2)
+                stage2 = true;
+        for (int32_t b = 0; b < core.B && st == GCUT_OK; b++) {
+            QP_FN(sub) *s = &core.subs[b];
+            if (core.owner[b] != b)
+                continue;
+            if (stage2 && !s->stage2 && !QP_FN(to_stage2)(s))
+                st = GCUT_ERR_NOMEM;
+            overflow =
+                overflow || s->bk.overflow || (s->bk.flow > 0 && flow > INT64_MAX - s->bk.flow);
+            if (!overflow)
+                flow += s->bk.flow;
+            out->augmentations += s->bk.augmentations;
+        }
+        out->stage2 = stage2;
+    }
+    double t2 = gcut__now_ms();
+    out->solve_ms = t2 - t1;
+    if (st == GCUT_OK && overflow)
+        st = gcut__fail(GCUT_ERR_OVERFLOW, "qpbo: the maximum flow passes INT64_MAX");
+    if (st == GCUT_OK) {
+        out->flow = flow;
+        out->merges = core.merges;
+        out->blocks = core.B;
+        out->threads = threads;
+        st = QP_FN(labels)(&core, out->stage2, out);
+    }
+    out->label_ms = gcut__now_ms() - t2;
+    if (st == GCUT_ERR_NOMEM && *gcut_last_error() == '\0')
+        gcut__fail(GCUT_ERR_NOMEM, "qpbo: out of memory while solving");
+    pthread_mutex_destroy(&core.lock);
+    QP_FN(core_free)(&core);
+    return st;
+}
+
+#undef BK_IDX
+#undef BK_FN
+#undef BK_SKIP_IDLE_PAIRS
+#undef QP_NONE
+#undef QP_TERMINAL
+#undef QP_SINK_BIT
+#undef QP_NONSUB

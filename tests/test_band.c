@@ -1,0 +1,671 @@
+/* test_band.c - multilevel narrow-banded segmentation (Lombaert 2005; Lattari 2010 3.5, 5.4):
+ * a coarse level's energy is the image's energy of the projected labelling, seeds coarsened
+ * and labels projected at odd sizes and on 1-pixel-wide images, banded == full where the band
+ * provably holds the cut, honest energies (the result's energy is its cut capacity in the full
+ * grid, never below the exact minimum) where the band misses thin detail, lost seeds restored,
+ * empty bands, volumes, and clean errors. Randomized parts print their seed. */
+#include "internal.h"
+#include "../src/seg/seg_internal.h"
+#include "util_common.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int passed = 0;
+
+#define PASS_IF(cond)                                                                              \
+    do {                                                                                           \
+        int before_ = test_failures;                                                               \
+        CHECK(cond);                                                                               \
+        if (test_failures == before_)                                                              \
+            passed++;                                                                              \
+    } while (0)
+
+/* Energy of a labelling of level k from unscaled gcut__band_node capacities. */
+static int64_t level_energy(const gcut__band_image *base, const gcut__seg_tables *t, int conn,
+                            int k, const int64_t dims[3], const uint8_t *labels) {
+    int64_t e = 0;
+    for (int64_t z = 0; z < dims[0]; z++)
+        for (int64_t y = 0; y < dims[1]; y++)
+            for (int64_t x = 0; x < dims[2]; x++) {
+                int64_t s, snk, w[27];
+                gcut__band_node(base, t, conn, k, NULL, dims, z, y, x, &s, &snk, w);
+                const int l = labels[(z * dims[1] + y) * dims[2] + x] & 1;
+                e += l ? snk : s;
+                for (int dz = -1; dz <= 1; dz++)
+                    for (int dy = -1; dy <= 1; dy++)
+                        for (int dx = -1; dx <= 1; dx++) {
+                            const int64_t c = w[(dz + 1) * 9 + (dy + 1) * 3 + dx + 1];
+                            const bool forward =
+                                dz > 0 || (dz == 0 && (dy > 0 || (dy == 0 && dx > 0)));
+                            if (c == 0 || !forward)
+                                continue;
+                            const int64_t j = ((z + dz) * dims[1] + y + dy) * dims[2] + x + dx;
+                            if ((labels[j] & 1) != l)
+                                e += c;
+                        }
+            }
+    return e;
+}
+
+/* Random image, seeds and tables of the given size (channels 1 or 3). */
+typedef struct problem {
+    gcut__band_image base;
+    uint8_t *pixels, *seeds;
+    gcut__seg_tables *tables;
+} problem;
+
+static void problem_free(problem *p) {
+    free(p->pixels);
+    free(p->seeds);
+    gcut__seg_tables_free(p->tables);
+}
+
+static bool problem_make(test_rng *rng, const int64_t dims[3], int channels, int conn, problem *p) {
+    memset(p, 0, sizeof *p);
+    const int64_t n = dims[0] * dims[1] * dims[2];
+    p->pixels = malloc((size_t)(n * channels));
+    p->seeds = malloc((size_t)n);
+    if (p->pixels == NULL || p->seeds == NULL ||
+        gcut__seg_tables_alloc(channels, conn, &p->tables) != GCUT_OK)
+        return false;
+    for (int64_t i = 0; i < n * channels; i++)
+        p->pixels[i] = (uint8_t)test_rng_range(rng, 0, 255);
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t r = test_rng_range(rng, 0, 9);
+        p->seeds[i] = r == 0 ? GCUT_SEED_FOREGROUND : r == 1 ? GCUT_SEED_BACKGROUND : 0;
+    }
+    const int64_t nc = p->tables->num_colors;
+    double *cost = malloc((size_t)(2 * nc) * sizeof(double));
+    if (cost == NULL)
+        return false;
+    for (int64_t c = 0; c < 2 * nc; c++)
+        cost[c] = (double)test_rng_range(rng, 0, 1000) / 100.0;
+    gcut_status st = gcut__seg_tables_fill(p->tables, cost, cost + nc, 5.0, 30.0, 0.0, conn);
+    free(cost);
+    p->base.dims[0] = dims[0], p->base.dims[1] = dims[1], p->base.dims[2] = dims[2];
+    p->base.channels = channels;
+    p->base.pixels = p->pixels;
+    p->base.seeds = p->seeds;
+    return st == GCUT_OK;
+}
+
+/* The coarse energy is exact: for random labellings of level k, the unscaled level energy
+ * equals gcut__band_energy of the projection onto the image (odd sizes, 1-wide, 2D and 3D,
+ * every connectivity). Level 0 equals gcut__band_energy directly. */
+static void test_aggregation(void) {
+    test_rng rng;
+    test_rng_init(&rng, test_seed() ^ 0xA66u);
+    static const int64_t shapes[][3] = {{1, 7, 5}, {1, 1, 9}, {1, 11, 1}, {1, 6, 8},
+                                        {3, 5, 7}, {1, 1, 1}, {5, 1, 4},  {2, 3, 3}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        const bool three_d = shapes[s][0] > 1;
+        for (int ci = 0; ci < 2; ci++) {
+            const int conn = three_d ? (ci ? 26 : 6) : (ci ? 8 : 4);
+            problem p;
+            if (!problem_make(&rng, shapes[s], three_d ? 1 : 3, conn, &p)) {
+                CHECK(false);
+                problem_free(&p);
+                return;
+            }
+            int64_t dims[4][3];
+            memcpy(dims[0], shapes[s], sizeof dims[0]);
+            uint8_t *lab[4], *fine[4];
+            for (int k = 1; k < 4; k++)
+                for (int a = 0; a < 3; a++)
+                    dims[k][a] = (dims[k - 1][a] + 1) / 2;
+            const int64_t n0 = dims[0][0] * dims[0][1] * dims[0][2];
+            for (int k = 0; k < 4; k++) {
+                const int64_t n = dims[k][0] * dims[k][1] * dims[k][2];
+                lab[k] = malloc((size_t)n);
+                fine[k] = malloc((size_t)n0);
+                for (int64_t i = 0; i < n; i++)
+                    lab[k][i] = (uint8_t)test_rng_range(&rng, 0, 1);
+            }
+            for (int k = 0; k < 4; k++) {
+                /* project level k down to level 0 one level at a time */
+                int64_t cur = k;
+                uint8_t *src = lab[k];
+                uint8_t *tmp = malloc((size_t)n0);
+                while (cur > 0) {
+                    uint8_t *dst = cur - 1 == 0 ? fine[k] : malloc((size_t)n0);
+                    gcut__band_project(src, dims[cur], dst, dims[cur - 1]);
+                    if (src != lab[k])
+                        free(src);
+                    src = dst;
+                    cur--;
+                }
+                if (k == 0)
+                    memcpy(fine[0], lab[0], (size_t)n0);
+                free(tmp);
+                const int64_t want = gcut__band_energy(&p.base, p.tables, conn, fine[k]);
+                const int64_t got = level_energy(&p.base, p.tables, conn, k, dims[k], lab[k]);
+                if (got != want)
+                    printf("aggregation: shape %lldx%lldx%lld conn %d level %d: %lld != %lld\n",
+                           (long long)shapes[s][0], (long long)shapes[s][1],
+                           (long long)shapes[s][2], conn, k, (long long)got, (long long)want);
+                PASS_IF(got == want);
+            }
+            for (int k = 0; k < 4; k++)
+                free(lab[k]), free(fine[k]);
+            problem_free(&p);
+        }
+    }
+}
+
+/* The coarsest level's grid, filled in one pass, holds what gcut__band_node gives node by node
+ * (the capacities the band solves of the same level use), at odd sizes, 2D and 3D. */
+static void test_coarse_grid(void) {
+    test_rng rng;
+    test_rng_init(&rng, test_seed() ^ 0x6121u);
+    static const int64_t shapes[][3] = {{1, 13, 11}, {1, 1, 9}, {1, 10, 1}, {5, 7, 6}, {3, 9, 9}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        const bool three_d = shapes[s][0] > 1;
+        for (int ci = 0; ci < 2; ci++) {
+            const int conn = three_d ? (ci ? 26 : 6) : (ci ? 8 : 4);
+            problem p;
+            if (!problem_make(&rng, shapes[s], three_d ? 1 : 3, conn, &p)) {
+                CHECK(false);
+                problem_free(&p);
+                return;
+            }
+            int64_t dims[3];
+            memcpy(dims, shapes[s], sizeof dims);
+            uint8_t *pix[4] = {p.pixels, NULL, NULL, NULL};
+            for (int k = 1; k <= 3; k++) {
+                int64_t c[3];
+                for (int a = 0; a < 3; a++)
+                    c[a] = (dims[a] + 1) / 2;
+                pix[k] = malloc((size_t)(c[0] * c[1] * c[2] * p.base.channels));
+                gcut__band_coarsen_pixels(pix[k - 1], dims, p.base.channels, pix[k]);
+                memcpy(dims, c, sizeof dims);
+                gcut_grid *g = NULL;
+                CHECK_OK(gcut_grid_create(three_d ? 3 : 2, three_d ? dims : dims + 1, conn, &g));
+                if (g == NULL)
+                    break;
+                CHECK_OK(gcut__band_coarse_grid(&p.base, p.tables, conn, k, pix[k], g));
+                bool same = true;
+                for (int64_t z = 0; z < dims[0]; z++)
+                    for (int64_t y = 0; y < dims[1]; y++)
+                        for (int64_t x = 0; x < dims[2]; x++) {
+                            const int64_t i = (z * dims[1] + y) * dims[2] + x;
+                            int64_t src, snk, w[27];
+                            gcut__band_node(&p.base, p.tables, conn, k, pix[k], dims, z, y, x, &src,
+                                            &snk, w);
+                            same &= g->terminal[GCUT_SOURCE][i] == src &&
+                                    g->terminal[GCUT_SINK][i] == snk;
+                            for (int d = 0; d < g->num_dirs; d++) {
+                                const int *o = g->offset[d];
+                                const int64_t nz = z + o[0], ny = y + o[1], nx = x + o[2];
+                                const bool inside = nz >= 0 && nz < dims[0] && ny >= 0 &&
+                                                    ny < dims[1] && nx >= 0 && nx < dims[2];
+                                same &=
+                                    !inside ||
+                                    g->cap[d][i] == w[(o[0] + 1) * 9 + (o[1] + 1) * 3 + o[2] + 1];
+                            }
+                        }
+                if (!same)
+                    printf("coarse grid: shape %lldx%lldx%lld conn %d level %d differs\n",
+                           (long long)shapes[s][0], (long long)shapes[s][1],
+                           (long long)shapes[s][2], conn, k);
+                PASS_IF(same);
+                gcut_grid_free(g);
+            }
+            for (int k = 1; k <= 3; k++)
+                free(pix[k]);
+            problem_free(&p);
+        }
+    }
+}
+
+/* Seeds coarsen as bits (a block with both kinds keeps both) and labels project to every
+ * child, at odd sizes, 1-pixel-wide and 3D; checked pixel by pixel against the definitions. */
+static void test_coarsen_project(void) {
+    static const int64_t shapes[][3] = {{1, 5, 3}, {1, 1, 7}, {1, 9, 1}, {3, 5, 7}, {1, 1, 1}};
+    test_rng rng;
+    test_rng_init(&rng, test_seed() ^ 0xC0A5u);
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        const int64_t *f = shapes[s];
+        const int64_t n = f[0] * f[1] * f[2];
+        int64_t c[3];
+        uint8_t *seeds = malloc((size_t)n), *coarse = malloc((size_t)n), *fine = malloc((size_t)n);
+        uint8_t *px = malloc((size_t)n * 3), *cpx = malloc((size_t)n * 3);
+        for (int64_t i = 0; i < n; i++)
+            seeds[i] = (uint8_t)test_rng_range(&rng, 0, 2);
+        for (int64_t i = 0; i < n * 3; i++)
+            px[i] = (uint8_t)test_rng_range(&rng, 0, 255);
+        gcut__band_coarsen_seeds(seeds, f, coarse, c);
+        PASS_IF(c[0] == (f[0] + 1) / 2 && c[1] == (f[1] + 1) / 2 && c[2] == (f[2] + 1) / 2);
+        gcut__band_coarsen_pixels(px, f, 3, cpx);
+        bool seeds_ok = true, px_ok = true;
+        for (int64_t z = 0; z < c[0]; z++)
+            for (int64_t y = 0; y < c[1]; y++)
+                for (int64_t x = 0; x < c[2]; x++) {
+                    uint8_t want = 0;
+                    unsigned sum[3] = {0, 0, 0}, count = 0;
+                    for (int64_t i = 0; i < n; i++) {
+                        const int64_t fx = i % f[2], fy = (i / f[2]) % f[1], fz = i / (f[2] * f[1]);
+                        if (fx / 2 == x && fy / 2 == y && fz / 2 == z) {
+                            want |= seeds[i];
+                            for (int k = 0; k < 3; k++)
+                                sum[k] += px[i * 3 + k];
+                            count++;
+                        }
+                    }
+                    const int64_t j = (z * c[1] + y) * c[2] + x;
+                    seeds_ok &= coarse[j] == want;
+                    for (int k = 0; k < 3; k++)
+                        px_ok &= cpx[j * 3 + k] == (sum[k] + count / 2) / count;
+                }
+        PASS_IF(seeds_ok);
+        PASS_IF(px_ok);
+        for (int64_t i = 0; i < c[0] * c[1] * c[2]; i++)
+            coarse[i] = (uint8_t)(test_rng_range(&rng, 0, 1) | 0xF0); /* high bits must go */
+        gcut__band_project(coarse, c, fine, f);
+        bool proj_ok = true;
+        for (int64_t i = 0; i < n; i++) {
+            const int64_t fx = i % f[2], fy = (i / f[2]) % f[1], fz = i / (f[2] * f[1]);
+            proj_ok &= fine[i] == (coarse[((fz / 2) * c[1] + fy / 2) * c[2] + fx / 2] & 1);
+        }
+        PASS_IF(proj_ok);
+        free(seeds), free(coarse), free(fine), free(px), free(cpx);
+    }
+}
+
+/* The band against brute force: every pixel within Chebyshev distance d of a pixel with an
+ * axis neighbour of the other label, or of a seed its label contradicts; empty for a constant
+ * labelling whose seeds agree. */
+static void test_band_select(void) {
+    static const int64_t shapes[][3] = {{1, 9, 7}, {1, 1, 13}, {1, 11, 1}, {4, 5, 6}, {1, 1, 1}};
+    test_rng rng;
+    test_rng_init(&rng, test_seed() ^ 0xBA4Du);
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        const int64_t *f = shapes[s];
+        const int64_t n = f[0] * f[1] * f[2];
+        uint8_t *lab = malloc((size_t)n), *state = malloc((size_t)n), *seeds = malloc((size_t)n);
+        uint8_t *core = malloc((size_t)n);
+        for (int trial = 0; trial < 6; trial++) {
+            const int64_t d = trial % 3;
+            /* a few boxes of foreground, sparse seeds */
+            memset(lab, 0, (size_t)n);
+            for (int64_t i = 0; i < n; i++) {
+                const int64_t x = i % f[2], y = (i / f[2]) % f[1];
+                lab[i] = trial < 5 && x >= f[2] / 3 && y >= f[1] / 3 && x <= f[2] / 2 + trial % 2;
+                const int64_t r = test_rng_range(&rng, 0, 19);
+                seeds[i] = trial >= 4 ? 0 : r == 0 ? 1 : r == 1 ? 2 : 0;
+            }
+            int64_t want_count = 0;
+            for (int64_t i = 0; i < n; i++) {
+                const int64_t x = i % f[2], y = (i / f[2]) % f[1], z = i / (f[2] * f[1]);
+                bool c = (seeds[i] == 1 && !lab[i]) || (seeds[i] == 2 && lab[i]);
+                c |= x + 1 < f[2] && lab[i + 1] != lab[i];
+                c |= x > 0 && lab[i - 1] != lab[i];
+                c |= y + 1 < f[1] && lab[i + f[2]] != lab[i];
+                c |= y > 0 && lab[i - f[2]] != lab[i];
+                c |= z + 1 < f[0] && lab[i + f[2] * f[1]] != lab[i];
+                c |= z > 0 && lab[i - f[2] * f[1]] != lab[i];
+                core[i] = c;
+            }
+            bool ok = true;
+            for (int64_t i = 0; i < n; i++)
+                state[i] = (uint8_t)(lab[i] | 0xF8);
+            const int64_t got = gcut__band_select(state, seeds, f, d);
+            for (int64_t i = 0; i < n; i++) {
+                const int64_t x = i % f[2], y = (i / f[2]) % f[1], z = i / (f[2] * f[1]);
+                bool in = false;
+                for (int64_t j = 0; j < n && !in; j++) {
+                    const int64_t jx = j % f[2], jy = (j / f[2]) % f[1], jz = j / (f[2] * f[1]);
+                    in = core[j] && llabs(jx - x) <= d && llabs(jy - y) <= d && llabs(jz - z) <= d;
+                }
+                want_count += in;
+                ok &= ((state[i] & 2) != 0) == in && (state[i] & 1) == lab[i] && state[i] < 4;
+            }
+            PASS_IF(ok && got == want_count);
+            if (trial == 5)
+                PASS_IF(got == 0); /* constant labels, no seeds: the empty band */
+        }
+        free(lab), free(state), free(seeds), free(core);
+    }
+}
+
+/* The certificate of a banded result: its reported energy is the capacity of its cut in the
+ * full grid (built independently by gcut_seg_build_grid), never below the exact minimum (the
+ * full solve's flow), and every seed keeps its label. @return the gap (energy - minimum), or -1
+ * on failure; *differ gets the pixels that differ from the full solve's mask. */
+static int64_t banded_vs_full(const gcut_image *img, const uint8_t *seeds, gcut_seg_params p,
+                              int64_t *differ, gcut_seg_report *out) {
+    const int64_t n = img->width * img->height * img->depth;
+    uint8_t *mask = malloc((size_t)n), *full = malloc((size_t)n), *labels = malloc((size_t)n);
+    gcut_seg_report rb, rf;
+    gcut_options o;
+    gcut_options_init(&o);
+    o.solver = "bk";
+    int64_t gap = -1;
+    gcut_status st = gcut_segment(img, seeds, &p, &o, mask, &rb);
+    CHECK_OK(st);
+    gcut_seg_params pf = p;
+    pf.levels = 0;
+    CHECK_OK(gcut_segment(img, seeds, &pf, &o, full, &rf));
+    gcut_grid *grid = NULL;
+    CHECK_OK(gcut_seg_build_grid(img, seeds, &pf, &grid, NULL));
+    if (st == GCUT_OK && grid != NULL) {
+        for (int64_t i = 0; i < n; i++)
+            labels[i] = mask[i] ? GCUT_SOURCE : GCUT_SINK;
+        int64_t cut = -1;
+        gcut_grid_verify(grid, labels, rb.energy, &cut);
+        PASS_IF(cut == rb.energy);
+        PASS_IF(rf.energy == rf.stats.flow && rb.energy >= rf.stats.flow);
+        bool seeds_kept = true;
+        *differ = 0;
+        for (int64_t i = 0; i < n; i++) {
+            seeds_kept &= seeds[i] == 0 || (seeds[i] == 1) == (mask[i] == 1);
+            *differ += mask[i] != full[i];
+        }
+        PASS_IF(seeds_kept);
+        PASS_IF(*differ > 0 || rb.energy == rf.stats.flow);
+        gap = rb.energy - rf.stats.flow;
+        if (out != NULL)
+            *out = rb;
+    }
+    gcut_grid_free(grid);
+    free(mask), free(full), free(labels);
+    return gap;
+}
+
+/* A band as wide as the image is the full problem: same minimum, exactly, at every level count
+ * (random synthetic images, 2D and 3D, both connectivities, odd sizes). */
+static void test_band_covers_all(void) {
+    test_rng rng;
+    test_rng_init(&rng, test_seed() ^ 0xF011u);
+    static const int64_t sizes[][3] = {{45, 37, 1}, {64, 48, 1}, {23, 19, 13}, {1, 40, 1}};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        gcut_image img;
+        const int64_t w = sizes[s][0], h = sizes[s][1], d = sizes[s][2];
+        CHECK_OK(gcut_synth_image(w, h, d, test_rng_next(&rng), GCUT_SYNTH_HARD, &img, NULL));
+        uint8_t *seeds = malloc((size_t)(w * h * d));
+        CHECK_OK(gcut_synth_seeds(w, h, d, seeds));
+        for (int levels = 1; levels <= 3; levels++) {
+            gcut_seg_params p;
+            gcut_seg_params_init(&p);
+            p.levels = levels;
+            p.band = 64;
+            p.connectivity = d > 1 ? (levels == 2 ? 26 : 6) : (levels == 2 ? 4 : 8);
+            int64_t differ = -1;
+            gcut_seg_report r;
+            PASS_IF(banded_vs_full(&img, seeds, p, &differ, &r) == 0);
+            PASS_IF(r.levels == levels && r.level[0].nodes == w * h * d);
+        }
+        free(seeds);
+        gcut_image_free(&img);
+    }
+}
+
+/* Constructed so that the band provably holds the minimum cut: the regional term dominates
+ * (lambda tiny), so the minimum labels each pixel by its colour alone, and the foreground is
+ * a union of blocks aligned to 2^L pixels, so every coarse level sees pure blocks and labels
+ * them as the finest minimum does; the finest band contains every boundary pixel. The banded
+ * result must equal the full solve, pixel for pixel. */
+static void test_band_provable(void) {
+    const int64_t w = 67, h = 41; /* odd: the last blocks are clipped */
+    uint8_t *px = malloc((size_t)(w * h)), *seeds = calloc((size_t)(w * h), 1);
+    for (int64_t y = 0; y < h; y++)
+        for (int64_t x = 0; x < w; x++) {
+            const bool fg =
+                (x >= 8 && x < 32 && y >= 8 && y < 24) || (x >= 40 && y >= 16 && y < 40);
+            px[y * w + x] = fg ? 200 : 40;
+        }
+    seeds[12 * w + 12] = GCUT_SEED_FOREGROUND;
+    seeds[2 * w + 2] = GCUT_SEED_BACKGROUND;
+    gcut_image img = {w, h, 1, 1, 8, px};
+    for (int levels = 1; levels <= 3; levels++)
+        for (int band = 0; band <= 2; band++) {
+            gcut_seg_params p;
+            gcut_seg_params_init(&p);
+            p.model = GCUT_MODEL_HISTOGRAM;
+            p.lambda = 0.01;
+            p.levels = levels;
+            p.band = band;
+            int64_t differ = -1;
+            PASS_IF(banded_vs_full(&img, seeds, p, &differ, NULL) == 0 && differ == 0);
+        }
+    free(px), free(seeds);
+}
+
+/* Thin structures the coarse levels cannot see: a one-pixel foreground line far from the
+ * object. The full solve keeps it (strong colour, weak smoothness, high contrast), a banded
+ * solve with a narrow band does not, and says so: its energy is above the minimum by what the
+ * line costs, its cut certificate holds, and --band-grow does not pretend to fix it. */
+static void test_thin_structures(void) {
+    const int64_t w = 96, h = 64;
+    uint8_t *px = malloc((size_t)(w * h)), *seeds = calloc((size_t)(w * h), 1);
+    for (int64_t y = 0; y < h; y++)
+        for (int64_t x = 0; x < w; x++) {
+            const bool disk = (x - 24) * (x - 24) + (y - 32) * (y - 32) < 144;
+            const bool line = x == 70 && y >= 10 && y < 54;
+            px[y * w + x] = disk || line ? 220 : 30;
+        }
+    for (int64_t y = 28; y < 36; y++)
+        for (int64_t x = 20; x < 28; x++)
+            seeds[y * w + x] = GCUT_SEED_FOREGROUND;
+    for (int64_t y = 0; y < 4; y++)
+        for (int64_t x = 0; x < w; x++)
+            seeds[y * w + x] = GCUT_SEED_BACKGROUND;
+    gcut_image img = {w, h, 1, 1, 8, px};
+    for (int grow = 0; grow <= 1; grow++) {
+        gcut_seg_params p;
+        gcut_seg_params_init(&p);
+        p.model = GCUT_MODEL_HISTOGRAM;
+        p.connectivity = 4;
+        p.lambda = 1.0;
+        p.sigma = 10.0;
+        p.levels = 3;
+        p.band = 1;
+        p.band_grow = grow;
+        int64_t differ = -1;
+        const int64_t gap = banded_vs_full(&img, seeds, p, &differ, NULL);
+        printf("thin line, band_grow %d: %lld pixels differ, energy gap %lld\n", grow,
+               (long long)differ, (long long)gap);
+        PASS_IF(differ >= 40 && gap > 0); /* the line (44 pixels) lost, and reported */
+    }
+    free(px), free(seeds);
+}
+
+/* Seeds lost by coarsening: a foreground and a background seed in one 2x2 block (the coarse
+ * pixel gets both bits, so no hard constraint), and isolated seeds deep in the other side's
+ * region. Every seed keeps its label in the result (the finest level restores them), on 2D,
+ * 1-pixel-wide and 3D inputs. */
+static void test_lost_seeds(void) {
+    static const int64_t sizes[][3] = {{40, 30, 1}, {1, 50, 1}, {50, 1, 1}, {18, 14, 10}};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        const int64_t w = sizes[s][0], h = sizes[s][1], d = sizes[s][2], n = w * h * d;
+        uint8_t *px = malloc((size_t)n), *seeds = calloc((size_t)n, 1);
+        for (int64_t i = 0; i < n; i++)
+            px[i] = (uint8_t)(i % w < w / 2 && (i / w) % h < h / 2 + 1 ? 200 : 50);
+        if (w == 1)
+            for (int64_t i = 0; i < n; i++)
+                px[i] = (uint8_t)(i < n / 2 ? 200 : 50);
+        seeds[0] = GCUT_SEED_FOREGROUND;     /* one block: fg and bg seeds side by side */
+        seeds[1] = GCUT_SEED_BACKGROUND;     /* (x+1 in rows, y+1 in 1-wide columns) */
+        seeds[n - 1] = GCUT_SEED_FOREGROUND; /* deep in the background region */
+        seeds[n / 2 + 3] = GCUT_SEED_BACKGROUND;
+        seeds[n - 5] = GCUT_SEED_BACKGROUND;
+        gcut_image img = {w, h, d, 1, 8, px};
+        for (int levels = 1; levels <= 4; levels++) {
+            gcut_seg_params p;
+            gcut_seg_params_init(&p);
+            p.model = GCUT_MODEL_HISTOGRAM;
+            p.levels = levels;
+            p.band = 1;
+            int64_t differ = -1;
+            PASS_IF(banded_vs_full(&img, seeds, p, &differ, NULL) >= 0);
+        }
+        free(px), free(seeds);
+    }
+}
+
+/* Real synthetic images at several sizes, levels and band widths (with and without growing):
+ * every result certified (energy = cut capacity >= minimum, seeds kept). Prints the gaps. */
+static void test_random_certified(void) {
+    test_rng rng;
+    test_rng_init(&rng, test_seed() ^ 0x5EEDu);
+    for (int trial = 0; trial < 6; trial++) {
+        const int64_t w = test_rng_range(&rng, 40, 130), h = test_rng_range(&rng, 30, 100);
+        const int64_t d = trial >= 4 ? test_rng_range(&rng, 12, 30) : 1;
+        gcut_image img;
+        CHECK_OK(gcut_synth_image(w, h, d, test_rng_next(&rng),
+                                  trial % 2 ? GCUT_SYNTH_HARD : GCUT_SYNTH_EASY, &img, NULL));
+        uint8_t *seeds = malloc((size_t)(w * h * d));
+        CHECK_OK(gcut_synth_seeds(w, h, d, seeds));
+        gcut_seg_params p;
+        gcut_seg_params_init(&p);
+        p.levels = (int)test_rng_range(&rng, 1, 3);
+        p.band = (int)test_rng_range(&rng, 0, 3);
+        p.band_grow = (int)test_rng_range(&rng, 0, 1);
+        int64_t differ = -1;
+        gcut_seg_report r;
+        const int64_t gap = banded_vs_full(&img, seeds, p, &differ, &r);
+        printf("synth %lldx%lldx%lld levels %d band %d grow %d: band %lld of %lld, %lld differ, "
+               "gap %lld\n",
+               (long long)w, (long long)h, (long long)d, p.levels, p.band, p.band_grow,
+               (long long)r.level[0].nodes, (long long)(w * h * d), (long long)differ,
+               (long long)gap);
+        PASS_IF(gap >= 0);
+        free(seeds);
+        gcut_image_free(&img);
+    }
+}
+
+/* Out of memory at every stage: with the memory cap lowered step by step below what a banded
+ * solve holds, each call either succeeds or fails with GCUT_ERR_NOMEM, and gives every byte
+ * back (gcut_memory_in_use() returns to where it was; ASan checks the rest). */
+static void test_out_of_memory(void) {
+    gcut_image img;
+    CHECK_OK(gcut_synth_image(160, 120, 1, 5, GCUT_SYNTH_EASY, &img, NULL));
+    uint8_t *seeds = malloc(160 * 120), *mask = malloc(160 * 120);
+    CHECK_OK(gcut_synth_seeds(160, 120, 1, seeds));
+    gcut_seg_params p;
+    gcut_seg_params_init(&p);
+    p.levels = 2;
+    p.band_grow = 1;
+    gcut_options o;
+    gcut_options_init(&o);
+    o.solver = "bk";
+    const uint64_t base = gcut_memory_in_use(), old_limit = gcut_memory_limit();
+    int ok = 0, nomem = 0, other = 0;
+    for (uint64_t cap = 4u * 1024 * 1024; cap <= 48u * 1024 * 1024; cap += cap / 8) {
+        gcut_set_memory_limit(base + cap);
+        const gcut_status st = gcut_segment(&img, seeds, &p, &o, mask, NULL);
+        ok += st == GCUT_OK;
+        nomem += st == GCUT_ERR_NOMEM;
+        other += st != GCUT_OK && st != GCUT_ERR_NOMEM;
+        if (gcut_memory_in_use() != base)
+            other++;
+    }
+    gcut_set_memory_limit(old_limit);
+    printf("memory caps: %d solved, %d out of memory, %d other\n", ok, nomem, other);
+    PASS_IF(ok > 0 && nomem > 0 && other == 0);
+    free(seeds), free(mask);
+    gcut_image_free(&img);
+}
+
+/* An allocator that refuses its fail_at-th request (1-based; 0 = none) and counts. */
+typedef struct failing_alloc {
+    int64_t requests, fail_at, live;
+} failing_alloc;
+
+static void *failing_alloc_fn(void *ctx, size_t bytes) {
+    failing_alloc *f = ctx;
+    if (++f->requests == f->fail_at)
+        return NULL;
+    void *p = malloc(bytes ? bytes : 1);
+    f->live += p != NULL;
+    return p;
+}
+
+static void failing_free_fn(void *ctx, void *ptr) {
+    failing_alloc *f = ctx;
+    if (ptr != NULL)
+        f->live--;
+    free(ptr);
+}
+
+/* Every allocation of a banded solve refused in turn (2D and 3D, with band growing): each run
+ * fails with GCUT_ERR_NOMEM and frees all it took, or succeeds (a refusal some path survives). */
+static void test_every_allocation_fails(void) {
+    static const int64_t sizes[][3] = {{64, 48, 1}, {20, 18, 14}};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        const int64_t w = sizes[s][0], h = sizes[s][1], d = sizes[s][2];
+        gcut_image img;
+        CHECK_OK(gcut_synth_image(w, h, d, 9, GCUT_SYNTH_HARD, &img, NULL));
+        uint8_t *seeds = malloc((size_t)(w * h * d)), *mask = malloc((size_t)(w * h * d));
+        CHECK_OK(gcut_synth_seeds(w, h, d, seeds));
+        gcut_seg_params p;
+        gcut_seg_params_init(&p);
+        p.levels = 2;
+        p.band = 1;
+        p.band_grow = 1;
+        gcut_options o;
+        gcut_options_init(&o);
+        o.solver = "bk";
+        failing_alloc f = {0, 0, 0};
+        gcut_allocator a = {failing_alloc_fn, failing_free_fn, &f};
+        gcut_set_allocator(&a);
+        const gcut_status first = gcut_segment(&img, seeds, &p, &o, mask, NULL);
+        const int64_t total = f.requests;
+        int nomem = 0, bad = 0;
+        for (int64_t n = 1; n <= total; n++) {
+            f.requests = 0, f.fail_at = n, f.live = 0;
+            const gcut_status st = gcut_segment(&img, seeds, &p, &o, mask, NULL);
+            nomem += st == GCUT_ERR_NOMEM;
+            bad += (st != GCUT_OK && st != GCUT_ERR_NOMEM) || f.live != 0;
+        }
+        gcut_set_allocator(NULL);
+        printf("%lldx%lldx%lld: %lld allocations refused one by one: %d out of memory, %d bad\n",
+               (long long)w, (long long)h, (long long)d, (long long)total, nomem, bad);
+        PASS_IF(first == GCUT_OK && total > 10 && nomem > 0 && bad == 0);
+        free(seeds), free(mask);
+        gcut_image_free(&img);
+    }
+}
+
+/* Bad parameters are named, not crashed on. */
+static void test_errors(void) {
+    uint8_t px[4] = {10, 200, 10, 200}, seeds[4] = {1, 2, 0, 0}, mask[4];
+    gcut_image img = {2, 2, 1, 1, 8, px};
+    gcut_seg_params p;
+    static const int bad[][2] = {{9, 2}, {-2, 2}, {1, -1}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        gcut_seg_params_init(&p);
+        p.levels = bad[i][0];
+        p.band = bad[i][1];
+        PASS_IF(gcut_segment(&img, seeds, &p, NULL, mask, NULL) == GCUT_ERR_INVALID_ARG &&
+                strstr(gcut_last_error(), p.band < 0 ? "band" : "levels") != NULL);
+    }
+    gcut_seg_params_init(&p);
+    p.levels = 2;
+    p.band_grow = 3;
+    PASS_IF(gcut_segment(&img, seeds, &p, NULL, mask, NULL) == GCUT_ERR_INVALID_ARG);
+    p.band_grow = 0;
+    PASS_IF(gcut_segment(&img, NULL, &p, NULL, mask, NULL) == GCUT_ERR_INVALID_ARG);
+    p.levels = GCUT_SEG_LEVELS_AUTO; /* small: auto is the full solve */
+    gcut_seg_report r;
+    PASS_IF(gcut_segment(&img, seeds, &p, NULL, mask, &r) == GCUT_OK && r.levels == 0 &&
+            r.energy == r.stats.flow && mask[0] == 1 && mask[1] == 0);
+}
+
+int main(void) {
+    PASS_IF(gcut__band_offsets_check() == 0);
+    test_aggregation();
+    test_coarse_grid();
+    test_coarsen_project();
+    test_band_select();
+    test_band_covers_all();
+    test_band_provable();
+    test_thin_structures();
+    test_lost_seeds();
+    test_random_certified();
+    test_out_of_memory();
+    test_every_allocation_fails();
+    test_errors();
+    return test_finish("test_band", passed);
+}

@@ -1,0 +1,169 @@
+/* test_context.c - grid contexts (include/gcut.h, "Grid solver contexts") on the CPU solvers:
+ * bk through its warm graph and cpu-pr, the CPU twin of cuda-grid's warm repair. Warm solves
+ * against cold ones (Dinic, bk) with the cut certificate over random change sequences; the API's
+ * errors; contexts reused across many problems with the host memory back to its start. */
+#include "test_context_cases.h"
+
+/* A context with warm 0 solves cold each time and still gives the right answers. */
+static void cold_context(test_rng *rng) {
+    gcut_options options;
+    gcut_options_init(&options);
+    options.solver = "cpu-pr";
+    options.warm = 0;
+    const int64_t shape[2] = {20, 30};
+    gcut_grid_context *ctx = NULL;
+    CHECK_OK(gcut_grid_context_create(2, shape, 4, &options, &ctx));
+    if (ctx == NULL)
+        return;
+    gcut_grid *grid = gcut_grid_context_grid(ctx);
+    uint8_t labels[600];
+    int64_t changed[600];
+    for (int step = 0; step < 4; step++) {
+        apply_change(rng, grid, CHANGE_BOTH, 50, changed);
+        solve_and_check(ctx, labels, "cpu-pr context with warm 0");
+    }
+    gcut_grid_context_info info;
+    CHECK_OK(gcut_grid_context_get_info(ctx, &info));
+    CHECK_EQ_I64(info.solves, 4);
+    CHECK_EQ_I64(info.warm_solves, 0);
+    gcut_grid_context_free(ctx);
+    checks++;
+}
+
+/* Bad arguments give clear errors and leave the context usable. */
+static void errors(void) {
+    gcut_grid_context *ctx = NULL;
+    const int64_t shape[2] = {4, 5};
+    gcut_options options;
+    gcut_options_init(&options);
+    options.solver = "no-such-solver";
+    CHECK(gcut_grid_context_create(2, shape, 4, &options, &ctx) == GCUT_ERR_NOT_FOUND);
+    CHECK(ctx == NULL);
+    options.solver = "cpu-pr";
+    CHECK(gcut_grid_context_create(2, shape, 6, &options, &ctx) == GCUT_ERR_INVALID_ARG);
+    CHECK(gcut_grid_context_create(2, shape, 4, &options, NULL) == GCUT_ERR_INVALID_ARG);
+    CHECK_OK(gcut_grid_context_create(2, shape, 4, &options, &ctx));
+    if (ctx == NULL)
+        return;
+    gcut_grid *grid = gcut_grid_context_grid(ctx);
+    gcut_grid_free(grid); /* a context's grid is the context's: this must be a no-op */
+    int64_t bad[2] = {3, 20};
+    CHECK(gcut_grid_context_mark_nodes(ctx, bad, 2) == GCUT_ERR_INVALID_ARG);
+    CHECK(strstr(gcut_last_error(), "entry 1") != NULL);
+    CHECK(gcut_grid_context_mark_nodes(ctx, NULL, 3) == GCUT_ERR_INVALID_ARG);
+    gcut_grid_terminal_data(grid, GCUT_SOURCE)[7] = -5;
+    int64_t flow = 0;
+    CHECK(gcut_grid_context_solve(ctx, &flow, NULL, NULL) == GCUT_ERR_INVALID_ARG);
+    CHECK(strstr(gcut_last_error(), "index 7") != NULL);
+    gcut_grid_terminal_data(grid, GCUT_SOURCE)[7] = 5;
+    gcut_grid_terminal_data(grid, GCUT_SINK)[8] = 3;
+    gcut_grid_dir_data(grid, 0)[7] = 9;
+    CHECK_OK(gcut_grid_context_solve(ctx, &flow, NULL, NULL));
+    CHECK_EQ_I64(flow, 3);
+    /* A marked solve checks the marked nodes too. */
+    gcut_grid_dir_data(grid, 2)[8] = -1;
+    int64_t node = 8;
+    CHECK_OK(gcut_grid_context_mark_nodes(ctx, &node, 1));
+    CHECK(gcut_grid_context_solve(ctx, &flow, NULL, NULL) == GCUT_ERR_INVALID_ARG);
+    gcut_grid_dir_data(grid, 2)[8] = 0;
+    CHECK_OK(gcut_grid_context_solve(ctx, &flow, NULL, NULL));
+    CHECK_EQ_I64(flow, 3);
+    int32_t dummy[20] = {0};
+    const int32_t *dirs[4] = {dummy, dummy, dummy, dummy};
+    CHECK(gcut_grid_context_solve_device(ctx, dummy, dummy, dirs, NULL, NULL, &flow, NULL) ==
+          GCUT_ERR_UNSUPPORTED);
+    CHECK(gcut_grid_context_solve(NULL, &flow, NULL, NULL) == GCUT_ERR_INVALID_ARG);
+    gcut_grid_context_free(ctx);
+    gcut_grid_context_free(NULL);
+    checks++;
+}
+
+/* One context per solver solves many different problems; the host memory gcut holds is back
+ * where it started once the contexts are freed (ASan checks the rest). */
+static void reuse(test_rng *rng) {
+    const uint64_t start = gcut_memory_in_use();
+    static const char *solvers[] = {"bk", "cpu-pr"};
+    for (int k = 0; k < 2; k++) {
+        gcut_options options;
+        gcut_options_init(&options);
+        options.solver = solvers[k];
+        const int64_t shape[2] = {37, 29};
+        gcut_grid_context *ctx = NULL;
+        CHECK_OK(gcut_grid_context_create(2, shape, 8, &options, &ctx));
+        if (ctx == NULL)
+            continue;
+        gcut_grid *grid = gcut_grid_context_grid(ctx);
+        oracle_caps caps = oracle_caps_default();
+        uint8_t labels[37 * 29];
+        for (int p = 0; p < 30; p++) {
+            gcut_grid *random = NULL;
+            CHECK_OK(oracle_make_grid(rng, 2, shape, 8, &caps, &random));
+            if (random == NULL)
+                break;
+            CHECK_OK(gcut_grid_set_terminals(grid, gcut_grid_terminal_cdata(random, 0),
+                                             gcut_grid_terminal_cdata(random, 1)));
+            for (int d = 0; d < 8; d++)
+                CHECK_OK(gcut_grid_set_dir(grid, d, gcut_grid_dir_cdata(random, d)));
+            gcut_grid_free(random);
+            solve_and_check(ctx, labels, solvers[k]);
+        }
+        gcut_grid_context_free(ctx);
+    }
+    CHECK_EQ_I64(gcut_memory_in_use(), start);
+    checks++;
+}
+
+/* A segmentation energy with 1% of its terminal capacities changed, the benchmark's warm
+ * case, on both CPU solvers. */
+static void synth_terminal_changes(test_rng *rng) {
+    static const char *solvers[] = {"bk", "cpu-pr"};
+    for (int k = 0; k < 2; k++) {
+        gcut_grid *synth = NULL;
+        CHECK_OK(gcut_synth_grid(160, 120, 1, 7, GCUT_SYNTH_HARD, 4, &synth));
+        if (synth == NULL)
+            return;
+        gcut_options options;
+        gcut_options_init(&options);
+        options.solver = solvers[k];
+        const int64_t shape[2] = {120, 160};
+        gcut_grid_context *ctx = NULL;
+        CHECK_OK(gcut_grid_context_create(2, shape, 4, &options, &ctx));
+        if (ctx != NULL) {
+            gcut_grid *grid = gcut_grid_context_grid(ctx);
+            CHECK_OK(gcut_grid_set_terminals(grid, gcut_grid_terminal_cdata(synth, 0),
+                                             gcut_grid_terminal_cdata(synth, 1)));
+            for (int d = 0; d < 4; d++)
+                CHECK_OK(gcut_grid_set_dir(grid, d, gcut_grid_dir_cdata(synth, d)));
+            uint8_t *labels = malloc(160 * 120);
+            int64_t *changed = malloc(160 * 120 * sizeof *changed);
+            if (labels != NULL && changed != NULL) {
+                solve_and_check(ctx, labels, "synth first");
+                for (int step = 0; step < 6; step++) {
+                    int64_t count = apply_change(rng, grid, CHANGE_TERMINALS, 1, changed);
+                    if (step & 1)
+                        CHECK_OK(gcut_grid_context_mark_nodes(ctx, changed, count));
+                    solve_and_check(ctx, labels, "synth 1% terminals");
+                }
+                gcut_grid_context_info info;
+                CHECK_OK(gcut_grid_context_get_info(ctx, &info));
+                CHECK_EQ_I64(info.warm_solves, 6);
+            }
+            free(labels);
+            free(changed);
+        }
+        gcut_grid_context_free(ctx);
+        gcut_grid_free(synth);
+    }
+}
+
+int main(void) {
+    test_rng rng;
+    test_rng_init(&rng, test_seed());
+    errors();
+    cold_context(&rng);
+    reuse(&rng);
+    synth_terminal_changes(&rng);
+    run_all_sequences(&rng, "cpu-pr", 6, 1);
+    run_all_sequences(&rng, "bk", 6, 1);
+    return test_finish("test_context", checks);
+}
