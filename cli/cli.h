@@ -20,6 +20,7 @@ int cli_cmd_solvers(int argc, char **argv);
 int cli_cmd_segment(int argc, char **argv);
 int cli_cmd_gen(int argc, char **argv);
 int cli_cmd_qpbo(int argc, char **argv);
+int cli_cmd_video(int argc, char **argv);
 
 /** gcut_alloc() as an expression (cli/gcut.c): the block (free with gcut_free), or NULL with
  *  the reason in gcut_last_error(). The command's own buffers go through gcut's memory cap. */
@@ -44,6 +45,10 @@ FILE *cli_out_open(const char *cmd, const char *path);
 /** Close a stream of cli_out_open (flush only for stdout), reporting any write error.
  *  @return 0, or 1 after a message naming path. */
 int cli_out_close(const char *cmd, FILE *file, const char *path);
+/** Rename one pending output (temp, as cli_out_path returned it) over its destination now,
+ *  for commands whose parts succeed or fail apart (gcut segment --batch); thread-safe.
+ *  @return 0, or 1 after a message. */
+int cli_out_commit_one(const char *cmd, const char *temp);
 /** Rename every pending output over its destination. @return 0, or 1 after a message. */
 int cli_out_commit(const char *cmd);
 /** Delete every pending output's temporary file. */

@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,8 @@ typedef struct pending_output {
 
 static pending_output pending[MAX_OUTPUTS];
 static volatile sig_atomic_t num_pending;
+/* Threads of one command (gcut segment --batch --jobs) add and commit outputs at once. */
+static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* On SIGINT / SIGTERM / SIGHUP the temporary files go (unlink is async-signal-safe), then
  * the signal does what it would have done. */
@@ -65,10 +68,6 @@ static bool write_in_place(const char *path) {
 const char *cli_out_path(const char *cmd, const char *given) {
     if (strcmp(given, "-") == 0 || write_in_place(given))
         return given;
-    if (num_pending == MAX_OUTPUTS) {
-        cli_error(cmd, GCUT_OK, "more than %d output files", MAX_OUTPUTS);
-        return NULL;
-    }
     /* An existing output keeps its mode, and a symbolic link stays a link: the new file goes
      * beside, and replaces, the file the link points to. */
     struct stat old;
@@ -109,7 +108,9 @@ const char *cli_out_path(const char *cmd, const char *given) {
         return NULL;
     }
     snprintf(temp, room, "%.*s.%.*s.XXXXXX%s", (int)dir_len, path, (int)stem_len, base, dot);
+    pthread_mutex_lock(&pending_lock);
     install_handlers();
+    pthread_mutex_unlock(&pending_lock);
     int fd = mkstemps(temp, (int)ext_len);
     if (fd < 0) {
         cli_error(cmd, GCUT_OK, "cannot write '%s': %s", given, strerror(errno));
@@ -126,12 +127,22 @@ const char *cli_out_path(const char *cmd, const char *given) {
     }
     /* mkstemps makes the file 0600 (so it can be written whatever the final mode); at commit
      * it gets the mode the old file had, or the one a plain fopen gives a new file. */
+    pthread_mutex_lock(&pending_lock);
+    if (num_pending == MAX_OUTPUTS) {
+        pthread_mutex_unlock(&pending_lock);
+        cli_error(cmd, GCUT_OK, "more than %d output files pending", MAX_OUTPUTS);
+        unlink(temp);
+        gcut_free(temp);
+        gcut_free(final);
+        return NULL;
+    }
     mode_t mask = umask(0);
     umask(mask);
     pending[num_pending].mode = exists ? (old.st_mode & 07777) : (0666 & ~mask);
     pending[num_pending].temp = temp;
     pending[num_pending].final = final;
     num_pending++;
+    pthread_mutex_unlock(&pending_lock);
     return temp;
 }
 
@@ -164,6 +175,30 @@ int cli_out_close(const char *cmd, FILE *file, const char *path) {
         return 1;
     }
     return 0;
+}
+
+int cli_out_commit_one(const char *cmd, const char *temp) {
+    pthread_mutex_lock(&pending_lock);
+    sig_atomic_t i = 0;
+    while (i < num_pending && pending[i].temp != temp)
+        i++;
+    if (i == num_pending) { /* "-" or a device: written in place */
+        pthread_mutex_unlock(&pending_lock);
+        return 0;
+    }
+    pending_output done = pending[i];
+    pending[i] = pending[num_pending - 1];
+    num_pending--;
+    pthread_mutex_unlock(&pending_lock);
+    int rc = 0;
+    if (chmod(done.temp, done.mode) != 0 || rename(done.temp, done.final) != 0) {
+        cli_error(cmd, GCUT_OK, "cannot write '%s': %s", done.final, strerror(errno));
+        unlink(done.temp);
+        rc = 1;
+    }
+    gcut_free(done.temp);
+    gcut_free(done.final);
+    return rc;
 }
 
 void cli_out_discard(void) {

@@ -1,18 +1,23 @@
 /* cmd_gen.c - `gcut gen synth`: the synthetic segmentation benchmark of Hussein et al. 2007,
  * section VII, written as an image, its ground truth, its seeds and the grid problem (the
- * benchmark energy with the known mixtures). 3D volumes are written as raw 8-bit files.
- * `gcut gen qpbo-random` / `qpbo-objects`: QPBO energies (Jeppesen et al. 2021, section 4). */
+ * benchmark energy with the known mixtures), 3D volumes as raw 8-bit files; `gcut gen video`: the
+ * synthetic test videos of docs/VIDEO.md with ground truth; `gcut gen qpbo-random` /
+ * `qpbo-objects`: QPBO energies (Jeppesen et al. 2021, section 4). */
+#define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static void usage(FILE *out) {
     fprintf(out,
-            "usage: gcut gen synth --size WxH[xD] [--seed N] [--level easy|hard] [-o IMAGE]\n"
+            "usage: gcut gen video ... (`gcut gen video --help`)\n"
+            "       gcut gen synth --size WxH[xD] [--seed N] [--level easy|hard] [-o IMAGE]\n"
             "                      [--truth TRUTH] [--seeds SEEDS] [--grid PROBLEM.grid]\n"
             "                      [--connectivity C]\n\n"
             "Generate the synthetic segmentation benchmark (Hussein et al. 2007, VII): random\n"
@@ -140,6 +145,138 @@ static int write_plane(const char *path, uint8_t *bytes, int64_t w, int64_t h, i
     return 0;
 }
 
+static void video_usage(FILE *out) {
+    fprintf(out,
+            "usage: gcut gen video --size WxH [--frames N] [--seed N] [--level L] -o FRAME_DIR\n"
+            "                      [--truth TRUTH_DIR] [--format png|jpg] [--video FILE.mp4]\n\n"
+            "Generate a synthetic test video with ground truth (docs/VIDEO.md): a textured object\n"
+            "that moves, deforms and drifts in colour, a part that grows out of it, a bar that\n"
+            "passes in front of it, camera pan and noise; the same scene at every size.\n\n"
+            "options:\n"
+            "  --size WxH         frame size (16 to 16384 per side), e.g. 320x240, 1920x1080\n"
+            "  --frames N         number of frames (default 60)\n"
+            "  --seed N           random seed (default 1)\n"
+            "  -o FRAME_DIR       folder for frame_NNNNNN.png (or .jpg), made if missing\n"
+            "  --truth TRUTH_DIR  folder for truth_NNNNNN.png, 0/255 (truth_000000.png is the\n"
+            "                     `gcut video --init` mask)\n"
+            "  --level L          easy (default) or hard: three times the noise, object colours\n"
+            "                     closer to the background's, a brownish distractor blob\n"
+            "  --format F         png (default) or jpg (quality 95)\n"
+            "  --video FILE       also encode the frames as a video (needs FFmpeg)\n"
+            "  --help             this text\n\n"
+            "exit status: 0 written, 1 failure, 2 usage error\n");
+}
+
+static int make_dir(const char *dir) {
+    struct stat sb;
+    if (stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode))
+        return 0;
+    if (mkdir(dir, 0777) != 0) {
+        cli_error("gen", GCUT_OK, "cannot make folder %s: %s", dir, strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
+static int gen_video(int argc, char **argv) {
+    int64_t w = 0, h = 0, frames = 60;
+    uint64_t seed = 1;
+    const char *out = NULL, *truth_dir = NULL, *format = "png", *video_path = NULL;
+    gcut_synth_level level = GCUT_SYNTH_EASY;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            video_usage(stdout);
+            return 0;
+        }
+        if (i + 1 >= argc) {
+            cli_error("gen", GCUT_OK, "'%s' is not an option or lacks its value", a);
+            return 2;
+        }
+        const char *v = argv[++i];
+        char *end;
+        if (strcmp(a, "--size") == 0) {
+            int64_t dims[2];
+            int num_dims = 0;
+            if (!cli_parse_dims("gen", "--size", v, 2, 2, MAX_SIDE, MAX_PIXELS, dims, &num_dims))
+                return 2;
+            w = dims[0], h = dims[1];
+        } else if (strcmp(a, "--frames") == 0) {
+            if (!cli_parse_int64("gen", a, v, 1, 1000000, &frames))
+                return 2;
+        } else if (strcmp(a, "--seed") == 0) {
+            seed = strtoull(v, &end, 0);
+            if (end == v || *end != '\0') {
+                cli_error("gen", GCUT_OK, "--seed '%s' is not a number", v);
+                return 2;
+            }
+        } else if (strcmp(a, "-o") == 0) {
+            out = v;
+        } else if (strcmp(a, "--truth") == 0) {
+            truth_dir = v;
+        } else if (strcmp(a, "--format") == 0) {
+            if (strcmp(v, "png") != 0 && strcmp(v, "jpg") != 0) {
+                cli_error("gen", GCUT_OK, "--format '%s': png or jpg", v);
+                return 2;
+            }
+            format = v;
+        } else if (strcmp(a, "--video") == 0) {
+            video_path = v;
+        } else if (strcmp(a, "--level") == 0) {
+            if (strcmp(v, "easy") != 0 && strcmp(v, "hard") != 0) {
+                cli_error("gen", GCUT_OK, "--level '%s': easy or hard", v);
+                return 2;
+            }
+            level = strcmp(v, "hard") == 0 ? GCUT_SYNTH_HARD : GCUT_SYNTH_EASY;
+        } else {
+            cli_error("gen", GCUT_OK, "unknown option '%s'", a);
+            return 2;
+        }
+    }
+    if (w == 0 || (out == NULL && video_path == NULL)) {
+        cli_error("gen", GCUT_OK, "gen video needs --size and -o (or --video)");
+        return 2;
+    }
+    if ((out != NULL && make_dir(out) != 0) || (truth_dir != NULL && make_dir(truth_dir) != 0))
+        return 1;
+    uint8_t *truth = malloc((size_t)(w * h));
+    gcut_image mask = {0};
+    gcut_video_writer *writer = NULL;
+    gcut_status st = truth == NULL ? GCUT_ERR_NOMEM : gcut_image_alloc(&mask, w, h, 1, 1, 8);
+    if (st == GCUT_OK && video_path != NULL)
+        st = gcut_video_writer_open(video_path, w, h, 25.0, &writer);
+    char path[4096];
+    for (int64_t k = 0; k < frames && st == GCUT_OK; k++) {
+        gcut_image img;
+        if ((st = gcut_video_synth_frame(w, h, seed, k, level, &img, truth)) != GCUT_OK)
+            break;
+        if (out != NULL) {
+            snprintf(path, sizeof path, "%s/frame_%06" PRId64 ".%s", out, k, format);
+            st = gcut_image_write(path, &img);
+        }
+        if (st == GCUT_OK && writer != NULL)
+            st = gcut_video_writer_write(writer, &img);
+        gcut_image_free(&img);
+        if (st == GCUT_OK && truth_dir != NULL) {
+            uint8_t *m = mask.pixels;
+            for (int64_t i = 0; i < w * h; i++)
+                m[i] = truth[i] ? 255 : 0;
+            snprintf(path, sizeof path, "%s/truth_%06" PRId64 ".png", truth_dir, k);
+            st = gcut_image_write(path, &mask);
+        }
+    }
+    gcut_status cst = gcut_video_writer_close(writer);
+    if (st == GCUT_OK)
+        st = cst;
+    free(truth);
+    gcut_image_free(&mask);
+    if (st != GCUT_OK) {
+        cli_error("gen", st, "video");
+        return 1;
+    }
+    return 0;
+}
+
 int cli_cmd_gen(int argc, char **argv) {
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         usage(argc < 2 ? stderr : stdout);
@@ -147,9 +284,11 @@ int cli_cmd_gen(int argc, char **argv) {
     }
     if (strcmp(argv[1], "qpbo-random") == 0 || strcmp(argv[1], "qpbo-objects") == 0)
         return gen_qpbo(argc, argv);
+    if (strcmp(argv[1], "video") == 0)
+        return gen_video(argc - 1, argv + 1);
     if (strcmp(argv[1], "synth") != 0) {
-        cli_error("gen", GCUT_OK, "unknown generator '%s' (synth, qpbo-random, qpbo-objects)",
-                  argv[1]);
+        cli_error("gen", GCUT_OK,
+                  "unknown generator '%s' (synth, video, qpbo-random, qpbo-objects)", argv[1]);
         return 2;
     }
     int64_t w = 0, h = 0, d = 1;

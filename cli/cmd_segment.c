@@ -10,71 +10,69 @@
 #include <time.h>
 
 static void usage(FILE *out) {
-    fprintf(out,
-            "usage: gcut segment IMAGE --seeds MASK -o MASK_OUT [--overlay OUT.png] [options]\n"
-            "       gcut segment IMAGE --rect X,Y,W,H [--seeds MASK] -o MASK_OUT [options]\n"
-            "       gcut segment SLICE... --seeds MASK -o MASK_OUT.raw [options]\n\n"
-            "Segment IMAGE (PNG, JPEG, PGM/PPM; 8 or 16 bit; gray or colour) into foreground and\n"
-            "background from the seeds in MASK, exactly (a minimum cut), and write the mask as a\n"
-            "0/255 PNG. Prints the time of each stage (model, construction, solve) and the\n"
-            "capacity scale; with --truth also the error rate and false positives / negatives\n"
-            "(percentages of all pixels).\n\n"
-            "options:\n"
-            "  --seeds MASK          seed mask of the same size (required without --rect)\n"
-            "  --rect X,Y,W,H        GrabCut box in pixels (top-left origin): outside it is\n"
-            "                        background, inside unknown; --seeds add hard constraints\n"
-            "  --iterations N        GrabCut rounds: re-fit the colour models to the cut and cut\n"
-            "                        again, at most N cuts, fewer when the labels stop changing\n"
-            "                        (default 5 with --rect; with seeds alone 1, a single cut:\n"
-            "                        give 5 for re-fitted models, docs/GRABCUT.md)\n"
-            "  --cold                solve every round afresh (default: bk re-solves warm from\n"
-            "                        the previous round; the masks are the same)\n");
-    fprintf(
-        out,
-        "  --seed-encoding E     gcut: 0 unknown, 1 foreground, 2 background (default);\n"
-        "                        grabcut: OpenCV 0 BGD, 1 FGD, 2 PR_BGD, 3 PR_FGD;\n"
-        "                        color: red (255,0,0) foreground, blue (0,0,255) background,\n"
-        "                        anything else or transparent unknown; gray masks: 255\n"
-        "                        foreground, 0 background (docs/SEGMENT.md)\n"
-        "  -o MASK_OUT           output mask, 0/255 (PNG for images, raw bytes for volumes)\n"
-        "  --overlay OUT.png     the picture with the foreground tinted and its boundary drawn\n"
-        "  --truth TRUTH         ground-truth mask (nonzero = foreground) to score against\n"
-        "  --solver NAME         solver from `gcut solvers`, or auto (default)\n"
-        "  --threads N           CPU threads for parallel solvers (0 = all)\n"
-        "  --lambda L            smoothness weight (default 50)\n"
-        "  --sigma S             contrast scale in 8-bit units (default: estimated)\n"
-        "  --connectivity C      4 or 8 in 2D (default 8), 6 or 26 in 3D (default 6)\n"
-        "  --model M             gmm, hist or auto (default: gmm for colour, hist for gray)\n"
-        "  --components K        GMM components (default 5)\n"
-        "  --bins B              histogram bins per channel (default 32)\n"
-        "  --scale S             energy-to-capacity factor (default: chosen, and printed)\n"
-        "  --raw DxHxW[:C[:B]]   IMAGE is a raw volume of C channels (default 1) of B bits\n"
-        "                        (8 or 16, default 8)\n"
-        "  --batch LIST          segment every line of LIST, 'IMAGE SEEDS MASK_OUT' (2D\n"
-        "                        images; paths without spaces; blank and # lines skipped) in\n"
-        "                        one process, so start-up (CUDA's included) is paid once; then\n"
-        "                        IMAGE, --seeds and -o are not given; one line per image and\n"
-        "                        the throughput are printed; exit 1 if a line failed or none\n"
-        "  --jobs N              with --batch: N images at once (threads; default 1), for\n"
-        "                        the colour models and I/O of one image to overlap another's\n"
-        "                        cut; give bk or cuda-grid (cpu-pr threads would compete)\n"
-        "  --levels L            multilevel narrow-banded cut (docs/BAND.md): solve a copy\n"
-        "                        halved L times (1-8) in full, then only a band around the\n"
-        "                        projected boundary at each finer level; 0 = full solve\n"
-        "                        (default); auto = by size. Not always the exact minimum:\n"
-        "                        prints the energy of the result (use --check)\n"
-        "  --band D              band half-width in pixels at each level (default 2)\n"
-        "  --band-grow           widen the band where its cut touches the band's edge and\n"
-        "                        re-solve until it does not (a heuristic, docs/BAND.md)\n"
-        "  --check               with --levels: also solve the full problem exactly and\n"
-        "                        print the pixels that differ and the energy gap\n"
-        "  --verbose             progress on stderr (always on for volumes); the energy of\n"
-        "                        every GrabCut round\n"
-        "  --help                this text\n\n"
-        "Volumes: give --raw, or several IMAGEs (the slices, in z order). MASK and TRUTH are\n"
-        "then raw files of one byte per voxel or comma-separated lists of slices, and\n"
-        "MASK_OUT is written as raw bytes (0/255). Progress goes to stderr.\n\n"
-        "exit status: 0 segmented, 1 bad input or failure, 2 usage error\n");
+    fputs("usage: gcut segment IMAGE --seeds MASK -o MASK_OUT [--overlay OUT.png] [options]\n"
+          "       gcut segment IMAGE --rect X,Y,W,H [--seeds MASK] -o MASK_OUT [options]\n"
+          "       gcut segment SLICE... --seeds MASK -o MASK_OUT.raw [options]\n\n"
+          "Segment IMAGE (PNG, JPEG, PGM/PPM; 8 or 16 bit; gray or colour) into foreground and\n"
+          "background from the seeds in MASK, exactly (a minimum cut), and write the mask as a\n"
+          "0/255 PNG. Prints the time of each stage (model, construction, solve) and the\n"
+          "capacity scale; with --truth also the error rate and false positives / negatives\n"
+          "(percentages of all pixels).\n\n"
+          "options:\n"
+          "  --seeds MASK          seed mask of the same size (required without --rect)\n"
+          "  --rect X,Y,W,H        GrabCut box in pixels (top-left origin): outside it is\n"
+          "                        background, inside unknown; --seeds add hard constraints\n"
+          "  --iterations N        GrabCut rounds: re-fit the colour models to the cut and cut\n"
+          "                        again, at most N cuts, fewer when the labels stop changing\n"
+          "                        (default 5; 1 = one cut from the seeds' models)\n"
+          "  --cold                solve every round afresh (default: bk re-solves warm from\n"
+          "                        the previous round; the masks are the same)\n"
+          "  --seed-encoding E     gcut: 0 unknown, 1 foreground, 2 background (default);\n"
+          "                        grabcut: OpenCV 0 BGD, 1 FGD, 2 PR_BGD, 3 PR_FGD;\n"
+          "                        color: red (255,0,0) foreground, blue (0,0,255) background,\n"
+          "                        anything else or transparent unknown; gray masks: 255\n"
+          "                        foreground, 0 background (docs/SEGMENT.md)\n"
+          "  -o MASK_OUT           output mask, 0/255 (PNG for images, raw bytes for volumes)\n"
+          "  --overlay OUT.png     the picture with the foreground tinted and its boundary drawn\n"
+          "  --truth TRUTH         ground-truth mask (nonzero = foreground) to score against\n"
+          "  --solver NAME         solver from `gcut solvers`, or auto (default)\n"
+          "  --threads N           CPU threads for parallel solvers (0 = all)\n"
+          "  --lambda L            smoothness weight (default 50)\n"
+          "  --sigma S             contrast scale in 8-bit units (default: estimated)\n"
+          "  --connectivity C      4 or 8 in 2D (default 8), 6 or 26 in 3D (default 6)\n"
+          "  --model M             gmm, hist or auto (default: gmm for colour, hist for gray)\n"
+          "  --components K        GMM components (default 5)\n"
+          "  --bins B              histogram bins per channel (default 32)\n"
+          "  --scale S             energy-to-capacity factor (default: chosen, and printed)\n"
+          "  --raw DxHxW[:C[:B]]   IMAGE is a raw volume of C channels (default 1) of B bits\n"
+          "                        (8 or 16, default 8)\n",
+          out);
+    fputs("  --batch LIST          segment every line of LIST, 'IMAGE SEEDS MASK_OUT' (2D\n"
+          "                        images; paths without spaces; blank and # lines skipped) in\n"
+          "                        one process, so start-up (CUDA's included) is paid once; then\n"
+          "                        IMAGE, --seeds and -o are not given; one line per image and\n"
+          "                        the throughput are printed; exit 1 if a line failed or none\n"
+          "  --jobs N              with --batch: N images at once (threads; default 1), for\n"
+          "                        the colour models and I/O of one image to overlap another's\n"
+          "                        cut; give bk or cuda-grid (cpu-pr threads would compete)\n"
+          "  --levels L            multilevel narrow-banded cut (docs/BAND.md): solve a copy\n"
+          "                        halved L times (1-8) in full, then only a band around the\n"
+          "                        projected boundary at each finer level; 0 = full solve\n"
+          "                        (default); auto = by size. Not always the exact minimum:\n"
+          "                        prints the energy of the result (use --check)\n"
+          "  --band D              band half-width in pixels at each level (default 2)\n"
+          "  --band-grow           widen the band where its cut touches the band's edge and\n"
+          "                        re-solve until it does not (a heuristic, docs/BAND.md)\n"
+          "  --check               with --levels: also solve the full problem exactly and\n"
+          "                        print the pixels that differ and the energy gap\n"
+          "  --verbose             progress on stderr (always on for volumes); the energy of\n"
+          "                        every GrabCut round\n"
+          "  --help                this text\n\n"
+          "Volumes: give --raw, or several IMAGEs (the slices, in z order). MASK and TRUTH are\n"
+          "then raw files of one byte per voxel or comma-separated lists of slices, and\n"
+          "MASK_OUT is written as raw bytes (0/255). Progress goes to stderr.\n\n"
+          "exit status: 0 segmented, 1 bad input or failure, 2 usage error\n",
+          out);
 }
 
 static double now_ms(void) {
@@ -98,7 +96,7 @@ typedef struct segment_args {
     const char *batch; /* --batch LIST */
     int jobs;          /* --jobs N: batch items at once */
     bool check;        /* --check: compare a banded result with the full solve */
-    bool has_rect;     /* --rect */
+    bool has_rect;
     gcut_rect rect;
 } segment_args;
 
@@ -226,16 +224,16 @@ static int parse_args(int argc, char **argv, segment_args *args) {
             args->verbose = 1;
             continue;
         }
-        if (strcmp(a, "--cold") == 0) {
-            args->options.warm = 0;
-            continue;
-        }
         if (strcmp(a, "--check") == 0) {
             args->check = true;
             continue;
         }
         if (strcmp(a, "--band-grow") == 0) {
             args->params.band_grow = 1;
+            continue;
+        }
+        if (strcmp(a, "--cold") == 0) {
+            args->options.warm = 0;
             continue;
         }
         if (a[0] != '-' || a[1] == '\0') {
@@ -299,13 +297,6 @@ static int parse_args(int argc, char **argv, segment_args *args) {
                 args->encoding = GCUT_SEEDS_COLOR;
             else
                 ok = false;
-        } else if (strcmp(a, "--rect") == 0) {
-            args->has_rect = true;
-            ok = parse_rect(v, &args->rect);
-        } else if (strcmp(a, "--iterations") == 0) {
-            if (!cli_parse_int("segment", a, v, 1, GCUT_SEG_MAX_ITERATIONS,
-                               &args->params.iterations))
-                return 2;
         } else if (strcmp(a, "--levels") == 0) {
             if (strcmp(v, "auto") == 0)
                 args->params.levels = GCUT_SEG_LEVELS_AUTO;
@@ -313,6 +304,12 @@ static int parse_args(int argc, char **argv, segment_args *args) {
                 ok = cli_parse_int("segment", a, v, 0, GCUT_SEG_MAX_LEVELS, &args->params.levels);
         } else if (strcmp(a, "--band") == 0) {
             ok = cli_parse_int("segment", a, v, 0, 1 << 20, &args->params.band);
+        } else if (strcmp(a, "--rect") == 0) {
+            args->has_rect = true;
+            ok = parse_rect(v, &args->rect);
+        } else if (strcmp(a, "--iterations") == 0) {
+            ok = cli_parse_int("segment", a, v, 1, GCUT_SEG_MAX_ITERATIONS,
+                               &args->params.iterations);
         } else if (strcmp(a, "--raw") == 0) {
             args->raw = true;
             if (!parse_raw(v, args))
@@ -331,12 +328,18 @@ static int parse_args(int argc, char **argv, segment_args *args) {
             return 2;
         }
     }
+    if (args->params.levels != 0 && (args->has_rect || args->params.iterations > 1)) {
+        cli_error("segment", GCUT_OK,
+                  "--levels (a banded single cut) cannot be combined with --rect or "
+                  "--iterations above 1");
+        return 2;
+    }
     if (args->batch != NULL) {
         if (args->num_images > 0 || args->seeds != NULL || args->out != NULL || args->raw ||
-            args->overlay != NULL || args->truth != NULL) {
+            args->overlay != NULL || args->truth != NULL || args->has_rect) {
             cli_error("segment", GCUT_OK,
                       "--batch takes its images, seeds and outputs from LIST: no IMAGE, --seeds, "
-                      "-o, --raw, --overlay or --truth beside it");
+                      "-o, --raw, --overlay, --truth or --rect beside it");
             return 2;
         }
         return -1;
@@ -456,7 +459,10 @@ static bool load_mask(const segment_args *args, const char *path, const char *wh
     return true;
 }
 
-static int write_mask(const segment_args *args, const gcut_image *image, uint8_t *mask, int64_t n) {
+/* Write the 0/255 mask to args->out through a temporary file (cli_out); *temp_out (may be
+ * NULL) gets that file's name for cli_out_commit_one. */
+static int write_mask(const segment_args *args, const gcut_image *image, uint8_t *mask, int64_t n,
+                      const char **temp_out) {
     for (int64_t i = 0; i < n; i++)
         mask[i] = mask[i] ? 255 : 0;
     if (args->volume) {
@@ -475,6 +481,8 @@ static int write_mask(const segment_args *args, const gcut_image *image, uint8_t
         cli_error("segment", st, "cannot write '%s'", args->out);
         return 1;
     }
+    if (temp_out != NULL)
+        *temp_out = temp;
     return 0;
 }
 
@@ -503,6 +511,18 @@ static int score(const segment_args *args, const gcut_image *image, const uint8_
            100.0 * (double)fn / (double)n, n);
     free_mask(&truth);
     return 0;
+}
+
+/* One segmentation as the options ask: GrabCut rounds (gcut_grabcut: 5 with a box,
+ * GCUT_SEG_SEED_ITERATIONS with seeds alone) unless --iterations 1 or a multilevel banded cut
+ * (--levels, refused beside --rect and --iterations above 1 by parse_args), which make one
+ * cut through gcut_segment. */
+static gcut_status run_segmentation(const segment_args *args, const gcut_image *image,
+                                    const uint8_t *seeds, uint8_t *mask, gcut_seg_report *report) {
+    if (args->params.levels == 0 && (args->has_rect || args->params.iterations != 1))
+        return gcut_grabcut(image, args->has_rect ? &args->rect : NULL, seeds, &args->params,
+                            &args->options, mask, report);
+    return gcut_segment(image, seeds, &args->params, &args->options, mask, report);
 }
 
 /* One line of a --batch list: read, segment, write; one line printed. @return 0 or 1. */
@@ -534,13 +554,16 @@ static int batch_item(const segment_args *shared, const char *list, int lineno,
         goto done;
     }
     gcut_seg_report report;
-    if ((st = gcut_segment(&image, seeds, &args->params, &args->options, mask, &report)) !=
-        GCUT_OK) {
+    if ((st = run_segmentation(args, &image, seeds, mask, &report)) != GCUT_OK) {
         cli_error("segment", st, "%s:%d: segmentation of '%s' failed", list, lineno, image_path);
         goto done;
     }
+    /* Each good line's mask is renamed into place at once: a later line's failure does not
+     * take it back. */
     args->out = out_path;
-    if (write_mask(args, &image, mask, n) != 0)
+    const char *temp = NULL;
+    if (write_mask(args, &image, mask, n, &temp) != 0 ||
+        (temp != NULL && cli_out_commit_one("segment", temp) != 0))
         goto done;
     printf("%s -> %s: %" PRId64 "x%" PRId64 ", %s flow %" PRId64 ", model %.1f ms, solve %.1f ms, "
            "total %.1f ms\n",
@@ -624,10 +647,6 @@ static int run_batch(segment_args *args) {
            "%.1f Mpixel/s\n",
            done, failed, ms, jobs, jobs > 1 ? "s" : "", ms > 0 ? 1e3 * done / ms : 0.0,
            ms > 0 ? (double)pixels / ms / 1e3 : 0.0);
-    /* The good lines' masks are kept even when another line failed (the failing exit code
-     * would otherwise discard every pending output at the end of the command). */
-    if (done > 0 && failed > 0 && cli_out_commit("segment") != 0)
-        return 1;
     return failed > 0 || done == 0 ? 1 : 0;
 }
 
@@ -773,14 +792,7 @@ int cli_cmd_segment(int argc, char **argv) {
         args.options.verbose = 1;
     }
     gcut_seg_report report;
-    /* A box, or --iterations above 1: gcut_grabcut (5 rounds by default with a box); seeds
-     * alone: one cut by gcut_segment, as --batch and --levels make (--iterations 5 re-fits). */
-    const bool rounds = args.has_rect || args.params.iterations > 1;
-    if (rounds)
-        st = gcut_grabcut(&image, args.has_rect ? &args.rect : NULL, seeds, &args.params,
-                          &args.options, mask, &report);
-    else
-        st = gcut_segment(&image, seeds, &args.params, &args.options, mask, &report);
+    st = run_segmentation(&args, &image, seeds, mask, &report);
     if (st != GCUT_OK) {
         cli_error("segment", st, "segmentation failed");
         goto done;
@@ -788,7 +800,7 @@ int cli_cmd_segment(int argc, char **argv) {
     if (args.has_rect)
         printf("box      %" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 " (x,y,w,h)\n", args.rect.x,
                args.rect.y, args.rect.width, args.rect.height);
-    if (rounds) {
+    if (report.iterations > 1 || args.has_rect) {
         printf("rounds   %d%s\n", report.iterations,
                report.converged ? " (converged)" : " (limit reached)");
         if (args.verbose)
@@ -815,7 +827,7 @@ int cli_cmd_segment(int argc, char **argv) {
     if (args.verbose)
         fprintf(stderr, "gcut segment: writing %s\n", args.out);
     const double t_write = now_ms();
-    if (write_mask(&args, &image, mask, n) != 0)
+    if (write_mask(&args, &image, mask, n, NULL) != 0)
         goto done;
     if (args.overlay != NULL) {
         gcut_image ov = {0};

@@ -9,6 +9,7 @@ static const cli_command commands[] = {
     {"maxflow", "solve a DIMACS max-flow or gcut grid problem exactly", cli_cmd_maxflow},
     {"segment", "seeded image segmentation: writes a mask and an overlay", cli_cmd_segment},
     {"qpbo", "minimise a binary energy with non-submodular terms (QPBO)", cli_cmd_qpbo},
+    {"video", "online video segmentation: frames in, a mask per frame out", cli_cmd_video},
     {"gen", "generate synthetic benchmark images and problems", cli_cmd_gen},
     {"solvers", "list the solvers of this build and whether they can run here", cli_cmd_solvers},
 };

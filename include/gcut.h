@@ -728,6 +728,153 @@ gcut_status gcut_qpbo_read(const char *path, gcut_qpbo **out);
  *  unary, a b line per node when blocks are set, one e line per term. */
 gcut_status gcut_qpbo_write(const gcut_qpbo *qpbo, const char *path);
 
+/* ------------------------------------------------------------------------------------------
+ * Video: online segmentation of a frame sequence (src/video/; Garrett & Saito 2009)
+ *
+ * A gcut_video object takes the frames of a sequence one at a time. The first frame is
+ * segmented from a given mask or from seeds; every later frame from the previous frame's mask:
+ * its colour models are re-estimated from the previous frame and its mask (histograms mixed
+ * with the older model by a forgetting factor), pixels deeper than a band inside (outside) the
+ * previous mask's boundary become hard foreground (background) seeds, and the band's width
+ * follows the boundary's measured motion. With restrict_band the graph holds only the band's
+ * pixels (Garrett & Saito's mask); the cut is exact for that energy either way. docs/VIDEO.md.
+ * ---------------------------------------------------------------------------------------- */
+
+typedef struct gcut_video gcut_video;
+
+/** How a frame's energy follows from the previous frame (defaults: gcut_video_params_init). */
+typedef struct gcut_video_params {
+    gcut_seg_params seg; /**< energy: lambda, sigma (<= 0: estimated per frame), connectivity,
+                              histogram_bins, scale; the model is always a histogram of the
+                              previous frames (first frame with seeds: seg.model as gcut_segment) */
+    double forget;       /**< in [0, 1): weight the colour model keeps from older frames;
+                              0 = learnt from the previous frame alone. Default 0.5 */
+    double band_min;     /**< unknown band half-width in pixels when nothing moves (>= 1).
+                              Default 3 */
+    double band_motion;  /**< band = band_min + band_motion * (mean boundary displacement of
+                              the last frame, pixels), clamped to band_max. Default 1 */
+    double band_max;     /**< largest half-width (>= band_min). Default 64 */
+    int restrict_band;   /**< 1: solve a graph of the band's pixels only, the rest fixed by the
+                              previous mask (Garrett & Saito); 0: the whole frame with hard
+                              seeds. Same energy minimum over the band either way. Default 1 */
+    int check_colour;    /**< 1: a pixel beyond the band whose colour favours the other label
+                              than its previous one is left unknown (not a hard seed), so that
+                              uncovered or fast-grown parts can return. Default 1 */
+    double colour_reach; /**< check_colour applies within colour_reach * band of the previous
+                              boundary (0 = the whole frame), so that a similar-coloured object
+                              far away is not taken in. Default 4 */
+    int warm;            /**< 1 (with restrict_band 0): the whole frame kept as one graph across
+                              frames, only changed capacities updated, re-solved warm by bk
+                              (Kohli-Torr); measured in docs/VIDEO.md. Default 0 */
+    int verify;          /**< 1: check every frame's cut with its certificate (cut capacity ==
+                              flow; GCUT_ERR_VERIFY otherwise). Default 0 */
+} gcut_video_params;
+
+/** Fill *params with the defaults above (seg as gcut_seg_params_init, histogram model). */
+void gcut_video_params_init(gcut_video_params *params);
+
+/** Per-frame report of gcut_video_push_frame(). Times in ms. */
+typedef struct gcut_video_report {
+    int64_t frame;       /**< index of the frame (0 = first) */
+    double model_ms;     /**< colour models, distance to the boundary, seeds */
+    double build_ms;     /**< capacities (graph construction) */
+    double solve_ms;     /**< the max-flow solve, solver setup included */
+    double band;         /**< band half-width used (0 on the first frame) */
+    int64_t graph_nodes; /**< nodes of the graph solved */
+    int64_t flow;        /**< exact maximum flow of the frame's graph */
+    int64_t foreground_pixels;
+    char solver[32];
+} gcut_video_report;
+
+/** Create a video segmenter for frames of width x height (2D). params and options may be NULL
+ *  (defaults; options->solver "auto" picks as gcut_grid_solve does; cuda-grid runs a fresh
+ *  solve per frame). Every per-frame buffer is allocated here, once. */
+gcut_status gcut_video_create(int64_t width, int64_t height, const gcut_video_params *params,
+                              const gcut_options *options, gcut_video **out);
+/** Free the segmenter. NULL is accepted. */
+void gcut_video_free(gcut_video *video);
+
+/** What init in gcut_video_push_frame() holds for the first frame. */
+typedef enum {
+    GCUT_VIDEO_INIT_MASK = 0, /**< a segmentation: nonzero = foreground, taken as it is */
+    GCUT_VIDEO_INIT_SEEDS = 1 /**< seed codes (GCUT_SEED_*): the frame is segmented first */
+} gcut_video_init;
+
+/** Segment the next frame (8 or 16 bit, 1-4 channels, the size given at creation; alpha
+ *  ignored, 16-bit samples use their high byte). The first frame needs init (width*height
+ *  bytes, read as init_kind says); later frames take init NULL (or a non-NULL init to restart
+ *  from it). The mask is then available from gcut_video_mask(). report may be NULL.
+ *  @return GCUT_ERR_INVALID_ARG for a frame of another size (naming both) or a missing init. */
+gcut_status gcut_video_push_frame(gcut_video *video, const gcut_image *frame, const uint8_t *init,
+                                  gcut_video_init init_kind, gcut_video_report *report);
+/** Copy the last frame's mask (1 foreground, 0 background; width*height bytes) into mask.
+ *  @return GCUT_ERR_STATE before the first frame. */
+gcut_status gcut_video_get_mask(const gcut_video *video, uint8_t *mask);
+/** @return the number of frames segmented so far. */
+int64_t gcut_video_frames(const gcut_video *video);
+
+/** A sequence of frames to read: a folder of numbered PNG/JPEG/PNM frames (sorted by the
+ *  number in their names; a gap in the numbering is an error naming the missing number), a
+ *  text file listing one frame path a line (relative to the list's folder), or a video file
+ *  decoded with FFmpeg's libavformat/libavcodec (only in builds that found them:
+ *  gcut_video_file_support()). */
+typedef struct gcut_video_source gcut_video_source;
+
+/** Open path as above. @return GCUT_ERR_IO (missing, unreadable), GCUT_ERR_PARSE (no frames,
+ *  a numbering gap, a corrupt header), GCUT_ERR_UNSUPPORTED (a video file without FFmpeg). */
+gcut_status gcut_video_source_open(const char *path, gcut_video_source **out);
+/** Frame geometry (of the first frame) and count (-1 when unknown, as for some video files). */
+void gcut_video_source_info(const gcut_video_source *source, int64_t *width, int64_t *height,
+                            int64_t *count, double *fps);
+/** Read the next frame into frame (8-bit RGB, allocated by the first call and reused after;
+ *  free with gcut_image_free). *done is set to 1 at the end of the sequence. A frame of another
+ *  size, unreadable or truncated gives GCUT_ERR_PARSE / GCUT_ERR_IO naming the frame. */
+gcut_status gcut_video_source_read(gcut_video_source *source, gcut_image *frame, int *done);
+/** Close the source. NULL is accepted. */
+void gcut_video_source_close(gcut_video_source *source);
+/** @return 1 if this build reads and writes video files (FFmpeg libraries found), else 0. */
+int gcut_video_file_support(void);
+
+/** Writes an overlay video (8-bit RGB frames) with FFmpeg (MPEG-4 Part 2 in .mp4/.avi/.mkv);
+ *  GCUT_ERR_UNSUPPORTED in builds without FFmpeg. */
+typedef struct gcut_video_writer gcut_video_writer;
+gcut_status gcut_video_writer_open(const char *path, int64_t width, int64_t height, double fps,
+                                   gcut_video_writer **out);
+gcut_status gcut_video_writer_write(gcut_video_writer *writer, const gcut_image *frame);
+/** Flush and close; @return the first error of the flush. NULL is accepted. */
+gcut_status gcut_video_writer_close(gcut_video_writer *writer);
+
+/** Called by gcut_video_run() for every frame in order, with the frame and its mask (1/0),
+ *  from the writer thread when queue > 0. A non-OK return stops the run with that status. */
+typedef gcut_status (*gcut_video_sink_fn)(void *ctx, int64_t index, const gcut_image *frame,
+                                          const uint8_t *mask, const gcut_video_report *report);
+
+/** Totals of a gcut_video_run(), ms. Stage times are summed over frames; wall_ms is the run. */
+typedef struct gcut_video_run_report {
+    int64_t frames;
+    double decode_ms, model_ms, build_ms, solve_ms, write_ms, wall_ms;
+} gcut_video_run_report;
+
+/** Run the whole sequence: decode (a reader thread), segment (the calling thread), write (a
+ *  writer thread calling sink) concurrently over a bounded ring of queue frames (queue >= 2;
+ *  0 = no threads, each frame decoded, segmented and written in turn). Every buffer is made
+ *  before the first frame. The masks are the same for any queue. init/init_kind are for the
+ *  first frame as in gcut_video_push_frame(). On an error (a bad frame, a failing sink) the
+ *  frames before it have been passed to sink and the error is returned. */
+gcut_status gcut_video_run(gcut_video *video, gcut_video_source *source, const uint8_t *init,
+                           gcut_video_init init_kind, int queue, gcut_video_sink_fn sink,
+                           void *sink_ctx, gcut_video_run_report *report);
+
+/** Synthetic test video with ground truth: frame index of a sequence made from seed, at any
+ *  size (the scene scales with it): a textured object that moves, deforms and drifts in
+ *  colour, a part that grows out of it between frames 10 and 30, a background-coloured bar
+ *  that passes in front (occlusion) from frame 20, camera pan and noise. GCUT_SYNTH_HARD: three
+ *  times the noise, object colours closer to the background's, and a brownish distractor blob
+ *  in the background. image gets 8-bit RGB (allocated, free
+ *  with gcut_image_free); truth (may be NULL; width*height bytes) gets 1 for foreground. */
+gcut_status gcut_video_synth_frame(int64_t width, int64_t height, uint64_t seed, int64_t index,
+                                   gcut_synth_level level, gcut_image *image, uint8_t *truth);
+
 #ifdef __cplusplus
 }
 #endif

@@ -267,6 +267,11 @@ gcut_status gcut_segment(const gcut_image *image, const uint8_t *seeds,
                          gcut_seg_report *report) {
     if (mask == NULL)
         return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_segment: mask is NULL");
+    if (params != NULL && params->iterations > 1 && params->levels != 0)
+        return gcut__fail(GCUT_ERR_UNSUPPORTED,
+                          "segmentation: GrabCut rounds (iterations %d) and multilevel bands "
+                          "(levels %d) cannot be combined",
+                          params->iterations, params->levels);
     /* Re-fitted models (GrabCut rounds) are asked for: the iterative path. */
     if (params != NULL && params->iterations > 1)
         return gcut_grabcut(image, NULL, seeds, params, options, mask, report);

@@ -1,0 +1,650 @@
+/* source.c - where video frames come from and where overlay videos go: folders and lists of
+ * numbered frames (PNG/JPEG/PNM through src/io/image.c), and video files decoded / encoded
+ * with FFmpeg's libavformat, libavcodec and libswscale where the build found them (Garrett &
+ * Saito 2009, 4: frames are acquired while earlier ones are cut). */
+#define _POSIX_C_SOURCE 200809L
+#include "internal.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#ifdef GCUT_HAVE_FFMPEG
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/imgutils.h>
+#include <libswscale/swscale.h>
+#endif
+
+int gcut_video_file_support(void) {
+#ifdef GCUT_HAVE_FFMPEG
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+struct gcut_video_source {
+    char **paths; /* frames of a folder or list; NULL for a video file */
+    int64_t count, next;
+    int64_t width, height;
+    double fps;
+    char *name; /* the path given, for messages */
+#ifdef GCUT_HAVE_FFMPEG
+    AVFormatContext *fmt;
+    AVCodecContext *dec;
+    AVFrame *frame;
+    AVPacket *packet;
+    struct SwsContext *sws;
+    int stream;
+    bool draining, ended;
+#endif
+};
+
+static char *dup_string(const char *s) {
+    size_t n = strlen(s) + 1;
+    char *d = gcut__malloc(n, "path");
+    if (d != NULL)
+        memcpy(d, s, n);
+    return d;
+}
+
+static bool has_image_extension(const char *name) {
+    const char *dot = strrchr(name, '.');
+    if (dot == NULL)
+        return false;
+    static const char *const exts[] = {".png", ".jpg", ".jpeg", ".ppm", ".pgm", ".pnm"};
+    for (size_t k = 0; k < sizeof exts / sizeof exts[0]; k++) {
+        const char *e = exts[k];
+        size_t j = 0;
+        while (e[j] != '\0' && dot[j] != '\0' && tolower((unsigned char)dot[j]) == e[j])
+            j++;
+        if (e[j] == '\0' && dot[j] == '\0')
+            return true;
+    }
+    return false;
+}
+
+/* The last run of digits in a file name, or -1. */
+static int64_t frame_number(const char *name) {
+    int64_t value = -1;
+    for (const char *p = name; *p != '\0'; p++) {
+        if (!isdigit((unsigned char)*p))
+            continue;
+        int64_t v = 0;
+        while (isdigit((unsigned char)*p) && v < INT64_MAX / 10)
+            v = v * 10 + (*p++ - '0');
+        value = v;
+        p--;
+    }
+    return value;
+}
+
+typedef struct numbered {
+    int64_t number;
+    char *path;
+} numbered;
+
+static int by_number(const void *a, const void *b) {
+    const numbered *x = a, *y = b;
+    return x->number < y->number ? -1 : x->number > y->number;
+}
+
+static gcut_status add_path(gcut_video_source *s, int64_t *room, char *path) {
+    if (s->count == *room) {
+        int64_t grown = *room < 64 ? 64 : *room * 2;
+        char **p = gcut__realloc(s->paths, (size_t)grown * sizeof *p, "frame list");
+        if (p == NULL) {
+            gcut__free(path);
+            return GCUT_ERR_NOMEM;
+        }
+        s->paths = p;
+        *room = grown;
+    }
+    s->paths[s->count++] = path;
+    return GCUT_OK;
+}
+
+static char *join(const char *dir, const char *name) {
+    size_t a = strlen(dir), b = strlen(name);
+    char *p = gcut__malloc(a + b + 2, "path");
+    if (p == NULL)
+        return NULL;
+    memcpy(p, dir, a);
+    p[a] = '/';
+    memcpy(p + a + 1, name, b + 1);
+    return p;
+}
+
+static gcut_status open_folder(gcut_video_source *s, const char *dir) {
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return gcut__fail(GCUT_ERR_IO, "%s: cannot open folder: %s", dir, strerror(errno));
+    numbered *list = NULL;
+    int64_t count = 0, room = 0;
+    gcut_status st = GCUT_OK;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.' || !has_image_extension(e->d_name))
+            continue;
+        const int64_t number = frame_number(e->d_name);
+        if (number < 0)
+            continue;
+        if (count == room) {
+            room = room < 64 ? 64 : room * 2;
+            numbered *grown = gcut__realloc(list, (size_t)room * sizeof *list, "frame list");
+            if (grown == NULL) {
+                st = GCUT_ERR_NOMEM;
+                break;
+            }
+            list = grown;
+        }
+        list[count].number = number;
+        if ((list[count].path = join(dir, e->d_name)) == NULL) {
+            st = GCUT_ERR_NOMEM;
+            break;
+        }
+        count++;
+    }
+    closedir(d);
+    if (st == GCUT_OK && count == 0)
+        st = gcut__fail(GCUT_ERR_PARSE, "%s: no numbered frames (PNG, JPEG, PNM) in the folder",
+                        dir);
+    if (st == GCUT_OK) {
+        qsort(list, (size_t)count, sizeof *list, by_number);
+        for (int64_t k = 1; k < count && st == GCUT_OK; k++) {
+            if (list[k].number == list[k - 1].number)
+                st = gcut__fail(GCUT_ERR_PARSE, "%s: two frames numbered %" PRId64 " (%s, %s)", dir,
+                                list[k].number, list[k - 1].path, list[k].path);
+            else if (list[k].number != list[k - 1].number + 1)
+                st =
+                    gcut__fail(GCUT_ERR_PARSE,
+                               "%s: frame %" PRId64 " is missing (the frames go from %" PRId64
+                               " to %" PRId64 " with a gap)",
+                               dir, list[k - 1].number + 1, list[0].number, list[count - 1].number);
+        }
+    }
+    int64_t path_room = 0;
+    for (int64_t k = 0; k < count; k++) {
+        if (st == GCUT_OK) {
+            st = add_path(s, &path_room, list[k].path);
+        } else {
+            gcut__free(list[k].path);
+        }
+    }
+    gcut__free(list);
+    return st;
+}
+
+static gcut_status open_list(gcut_video_source *s, const char *path) {
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return gcut__fail(GCUT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    /* Relative frame paths are relative to the list's folder. */
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash != NULL)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    char line[4096];
+    int64_t room = 0, lineno = 0;
+    gcut_status st = GCUT_OK;
+    while (st == GCUT_OK && fgets(line, sizeof line, f) != NULL) {
+        lineno++;
+        size_t len = strlen(line);
+        if (len == sizeof line - 1 && line[len - 1] != '\n') {
+            st = gcut__fail(GCUT_ERR_PARSE, "%s:%" PRId64 ": line too long", path, lineno);
+            break;
+        }
+        while (len > 0 && isspace((unsigned char)line[len - 1]))
+            line[--len] = '\0';
+        char *p = line;
+        while (isspace((unsigned char)*p))
+            p++;
+        if (*p == '\0' || *p == '#')
+            continue;
+        char *full = *p == '/' ? dup_string(p) : join(dir, p);
+        st = full == NULL ? GCUT_ERR_NOMEM : add_path(s, &room, full);
+    }
+    fclose(f);
+    if (st == GCUT_OK && s->count == 0)
+        st = gcut__fail(GCUT_ERR_PARSE, "%s: the list names no frames", path);
+    return st;
+}
+
+#ifdef GCUT_HAVE_FFMPEG
+static gcut_status av_fail(gcut_status st, const char *path, const char *what, int err) {
+    char buf[256];
+    av_strerror(err, buf, sizeof buf);
+    return gcut__fail(st, "%s: %s: %s", path, what, buf);
+}
+
+static gcut_status open_file(gcut_video_source *s, const char *path) {
+    av_log_set_level(AV_LOG_FATAL);
+    int err = avformat_open_input(&s->fmt, path, NULL, NULL);
+    if (err < 0)
+        return av_fail(GCUT_ERR_PARSE, path, "not a readable video", err);
+    if ((err = avformat_find_stream_info(s->fmt, NULL)) < 0)
+        return av_fail(GCUT_ERR_PARSE, path, "no stream information", err);
+    const AVCodec *codec = NULL;
+    s->stream = av_find_best_stream(s->fmt, AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0);
+    if (s->stream < 0 || codec == NULL)
+        return gcut__fail(GCUT_ERR_PARSE, "%s: no video stream this build can decode", path);
+    AVStream *stream = s->fmt->streams[s->stream];
+    if ((s->dec = avcodec_alloc_context3(codec)) == NULL)
+        return gcut__fail(GCUT_ERR_NOMEM, "%s: decoder context", path);
+    if ((err = avcodec_parameters_to_context(s->dec, stream->codecpar)) < 0 ||
+        (err = avcodec_open2(s->dec, codec, NULL)) < 0)
+        return av_fail(GCUT_ERR_PARSE, path, "cannot open the decoder", err);
+    s->frame = av_frame_alloc();
+    s->packet = av_packet_alloc();
+    if (s->frame == NULL || s->packet == NULL)
+        return gcut__fail(GCUT_ERR_NOMEM, "%s: decoder frame", path);
+    s->width = s->dec->width;
+    s->height = s->dec->height;
+    if (s->width < 1 || s->height < 1)
+        return gcut__fail(GCUT_ERR_PARSE, "%s: video has no frame size", path);
+    s->count = stream->nb_frames > 0 ? stream->nb_frames : -1;
+    AVRational r = stream->avg_frame_rate.num > 0 ? stream->avg_frame_rate : stream->r_frame_rate;
+    s->fps = r.num > 0 && r.den > 0 ? av_q2d(r) : 25.0;
+    return GCUT_OK;
+}
+
+/* Next decoded frame into s->frame: 1 got one, 0 end of stream, < 0 error (message set). */
+static int decode_next(gcut_video_source *s) {
+    for (;;) {
+        int err = avcodec_receive_frame(s->dec, s->frame);
+        if (err == 0)
+            return 1;
+        if (err == AVERROR_EOF)
+            return 0;
+        if (err != AVERROR(EAGAIN)) {
+            av_fail(GCUT_ERR_PARSE, s->name, "corrupt video data", err);
+            return -1;
+        }
+        if (s->draining)
+            return 0;
+        err = av_read_frame(s->fmt, s->packet);
+        if (err == AVERROR_EOF) {
+            s->draining = true;
+            avcodec_send_packet(s->dec, NULL);
+            continue;
+        }
+        if (err < 0) {
+            av_fail(GCUT_ERR_PARSE, s->name, "cannot read the video (truncated?)", err);
+            return -1;
+        }
+        if (s->packet->stream_index == s->stream) {
+            err = avcodec_send_packet(s->dec, s->packet);
+            if (err < 0 && err != AVERROR(EAGAIN) && err != AVERROR_INVALIDDATA) {
+                av_packet_unref(s->packet);
+                av_fail(GCUT_ERR_PARSE, s->name, "corrupt video data", err);
+                return -1;
+            }
+        }
+        av_packet_unref(s->packet);
+    }
+}
+#endif
+
+gcut_status gcut_video_source_open(const char *path, gcut_video_source **out) {
+    if (path == NULL || out == NULL)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_video_source_open: path or out is NULL");
+    *out = NULL;
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return gcut__fail(GCUT_ERR_IO, "%s: %s", path, strerror(errno));
+    gcut_video_source *s = gcut__calloc(1, sizeof *s, "video source");
+    if (s == NULL)
+        return GCUT_ERR_NOMEM;
+    s->fps = 25.0;
+    gcut_status st;
+    if ((s->name = dup_string(path)) == NULL) {
+        gcut__free(s);
+        return GCUT_ERR_NOMEM;
+    }
+    const char *dot = strrchr(path, '.');
+    const bool is_list = dot != NULL && (strcmp(dot, ".txt") == 0 || strcmp(dot, ".lst") == 0 ||
+                                         strcmp(dot, ".list") == 0);
+    if (S_ISDIR(sb.st_mode)) {
+        st = open_folder(s, path);
+    } else if (is_list) {
+        st = open_list(s, path);
+    } else if (has_image_extension(path)) {
+        st = gcut__fail(GCUT_ERR_INVALID_ARG,
+                        "%s: a single image; give the folder of frames or a list file", path);
+    } else {
+#ifdef GCUT_HAVE_FFMPEG
+        st = open_file(s, path);
+#else
+        st = gcut__fail(GCUT_ERR_UNSUPPORTED,
+                        "%s: video files need FFmpeg (libavformat, libavcodec, libswscale), "
+                        "which this build did not find; give a folder or list of frames",
+                        path);
+#endif
+    }
+    if (st == GCUT_OK && s->paths != NULL) {
+        /* Geometry from the first frame. */
+        gcut_image first;
+        st = gcut_image_read(s->paths[0], &first);
+        if (st == GCUT_OK) {
+            s->width = first.width;
+            s->height = first.height;
+            gcut_image_free(&first);
+        }
+    }
+    if (st != GCUT_OK) {
+        gcut_video_source_close(s);
+        return st;
+    }
+    *out = s;
+    return GCUT_OK;
+}
+
+void gcut_video_source_info(const gcut_video_source *s, int64_t *width, int64_t *height,
+                            int64_t *count, double *fps) {
+    if (width)
+        *width = s ? s->width : 0;
+    if (height)
+        *height = s ? s->height : 0;
+    if (count)
+        *count = s ? s->count : 0;
+    if (fps)
+        *fps = s ? s->fps : 0;
+}
+
+gcut_status gcut_video_source_read(gcut_video_source *s, gcut_image *frame, int *done) {
+    if (s == NULL || frame == NULL || done == NULL)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_video_source_read: NULL argument");
+    *done = 0;
+    if (frame->pixels == NULL) {
+        gcut_status st = gcut_image_alloc(frame, s->width, s->height, 1, 3, 8);
+        if (st != GCUT_OK)
+            return st;
+    }
+    if (frame->width != s->width || frame->height != s->height || frame->channels != 3 ||
+        frame->bit_depth != 8)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_video_source_read: frame buffer geometry "
+                                                "differs from the source's");
+    uint8_t *dst = frame->pixels;
+    if (s->paths != NULL) {
+        if (s->next >= s->count) {
+            *done = 1;
+            return GCUT_OK;
+        }
+        const char *path = s->paths[s->next];
+        gcut_image img;
+        gcut_status st = gcut_image_read(path, &img);
+        if (st != GCUT_OK) {
+            char prev[512];
+            snprintf(prev, sizeof prev, "%s", gcut_last_error());
+            return gcut__fail(st, "frame %" PRId64 " (%s): %s", s->next, path, prev);
+        }
+        if (img.width != s->width || img.height != s->height) {
+            const int64_t iw = img.width, ih = img.height;
+            gcut_image_free(&img);
+            return gcut__fail(GCUT_ERR_PARSE,
+                              "frame %" PRId64 " (%s) is %" PRId64 "x%" PRId64
+                              " but the first frame is %" PRId64 "x%" PRId64,
+                              s->next, path, iw, ih, s->width, s->height);
+        }
+        const int64_t n = s->width * s->height;
+        const int ch = img.channels;
+        for (int64_t i = 0; i < n; i++)
+            for (int c = 0; c < 3; c++) {
+                const int k = ch >= 3 ? c : 0;
+                dst[i * 3 + c] = img.bit_depth == 8
+                                     ? ((const uint8_t *)img.pixels)[i * ch + k]
+                                     : (uint8_t)(((const uint16_t *)img.pixels)[i * ch + k] >> 8);
+            }
+        gcut_image_free(&img);
+        s->next++;
+        return GCUT_OK;
+    }
+#ifdef GCUT_HAVE_FFMPEG
+    if (s->ended) {
+        *done = 1;
+        return GCUT_OK;
+    }
+    int got = decode_next(s);
+    if (got < 0)
+        return GCUT_ERR_PARSE;
+    if (got == 0) {
+        s->ended = true;
+        *done = 1;
+        return GCUT_OK;
+    }
+    if (s->frame->width != s->width || s->frame->height != s->height)
+        return gcut__fail(GCUT_ERR_PARSE,
+                          "%s: frame %" PRId64 " is %dx%d but the first frame is %" PRId64
+                          "x%" PRId64,
+                          s->name, s->next, s->frame->width, s->frame->height, s->width, s->height);
+    s->sws = sws_getCachedContext(s->sws, s->frame->width, s->frame->height,
+                                  (enum AVPixelFormat)s->frame->format, (int)s->width,
+                                  (int)s->height, AV_PIX_FMT_RGB24, SWS_BILINEAR, NULL, NULL, NULL);
+    if (s->sws == NULL)
+        return gcut__fail(GCUT_ERR_UNSUPPORTED, "%s: cannot convert pixel format %d to RGB",
+                          s->name, s->frame->format);
+    uint8_t *planes[4] = {dst, NULL, NULL, NULL};
+    int strides[4] = {(int)s->width * 3, 0, 0, 0};
+    sws_scale(s->sws, (const uint8_t *const *)s->frame->data, s->frame->linesize, 0,
+              s->frame->height, planes, strides);
+    av_frame_unref(s->frame);
+    s->next++;
+    return GCUT_OK;
+#else
+    return gcut__fail(GCUT_ERR_INTERNAL, "video source without frames");
+#endif
+}
+
+void gcut_video_source_close(gcut_video_source *s) {
+    if (s == NULL)
+        return;
+    for (int64_t k = 0; s->paths != NULL && k < s->count; k++)
+        gcut__free(s->paths[k]);
+    gcut__free(s->paths);
+    gcut__free(s->name);
+#ifdef GCUT_HAVE_FFMPEG
+    sws_freeContext(s->sws);
+    av_frame_free(&s->frame);
+    av_packet_free(&s->packet);
+    avcodec_free_context(&s->dec);
+    avformat_close_input(&s->fmt);
+#endif
+    gcut__free(s);
+}
+
+/* ---- overlay videos ---- */
+
+struct gcut_video_writer {
+    int64_t width, height;
+    char *path;
+#ifdef GCUT_HAVE_FFMPEG
+    AVFormatContext *fmt;
+    AVCodecContext *enc;
+    AVStream *stream;
+    AVFrame *frame;
+    AVPacket *packet;
+    struct SwsContext *sws;
+    int64_t pts;
+    bool header;
+#endif
+};
+
+#ifdef GCUT_HAVE_FFMPEG
+static gcut_status drain(gcut_video_writer *w) {
+    for (;;) {
+        int err = avcodec_receive_packet(w->enc, w->packet);
+        if (err == AVERROR(EAGAIN) || err == AVERROR_EOF)
+            return GCUT_OK;
+        if (err < 0)
+            return av_fail(GCUT_ERR_IO, w->path, "encoding", err);
+        /* One frame per tick: a packet without a duration makes the MP4 muxer's edit list
+         * end before the last frame. */
+        if (w->packet->duration == 0)
+            w->packet->duration = 1;
+        av_packet_rescale_ts(w->packet, w->enc->time_base, w->stream->time_base);
+        w->packet->stream_index = w->stream->index;
+        err = av_interleaved_write_frame(w->fmt, w->packet);
+        if (err < 0)
+            return av_fail(GCUT_ERR_IO, w->path, "writing", err);
+    }
+}
+#endif
+
+gcut_status gcut_video_writer_open(const char *path, int64_t width, int64_t height, double fps,
+                                   gcut_video_writer **out) {
+    if (path == NULL || out == NULL)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_video_writer_open: path or out is NULL");
+    *out = NULL;
+#ifndef GCUT_HAVE_FFMPEG
+    (void)width;
+    (void)height;
+    (void)fps;
+    return gcut__fail(GCUT_ERR_UNSUPPORTED,
+                      "%s: writing video needs FFmpeg (libavformat, libavcodec, libswscale), which "
+                      "this build did not find; write frames to a folder instead",
+                      path);
+#else
+    if (width < 2 || height < 2 || width > 16384 || height > 16384)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "video writer: size %" PRId64 "x%" PRId64, width,
+                          height);
+    gcut_video_writer *w = gcut__calloc(1, sizeof *w, "video writer");
+    if (w == NULL)
+        return GCUT_ERR_NOMEM;
+    w->width = width;
+    w->height = height;
+    gcut_status st = GCUT_OK;
+    int err;
+    if ((w->path = dup_string(path)) == NULL) {
+        st = GCUT_ERR_NOMEM;
+        goto fail;
+    }
+    av_log_set_level(AV_LOG_FATAL);
+    if ((err = avformat_alloc_output_context2(&w->fmt, NULL, NULL, path)) < 0 || w->fmt == NULL) {
+        st = av_fail(GCUT_ERR_INVALID_ARG, path,
+                     "no container for this file name (use .mp4, .avi or .mkv)", err);
+        goto fail;
+    }
+    const AVCodec *codec = avcodec_find_encoder(AV_CODEC_ID_MPEG4);
+    if (codec == NULL) {
+        st = gcut__fail(GCUT_ERR_UNSUPPORTED, "%s: FFmpeg has no MPEG-4 encoder", path);
+        goto fail;
+    }
+    w->stream = avformat_new_stream(w->fmt, NULL);
+    w->enc = avcodec_alloc_context3(codec);
+    w->frame = av_frame_alloc();
+    w->packet = av_packet_alloc();
+    if (w->stream == NULL || w->enc == NULL || w->frame == NULL || w->packet == NULL) {
+        st = gcut__fail(GCUT_ERR_NOMEM, "%s: encoder", path);
+        goto fail;
+    }
+    /* MPEG-4 Part 2 with 4:2:0 chroma needs even sides: an odd last row/column is dropped. */
+    w->enc->width = (int)(width & ~1);
+    w->enc->height = (int)(height & ~1);
+    const int rate = fps > 0 && fps < 1000 ? (int)(fps * 1000 + 0.5) : 25000;
+    w->enc->time_base = (AVRational){1000, rate};
+    w->enc->framerate = (AVRational){rate, 1000};
+    w->enc->pix_fmt = AV_PIX_FMT_YUV420P;
+    w->enc->gop_size = 12;
+    w->enc->bit_rate = (int64_t)(width * height) * 4;
+    w->enc->qmax = 8;
+    if (w->fmt->oformat->flags & AVFMT_GLOBALHEADER)
+        w->enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+    if ((err = avcodec_open2(w->enc, codec, NULL)) < 0) {
+        st = av_fail(GCUT_ERR_UNSUPPORTED, path, "cannot open the encoder", err);
+        goto fail;
+    }
+    if ((err = avcodec_parameters_from_context(w->stream->codecpar, w->enc)) < 0) {
+        st = av_fail(GCUT_ERR_INTERNAL, path, "encoder parameters", err);
+        goto fail;
+    }
+    w->stream->time_base = w->enc->time_base;
+    w->frame->format = AV_PIX_FMT_YUV420P;
+    w->frame->width = w->enc->width;
+    w->frame->height = w->enc->height;
+    if ((err = av_frame_get_buffer(w->frame, 0)) < 0) {
+        st = av_fail(GCUT_ERR_NOMEM, path, "frame buffer", err);
+        goto fail;
+    }
+    w->sws = sws_getContext(w->enc->width, w->enc->height, AV_PIX_FMT_RGB24, w->enc->width,
+                            w->enc->height, AV_PIX_FMT_YUV420P, SWS_BILINEAR, NULL, NULL, NULL);
+    if (w->sws == NULL) {
+        st = gcut__fail(GCUT_ERR_UNSUPPORTED, "%s: colour conversion", path);
+        goto fail;
+    }
+    if (!(w->fmt->oformat->flags & AVFMT_NOFILE) &&
+        (err = avio_open(&w->fmt->pb, path, AVIO_FLAG_WRITE)) < 0) {
+        st = av_fail(GCUT_ERR_IO, path, "cannot create", err);
+        goto fail;
+    }
+    if ((err = avformat_write_header(w->fmt, NULL)) < 0) {
+        st = av_fail(GCUT_ERR_IO, path, "cannot write the header", err);
+        goto fail;
+    }
+    w->header = true;
+    *out = w;
+    return GCUT_OK;
+fail:
+    gcut_video_writer_close(w);
+    remove(path);
+    return st;
+#endif
+}
+
+gcut_status gcut_video_writer_write(gcut_video_writer *w, const gcut_image *frame) {
+    if (w == NULL || frame == NULL || frame->pixels == NULL)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_video_writer_write: NULL argument");
+    if (frame->width != w->width || frame->height != w->height || frame->channels != 3 ||
+        frame->bit_depth != 8)
+        return gcut__fail(GCUT_ERR_INVALID_ARG,
+                          "video writer: frame is %" PRId64 "x%" PRId64
+                          " (%d channels) but the video is %" PRId64 "x%" PRId64 " RGB",
+                          frame->width, frame->height, frame->channels, w->width, w->height);
+#ifdef GCUT_HAVE_FFMPEG
+    int err = av_frame_make_writable(w->frame);
+    if (err < 0)
+        return av_fail(GCUT_ERR_NOMEM, w->path, "frame buffer", err);
+    const uint8_t *planes[4] = {frame->pixels, NULL, NULL, NULL};
+    const int strides[4] = {(int)w->width * 3, 0, 0, 0};
+    sws_scale(w->sws, planes, strides, 0, w->enc->height, w->frame->data, w->frame->linesize);
+    w->frame->pts = w->pts++;
+    if ((err = avcodec_send_frame(w->enc, w->frame)) < 0)
+        return av_fail(GCUT_ERR_IO, w->path, "encoding", err);
+    return drain(w);
+#else
+    return gcut__fail(GCUT_ERR_UNSUPPORTED, "video writer without FFmpeg");
+#endif
+}
+
+gcut_status gcut_video_writer_close(gcut_video_writer *w) {
+    if (w == NULL)
+        return GCUT_OK;
+    gcut_status st = GCUT_OK;
+#ifdef GCUT_HAVE_FFMPEG
+    if (w->header) {
+        if (avcodec_send_frame(w->enc, NULL) >= 0)
+            st = drain(w);
+        int err = av_write_trailer(w->fmt);
+        if (st == GCUT_OK && err < 0)
+            st = av_fail(GCUT_ERR_IO, w->path, "writing the trailer", err);
+    }
+    if (w->fmt != NULL && !(w->fmt->oformat->flags & AVFMT_NOFILE) && w->fmt->pb != NULL)
+        avio_closep(&w->fmt->pb);
+    sws_freeContext(w->sws);
+    av_frame_free(&w->frame);
+    av_packet_free(&w->packet);
+    avcodec_free_context(&w->enc);
+    avformat_free_context(w->fmt);
+#endif
+    gcut__free(w->path);
+    gcut__free(w);
+    return st;
+}
