@@ -36,12 +36,16 @@ cmake --build "$work/cm" >"$work/cm.log" 2>&1 || { cat "$work/cm.log"; exit 1; }
 "$work/cm/consumer_static"
 # Each linked the library it says: the shared ones need libgcut.so.*, the static ones do not.
 if command -v ldd >/dev/null 2>&1; then
+    # ldd's output is taken whole first: `ldd | grep -q` under pipefail fails at random when
+    # grep exits at its match and ldd dies of SIGPIPE.
     for exe in pc_shared cm/consumer_shared; do
-        LD_LIBRARY_PATH=$libdir ldd "$work/$exe" | grep -q 'libgcut\.so' ||
+        deps=$(LD_LIBRARY_PATH=$libdir ldd "$work/$exe")
+        grep -q 'libgcut\.so' <<<"$deps" ||
             { echo "FAIL: $exe does not load libgcut.so"; exit 1; }
     done
     for exe in pc_static cm/consumer_static; do
-        if ldd "$work/$exe" | grep -q 'libgcut\.so'; then
+        deps=$(ldd "$work/$exe")
+        if grep -q 'libgcut\.so' <<<"$deps"; then
             echo "FAIL: $exe loads libgcut.so"
             exit 1
         fi
