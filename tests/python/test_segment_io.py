@@ -51,7 +51,8 @@ def test_segment_equal_to_cli(tmp_path, options):
     cli = cli_path()
     out = tmp_path / "mask.png"
     subprocess.run([cli, "segment", str(EXAMPLES / "coffee.png"), "--seeds",
-                    str(EXAMPLES / "coffee-seeds.png"), "-o", str(out)] + options,
+                    str(EXAMPLES / "coffee-seeds.png"), "-o", str(out), "--iterations", "1"]
+                   + options,
                    check=True, capture_output=True)
     kw = {}
     it = iter(options)
