@@ -3,7 +3,8 @@
 
   grabcut_bench.py PHOTODIR GCUT [--mode rect,strokes,trimap|all] [--gcut-args '...'] [--opencv]
 
-For every NAME.png with NAME-truth.png in PHOTODIR: runs `GCUT segment` with the box
+For every NAME.png with NAME-truth.png in PHOTODIR: runs `GCUT segment` (5 rounds: with seeds
+`--iterations 5` is passed unless --gcut-args names one) with the box
 (NAME-box.txt), the strokes (NAME-strokes.png) or the lasso trimap (NAME-trimap.png), and with
 --opencv bench/grabcut_opencv.py the
 same way, and prints the error: wrong pixels among those the input leaves unknown (inside the
@@ -67,7 +68,7 @@ def main():
             else:
                 seeds = base + ("-strokes.png" if mode == "strokes" else "-trimap.png")
                 unknown = cv2.imread(seeds, cv2.IMREAD_GRAYSCALE) == 0
-                gargs = ["--seeds", seeds]
+                gargs = ["--seeds", seeds] + ([] if "--iterations" in a.gcut_args else ["--iterations", "5"])
                 cargs = ["--seeds", seeds] + (["--unknown-bg"] if a.opencv_unknown_bg else [])
             out = os.path.join(tmp, "%s-%s-gcut.png" % (name, mode))
             subprocess.run([a.gcut, "segment", base + ".png", "-o", out] + gargs +

@@ -50,7 +50,7 @@ expect 0 "box, cold rounds" -- "$gcut" segment "$coffee" --rect 60,20,330,260 -o
 if cmp -s "$work/warm.png" "$work/cold.png"; then pass; else fail "warm and cold masks differ"; fi
 # Box and seeds together (the bundled strokes), more rounds.
 expect 0 "box and seeds" -- "$gcut" segment "$coffee" --rect 60,20,330,260 \
-    --seeds "$src/examples/coffee-seeds.png" --iterations 8 -o "$work/both.png"
+    --seeds "$src/examples/coffee-seeds.png" --iterations 3 -o "$work/both.png"
 grep_out '^seeds +[1-9][0-9]* foreground' "foreground seeds counted"
 # Seeds alone with re-fitting.
 expect 0 "seeds, 3 rounds" -- "$gcut" segment "$coffee" --seeds "$src/examples/coffee-seeds.png" \

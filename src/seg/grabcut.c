@@ -440,6 +440,11 @@ gcut_status gcut__grabcut(const gcut_image *image, const gcut_rect *rect, const 
     const bool three_d = image->depth > 1, colour = image->channels >= 3;
     if ((st = gcut__seg_resolve_params(params, three_d, colour, &r->p)) != GCUT_OK)
         return st;
+    if (r->p.levels != 0)
+        return gcut__fail(GCUT_ERR_UNSUPPORTED,
+                          "grabcut: a banded cut (levels %d) is not made with re-fitting rounds; "
+                          "use levels 0, or iterations 1 without a box",
+                          r->p.levels);
     const int rounds = r->p.iterations > 0 ? r->p.iterations
                        : rect != NULL      ? 5
                                            : GCUT_SEG_SEED_ITERATIONS;
@@ -710,6 +715,7 @@ gcut_status gcut__grabcut(const gcut_image *image, const gcut_rect *rect, const 
     rep->seeds_background = count_bg;
     rep->model_ms = r->model_ms;
     rep->foreground_pixels = fg;
+    rep->energy = rep->stats.flow; /* the last cut's capacity (unknown pixels' graph) */
 done:
     gcut__free(crop_labels);
     gcut_graph_free(graph);
