@@ -37,6 +37,7 @@ __all__ = [
     "GcutError",
     "grid_maxflow",
     "segment",
+    "grabcut",
     "qpbo",
     "QPBOResult",
     "read_image",
@@ -878,6 +879,19 @@ def segment(
     )
     return (mask, report) if return_report else mask
 
+
+
+def grabcut(image, rect=None, seeds=None, iterations=5, **options):
+    """GrabCut (Rother, Kolmogorov & Blake 2004), as OpenCV's ``grabCut`` is used: a box
+    ``rect=(x, y, w, h)`` (outside it background for certain), ``seeds`` (optional hard
+    constraints, read as ``segment`` reads them) or both; ``iterations`` rounds of re-fitting
+    the colour models to the cut at most, each cut exact. The same call as
+    ``segment(image, seeds, rect=rect, iterations=iterations, **options)``, which takes every
+    other option; returns the bool mask (True = foreground), or ``(mask, report)`` with
+    ``return_report=True``."""
+    if rect is None and seeds is None:
+        raise ValueError("grabcut: give rect, seeds or both")
+    return segment(image, seeds, rect=rect, iterations=iterations, **options)
 
 def read_image(path):
     """Read a PNG (8/16 bit), JPEG or PGM/PPM image (by its magic bytes, through the C

@@ -111,3 +111,19 @@ def test_grabcut_rounds_rect_and_one_cut(tmp_path):
                         str(EXAMPLES / "coffee-seeds.png"), "-o", str(out)],
                        check=True, capture_output=True)
         assert np.array_equal(gcut.read_image(out) > 0, many)
+
+
+def test_grabcut_equals_segment_with_rect():
+    # gcut.grabcut is segment's box form: the same mask from both calls, and no input refused.
+    img = gcut.read_image(EXAMPLES / "coffee.png")
+    h, w = img.shape[:2]
+    rect = (w // 5, h // 6, 3 * w // 5, 2 * h // 3)
+    mask = gcut.grabcut(img, rect=rect, iterations=3)
+    same = gcut.segment(img, None, rect=rect, iterations=3)
+    assert np.array_equal(mask, same)
+    x, y, bw, bh = rect
+    outside = np.ones((h, w), bool)
+    outside[y : y + bh, x : x + bw] = False
+    assert not mask[outside].any() and mask.any()
+    with pytest.raises(ValueError, match="rect, seeds"):
+        gcut.grabcut(img)
