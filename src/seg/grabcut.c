@@ -257,7 +257,7 @@ static void fold_boundary(gc_run *r, const gcut_image *image, const gcut_grid *g
 /* Merge box and seeds into hard codes; the box's inside (less background seeds) is the first
  * foreground. */
 static gcut_status hard_constraints(const gcut_image *image, const gcut_rect *rect,
-                                    const uint8_t *seeds, gc_run *r, int64_t *count_fg,
+                                    const uint8_t *seeds, bool boxed, gc_run *r, int64_t *count_fg,
                                     int64_t *count_bg) {
     const int64_t w = image->width, h = image->height, n = r->n;
     int64_t x0 = 0, y0 = 0, x1 = w, y1 = h;
@@ -306,7 +306,13 @@ static gcut_status hard_constraints(const gcut_image *image, const gcut_rect *re
         *count_fg += code == GCUT_SEED_FOREGROUND;
         *count_bg += code == GCUT_SEED_BACKGROUND;
     }
-    if (rect != NULL) {
+    if (rect == NULL && boxed) {
+        /* A half-size copy of a boxed run (coarse_start): the box is in the seeds already. */
+        if (*count_bg == 0 || *count_fg + *count_bg == n)
+            return gcut__fail(GCUT_ERR_INVALID_ARG,
+                              "grabcut: the half-size copy has %s (its blocks mix the classes)",
+                              *count_bg == 0 ? "no background" : "no unknown pixel");
+    } else if (rect != NULL) {
         if (*count_bg == 0)
             return gcut__fail(GCUT_ERR_INVALID_ARG,
                               "grabcut: the box %" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
@@ -335,7 +341,7 @@ static gcut_status hard_constraints(const gcut_image *image, const gcut_rect *re
      * Without a box the first models see the seeds only. */
     for (int64_t i = 0; i < n; i++)
         r->label[i] =
-            r->hard[i] == GCUT_SEED_FOREGROUND || (rect != NULL && r->hard[i] == GCUT_SEED_UNKNOWN);
+            r->hard[i] == GCUT_SEED_FOREGROUND || (boxed && r->hard[i] == GCUT_SEED_UNKNOWN);
     return GCUT_OK;
 }
 
@@ -417,9 +423,17 @@ static void terminals(const gc_run *r, int64_t j, int32_t *s, int32_t *t) {
     }
 }
 
-gcut_status gcut__grabcut(const gcut_image *image, const gcut_rect *rect, const uint8_t *seeds,
-                          const gcut_seg_params *params, const gcut_options *options, uint8_t *mask,
-                          gcut_seg_report *report, gcut_grid **final_grid) {
+static gcut_status coarse_start(gc_run *r, const gcut_image *image, bool boxed, int coarse,
+                                const gcut_options *options, gcut_seg_report *rep,
+                                double *coarse_solve_ms);
+
+/* The rounds: boxed says the unknown pixels start as foreground (a box given here, or the
+ * box of the full-size run this half-size copy stands for, then in seeds); tag names the run
+ * in --verbose lines. */
+static gcut_status grabcut_run(const gcut_image *image, const gcut_rect *rect, const uint8_t *seeds,
+                               bool boxed, const gcut_seg_params *params,
+                               const gcut_options *options, uint8_t *mask, gcut_seg_report *report,
+                               gcut_grid **final_grid, const char *tag) {
     if (final_grid != NULL)
         *final_grid = NULL;
     if (mask == NULL)
@@ -429,6 +443,11 @@ gcut_status gcut__grabcut(const gcut_image *image, const gcut_rect *rect, const 
         return st;
     if (rect == NULL && seeds == NULL)
         return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_grabcut: give a box, seeds, or both");
+    if (params != NULL &&
+        (params->coarse_rounds < -1 || params->coarse_rounds > GCUT_SEG_MAX_ITERATIONS))
+        return gcut__fail(GCUT_ERR_INVALID_ARG,
+                          "grabcut: coarse_rounds %d must be -1 (none), 0 (automatic) or 1..%d",
+                          params->coarse_rounds, GCUT_SEG_MAX_ITERATIONS);
     gcut_options defaults;
     if (options == NULL) {
         gcut_options_init(&defaults);
@@ -445,9 +464,7 @@ gcut_status gcut__grabcut(const gcut_image *image, const gcut_rect *rect, const 
                           "grabcut: a banded cut (levels %d) is not made with re-fitting rounds; "
                           "use levels 0, or iterations 1 without a box",
                           r->p.levels);
-    const int rounds = r->p.iterations > 0 ? r->p.iterations
-                       : rect != NULL      ? 5
-                                           : GCUT_SEG_SEED_ITERATIONS;
+    int rounds = r->p.iterations > 0 ? r->p.iterations : boxed ? 5 : GCUT_SEG_SEED_ITERATIONS;
     gcut_seg_report local;
     gcut_seg_report *rep = report != NULL ? report : &local;
     memset(rep, 0, sizeof *rep);
@@ -464,7 +481,7 @@ gcut_status gcut__grabcut(const gcut_image *image, const gcut_rect *rect, const 
         goto done;
     }
     int64_t count_fg = 0, count_bg = 0;
-    if ((st = hard_constraints(image, rect, seeds, r, &count_fg, &count_bg)) != GCUT_OK)
+    if ((st = hard_constraints(image, rect, seeds, boxed, r, &count_fg, &count_bg)) != GCUT_OK)
         goto done;
     if ((st = gcut__seg_working_image(image, &r->pixels, &r->owned, &r->ch)) != GCUT_OK)
         goto done;
@@ -513,17 +530,35 @@ gcut_status gcut__grabcut(const gcut_image *image, const gcut_rect *rect, const 
             r->p.lambda > GCUT__SEG_UNARY_MAX_NATS ? r->p.lambda : GCUT__SEG_UNARY_MAX_NATS;
         scale = GCUT__SEG_CAP_BOUND / largest;
     }
+    double coarse_solve_ms = 0;
     {
+        /* The first rounds at half size where they pay (params.coarse_rounds). */
+        const int64_t unknown = r->n - count_fg - count_bg;
+        int coarse = r->p.coarse_rounds;
+        if (coarse == 0)
+            coarse = unknown >= GCUT_SEG_COARSE_MIN ? rounds - 1 : 0;
+        coarse = coarse > rounds - 1 ? rounds - 1 : coarse;
+        if (coarse > 0 && image->depth == 1 && image->width >= 2 && image->height >= 2) {
+            if ((st = coarse_start(r, image, boxed, coarse, options, rep, &coarse_solve_ms)) !=
+                GCUT_OK)
+                goto done;
+            rounds -= coarse;
+        }
+    }
+    if (rep->coarse_iterations > 0) {
+        count_colours(r, false, 0); /* the half-size cut, upsampled, on the full-size pixels */
+    } else {
         /* The unknown pixels' total weight at most UNKNOWN_SHARE of the background seeds'. */
         int64_t unknown = r->n - count_fg - count_bg;
         double weight = UNKNOWN_WEIGHT;
         if (unknown > 0 && UNKNOWN_SHARE * (double)count_bg / (double)unknown < weight)
             weight = UNKNOWN_SHARE * (double)count_bg / (double)unknown;
-        count_colours(r, rect == NULL, weight);
+        count_colours(r, !boxed, weight);
     }
     if ((st = fit_models(r, false)) != GCUT_OK || (st = apply_costs(r, sigma, scale)) != GCUT_OK)
         goto done;
-    rep->build_ms = gcut__now_ms() - t_start - r->model_ms;
+    rep->build_ms = gcut__now_ms() - t_start - r->model_ms - coarse_solve_ms;
+    rep->solve_ms = coarse_solve_ms;
     /* The solver: bk warm through a graph kept across rounds; cuda-grid builds on the device;
      * anything else (or warm off) solves the grid afresh each round. */
     const gcut__solver *solver = gcut__solver_pick(options, true, r->n, &st);
@@ -629,8 +664,8 @@ gcut_status gcut__grabcut(const gcut_image *image, const gcut_rect *rect, const 
         rep->round_changed[t] = changed;
         rep->iterations = t + 1;
         if (options->verbose)
-            fprintf(stderr, "grabcut: round %d: energy %.6g, %" PRId64 " labels changed\n", t + 1,
-                    rep->round_energy[t], changed);
+            fprintf(stderr, "grabcut%s: round %d: energy %.6g, %" PRId64 " labels changed\n", tag,
+                    t + 1, rep->round_energy[t], changed);
         if (t > 0 && changed == 0) {
             rep->converged = 1;
             break;
@@ -655,8 +690,8 @@ gcut_status gcut__grabcut(const gcut_image *image, const gcut_rect *rect, const 
             goto done;
         const double refit = regional_energy(r) + pairwise_prev;
         if (options->verbose)
-            fprintf(stderr, "grabcut: round %d: re-fitted models give the cut energy %.6g\n", t + 1,
-                    refit / r->tables->scale);
+            fprintf(stderr, "grabcut%s: round %d: re-fitted models give the cut energy %.6g\n", tag,
+                    t + 1, refit / r->tables->scale);
         if (refit > energy_prev) {
             /* Cannot happen with exact EM; with the covariance floor and the clamp it could:
              * the previous models and their cut stand (the tables must match the mask). */
@@ -722,6 +757,91 @@ done:
     gcut_grid_free(grid);
     run_free(r);
     return st;
+}
+
+/* Halve the run's working image and hard codes (2x2 blocks, clipped at the far edges: the
+ * rounded mean colour; background if a pixel of the block is background and none foreground,
+ * foreground likewise, unknown otherwise), make `coarse` rounds on it, and take its last cut,
+ * upsampled, as the first labels of the unknown pixels here. Exactness is untouched: each
+ * half-size round is an exact cut of its own energy, and only the models the full-size rounds
+ * start from come from it. A copy that cannot be cut (a class lost in mixed blocks) is
+ * skipped: the full-size rounds then start as without it. */
+static gcut_status coarse_start(gc_run *r, const gcut_image *image, bool boxed, int coarse,
+                                const gcut_options *options, gcut_seg_report *rep,
+                                double *coarse_solve_ms) {
+    const int64_t w = image->width, h = image->height, cw = (w + 1) / 2, chh = (h + 1) / 2;
+    const int64_t cn = cw * chh;
+    const int ch = r->ch;
+    const double t0 = gcut__now_ms();
+    uint8_t *px = gcut__malloc(gcut__mul_size((size_t)cn, (size_t)ch), "half-size image");
+    uint8_t *codes = gcut__malloc((size_t)cn, "half-size seeds");
+    uint8_t *cmask = gcut__malloc((size_t)cn, "half-size mask");
+    gcut_seg_report *crep = gcut__malloc(sizeof *crep, "half-size report");
+    gcut_status st = GCUT_OK;
+    if (px == NULL || codes == NULL || cmask == NULL || crep == NULL) {
+        st = GCUT_ERR_NOMEM;
+        goto done;
+    }
+    for (int64_t cy = 0; cy < chh; cy++)
+        for (int64_t cx = 0; cx < cw; cx++) {
+            unsigned sum[3] = {0, 0, 0}, count = 0, fg = 0, bg = 0;
+            for (int64_t y = 2 * cy; y < 2 * cy + 2 && y < h; y++)
+                for (int64_t x = 2 * cx; x < 2 * cx + 2 && x < w; x++) {
+                    const int64_t i = y * w + x;
+                    for (int c = 0; c < ch; c++)
+                        sum[c] += r->pixels[i * ch + c];
+                    count++;
+                    fg |= r->hard[i] == GCUT_SEED_FOREGROUND;
+                    bg |= r->hard[i] == GCUT_SEED_BACKGROUND;
+                }
+            const int64_t j = cy * cw + cx;
+            for (int c = 0; c < ch; c++)
+                px[j * ch + c] = (uint8_t)((sum[c] + count / 2) / count);
+            codes[j] = bg && !fg   ? GCUT_SEED_BACKGROUND
+                       : fg && !bg ? GCUT_SEED_FOREGROUND
+                                   : GCUT_SEED_UNKNOWN;
+        }
+    gcut_image half = {cw, chh, 1, ch, 8, px};
+    gcut_seg_params cp = r->p;
+    cp.iterations = coarse;
+    cp.coarse_rounds = 0; /* automatic again: a pyramid while the copy is large */
+    const double prep_ms = gcut__now_ms() - t0;
+    st = grabcut_run(&half, NULL, codes, boxed, &cp, options, cmask, crep, NULL, " (half size)");
+    if (st == GCUT_ERR_INVALID_ARG) {
+        if (options->verbose)
+            fprintf(stderr, "grabcut: no half-size rounds: %s\n", gcut_last_error());
+        st = GCUT_OK;
+        goto done;
+    }
+    if (st != GCUT_OK)
+        goto done;
+    for (int64_t i = 0; i < r->n; i++)
+        if (r->hard[i] == GCUT_SEED_UNKNOWN)
+            r->label[i] = cmask[((i / w) / 2) * cw + (i % w) / 2];
+    rep->coarse_iterations = crep->iterations;
+    memcpy(rep->coarse_energy, crep->round_energy, sizeof crep->round_energy);
+    r->model_ms += crep->model_ms;
+    *coarse_solve_ms = crep->solve_ms;
+    rep->stats.augmentations += crep->stats.augmentations;
+    rep->stats.sweeps += crep->stats.sweeps;
+    rep->stats.global_relabels += crep->stats.global_relabels;
+    rep->stats.pushes += crep->stats.pushes;
+    rep->stats.build_ms += crep->stats.build_ms;
+    rep->stats.solve_ms += crep->stats.solve_ms;
+    (void)prep_ms;
+done:
+    gcut__free(px);
+    gcut__free(codes);
+    gcut__free(cmask);
+    gcut__free(crep);
+    return st;
+}
+
+gcut_status gcut__grabcut(const gcut_image *image, const gcut_rect *rect, const uint8_t *seeds,
+                          const gcut_seg_params *params, const gcut_options *options, uint8_t *mask,
+                          gcut_seg_report *report, gcut_grid **final_grid) {
+    return grabcut_run(image, rect, seeds, rect != NULL, params, options, mask, report, final_grid,
+                       "");
 }
 
 gcut_status gcut_grabcut(const gcut_image *image, const gcut_rect *rect, const uint8_t *seeds,
