@@ -482,27 +482,28 @@ typedef struct gcut_seg_params {
                                 band around the projected boundary; GCUT_SEG_LEVELS_AUTO = picked by
                                 size (0 below 2^20 pixels). The result is a minimum cut of the band
                                 problem, not always of the full one: see gcut_seg_report.energy */
-    int band;          /**< band half-width d >= 0 in pixels at each finer level (default 2): pixels
-                            within Chebyshev distance d of the projected boundary (or of a seed the
-                            projection contradicts) are re-solved, the rest keep projected labels */
-    int band_grow;     /**< 1: where the band's cut touches the band's outer layer, widen the band
-                            there by d and re-solve, until it does not (at most 32 rounds); a
-                            heuristic, not a proof of optimality (docs/BAND.md). Default 0 */
-    int iterations;    /**< GrabCut rounds (Rother et al. 2004): fit the colour models, cut,
-                            re-fit them to the cut, cut again..., at most this many cuts,
-                            fewer when the labels stop changing; 1 = one cut. 0 (default):
-                            gcut_grabcut() makes 5 with a box, GCUT_SEG_SEED_ITERATIONS
-                            with seeds alone; gcut_segment() makes one cut (and calls
-                            gcut_grabcut() when this is above 1). At most
-                            GCUT_SEG_MAX_ITERATIONS */
-    int coarse_rounds; /**< GrabCut: how many of the rounds are made on a copy of the image
-                            halved in each axis before the full-size ones (docs/GRABCUT.md,
-                            "Half-size first rounds"): the models are fitted there, where a
-                            cut costs a fraction, and the last rounds cut the full image
-                            exactly with models re-fitted to its own pixels. 0 (default):
-                            automatic, iterations - 1 when the box or the unknown pixels
-                            cover at least GCUT_SEG_COARSE_MIN pixels of a 2D image, else
-                            none; -1: none; N >= 1: N (at most iterations - 1) */
+    int band;       /**< band half-width d >= 0 in pixels at each finer level (default 2): pixels
+                         within Chebyshev distance d of the projected boundary (or of a seed the
+                         projection contradicts) are re-solved, the rest keep projected labels */
+    int band_grow;  /**< 1: where the band's cut touches the band's outer layer, widen the band
+                         there by d and re-solve, until it does not (at most 32 rounds); a
+                         heuristic, not a proof of optimality (docs/BAND.md). Default 0 */
+    int iterations; /**< GrabCut rounds (Rother et al. 2004): fit the colour models, cut,
+                         re-fit them to the cut, cut again..., at most this many cuts,
+                         fewer when the labels stop changing; 1 = one cut. 0 (default):
+                         gcut_grabcut() makes 5 with a box, GCUT_SEG_SEED_ITERATIONS
+                         with seeds alone; gcut_segment() makes one cut (and calls
+                         gcut_grabcut() when this is above 1). At most
+                         GCUT_SEG_MAX_ITERATIONS */
+    /** GrabCut: how many of the rounds are made on a copy of the image halved in each axis
+     *  before the full-size ones (docs/GRABCUT.md, "Half-size first rounds"): the models are
+     *  fitted there, where a cut costs a fraction, and the last round cuts the full image
+     *  exactly with models re-fitted to its own pixels. The copy is halved again the same way
+     *  while it has GCUT_SEG_COARSE_MIN unknown pixels (a pyramid, one round a level). 0
+     *  (default): automatic, iterations - 1 when at least GCUT_SEG_COARSE_MIN pixels of a 2D
+     *  image are unknown, else none; -1: none; N >= 1: N (at most iterations - 1). Volumes:
+     *  none. */
+    int coarse_rounds;
 } gcut_seg_params;
 
 /** Unknown pixels from which gcut_grabcut() makes its first rounds at half size when

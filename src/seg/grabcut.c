@@ -31,15 +31,19 @@ typedef struct gc_run {
     gcut_seg_params p;        /* resolved */
     const uint8_t *pixels;    /* working image */
     uint8_t *owned;           /* its buffer when converted */
-    int32_t *q;               /* per pixel: quantised colour */
-    int32_t *colors;          /* the colours present, ascending */
-    int64_t num_present;      /* their number */
+    int32_t *q;               /* per pixel: its colour's place in colors (dense index) */
+    int32_t *colors;          /* the quantised colours present, ascending */
+    int64_t np;               /* their number; the per-colour arrays below have np entries */
     uint8_t *hard;            /* per pixel: GCUT_SEED_* after the box */
     uint8_t *label;           /* per pixel: 1 foreground (current cut) */
-    double *counts;           /* [0, nc) foreground, [nc, 2 nc) background: pixels per colour */
+    double *counts;           /* [0, np) foreground, [np, 2 np) background: pixels per colour */
     double *cost;             /* same layout: -ln P(colour | class) */
     double *cost_saved;       /* the previous round's, while a re-fit is judged */
     double *offset;           /* per colour: scale * min(cost_fg, cost_bg), the reduced part */
+    int32_t *u_source;        /* per colour: the tables' unary_source entry (dense copy) */
+    int32_t *u_sink;          /* per colour: the tables' unary_sink entry */
+    double *hist;             /* histogram model only: counts and costs by quantised colour */
+    bool pairwise_ready;      /* tables' pairwise part and K filled (they never change) */
     gcut__seg_tables *tables; /* the current round's energy */
     gcut__gmm gmm[2];         /* foreground, background */
     double model_ms;
@@ -66,6 +70,9 @@ static void run_free(gc_run *r) {
     gcut__free(r->cost);
     gcut__free(r->cost_saved);
     gcut__free(r->offset);
+    gcut__free(r->u_source);
+    gcut__free(r->u_sink);
+    gcut__free(r->hist);
     gcut__seg_tables_free(r->tables);
     gcut__free(r->crop_pixels);
     gcut__free(r->crop_hard);
@@ -348,13 +355,13 @@ static gcut_status hard_constraints(const gcut_image *image, const gcut_rect *re
 /* Pixels per colour and class: all pixels by their label, or (seeds_only) the hard ones and
  * the unknown ones with weight unknown_weight as background. */
 static void count_colours(gc_run *r, bool seeds_only, double unknown_weight) {
-    memset(r->counts, 0, (size_t)r->nc * 2 * sizeof(double));
+    memset(r->counts, 0, (size_t)r->np * 2 * sizeof(double));
     for (int64_t i = 0; i < r->n; i++) {
         if (seeds_only && r->hard[i] == GCUT_SEED_UNKNOWN) {
-            r->counts[r->nc + r->q[i]] += unknown_weight;
+            r->counts[r->np + r->q[i]] += unknown_weight;
             continue;
         }
-        r->counts[(r->label[i] ? 0 : r->nc) + r->q[i]] += 1.0;
+        r->counts[(r->label[i] ? 0 : r->np) + r->q[i]] += 1.0;
     }
 }
 
@@ -363,50 +370,89 @@ static gcut_status fit_models(gc_run *r, bool warm) {
     const double t0 = gcut__now_ms();
     gcut_status st;
     for (int side = 0; side < 2; side++) {
-        const double *counts = r->counts + side * r->nc;
-        double *cost = r->cost + side * r->nc;
+        const double *counts = r->counts + side * r->np;
+        double *cost = r->cost + side * r->np;
         if (r->p.model == GCUT_MODEL_GMM) {
-            st = gcut__gmm_fit(&r->gmm[side], counts, r->nc, r->ch, r->p.gmm_components,
-                               r->p.seed + (uint64_t)side, warm ? WARM_EM_ROUNDS : 0, true);
+            st = gcut__gmm_fit_list(&r->gmm[side], r->colors, counts, r->np, r->ch,
+                                    r->p.gmm_components, r->p.seed + (uint64_t)side,
+                                    warm ? WARM_EM_ROUNDS : 0, true);
             if (st != GCUT_OK)
                 return st;
-            gcut__gmm_costs(&r->gmm[side], r->colors, r->num_present, cost);
+            gcut__gmm_costs_list(&r->gmm[side], r->colors, r->np, cost);
         } else {
-            st = gcut__seg_model_costs(counts, NULL, r->nc, r->ch, GCUT_MODEL_HISTOGRAM, 0,
-                                       r->p.histogram_bins, 0, cost);
+            /* The histogram works on every quantised colour: scatter, fit, gather. */
+            double *hc = r->hist, *hcost = r->hist + r->nc;
+            memset(hc, 0, (size_t)r->nc * sizeof(double));
+            for (int64_t k = 0; k < r->np; k++)
+                hc[r->colors[k]] = counts[k];
+            st = gcut__seg_model_costs(hc, NULL, r->nc, r->ch, GCUT_MODEL_HISTOGRAM, 0,
+                                       r->p.histogram_bins, 0, hcost);
             if (st != GCUT_OK)
                 return st;
+            for (int64_t k = 0; k < r->np; k++)
+                cost[k] = hcost[r->colors[k]];
         }
     }
     r->model_ms += gcut__now_ms() - t0;
     return GCUT_OK;
 }
 
-/* The tables (and the per-colour offsets) of the costs in r->cost. */
+/* Regional costs less the colour's min(cost_fg, cost_bg), clamped: seg_tables.c's rule, on
+ * which gcut__seg_tables_fill() and so every other path's energy rests (kept in step). */
+static void reduce_pair(double cost_fg, double cost_bg, double *fg, double *bg) {
+    if (!isfinite(cost_fg) && !isfinite(cost_bg))
+        cost_fg = cost_bg = 0.0;
+    const double m = cost_fg < cost_bg ? cost_fg : cost_bg;
+    *fg = isfinite(cost_fg) ? cost_fg - m : GCUT__SEG_UNARY_MAX_NATS;
+    *bg = isfinite(cost_bg) ? cost_bg - m : GCUT__SEG_UNARY_MAX_NATS;
+    *fg = *fg > GCUT__SEG_UNARY_MAX_NATS ? GCUT__SEG_UNARY_MAX_NATS : *fg;
+    *bg = *bg > GCUT__SEG_UNARY_MAX_NATS ? GCUT__SEG_UNARY_MAX_NATS : *bg;
+}
+
+/* The tables (and the per-colour offsets) of the costs in r->cost. The pairwise part and K
+ * depend on lambda, sigma and the scale alone, fixed for the run: filled once. The unary
+ * entries are written for the colours present only (no pixel reads another). */
 static gcut_status apply_costs(gc_run *r, double sigma, double scale) {
-    gcut_status st = gcut__seg_tables_fill(r->tables, r->cost, r->cost + r->nc, r->p.lambda, sigma,
-                                           scale, r->p.connectivity);
-    if (st != GCUT_OK)
-        return st;
-    const double *cf = r->cost, *cb = r->cost + r->nc;
-    for (int64_t k = 0; k < r->num_present; k++) {
-        const int32_t c = r->colors[k];
-        const double m = cf[c] < cb[c] ? cf[c] : cb[c];
-        r->offset[c] = isfinite(m) ? r->tables->scale * m : 0.0;
+    gcut__seg_tables *t = r->tables;
+    if (!r->pairwise_ready) {
+        const int64_t nc = t->num_colors;
+        t->num_colors = 0; /* the unary loops of the fill see no colour */
+        gcut_status st =
+            gcut__seg_tables_fill(t, NULL, NULL, r->p.lambda, sigma, scale, r->p.connectivity);
+        t->num_colors = nc;
+        if (st != GCUT_OK)
+            return st;
+        r->pairwise_ready = true;
     }
+    const double *cf = r->cost, *cb = r->cost + r->np;
+    double unary_max = 0;
+    for (int64_t k = 0; k < r->np; k++) {
+        double fg, bg;
+        reduce_pair(cf[k], cb[k], &fg, &bg);
+        unary_max = fg > unary_max ? fg : unary_max;
+        unary_max = bg > unary_max ? bg : unary_max;
+        /* Cut when the pixel goes to background / when it stays foreground. */
+        r->u_source[k] = t->unary_source[r->colors[k]] = (int32_t)floor(scale * bg + 0.5);
+        r->u_sink[k] = t->unary_sink[r->colors[k]] = (int32_t)floor(scale * fg + 0.5);
+        const double m = cf[k] < cb[k] ? cf[k] : cb[k];
+        r->offset[k] = isfinite(m) ? t->scale * m : 0.0;
+    }
+    if (scale * unary_max > GCUT__SEG_CAP_BOUND)
+        return gcut__fail(GCUT_ERR_OVERFLOW,
+                          "segmentation: scale %g times the largest energy term %g exceeds the "
+                          "capacity bound %d (use a scale <= %g, or 0 to choose one)",
+                          scale, unary_max, GCUT__SEG_CAP_BOUND, GCUT__SEG_CAP_BOUND / unary_max);
+    t->unary_max = unary_max;
     return GCUT_OK;
 }
 
 /* The regional part of the energy (capacity units) of the labels the counts hold, with every
  * pixel's own colour cost, hard pixels included: sum offset + T(label). */
 static double regional_energy(const gc_run *r) {
-    const double *cf = r->counts, *cb = r->counts + r->nc;
-    const int32_t *t_fg = r->tables->unary_sink, *t_bg = r->tables->unary_source;
+    const double *cf = r->counts, *cb = r->counts + r->np;
     double e = 0;
-    for (int64_t k = 0; k < r->num_present; k++) {
-        const int32_t c = r->colors[k];
-        e += cf[c] * (r->offset[c] + t_fg[c]) + cb[c] * (r->offset[c] + t_bg[c]);
-    }
+    for (int64_t k = 0; k < r->np; k++)
+        e += cf[k] * (r->offset[k] + r->u_sink[k]) + cb[k] * (r->offset[k] + r->u_source[k]);
     return e;
 }
 
@@ -418,8 +464,8 @@ static void terminals(const gc_run *r, int64_t j, int32_t *s, int32_t *t) {
     } else if (r->hard[i] == GCUT_SEED_BACKGROUND) {
         *s = 0, *t = r->tables->hard;
     } else {
-        *s = r->tables->unary_source[r->q[i]] + r->fold_source[j];
-        *t = r->tables->unary_sink[r->q[i]] + r->fold_sink[j];
+        *s = r->u_source[r->q[i]] + r->fold_source[j];
+        *t = r->u_sink[r->q[i]] + r->fold_sink[j];
     }
 }
 
@@ -489,34 +535,53 @@ static gcut_status grabcut_run(const gcut_image *image, const gcut_rect *rect, c
         goto done;
     r->nc = r->tables->num_colors;
     r->q = gcut__malloc(gcut__mul_size((size_t)r->n, sizeof(int32_t)), "grabcut colours");
-    r->counts = gcut__calloc((size_t)r->nc * 2, sizeof(double), "grabcut colour counts");
-    r->cost = gcut__calloc((size_t)r->nc * 2, sizeof(double), "grabcut colour costs");
-    r->cost_saved = gcut__calloc((size_t)r->nc * 2, sizeof(double), "grabcut colour costs");
-    r->offset = gcut__calloc((size_t)r->nc, sizeof(double), "grabcut colour offsets");
-    if (r->q == NULL || r->counts == NULL || r->cost == NULL || r->cost_saved == NULL ||
-        r->offset == NULL) {
+    if (r->q == NULL) {
         st = GCUT_ERR_NOMEM;
         goto done;
     }
     {
-        /* Colour index per pixel, and the list of colours present (only they are modelled). */
-        uint8_t *present = (uint8_t *)r->offset; /* scratch: offsets are filled later */
+        /* Colour index per pixel, the list of colours present (only they are modelled), and
+         * each pixel's place in that list. */
+        int32_t *place = gcut__malloc(gcut__mul_size((size_t)r->nc, sizeof(int32_t)), "places");
+        uint8_t *present = gcut__calloc((size_t)r->nc, 1, "grabcut colours present");
+        if (place == NULL || present == NULL) {
+            gcut__free(place);
+            gcut__free(present);
+            st = GCUT_ERR_NOMEM;
+            goto done;
+        }
         for (int64_t i = 0; i < r->n; i++) {
             r->q[i] = (int32_t)gcut__seg_color_index(r->pixels + i * r->ch, r->ch);
             present[r->q[i]] = 1;
         }
         for (int64_t c = 0; c < r->nc; c++)
-            r->num_present += present[c];
-        r->colors = gcut__malloc(gcut__mul_size((size_t)r->num_present, sizeof(int32_t)),
-                                 "grabcut colour list");
-        if (r->colors == NULL) {
-            st = GCUT_ERR_NOMEM;
-            goto done;
+            r->np += present[c];
+        r->colors = gcut__malloc(gcut__mul_size((size_t)r->np, sizeof(int32_t)), "colour list");
+        if (r->colors != NULL) {
+            for (int64_t c = 0, k = 0; c < r->nc; c++)
+                if (present[c]) {
+                    place[c] = (int32_t)k;
+                    r->colors[k++] = (int32_t)c;
+                }
+            for (int64_t i = 0; i < r->n; i++)
+                r->q[i] = place[r->q[i]];
         }
-        for (int64_t c = 0, k = 0; c < r->nc; c++)
-            if (present[c])
-                r->colors[k++] = (int32_t)c;
-        memset(r->offset, 0, (size_t)r->nc * sizeof(double));
+        gcut__free(place);
+        gcut__free(present);
+    }
+    r->counts = gcut__calloc((size_t)r->np * 2, sizeof(double), "grabcut colour counts");
+    r->cost = gcut__calloc((size_t)r->np * 2, sizeof(double), "grabcut colour costs");
+    r->cost_saved = gcut__calloc((size_t)r->np * 2, sizeof(double), "grabcut colour costs");
+    r->offset = gcut__calloc((size_t)r->np, sizeof(double), "grabcut colour offsets");
+    r->u_source = gcut__calloc((size_t)r->np, sizeof(int32_t), "grabcut unary entries");
+    r->u_sink = gcut__calloc((size_t)r->np, sizeof(int32_t), "grabcut unary entries");
+    if (r->p.model != GCUT_MODEL_GMM)
+        r->hist = gcut__calloc((size_t)r->nc * 2, sizeof(double), "grabcut histogram");
+    if (r->colors == NULL || r->counts == NULL || r->cost == NULL || r->cost_saved == NULL ||
+        r->offset == NULL || r->u_source == NULL || r->u_sink == NULL ||
+        (r->p.model != GCUT_MODEL_GMM && r->hist == NULL)) {
+        st = GCUT_ERR_NOMEM;
+        goto done;
     }
     const double sigma = r->p.sigma > 0 ? r->p.sigma
                                         : gcut__seg_estimate_sigma(r->pixels, r->ch, image->width,
@@ -642,7 +707,7 @@ static gcut_status grabcut_run(const gcut_image *image, const gcut_rect *rect, c
         /* ---- the new labels and this round's energy ---- */
         int64_t changed = 0;
         double unknown_terms = 0; /* regional capacities of the unknown pixels, in the flow */
-        const int32_t *t_fg = r->tables->unary_sink, *t_bg = r->tables->unary_source;
+        const int32_t *t_fg = r->u_sink, *t_bg = r->u_source;
         for (int64_t j = 0; j < r->cn; j++) {
             const int64_t i = r->crop_index[j];
             const uint8_t fg = labels[j] == GCUT_SOURCE;
@@ -685,7 +750,7 @@ static gcut_status grabcut_run(const gcut_image *image, const gcut_rect *rect, c
         /* ---- re-fit the models to the cut; keep them only if they lower its energy ---- */
         gcut__gmm saved[2];
         memcpy(saved, r->gmm, sizeof saved);
-        memcpy(r->cost_saved, r->cost, (size_t)r->nc * 2 * sizeof(double));
+        memcpy(r->cost_saved, r->cost, (size_t)r->np * 2 * sizeof(double));
         if ((st = fit_models(r, true)) != GCUT_OK || (st = apply_costs(r, sigma, scale)) != GCUT_OK)
             goto done;
         const double refit = regional_energy(r) + pairwise_prev;
@@ -696,7 +761,7 @@ static gcut_status grabcut_run(const gcut_image *image, const gcut_rect *rect, c
             /* Cannot happen with exact EM; with the covariance floor and the clamp it could:
              * the previous models and their cut stand (the tables must match the mask). */
             memcpy(r->gmm, saved, sizeof saved);
-            memcpy(r->cost, r->cost_saved, (size_t)r->nc * 2 * sizeof(double));
+            memcpy(r->cost, r->cost_saved, (size_t)r->np * 2 * sizeof(double));
             if ((st = apply_costs(r, sigma, scale)) != GCUT_OK)
                 goto done;
             rep->converged = 1;

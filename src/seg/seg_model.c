@@ -234,7 +234,8 @@ static double mixture_log(const gaussian *g, int k, const double *v, int d, doub
     }
     double sum = 0;
     for (int j = 0; j < k; j++)
-        sum += exp(terms[j] - best);
+        if (terms[j] - best > -746.0) /* below, exp is +0 exactly (and slow: underflow path) */
+            sum += exp(terms[j] - best);
     return best + log(sum);
 }
 
@@ -331,9 +332,12 @@ static int64_t gmm_points(const double *counts, int64_t num_colors, int channels
     return np;
 }
 
+static gcut_status gmm_fit_points(gcut__gmm *gmm, double *pts, double *wts, int64_t np,
+                                  double total, int d, int components, uint64_t seed,
+                                  int warm_rounds, bool hard);
+
 gcut_status gcut__gmm_fit(gcut__gmm *gmm, const double *counts, int64_t num_colors, int channels,
                           int components, uint64_t seed, int warm_rounds, bool hard) {
-    const int d = channels;
     int64_t np = 0;
     for (int64_t c = 0; c < num_colors; c++)
         np += counts[c] > 0;
@@ -341,16 +345,54 @@ gcut_status gcut__gmm_fit(gcut__gmm *gmm, const double *counts, int64_t num_colo
         return gcut__fail(GCUT_ERR_INVALID_ARG, "gmm: no pixels to fit a colour model to");
     double *pts = gcut__malloc(gcut__mul_size((size_t)np, 3 * sizeof(double)), "gmm points");
     double *wts = gcut__malloc(gcut__mul_size((size_t)np, sizeof(double)), "gmm weights");
+    if (pts == NULL || wts == NULL) {
+        gcut__free(pts);
+        gcut__free(wts);
+        return GCUT_ERR_NOMEM;
+    }
+    double total;
+    gmm_points(counts, num_colors, channels, pts, wts, &total);
+    return gmm_fit_points(gmm, pts, wts, np, total, channels, components, seed, warm_rounds, hard);
+}
+
+gcut_status gcut__gmm_fit_list(gcut__gmm *gmm, const int32_t *colors, const double *counts,
+                               int64_t count, int channels, int components, uint64_t seed,
+                               int warm_rounds, bool hard) {
+    int64_t np = 0;
+    for (int64_t k = 0; k < count; k++)
+        np += counts[k] > 0;
+    if (np == 0)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "gmm: no pixels to fit a colour model to");
+    double *pts = gcut__malloc(gcut__mul_size((size_t)np, 3 * sizeof(double)), "gmm points");
+    double *wts = gcut__malloc(gcut__mul_size((size_t)np, sizeof(double)), "gmm weights");
+    if (pts == NULL || wts == NULL) {
+        gcut__free(pts);
+        gcut__free(wts);
+        return GCUT_ERR_NOMEM;
+    }
+    /* The points gmm_points would list from the scattered counts, in the same order. */
+    double total = 0;
+    for (int64_t k = 0, p = 0; k < count; k++)
+        if (counts[k] > 0) {
+            bin_centre(colors[k], channels, pts + p * 3);
+            wts[p++] = counts[k];
+            total += counts[k];
+        }
+    return gmm_fit_points(gmm, pts, wts, np, total, channels, components, seed, warm_rounds, hard);
+}
+
+/* Fit (or with warm_rounds re-fit) gmm to np weighted points; takes pts and wts (freed). */
+static gcut_status gmm_fit_points(gcut__gmm *gmm, double *pts, double *wts, int64_t np,
+                                  double total, int d, int components, uint64_t seed,
+                                  int warm_rounds, bool hard) {
     double *resp =
         gcut__calloc((size_t)np, (size_t)GCUT__GMM_MAX * sizeof(double), "gmm responsibilities");
     double *dist = gcut__malloc(gcut__mul_size((size_t)np, sizeof(double)), "gmm distances");
     gcut_status st = GCUT_OK;
-    if (pts == NULL || wts == NULL || resp == NULL || dist == NULL) {
+    if (resp == NULL || dist == NULL) {
         st = GCUT_ERR_NOMEM;
         goto done;
     }
-    double total;
-    gmm_points(counts, num_colors, channels, pts, wts, &total);
     if (warm_rounds > 0 && gmm->k > 0 && gmm->dims == d) {
         /* Warm: EM from the previous mixture never lowers the likelihood of these points. */
         gmm_em(gmm, pts, wts, resp, np, d, total, warm_rounds, hard);
@@ -442,6 +484,16 @@ void gcut__gmm_costs(const gcut__gmm *gmm, const int32_t *colors, int64_t count,
         double terms[GCUT__GMM_MAX], v[3];
         bin_centre(colors[i], channels, v);
         cost[colors[i]] = -mixture_log(gmm->g, gmm->k, v, channels, terms);
+    }
+}
+
+void gcut__gmm_costs_list(const gcut__gmm *gmm, const int32_t *colors, int64_t count,
+                          double *cost) {
+    const int channels = gmm->dims;
+    for (int64_t i = 0; i < count; i++) {
+        double terms[GCUT__GMM_MAX], v[3];
+        bin_centre(colors[i], channels, v);
+        cost[i] = -mixture_log(gmm->g, gmm->k, v, channels, terms);
     }
 }
 
