@@ -821,10 +821,11 @@ int cli_cmd_segment(int argc, char **argv) {
                args.rect.y, args.rect.width, args.rect.height);
     if (report.iterations > 1 || report.coarse_iterations > 0 || args.has_rect) {
         if (report.coarse_iterations > 0) {
-            printf("coarse   %d rounds at half size\n", report.coarse_iterations);
+            printf("coarse   %d rounds on smaller copies (half size, or less first)\n",
+                   report.coarse_iterations);
             if (args.verbose)
                 for (int t = 0; t < report.coarse_iterations; t++)
-                    printf("half %-4d energy %.6f nats (half-size energy)\n", t + 1,
+                    printf("coarse %-2d energy %.6f nats (on its copy's energy)\n", t + 1,
                            report.coarse_energy[t]);
         }
         printf("rounds   %d%s%s\n", report.iterations,

@@ -564,13 +564,28 @@ typedef struct gcut_seg_report {
     double round_energy[GCUT_SEG_MAX_ITERATIONS];   /**< energy (nats) of round t's cut under round
                                                      t's   models: never increases with t */
     int64_t round_changed[GCUT_SEG_MAX_ITERATIONS]; /**< pixels whose label round t changed */
-    int coarse_iterations; /**< GrabCut rounds made at half size before the full-size rounds
-                                (gcut_seg_params.coarse_rounds); iterations, round_energy and
+    int coarse_iterations; /**< GrabCut rounds made on smaller copies (half size, and a
+                                quarter... where the pyramid went on) before the full-size
+                                rounds (gcut_seg_params.coarse_rounds); 0 when the copy's cut
+                                left a class empty and was not used; iterations, round_energy and
                                 round_changed count the full-size rounds only (round 0's
                                 changes are against the half-size cut, upsampled) */
-    double coarse_energy[GCUT_SEG_MAX_ITERATIONS]; /**< energy (nats) of each half-size round's
-                                                        cut, on the half-size energy */
+    double coarse_energy[GCUT_SEG_MAX_ITERATIONS]; /**< energy (nats) of each smaller-copy
+                                                        round's cut, smallest copy first, each
+                                                        on its own copy's energy */
+    /** Why the full-size GrabCut rounds ended (gcut_seg_stop): the limit, a cut that changed
+     *  no label (a stop of the re-fitting loop: every cut made is still an exact minimum), a
+     *  class the cut left empty, or re-fitted models that would raise the energy. */
+    int stopped_by;
 } gcut_seg_report;
+
+/** gcut_seg_report.stopped_by. */
+typedef enum gcut_seg_stop {
+    GCUT_SEG_STOP_LIMIT = 0,       /**< params.iterations rounds made (or one cut) */
+    GCUT_SEG_STOP_UNCHANGED = 1,   /**< a round after the first changed no label */
+    GCUT_SEG_STOP_EMPTY_CLASS = 2, /**< the cut left no foreground or no background */
+    GCUT_SEG_STOP_REFIT = 3        /**< the re-fit would raise the cut's energy: kept the last */
+} gcut_seg_stop;
 
 /** Build the segmentation grid for image and seeds (codes as above; hard constraints make
  *  seeded pixels keep their label in every minimum cut). Foreground is the source side. Alpha

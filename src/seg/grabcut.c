@@ -607,7 +607,8 @@ static gcut_status grabcut_run(const gcut_image *image, const gcut_rect *rect, c
             if ((st = coarse_start(r, image, boxed, coarse, options, rep, &coarse_solve_ms)) !=
                 GCUT_OK)
                 goto done;
-            rounds -= coarse;
+            if (rep->coarse_iterations > 0)
+                rounds -= coarse;
         }
     }
     if (rep->coarse_iterations > 0) {
@@ -733,6 +734,7 @@ static gcut_status grabcut_run(const gcut_image *image, const gcut_rect *rect, c
                     t + 1, rep->round_energy[t], changed);
         if (t > 0 && changed == 0) {
             rep->converged = 1;
+            rep->stopped_by = GCUT_SEG_STOP_UNCHANGED;
             break;
         }
         if (t + 1 >= rounds)
@@ -744,6 +746,7 @@ static gcut_status grabcut_run(const gcut_image *image, const gcut_rect *rect, c
                 fg += r->label[i];
             if (fg == 0 || fg == r->n) {
                 rep->converged = 1;
+                rep->stopped_by = GCUT_SEG_STOP_EMPTY_CLASS;
                 break;
             }
         }
@@ -765,6 +768,7 @@ static gcut_status grabcut_run(const gcut_image *image, const gcut_rect *rect, c
             if ((st = apply_costs(r, sigma, scale)) != GCUT_OK)
                 goto done;
             rep->converged = 1;
+            rep->stopped_by = GCUT_SEG_STOP_REFIT;
             break;
         }
         const double tb = gcut__now_ms();
@@ -837,7 +841,6 @@ static gcut_status coarse_start(gc_run *r, const gcut_image *image, bool boxed, 
     const int64_t w = image->width, h = image->height, cw = (w + 1) / 2, chh = (h + 1) / 2;
     const int64_t cn = cw * chh;
     const int ch = r->ch;
-    const double t0 = gcut__now_ms();
     uint8_t *px = gcut__malloc(gcut__mul_size((size_t)cn, (size_t)ch), "half-size image");
     uint8_t *codes = gcut__malloc((size_t)cn, "half-size seeds");
     uint8_t *cmask = gcut__malloc((size_t)cn, "half-size mask");
@@ -870,7 +873,6 @@ static gcut_status coarse_start(gc_run *r, const gcut_image *image, bool boxed, 
     gcut_seg_params cp = r->p;
     cp.iterations = coarse;
     cp.coarse_rounds = 0; /* automatic again: a pyramid while the copy is large */
-    const double prep_ms = gcut__now_ms() - t0;
     st = grabcut_run(&half, NULL, codes, boxed, &cp, options, cmask, crep, NULL, " (half size)");
     if (st == GCUT_ERR_INVALID_ARG) {
         if (options->verbose)
@@ -880,20 +882,38 @@ static gcut_status coarse_start(gc_run *r, const gcut_image *image, bool boxed, 
     }
     if (st != GCUT_OK)
         goto done;
-    for (int64_t i = 0; i < r->n; i++)
-        if (r->hard[i] == GCUT_SEED_UNKNOWN)
-            r->label[i] = cmask[((i / w) / 2) * cw + (i % w) / 2];
-    rep->coarse_iterations = crep->iterations;
-    memcpy(rep->coarse_energy, crep->round_energy, sizeof crep->round_energy);
     r->model_ms += crep->model_ms;
     *coarse_solve_ms = crep->solve_ms;
+    {
+        /* The half-size cut, upsampled; one that leaves a class empty has no models to give
+         * (nothing to fit one of them to): the full-size rounds then start as without it. */
+        int64_t fg = 0;
+        for (int64_t i = 0; i < r->n; i++) {
+            if (r->hard[i] == GCUT_SEED_UNKNOWN)
+                r->label[i] = cmask[((i / w) / 2) * cw + (i % w) / 2];
+            fg += r->label[i];
+        }
+        if (fg == 0 || fg == r->n) {
+            for (int64_t i = 0; i < r->n; i++)
+                r->label[i] = r->hard[i] == GCUT_SEED_FOREGROUND ||
+                              (boxed && r->hard[i] == GCUT_SEED_UNKNOWN);
+            if (options->verbose)
+                fprintf(stderr, "grabcut: the half-size cut left a class empty: not used\n");
+            goto done;
+        }
+    }
+    /* Its rounds, and those of any smaller copy it made first, smallest first. */
+    rep->coarse_iterations = crep->coarse_iterations + crep->iterations;
+    memcpy(rep->coarse_energy, crep->coarse_energy,
+           (size_t)crep->coarse_iterations * sizeof(double));
+    memcpy(rep->coarse_energy + crep->coarse_iterations, crep->round_energy,
+           (size_t)crep->iterations * sizeof(double));
     rep->stats.augmentations += crep->stats.augmentations;
     rep->stats.sweeps += crep->stats.sweeps;
     rep->stats.global_relabels += crep->stats.global_relabels;
     rep->stats.pushes += crep->stats.pushes;
     rep->stats.build_ms += crep->stats.build_ms;
     rep->stats.solve_ms += crep->stats.solve_ms;
-    (void)prep_ms;
 done:
     gcut__free(px);
     gcut__free(codes);
