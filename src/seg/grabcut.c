@@ -43,6 +43,8 @@ typedef struct gc_run {
     int32_t *u_source;        /* per colour: the tables' unary_source entry (dense copy) */
     int32_t *u_sink;          /* per colour: the tables' unary_sink entry */
     double *hist;             /* histogram model only: counts and costs by quantised colour */
+    uint8_t *best;            /* gmm: [side * np + k] colour k's most likely component */
+    uint8_t *best_saved;      /* the previous round's, while a re-fit is judged */
     bool pairwise_ready;      /* tables' pairwise part and K filled (they never change) */
     gcut__seg_tables *tables; /* the current round's energy */
     gcut__gmm gmm[2];         /* foreground, background */
@@ -73,6 +75,8 @@ static void run_free(gc_run *r) {
     gcut__free(r->u_source);
     gcut__free(r->u_sink);
     gcut__free(r->hist);
+    gcut__free(r->best);
+    gcut__free(r->best_saved);
     gcut__seg_tables_free(r->tables);
     gcut__free(r->crop_pixels);
     gcut__free(r->crop_hard);
@@ -373,12 +377,13 @@ static gcut_status fit_models(gc_run *r, bool warm) {
         const double *counts = r->counts + side * r->np;
         double *cost = r->cost + side * r->np;
         if (r->p.model == GCUT_MODEL_GMM) {
-            st = gcut__gmm_fit_list(&r->gmm[side], r->colors, counts, r->np, r->ch,
-                                    r->p.gmm_components, r->p.seed + (uint64_t)side,
+            uint8_t *best = r->best + side * r->np; /* of the mixture being re-fitted */
+            st = gcut__gmm_fit_list(&r->gmm[side], r->colors, counts, warm ? best : NULL, r->np,
+                                    r->ch, r->p.gmm_components, r->p.seed + (uint64_t)side,
                                     warm ? WARM_EM_ROUNDS : 0, true);
             if (st != GCUT_OK)
                 return st;
-            gcut__gmm_costs_list(&r->gmm[side], r->colors, r->np, cost);
+            gcut__gmm_costs_list(&r->gmm[side], r->colors, r->np, cost, best);
         } else {
             /* The histogram works on every quantised colour: scatter, fit, gather. */
             double *hc = r->hist, *hcost = r->hist + r->nc;
@@ -577,9 +582,11 @@ static gcut_status grabcut_run(const gcut_image *image, const gcut_rect *rect, c
     r->u_sink = gcut__calloc((size_t)r->np, sizeof(int32_t), "grabcut unary entries");
     if (r->p.model != GCUT_MODEL_GMM)
         r->hist = gcut__calloc((size_t)r->nc * 2, sizeof(double), "grabcut histogram");
+    r->best = gcut__calloc((size_t)r->np * 2, 1, "grabcut components");
+    r->best_saved = gcut__calloc((size_t)r->np * 2, 1, "grabcut components");
     if (r->colors == NULL || r->counts == NULL || r->cost == NULL || r->cost_saved == NULL ||
-        r->offset == NULL || r->u_source == NULL || r->u_sink == NULL ||
-        (r->p.model != GCUT_MODEL_GMM && r->hist == NULL)) {
+        r->offset == NULL || r->u_source == NULL || r->u_sink == NULL || r->best == NULL ||
+        r->best_saved == NULL || (r->p.model != GCUT_MODEL_GMM && r->hist == NULL)) {
         st = GCUT_ERR_NOMEM;
         goto done;
     }
@@ -754,6 +761,7 @@ static gcut_status grabcut_run(const gcut_image *image, const gcut_rect *rect, c
         gcut__gmm saved[2];
         memcpy(saved, r->gmm, sizeof saved);
         memcpy(r->cost_saved, r->cost, (size_t)r->np * 2 * sizeof(double));
+        memcpy(r->best_saved, r->best, (size_t)r->np * 2);
         if ((st = fit_models(r, true)) != GCUT_OK || (st = apply_costs(r, sigma, scale)) != GCUT_OK)
             goto done;
         const double refit = regional_energy(r) + pairwise_prev;
@@ -765,6 +773,7 @@ static gcut_status grabcut_run(const gcut_image *image, const gcut_rect *rect, c
              * the previous models and their cut stand (the tables must match the mask). */
             memcpy(r->gmm, saved, sizeof saved);
             memcpy(r->cost, r->cost_saved, (size_t)r->np * 2 * sizeof(double));
+            memcpy(r->best, r->best_saved, (size_t)r->np * 2);
             if ((st = apply_costs(r, sigma, scale)) != GCUT_OK)
                 goto done;
             rep->converged = 1;

@@ -336,6 +336,71 @@ static gcut_status gmm_fit_points(gcut__gmm *gmm, double *pts, double *wts, int6
                                   double total, int d, int components, uint64_t seed,
                                   int warm_rounds, bool hard);
 
+/* The most likely component of point v (the first of equals), as gmm_assign picks it. */
+static int most_likely(const gaussian *g, int k, const double *v, int d) {
+    int best = 0;
+    double best_v = -INFINITY;
+    for (int j = 0; j < k; j++) {
+        const double l = gaussian_log(&g[j], v, d);
+        if (l > best_v)
+            best_v = l, best = j;
+    }
+    return best;
+}
+
+/* One assign-and-learn step (gmm_em with hard, one round) in two passes over the points for
+ * all components together instead of two per component, with the same sums in the same order
+ * (so the same mixture to the last bit). idx[p]: point p's component, given (from the costs of
+ * this same mixture) or, when given is false, found here. */
+static void gmm_hard_step(gcut__gmm *gmm, const double *pts, const double *wts, uint8_t *idx,
+                          bool given, int64_t np, int d, double total) {
+    const int k = gmm->k;
+    if (!given)
+        for (int64_t p = 0; p < np; p++)
+            idx[p] = (uint8_t)most_likely(gmm->g, k, pts + p * 3, d);
+    double mass[GCUT__GMM_MAX] = {0}, mean[GCUT__GMM_MAX][3] = {{0}};
+    double cov[GCUT__GMM_MAX][3][3];
+    memset(cov, 0, sizeof cov);
+    for (int64_t p = 0; p < np; p++) {
+        const int j = idx[p];
+        mass[j] += wts[p];
+        for (int a = 0; a < d; a++)
+            mean[j][a] += wts[p] * pts[p * 3 + a];
+    }
+    bool ok[GCUT__GMM_MAX];
+    for (int j = 0; j < k; j++) {
+        ok[j] = mass[j] > 1e-9 * total;
+        for (int a = 0; a < d && ok[j]; a++)
+            mean[j][a] /= mass[j];
+    }
+    for (int64_t p = 0; p < np; p++) {
+        const int j = idx[p];
+        if (!ok[j] || wts[p] == 0)
+            continue;
+        for (int a = 0; a < d; a++)
+            for (int b = 0; b <= a; b++)
+                cov[j][a][b] +=
+                    wts[p] * (pts[p * 3 + a] - mean[j][a]) * (pts[p * 3 + b] - mean[j][b]);
+    }
+    int next = 0;
+    gaussian fitted[GCUT__GMM_MAX];
+    for (int j = 0; j < k; j++) {
+        if (!ok[j])
+            continue;
+        for (int a = 0; a < d; a++)
+            for (int b = 0; b <= a; b++)
+                cov[j][b][a] = cov[j][a][b] = cov[j][a][b] / mass[j];
+        fitted[next].weight = mass[j] / total;
+        memcpy(fitted[next].mean, mean[j], sizeof mean[j]);
+        if (gaussian_finish(&fitted[next], cov[j], d))
+            next++;
+    }
+    if (next == 0)
+        return; /* keep the previous estimate */
+    memcpy(gmm->g, fitted, (size_t)next * sizeof(gaussian));
+    gmm->k = next;
+}
+
 gcut_status gcut__gmm_fit(gcut__gmm *gmm, const double *counts, int64_t num_colors, int channels,
                           int components, uint64_t seed, int warm_rounds, bool hard) {
     int64_t np = 0;
@@ -356,8 +421,8 @@ gcut_status gcut__gmm_fit(gcut__gmm *gmm, const double *counts, int64_t num_colo
 }
 
 gcut_status gcut__gmm_fit_list(gcut__gmm *gmm, const int32_t *colors, const double *counts,
-                               int64_t count, int channels, int components, uint64_t seed,
-                               int warm_rounds, bool hard) {
+                               const uint8_t *assign, int64_t count, int channels, int components,
+                               uint64_t seed, int warm_rounds, bool hard) {
     int64_t np = 0;
     for (int64_t k = 0; k < count; k++)
         np += counts[k] > 0;
@@ -378,15 +443,34 @@ gcut_status gcut__gmm_fit_list(gcut__gmm *gmm, const int32_t *colors, const doub
             wts[p++] = counts[k];
             total += counts[k];
         }
-    return gmm_fit_points(gmm, pts, wts, np, total, channels, components, seed, warm_rounds, hard);
+    if (!(hard && warm_rounds > 0 && gmm->k > 0 && gmm->dims == channels))
+        return gmm_fit_points(gmm, pts, wts, np, total, channels, components, seed, warm_rounds,
+                              hard);
+    /* Warm assign-and-learn steps, the first from the given assignment where there is one. */
+    uint8_t *idx = gcut__malloc((size_t)np, "gmm assignment");
+    if (idx == NULL) {
+        gcut__free(pts);
+        gcut__free(wts);
+        return GCUT_ERR_NOMEM;
+    }
+    if (assign != NULL)
+        for (int64_t k = 0, p = 0; k < count; k++)
+            if (counts[k] > 0)
+                idx[p++] = assign[k];
+    for (int step = 0; step < warm_rounds; step++)
+        gmm_hard_step(gmm, pts, wts, idx, step == 0 && assign != NULL, np, channels, total);
+    gcut__free(idx);
+    gcut__free(pts);
+    gcut__free(wts);
+    return GCUT_OK;
 }
 
 /* Fit (or with warm_rounds re-fit) gmm to np weighted points; takes pts and wts (freed). */
 static gcut_status gmm_fit_points(gcut__gmm *gmm, double *pts, double *wts, int64_t np,
                                   double total, int d, int components, uint64_t seed,
                                   int warm_rounds, bool hard) {
-    double *resp =
-        gcut__calloc((size_t)np, (size_t)GCUT__GMM_MAX * sizeof(double), "gmm responsibilities");
+    const int kmax = components > 0 && components < GCUT__GMM_MAX ? components : GCUT__GMM_MAX;
+    double *resp = gcut__calloc((size_t)np, (size_t)kmax * sizeof(double), "gmm responsibilities");
     double *dist = gcut__malloc(gcut__mul_size((size_t)np, sizeof(double)), "gmm distances");
     gcut_status st = GCUT_OK;
     if (resp == NULL || dist == NULL) {
@@ -487,13 +571,22 @@ void gcut__gmm_costs(const gcut__gmm *gmm, const int32_t *colors, int64_t count,
     }
 }
 
-void gcut__gmm_costs_list(const gcut__gmm *gmm, const int32_t *colors, int64_t count,
-                          double *cost) {
-    const int channels = gmm->dims;
+void gcut__gmm_costs_list(const gcut__gmm *gmm, const int32_t *colors, int64_t count, double *cost,
+                          uint8_t *best) {
+    const int channels = gmm->dims, k = gmm->k;
     for (int64_t i = 0; i < count; i++) {
         double terms[GCUT__GMM_MAX], v[3];
         bin_centre(colors[i], channels, v);
-        cost[i] = -mixture_log(gmm->g, gmm->k, v, channels, terms);
+        cost[i] = -mixture_log(gmm->g, k, v, channels, terms);
+        if (best != NULL) {
+            /* most_likely() from the terms just computed (the same values, the same pick). */
+            int b = 0;
+            double best_v = -INFINITY;
+            for (int j = 0; j < k; j++)
+                if (terms[j] > best_v)
+                    best_v = terms[j], b = j;
+            best[i] = (uint8_t)b;
+        }
     }
 }
 
