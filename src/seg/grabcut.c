@@ -45,6 +45,8 @@ typedef struct gc_run {
     double *hist;             /* histogram model only: counts and costs by quantised colour */
     uint8_t *best;            /* gmm: [side * np + k] colour k's most likely component */
     uint8_t *best_saved;      /* the previous round's, while a re-fit is judged */
+    bool best_valid;          /* best holds the current mixtures' picks */
+    bool start_from_gmm;      /* gmm holds a smaller copy's last mixtures: start from them */
     bool pairwise_ready;      /* tables' pairwise part and K filled (they never change) */
     gcut__seg_tables *tables; /* the current round's energy */
     gcut__gmm gmm[2];         /* foreground, background */
@@ -378,12 +380,13 @@ static gcut_status fit_models(gc_run *r, bool warm) {
         double *cost = r->cost + side * r->np;
         if (r->p.model == GCUT_MODEL_GMM) {
             uint8_t *best = r->best + side * r->np; /* of the mixture being re-fitted */
-            st = gcut__gmm_fit_list(&r->gmm[side], r->colors, counts, warm ? best : NULL, r->np,
-                                    r->ch, r->p.gmm_components, r->p.seed + (uint64_t)side,
-                                    warm ? WARM_EM_ROUNDS : 0, true);
+            st = gcut__gmm_fit_list(
+                &r->gmm[side], r->colors, counts, warm && r->best_valid ? best : NULL, r->np, r->ch,
+                r->p.gmm_components, r->p.seed + (uint64_t)side, warm ? WARM_EM_ROUNDS : 0, true);
             if (st != GCUT_OK)
                 return st;
             gcut__gmm_costs_list(&r->gmm[side], r->colors, r->np, cost, best);
+            r->best_valid = side == 1;
         } else {
             /* The histogram works on every quantised colour: scatter, fit, gather. */
             double *hc = r->hist, *hcost = r->hist + r->nc;
@@ -477,6 +480,11 @@ static void terminals(const gc_run *r, int64_t j, int32_t *s, int32_t *t) {
 static gcut_status coarse_start(gc_run *r, const gcut_image *image, bool boxed, int coarse,
                                 const gcut_options *options, gcut_seg_report *rep,
                                 double *coarse_solve_ms);
+static gcut_status grabcut_rounds(const gcut_image *image, const gcut_rect *rect,
+                                  const uint8_t *seeds, bool boxed, const gcut_seg_params *params,
+                                  const gcut_options *options, uint8_t *mask,
+                                  gcut_seg_report *report, gcut_grid **final_grid, const char *tag,
+                                  gcut__gmm *gmm_out);
 
 /* The rounds: boxed says the unknown pixels start as foreground (a box given here, or the
  * box of the full-size run this half-size copy stands for, then in seeds); tag names the run
@@ -485,6 +493,16 @@ static gcut_status grabcut_run(const gcut_image *image, const gcut_rect *rect, c
                                bool boxed, const gcut_seg_params *params,
                                const gcut_options *options, uint8_t *mask, gcut_seg_report *report,
                                gcut_grid **final_grid, const char *tag) {
+    return grabcut_rounds(image, rect, seeds, boxed, params, options, mask, report, final_grid, tag,
+                          NULL);
+}
+
+/* grabcut_run(), and gmm_out (may be NULL) gets the last round's mixtures. */
+static gcut_status grabcut_rounds(const gcut_image *image, const gcut_rect *rect,
+                                  const uint8_t *seeds, bool boxed, const gcut_seg_params *params,
+                                  const gcut_options *options, uint8_t *mask,
+                                  gcut_seg_report *report, gcut_grid **final_grid, const char *tag,
+                                  gcut__gmm *gmm_out) {
     if (final_grid != NULL)
         *final_grid = NULL;
     if (mask == NULL)
@@ -628,7 +646,10 @@ static gcut_status grabcut_run(const gcut_image *image, const gcut_rect *rect, c
             weight = UNKNOWN_SHARE * (double)count_bg / (double)unknown;
         count_colours(r, !boxed, weight);
     }
-    if ((st = fit_models(r, false)) != GCUT_OK || (st = apply_costs(r, sigma, scale)) != GCUT_OK)
+    /* From a smaller copy's mixtures: one assign-and-learn step on this image's colours (as a
+     * round's re-fit); else fresh mixtures. */
+    if ((st = fit_models(r, r->start_from_gmm)) != GCUT_OK ||
+        (st = apply_costs(r, sigma, scale)) != GCUT_OK)
         goto done;
     rep->build_ms = gcut__now_ms() - t_start - r->model_ms - coarse_solve_ms;
     rep->solve_ms = coarse_solve_ms;
@@ -829,6 +850,8 @@ static gcut_status grabcut_run(const gcut_image *image, const gcut_rect *rect, c
     rep->model_ms = r->model_ms;
     rep->foreground_pixels = fg;
     rep->energy = rep->stats.flow; /* the last cut's capacity (unknown pixels' graph) */
+    if (gmm_out != NULL)
+        memcpy(gmm_out, r->gmm, sizeof r->gmm);
 done:
     gcut__free(crop_labels);
     gcut_graph_free(graph);
@@ -882,7 +905,9 @@ static gcut_status coarse_start(gc_run *r, const gcut_image *image, bool boxed, 
     gcut_seg_params cp = r->p;
     cp.iterations = coarse;
     cp.coarse_rounds = 0; /* automatic again: a pyramid while the copy is large */
-    st = grabcut_run(&half, NULL, codes, boxed, &cp, options, cmask, crep, NULL, " (half size)");
+    gcut__gmm gmm[2];
+    st = grabcut_rounds(&half, NULL, codes, boxed, &cp, options, cmask, crep, NULL, " (half size)",
+                        gmm);
     if (st == GCUT_ERR_INVALID_ARG) {
         if (options->verbose)
             fprintf(stderr, "grabcut: no half-size rounds: %s\n", gcut_last_error());
@@ -910,6 +935,10 @@ static gcut_status coarse_start(gc_run *r, const gcut_image *image, bool boxed, 
                 fprintf(stderr, "grabcut: the half-size cut left a class empty: not used\n");
             goto done;
         }
+    }
+    if (r->p.model == GCUT_MODEL_GMM && gmm[0].k > 0 && gmm[1].k > 0) {
+        memcpy(r->gmm, gmm, sizeof gmm);
+        r->start_from_gmm = true;
     }
     /* Its rounds, and those of any smaller copy it made first, smallest first. */
     rep->coarse_iterations = crep->coarse_iterations + crep->iterations;
