@@ -139,39 +139,51 @@ static gcut_status make_graph(gc_run *r, const gcut_image *image, gcut_graph **o
     gcut_graph *g = NULL;
     if ((st = gcut_graph_create(r->cn, r->cn * half, &g)) != GCUT_OK)
         goto done;
-    for (int64_t i = 0, j = 0; i < r->n; i++) {
-        if (node_of[i] < 0)
-            continue;
-        r->crop_index[j] = i;
-        const int64_t c[3] = {i / plane, (i / w) % h, i % w};
-        for (int e = 0; e < half; e++)
-            for (int sign = 1; sign >= -1; sign -= 2) {
-                const int64_t z = c[0] + sign * off[e][0], y = c[1] + sign * off[e][1];
-                const int64_t x = c[2] + sign * off[e][2];
-                if (z < 0 || z >= d || y < 0 || y >= h || x < 0 || x >= w)
-                    continue;
-                const int64_t k = (z * h + y) * w + x;
-                const int32_t cap = r->tables->pairwise[gcut__seg_offset_class(
-                    off[e])][gcut__seg_sqdiff(r->pixels + i * r->ch, r->pixels + k * r->ch, r->ch)];
-                if (node_of[k] < 0) {
-                    /* A fixed neighbour: background costs cap if this pixel is foreground. */
-                    if (r->hard[k] == GCUT_SEED_BACKGROUND)
-                        r->fold_sink[j] += cap;
-                    else
-                        r->fold_source[j] += cap;
-                } else if (sign > 0 &&
-                           (st = gcut_graph_add_edge(g, j, node_of[k], cap, cap)) != GCUT_OK) {
-                    gcut_graph_free(g);
-                    goto done;
-                }
-            }
-        j++;
+    /* Per offset: its pairwise row and its step in the image. */
+    const int32_t *row_of[13];
+    int64_t step[13];
+    for (int e = 0; e < half; e++) {
+        row_of[e] = r->tables->pairwise[gcut__seg_offset_class(off[e])];
+        step[e] = (off[e][0] * h + off[e][1]) * w + off[e][2];
     }
-    for (int64_t j = 0; j < r->cn; j++) {
+    const int ch = r->ch;
+    int64_t j = 0;
+    for (int64_t z = 0; z < d; z++)
+        for (int64_t y = 0; y < h; y++)
+            for (int64_t x = 0; x < w; x++) {
+                const int64_t i = z * plane + y * w + x;
+                if (node_of[i] < 0)
+                    continue;
+                r->crop_index[j] = i;
+                const uint8_t *pi = r->pixels + i * ch;
+                for (int e = 0; e < half; e++)
+                    for (int sign = 1; sign >= -1; sign -= 2) {
+                        const int64_t nz = z + sign * off[e][0], ny = y + sign * off[e][1];
+                        const int64_t nx = x + sign * off[e][2];
+                        if (nz < 0 || nz >= d || ny < 0 || ny >= h || nx < 0 || nx >= w)
+                            continue;
+                        const int64_t k = i + sign * step[e];
+                        const int32_t cap = row_of[e][gcut__seg_sqdiff(pi, r->pixels + k * ch, ch)];
+                        if (node_of[k] < 0) {
+                            /* A fixed neighbour: background costs cap if this pixel is
+                             * foreground. */
+                            if (r->hard[k] == GCUT_SEED_BACKGROUND)
+                                r->fold_sink[j] += cap;
+                            else
+                                r->fold_source[j] += cap;
+                        } else if (sign > 0 && (st = gcut_graph_add_edge(g, j, node_of[k], cap,
+                                                                         cap)) != GCUT_OK) {
+                            gcut_graph_free(g);
+                            goto done;
+                        }
+                    }
+                j++;
+            }
+    for (int64_t u = 0; u < r->cn; u++) {
         int32_t s, t;
-        terminals(r, j, &s, &t);
-        r->cur_source[j] = s, r->cur_sink[j] = t;
-        if ((st = gcut_graph_add_tweights(g, j, s, t)) != GCUT_OK) {
+        terminals(r, u, &s, &t);
+        r->cur_source[u] = s, r->cur_sink[u] = t;
+        if ((st = gcut_graph_add_tweights(g, u, s, t)) != GCUT_OK) {
             gcut_graph_free(g);
             goto done;
         }
