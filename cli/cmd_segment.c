@@ -27,7 +27,7 @@ static void usage(FILE *out) {
           "                        (default 5; 1 = one cut from the seeds' models)\n"
           "  --coarse-rounds N     GrabCut: make the first N rounds on a half-size copy, the\n"
           "                        rest (each an exact cut) at full size; auto (default:\n"
-          "                        all but the last when 65536+ pixels are unknown), or none\n"
+          "                        all but the last when 16384+ pixels are unknown), or none\n"
           "  --cold                solve every round afresh (default: bk re-solves warm from\n"
           "                        the previous round; the masks are the same)\n"
           "  --seed-encoding E     gcut: 0 unknown, 1 foreground, 2 background (default);\n"

@@ -499,7 +499,7 @@ typedef struct gcut_seg_params {
      *  before the full-size ones (docs/GRABCUT.md, "Half-size first rounds"): the models are
      *  fitted there, where a cut costs a fraction, and the last round cuts the full image
      *  exactly with models re-fitted to its own pixels. The copy is halved again the same way
-     *  while it has GCUT_SEG_COARSE_MIN unknown pixels (a pyramid, one round a level). 0
+     *  while it has 65536 unknown pixels (a pyramid, one round a level). 0
      *  (default): automatic, iterations - 1 when at least GCUT_SEG_COARSE_MIN pixels of a 2D
      *  image are unknown, else none; -1: none; N >= 1: N (at most iterations - 1). Volumes:
      *  none. */
@@ -508,7 +508,7 @@ typedef struct gcut_seg_params {
 
 /** Unknown pixels from which gcut_grabcut() makes its first rounds at half size when
  *  gcut_seg_params.coarse_rounds is 0. */
-#define GCUT_SEG_COARSE_MIN 65536
+#define GCUT_SEG_COARSE_MIN 16384
 
 /** gcut_seg_params.levels: pick the number of levels by the image's size. */
 #define GCUT_SEG_LEVELS_AUTO (-1)
