@@ -73,6 +73,8 @@ typedef struct QP_FN(core) {
     QP_IDX *orig; /* internal -> original node, NULL when identical */
     int32_t next_phase_a;
     pthread_mutex_t lock;
+    bool profile; /* GCUT_PBK_PROFILE=1: each merge's size and time on stderr */
+    double t_start;
     gcut_status error;
     int64_t merges;
 } QP_FN(core);
@@ -750,7 +752,15 @@ static void *QP_FN(merger)(void *arg) {
         c->owner[y] = x;
         c->merges++;
         pthread_mutex_unlock(&c->lock);
+        double m0 = c->profile ? gcut__now_ms() : 0;
+        int64_t aug0 = c->subs[x].bk.augmentations + c->subs[y].bk.augmentations;
         bool ok = QP_FN(merge)(c, &c->subs[x], &c->subs[y], list, count);
+        if (c->profile)
+            fprintf(
+                stderr, "pbk merge: %lld + %lld nodes, %lld records, %lld paths, %.2f ms at %.2f\n",
+                (long long)(c->subs[x].primal - c->subs[y].primal), (long long)c->subs[y].primal,
+                (long long)count, (long long)(c->subs[x].bk.augmentations - aug0),
+                gcut__now_ms() - m0, gcut__now_ms() - c->t_start);
         pthread_mutex_lock(&c->lock);
         c->subs[x].busy = false;
         if (!ok && c->error == GCUT_OK)
@@ -1051,8 +1061,55 @@ done:
     return st;
 }
 
+/* The max-flow case (parallel-bk): the cut straight from the source tree, in slices on the
+ * threads (a serial pass over every node is a tail that Amdahl notices at 16 threads). */
+typedef struct QP_FN(cut_job) {
+    const QP_FN(core) * c;
+    uint8_t *cut;
+    QP_IDX v0, v1;
+} QP_FN(cut_job);
+
+static void *QP_FN(cut_slice)(void *arg) {
+    const QP_FN(cut_job) *j = arg;
+    const QP_FN(core) *c = j->c;
+    for (QP_IDX p = j->v0; p < j->v1; p++) {
+        const QP_FN(bk_node) *node = &c->nodes[p];
+        uint8_t side =
+            node->parent != QP_NONE && !(node->dist_sink & QP_SINK_BIT) ? GCUT_SOURCE : GCUT_SINK;
+        j->cut[c->orig != NULL ? c->orig[p] : p] = side;
+    }
+    return NULL;
+}
+
+static void QP_FN(cut_parallel)(const QP_FN(core) * c, int threads, uint8_t *cut) {
+    QP_FN(cut_job) job[QP_BUILD_THREADS];
+    pthread_t ids[QP_BUILD_THREADS];
+    bool started[QP_BUILD_THREADS] = {false};
+    int jobs = threads < 1 ? 1 : threads > QP_BUILD_THREADS ? QP_BUILD_THREADS : threads;
+    if (c->n < 65536)
+        jobs = 1;
+    for (int t = 0; t < jobs; t++)
+        job[t] = (QP_FN(cut_job)){c, cut, (QP_IDX)((int64_t)c->n * t / jobs),
+                                  (QP_IDX)((int64_t)c->n * (t + 1) / jobs)};
+    for (int t = 1; t < jobs; t++)
+        started[t] = pthread_create(&ids[t], NULL, QP_FN(cut_slice), &job[t]) == 0;
+    QP_FN(cut_slice)(&job[0]);
+    for (int t = 1; t < jobs; t++) {
+        if (started[t])
+            pthread_join(ids[t], NULL);
+        else
+            QP_FN(cut_slice)(&job[t]);
+    }
+}
+
 static gcut_status QP_FN(labels)(const QP_FN(core) * c, bool stage2, gcut__qp_output *out) {
     const QP_IDX n = c->n;
+    const char *check = getenv("GCUT_QPBO_CHECK_REACH");
+    if (!stage2 && out->labels == NULL && !(check != NULL && strcmp(check, "1") == 0)) {
+        if (out->cut != NULL)
+            QP_FN(cut_parallel)(c, out->threads, out->cut);
+        return GCUT_OK;
+    }
     const size_t N = stage2 ? 2 * (size_t)n : (size_t)n;
     uint64_t before = gcut_memory_in_use();
     uint8_t *in_s = gcut__malloc(N + 1, "qpbo labelling");
@@ -1133,7 +1190,12 @@ static gcut_status QP_FN(run_core)(QP_FN(core) * c, int threads_asked, gcut__qp_
     pthread_mutex_init(&core.lock, NULL);
     int threads = threads_asked < 1 ? 1 : threads_asked;
     int phase_a_threads = threads < core.B ? threads : core.B;
+    const char *profile = getenv("GCUT_PBK_PROFILE");
+    core.profile = profile != NULL && strcmp(profile, "1") == 0;
+    core.t_start = t1;
     st = QP_FN(run_threads)(&core, phase_a_threads, QP_FN(worker));
+    if (core.profile)
+        fprintf(stderr, "pbk phase A: %d blocks, %.2f ms\n", (int)core.B, gcut__now_ms() - t1);
     if (st == GCUT_OK && core.num_ifaces > 0) {
         QP_FN(order_ifaces)(&core);
         st = QP_FN(run_threads)(&core, threads, QP_FN(merger));
