@@ -150,11 +150,46 @@ static void test_grids(test_rng *rng) {
     count(bad == 0);
 }
 
+/* "auto" with threads > 1 on a grid of 65536 nodes or more takes parallel-bk (unless a GPU
+ * takes it), and gives bk's flow and cut; one thread, or a smaller grid, stays on bk. */
+static void test_auto(test_rng *rng) {
+    gcut_solver_info gpu;
+    bool has_gpu = gcut_solver_find("cuda-grid", &gpu) == GCUT_OK && gpu.available;
+    const int64_t shapes[2][2] = {{300, 260}, {100, 90}};
+    for (int k = 0; k < 2; k++) {
+        oracle_caps caps = oracle_caps_default();
+        gcut_grid *grid = NULL;
+        CHECK_OK(oracle_make_grid(rng, 2, shapes[k], 4, &caps, &grid));
+        if (grid == NULL)
+            return;
+        int64_t n = gcut_grid_num_nodes(grid), expected = oracle_dinic_grid(grid);
+        for (int threads = 1; threads <= 3; threads++) {
+            gcut_options opt;
+            gcut_options_init(&opt);
+            opt.threads = threads;
+            gcut_stats stats;
+            int64_t flow = -1;
+            CHECK_OK(gcut_grid_solve(grid, &opt, &flow, NULL, &stats));
+            count(flow == expected);
+            const char *want = has_gpu && n >= 65536       ? "cuda-grid"
+                               : threads > 1 && n >= 65536 ? "parallel-bk"
+                                                           : "bk";
+            count(strcmp(stats.solver, want) == 0);
+            if (strcmp(stats.solver, want) != 0)
+                fprintf(stderr, "auto, %lld nodes, %d threads: %s, expected %s\n", (long long)n,
+                        threads, stats.solver, want);
+        }
+        count(oracle_check_grid(grid, "auto", expected, "auto grid"));
+        gcut_grid_free(grid);
+    }
+}
+
 int main(void) {
     uint64_t seed = test_seed();
     test_rng rng;
     test_rng_init(&rng, seed);
     test_tiny(&rng);
     test_grids(&rng);
+    test_auto(&rng);
     return test_finish("test_par_grid", passed);
 }
