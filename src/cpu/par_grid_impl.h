@@ -103,6 +103,54 @@ static inline int QP_FN(popcount)(uint32_t m) {
     return (int)((((m + (m >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24);
 }
 
+/* Pass 1 over one row of a tile: the masks (direction by direction over the row, as bk's
+ * grid build) and the pairs to higher tiles held back. @return the row's arcs. */
+static QP_IDX QP_FN(tile_row_masks)(const QP_FN(tile_job) * j, int32_t b, const int64_t box[6],
+                                    int64_t z, int64_t y, QP_IDX v, int64_t *held) {
+    const QP_FN(core) *c = j->c;
+    const gcut_grid *grid = j->grid;
+    const int64_t W = grid->width, H = grid->height, D = grid->depth;
+    const int64_t z0 = box[0], z1 = box[1], y0 = box[2], y1 = box[3], x0 = box[4], x1 = box[5];
+    const int64_t row = (z * H + y) * W;
+    uint32_t *mask = j->mask + v;
+    memset(mask, 0, (size_t)(x1 - x0) * sizeof *mask);
+    for (int d = 0; d < grid->num_dirs; d++) {
+        const int *o = grid->offset[d];
+        const int64_t nz = z + o[0], ny = y + o[1];
+        if (nz < 0 || nz >= D || ny < 0 || ny >= H)
+            continue;
+        const int32_t *cap = grid->cap[d], *rev = grid->cap[d ^ 1];
+        const int64_t step = grid->step[d];
+        const int64_t xa = x0 > -o[2] ? x0 : -o[2], xb = x1 < W - o[2] ? x1 : W - o[2];
+        const uint32_t bit = 1u << j->rank[d];
+        for (int64_t x = xa; x < xb; x++)
+            if ((cap[row + x] | rev[row + x + step]) != 0)
+                mask[x - x0] |= bit;
+        /* Pairs leaving the tile: the whole row (another tile row or slice), else one end. */
+        bool row_leaves = nz < z0 || nz >= z1 || ny < y0 || ny >= y1;
+        int64_t ca = xa, cb = xb;
+        if (!row_leaves) {
+            if (o[2] == 0)
+                continue;
+            ca = o[2] > 0 ? x1 - o[2] : x0;
+            cb = o[2] > 0 ? x1 : x0 - o[2];
+            ca = ca < xa ? xa : ca;
+            cb = cb > xb ? xb : cb;
+        }
+        for (int64_t x = ca; x < cb; x++) {
+            if (!(mask[x - x0] & bit))
+                continue;
+            int32_t other;
+            (void)QP_FN(tile_node)(c, j->t, nz, ny, x + o[2], &other);
+            *held += other > b;
+        }
+    }
+    QP_IDX arcs = 0;
+    for (int64_t x = x0; x < x1; x++)
+        arcs += (QP_IDX)QP_FN(popcount)(mask[x - x0]);
+    return arcs;
+}
+
 static void *QP_FN(tile_pass)(void *arg) {
     QP_FN(tile_job) *j = arg;
     QP_FN(core) *c = j->c;
@@ -110,78 +158,91 @@ static void *QP_FN(tile_pass)(void *arg) {
     const QP_FN(tiling) *t = j->t;
     const int dirs = grid->num_dirs;
     const int32_t *source = grid->terminal[GCUT_SOURCE], *sink = grid->terminal[GCUT_SINK];
-    const int64_t W = grid->width, H = grid->height, D = grid->depth;
+    const int64_t W = grid->width, H = grid->height;
+    const int32_t *cap[GCUT__MAX_DIRS], *rev[GCUT__MAX_DIRS];
+    int64_t step[GCUT__MAX_DIRS];
+    int off[GCUT__MAX_DIRS][3];
+    for (int d = 0; d < dirs; d++) {
+        cap[d] = grid->cap[d];
+        rev[d] = grid->cap[d ^ 1];
+        step[d] = grid->step[d];
+        for (int a = 0; a < 3; a++)
+            off[d][a] = grid->offset[d][a];
+    }
+    QP_FN(bk_arc) *arcs_out = c->arcs;
+    QP_IDX *sister = c->sister;
+    const QP_IDX *first = c->first;
+    const uint32_t *mask = j->mask;
     for (int32_t b = j->index; b < c->B; b += j->jobs) {
         const int64_t kz = b / (t->count[1] * t->count[2]);
         const int64_t ky = (b / t->count[2]) % t->count[1], kx = b % t->count[2];
-        const int64_t z0 = t->cut[0][kz], z1 = t->cut[0][kz + 1];
-        const int64_t y0 = t->cut[1][ky], y1 = t->cut[1][ky + 1];
-        const int64_t x0 = t->cut[2][kx], x1 = t->cut[2][kx + 1];
+        const int64_t box[6] = {t->cut[0][kz],     t->cut[0][kz + 1], t->cut[1][ky],
+                                t->cut[1][ky + 1], t->cut[2][kx],     t->cut[2][kx + 1]};
+        const int64_t z0 = box[0], z1 = box[1], y0 = box[2], y1 = box[3], x0 = box[4], x1 = box[5];
+        const bool flat = grid->depth == 1;
         int64_t inside[GCUT__MAX_DIRS]; /* index step to a neighbour in the same tile */
         for (int d = 0; d < dirs; d++)
-            inside[d] = ((int64_t)grid->offset[d][0] * (y1 - y0) + grid->offset[d][1]) * (x1 - x0) +
-                        grid->offset[d][2];
+            inside[d] = ((int64_t)off[d][0] * (y1 - y0) + off[d][1]) * (x1 - x0) + off[d][2];
         QP_IDX v = c->block_start[b];
         QP_IDX arcs = j->pass == 2 ? j->tile_arcs[b] : 0;
         int64_t held = j->pass == 3 ? j->tile_pending[b] : 0;
         for (int64_t z = z0; z < z1; z++)
             for (int64_t y = y0; y < y1; y++) {
                 const int64_t row = (z * H + y) * W;
-                for (int64_t x = x0; x < x1; x++, v++) {
-                    const int64_t i = row + x;
-                    if (j->pass == 1) {
-                        uint32_t m = 0;
-                        for (int d = 0; d < dirs; d++) {
-                            const int *o = grid->offset[d];
-                            if (z + o[0] < 0 || z + o[0] >= D || y + o[1] < 0 || y + o[1] >= H ||
-                                x + o[2] < 0 || x + o[2] >= W)
-                                continue;
-                            if ((grid->cap[d][i] | grid->cap[d ^ 1][i + grid->step[d]]) == 0)
-                                continue;
-                            m |= 1u << j->rank[d];
-                            /* Held back once per pair, from the lower tile's side. */
-                            if (z + o[0] < z0 || z + o[0] >= z1 || y + o[1] < y0 ||
-                                y + o[1] >= y1 || x + o[2] < x0 || x + o[2] >= x1) {
-                                int32_t other;
-                                (void)QP_FN(tile_node)(c, t, z + o[0], y + o[1], x + o[2], &other);
-                                held += other > b;
-                            }
-                        }
-                        j->mask[v] = m;
-                        arcs += (QP_IDX)QP_FN(popcount)(m);
-                    } else if (j->pass == 2) {
+                if (j->pass == 1) {
+                    arcs += QP_FN(tile_row_masks)(j, b, box, z, y, v, &held);
+                    v += (QP_IDX)(x1 - x0);
+                    continue;
+                }
+                if (j->pass == 2) {
+                    for (int64_t x = x0; x < x1; x++, v++) {
+                        const int64_t i = row + x;
                         c->first[v] = arcs;
-                        arcs += (QP_IDX)QP_FN(popcount)(j->mask[v]);
+                        arcs += (QP_IDX)QP_FN(popcount)(mask[v]);
                         int64_t s = source[i], k = sink[i];
                         j->base_flow += s < k ? s : k;
                         c->tr[v] = s - k;
                         c->nodes[v] = (QP_FN(bk_node)){(QP_IDX)-1, (QP_IDX)-1, 0, 0};
                         c->orig[v] = (QP_IDX)i;
-                    } else {
-                        QP_IDX a = c->first[v];
-                        for (uint32_t m = j->mask[v]; m != 0; m &= m - 1, a++) {
+                    }
+                    continue;
+                }
+                const bool row_inside = y > y0 && y < y1 - 1 && (flat || (z > z0 && z < z1 - 1));
+                for (int64_t x = x0; x < x1; x++, v++) {
+                    const int64_t i = row + x;
+                    QP_IDX a = first[v];
+                    if (row_inside && x > x0 && x < x1 - 1) {
+                        /* Every neighbour in this tile: no held-back pair. */
+                        for (uint32_t m = mask[v]; m != 0; m &= m - 1, a++) {
                             const int d = j->order[__builtin_ctz(m)];
-                            const int *o = grid->offset[d];
-                            int32_t other = b;
-                            QP_IDX w;
-                            if (z + o[0] < z0 || z + o[0] >= z1 || y + o[1] < y0 ||
-                                y + o[1] >= y1 || x + o[2] < x0 || x + o[2] >= x1)
-                                w = QP_FN(tile_node)(c, t, z + o[0], y + o[1], x + o[2], &other);
-                            else
-                                w = (QP_IDX)((int64_t)v + inside[d]);
-                            const uint32_t cap = (uint32_t)grid->cap[d][i];
-                            c->arcs[a].head = w;
-                            c->arcs[a].residual = other == b ? cap : 0;
-                            c->sister[a] =
-                                c->first[w] + (QP_IDX)QP_FN(popcount)(j->mask[w] & j->below[d]);
-                            if (other > b) {
-                                QP_FN(pending) *p = &j->pending[held++];
-                                p->a = b;
-                                p->b = other;
-                                p->rec.arc = a;
-                                p->rec.cap = cap;
-                                p->rec.rev = (uint32_t)grid->cap[d ^ 1][i + grid->step[d]];
-                            }
+                            const QP_IDX w = (QP_IDX)((int64_t)v + inside[d]);
+                            arcs_out[a].head = w;
+                            arcs_out[a].residual = (uint32_t)cap[d][i];
+                            sister[a] = first[w] + (QP_IDX)QP_FN(popcount)(mask[w] & j->below[d]);
+                        }
+                        continue;
+                    }
+                    for (uint32_t m = mask[v]; m != 0; m &= m - 1, a++) {
+                        const int d = j->order[__builtin_ctz(m)];
+                        const int *o = off[d];
+                        int32_t other = b;
+                        QP_IDX w;
+                        if (z + o[0] < z0 || z + o[0] >= z1 || y + o[1] < y0 || y + o[1] >= y1 ||
+                            x + o[2] < x0 || x + o[2] >= x1)
+                            w = QP_FN(tile_node)(c, t, z + o[0], y + o[1], x + o[2], &other);
+                        else
+                            w = (QP_IDX)((int64_t)v + inside[d]);
+                        const uint32_t cd = (uint32_t)cap[d][i];
+                        arcs_out[a].head = w;
+                        arcs_out[a].residual = other == b ? cd : 0;
+                        sister[a] = first[w] + (QP_IDX)QP_FN(popcount)(mask[w] & j->below[d]);
+                        if (other > b) {
+                            QP_FN(pending) *p = &j->pending[held++];
+                            p->a = b;
+                            p->b = other;
+                            p->rec.arc = a;
+                            p->rec.cap = cd;
+                            p->rec.rev = (uint32_t)rev[d][i + step[d]];
                         }
                     }
                 }
