@@ -6,8 +6,10 @@
 #
 # usage: bash bench/parallel_16core.sh [-m MFA_MAXFLOW] [-t THREADS] [-r REPEATS] [-o OUTDIR]
 #                                      [-i "WxH[xD]:CONN ..."] [-s "BLOCKS ..."] [-b BUILD_DIR]
+#                                      [-p PEERS]
 #   -m  the review's mfa_maxflow binary; without it (or not executable) the peers are skipped
 #       and the table says so
+#   -p  comma list of its algorithms (default peibfs,pard)
 #   -t  threads of every parallel solver (default: nproc)
 #   -r  runs per gcut solver and instance (default 3; each its own process, the solvers' order
 #       rotating run by run); each peer runs once with --repeats REPEATS (one file read)
@@ -22,13 +24,13 @@
 # bench/par_grid2dimacs (their build_ms: the review code's graph construction). Reading files
 # is in neither.
 set -u
-mfa=""; threads=$(nproc); repeats=3; out=bench/out/par16; sweep=""; build=build-par16
+mfa=""; peer_list=peibfs,pard; threads=$(nproc); repeats=3; out=bench/out/par16; sweep=""; build=build-par16
 instances="2048x2048:4 1920x1080:8 192x192x192:6 4096x4096:4"
-while getopts "m:t:r:o:i:s:b:h" o; do
+while getopts "m:t:r:o:i:s:b:p:h" o; do
     case $o in
     m) mfa=$OPTARG;; t) threads=$OPTARG;; r) repeats=$OPTARG;; o) out=$OPTARG;;
-    i) instances=$OPTARG;; s) sweep=$OPTARG;; b) build=$OPTARG;;
-    *) sed -n '2,24p' "$0"; exit 2;;
+    i) instances=$OPTARG;; s) sweep=$OPTARG;; b) build=$OPTARG;; p) peer_list=$OPTARG;;
+    *) sed -n '2,26p' "$0"; exit 2;;
     esac
 done
 cd "$(dirname "$0")/.." || exit 1
@@ -42,7 +44,7 @@ fi
 gcut=$PWD/$build/gcut
 peers=()
 if [ -n "$mfa" ] && [ -x "$mfa" ]; then
-    peers=(peibfs pard)
+    IFS=, read -r -a peers <<<"$peer_list"
 else
     echo "peers SKIPPED: no mfa_maxflow binary (-m PATH)" | tee "$out/peers-skipped.txt" >&2
 fi
