@@ -6,10 +6,12 @@
 #
 # usage: bash bench/parallel_16core.sh [-m MFA_MAXFLOW] [-t THREADS] [-r REPEATS] [-o OUTDIR]
 #                                      [-i "WxH[xD]:CONN ..."] [-s "BLOCKS ..."] [-b BUILD_DIR]
-#                                      [-p PEERS]
+#                                      [-p PEERS] [-w WORK_DIR]
 #   -m  the review's mfa_maxflow binary; without it (or not executable) the peers are skipped
 #       and the table says so
 #   -p  comma list of its algorithms (default peibfs,pard)
+#   -w  folder for the instances (default: the output folder); they are large (4096x4096:
+#       ~400 MB as a grid file, ~2 GB as DIMACS while a peer reads it)
 #   -t  threads of every parallel solver (default: nproc)
 #   -r  runs per gcut solver and instance (default 3; each its own process, the solvers' order
 #       rotating run by run); each peer runs once with --repeats REPEATS (one file read)
@@ -24,22 +26,23 @@
 # bench/par_grid2dimacs (their build_ms: the review code's graph construction). Reading files
 # is in neither.
 set -u
-mfa=""; peer_list=peibfs,pard; threads=$(nproc); repeats=3; out=bench/out/par16; sweep=""; build=build-par16
+mfa=""; peer_list=peibfs,pard; work=""; threads=$(nproc); repeats=3; out=bench/out/par16; sweep=""; build=build-par16
 instances="2048x2048:4 1920x1080:8 192x192x192:6 4096x4096:4"
-while getopts "m:t:r:o:i:s:b:p:h" o; do
+while getopts "m:t:r:o:i:s:b:p:w:h" o; do
     case $o in
     m) mfa=$OPTARG;; t) threads=$OPTARG;; r) repeats=$OPTARG;; o) out=$OPTARG;;
-    i) instances=$OPTARG;; s) sweep=$OPTARG;; b) build=$OPTARG;; p) peer_list=$OPTARG;;
-    *) sed -n '2,26p' "$0"; exit 2;;
+    i) instances=$OPTARG;; s) sweep=$OPTARG;; b) build=$OPTARG;; p) peer_list=$OPTARG;; w) work=$OPTARG;;
+    *) sed -n '2,28p' "$0"; exit 2;;
     esac
 done
 cd "$(dirname "$0")/.." || exit 1
-mkdir -p "$out"
+[ -n "$work" ] || work=$out
+mkdir -p "$out" "$work"
 if [ ! -x "$build/gcut" ] || [ ! -x "$build/par_grid2dimacs" ]; then
     cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DGCUT_CUDA=OFF -DGCUT_BUILD_TESTS=OFF \
-        >"$out/cmake.log" 2>&1 || { echo "configure failed: $out/cmake.log" >&2; exit 1; }
-    cmake --build "$build" -j "$(nproc)" --target gcut_cli par_grid2dimacs >>"$out/cmake.log" 2>&1 ||
-        { echo "build failed: $out/cmake.log" >&2; exit 1; }
+        >"$work/cmake.log" 2>&1 || { echo "configure failed: $work/cmake.log" >&2; exit 1; }
+    cmake --build "$build" -j "$(nproc)" --target gcut_cli par_grid2dimacs >>"$work/cmake.log" 2>&1 ||
+        { echo "build failed: $work/cmake.log" >&2; exit 1; }
 fi
 gcut=$PWD/$build/gcut
 peers=()
@@ -55,7 +58,7 @@ echo "instance,solver,run,build_ms,solve_ms,flow" >"$raw"
 gcut_run() { # label file solver [env...] -> appends a raw row
     local label=$1 name=$2 solver=$3 run=$4; shift 4
     local o
-    o=$(env "$@" "$gcut" maxflow --solver "$solver" --threads "$threads" "$out/$name.grid" 2>&1)
+    o=$(env "$@" "$gcut" maxflow --solver "$solver" --threads "$threads" "$work/$name.grid" 2>&1)
     local b s f
     b=$(awk '$1=="c" && $2=="build_ms" {print $3}' <<<"$o")
     s=$(awk '$1=="c" && $2=="solve_ms" {print $3}' <<<"$o")
@@ -68,11 +71,11 @@ for spec in $instances; do
     size=${spec%%:*}; conn=${spec##*:}
     name=hard-$size-c$conn
     "$gcut" gen synth --size "$size" --seed 5 --level hard --connectivity "$conn" \
-        --grid "$out/$name.grid" || { echo "gen failed for $spec" >&2; continue; }
+        --grid "$work/$name.grid" || { echo "gen failed for $spec" >&2; continue; }
     # The certificate once per gcut solver (not timed), then the timed runs.
     for s in bk parallel-bk cpu-pr; do
-        "$gcut" maxflow --solver "$s" --threads "$threads" --verify --quiet "$out/$name.grid" \
-            >"$out/$name.verify-$s.txt" 2>&1 || echo "VERIFY FAILED: $name $s" | tee -a "$out/failures.txt" >&2
+        "$gcut" maxflow --solver "$s" --threads "$threads" --verify --quiet "$work/$name.grid" \
+            >"$work/$name.verify-$s.txt" 2>&1 || echo "VERIFY FAILED: $name $s" | tee -a "$out/failures.txt" >&2
     done
     solvers=(bk parallel-bk cpu-pr)
     for ((r = 0; r < repeats; r++)); do
@@ -82,7 +85,7 @@ for spec in $instances; do
         done
     done
     GCUT_PBK_PROFILE=1 "$gcut" maxflow --solver parallel-bk --threads "$threads" \
-        "$out/$name.grid" >"$out/$name.profile.txt" 2>&1
+        "$work/$name.grid" >"$out/$name.profile.txt" 2>&1
     for b in $sweep; do
         for ((r = 0; r < repeats; r++)); do
             gcut_run "parallel-bk/$b-blocks" "$name" parallel-bk $((r + 1)) GCUT_QPBO_BLOCKS=$b
@@ -95,9 +98,9 @@ for spec in $instances; do
         done
     fi
     if [ ${#peers[@]} -gt 0 ]; then
-        "$build/par_grid2dimacs" "$out/$name.grid" "$out/$name.max" || continue
+        "$build/par_grid2dimacs" "$work/$name.grid" "$work/$name.max" || continue
         for p in "${peers[@]}"; do
-            o=$(cd "$out" && timeout 300 "$mfa" "$p" "$name.max" --threads "$threads" \
+            o=$(cd "$work" && timeout 300 "$mfa" "$p" "$name.max" --threads "$threads" \
                 --repeats "$repeats" 2>&1)
             awk -v n="$name" -v p="$p" '$1=="c" && $2=="run" {
                 for (i = 3; i < NF; i++) { if ($i=="build_ms") b=$(i+1); if ($i=="solve_ms") s=$(i+1);
@@ -105,13 +108,13 @@ for spec in $instances; do
                 print n "," p "," $3 "," b "," s "," f }' <<<"$o" >>"$raw"
             echo "  $name $p: $(grep -c "^c run" <<<"$o") runs" >&2
         done
-        rm -f "$out/$name.max"
+        rm -f "$work/$name.max"
     fi
 done
 
 {
     echo "parallel_16core: $(hostname), $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'),"\
-        "$(nproc) cores, $(date -u '+%Y-%m-%d %H:%M UTC'), gcut $(git rev-parse --short HEAD 2>/dev/null)"
+        "$(nproc) cores, $(date -u '+%Y-%m-%d %H:%M UTC'), gcut ${GCUT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}"
     echo "threads $threads; medians of $repeats runs; flows checked against gcut bk's"
     echo
     echo "| instance | solver | build ms | solve ms | build + solve ms | flow = bk | x bk solve | x P-EIBFS solve | x P-EIBFS build + solve |"
