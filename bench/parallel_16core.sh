@@ -18,8 +18,10 @@
 #   -o  output folder (default bench/out/par16): instances, raw CSV, table, profiles
 #   -i  instances, hard synthetic seed 5 (default "2048x2048:4 1920x1080:8 192x192x192:6
 #       4096x4096:4")
-#   -s  block counts of parallel-bk to sweep on every instance, plus its old row-stripe
-#       blocks (GCUT_PBK_TILES=0) and two-phase schedule (GCUT_PBK_OVERLAP=0) (default none)
+#   -s  variants of parallel-bk to run too on every instance (default none): a number N
+#       (GCUT_QPBO_BLOCKS=N), rows (tiles of whole rows / slices, GCUT_PBK_TILES=rows),
+#       stripes (bk's serial layout cut into index ranges, GCUT_PBK_TILES=0), two-phase
+#       (GCUT_PBK_OVERLAP=0)
 #   -b  build folder (default build-par16: Release, no CUDA; configured and built if missing)
 # Every gcut row is `gcut maxflow FILE.grid` (build_ms: the solver's layout from the grid;
 # solve_ms: the max flow and the cut); the peers read FILE.max, written from the same grid by
@@ -35,6 +37,7 @@ while getopts "m:t:r:o:i:s:b:p:w:h" o; do
     *) sed -n '2,28p' "$0"; exit 2;;
     esac
 done
+[ -z "$mfa" ] || mfa=$(readlink -f "$mfa") # before the cd: a relative path is the caller's
 cd "$(dirname "$0")/.." || exit 1
 [ -n "$work" ] || work=$out
 mkdir -p "$out" "$work"
@@ -86,17 +89,18 @@ for spec in $instances; do
     done
     GCUT_PBK_PROFILE=1 "$gcut" maxflow --solver parallel-bk --threads "$threads" \
         "$work/$name.grid" >"$out/$name.profile.txt" 2>&1
-    for b in $sweep; do
+    for v in $sweep; do
+        case $v in
+        rows) envs=(GCUT_PBK_TILES=rows);;
+        stripes) envs=(GCUT_PBK_TILES=0);;
+        two-phase) envs=(GCUT_PBK_OVERLAP=0);;
+        *[!0-9]*) echo "unknown variant $v" >&2; continue;;
+        *) envs=(GCUT_QPBO_BLOCKS=$v); v=$v-blocks;;
+        esac
         for ((r = 0; r < repeats; r++)); do
-            gcut_run "parallel-bk/$b-blocks" "$name" parallel-bk $((r + 1)) GCUT_QPBO_BLOCKS=$b
+            gcut_run "parallel-bk/$v" "$name" parallel-bk $((r + 1)) "${envs[@]}"
         done
     done
-    if [ -n "$sweep" ]; then
-        for ((r = 0; r < repeats; r++)); do
-            gcut_run "parallel-bk/stripes" "$name" parallel-bk $((r + 1)) GCUT_PBK_TILES=0
-            gcut_run "parallel-bk/two-phase" "$name" parallel-bk $((r + 1)) GCUT_PBK_OVERLAP=0
-        done
-    fi
     if [ ${#peers[@]} -gt 0 ]; then
         "$build/par_grid2dimacs" "$work/$name.grid" "$work/$name.max" || continue
         for p in "${peers[@]}"; do

@@ -28,6 +28,14 @@ static void QP_FN(pick_tiles)(const int64_t len[3], int64_t want, int64_t count[
     count[0] = count[1] = count[2] = 1;
     if (want <= 1)
         return;
+    /* GCUT_PBK_TILES=rows: whole rows (2D) or slices (3D), the old blocks' shape, built the
+     * tiled way (for comparisons). */
+    const char *shape = getenv("GCUT_PBK_TILES");
+    if (shape != NULL && strcmp(shape, "rows") == 0) {
+        int a = len[0] > 1 ? 0 : 1;
+        count[a] = want < len[a] ? want : len[a];
+        return;
+    }
     double best = -1;
     for (int64_t z = 1; z <= len[0] && z <= want; z++)
         for (int64_t y = 1; y <= len[1] && z * y <= want; y++) {
