@@ -57,6 +57,7 @@ fi
 raw=$out/raw.csv
 echo "instance,solver,run,build_ms,solve_ms,flow" >"$raw"
 : >"$out/failures.txt"
+: >"$out/profiles.txt"
 
 gcut_run() { # label file solver [env...] -> appends a raw row
     local label=$1 name=$2 solver=$3 run=$4; shift 4
@@ -87,8 +88,8 @@ for spec in $instances; do
             gcut_run "$s" "$name" "$s" $((r + 1))
         done
     done
-    GCUT_PBK_PROFILE=1 "$gcut" maxflow --solver parallel-bk --threads "$threads" \
-        "$work/$name.grid" >"$out/$name.profile.txt" 2>&1
+    { echo "== $name"; GCUT_PBK_PROFILE=1 "$gcut" maxflow --solver parallel-bk \
+        --threads "$threads" "$work/$name.grid" 2>&1; } >>"$out/profiles.txt"
     for v in $sweep; do
         case $v in
         rows) envs=(GCUT_PBK_TILES=rows);;
@@ -150,4 +151,4 @@ done
         }
     }' "$raw"
 } | tee "$out/table.md"
-[ ! -s "$out/failures.txt" ] || cat "$out/failures.txt"
+if [ -s "$out/failures.txt" ]; then cat "$out/failures.txt"; else rm -f "$out/failures.txt"; fi
