@@ -21,7 +21,7 @@
 #   -s  variants of parallel-bk to run too on every instance (default none): a number N
 #       (GCUT_QPBO_BLOCKS=N), rows (tiles of whole rows / slices, GCUT_PBK_TILES=rows),
 #       stripes (bk's serial layout cut into index ranges, GCUT_PBK_TILES=0), two-phase
-#       (GCUT_PBK_OVERLAP=0)
+#       (GCUT_PBK_OVERLAP=0), size-order (smallest union merged first, GCUT_PBK_ORDER=size)
 #   -b  build folder (default build-par16: Release, no CUDA; configured and built if missing)
 # Every gcut row is `gcut maxflow FILE.grid` (build_ms: the solver's layout from the grid;
 # solve_ms: the max flow and the cut); the peers read FILE.max, written from the same grid by
@@ -95,6 +95,7 @@ for spec in $instances; do
         rows) envs=(GCUT_PBK_TILES=rows);;
         stripes) envs=(GCUT_PBK_TILES=0);;
         two-phase) envs=(GCUT_PBK_OVERLAP=0);;
+        size-order) envs=(GCUT_PBK_ORDER=size);;
         *[!0-9]*) echo "unknown variant $v" >&2; continue;;
         *) envs=(GCUT_QPBO_BLOCKS=$v); v=$v-blocks;;
         esac

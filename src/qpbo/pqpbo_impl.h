@@ -75,7 +75,8 @@ typedef struct QP_FN(core) {
     uint8_t *ready;      /* per block: its Phase A is over (the overlapped schedule) */
     pthread_cond_t wake; /* a Phase A or a merge ended */
     pthread_mutex_t lock;
-    bool profile; /* GCUT_PBK_PROFILE=1: each merge's size and time on stderr */
+    bool profile;    /* GCUT_PBK_PROFILE=1: each merge's size and time on stderr */
+    bool size_order; /* GCUT_PBK_ORDER=size: the smallest union first, not Liu & Sun's score */
     double t_start;
     gcut_status error;
     int64_t merges;
@@ -813,10 +814,16 @@ static void *QP_FN(overlap_worker)(void *arg) {
             int32_t i = QP_FN(find)(c, f->a), j = QP_FN(find)(c, f->b);
             if (!c->ready[i] || !c->ready[j] || c->subs[i].busy || c->subs[j].busy)
                 continue;
-            if (f->score < 0)
-                f->score = QP_FN(iface_score)(c, f);
-            if (f->score > best) {
-                best = f->score;
+            int64_t key;
+            if (c->size_order) {
+                key = INT64_MAX - (c->subs[i].primal + c->subs[j].primal);
+            } else {
+                if (f->score < 0)
+                    f->score = QP_FN(iface_score)(c, f);
+                key = f->score;
+            }
+            if (key > best) {
+                best = key;
                 x = i < j ? i : j;
                 y = i < j ? j : i;
             }
@@ -1285,6 +1292,8 @@ static gcut_status QP_FN(run_core)(QP_FN(core) * c, int threads_asked, gcut__qp_
     int phase_a_threads = threads < core.B ? threads : core.B;
     const char *profile = getenv("GCUT_PBK_PROFILE");
     core.profile = profile != NULL && strcmp(profile, "1") == 0;
+    const char *order = getenv("GCUT_PBK_ORDER");
+    core.size_order = order != NULL && strcmp(order, "size") == 0;
     core.t_start = t1;
     for (int32_t b = 0; b < core.B; b++)
         core.owner[b] = b;
