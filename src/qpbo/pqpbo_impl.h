@@ -759,11 +759,12 @@ static void *QP_FN(merger)(void *arg) {
         int64_t aug0 = c->subs[x].bk.augmentations + c->subs[y].bk.augmentations;
         bool ok = QP_FN(merge)(c, &c->subs[x], &c->subs[y], list, count);
         if (c->profile)
-            fprintf(
-                stderr, "pbk merge: %lld + %lld nodes, %lld records, %lld paths, %.2f ms at %.2f\n",
-                (long long)(c->subs[x].primal - c->subs[y].primal), (long long)c->subs[y].primal,
-                (long long)count, (long long)(c->subs[x].bk.augmentations - aug0),
-                gcut__now_ms() - m0, gcut__now_ms() - c->t_start);
+            fprintf(stderr,
+                    "pbk merge: %lld + %lld nodes, %lld interfaces, %lld paths, %.2f ms at %.2f\n",
+                    (long long)(c->subs[x].primal - c->subs[y].primal),
+                    (long long)c->subs[y].primal, (long long)count,
+                    (long long)(c->subs[x].bk.augmentations - aug0), gcut__now_ms() - m0,
+                    gcut__now_ms() - c->t_start);
         pthread_mutex_lock(&c->lock);
         c->subs[x].busy = false;
         if (!ok && c->error == GCUT_OK)
