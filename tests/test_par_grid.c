@@ -104,7 +104,7 @@ static void random_shape(test_rng *rng, int ndim, int64_t max_nodes, int64_t *sh
 /* Tiny grids: brute force over every cut of the grid's graph. */
 static void test_tiny(test_rng *rng) {
     int bad = 0;
-    for (int round = 0; round < 160 && bad < 5; round++) {
+    for (int round = 0; round < 100 && bad < 5; round++) {
         oracle_caps caps = oracle_caps_default();
         caps.max_cap = (int32_t)test_rng_range(rng, 1, 20);
         caps.huge = round % 11 == 0;
@@ -130,7 +130,7 @@ static void test_tiny(test_rng *rng) {
 /* Larger grids of every connectivity: Dinic. */
 static void test_grids(test_rng *rng) {
     int bad = 0;
-    for (int round = 0; round < 24 && bad < 5; round++) {
+    for (int round = 0; round < 16 && bad < 5; round++) {
         oracle_caps caps = oracle_caps_default();
         caps.huge = round % 7 == 0;
         caps.terminal_density = (int)test_rng_range(rng, 5, 100);
@@ -172,15 +172,26 @@ static void test_auto(test_rng *rng) {
         CHECK_OK(oracle_make_grid(rng, 2, shapes[k], 4, &caps, &grid));
         if (grid == NULL)
             return;
-        int64_t n = gcut_grid_num_nodes(grid), expected = oracle_dinic_grid(grid);
+        /* Selection is the point here (correctness is above): bk's flow and the certificate of
+         * each cut, instead of a slow Dinic on 78,000 nodes. */
+        gcut_options ref;
+        gcut_options_init(&ref);
+        ref.solver = "bk";
+        int64_t n = gcut_grid_num_nodes(grid), expected = -1;
+        CHECK_OK(gcut_grid_solve(grid, &ref, &expected, NULL, NULL));
         for (int threads = 1; threads <= 3; threads++) {
             gcut_options opt;
             gcut_options_init(&opt);
             opt.threads = threads;
             gcut_stats stats;
             int64_t flow = -1;
-            CHECK_OK(gcut_grid_solve(grid, &opt, &flow, NULL, &stats));
+            uint8_t *labels = malloc((size_t)n);
+            CHECK_OK(gcut_grid_solve(grid, &opt, &flow, labels, &stats));
             count(flow == expected);
+            int64_t cut = -1;
+            count(labels != NULL && gcut_grid_verify(grid, labels, flow, &cut) == GCUT_OK &&
+                  cut == flow);
+            free(labels);
             const char *want = has_gpu && n >= 65536       ? "cuda-grid"
                                : threads > 1 && n >= 65536 ? "parallel-bk"
                                                            : "bk";
@@ -189,7 +200,6 @@ static void test_auto(test_rng *rng) {
                 fprintf(stderr, "auto, %lld nodes, %d threads: %s, expected %s\n", (long long)n,
                         threads, stats.solver, want);
         }
-        count(oracle_check_grid(grid, "auto", expected, "auto grid"));
         gcut_grid_free(grid);
     }
 }
