@@ -16,6 +16,10 @@ static const gcut__solver solvers[] = {
     {"bk", "Boykov-Kolmogorov augmenting paths, serial, warm re-solve",
      GCUT_TAKES_GRAPH | GCUT_TAKES_GRID | GCUT_WARM, NULL, gcut__bk_solve_graph,
      gcut__bk_solve_grid},
+    {"grid-bk",
+     "Boykov-Kolmogorov on the implicit grid: arcs by index offset, 4 bytes per arc, warm "
+     "re-solve",
+     GCUT_TAKES_GRID | GCUT_WARM, NULL, NULL, gcut__gridbk_solve_grid},
     {"parallel-bk", "Liu & Sun's parallel bk: blocks solved at once, merged bottom-up on threads",
      GCUT_TAKES_GRAPH | GCUT_TAKES_GRID, NULL, gcut__pbk_solve_graph, gcut__pbk_solve_grid},
     {"cpu-pr", "grid push-relabel on CPU threads (OpenMP), the CPU twin of cuda-grid",
