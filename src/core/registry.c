@@ -92,7 +92,9 @@ const gcut__solver *gcut__solver_pick(const gcut_options *options, bool grid, in
         const gcut__solver *gpu = grid ? find("cuda-grid") : NULL;
         if (gpu != NULL && num_nodes >= GCUT__AUTO_GPU_MIN_NODES && is_available(gpu))
             return gpu;
-        return find("bk");
+        /* On the CPU a grid goes to grid-bk: bk's search on the implicit topology, faster
+         * than bk's CSR on every synthetic grid (docs/CPU-SERIAL.md). */
+        return find(grid ? "grid-bk" : "bk");
     }
     const gcut__solver *s = find(name);
     if (s == NULL) {

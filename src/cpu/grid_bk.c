@@ -516,27 +516,36 @@ static void gbk_shift_terminal(gbk *s, int64_t i, int64_t delta) {
 }
 
 /* Bring node i's terminals and every arc pair touching it up to the grid's capacities, from
- * the snapshot of the last solve's; @return true if anything differed. */
+ * the snapshot of the last solve's. @return true if node i's own capacities (terminals, or its
+ * arcs out) differed: a pair changed by the neighbour's side is updated here too, but counted
+ * as the neighbour's change. */
 static bool gbk_update_node(gbk *s, const gcut_grid *grid, int64_t i) {
     const int D = s->dirs;
-    bool any = false;
     const int32_t src = grid->terminal[GCUT_SOURCE][i], snk = grid->terminal[GCUT_SINK][i];
     int32_t *old_src = s->snap[D], *old_snk = s->snap[D + 1];
-    if (src != old_src[i] || snk != old_snk[i]) {
+    bool own = src != old_src[i] || snk != old_snk[i];
+    if (own) {
         int64_t d_source = (int64_t)src - old_src[i], d_sink = (int64_t)snk - old_snk[i];
         gbk_add_flow(s, d_source);
         gbk_shift_terminal(s, i, d_source - d_sink);
         old_src[i] = src;
         old_snk[i] = snk;
         gbk_mark(s, i);
-        any = true;
     }
+    const int64_t x = i % grid->width, y = (i / grid->width) % grid->height,
+                  z = i / (grid->width * grid->height);
     for (int d = 0; d < D; d++) {
-        if (!gcut__grid_has_neighbor(grid, i, d))
+        const int32_t c_ij = grid->cap[d][i], o_ij = s->snap[d][i];
+        if (c_ij != o_ij)
+            own = true;
+        const int *o = grid->offset[d];
+        if (x + o[2] < 0 || x + o[2] >= grid->width || y + o[1] < 0 || y + o[1] >= grid->height ||
+            z + o[0] < 0 || z + o[0] >= grid->depth) {
+            s->snap[d][i] = c_ij; /* an arc out of the grid: kept at zero residual */
             continue;
+        }
         const int64_t j = i + grid->step[d];
-        const int32_t c_ij = grid->cap[d][i], c_ji = grid->cap[d ^ 1][j];
-        const int32_t o_ij = s->snap[d][i], o_ji = s->snap[d ^ 1][j];
+        const int32_t c_ji = grid->cap[d ^ 1][j], o_ji = s->snap[d ^ 1][j];
         if (c_ij == o_ij && c_ji == o_ji)
             continue;
         uint32_t *a = &s->res[i * D + d], *b = &s->res[j * D + (d ^ 1)];
@@ -561,9 +570,8 @@ static bool gbk_update_node(gbk *s, const gcut_grid *grid, int64_t i) {
         s->snap[d ^ 1][j] = c_ji;
         gbk_mark(s, i);
         gbk_mark(s, j);
-        any = true;
     }
-    return any;
+    return own;
 }
 
 /* Repair the trees around the marked nodes (Kolmogorov's reuse_trees, as bk_impl.h): a marked
