@@ -3,10 +3,12 @@
  * re-solves in grid contexts by tree reuse (Kohli & Torr, ICCV 2005, sec. 4). docs/CPU-SERIAL.md.
  *
  * Layout (plain row-major, the grid's own node order): a neighbour is an index offset, an arc is
- * (node, direction), its residual res[node * D + direction] and its reverse's the neighbour's
- * entry for the opposite direction (d ^ 1): no heads, no sister arcs, 4 bytes per arc where bk's
- * CSR holds 12. A node's tree state is 8 bytes: its TIME stamp, and one word holding the tree
- * (bit 31), the parent as a direction code (bits 24-30) and the distance heuristic (bits 0-23).
+ * (node, direction); node i's record holds the residuals of its D arcs out and of the D arcs in
+ * (the reverse of each, also held, mirrored, by the neighbour), so every residual a search or
+ * an adoption tests on i's arcs sits in i's record: no heads, no sister arcs, 8 bytes per arc
+ * where bk's CSR holds 12. A node's tree state is 8 bytes: its TIME stamp, and one word holding
+ * the tree (bit 31), the parent as a direction code (bits 24-30) and the distance heuristic
+ * (bits 0-23).
  * The arrays are padded by the longest step on both sides with zero residuals, and arcs leaving
  * the grid have zero residual both ways, so a neighbour index is always readable and never
  * carries flow: no boundary tests in the loops. The search order is bk's (the directions in the
@@ -29,17 +31,26 @@
 #define GBK_DIST 0x00ffffffu
 #define GBK_PARENT(info) (((info) >> 24) & 0x7fu)
 #define GBK_INFO(sink, parent, dist) ((sink) | (uint32_t)(parent) << 24 | (dist))
+/* Residuals of arc (i, d), i -> i + step[d] (OUT), and of its reverse (IN), both kept in i's
+ * record (with D, res in scope): every test a search makes on i's arcs reads i's record only. */
+#define GBK_OUT(i, d) res[(i)*2 * D + (d)]
+#define GBK_IN(i, d) res[(i)*2 * D + D + (d)]
+
+/* A node's tree state: read for every neighbour looked at, so both words share a line. */
+typedef struct gbk_node {
+    uint32_t info; /* tree bit, parent code, distance */
+    uint32_t ts;   /* TIME at which the distance was last known right */
+} gbk_node;
 
 typedef struct gbk {
     int64_t n;   /* real nodes; indices 0..n-1 */
     int64_t pad; /* padding nodes on each side */
     int dirs;    /* D */
     ptrdiff_t step[GCUT__MAX_DIRS];
-    uint32_t *res;  /* res[i * D + d]: residual of arc i -> i + step[d] (offset by pad) */
-    uint32_t *info; /* tree bit, parent code, distance (offset by pad) */
-    uint32_t *ts;   /* TIME at which the distance was last known right (offset by pad) */
-    uint32_t *next; /* active queue link; itself when last; GBK_NONE when not queued */
-    int64_t *tr;    /* terminal residual: > 0 from the source, < 0 to the sink */
+    uint32_t *res;   /* node i's record res[2Di..2Di+2D): GBK_OUT, then GBK_IN (offset by pad) */
+    gbk_node *nodes; /* tree state (offset by pad) */
+    uint32_t *next;  /* active queue link; itself when last; GBK_NONE when not queued */
+    int64_t *tr;     /* terminal residual: > 0 from the source, < 0 to the sink */
     uint32_t *orphans;
     int64_t orphan_head, orphan_tail, orphan_low;
     uint32_t active_first, active_last;
@@ -48,7 +59,8 @@ typedef struct gbk {
     bool overflow;
     int64_t augmentations;
     /* Allocations (the offset pointers above point into these). */
-    uint32_t *res_mem, *info_mem, *ts_mem;
+    uint32_t *res_mem;
+    gbk_node *node_mem;
     /* Warm re-solves (contexts): the capacities of the last solve, marks. */
     int32_t *snap[GCUT__MAX_DIRS + 2]; /* [0..D-1] directions, [D] source, [D+1] sink */
     uint8_t *marked;
@@ -62,8 +74,7 @@ static void gbk_free(gbk *s) {
     if (s == NULL)
         return;
     gcut__free(s->res_mem);
-    gcut__free(s->info_mem);
-    gcut__free(s->ts_mem);
+    gcut__free(s->node_mem);
     gcut__free(s->next);
     gcut__free(s->tr);
     gcut__free(s->orphans);
@@ -96,13 +107,12 @@ static gbk *gbk_alloc(const gcut_grid *grid, bool warm) {
     }
     s->pad = pad;
     size_t total = (size_t)(s->n + 2 * pad), n = (size_t)s->n;
-    s->res_mem = gcut__calloc(total, (size_t)D * sizeof(uint32_t), "grid-bk residuals");
-    s->info_mem = gcut__malloc(gcut__mul_size(total, sizeof(uint32_t)), "grid-bk nodes");
-    s->ts_mem = gcut__malloc(gcut__mul_size(total, sizeof(uint32_t)), "grid-bk stamps");
+    s->res_mem = gcut__calloc(total, (size_t)(2 * D) * sizeof(uint32_t), "grid-bk residuals");
+    s->node_mem = gcut__malloc(gcut__mul_size(total, sizeof(gbk_node)), "grid-bk nodes");
     s->next = gcut__malloc(gcut__mul_size(n, sizeof(uint32_t)), "grid-bk active queue");
     s->tr = gcut__malloc(gcut__mul_size(n, sizeof(int64_t)), "grid-bk terminal residuals");
     s->orphans = gcut__malloc(gcut__mul_size(n, sizeof(uint32_t)), "grid-bk orphan queue");
-    bool ok = s->res_mem && s->info_mem && s->ts_mem && s->next && s->tr && s->orphans;
+    bool ok = s->res_mem && s->node_mem && s->next && s->tr && s->orphans;
     if (ok && warm) {
         for (int a = 0; a < D + 2 && ok; a++)
             ok = (s->snap[a] = gcut__malloc(gcut__mul_size(n, sizeof(int32_t)),
@@ -115,13 +125,12 @@ static gbk *gbk_alloc(const gcut_grid *grid, bool warm) {
         gbk_free(s);
         return NULL;
     }
-    s->res = s->res_mem + (size_t)pad * (size_t)D;
-    s->info = s->info_mem + pad;
-    s->ts = s->ts_mem + pad;
+    s->res = s->res_mem + (size_t)pad * (size_t)(2 * D);
+    s->nodes = s->node_mem + pad;
     /* Padding nodes are free forever and stamped 0. */
     for (int64_t k = 0; k < pad; k++) {
-        s->info_mem[k] = s->info_mem[total - 1 - (size_t)k] = GBK_INFO(0u, GBK_P_NONE, 0u);
-        s->ts_mem[k] = s->ts_mem[total - 1 - (size_t)k] = 0;
+        s->node_mem[k] = s->node_mem[total - 1 - (size_t)k] =
+            (gbk_node){GBK_INFO(0u, GBK_P_NONE, 0u), 0};
     }
     return s;
 }
@@ -133,18 +142,24 @@ static void gbk_load(gbk *s, const gcut_grid *grid) {
     const int64_t w = grid->width, h = grid->height, depth = grid->depth;
     s->flow = 0;
     s->overflow = false;
+    uint32_t *res = s->res;
     for (int64_t z = 0; z < depth; z++)
         for (int64_t y = 0; y < h; y++) {
             const int64_t row = (z * h + y) * w;
+            int64_t x0[GCUT__MAX_DIRS], x1[GCUT__MAX_DIRS]; /* x range with a neighbour */
             for (int d = 0; d < D; d++) {
                 const int *o = grid->offset[d];
-                const int32_t *cap = grid->cap[d];
                 const bool row_in =
                     z + o[0] >= 0 && z + o[0] < depth && y + o[1] >= 0 && y + o[1] < h;
-                const int64_t x0 = o[2] < 0 ? -o[2] : 0, x1 = w - (o[2] > 0 ? o[2] : 0);
-                for (int64_t x = 0; x < w; x++) {
-                    const int64_t i = row + x;
-                    s->res[i * D + d] = row_in && x >= x0 && x < x1 ? (uint32_t)cap[i] : 0u;
+                x0[d] = row_in ? (o[2] < 0 ? -o[2] : 0) : w;
+                x1[d] = row_in ? w - (o[2] > 0 ? o[2] : 0) : 0;
+            }
+            for (int64_t x = 0; x < w; x++) {
+                const int64_t i = row + x;
+                for (int d = 0; d < D; d++) {
+                    const bool in = x >= x0[d] && x < x1[d];
+                    GBK_OUT(i, d) = in ? (uint32_t)grid->cap[d][i] : 0u;
+                    GBK_IN(i, d) = in ? (uint32_t)grid->cap[d ^ 1][i + grid->step[d]] : 0u;
                 }
             }
         }
@@ -183,7 +198,7 @@ static inline uint32_t gbk_next_active(gbk *s) {
         else
             s->active_first = s->next[i];
         s->next[i] = GBK_NONE;
-        if (GBK_PARENT(s->info[i]) != GBK_P_NONE)
+        if (GBK_PARENT(s->nodes[i].info) != GBK_P_NONE)
             return i;
     }
 }
@@ -191,18 +206,19 @@ static inline uint32_t gbk_next_active(gbk *s) {
 /* Orphans: as in bk (bk_impl.h), those of an augmentation stacked from the top, those found by
  * adoption queued from the bottom; a node is orphaned at most once per phase. */
 static inline void gbk_orphan_front(gbk *s, uint32_t i) {
-    s->info[i] = (s->info[i] & ~(0x7fu << 24)) | GBK_P_ORPHAN << 24;
+    s->nodes[i].info = (s->nodes[i].info & ~(0x7fu << 24)) | GBK_P_ORPHAN << 24;
     s->orphans[--s->orphan_low] = i;
 }
 
 static inline void gbk_orphan_back(gbk *s, uint32_t i) {
-    s->info[i] = (s->info[i] & ~(0x7fu << 24)) | GBK_P_ORPHAN << 24;
+    s->nodes[i].info = (s->nodes[i].info & ~(0x7fu << 24)) | GBK_P_ORPHAN << 24;
     s->orphans[s->orphan_tail++] = i;
 }
 
 static void gbk_next_time(gbk *s) {
     if (++s->time == UINT32_MAX) {
-        memset(s->ts_mem, 0, (size_t)(s->n + 2 * s->pad) * sizeof(uint32_t));
+        for (int64_t k = 0; k < s->n + 2 * s->pad; k++)
+            s->node_mem[k].ts = 0;
         s->time = 1;
     }
 }
@@ -219,14 +235,15 @@ static inline uint32_t gbk_dist_plus_one(uint32_t info) {
 /* Push the bottleneck along source root -> ... -> tail -> head -> ... -> sink root, where the
  * arc (tail, d) joins the source tree to the sink tree. */
 GBK_INLINE void gbk_augment(gbk *s, const int D, ptrdiff_t tail, int d) {
-    uint32_t *res = s->res, *info = s->info;
+    uint32_t *res = s->res;
+    gbk_node *nd = s->nodes;
     const ptrdiff_t *step = s->step;
     const ptrdiff_t head = tail + step[d];
-    int64_t bottleneck = res[tail * D + d];
+    int64_t bottleneck = GBK_OUT(tail, d);
     ptrdiff_t x = tail;
-    for (uint32_t p; (p = GBK_PARENT(info[x])) != GBK_P_TERMINAL;) {
+    for (uint32_t p; (p = GBK_PARENT(nd[x].info)) != GBK_P_TERMINAL;) {
         ptrdiff_t y = x + step[p];
-        uint32_t r = res[y * D + (p ^ 1)];
+        uint32_t r = GBK_IN(x, p);
         if (r < bottleneck)
             bottleneck = r;
         x = y;
@@ -234,8 +251,8 @@ GBK_INLINE void gbk_augment(gbk *s, const int D, ptrdiff_t tail, int d) {
     if (s->tr[x] < bottleneck)
         bottleneck = s->tr[x];
     x = head;
-    for (uint32_t p; (p = GBK_PARENT(info[x])) != GBK_P_TERMINAL;) {
-        uint32_t r = res[x * D + p];
+    for (uint32_t p; (p = GBK_PARENT(nd[x].info)) != GBK_P_TERMINAL;) {
+        uint32_t r = GBK_OUT(x, p);
         if (r < bottleneck)
             bottleneck = r;
         x += step[p];
@@ -244,27 +261,33 @@ GBK_INLINE void gbk_augment(gbk *s, const int D, ptrdiff_t tail, int d) {
         bottleneck = -s->tr[x];
 
     const uint32_t f = (uint32_t)bottleneck;
-    res[tail * D + d] -= f;
-    res[head * D + (d ^ 1)] += f;
+    GBK_OUT(tail, d) -= f;
+    GBK_IN(tail, d) += f;
+    GBK_OUT(head, d ^ 1) += f;
+    GBK_IN(head, d ^ 1) -= f;
     for (x = tail;;) {
-        uint32_t p = GBK_PARENT(info[x]);
+        uint32_t p = GBK_PARENT(nd[x].info);
         if (p == GBK_P_TERMINAL)
             break;
         ptrdiff_t y = x + step[p];
-        res[x * D + p] += f;
-        if ((res[y * D + (p ^ 1)] -= f) == 0)
+        GBK_OUT(x, p) += f;
+        GBK_IN(y, p ^ 1) += f;
+        GBK_OUT(y, p ^ 1) -= f;
+        if ((GBK_IN(x, p) -= f) == 0)
             gbk_orphan_front(s, (uint32_t)x);
         x = y;
     }
     if ((s->tr[x] -= f) == 0)
         gbk_orphan_front(s, (uint32_t)x);
     for (x = head;;) {
-        uint32_t p = GBK_PARENT(info[x]);
+        uint32_t p = GBK_PARENT(nd[x].info);
         if (p == GBK_P_TERMINAL)
             break;
         ptrdiff_t y = x + step[p];
-        res[y * D + (p ^ 1)] += f;
-        if ((res[x * D + p] -= f) == 0)
+        GBK_OUT(y, p ^ 1) += f;
+        GBK_IN(y, p ^ 1) -= f;
+        GBK_IN(x, p) += f;
+        if ((GBK_OUT(x, p) -= f) == 0)
             gbk_orphan_front(s, (uint32_t)x);
         x = y;
     }
@@ -277,16 +300,16 @@ GBK_INLINE void gbk_augment(gbk *s, const int D, ptrdiff_t tail, int d) {
 /* Length of j's path to its terminal, or UINT64_MAX if it runs into an orphan; stops early at a
  * node checked during this TIME. */
 static inline uint64_t gbk_origin_distance(gbk *s, ptrdiff_t j) {
-    uint32_t *info = s->info, *ts = s->ts;
+    gbk_node *nd = s->nodes;
     uint64_t dist = 0;
     for (;;) {
-        if (ts[j] == s->time)
-            return dist + (info[j] & GBK_DIST);
-        uint32_t p = GBK_PARENT(info[j]);
+        if (nd[j].ts == s->time)
+            return dist + (nd[j].info & GBK_DIST);
+        uint32_t p = GBK_PARENT(nd[j].info);
         dist++;
         if (p == GBK_P_TERMINAL) {
-            ts[j] = s->time;
-            info[j] = (info[j] & ~GBK_DIST) | 1u;
+            nd[j].ts = s->time;
+            nd[j].info = (nd[j].info & ~GBK_DIST) | 1u;
             return dist;
         }
         if (p == GBK_P_ORPHAN)
@@ -296,29 +319,30 @@ static inline uint64_t gbk_origin_distance(gbk *s, ptrdiff_t j) {
 }
 
 static inline void gbk_stamp_path(gbk *s, ptrdiff_t j, uint64_t dist) {
-    uint32_t *info = s->info, *ts = s->ts;
-    while (ts[j] != s->time) {
-        ts[j] = s->time;
-        info[j] = (info[j] & ~GBK_DIST) | (uint32_t)(dist < GBK_DIST ? dist : GBK_DIST);
+    gbk_node *nd = s->nodes;
+    while (nd[j].ts != s->time) {
+        nd[j].ts = s->time;
+        nd[j].info = (nd[j].info & ~GBK_DIST) | (uint32_t)(dist < GBK_DIST ? dist : GBK_DIST);
         dist--;
-        j += s->step[GBK_PARENT(info[j])];
+        j += s->step[GBK_PARENT(nd[j].info)];
     }
 }
 
 /* Find orphan i the closest parent in its own tree whose path reaches the terminal; if none,
  * free it: its tree neighbours that could feed it turn active, its children orphans. */
 GBK_INLINE void gbk_adopt(gbk *s, const int D, ptrdiff_t i) {
-    uint32_t *res = s->res, *info = s->info;
+    uint32_t *res = s->res;
+    gbk_node *nd = s->nodes;
     const ptrdiff_t *step = s->step;
-    const uint32_t sink = info[i] & GBK_SINK;
+    const uint32_t sink = nd[i].info & GBK_SINK;
     int best = -1;
     uint64_t best_d = UINT64_MAX;
     for (int d = 0; d < D; d++) {
         const ptrdiff_t j = i + step[d];
-        const uint32_t r = sink ? res[i * D + d] : res[j * D + (d ^ 1)];
+        const uint32_t r = sink ? GBK_OUT(i, d) : GBK_IN(i, d);
         if (r == 0)
             continue;
-        const uint32_t nj = info[j];
+        const uint32_t nj = nd[j].info;
         if ((nj & GBK_SINK) != sink || GBK_PARENT(nj) == GBK_P_NONE)
             continue;
         uint64_t dist = gbk_origin_distance(s, j);
@@ -331,22 +355,23 @@ GBK_INLINE void gbk_adopt(gbk *s, const int D, ptrdiff_t i) {
         gbk_stamp_path(s, j, dist);
     }
     if (best >= 0) {
-        info[i] = GBK_INFO(sink, best, (uint32_t)(best_d + 1 < GBK_DIST ? best_d + 1 : GBK_DIST));
-        s->ts[i] = s->time;
+        nd[i].info =
+            GBK_INFO(sink, best, (uint32_t)(best_d + 1 < GBK_DIST ? best_d + 1 : GBK_DIST));
+        s->nodes[i].ts = s->time;
         return;
     }
     for (int d = 0; d < D; d++) {
         const ptrdiff_t j = i + step[d];
-        const uint32_t nj = info[j];
+        const uint32_t nj = nd[j].info;
         if ((nj & GBK_SINK) != sink || GBK_PARENT(nj) == GBK_P_NONE)
             continue;
-        const uint32_t r = sink ? res[i * D + d] : res[j * D + (d ^ 1)];
+        const uint32_t r = sink ? GBK_OUT(i, d) : GBK_IN(i, d);
         if (r > 0)
             gbk_set_active(s, (uint32_t)j);
         if (GBK_PARENT(nj) == (uint32_t)(d ^ 1)) /* j hangs from i */
             gbk_orphan_back(s, (uint32_t)j);
     }
-    info[i] = GBK_INFO(sink, GBK_P_NONE, 0u);
+    nd[i].info = GBK_INFO(sink, GBK_P_NONE, 0u);
 }
 
 GBK_INLINE void gbk_adopt_orphans(gbk *s, const int D) {
@@ -363,60 +388,62 @@ GBK_INLINE void gbk_adopt_orphans(gbk *s, const int D) {
 /* Grow the trees from active nodes until they touch, augment, adopt; stop when no node is
  * active (the source tree is then the set reachable from the source: a minimum cut). */
 GBK_INLINE void gbk_run(gbk *s, const int D) {
-    uint32_t *res = s->res, *info = s->info, *ts = s->ts;
+    uint32_t *res = s->res;
+    gbk_node *nd = s->nodes;
     const ptrdiff_t *step = s->step;
     uint32_t current = GBK_NONE;
     for (;;) {
         uint32_t i = current;
         if (i != GBK_NONE) {
             s->next[i] = GBK_NONE;
-            if (GBK_PARENT(info[i]) == GBK_P_NONE)
+            if (GBK_PARENT(nd[i].info) == GBK_P_NONE)
                 i = GBK_NONE;
         }
         if (i == GBK_NONE && (i = gbk_next_active(s)) == GBK_NONE)
             break;
         const ptrdiff_t pi = (ptrdiff_t)i;
-        const uint32_t ni = info[pi], ti = ts[pi], di = ni & GBK_DIST;
+        const uint32_t ni = nd[pi].info, ti = nd[pi].ts, di = ni & GBK_DIST;
         const uint32_t child_dist = gbk_dist_plus_one(ni);
         ptrdiff_t tail = -1;
         int mid = -1;
         if (!(ni & GBK_SINK)) {
-            const uint32_t *ri = res + pi * D;
+            const uint32_t *ri = &GBK_OUT(pi, 0);
             for (int d = 0; d < D; d++) {
                 if (ri[d] == 0)
                     continue;
                 const ptrdiff_t j = pi + step[d];
-                const uint32_t nj = info[j];
+                const uint32_t nj = nd[j].info;
                 if (GBK_PARENT(nj) == GBK_P_NONE) {
-                    info[j] = GBK_INFO(0u, d ^ 1, child_dist);
-                    ts[j] = ti;
+                    nd[j].info = GBK_INFO(0u, d ^ 1, child_dist);
+                    nd[j].ts = ti;
                     gbk_set_active(s, (uint32_t)j);
                 } else if (nj & GBK_SINK) {
                     tail = pi;
                     mid = d;
                     break;
-                } else if (ts[j] <= ti && (nj & GBK_DIST) > di) {
-                    info[j] = GBK_INFO(0u, d ^ 1, child_dist);
-                    ts[j] = ti;
+                } else if (nd[j].ts <= ti && (nj & GBK_DIST) > di) {
+                    nd[j].info = GBK_INFO(0u, d ^ 1, child_dist);
+                    nd[j].ts = ti;
                 }
             }
         } else {
+            const uint32_t *ri = &GBK_IN(pi, 0);
             for (int d = 0; d < D; d++) {
-                const ptrdiff_t j = pi + step[d];
-                if (res[j * D + (d ^ 1)] == 0)
+                if (ri[d] == 0)
                     continue;
-                const uint32_t nj = info[j];
+                const ptrdiff_t j = pi + step[d];
+                const uint32_t nj = nd[j].info;
                 if (GBK_PARENT(nj) == GBK_P_NONE) {
-                    info[j] = GBK_INFO(GBK_SINK, d ^ 1, child_dist);
-                    ts[j] = ti;
+                    nd[j].info = GBK_INFO(GBK_SINK, d ^ 1, child_dist);
+                    nd[j].ts = ti;
                     gbk_set_active(s, (uint32_t)j);
                 } else if (!(nj & GBK_SINK)) {
                     tail = j;
                     mid = d ^ 1;
                     break;
-                } else if (ts[j] <= ti && (nj & GBK_DIST) > di) {
-                    info[j] = GBK_INFO(GBK_SINK, d ^ 1, child_dist);
-                    ts[j] = ti;
+                } else if (nd[j].ts <= ti && (nj & GBK_DIST) > di) {
+                    nd[j].info = GBK_INFO(GBK_SINK, d ^ 1, child_dist);
+                    nd[j].ts = ti;
                 }
             }
         }
@@ -488,12 +515,12 @@ static void gbk_init_trees(gbk *s) {
     s->time = 0;
     for (int64_t i = 0; i < s->n; i++) {
         s->next[i] = GBK_NONE;
-        s->ts[i] = 0;
+        s->nodes[i].ts = 0;
         if (s->tr[i] != 0) {
-            s->info[i] = GBK_INFO(s->tr[i] < 0 ? GBK_SINK : 0u, GBK_P_TERMINAL, 1u);
+            s->nodes[i].info = GBK_INFO(s->tr[i] < 0 ? GBK_SINK : 0u, GBK_P_TERMINAL, 1u);
             gbk_set_active(s, (uint32_t)i);
         } else {
-            s->info[i] = GBK_INFO(0u, GBK_P_NONE, 0u);
+            s->nodes[i].info = GBK_INFO(0u, GBK_P_NONE, 0u);
         }
     }
 }
@@ -548,8 +575,8 @@ static bool gbk_update_node(gbk *s, const gcut_grid *grid, int64_t i) {
         const int32_t c_ji = grid->cap[d ^ 1][j], o_ji = s->snap[d ^ 1][j];
         if (c_ij == o_ij && c_ji == o_ji)
             continue;
-        uint32_t *a = &s->res[i * D + d], *b = &s->res[j * D + (d ^ 1)];
-        int64_t flow_ij = (int64_t)o_ij - *a;
+        uint32_t *res = s->res;
+        int64_t flow_ij = (int64_t)o_ij - GBK_OUT(i, d);
         int64_t r_ij = c_ij - flow_ij, r_ji = c_ji + flow_ij;
         if (r_ij < 0) {
             /* i -> j carries more than it may now: i keeps the excess as supply from the
@@ -564,8 +591,8 @@ static bool gbk_update_node(gbk *s, const gcut_grid *grid, int64_t i) {
             r_ij += r_ji;
             r_ji = 0;
         }
-        *a = (uint32_t)r_ij;
-        *b = (uint32_t)r_ji;
+        GBK_OUT(i, d) = GBK_IN(j, d ^ 1) = (uint32_t)r_ij;
+        GBK_IN(i, d) = GBK_OUT(j, d ^ 1) = (uint32_t)r_ji;
         s->snap[d][i] = c_ij;
         s->snap[d ^ 1][j] = c_ji;
         gbk_mark(s, i);
@@ -579,7 +606,7 @@ static bool gbk_update_node(gbk *s, const gcut_grid *grid, int64_t i) {
  * of them turn active. */
 static void gbk_reuse_trees(gbk *s) {
     const int D = s->dirs;
-    uint32_t *info = s->info;
+    gbk_node *nd = s->nodes;
     s->active_first = s->active_last = GBK_NONE;
     s->orphan_head = s->orphan_tail = 0;
     s->orphan_low = s->n;
@@ -590,17 +617,17 @@ static void gbk_reuse_trees(gbk *s) {
         gbk_set_active(s, (uint32_t)i);
         const int64_t tr = s->tr[i];
         if (tr == 0) {
-            if (GBK_PARENT(info[i]) != GBK_P_NONE)
+            if (GBK_PARENT(nd[i].info) != GBK_P_NONE)
                 gbk_orphan_back(s, (uint32_t)i);
             continue;
         }
         const uint32_t sink = tr < 0 ? GBK_SINK : 0u;
-        if (GBK_PARENT(info[i]) == GBK_P_NONE || (info[i] & GBK_SINK) != sink) {
+        if (GBK_PARENT(nd[i].info) == GBK_P_NONE || (nd[i].info & GBK_SINK) != sink) {
             for (int d = 0; d < D; d++) {
                 const ptrdiff_t j = i + s->step[d];
                 if (j < 0 || j >= s->n || s->marked[j])
                     continue;
-                const uint32_t nj = info[j], p = GBK_PARENT(nj);
+                const uint32_t nj = nd[j].info, p = GBK_PARENT(nj);
                 if (p == GBK_P_NONE || p == GBK_P_ORPHAN)
                     continue;
                 /* Both, for an orphaned child: should i leave its new tree again, the
@@ -611,8 +638,8 @@ static void gbk_reuse_trees(gbk *s) {
                     gbk_set_active(s, (uint32_t)j);
             }
         }
-        info[i] = GBK_INFO(sink, GBK_P_TERMINAL, 1u);
-        s->ts[i] = s->time;
+        nd[i].info = GBK_INFO(sink, GBK_P_TERMINAL, 1u);
+        s->nodes[i].ts = s->time;
     }
     s->num_marked = 0;
     gbk_adopt_any(s);
@@ -620,7 +647,7 @@ static void gbk_reuse_trees(gbk *s) {
 
 static void gbk_write_labels(const gbk *s, uint8_t *labels) {
     for (int64_t i = 0; i < s->n; i++) {
-        const uint32_t info = s->info[i];
+        const uint32_t info = s->nodes[i].info;
         labels[i] = GBK_PARENT(info) != GBK_P_NONE && !(info & GBK_SINK) ? GCUT_SOURCE : GCUT_SINK;
     }
 }
