@@ -36,10 +36,11 @@
 #define GBK_OUT(i, d) res[(i)*2 * D + (d)]
 #define GBK_IN(i, d) res[(i)*2 * D + D + (d)]
 
-/* A node's tree state: read for every neighbour looked at, so both words share a line. */
+/* A node's tree state: read for every neighbour looked at, so its words share a line. */
 typedef struct gbk_node {
     uint32_t info; /* tree bit, parent code, distance */
     uint32_t ts;   /* TIME at which the distance was last known right */
+    uint32_t next; /* active queue link; itself when last; GBK_NONE when not queued */
 } gbk_node;
 
 typedef struct gbk {
@@ -49,7 +50,6 @@ typedef struct gbk {
     ptrdiff_t step[GCUT__MAX_DIRS];
     uint32_t *res;   /* node i's record res[2Di..2Di+2D): GBK_OUT, then GBK_IN (offset by pad) */
     gbk_node *nodes; /* tree state (offset by pad) */
-    uint32_t *next;  /* active queue link; itself when last; GBK_NONE when not queued */
     int64_t *tr;     /* terminal residual: > 0 from the source, < 0 to the sink */
     uint32_t *orphans;
     int64_t orphan_head, orphan_tail, orphan_low;
@@ -75,7 +75,6 @@ static void gbk_free(gbk *s) {
         return;
     gcut__free(s->res_mem);
     gcut__free(s->node_mem);
-    gcut__free(s->next);
     gcut__free(s->tr);
     gcut__free(s->orphans);
     for (int a = 0; a < GCUT__MAX_DIRS + 2; a++)
@@ -109,10 +108,9 @@ static gbk *gbk_alloc(const gcut_grid *grid, bool warm) {
     size_t total = (size_t)(s->n + 2 * pad), n = (size_t)s->n;
     s->res_mem = gcut__calloc(total, (size_t)(2 * D) * sizeof(uint32_t), "grid-bk residuals");
     s->node_mem = gcut__malloc(gcut__mul_size(total, sizeof(gbk_node)), "grid-bk nodes");
-    s->next = gcut__malloc(gcut__mul_size(n, sizeof(uint32_t)), "grid-bk active queue");
     s->tr = gcut__malloc(gcut__mul_size(n, sizeof(int64_t)), "grid-bk terminal residuals");
     s->orphans = gcut__malloc(gcut__mul_size(n, sizeof(uint32_t)), "grid-bk orphan queue");
-    bool ok = s->res_mem && s->node_mem && s->next && s->tr && s->orphans;
+    bool ok = s->res_mem && s->node_mem && s->tr && s->orphans;
     if (ok && warm) {
         for (int a = 0; a < D + 2 && ok; a++)
             ok = (s->snap[a] = gcut__malloc(gcut__mul_size(n, sizeof(int32_t)),
@@ -130,7 +128,7 @@ static gbk *gbk_alloc(const gcut_grid *grid, bool warm) {
     /* Padding nodes are free forever and stamped 0. */
     for (int64_t k = 0; k < pad; k++) {
         s->node_mem[k] = s->node_mem[total - 1 - (size_t)k] =
-            (gbk_node){GBK_INFO(0u, GBK_P_NONE, 0u), 0};
+            (gbk_node){GBK_INFO(0u, GBK_P_NONE, 0u), 0, GBK_NONE};
     }
     return s;
 }
@@ -178,14 +176,14 @@ static void gbk_load(gbk *s, const gcut_grid *grid) {
 }
 
 static inline void gbk_set_active(gbk *s, uint32_t i) {
-    if (s->next[i] != GBK_NONE)
+    if (s->nodes[i].next != GBK_NONE)
         return;
     if (s->active_last != GBK_NONE)
-        s->next[s->active_last] = i;
+        s->nodes[s->active_last].next = i;
     else
         s->active_first = i;
     s->active_last = i;
-    s->next[i] = i;
+    s->nodes[i].next = i;
 }
 
 static inline uint32_t gbk_next_active(gbk *s) {
@@ -193,11 +191,11 @@ static inline uint32_t gbk_next_active(gbk *s) {
         uint32_t i = s->active_first;
         if (i == GBK_NONE)
             return GBK_NONE;
-        if (s->next[i] == i)
+        if (s->nodes[i].next == i)
             s->active_first = s->active_last = GBK_NONE;
         else
-            s->active_first = s->next[i];
-        s->next[i] = GBK_NONE;
+            s->active_first = s->nodes[i].next;
+        s->nodes[i].next = GBK_NONE;
         if (GBK_PARENT(s->nodes[i].info) != GBK_P_NONE)
             return i;
     }
@@ -395,7 +393,7 @@ GBK_INLINE void gbk_run(gbk *s, const int D) {
     for (;;) {
         uint32_t i = current;
         if (i != GBK_NONE) {
-            s->next[i] = GBK_NONE;
+            s->nodes[i].next = GBK_NONE;
             if (GBK_PARENT(nd[i].info) == GBK_P_NONE)
                 i = GBK_NONE;
         }
@@ -451,7 +449,7 @@ GBK_INLINE void gbk_run(gbk *s, const int D) {
             current = GBK_NONE;
             continue;
         }
-        s->next[i] = i; /* counts as queued while it is the current node */
+        s->nodes[i].next = i; /* counts as queued while it is the current node */
         current = i;
         gbk_next_time(s);
         gbk_augment(s, D, tail, mid);
@@ -514,7 +512,7 @@ static void gbk_init_trees(gbk *s) {
     s->orphan_low = s->n;
     s->time = 0;
     for (int64_t i = 0; i < s->n; i++) {
-        s->next[i] = GBK_NONE;
+        s->nodes[i].next = GBK_NONE;
         s->nodes[i].ts = 0;
         if (s->tr[i] != 0) {
             s->nodes[i].info = GBK_INFO(s->tr[i] < 0 ? GBK_SINK : 0u, GBK_P_TERMINAL, 1u);
