@@ -166,6 +166,8 @@ static void gbk_load(gbk *s, const gcut_grid *grid) {
         const int64_t a = source[i], b = sink[i];
         gbk_add_flow(s, a < b ? a : b);
         s->tr[i] = a - b;
+        /* Written here so that the pages are mapped while building, not while solving. */
+        s->nodes[i] = (gbk_node){GBK_INFO(0u, GBK_P_NONE, 0u), 0, GBK_NONE};
     }
     if (s->snap[0] != NULL) {
         for (int d = 0; d < D; d++)
