@@ -741,8 +741,17 @@ gcut_status gcut__gridbk_ctx_solve(void *state, const gcut_grid *grid,
             for (int64_t k = 0; k < changes->count; k++)
                 changed += gbk_update_node(s, grid, changes->nodes[k]);
         } else {
-            for (int64_t i = 0; i < s->n; i++)
-                changed += gbk_update_node(s, grid, i);
+            /* A pair changed from j's side is j's own change, found when j's turn comes:
+             * only nodes whose own values differ need the full update. */
+            const int D = s->dirs;
+            for (int64_t i = 0; i < s->n; i++) {
+                bool own = grid->terminal[GCUT_SOURCE][i] != s->snap[D][i] ||
+                           grid->terminal[GCUT_SINK][i] != s->snap[D + 1][i];
+                for (int d = 0; d < D && !own; d++)
+                    own = grid->cap[d][i] != s->snap[d][i];
+                if (own)
+                    changed += gbk_update_node(s, grid, i);
+            }
         }
     } else {
         if (c->s == NULL && (c->s = gbk_alloc(grid, c->warm_allowed)) == NULL)
