@@ -1,25 +1,25 @@
 /* grid_bk.c - "grid-bk": the Boykov-Kolmogorov max-flow (Boykov & Kolmogorov, PAMI 2004, sec. 3;
  * Kolmogorov's v3 TIME/DIST adoption) specialised to the implicit grid topology, with warm
  * re-solves in grid contexts by tree reuse (Kohli & Torr, ICCV 2005, sec. 4). docs/CPU-SERIAL.md.
- *
- * Layout (plain row-major, the grid's own node order): a neighbour is an index offset, an arc is
- * (node, direction); node i's record holds the residuals of its D arcs out and of the D arcs in
- * (the reverse of each, also held, mirrored, by the neighbour), so every residual a search or
- * an adoption tests on i's arcs sits in i's record: no heads, no sister arcs, 8 bytes per arc
- * where bk's CSR holds 12. A node's tree state is 8 bytes: its TIME stamp, and one word holding
- * the tree (bit 31), the parent as a direction code (bits 24-30) and the distance heuristic
- * (bits 0-23).
- * The arrays are padded by the longest step on both sides with zero residuals, and arcs leaving
- * the grid have zero residual both ways, so a neighbour index is always readable and never
- * carries flow: no boundary tests in the loops. The search order is bk's (the directions in the
- * grid's order, the same active-queue and orphan discipline), so both find maximum flows by the
- * same rules; only the memory traffic differs. */
+ */
 #include "internal.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Layout (plain row-major, the grid's own node order): a neighbour is an index offset, an arc is
+ * (node, direction); node i's record holds the residuals of its D arcs out and of the D arcs in
+ * (the reverse of each, also held, mirrored, by the neighbour), so every residual a search or
+ * an adoption tests on i's arcs sits in i's record: no heads, no sister arcs, 8 bytes per arc
+ * where bk's CSR holds 12. A node's tree state is 12 bytes: one word holding the tree (bit 31),
+ * the parent as a direction code (bits 24-30) and the distance heuristic (bits 0-23), its TIME
+ * stamp and its active-queue link. The arrays are padded by the longest step on both sides with
+ * zero residuals, and arcs leaving the grid have zero residual both ways, so a neighbour index
+ * is always readable and never carries flow: no boundary tests in the loops. The search order
+ * is bk's (the directions in the grid's order, the same active-queue and orphan discipline), so
+ * both find maximum flows by the same rules; only the memory traffic differs. */
 
 #define GBK_NONE UINT32_MAX /* next: not in the active queue */
 
