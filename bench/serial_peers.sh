@@ -45,6 +45,7 @@ while getopts "p:r:s:P:i:b:o:" opt; do
     esac
 done
 mkdir -p "$OUT"
+command -v python3 >/dev/null || { echo "serial_peers.sh: python3 is needed for the table" >&2; exit 1; }
 if [ -z "$MFA" ] || [ ! -x "$MFA" ]; then
     echo "serial_peers.sh: no mfa_maxflow binary (-p or MFA_MAXFLOW): peer columns SKIPPED" >&2
     PEERS=""
@@ -52,7 +53,7 @@ fi
 
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DGCUT_CUDA=OFF -DGCUT_BUILD_TESTS=OFF \
     >/dev/null
-cmake --build "$BUILD_DIR" -j2 --target gcut_cli gcut_bench serial_instances >/dev/null
+cmake --build "$BUILD_DIR" -j"$(nproc)" --target gcut_cli gcut_bench serial_instances >/dev/null
 gcut="$BUILD_DIR/gcut"
 inst_bin="$BUILD_DIR/serial_instances"
 echo "c machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')," \
@@ -135,6 +136,7 @@ solvers = [s for s in solvers.split(',') if s]
 peers = ['peer:' + p for p in peers.split(',') if p]
 who = solvers + peers
 mismatch = False
+fmt = lambda v: '%.0f' % v if v >= 100 else '%.1f' % v
 hdr = ['instance'] + [w.replace('peer:', '') + ' solve ms' for w in who]
 if peers and solvers:
     hdr += ['%s / best gcut solve' % peers[0][5:]]
@@ -152,11 +154,11 @@ for name in instances.split(','):
         flows |= {r[2] for r in runs}
     ok = len(flows) == 1
     mismatch |= not ok
-    cells = [name] + ['%.0f' % med[w] if w in med else '-' for w in who]
+    cells = [name] + [fmt(med[w]) if w in med else '-' for w in who]
     if peers and solvers:
         mine = [med[s] for s in solvers if s in med]
         cells.append('%.2fx' % (med[peers[0]] / min(mine)) if peers[0] in med and mine else '-')
-    cells += ['%.0f' % build[w] if w in build else '-' for w in who]
+    cells += [fmt(build[w]) if w in build else '-' for w in who]
     cells.append(flows.pop() if ok else 'MISMATCH ' + ' '.join(sorted(flows)))
     print('| ' + ' | '.join(cells) + ' |')
 sys.exit(2 if mismatch else 0)
