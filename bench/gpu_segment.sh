@@ -74,9 +74,9 @@ one() { # label, then gcut segment arguments
     cat "$OUT/one.txt" >>"$OUT/single.log"
 }
 if has single; then
-    echo "== one process per picture, --iterations 1 (one cut), A = no start-up thread, no pool"
+    echo "== one process per picture, --iterations 1 (one cut), A = no start-up thread, no pool, models one after the other (the code before)"
     for r in $(seq 1 "$RUNS"); do
-        GCUT_SEGMENT_PRESTART=0 GCUT_CUDAGRID_POOL=0 one "A auto it1 run $r" -o "$DATA/a.png" --iterations 1
+        GCUT_SEGMENT_PRESTART=0 GCUT_CUDAGRID_POOL=0 GCUT_SEG_MODEL_THREADS=1 one "A auto it1 run $r" -o "$DATA/a.png" --iterations 1
         one "B auto it1 run $r" -o "$DATA/b.png" --iterations 1
         cmp -s "$DATA/a.png" "$DATA/b.png" || {
             echo "MISMATCH: masks of A and B differ"
@@ -94,7 +94,7 @@ if has grabcut; then
         args=${variant#*:}
         for r in 1 2; do
             # shellcheck disable=SC2086
-            GCUT_SEGMENT_PRESTART=0 GCUT_CUDAGRID_POOL=0 one "A grabcut $name run $r" -o "$DATA/ga.png" $args --solver cuda-grid --verbose
+            GCUT_SEGMENT_PRESTART=0 GCUT_CUDAGRID_POOL=0 GCUT_SEG_MODEL_THREADS=1 one "A grabcut $name run $r" -o "$DATA/ga.png" $args --solver cuda-grid --verbose
             # shellcheck disable=SC2086
             one "B grabcut $name run $r" -o "$DATA/gb.png" $args --solver cuda-grid --verbose
         done
@@ -128,7 +128,7 @@ if has batch; then
         done
         wait
         t1=$(ms_now)
-        GCUT_SEGMENT_PRESTART=0 GCUT_CUDAGRID_POOL=0 "$G" segment --batch "$list" --iterations 1 \
+        GCUT_SEGMENT_PRESTART=0 GCUT_CUDAGRID_POOL=0 GCUT_SEG_MODEL_THREADS=1 "$G" segment --batch "$list" --iterations 1 \
             --solver cuda-grid --jobs "$JOBS" >"$OUT/batch-a.log" 2>&1 || status=1
         t2=$(ms_now)
         "$G" segment --batch "$list" --iterations 1 --solver cuda-grid --jobs "$JOBS" \
@@ -136,7 +136,7 @@ if has batch; then
         t3=$(ms_now)
         bk=$((t1 - t0)) a=$((t2 - t1)) b=$((t3 - t2))
         awk -v r="$rep" -v n="$BATCH" -v j="$JOBS" -v k="$bk" -v a="$a" -v b="$b" 'BEGIN {
-            printf "rep %d: bk %d processes %d ms (%.1f images/s); cuda-grid A (no thread, no pool) %d ms (%.1f/s); B %d ms (%.1f/s); B/bk %.2fx, A/bk %.2fx\n",
+            printf "rep %d: bk %d processes %d ms (%.1f images/s); cuda-grid A (before) %d ms (%.1f/s); B %d ms (%.1f/s); B/bk %.2fx, A/bk %.2fx\n",
                 r, j, k, n * 1000 / k, a, n * 1000 / a, b, n * 1000 / b, k / b, k / a }'
     done
     tail -1 "$OUT/batch-b.log"

@@ -129,7 +129,9 @@ static gcut_status model_costs_both(const double *counts, const uint8_t *present
     for (int side = 0; side < 2; side++)
         m[side] = (side_model){counts, present, nc, ch, side, p, cost, GCUT_OK, ""};
     pthread_t thread;
-    const bool threaded = pthread_create(&thread, NULL, side_model_run, &m[1]) == 0;
+    /* GCUT_SEG_MODEL_THREADS=1: one after the other (for before/after timings). */
+    const bool threaded = gcut__env_int("GCUT_SEG_MODEL_THREADS", 2, 1, 2) == 2 &&
+                          pthread_create(&thread, NULL, side_model_run, &m[1]) == 0;
     side_model_run(&m[0]);
     if (threaded)
         pthread_join(thread, NULL);
