@@ -33,7 +33,7 @@ if has build; then
     t0=$(ms_now)
     cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DGCUT_WERROR=ON -DGCUT_CUDA=ON \
         -DCMAKE_CUDA_ARCHITECTURES=90 >"$OUT/build.log" 2>&1 &&
-        cmake --build "$BUILD_DIR" -j"$(nproc)" --target gcut_cli test_cuda_grid test_cuda_seg \
+        cmake --build "$BUILD_DIR" -j"$(nproc)" --target gcut_cli test_cuda_grid test_cuda_seg test_cuda_band \
             test_cuda_context >>"$OUT/build.log" 2>&1 ||
         {
             tail -30 "$OUT/build.log"
