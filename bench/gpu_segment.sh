@@ -6,7 +6,11 @@
 # bk on every core (one process per core), all on hard synthetic 1920x1080 photos.
 #
 # Environment (all optional):
-#   STAGES="build test single grabcut batch sanitize"   which parts to run
+#   STAGES="build test single grabcut batch context sanitize"   which parts to run
+#   VARIANTS="before:GCUT_SEGMENT_PRESTART=0 GCUT_CUDAGRID_POOL=0 GCUT_SEG_MODEL_THREADS=1;now:"
+#                 the single stage's variants, LABEL:ENV settings, ';' between (run in turn)
+#   CONTEXT_ARGS="--size 1920x1080 --repeats 5"   the context stage: bench/gpu_context with the
+#                 marked warm path's gather on the device and on the host, alternating
 #   BUILD_DIR=build-dev  OUT=bench/out/gpu  DATA=/tmp/gcut-seg   folders
 #   RUNS=5        single-process runs of each variant (alternating)
 #   BATCH=48      photos in the batch stage  JOBS=16  batch threads / bk processes
@@ -15,6 +19,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 STAGES=${STAGES:-build test single grabcut batch sanitize}
+VARIANTS=${VARIANTS:-before:GCUT_SEGMENT_PRESTART=0 GCUT_CUDAGRID_POOL=0 GCUT_SEG_MODEL_THREADS=1;now:}
+CONTEXT_ARGS=${CONTEXT_ARGS:---size 1920x1080 --repeats 5}
 BUILD_DIR=${BUILD_DIR:-build-dev}
 OUT=${OUT:-bench/out/gpu}
 DATA=${DATA:-/tmp/gcut-seg}
@@ -33,7 +39,7 @@ if has build; then
     t0=$(ms_now)
     cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DGCUT_WERROR=ON -DGCUT_CUDA=ON \
         -DCMAKE_CUDA_ARCHITECTURES=90 >"$OUT/build.log" 2>&1 &&
-        cmake --build "$BUILD_DIR" -j"$(nproc)" --target gcut_cli test_cuda_grid test_cuda_seg test_cuda_band \
+        cmake --build "$BUILD_DIR" -j"$(nproc)" --target gcut_cli gpu_context test_cuda_grid test_cuda_seg test_cuda_band \
             test_cuda_context >>"$OUT/build.log" 2>&1 ||
         {
             tail -30 "$OUT/build.log"
@@ -43,9 +49,12 @@ if has build; then
 fi
 if has test; then
     echo "== ctest -L cuda"
-    (cd "$BUILD_DIR" && ctest -L cuda --output-on-failure --timeout 200) >"$OUT/test.log" 2>&1 ||
+    if (cd "$BUILD_DIR" && ctest -L cuda --output-on-failure --timeout 200) >"$OUT/test.log" 2>&1; then
+        tail -4 "$OUT/test.log"
+    else
         status=1
-    tail -6 "$OUT/test.log"
+        grep -E "FAIL|failed|passed,|before the pooled|Test +#" "$OUT/test.log" | tail -30
+    fi
 fi
 
 # The photos: hard synthetic pictures with their seeds and truth, made in parallel.
@@ -74,18 +83,26 @@ one() { # label, then gcut segment arguments
     cat "$OUT/one.txt" >>"$OUT/single.log"
 }
 if has single; then
-    echo "== one process per picture, --iterations 1 (one cut), A = no start-up thread, no pool, models one after the other (the code before)"
+    echo "== one process per picture, --iterations 1 (one cut), variants in turn: $VARIANTS"
+    IFS=';' read -ra variants <<<"$VARIANTS"
     for r in $(seq 1 "$RUNS"); do
-        GCUT_SEGMENT_PRESTART=0 GCUT_CUDAGRID_POOL=0 GCUT_SEG_MODEL_THREADS=1 one "A auto it1 run $r" -o "$DATA/a.png" --iterations 1
-        one "B auto it1 run $r" -o "$DATA/b.png" --iterations 1
-        cmp -s "$DATA/a.png" "$DATA/b.png" || {
-            echo "MISMATCH: masks of A and B differ"
-            status=1
-        }
+        for v in "${variants[@]}"; do
+            # shellcheck disable=SC2086
+            env ${v#*:} bash -c "$(declare -f one ms_now); G=$G DATA=$DATA OUT=$OUT status=0; one '${v%%:*} auto it1 run $r' -o $DATA/v-${v%%:*}.png --iterations 1"
+        done
+        first=${variants[0]%%:*}
+        for v in "${variants[@]}"; do
+            cmp -s "$DATA/v-$first.png" "$DATA/v-${v%%:*}.png" || {
+                echo "MISMATCH: masks of $first and ${v%%:*} differ"
+                status=1
+            }
+        done
     done
-    one "bk it1" -o "$DATA/k.png" --iterations 1 --solver bk
-    cmp -s "$DATA/k.png" "$DATA/b.png" && echo "masks equal: cuda-grid and bk, one cut" ||
-        echo "masks differ: cuda-grid and bk, one cut (compare flows above)"
+    if [ -z "${SKIP_BK_SINGLE:-}" ]; then
+        one "bk it1" -o "$DATA/k.png" --iterations 1 --solver bk
+        cmp -s "$DATA/k.png" "$DATA/v-$first.png" && echo "masks equal: cuda-grid and bk, one cut" ||
+            echo "masks differ: cuda-grid and bk, one cut (compare flows above)"
+    fi
 fi
 if has grabcut; then
     echo "== GrabCut rounds (the default 5 with seeds; a box), cuda-grid against bk"
@@ -149,13 +166,33 @@ if has batch; then
     echo "batch flows: $((BATCH - bad)) of $BATCH equal between cuda-grid and bk"
     [ $bad -eq 0 ] || status=1
 fi
-if has sanitize; then
-    for tool in memcheck racecheck; do
-        echo "== compute-sanitizer --tool $tool test_cuda_seg (GCUT_TEST_QUICK=1)"
-        GCUT_TEST_QUICK=1 timeout 150 compute-sanitizer --tool "$tool" --error-exitcode 9 \
-            "$BUILD_DIR/tests/test_cuda_seg" >"$OUT/sanitize-$tool.log" 2>&1
-        echo "exit $?"
-        grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed," "$OUT/sanitize-$tool.log" | tail -3
+if has context; then
+    echo "== gpu_context $CONTEXT_ARGS, marked warm path gathering on the device (1) / host (0)"
+    for rep in 1 2; do
+        for g in 1 0; do
+            echo "-- GCUT_CUDAGRID_GATHER=$g, repetition $rep"
+            # shellcheck disable=SC2086
+            GCUT_CUDAGRID_GATHER=$g timeout 120 "$BUILD_DIR/gpu_context" $CONTEXT_ARGS >"$OUT/ctx.txt" 2>&1 ||
+                {
+                    echo "gpu_context exit $?"
+                    status=1
+                }
+            cat "$OUT/ctx.txt" >>"$OUT/context.log"
+            grep -vE '^\|---' "$OUT/ctx.txt" | tail -3
+        done
     done
+fi
+if has sanitize; then
+    for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
+        for t in ${SANITIZE_TESTS:-test_cuda_seg}; do
+            echo "== compute-sanitizer --tool $tool $t (GCUT_TEST_QUICK=1)"
+            GCUT_TEST_QUICK=1 timeout 150 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+                "$BUILD_DIR/tests/$t" >"$OUT/sanitize.tmp" 2>&1
+            echo "exit $?"
+            grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed," "$OUT/sanitize.tmp" | tail -3
+            cat "$OUT/sanitize.tmp" >>"$OUT/sanitize.log"
+        done
+    done
+    rm -f "$OUT/sanitize.tmp"
 fi
 exit $status

@@ -82,12 +82,26 @@ static double now_ms(void) {
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
-/* CUDA's start-up (~0.1 s) on a second thread, overlapped with reading the files and fitting
- * the colour models (gcut_device_init). Started only where the solve will use the GPU:
- * --solver cuda-grid, or auto on a picture large enough for auto to pick it (auto's threshold
- * in src/core/registry.c, GCUT__AUTO_GPU_MIN_NODES). GCUT_SEGMENT_PRESTART=0 turns it off
- * (for before/after timings). */
+/* CUDA's start-up (0.15-0.25 s on the H100 host) on a second thread, overlapped with reading
+ * the files and fitting the colour models (gcut_device_init). Started only where the solve
+ * will use the GPU: --solver cuda-grid, or auto on a picture large enough for auto to pick it
+ * (auto's threshold in src/core/registry.c, GCUT__AUTO_GPU_MIN_NODES). For auto that is known
+ * once the picture is decoded; to overlap the decoding too, a picture file of at least
+ * PRESTART_MIN_FILE_BYTES starts it at once (a PNG or JPEG photo of 256x256 pixels is rarely
+ * smaller). A wrong guess costs time only: a thread started for a picture that is then solved
+ * on the CPU is waited for at the end. GCUT_SEGMENT_PRESTART=0 turns it off (for before/after
+ * timings). */
 #define PRESTART_MIN_PIXELS ((int64_t)256 * 256)
+#define PRESTART_MIN_FILE_BYTES ((int64_t)64 * 1024)
+
+static int64_t file_bytes(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return -1;
+    int64_t size = fseek(f, 0, SEEK_END) == 0 ? (int64_t)ftell(f) : -1;
+    fclose(f);
+    return size;
+}
 
 typedef struct device_start {
     pthread_t thread;
@@ -799,7 +813,10 @@ int cli_cmd_segment(int argc, char **argv) {
     }
     const double t_start = now_ms();
     device_start prestart = {0};
-    device_start_begin(&prestart, &args.options, -1);
+    device_start_begin(&prestart, &args.options,
+                       !args.volume && file_bytes(args.images[0]) >= PRESTART_MIN_FILE_BYTES
+                           ? PRESTART_MIN_PIXELS
+                           : -1);
     gcut_image image = {0};
     loaded_mask seed_mask = {{0}, NULL};
     uint8_t *seeds = NULL, *mask = NULL;

@@ -1281,7 +1281,7 @@ extern "C" int gcut__cuda_available(void) {
 
 namespace {
 /* CUDA loads kernels lazily, at their first launch or attribute query: load those of a 2D
- * solve here, so that start-up on another thread also takes that cost off the first solve. */
+ * solve here, so that a start-up on another thread also takes that cost off the first solve. */
 template <int CONN> void preload_kernels() {
     cudaFuncAttributes a;
     cudaFuncGetAttributes(&a, init_kernel<CONN>);
@@ -1325,10 +1325,17 @@ extern "C" gcut_status gcut__cuda_device_init(int device) {
         return gcut__fail(GCUT_ERR_NO_DEVICE, "gcut_device_init: device %d: %s (%s)", device,
                           cudaGetErrorString(err), cudaGetErrorName(err));
     }
-    preload_kernels<4>();
-    preload_kernels<8>();
-    cudaFuncAttributes a;
-    cudaFuncGetAttributes(&a, finish_kernel);
+    /* GCUT_DEVICE_PRELOAD: 0 none, 1 the 8-connected 2D kernels (the default of `gcut
+     * segment`), 2 also the 4-connected ones. Each load costs a few ms, paid here or at the
+     * kernel's first launch. */
+    const int preload = gcut__env_int("GCUT_DEVICE_PRELOAD", 1, 0, 2);
+    if (preload >= 1) {
+        preload_kernels<8>();
+        cudaFuncAttributes a;
+        cudaFuncGetAttributes(&a, finish_kernel);
+    }
+    if (preload >= 2)
+        preload_kernels<4>();
     cudaGetLastError();
     return GCUT_OK;
 }
@@ -1531,6 +1538,32 @@ __global__ void scatter_kernel(long long n, int arrays, const unsigned *list, co
     }
 }
 
+/* List mode, the gather on the device: thread t reads array t % arrays of listed node
+ * list[t / arrays] straight from the context's pinned grid (host memory the GPU reads over the
+ * bus; 4 bytes of each array per listed node instead of a host loop over scattered cache
+ * lines), stores it in nw and marks the node; a negative value goes to counters[kBadIndex]
+ * as in check_kernel. */
+__global__ void gather_kernel(const Problem P, int arrays, const unsigned *list, long long count,
+                              const int *pinned, int *nw, unsigned char *changed) {
+    const long long items = count * arrays;
+    unsigned long long bad = ~0ull;
+    for (long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x; t < items;
+         t += (long long)gridDim.x * blockDim.x) {
+        const long long i = list[t / arrays];
+        const int a = (int)(t % arrays);
+        const int v = pinned[a * P.n + i];
+        nw[a * P.n + i] = v;
+        if (a == 0)
+            changed[i] = 1;
+        if (v < 0) {
+            const unsigned long long at = (unsigned long long)i * arrays + a;
+            bad = at < bad ? at : bad;
+        }
+    }
+    if (bad != ~0ull)
+        atomicMin(&P.counters[kBadIndex], bad);
+}
+
 /* List mode, after the repair: the listed nodes' values become the current ones. */
 __global__ void commit_kernel(long long n, int arrays, const unsigned *list, long long count,
                               int *cur, const int *nw, unsigned char *changed) {
@@ -1551,6 +1584,7 @@ struct CudaContext {
     /* Warm solves sweep on the kept heights before their first global relabel;
      * GCUT_CUDAGRID_WARM_RELABEL=1 relabels first instead (for benchmarks). */
     bool keep_heights = true;
+    bool gather_on_device = true;      /* list mode: gather_kernel (GCUT_CUDAGRID_GATHER) */
     int *cur = nullptr, *nw = nullptr; /* device, arrays * n each (in S.blocks) */
     unsigned char *changed = nullptr;  /* device, n */
     int32_t *pinned_grid = nullptr;    /* the grid's arrays, pinned */
@@ -1712,6 +1746,75 @@ gcut_status grow_lists(CudaContext &C, long long count) {
     return GCUT_OK;
 }
 
+/* List mode, the gather on the host: the listed nodes' values into pinned staging (checked for
+ * negative values on the way), uploaded and scattered into nw. */
+template <int CONN>
+gcut_status host_gather(CudaContext &C, const gcut_grid *grid, const gcut__ctx_changes *changes,
+                        long long count) {
+    Session &S = C.S;
+    cudaStream_t stream = S.stream;
+    for (long long k = 0; k < count; k++) {
+        const int64_t i = changes->nodes[k];
+        C.stage_idx[k] = (unsigned)i;
+        int *v = C.stage_vals + k * C.arrays;
+        v[0] = grid->terminal[GCUT_SOURCE][i];
+        v[1] = grid->terminal[GCUT_SINK][i];
+        int negative = (v[0] < 0) | (v[1] < 0);
+        for (int d = 0; d < CONN; d++) {
+            v[2 + d] = grid->cap[d][i];
+            negative |= v[2 + d] < 0;
+        }
+        if (negative) {
+            char buf[32];
+            int a = 0;
+            while (v[a] >= 0)
+                a++;
+            return gcut__fail(GCUT_ERR_INVALID_ARG,
+                              "gcut_grid_context_solve: %s capacity at index %lld is "
+                              "negative (%d)",
+                              array_name(a, buf, sizeof buf), (long long)i, v[a]);
+        }
+    }
+    if (count > 0) {
+        GCUT__CUDA_TRY(cudaMemcpyAsync(C.dev_idx, C.stage_idx, (size_t)count * 4,
+                                       cudaMemcpyHostToDevice, stream),
+                       "upload change list");
+        GCUT__CUDA_TRY(cudaMemcpyAsync(C.dev_vals, C.stage_vals, (size_t)count * 4 * C.arrays,
+                                       cudaMemcpyHostToDevice, stream),
+                       "upload change list");
+        scatter_kernel<<<(int)((count + 255) / 256 < S.node_blocks ? (count + 255) / 256
+                                                                   : S.node_blocks),
+                         256, 0, stream>>>(C.n, C.arrays, C.dev_idx, C.dev_vals, count, C.nw,
+                                           C.changed);
+        GCUT__CUDA_TRY(cudaGetLastError(), "scatter kernel launch");
+    }
+    return GCUT_OK;
+}
+
+/* List mode, the gather on the device (gather_kernel), then the check for negative values:
+ * refused before any state changes (nw and the marks are rewritten by the next solve). */
+gcut_status device_gather(CudaContext &C, const gcut__ctx_changes *changes, long long count) {
+    Session &S = C.S;
+    cudaStream_t stream = S.stream;
+    if (count == 0)
+        return GCUT_OK;
+    for (long long k = 0; k < count; k++)
+        C.stage_idx[k] = (unsigned)changes->nodes[k];
+    GCUT__CUDA_TRY(
+        cudaMemcpyAsync(C.dev_idx, C.stage_idx, (size_t)count * 4, cudaMemcpyHostToDevice, stream),
+        "upload change list");
+    gcut_status st = reset_check(C);
+    if (st != GCUT_OK)
+        return st;
+    const long long items = count * C.arrays;
+    gather_kernel<<<(int)((items + 255) / 256 < S.node_blocks ? (items + 255) / 256
+                                                              : S.node_blocks),
+                    256, 0, stream>>>(S.P, C.arrays, C.dev_idx, count, C.pinned_grid, C.nw,
+                                      C.changed);
+    GCUT__CUDA_TRY(cudaGetLastError(), "gather kernel launch");
+    return read_counters(C, "gcut_grid_context_solve");
+}
+
 template <int CONN>
 gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_changes *changes,
                       int64_t *flow, uint8_t *labels, gcut_stats *stats, gcut__ctx_report *report) {
@@ -1743,42 +1846,14 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
         const long long count = changes->count;
         if ((st = grow_lists(C, count)) != GCUT_OK)
             return st;
-        for (long long k = 0; k < count; k++) {
-            const int64_t i = changes->nodes[k];
-            C.stage_idx[k] = (unsigned)i;
-            int *v = C.stage_vals + k * C.arrays;
-            v[0] = grid->terminal[GCUT_SOURCE][i];
-            v[1] = grid->terminal[GCUT_SINK][i];
-            int negative = (v[0] < 0) | (v[1] < 0);
-            for (int d = 0; d < CONN; d++) {
-                v[2 + d] = grid->cap[d][i];
-                negative |= v[2 + d] < 0;
-            }
-            if (negative) {
-                char buf[32];
-                int a = 0;
-                while (v[a] >= 0)
-                    a++;
-                return gcut__fail(GCUT_ERR_INVALID_ARG,
-                                  "gcut_grid_context_solve: %s capacity at index %lld is "
-                                  "negative (%d)",
-                                  array_name(a, buf, sizeof buf), (long long)i, v[a]);
-            }
-        }
-        if (count > 0) {
-            GCUT__CUDA_TRY(cudaMemcpyAsync(C.dev_idx, C.stage_idx, (size_t)count * 4,
-                                           cudaMemcpyHostToDevice, stream),
-                           "upload change list");
-            GCUT__CUDA_TRY(cudaMemcpyAsync(C.dev_vals, C.stage_vals, (size_t)count * 4 * C.arrays,
-                                           cudaMemcpyHostToDevice, stream),
-                           "upload change list");
-            scatter_kernel<<<(int)((count + 255) / 256 < S.node_blocks ? (count + 255) / 256
-                                                                       : S.node_blocks),
-                             256, 0, stream>>>(C.n, C.arrays, C.dev_idx, C.dev_vals, count, C.nw,
-                                               C.changed);
-            GCUT__CUDA_TRY(cudaGetLastError(), "scatter kernel launch");
-        }
-        st = warm_repair<CONN>(C, true, count, &fallback, &changed);
+        /* GCUT_CUDAGRID_GATHER: 1 (default) the device reads the listed nodes' values from
+         * the pinned grid; 0 the host gathers them into pinned staging and uploads them. */
+        if (C.gather_on_device && grid->terminal[GCUT_SOURCE] == C.pinned_grid)
+            st = device_gather(C, changes, count);
+        else
+            st = host_gather<CONN>(C, grid, changes, count);
+        if (st == GCUT_OK)
+            st = warm_repair<CONN>(C, true, count, &fallback, &changed);
     }
     if (st != GCUT_OK) {
         C.loaded = false;
@@ -1933,6 +2008,7 @@ extern "C" gcut_status gcut__cudagrid_ctx_create(gcut_grid *grid, const gcut_opt
     C->n = grid->num_nodes;
     C->verbose = options ? options->verbose : 0;
     C->keep_heights = gcut__env_int("GCUT_CUDAGRID_WARM_RELABEL", 0, 0, 1) == 0;
+    C->gather_on_device = gcut__env_int("GCUT_CUDAGRID_GATHER", 1, 0, 1) != 0;
     gcut_status st;
     switch (conn) {
     case 4:
