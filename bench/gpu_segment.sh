@@ -83,6 +83,12 @@ one() { # label, then gcut segment arguments
     cat "$OUT/one.txt" >>"$OUT/single.log"
 }
 if has single; then
+    echo "== process start and exit alone: gcut --version, 3 runs"
+    for r in 1 2 3; do
+        t0=$(ms_now)
+        "$G" --version >/dev/null
+        echo "gcut --version wall $(($(ms_now) - t0)) ms"
+    done
     echo "== one process per picture, --iterations 1 (one cut), variants in turn: $VARIANTS"
     IFS=';' read -ra variants <<<"$VARIANTS"
     for r in $(seq 1 "$RUNS"); do
