@@ -3,7 +3,6 @@
 #include "cli.h"
 
 #include <stdarg.h>
-#include <stdlib.h>
 #include <string.h>
 
 static const cli_command commands[] = {
@@ -93,16 +92,8 @@ int main(int argc, char **argv) {
     }
     /* Every command ends in cli_finish: standard output checked, outputs committed. */
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(argv[1], commands[i].name) == 0) {
-            const int rc = cli_finish(commands[i].name, commands[i].run(argc - 1, argv + 1));
-            /* GCUT_QUICK_EXIT=1 (a measurement knob, docs/CUDA-GRID.md): after a success, end
-             * without the exit handlers (CUDA's tear-down of its context among them); the
-             * outputs are committed and standard output flushed by then. */
-            const char *quick = getenv("GCUT_QUICK_EXIT");
-            if (rc == 0 && quick != NULL && strcmp(quick, "1") == 0 && fflush(NULL) == 0)
-                quick_exit(0);
-            return rc;
-        }
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return cli_finish(commands[i].name, commands[i].run(argc - 1, argv + 1));
     fprintf(stderr, "gcut: unknown command '%s'\n\n", argv[1]);
     usage(stderr);
     return 2;
