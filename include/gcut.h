@@ -372,8 +372,11 @@ gcut_status gcut_device_init(int device);
  *  gcut_grabcut() with cuda-grid): after a picture's first solve, the arrays of its size stay
  *  allocated for the next one (up to 16 sizes, or 16 solves at once from threads), as a
  *  caching allocator does. Call it when done segmenting to give the GPU memory back; the
- *  next solve allocates again. Safe with no CUDA and from any thread (buffers in use by a
- *  solve on another thread are not touched; they return to the cache when it ends). */
+ *  next solve allocates again. Idle buffers are not freed by themselves when a later solve of
+ *  another size runs short of device memory (it fails with GCUT_ERR_NOMEM): release them
+ *  before switching to much larger pictures on a small GPU. Safe with no CUDA and from any
+ *  thread (buffers in use by a solve on another thread are not touched; they return to the
+ *  cache when it ends). */
 void gcut_device_release_cache(void);
 
 /* ------------------------------------------------------------------------------------------
