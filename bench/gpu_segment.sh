@@ -14,7 +14,7 @@
 #   BUILD_DIR=build-dev  OUT=bench/out/gpu  DATA=/tmp/gcut-seg   folders
 #   RUNS=5        single-process runs of each variant (alternating)
 #   BATCH=48      photos in the batch stage  JOBS=16  batch threads / bk processes
-#   SIZE=1920x1080
+#   SIZE=1920x1080  NO_TRUTH=1 (single stage: no --truth scoring, file to mask only)
 # Exit status: non-zero if a stage fails (a mask or flow mismatch included).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -70,7 +70,10 @@ one() { # label, then gcut segment arguments
     shift
     local t0 t1
     t0=$(ms_now)
-    "$G" segment "$DATA/img1.png" --seeds "$DATA/seeds1.png" --truth "$DATA/truth1.png" "$@" \
+    # NO_TRUTH=1: file to mask only (no --truth scoring after the total).
+    local truth=(--truth "$DATA/truth1.png")
+    [ -z "${NO_TRUTH:-}" ] || truth=()
+    "$G" segment "$DATA/img1.png" --seeds "$DATA/seeds1.png" "${truth[@]}" "$@" \
         >"$OUT/one.txt" 2>&1
     local rc=$?
     t1=$(ms_now)
@@ -78,7 +81,7 @@ one() { # label, then gcut segment arguments
         cat "$OUT/one.txt"
         status=1
     }
-    printf '%-28s wall %5d ms | %s\n' "$label" $((t1 - t0)) "$(grep -E '^(image|model|build|solve|device|write|total|rounds|error)' "$OUT/one.txt" |
+    printf '%-28s wall %5d ms | %s\n' "$label" $((t1 - t0)) "$(grep -E '^(image|model|build|solve|device|write|total|rounds|error|gcut_device_init)' "$OUT/one.txt" |
         sed -E 's/  +/ /g; s/ \(read/(read/' | tr '\n' '|' | cut -c1-400)"
     cat "$OUT/one.txt" >>"$OUT/single.log"
 }

@@ -1310,8 +1310,13 @@ extern "C" void gcut__cuda_release_cache(void) {
 }
 
 extern "C" gcut_status gcut__cuda_device_init(int device) {
+    /* GCUT_DEVICE_INIT_VERBOSE=1: the split of the start-up on stderr (driver start-up through
+     * the first runtime call, the device's context, kernel loads). */
+    const bool verbose = gcut__env_int("GCUT_DEVICE_INIT_VERBOSE", 0, 0, 1) != 0;
+    const double t0 = gcut__now_ms();
     if (!gcut__cuda_available())
         return gcut__fail(GCUT_ERR_NO_DEVICE, "gcut_device_init: no CUDA device is usable here");
+    const double t1 = gcut__now_ms();
     int count = 0;
     cudaGetDeviceCount(&count);
     if (device < 0 || device >= count)
@@ -1325,6 +1330,7 @@ extern "C" gcut_status gcut__cuda_device_init(int device) {
         return gcut__fail(GCUT_ERR_NO_DEVICE, "gcut_device_init: device %d: %s (%s)", device,
                           cudaGetErrorString(err), cudaGetErrorName(err));
     }
+    const double t2 = gcut__now_ms();
     /* GCUT_DEVICE_PRELOAD: 0 none, 1 the 8-connected 2D kernels (the default of `gcut
      * segment`), 2 also the 4-connected ones. Each load costs a few ms, paid here or at the
      * kernel's first launch. */
@@ -1337,6 +1343,11 @@ extern "C" gcut_status gcut__cuda_device_init(int device) {
     if (preload >= 2)
         preload_kernels<4>();
     cudaGetLastError();
+    if (verbose)
+        fprintf(stderr,
+                "gcut_device_init: device count (driver start-up) %.1f ms, context %.1f ms, "
+                "kernel loads %.1f ms\n",
+                t1 - t0, t2 - t1, gcut__now_ms() - t2);
     return GCUT_OK;
 }
 
