@@ -905,7 +905,8 @@ int cli_cmd_segment(int argc, char **argv) {
     else if (print_levels(&report) != 0)
         goto done;
     printf("cut      %8.1f ms  construction + solve\n", report.build_ms + report.solve_ms);
-    if (device_start_end(&prestart) && prestart.status == GCUT_OK)
+    if (device_start_end(&prestart) && prestart.status == GCUT_OK &&
+        strcmp(report.stats.solver, "cuda-grid") == 0)
         printf("device   %8.1f ms  CUDA start-up on a second thread (%.1f to %.1f ms after "
                "start)\n",
                prestart.end_ms - prestart.begin_ms, prestart.begin_ms - t_start,
