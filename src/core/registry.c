@@ -10,6 +10,9 @@
 
 #ifdef GCUT_HAVE_CUDA
 #define GCUT__CUDA_AVAILABLE gcut__cuda_available
+/* src/cuda/cuda_general.cu: push-relabel on any graph on the GPU (docs/CUDA-GENERAL.md). */
+gcut_status gcut__cudageneral_solve_graph(gcut_graph *graph, const gcut_options *options,
+                                          int64_t *flow, uint8_t *labels, gcut_stats *stats);
 #endif
 
 static const gcut__solver solvers[] = {
@@ -23,6 +26,9 @@ static const gcut__solver solvers[] = {
 #ifdef GCUT_HAVE_CUDA
     {"cuda-grid", "grid push-relabel on an NVIDIA GPU: tiles, BFS global relabel, exact stop",
      GCUT_TAKES_GRID | GCUT_NEEDS_GPU, GCUT__CUDA_AVAILABLE, NULL, gcut__cudagrid_solve_grid},
+    {"cuda-general",
+     "push-relabel on any graph on an NVIDIA GPU: device CSR, lock-free pushes, BFS exact stop",
+     GCUT_TAKES_GRAPH | GCUT_NEEDS_GPU, GCUT__CUDA_AVAILABLE, gcut__cudageneral_solve_graph, NULL},
 #endif
 };
 
