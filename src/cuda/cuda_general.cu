@@ -44,7 +44,7 @@ template <typename A> struct Dev {
     long long *sink_res;        /* [n] residual of node -> sink */
     int *height;                /* [n] */
     unsigned *list[3];          /* work lists (BFS frontiers, active vertices), rotated */
-    unsigned *count;            /* [4] entries in each list */
+    unsigned *count;            /* [kNumCtl] list sizes and control words (below) */
     unsigned *mark;             /* [n] stamp of the last list a node was put on */
     unsigned long long *counters;
 };
@@ -129,17 +129,54 @@ template <typename A> __global__ void init_kernel(const Dev<A> D) {
     warp_add(ex_hi, &D.counters[kSumExcessHi]);
 }
 
+/* ---- control words (count[]): list sizes, then the rotation index q, the BFS level of list
+ * q % 3, steps done and a block counter. Kernel step q reads list q % 3, appends to list
+ * (q + 1) % 3 (empty when it starts) and empties list (q + 2) % 3 for step q + 1. Every kernel
+ * reads q on the device, so the host launches steps without knowing how far the device got.
+ * List fills are stamped 4q + 1 (BFS level 1), 4q + 2 (active list) and 4q + 3 (step q's
+ * output): a stamp is never reused. ---- */
+enum { kQ = 3, kLevel = 4, kSweeps = 5, kBfsLevels = 6, kDone = 7, kNumCtl = 8 };
+
+/* Threads of a one-block kernel that runs many steps while a list is small. */
+constexpr int kSmallBlock = 1024;
+/* Largest list a one-block kernel takes: one entry per thread. */
+constexpr unsigned kSmallMax = kSmallBlock;
+
+/* End of a multi-block step: the last block to finish advances q (and the level), and counts
+ * the step if it had work. */
+__device__ void finish_step(unsigned *ctl, unsigned q, int counter, bool worked) {
+    __shared__ bool last;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        last = atomicAdd(&ctl[kDone], 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (last && threadIdx.x == 0) {
+        atomicExch(&ctl[kDone], 0u);
+        atomicExch(&ctl[kQ], q + 1);
+        atomicAdd(&ctl[kLevel], 1u);
+        if (worked)
+            atomicAdd(&ctl[counter], 1u);
+    }
+}
+
 /* ---- global relabel: BFS from the sink over reverse residual arcs ---- */
 
-/* Level 1: the nodes with a residual arc to the sink; INF elsewhere. List 0 gets level 1. */
-template <typename A> __global__ void bfs_init_kernel(const Dev<A> D, unsigned stamp) {
+/* Level 1: the nodes with a residual arc to the sink; INF elsewhere. List q % 3 gets level 1
+ * (the host emptied the lists). */
+template <typename A> __global__ void bfs_init_kernel(const Dev<A> D) {
+    const unsigned q = __ldcg(&D.count[kQ]);
+    const int in = q % 3;
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < D.n;
          i += (long long)gridDim.x * blockDim.x) {
         bool first = D.sink_res[i] > 0;
         D.height[i] = first ? 1 : kInf;
         if (first)
-            list_append(D.list[0], &D.count[0], D.mark, (unsigned)i, stamp);
+            list_append(D.list[in], &D.count[in], D.mark, (unsigned)i, 4 * q + 1);
     }
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        D.count[kLevel] = 1;
 }
 
 /* A node u of level `level`: w, at the other end of arc a = u -> w, is at level + 1 if w -> u
@@ -154,19 +191,13 @@ __device__ __forceinline__ void bfs_visit(const Dev<A> &D, unsigned long long a,
         list_append(D.list[out], &D.count[out], D.mark, w, stamp);
 }
 
-/* One BFS level: the frontier list `in` (level `level`) expands into list `out`; list `clr`
- * (read by the previous launch) is emptied for the next. Light nodes a thread each, heavy ones
- * a warp each. */
+/* Expand `total` frontier nodes of list `in` (level `level`) into list `out`, warps
+ * warp_id, warp_id + warps, ...: light nodes a thread each, heavy ones a warp each. */
 template <typename A>
-__global__ void __launch_bounds__(kBlock)
-    bfs_level_kernel(const Dev<A> D, int in, int out, int clr, int level, unsigned stamp) {
-    if (blockIdx.x == 0 && threadIdx.x == 0)
-        D.count[clr] = 0;
-    const unsigned total = __ldcg(&D.count[in]);
+__device__ void bfs_body(const Dev<A> &D, unsigned total, int in, int out, int level,
+                         unsigned stamp, unsigned warp_id, unsigned warps) {
     const int lane = threadIdx.x & 31;
-    const unsigned warps = gridDim.x * (blockDim.x >> 5);
-    for (unsigned base = (blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * 32u; base < total;
-         base += warps * 32u) {
+    for (unsigned base = warp_id * 32u; base < total; base += warps * 32u) {
         const unsigned i = base + lane;
         const bool has = i < total;
         unsigned long long beg = 0, end = 0;
@@ -191,12 +222,60 @@ __global__ void __launch_bounds__(kBlock)
     }
 }
 
-/* After the BFS: the active nodes (excess, and a path to the sink) go on list 0. */
-template <typename A> __global__ void collect_kernel(const Dev<A> D, unsigned stamp) {
+/* One BFS level over the whole GPU. */
+template <typename A> __global__ void __launch_bounds__(kBlock) bfs_level_kernel(const Dev<A> D) {
+    const unsigned q = __ldcg(&D.count[kQ]);
+    const int level = (int)__ldcg(&D.count[kLevel]);
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        D.count[(q + 2) % 3] = 0;
+    const unsigned total = __ldcg(&D.count[q % 3]);
+    if (total > 0)
+        bfs_body(D, total, q % 3, (q + 1) % 3, level, 4 * q + 3,
+                 blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5),
+                 gridDim.x * (blockDim.x >> 5));
+    finish_step(D.count, q, kBfsLevels, total > 0);
+}
+
+/* Many BFS levels in one block while the frontier is small (long thin graphs: a path of 10^5
+ * nodes would otherwise cost 10^5 launches); stops when it is empty or too large. */
+template <typename A>
+__global__ void __launch_bounds__(kSmallBlock) bfs_small_kernel(const Dev<A> D) {
+    __shared__ unsigned total_s;
+    unsigned q = __ldcg(&D.count[kQ]);
+    int level = (int)__ldcg(&D.count[kLevel]);
+    unsigned steps = 0;
+    for (;;) {
+        if (threadIdx.x == 0) {
+            total_s = __ldcg(&D.count[q % 3]);
+            D.count[(q + 2) % 3] = 0;
+        }
+        __syncthreads();
+        const unsigned total = total_s;
+        if (total == 0 || total > kSmallMax)
+            break;
+        bfs_body(D, total, q % 3, (q + 1) % 3, level, 4 * q + 3, threadIdx.x >> 5, blockDim.x >> 5);
+        __threadfence_block();
+        __syncthreads();
+        q++;
+        level++;
+        steps++;
+    }
+    if (threadIdx.x == 0 && steps > 0) {
+        D.count[kQ] = q;
+        D.count[kLevel] = (unsigned)level;
+        D.count[kBfsLevels] += steps;
+    }
+}
+
+/* After the BFS: the active nodes (excess, and a path to the sink) go on list q % 3 (the host
+ * emptied the lists). */
+template <typename A> __global__ void collect_kernel(const Dev<A> D) {
+    const unsigned q = __ldcg(&D.count[kQ]);
+    const int in = q % 3;
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < D.n;
          i += (long long)gridDim.x * blockDim.x)
         if (D.excess[i] > 0 && D.height[i] < kInf)
-            list_append(D.list[0], &D.count[0], D.mark, (unsigned)i, stamp);
+            list_append(D.list[in], &D.count[in], D.mark, (unsigned)i, 4 * q + 2);
 }
 
 /* ---- lock-free push-relabel (He & Hong): only v's worker lowers v's excess, v's outgoing
@@ -225,7 +304,7 @@ template <typename A>
 __device__ void discharge_thread(const Dev<A> &D, unsigned v, unsigned long long beg,
                                  unsigned long long end, int cycles, int out, unsigned stamp,
                                  unsigned long long *pushes) {
-    int h = D.height[v];
+    int h = __ldcg(&D.height[v]);
     if (h >= kInf)
         return;
     long long e = load_excess(&D.excess[v]);
@@ -282,7 +361,7 @@ __device__ void discharge_warp(const Dev<A> &D, unsigned v, unsigned long long b
                                unsigned long long end, int cycles, int out, unsigned stamp,
                                unsigned long long *pushes) {
     const int lane = threadIdx.x & 31;
-    int h = __shfl_sync(0xffffffffu, lane == 0 ? D.height[v] : 0, 0);
+    int h = __shfl_sync(0xffffffffu, lane == 0 ? __ldcg(&D.height[v]) : 0, 0);
     if (h >= kInf)
         return;
     long long e = __shfl_sync(0xffffffffu, lane == 0 ? load_excess(&D.excess[v]) : 0ll, 0);
@@ -356,19 +435,14 @@ __device__ void discharge_warp(const Dev<A> &D, unsigned v, unsigned long long b
         list_append(D.list[out], &D.count[out], D.mark, v, stamp);
 }
 
-/* One sweep over the active list `in`: each vertex discharged for up to `cycles` rounds;
- * vertices that keep or gain excess go on `out`; `clr` is emptied for the next launch. */
+/* One sweep over `total` vertices of list `in`: each discharged for up to `cycles` rounds;
+ * vertices that keep or gain excess go on `out`. */
 template <typename A>
-__global__ void __launch_bounds__(kBlock)
-    push_kernel(const Dev<A> D, int in, int out, int clr, unsigned stamp, int cycles) {
-    if (blockIdx.x == 0 && threadIdx.x == 0)
-        D.count[clr] = 0;
-    const unsigned total = __ldcg(&D.count[in]);
+__device__ void push_body(const Dev<A> &D, unsigned total, int in, int out, unsigned stamp,
+                          int cycles, unsigned warp_id, unsigned warps,
+                          unsigned long long *pushes) {
     const int lane = threadIdx.x & 31;
-    const unsigned warps = gridDim.x * (blockDim.x >> 5);
-    unsigned long long pushes = 0;
-    for (unsigned base = (blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * 32u; base < total;
-         base += warps * 32u) {
+    for (unsigned base = warp_id * 32u; base < total; base += warps * 32u) {
         const unsigned i = base + lane;
         const bool has = i < total;
         unsigned v = 0;
@@ -386,12 +460,59 @@ __global__ void __launch_bounds__(kBlock)
             unsigned lv = __shfl_sync(0xffffffffu, v, leader);
             unsigned long long b = __shfl_sync(0xffffffffu, beg, leader);
             unsigned long long e = __shfl_sync(0xffffffffu, end, leader);
-            discharge_warp(D, lv, b, e, cycles, out, stamp, &pushes);
+            discharge_warp(D, lv, b, e, cycles, out, stamp, pushes);
         }
         if (has && !heavy)
-            discharge_thread(D, v, beg, end, cycles, out, stamp, &pushes);
+            discharge_thread(D, v, beg, end, cycles, out, stamp, pushes);
+    }
+}
+
+/* One sweep over the whole GPU. */
+template <typename A>
+__global__ void __launch_bounds__(kBlock) push_kernel(const Dev<A> D, int cycles) {
+    const unsigned q = __ldcg(&D.count[kQ]);
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        D.count[(q + 2) % 3] = 0;
+    const unsigned total = __ldcg(&D.count[q % 3]);
+    unsigned long long pushes = 0;
+    if (total > 0)
+        push_body(D, total, q % 3, (q + 1) % 3, 4 * q + 3, cycles,
+                  blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5),
+                  gridDim.x * (blockDim.x >> 5), &pushes);
+    warp_add(pushes, &D.counters[kPushes]);
+    finish_step(D.count, q, kSweeps, total > 0);
+}
+
+/* Up to max_steps sweeps in one block while the active list is small (late phases, long
+ * paths); stops when it is empty or too large. */
+template <typename A>
+__global__ void __launch_bounds__(kSmallBlock)
+    push_small_kernel(const Dev<A> D, int cycles, unsigned max_steps) {
+    __shared__ unsigned total_s;
+    unsigned q = __ldcg(&D.count[kQ]);
+    unsigned steps = 0;
+    unsigned long long pushes = 0;
+    while (steps < max_steps) {
+        if (threadIdx.x == 0) {
+            total_s = __ldcg(&D.count[q % 3]);
+            D.count[(q + 2) % 3] = 0;
+        }
+        __syncthreads();
+        const unsigned total = total_s;
+        if (total == 0 || total > kSmallMax)
+            break;
+        push_body(D, total, q % 3, (q + 1) % 3, 4 * q + 3, cycles, threadIdx.x >> 5,
+                  blockDim.x >> 5, &pushes);
+        __threadfence_block();
+        __syncthreads();
+        q++;
+        steps++;
     }
     warp_add(pushes, &D.counters[kPushes]);
+    if (threadIdx.x == 0 && steps > 0) {
+        D.count[kQ] = q;
+        D.count[kSweeps] += steps;
+    }
 }
 
 /* Result: sink side iff the final BFS reached the node; sums the final sink residuals. */
@@ -427,7 +548,7 @@ struct Session {
         if (stream)
             cudaStreamDestroy(stream);
     }
-    static constexpr uint64_t kPinnedBytes = (kNumCounters + 4) * sizeof(unsigned long long);
+    static constexpr uint64_t kPinnedBytes = (kNumCounters + kNumCtl) * sizeof(unsigned long long);
 };
 
 gcut_status cuda_fail(cudaError_t err, const char *what) {
@@ -558,7 +679,7 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
         (st = device_alloc(S, &D.list[1], nodes, "work lists")) != GCUT_OK ||
         (st = device_alloc(S, &D.list[2], nodes, "work lists")) != GCUT_OK ||
         (st = device_alloc(S, &D.mark, nodes, "list marks")) != GCUT_OK ||
-        (st = device_alloc(S, &D.count, 4, "list sizes")) != GCUT_OK ||
+        (st = device_alloc(S, &D.count, kNumCtl, "list sizes")) != GCUT_OK ||
         (st = device_alloc(S, &D.counters, kNumCounters, "counters")) != GCUT_OK)
         return st;
 
@@ -645,74 +766,81 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
     stats->build_ms = t_solve - t_start;
 
     /* ---- the solve: sweeps, global relabels, exact stop ---- */
-    unsigned stamp = 0;
-    int64_t sweeps = 0, relabels = 0, levels_total = 0;
-    unsigned *host_count = reinterpret_cast<unsigned *>(S.host + kNumCounters);
-    auto read_count = [&](int list, unsigned *out) -> gcut_status {
-        GCUT__CUDA_TRY(cudaMemcpyAsync(host_count, D.count + list, sizeof(unsigned),
+    int64_t relabels = 0;
+    unsigned *ctl = reinterpret_cast<unsigned *>(S.host + kNumCounters);
+    auto read_ctl = [&]() -> gcut_status {
+        GCUT__CUDA_TRY(cudaMemcpyAsync(ctl, D.count, kNumCtl * sizeof(unsigned),
                                        cudaMemcpyDeviceToHost, stream),
-                       "read list size");
+                       "read control words");
         GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "solve");
-        *out = *host_count;
         return GCUT_OK;
     };
-    /* Exact BFS distances to the sink, then the active list (list 0). Returns the number of
-     * active nodes (0: the preflow is maximum) and the BFS depth. */
-    auto global_relabel = [&](unsigned *active, int *depth) -> gcut_status {
+    /* Exact BFS distances to the sink, then the active list. *active: the number of active
+     * nodes (0: the preflow is maximum); *depth: the BFS depth. */
+    auto global_relabel = [&](unsigned *active, unsigned *depth) -> gcut_status {
         relabels++;
-        GCUT__CUDA_TRY(cudaMemsetAsync(D.count, 0, 4 * sizeof(unsigned), stream), "memset");
-        bfs_init_kernel<A><<<node_blocks, kBlock, 0, stream>>>(D, ++stamp);
+        GCUT__CUDA_TRY(cudaMemsetAsync(D.count, 0, 3 * sizeof(unsigned), stream), "memset");
+        bfs_init_kernel<A><<<node_blocks, kBlock, 0, stream>>>(D);
         GCUT__CUDA_TRY(cudaGetLastError(), "bfs init launch");
-        int q = 0, level = 1;
-        for (;;) {
-            const int batch = level < 64 ? 4 : 16;
-            for (int b = 0; b < batch; b++, q++, level++)
-                bfs_level_kernel<A><<<work_blocks, kBlock, 0, stream>>>(
-                    D, q % 3, (q + 1) % 3, (q + 2) % 3, level, ++stamp);
+        for (int batch = 2;; batch = batch < 16 ? batch * 2 : 16) {
+            for (int b = 0; b < batch; b++) {
+                bfs_small_kernel<A><<<1, kSmallBlock, 0, stream>>>(D);
+                bfs_level_kernel<A><<<work_blocks, kBlock, 0, stream>>>(D);
+            }
             GCUT__CUDA_TRY(cudaGetLastError(), "bfs level launch");
-            unsigned pending = 0;
-            gcut_status rs = read_count(q % 3, &pending);
+            gcut_status rs = read_ctl();
             if (rs != GCUT_OK)
                 return rs;
-            if (pending == 0)
+            if (ctl[ctl[kQ] % 3] == 0)
                 break;
         }
-        *depth = level;
-        levels_total += level;
-        GCUT__CUDA_TRY(cudaMemsetAsync(D.count, 0, 4 * sizeof(unsigned), stream), "memset");
-        collect_kernel<A><<<node_blocks, kBlock, 0, stream>>>(D, ++stamp);
+        *depth = ctl[kLevel];
+        GCUT__CUDA_TRY(cudaMemsetAsync(D.count, 0, 3 * sizeof(unsigned), stream), "memset");
+        collect_kernel<A><<<node_blocks, kBlock, 0, stream>>>(D);
         GCUT__CUDA_TRY(cudaGetLastError(), "collect launch");
-        return read_count(0, active);
+        gcut_status rs = read_ctl();
+        *active = ctl[ctl[kQ] % 3];
+        return rs;
     };
 
-    unsigned active = 0;
-    int depth = 0;
+    unsigned active = 0, depth = 0;
+    GCUT__CUDA_TRY(cudaMemsetAsync(D.count, 0, kNumCtl * sizeof(unsigned), stream), "memset");
     if ((st = global_relabel(&active, &depth)) != GCUT_OK)
         return st;
     /* A safety net, never a result: past this many sweeps the solve reports an error rather
-     * than loop (push-relabel needs O(n^2) relabels; each sweep does at least one per active
-     * vertex that cannot push). */
-    const int64_t sweep_limit = (int64_t)4 * n * (n < 4096 ? n : 4096) + 100000;
+     * than loop on (push-relabel does O(n^2) relabels, each sweep at least one per vertex that
+     * cannot push). */
+    const double sweep_limit = 4.0 * (double)n * (double)n + 1e6;
     while (active > 0) {
-        int batch = fixed_sweeps > 0 ? fixed_sweeps : depth < 8 ? 8 : depth;
-        if (batch > 4096 && fixed_sweeps == 0)
-            batch = 4096;
-        for (int k = 0, q = 0; k < batch; k++, q++, sweeps++)
-            push_kernel<A><<<work_blocks, kBlock, 0, stream>>>(D, q % 3, (q + 1) % 3, (q + 2) % 3,
-                                                               ++stamp, cycles);
-        GCUT__CUDA_TRY(cudaGetLastError(), "push kernel launch");
+        /* Sweeps before the next global relabel: about the BFS depth (the hops the excess
+         * must travel), read back every few launches. */
+        const unsigned budget = fixed_sweeps > 0 ? (unsigned)fixed_sweeps
+                                : depth < 16     ? 16u
+                                                 : depth;
+        const unsigned start = ctl[kSweeps];
+        for (;;) {
+            for (int b = 0; b < 4; b++) {
+                push_small_kernel<A><<<1, kSmallBlock, 0, stream>>>(D, cycles, budget);
+                push_kernel<A><<<work_blocks, kBlock, 0, stream>>>(D, cycles);
+            }
+            GCUT__CUDA_TRY(cudaGetLastError(), "push kernel launch");
+            if ((st = read_ctl()) != GCUT_OK)
+                return st;
+            if (ctl[ctl[kQ] % 3] == 0 || ctl[kSweeps] - start >= budget)
+                break;
+        }
         if ((st = global_relabel(&active, &depth)) != GCUT_OK)
             return st;
         if (verbose)
-            fprintf(stderr,
-                    "cuda-general: %lld sweeps, %lld global relabels, %u active, depth %d\n",
-                    (long long)sweeps, (long long)relabels, active, depth);
-        if (sweeps > sweep_limit)
+            fprintf(stderr, "cuda-general: %u sweeps, %lld global relabels, %u active, depth %u\n",
+                    ctl[kSweeps], (long long)relabels, active, depth);
+        if ((double)ctl[kSweeps] > sweep_limit)
             return gcut__fail(GCUT_ERR_INTERNAL,
-                              "cuda-general: no maximum preflow after %lld sweeps on %lld nodes "
+                              "cuda-general: no maximum preflow after %u sweeps on %lld nodes "
                               "(%u still active); please report this graph",
-                              (long long)sweeps, n, active);
+                              ctl[kSweeps], n, active);
     }
+    const int64_t sweeps = ctl[kSweeps], levels_total = ctl[kBfsLevels];
 
     unsigned char *labels_dev = reinterpret_cast<unsigned char *>(D.mark);
     finish_kernel<A><<<node_blocks, kBlock, 0, stream>>>(D, labels_dev);
