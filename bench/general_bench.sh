@@ -45,7 +45,7 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | 
 
 if has test; then
     echo "== test_cuda_general"
-    timeout 300 "$T/test_cuda_general" >"$OUT/test.log" 2>&1
+    timeout 200 "$T/test_cuda_general" >"$OUT/test.log" 2>&1
     rc=$?
     tail -5 "$OUT/test.log"
     echo "exit $rc"
@@ -53,14 +53,14 @@ if has test; then
 fi
 if has sanitize; then
     echo "== compute-sanitizer memcheck (GCUT_TEST_QUICK=1)"
-    GCUT_TEST_QUICK=1 timeout 240 compute-sanitizer --tool memcheck --error-exitcode 9 \
+    GCUT_TEST_QUICK=1 timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 \
         "$T/test_cuda_general" >"$OUT/memcheck.log" 2>&1
     rc=$?
     tail -4 "$OUT/memcheck.log"
     echo "exit $rc"
     [ $rc -eq 0 ] || status=1
     echo "== compute-sanitizer racecheck (GCUT_TEST_QUICK=1)"
-    GCUT_TEST_QUICK=1 timeout 180 compute-sanitizer --tool racecheck --error-exitcode 9 \
+    GCUT_TEST_QUICK=1 timeout 90 compute-sanitizer --tool racecheck --error-exitcode 9 \
         "$T/test_cuda_general" >"$OUT/racecheck.log" 2>&1
     rc=$?
     tail -4 "$OUT/racecheck.log"

@@ -280,6 +280,27 @@ static void errors(test_rng *rng) {
     checks++;
 }
 
+/* "auto" picks cuda-general for general graphs of 2,000,000 nodes and more (registry.c; the
+ * measured threshold), bk below. */
+static void auto_rule(void) {
+    const int64_t sizes[2] = {1000, 2000000};
+    for (int k = 0; k < 2; k++) {
+        gcut_graph *g = NULL;
+        CHECK_OK(gcut_graph_create(sizes[k], 0, &g));
+        if (g == NULL)
+            return;
+        CHECK_OK(gcut_graph_add_tweights(g, 0, 5, 3));
+        CHECK_OK(gcut_graph_add_tweights(g, sizes[k] - 1, 2, 9));
+        gcut_stats stats;
+        int64_t flow = -1;
+        CHECK_OK(gcut_graph_solve(g, NULL, &flow, NULL, &stats));
+        CHECK_EQ_I64(flow, 5);
+        CHECK(strcmp(stats.solver, k == 0 ? "bk" : "cuda-general") == 0);
+        gcut_graph_free(g);
+        checks++;
+    }
+}
+
 int main(void) {
     test_rng rng;
     test_rng_init(&rng, test_seed());
@@ -300,5 +321,6 @@ int main(void) {
     path(&rng, quick ? 3000 : 100000);
     big_flow();
     errors(&rng);
+    auto_rule();
     return test_finish("test_cuda_general", checks);
 }

@@ -37,6 +37,11 @@ enum { num_solvers = (int)(sizeof solvers / sizeof solvers[0]) };
 /* Grids at least this large go to the GPU under "auto": below it, launch and upload costs
  * exceed bk's whole solve. */
 #define GCUT__AUTO_GPU_MIN_NODES ((int64_t)256 * 256)
+/* General graphs at least this large go to cuda-general under "auto": on the H100 it beat bk
+ * (on a general graph) on every instance measured from 2.0M nodes up, 1.3x (hard 1920x1080 as
+ * a graph) to 229x (random, 10^7 arcs) in solve time (docs/PERFORMANCE.md, "cuda-general");
+ * smaller graphs were not measured, so they stay with bk. */
+#define GCUT__AUTO_GENERAL_MIN_NODES ((int64_t)2000000)
 
 void gcut_options_init(gcut_options *options) {
     if (options == NULL)
@@ -91,8 +96,10 @@ const gcut__solver *gcut__solver_pick(const gcut_options *options, bool grid, in
                                       gcut_status *status) {
     const char *name = options && options->solver ? options->solver : "auto";
     if (strcmp(name, "auto") == 0) {
-        const gcut__solver *gpu = grid ? find("cuda-grid") : NULL;
-        if (gpu != NULL && num_nodes >= GCUT__AUTO_GPU_MIN_NODES && is_available(gpu))
+        const gcut__solver *gpu = find(grid ? "cuda-grid" : "cuda-general");
+        const int64_t min_nodes = grid ? GCUT__AUTO_GPU_MIN_NODES : GCUT__AUTO_GENERAL_MIN_NODES;
+        if (gpu != NULL && num_nodes >= min_nodes && (grid || num_nodes < INT32_MAX) &&
+            is_available(gpu))
             return gpu;
         return find("bk");
     }
