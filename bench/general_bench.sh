@@ -59,8 +59,8 @@ if has sanitize; then
     tail -4 "$OUT/memcheck.log"
     echo "exit $rc"
     [ $rc -eq 0 ] || status=1
-    echo "== compute-sanitizer racecheck (GCUT_TEST_QUICK=1)"
-    GCUT_TEST_QUICK=1 timeout 90 compute-sanitizer --tool racecheck --error-exitcode 9 \
+    echo "== compute-sanitizer racecheck (GCUT_TEST_QUICK=2)"
+    GCUT_TEST_QUICK=2 timeout 120 compute-sanitizer --tool racecheck --error-exitcode 9 \
         "$T/test_cuda_general" >"$OUT/racecheck.log" 2>&1
     rc=$?
     tail -4 "$OUT/racecheck.log"
