@@ -779,6 +779,12 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
      * nodes (0: the preflow is maximum); *depth: the BFS depth. */
     auto global_relabel = [&](unsigned *active, unsigned *depth) -> gcut_status {
         relabels++;
+        if (ctl[kQ] >= (1u << 29)) {
+            /* Stamps are 4q + k in 32 bits: long before they wrap (a repeated stamp could hide
+             * an active node from the list), start the rotation and the stamps again. */
+            GCUT__CUDA_TRY(cudaMemsetAsync(D.mark, 0, nodes * sizeof(unsigned), stream), "memset");
+            GCUT__CUDA_TRY(cudaMemsetAsync(D.count + kQ, 0, sizeof(unsigned), stream), "memset");
+        }
         GCUT__CUDA_TRY(cudaMemsetAsync(D.count, 0, 3 * sizeof(unsigned), stream), "memset");
         bfs_init_kernel<A><<<node_blocks, kBlock, 0, stream>>>(D);
         GCUT__CUDA_TRY(cudaGetLastError(), "bfs init launch");
@@ -804,6 +810,8 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
     };
 
     unsigned active = 0, depth = 0;
+    int64_t sweeps = 0;
+    memset(ctl, 0, kNumCtl * sizeof(unsigned));
     GCUT__CUDA_TRY(cudaMemsetAsync(D.count, 0, kNumCtl * sizeof(unsigned), stream), "memset");
     if ((st = global_relabel(&active, &depth)) != GCUT_OK)
         return st;
@@ -829,18 +837,20 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
             if (ctl[ctl[kQ] % 3] == 0 || ctl[kSweeps] - start >= budget)
                 break;
         }
+        sweeps += (unsigned)(ctl[kSweeps] - start); /* 32-bit counter on the device */
         if ((st = global_relabel(&active, &depth)) != GCUT_OK)
             return st;
         if (verbose)
-            fprintf(stderr, "cuda-general: %u sweeps, %lld global relabels, %u active, depth %u\n",
-                    ctl[kSweeps], (long long)relabels, active, depth);
-        if ((double)ctl[kSweeps] > sweep_limit)
+            fprintf(stderr,
+                    "cuda-general: %lld sweeps, %lld global relabels, %u active, depth %u\n",
+                    (long long)sweeps, (long long)relabels, active, depth);
+        if ((double)sweeps > sweep_limit)
             return gcut__fail(GCUT_ERR_INTERNAL,
-                              "cuda-general: no maximum preflow after %u sweeps on %lld nodes "
+                              "cuda-general: no maximum preflow after %lld sweeps on %lld nodes "
                               "(%u still active); please report this graph",
-                              ctl[kSweeps], n, active);
+                              (long long)sweeps, n, active);
     }
-    const int64_t sweeps = ctl[kSweeps], levels_total = ctl[kBfsLevels];
+    const int64_t levels_total = ctl[kBfsLevels];
 
     unsigned char *labels_dev = reinterpret_cast<unsigned char *>(D.mark);
     finish_kernel<A><<<node_blocks, kBlock, 0, stream>>>(D, labels_dev);
