@@ -19,6 +19,10 @@ static const gcut__solver solvers[] = {
     {"bk", "Boykov-Kolmogorov augmenting paths, serial, warm re-solve",
      GCUT_TAKES_GRAPH | GCUT_TAKES_GRID | GCUT_WARM, NULL, gcut__bk_solve_graph,
      gcut__bk_solve_grid},
+    {"grid-bk",
+     "Boykov-Kolmogorov on the implicit grid: arcs by index offset, 4 bytes per arc, warm "
+     "re-solve",
+     GCUT_TAKES_GRID | GCUT_WARM, NULL, NULL, gcut__gridbk_solve_grid},
     {"parallel-bk", "Liu & Sun's parallel bk: blocks solved at once, merged bottom-up on threads",
      GCUT_TAKES_GRAPH | GCUT_TAKES_GRID, NULL, gcut__pbk_solve_graph, gcut__pbk_solve_grid},
     {"cpu-pr", "grid push-relabel on CPU threads (OpenMP), the CPU twin of cuda-grid",
@@ -105,7 +109,9 @@ const gcut__solver *gcut__solver_pick(const gcut_options *options, bool grid, in
         if (gpu != NULL && num_nodes >= min_nodes && (grid || num_nodes < INT32_MAX) &&
             is_available(gpu))
             return gpu;
-        return find("bk");
+        /* On the CPU a grid goes to grid-bk: bk's search on the implicit topology, faster
+         * than bk's CSR on every synthetic grid (docs/CPU-SERIAL.md). */
+        return find(grid ? "grid-bk" : "bk");
     }
     const gcut__solver *s = find(name);
     if (s == NULL) {
@@ -141,8 +147,8 @@ gcut_status gcut_grid_solve(gcut_grid *grid, const gcut_options *options, int64_
         return st;
     /* A one-off grid solve under "auto" that asks for threads, on a grid worth splitting, and
      * no GPU picked: parallel-bk (the same minimal cut as bk; docs/CPU-PARALLEL.md). Contexts
-     * and GrabCut keep bk, whose warm re-solves they use. */
-    if (strcmp(solver->name, "bk") == 0 && options->threads > 1 &&
+     * and GrabCut keep the serial pick (grid-bk), whose warm re-solves they use. */
+    if (strcmp(solver->name, "grid-bk") == 0 && options->threads > 1 &&
         grid->num_nodes >= GCUT__AUTO_PARALLEL_MIN_NODES &&
         (options->solver == NULL || strcmp(options->solver, "auto") == 0))
         solver = find("parallel-bk");
