@@ -35,8 +35,12 @@ static void usage(FILE *out) {
         "                        .avi or .mkv (needs FFmpeg), else a folder of PNG frames\n"
         "  --truth DIR           ground-truth masks (folder or list; nonzero = foreground):\n"
         "                        IoU and error rate per frame (--verbose) and their means\n"
-        "  --solver NAME         bk (default for the band), cpu-pr, cuda-grid, auto\n"
-        "  --threads N           CPU threads for cpu-pr (0 = all)\n"
+        "  --solver NAME         auto (default: cuda-grid on the whole frame where a CUDA\n"
+        "                        device is present and the frame is large, else bk on the\n"
+        "                        band), bk, cpu-pr, cuda-grid (the whole frame on the GPU,\n"
+        "                        one solver context for the video)\n"
+        "  --threads N           CPU threads of the colour model and seed passes and of\n"
+        "                        cpu-pr (0 = all cores)\n"
         "  --lambda L            smoothness weight (default 50)\n"
         "  --sigma S             contrast scale (default: estimated per frame)\n"
         "  --connectivity C      4 or 8 (default 8)\n"
@@ -85,6 +89,7 @@ typedef struct video_ctx {
     double iou_sum, error_sum;
     int64_t scored;
     double score_ms;
+    char solver[32]; /* the solver of the last propagated frame */
 } video_ctx;
 
 static bool has_video_extension(const char *path) {
@@ -118,6 +123,8 @@ static gcut_status sink(void *arg, int64_t index, const gcut_image *frame, const
                         const gcut_video_report *r) {
     video_ctx *c = arg;
     const int64_t n = frame->width * frame->height;
+    if (index > 0)
+        snprintf(c->solver, sizeof c->solver, "%s", r->solver);
     uint8_t *m = c->mask_image.pixels;
     for (int64_t i = 0; i < n; i++)
         m[i] = mask[i] ? 255 : 0;
@@ -210,7 +217,7 @@ int cli_cmd_video(int argc, char **argv) {
     gcut_video_params_init(&params);
     gcut_options options;
     gcut_options_init(&options);
-    options.solver = "bk";
+    options.solver = "auto";
     int queue = 4, conn = 0;
     double fps_out = 0;
     bool verbose = false, quiet = false;
@@ -431,8 +438,10 @@ int cli_cmd_video(int argc, char **argv) {
     const double f = rep.frames > 0 ? (double)rep.frames : 1.0;
     printf("frames %" PRId64 " (%" PRId64 "x%" PRId64 "), %.1f fps end to end (%.1f ms wall), "
            "queue %d, solver %s, %s\n",
-           rep.frames, w, h, rep.frames / (rep.wall_ms / 1e3), rep.wall_ms, queue, options.solver,
-           params.restrict_band ? "band graph" : "full frame");
+           rep.frames, w, h, rep.frames / (rep.wall_ms / 1e3), rep.wall_ms, queue,
+           ctx.solver[0] != '\0' ? ctx.solver : options.solver,
+           params.restrict_band && strcmp(ctx.solver, "cuda-grid") != 0 ? "band graph"
+                                                                        : "full frame");
     printf("per frame: decode %.2f ms, model %.2f ms, build %.2f ms, solve %.2f ms, write %.2f "
            "ms%s\n",
            rep.decode_ms / f, rep.model_ms / f, rep.build_ms / f, rep.solve_ms / f,
