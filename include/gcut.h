@@ -767,7 +767,9 @@ typedef struct gcut_video_params {
                               frames, only changed capacities updated, re-solved warm by bk
                               (Kohli-Torr); measured in docs/VIDEO.md. Default 0 */
     int verify;          /**< 1: check every frame's cut with its certificate (cut capacity ==
-                              flow; GCUT_ERR_VERIFY otherwise). Default 0 */
+                              flow; GCUT_ERR_VERIFY otherwise); 2: also, for frames cut on
+                              the GPU, solve the host's copy of the frame's grid with bk and
+                              require the same flow. Default 0 */
 } gcut_video_params;
 
 /** Fill *params with the defaults above (seg as gcut_seg_params_init, histogram model). */
@@ -784,11 +786,19 @@ typedef struct gcut_video_report {
     int64_t flow;        /**< exact maximum flow of the frame's graph */
     int64_t foreground_pixels;
     char solver[32];
+    int warm; /**< 1: solved warm from the previous frame's state (params.warm with bk, or the
+                   GPU path's choice for a frame whose capacities mostly repeat) */
 } gcut_video_report;
 
 /** Create a video segmenter for frames of width x height (2D). params and options may be NULL
- *  (defaults; options->solver "auto" picks as gcut_grid_solve does; cuda-grid runs a fresh
- *  solve per frame). Every per-frame buffer is allocated here, once. */
+ *  (defaults). options->solver "cuda-grid", or "auto" (the default) where a CUDA device is
+ *  present and the frame has at least 256 x 256 pixels, cuts the whole frame on the GPU
+ *  (restrict_band and warm are then ignored: the band graph is a general graph): one cuda-grid
+ *  context is made here for the video's life, each frame's capacities are built on the device
+ *  from its pixels, seeds and tables, and a frame whose capacities mostly repeat the last
+ *  one's is re-solved warm (options->warm, default on). Otherwise the band graph (or the whole
+ *  frame) is cut on the CPU. options->threads: threads of the per-pixel passes (0 = all
+ *  cores). Every per-frame buffer is allocated here, once. */
 gcut_status gcut_video_create(int64_t width, int64_t height, const gcut_video_params *params,
                               const gcut_options *options, gcut_video **out);
 /** Free the segmenter. NULL is accepted. */

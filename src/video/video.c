@@ -70,6 +70,7 @@ struct gcut_video {
     int64_t changed;               /* pixels whose label differs between the last two masks */
     double motion;        /* mean boundary displacement of the last frame, pixels; < 0 unknown */
     gcut__video_gpu *gpu; /* the GPU path (cuda-grid on the whole frame), or NULL */
+    int last_warm;        /* the GPU path's last solve started warm */
 };
 
 /* Frame buffers come from pinned memory on the GPU path (fast uploads), else the heap. */
@@ -198,8 +199,7 @@ gcut_status gcut_video_create(int64_t width, int64_t height, const gcut_video_pa
     }
     if (wants_gpu(&v->options, v->n)) {
         /* The whole frame on the GPU: a cuda-grid context for the video's life. */
-        gcut_options go = v->options;
-        go.warm = p.warm;
+        gcut_options go = v->options; /* options.warm: warm frames allowed (default on) */
         if ((st = gcut__video_gpu_create(width, height, conn, &go, &v->gpu)) != GCUT_OK) {
             gcut_video_free(v);
             return st;
@@ -781,9 +781,22 @@ static gcut_status solve_grid(gcut_video *v, int64_t *flow, gcut_stats *stats, d
             return st;
         *build_ms = gr.upload_ms + gr.build_ms;
         stats->build_ms = 0;
+        v->last_warm = gr.warm;
         if (v->params.verify) {
             gcut__seg_fill_grid(v->work, v->seeds, v->tables, v->grid);
             st = gcut_grid_verify(v->grid, v->labels, *flow, NULL);
+        }
+        if (st == GCUT_OK && v->params.verify >= 2) {
+            /* An independent solve of the host's copy of the same grid. */
+            gcut_options o = v->options;
+            o.solver = "bk";
+            int64_t bk_flow = 0;
+            if ((st = gcut_grid_solve(v->grid, &o, &bk_flow, NULL, NULL)) == GCUT_OK &&
+                bk_flow != *flow)
+                st = gcut__fail(GCUT_ERR_VERIFY,
+                                "video: frame %" PRId64 ": cuda-grid's flow %" PRId64
+                                " differs from bk's %" PRId64 " on the same grid",
+                                v->frames, *flow, bk_flow);
         }
         return st;
     }
@@ -996,6 +1009,7 @@ gcut_status gcut_video_push_frame(gcut_video *v, const gcut_image *frame, const 
         r->build_ms = build_ms + stats.build_ms;
         r->solve_ms = gcut__now_ms() - t1 - build_ms - stats.build_ms;
         r->flow = flow;
+        r->warm = v->gpu != NULL ? v->last_warm : p->warm;
         snprintf(r->solver, sizeof r->solver, "%s", stats.solver);
         memcpy(v->prev_mask, v->mask, (size_t)n);
         mask_job job;
