@@ -228,10 +228,14 @@ int main(int argc, char **argv) {
                 continue;
             }
             const int nf = C->frames > 0 && C->frames < frames ? C->frames : frames;
+            /* Frames both ran. */
+            int nr = nf;
+            if (ref != NULL && ref->frames > 0 && ref->frames < nr)
+                nr = ref->frames;
             /* Flows compared while the masks so far agree (the same energy); masks all frames. */
             int flows_eq = 0, flows_n = 0, masks_eq = 0;
             if (ref != NULL && !C->band) {
-                for (int k = 0; k < nf; k++) {
+                for (int k = 0; k < nr; k++) {
                     flows_n++;
                     if (C->flow[k] != ref->flow[k])
                         break;
@@ -241,7 +245,7 @@ int main(int argc, char **argv) {
                 }
             }
             if (ref != NULL)
-                for (int k = 0; k < nf; k++)
+                for (int k = 0; k < nr; k++)
                     masks_eq += memcmp(C->masks + k * n, ref->masks + k * n, (size_t)n) == 0;
             const double ms = median(C->ms, reps);
             char ratio[16] = "-", flows[24] = "-", masks[24] = "-";
@@ -250,7 +254,7 @@ int main(int argc, char **argv) {
             if (ref != NULL && !C->band)
                 snprintf(flows, sizeof flows, "%d/%d", flows_eq, flows_n);
             if (ref != NULL)
-                snprintf(masks, sizeof masks, "%d/%d", masks_eq, nf);
+                snprintf(masks, sizeof masks, "%d/%d", masks_eq, nr);
             printf("%-10s %-11s %8.2f %8.1f %7s %8.2f %8.2f %8.2f %9.1f %7.4f %10s %10s %5d\n", tok,
                    C->name, ms, 1000.0 / ms, ratio, median(C->model, reps), median(C->build, reps),
                    median(C->solve, reps), median(C->create, reps), C->iou, flows, masks,

@@ -23,7 +23,8 @@ static void usage(FILE *out) {
         "boundary, and the band (its width follows the measured motion) is cut exactly.\n"
         "INPUT is a folder of numbered frames (PNG, JPEG, PNM), a .txt list of frame paths, or\n"
         "a video file (%s).\n"
-        "Writes MASK_DIR/mask_NNNNNN.png (0/255) for frame NNNNNN (from 0). Progress and frames\n"
+        "Writes MASK_DIR/mask_NNNNNN.png (0/255; .pgm with --mask-format pgm) for frame NNNNNN\n"
+        "(from 0). Progress and frames\n"
         "per second go to stderr, a per-stage timing summary at the end.\n\n"
         "options:\n"
         "  --init MASK           the first frame's segmentation (0/255 or 0/1 PNG; nonzero =\n"
@@ -31,6 +32,7 @@ static void usage(FILE *out) {
         "                        first frame is segmented from them as `gcut segment` does\n"
         "  --seed-encoding E     gcut, grabcut or color (see `gcut segment --help`)\n"
         "  -o MASK_DIR           folder for the masks (made if missing)\n"
+        "  --mask-format F       png (default) or pgm (binary PNM: no image library needed)\n"
         "  --overlay OUT         an overlay for a person to watch: a video if OUT ends in .mp4,\n"
         "                        .avi or .mkv (needs FFmpeg), else a folder of PNG frames\n"
         "  --truth DIR           ground-truth masks (folder or list; nonzero = foreground):\n"
@@ -79,6 +81,7 @@ static double now_ms(void) {
 
 typedef struct video_ctx {
     const char *mask_dir, *overlay;
+    const char *mask_format;   /* png or pgm */
     gcut_video_writer *writer; /* overlay video, or NULL for a folder of frames */
     gcut_video_source *truth;
     gcut_image truth_frame;
@@ -129,7 +132,7 @@ static gcut_status sink(void *arg, int64_t index, const gcut_image *frame, const
     for (int64_t i = 0; i < n; i++)
         m[i] = mask[i] ? 255 : 0;
     char path[4096];
-    snprintf(path, sizeof path, "%s/mask_%06" PRId64 ".png", c->mask_dir, index);
+    snprintf(path, sizeof path, "%s/mask_%06" PRId64 ".%s", c->mask_dir, index, c->mask_format);
     gcut_status st = gcut_image_write(path, &c->mask_image);
     if (st != GCUT_OK)
         return st;
@@ -212,7 +215,7 @@ static bool parse_int(const char *text, int *out) {
 
 int cli_cmd_video(int argc, char **argv) {
     const char *input = NULL, *init = NULL, *out = NULL, *overlay = NULL, *truth = NULL;
-    const char *encoding_name = NULL;
+    const char *encoding_name = NULL, *mask_format = "png";
     gcut_video_params params;
     gcut_video_params_init(&params);
     gcut_options options;
@@ -235,6 +238,12 @@ int cli_cmd_video(int argc, char **argv) {
             encoding_name = argv[++i];
         } else if (strcmp(a, "-o") == 0 && more) {
             out = argv[++i];
+        } else if (strcmp(a, "--mask-format") == 0 && more) {
+            mask_format = argv[++i];
+            if (strcmp(mask_format, "png") != 0 && strcmp(mask_format, "pgm") != 0) {
+                cli_error("video", GCUT_OK, "--mask-format '%s': png or pgm", mask_format);
+                return 2;
+            }
         } else if (strcmp(a, "--overlay") == 0 && more) {
             overlay = argv[++i];
         } else if (strcmp(a, "--truth") == 0 && more) {
@@ -413,6 +422,7 @@ int cli_cmd_video(int argc, char **argv) {
         goto done;
     }
     ctx.mask_dir = out;
+    ctx.mask_format = mask_format;
     ctx.overlay = overlay;
     ctx.count = count;
     ctx.verbose = verbose;

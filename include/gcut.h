@@ -840,6 +840,15 @@ void gcut_video_source_info(const gcut_video_source *source, int64_t *width, int
  *  free with gcut_image_free). *done is set to 1 at the end of the sequence. A frame of another
  *  size, unreadable or truncated gives GCUT_ERR_PARSE / GCUT_ERR_IO naming the frame. */
 gcut_status gcut_video_source_read(gcut_video_source *source, gcut_image *frame, int *done);
+/** Frames of a folder or list (known when opened), or -1 for a video file. */
+int64_t gcut_video_source_frames(const gcut_video_source *source);
+/** Read frame index (0-based) of a folder or list into frame, as gcut_video_source_read()
+ *  (frame allocated on first use). Reads nothing shared, so threads may read different frames
+ *  of one source at once (not while another thread calls gcut_video_source_read or close).
+ *  @return GCUT_ERR_UNSUPPORTED for a video file (read in order), GCUT_ERR_INVALID_ARG for an
+ *  index out of range, else as gcut_video_source_read(). */
+gcut_status gcut_video_source_read_frame(const gcut_video_source *source, int64_t index,
+                                         gcut_image *frame);
 /** Close the source. NULL is accepted. */
 void gcut_video_source_close(gcut_video_source *source);
 /** @return 1 if this build reads and writes video files (FFmpeg libraries found), else 0. */

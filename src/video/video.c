@@ -49,6 +49,9 @@ struct gcut_video {
     uint8_t *seeds;         /* seed codes of the current frame */
     uint8_t *labels;        /* solver output */
     int32_t *dist;          /* chamfer distance to the mask's boundary */
+    int32_t *dist_scratch;  /* per-part windows of the distance in strips (or NULL) */
+    int64_t scratch_rows;   /* rows of each part's window */
+    int64_t halo_max;       /* the most rows a window may reach past its strip */
     int64_t *band_nodes;    /* pixels of the band, in scan order */
     double *model;          /* [0, cells) foreground, [cells, 2 cells) background: normalised
                                cell masses of the running colour model */
@@ -101,6 +104,7 @@ void gcut_video_free(gcut_video *v) {
     gcut__free(v->prev_mask);
     gcut__free(v->labels);
     gcut__free(v->dist);
+    gcut__free(v->dist_scratch);
     gcut__free(v->band_nodes);
     gcut__free(v->model);
     gcut__free(v->fresh);
@@ -237,8 +241,8 @@ gcut_status gcut_video_create(int64_t width, int64_t height, const gcut_video_pa
     v->cell_cap = gcut__malloc(2 * cells * sizeof(int32_t), "video cell capacities");
     v->chunk_count = gcut__malloc((size_t)v->threads * sizeof(int64_t), "video band chunks");
     v->node_of = gcut__malloc(n * sizeof(int32_t), "video band nodes");
-    v->cells = gcut__calloc(cells, sizeof(double), "video histogram");
-    v->cells_tmp = gcut__calloc(cells, sizeof(double), "video histogram");
+    v->cells = gcut__calloc(2 * cells, sizeof(double), "video histogram");
+    v->cells_tmp = gcut__calloc(2 * cells, sizeof(double), "video histogram");
     if (v->work == NULL || v->prev_work == NULL || v->mask == NULL || v->prev_mask == NULL ||
         v->seeds == NULL || v->labels == NULL || v->dist == NULL || v->band_nodes == NULL ||
         v->model == NULL || v->fresh == NULL || v->cell_lut == NULL || v->cell == NULL ||
@@ -246,6 +250,21 @@ gcut_status gcut_video_create(int64_t width, int64_t height, const gcut_video_pa
         v->chunk_count == NULL || v->cells == NULL || v->cells_tmp == NULL || v->node_of == NULL) {
         gcut_video_free(v);
         return GCUT_ERR_NOMEM;
+    }
+    /* Windows for the distance in strips: each part's strip and the rows the seeds' widest
+     * threshold can reach on both sides (not when the colour check reaches the whole frame,
+     * or when they would hold more than 8 distance maps). */
+    const double widest_px =
+        p.check_colour ? (p.colour_reach > 0 ? p.colour_reach * p.band_max : -1) : p.band_max;
+    if (v->threads > 1 && widest_px >= 0) {
+        v->halo_max = (int64_t)ceil(widest_px) + 2;
+        const int64_t rows = (height + v->threads - 1) / v->threads + 2 * v->halo_max;
+        v->scratch_rows = rows < height ? rows : height;
+        const int64_t cells_needed = (int64_t)v->threads * v->scratch_rows * width;
+        if (cells_needed <= 8 * v->n)
+            v->dist_scratch =
+                gcut__malloc((size_t)cells_needed * sizeof(int32_t), "video distance windows");
+        /* (NULL: the distance runs in one pass) */
     }
     const int64_t b = p.seg.histogram_bins;
     for (int64_t c = 0; c < (int64_t)nc; c++)
@@ -324,27 +343,28 @@ static gcut_status load_frame(gcut_video *v, const gcut_image *f) {
     return GCUT_OK;
 }
 
-/* Chamfer (3-4) distance of every pixel to the mask's boundary (pixels with a 4-neighbour of
- * the other label are at 0), in units of a third of a pixel. The two raster passes of the
- * classic algorithm, each row split in two: the terms from the row above (below) first, with
- * no dependency between pixels, then the chain along the row; the same distances as the
- * one-step passes, without their long dependency chain. @return the number of boundary
- * pixels. */
-static int64_t boundary_distance(const uint8_t *mask, int64_t w, int64_t h, int32_t *d) {
-    int64_t boundary = 0;
-    for (int64_t y = 0; y < h; y++) {
+/* Chamfer (3-4) distance to the mask's boundary (pixels with a 4-neighbour of the other label
+ * are at 0), in units of a third of a pixel, of the rows [y0, y1) of the frame computed as if
+ * the frame ended there (the window's own distances; d holds its rows). The two raster passes
+ * of the classic algorithm, each row split in two: the terms from the row above (below) first,
+ * with no dependency between pixels, then the chain along the row; the same distances as the
+ * one-step passes, without their long dependency chain. Where the window is the whole frame
+ * these are the frame's distances. A pixel whose distance is at most 3 * R, R rows inside the
+ * window's edges, gets the frame's distance too: every step of a chamfer path crosses at most
+ * one row and costs at least 3, so its shortest path to the boundary stays in the window. */
+static void window_distance(const uint8_t *mask, int64_t w, int64_t h, int64_t y0, int64_t y1,
+                            int32_t *d) {
+    for (int64_t y = y0; y < y1; y++) {
         const uint8_t *m = mask + y * w;
         const uint8_t *mu = y > 0 ? m - w : m, *md = y + 1 < h ? m + w : m;
-        int32_t *row = d + y * w;
-        const int32_t *up = y > 0 ? row - w : row;
-        int64_t edges = 0;
+        int32_t *row = d + (y - y0) * w;
+        const int32_t *up = y > y0 ? row - w : row;
         for (int64_t x = 0; x < w; x++) {
             const uint8_t c = m[x];
             const uint8_t l = x > 0 ? m[x - 1] : c, r = x + 1 < w ? m[x + 1] : c;
             const bool edge = (l != c) | (r != c) | (mu[x] != c) | (md[x] != c);
-            edges += edge;
             int32_t best = DIST_INF;
-            if (y > 0) {
+            if (y > y0) {
                 const int32_t a = up[x] + CHAMFER_AXIS;
                 const int32_t b = x > 0 ? up[x - 1] + CHAMFER_DIAG : DIST_INF;
                 const int32_t e = x + 1 < w ? up[x + 1] + CHAMFER_DIAG : DIST_INF;
@@ -354,21 +374,20 @@ static int64_t boundary_distance(const uint8_t *mask, int64_t w, int64_t h, int3
             }
             row[x] = edge ? 0 : best;
         }
-        boundary += edges;
         for (int64_t x = 1; x < w; x++) {
             const int32_t a = row[x - 1] + CHAMFER_AXIS;
             row[x] = a < row[x] ? a : row[x];
         }
     }
     { /* the last row's backward chain (no row below it) */
-        int32_t *row = d + (h - 1) * w;
+        int32_t *row = d + (y1 - 1 - y0) * w;
         for (int64_t x = w - 2; x >= 0; x--) {
             const int32_t a = row[x + 1] + CHAMFER_AXIS;
             row[x] = a < row[x] ? a : row[x];
         }
     }
-    for (int64_t y = h - 2; y >= 0; y--) {
-        int32_t *row = d + y * w;
+    for (int64_t y = y1 - 2; y >= y0; y--) {
+        int32_t *row = d + (y - y0) * w;
         const int32_t *down = row + w;
         for (int64_t x = 0; x < w; x++) {
             int32_t best = row[x];
@@ -385,7 +404,43 @@ static int64_t boundary_distance(const uint8_t *mask, int64_t w, int64_t h, int3
             row[x] = a < row[x] ? a : row[x];
         }
     }
-    return boundary;
+}
+
+/* The distance map v->dist, exact wherever it is at most 3 * reach_rows (all that the seeds
+ * read): in one pass over the frame, or with reach_rows >= 0 and several threads in strips of
+ * rows, each computed in a window reach_rows + 1 rows taller on both sides (window_distance())
+ * in the part's scratch rows and its own rows copied out. Beyond 3 * reach_rows a strip's
+ * distance can exceed the frame's; both are then above every threshold the seeds compare. */
+typedef struct dist_job {
+    gcut_video *v;
+    int64_t halo;
+} dist_job;
+
+static void dist_part(void *arg, int part, int parts) {
+    const dist_job *job = arg;
+    gcut_video *v = job->v;
+    const int64_t w = v->width, h = v->height;
+    int64_t lo, hi;
+    part_range(h, part, parts, &lo, &hi);
+    if (lo >= hi)
+        return;
+    const int64_t y0 = lo - job->halo > 0 ? lo - job->halo : 0;
+    const int64_t y1 = hi + job->halo < h ? hi + job->halo : h;
+    int32_t *scratch = v->dist_scratch + (size_t)part * (size_t)v->scratch_rows * (size_t)w;
+    window_distance(v->mask, w, h, y0, y1, scratch);
+    memcpy(v->dist + lo * w, scratch + (lo - y0) * w, (size_t)((hi - lo) * w) * sizeof(int32_t));
+}
+
+static void boundary_distance(gcut_video *v, int64_t reach_rows) {
+    const int parts = gcut__pool_threads(v->pool);
+    const int64_t halo = reach_rows + 1;
+    if (parts == 1 || reach_rows < 0 || v->dist_scratch == NULL || halo > v->halo_max ||
+        2 * halo >= v->height) {
+        window_distance(v->mask, v->width, v->height, 0, v->height, v->dist);
+        return;
+    }
+    dist_job job = {v, halo};
+    gcut__pool_run(v->pool, dist_part, &job);
 }
 
 /* The previous frame's cell counts under its mask (v->prev_cell, v->mask) into v->fresh (and
@@ -394,10 +449,9 @@ static int64_t boundary_distance(const uint8_t *mask, int64_t w, int64_t h, int3
  * computes the boundary distance of v->mask (it reads only the mask) while the others count. */
 typedef struct count_job {
     gcut_video *v;
-    bool distance;
     int64_t cells;
     _Atomic int64_t next; /* next chunk to take */
-    int64_t changed[64];
+    int64_t changed[64], boundary[64];
 } count_job;
 
 enum { COUNT_CHUNK = 16384 };
@@ -406,14 +460,12 @@ static void count_part(void *arg, int part, int parts) {
     (void)parts;
     count_job *job = arg;
     gcut_video *v = job->v;
-    if (part == 0 && job->distance)
-        v->boundary = boundary_distance(v->mask, v->width, v->height, v->dist);
-    const int64_t n = v->n, cells = job->cells;
+    const int64_t n = v->n, cells = job->cells, w = v->width;
     const uint8_t *mask = v->mask, *prev = v->prev_mask;
     const int32_t *cell = v->prev_cell;
     uint32_t *fg = v->counts + (size_t)part * 2 * (size_t)cells, *bg = fg + cells;
     memset(fg, 0, 2 * (size_t)cells * sizeof(uint32_t));
-    int64_t changed = 0;
+    int64_t changed = 0, boundary = 0;
     for (;;) {
         const int64_t start = atomic_fetch_add(&job->next, COUNT_CHUNK);
         if (start >= n)
@@ -423,9 +475,14 @@ static void count_part(void *arg, int part, int parts) {
             const uint8_t m = mask[i];
             (m ? fg : bg)[cell[i]]++;
             changed += m != prev[i];
+            /* Boundary pixels: a 4-neighbour of the other label (the distance map's zeros). */
+            const int64_t x = i % w;
+            boundary += (x > 0 && mask[i - 1] != m) || (x + 1 < w && mask[i + 1] != m) ||
+                        (i >= w && mask[i - w] != m) || (i + w < n && mask[i + w] != m);
         }
     }
     job->changed[part] = changed;
+    job->boundary[part] = boundary;
 }
 
 static void sum_counts_part(void *arg, int part, int parts) {
@@ -442,80 +499,124 @@ static void sum_counts_part(void *arg, int part, int parts) {
     }
 }
 
-static void count_cells(gcut_video *v, bool distance) {
+static void count_cells(gcut_video *v) {
     count_job job;
     memset(&job, 0, sizeof job);
     job.v = v;
-    job.distance = distance;
     job.cells = (int64_t)v->params.seg.histogram_bins * v->params.seg.histogram_bins *
                 v->params.seg.histogram_bins;
     atomic_init(&job.next, 0);
     gcut__pool_run(v->pool, count_part, &job);
     gcut__pool_run(v->pool, sum_counts_part, &job);
     v->changed = 0;
-    for (int k = 0; k < v->threads; k++)
+    v->boundary = 0;
+    for (int k = 0; k < v->threads; k++) {
         v->changed += job.changed[k];
-}
-
-/* -ln P(cell | class) of a histogram of cell masses, as gcut_segment's histogram model computes
- * it (src/seg/seg_model.c: colours summed into bins^3 cells, blurred by [1 2 1]/4 along each
- * axis, a prior of 1% of the mean cell mass added), kept at cell resolution: one logarithm per
- * cell. cost has cells entries. */
-static void histogram_costs(gcut_video *v, const double *mass, double *cost) {
-    const int bins = v->params.seg.histogram_bins;
-    const int64_t cells = (int64_t)bins * bins * bins;
-    double *h = v->cells, *tmp = v->cells_tmp;
-    memcpy(h, mass, (size_t)cells * sizeof(double));
-    double total = 0;
-    for (int64_t cell = 0; cell < cells; cell++)
-        total += h[cell];
-    /* Blur along each axis: cells in C order (r, g, b), stride of the axis. */
-    int64_t stride = 1;
-    for (int axis = 0; axis < 3; axis++, stride *= bins) {
-        const int64_t outer = cells / (stride * bins);
-        for (int64_t o = 0; o < outer; o++)
-            for (int64_t in = 0; in < stride; in++) {
-                const int64_t base = o * stride * bins + in;
-                for (int k = 0; k < bins; k++) {
-                    const int64_t cell = base + k * stride;
-                    const double lo = k > 0 ? h[cell - stride] : h[cell];
-                    const double hi = k < bins - 1 ? h[cell + stride] : h[cell];
-                    tmp[cell] = (2 * h[cell] + lo + hi) / 4;
-                }
-            }
-        double *swap = h;
-        h = tmp;
-        tmp = swap;
+        v->boundary += job.boundary[k];
     }
-    /* The blur keeps the total mass. */
-    const double prior = 0.01 * total / (double)cells + 1e-9;
-    const double norm = total + prior * (double)cells;
-    for (int64_t cell = 0; cell < cells; cell++)
-        cost[cell] = -log((h[cell] + prior) / norm);
 }
 
-/* The colour model from the previous frame's counts (v->fresh, count_cells()) mixed into the
- * running model by the forgetting factor (the first time taken as they are), and its costs per
- * cell into cost (2 cells: foreground, background). */
+/* The colour model and its costs, both classes at once, split over the parts: the previous
+ * frame's counts (v->fresh) mixed into the running model by the forgetting factor, then
+ * -ln P(cell | class) as gcut_segment's histogram model computes it (src/seg/seg_model.c:
+ * colours summed into bins^3 cells, blurred by [1 2 1]/4 along each axis, a prior of 1% of the
+ * mean cell mass added), kept at cell resolution: one logarithm per cell. Every step is
+ * element by element (the two totals are summed in one thread), so the costs are the same for
+ * any number of parts. */
+typedef struct model_job {
+    gcut_video *v;
+    int64_t cells;
+    int bins;
+    double keep[2], add[2]; /* mixing weights per class */
+    double prior[2], norm[2];
+    int64_t stride; /* blur axis */
+    double *from, *to;
+} model_job;
+
+static void mix_part(void *arg, int part, int parts) {
+    const model_job *job = arg;
+    gcut_video *v = job->v;
+    const int64_t cells = job->cells;
+    int64_t lo, hi;
+    part_range(2 * cells, part, parts, &lo, &hi);
+    for (int64_t c = lo; c < hi; c++) {
+        const int side = c >= cells;
+        v->model[c] = job->keep[side] * v->model[c] + job->add[side] * v->fresh[c];
+    }
+}
+
+static void blur_part(void *arg, int part, int parts) {
+    const model_job *job = arg;
+    const int64_t cells = job->cells, stride = job->stride, bins = job->bins;
+    const int64_t lines = 2 * cells / bins; /* lines along the axis, both classes */
+    const double *h = job->from;
+    double *t = job->to;
+    int64_t lo, hi;
+    part_range(lines, part, parts, &lo, &hi);
+    for (int64_t line = lo; line < hi; line++) {
+        const int64_t o = line / stride, in = line % stride;
+        const int64_t base = o * stride * bins + in;
+        for (int64_t k = 0; k < bins; k++) {
+            const int64_t cell = base + k * stride;
+            const double l = k > 0 ? h[cell - stride] : h[cell];
+            const double r = k < bins - 1 ? h[cell + stride] : h[cell];
+            t[cell] = (2 * h[cell] + l + r) / 4;
+        }
+    }
+}
+
+static void cost_part(void *arg, int part, int parts) {
+    const model_job *job = arg;
+    const int64_t cells = job->cells;
+    int64_t lo, hi;
+    part_range(2 * cells, part, parts, &lo, &hi);
+    for (int64_t c = lo; c < hi; c++) {
+        const int side = c >= cells;
+        job->to[c] = -log((job->from[c] + job->prior[side]) / job->norm[side]);
+    }
+}
+
+/* The model from the previous frame's counts (v->fresh, count_cells()), the first time taken as
+ * they are, and its costs per cell into cost (2 cells: foreground, background). */
 static void update_model(gcut_video *v, bool first, double *cost) {
-    const int bins = v->params.seg.histogram_bins;
-    const int64_t cells = (int64_t)bins * bins * bins;
-    const double *fg = v->fresh, *bg = v->fresh + cells;
+    model_job job;
+    memset(&job, 0, sizeof job);
+    job.v = v;
+    job.bins = v->params.seg.histogram_bins;
+    const int64_t cells = (int64_t)job.bins * job.bins * job.bins;
+    job.cells = cells;
     double count_fg_d = 0;
     for (int64_t c = 0; c < cells; c++)
-        count_fg_d += fg[c];
-    const int64_t count_fg = (int64_t)count_fg_d, count_bg = v->n - count_fg;
+        count_fg_d += v->fresh[c];
+    const int64_t count[2] = {(int64_t)count_fg_d, v->n - (int64_t)count_fg_d};
     const double keep = first ? 0.0 : v->params.forget;
-    /* A class absent from the previous mask keeps its old model. */
-    const double add_fg = count_fg > 0 ? (1.0 - keep) / (double)count_fg : 0.0;
-    const double add_bg = count_bg > 0 ? (1.0 - keep) / (double)count_bg : 0.0;
-    const double keep_fg = count_fg > 0 ? keep : 1.0, keep_bg = count_bg > 0 ? keep : 1.0;
-    for (int64_t c = 0; c < cells; c++) {
-        v->model[c] = keep_fg * v->model[c] + add_fg * fg[c];
-        v->model[cells + c] = keep_bg * v->model[cells + c] + add_bg * bg[c];
+    for (int side = 0; side < 2; side++) {
+        /* A class absent from the previous mask keeps its old model. */
+        job.add[side] = count[side] > 0 ? (1.0 - keep) / (double)count[side] : 0.0;
+        job.keep[side] = count[side] > 0 ? keep : 1.0;
     }
-    for (int side = 0; side < 2; side++)
-        histogram_costs(v, v->model + side * cells, cost + side * cells);
+    gcut__pool_run(v->pool, mix_part, &job);
+    for (int side = 0; side < 2; side++) {
+        double total = 0;
+        for (int64_t c = 0; c < cells; c++)
+            total += v->model[side * cells + c];
+        /* The blur keeps the total mass. */
+        job.prior[side] = 0.01 * total / (double)cells + 1e-9;
+        job.norm[side] = total + job.prior[side] * (double)cells;
+    }
+    /* Blur along each axis: cells in C order (r, g, b), stride of the axis. */
+    const double *from = v->model;
+    double *bufs[2] = {v->cells, v->cells_tmp};
+    job.stride = 1;
+    for (int axis = 0; axis < 3; axis++, job.stride *= job.bins) {
+        job.from = (double *)from;
+        job.to = bufs[axis & 1];
+        gcut__pool_run(v->pool, blur_part, &job);
+        from = job.to;
+    }
+    job.from = (double *)from;
+    job.to = cost;
+    gcut__pool_run(v->pool, cost_part, &job);
 }
 
 /* As gcut__seg_tables_fill() (src/seg/seg_tables.c) for regional costs that are constant over
@@ -548,6 +649,33 @@ static void expand_part(void *arg, int part, int parts) {
     for (int64_t c = lo; c < hi; c++) {
         t->unary_source[c] = src[lut[c]];
         t->unary_sink[c] = snk[lut[c]];
+    }
+}
+
+/* The pairwise rows [class][squared difference], as gcut__seg_tables_fill() computes them
+ * (quantise(scale, lambda / sqrt(class + 1) * exp(-d2 / (2 sigma^2))), d2 = 0 exactly the
+ * weight), split over the parts; entries from end[class] on are zero. */
+typedef struct pair_job {
+    gcut__seg_tables *t;
+    double lambda, scale, inv_two_sigma2;
+    int32_t end[GCUT__SEG_CLASSES];
+} pair_job;
+
+static void pair_part(void *arg, int part, int parts) {
+    const pair_job *job = arg;
+    gcut__seg_tables *t = job->t;
+    const int64_t len = (int64_t)t->max_sqdiff + 1;
+    for (int k = 0; k < t->num_classes; k++) {
+        const double weight = job->lambda / sqrt((double)(k + 1));
+        int32_t *row = t->pairwise[k];
+        int64_t lo, hi;
+        part_range(len, part, parts, &lo, &hi);
+        for (int64_t d2 = lo; d2 < hi; d2++)
+            row[d2] =
+                d2 >= job->end[k]
+                    ? 0
+                    : quantise(job->scale,
+                               d2 == 0 ? weight : weight * exp(-(double)d2 * job->inv_two_sigma2));
     }
 }
 
@@ -592,21 +720,17 @@ static gcut_status fill_tables(gcut_video *v, double *cost, double sigma) {
     expand_job job = {v, cells};
     gcut__pool_run(v->pool, expand_part, &job);
     if (sigma != v->pair_sigma || scale != v->pair_scale || lambda != t->lambda) {
-        const double inv_two_sigma2 = 1.0 / (2.0 * sigma * sigma);
+        pair_job pj = {t, lambda, scale, 1.0 / (2.0 * sigma * sigma), {0, 0, 0}};
         for (int k = 0; k < t->num_classes; k++) {
+            /* quantise() is 0 from where weight * scale * exp(-d2 / (2 sigma^2)) < 1/2: past
+             * this bound (2 entries of margin for rounding), as gcut__seg_tables_fill's early
+             * stop leaves them. */
             const double weight = lambda / sqrt((double)(k + 1));
-            int32_t *row = t->pairwise[k];
-            int32_t d2 = 0;
-            for (; d2 <= t->max_sqdiff; d2++) {
-                row[d2] =
-                    quantise(scale, d2 == 0 ? weight : weight * exp(-(double)d2 * inv_two_sigma2));
-                if (row[d2] == 0)
-                    break; /* exp only decreases: the rest of the row stays zero */
-            }
-            /* Clear what an earlier, wider row left: its entries end at its first zero. */
-            for (d2++; d2 <= t->max_sqdiff && row[d2] != 0; d2++)
-                row[d2] = 0;
+            const double top = weight * scale * 2.0;
+            const double bound = top > 1.0 ? log(top) / pj.inv_two_sigma2 + 2.0 : 0.0;
+            pj.end[k] = bound >= (double)t->max_sqdiff ? t->max_sqdiff + 1 : (int32_t)bound + 1;
         }
+        gcut__pool_run(v->pool, pair_part, &pj);
         v->pair_sigma = sigma;
         v->pair_scale = scale;
     }
@@ -962,15 +1086,14 @@ gcut_status gcut_video_push_frame(gcut_video *v, const gcut_image *frame, const 
         /* This frame is the model's source: its cells stand in for the previous frame's. */
         memcpy(v->prev_work, v->work, (size_t)n * 3);
         memcpy(v->prev_cell, v->cell, (size_t)n * sizeof(int32_t));
-        count_cells(v, false);
+        count_cells(v);
         update_model(v, true, v->fresh);
         r->model_ms += gcut__now_ms() - t0;
         v->motion = -1.0;
     } else {
         const double t0 = gcut__now_ms();
-        /* Model from the previous frame under its mask (and the distance to its boundary at
-         * the same time), for this frame's colours. */
-        count_cells(v, true);
+        /* Model from the previous frame under its mask, for this frame's colours. */
+        count_cells(v);
         update_model(v, false, v->fresh);
         if (v->frames >= 2 && v->motion >= 0.0)
             v->motion = v->boundary > 0 ? (double)v->changed / ((double)v->boundary / 2.0) : 0.0;
@@ -990,6 +1113,9 @@ gcut_status gcut_video_push_frame(gcut_video *v, const gcut_image *frame, const 
         const int32_t reach = reach_px * CHAMFER_AXIS > (double)DIST_INF
                                   ? DIST_INF
                                   : (int32_t)ceil(reach_px * CHAMFER_AXIS);
+        /* The distance map, exact up to the largest threshold the seeds compare. */
+        const int32_t widest = p->check_colour ? reach : limit;
+        boundary_distance(v, widest >= DIST_INF ? -1 : (widest + CHAMFER_AXIS - 1) / CHAMFER_AXIS);
         const int64_t nb = make_seeds(v, limit, reach, p->restrict_band != 0);
         r->model_ms = gcut__now_ms() - t0;
         gcut_stats stats;
