@@ -28,7 +28,8 @@ if [ "${UNIT:-1}" = 1 ]; then
     "$build/tests/test_video" 2>&1 | tail -1
 fi
 echo "== video_bench"
-"$build/video_bench" --sizes "$sizes" --frames "$frames" --reps "$reps" --configs "$configs" 2>&1 |
+"$build/video_bench" --sizes "$sizes" --frames "$frames" --reps "$reps" --configs "$configs" \
+    --ref "${REF:-bk-full}" 2>&1 |
     tee "$out/bench.log"
 if [ "${E2E:-1}" = 1 ]; then
     # PPM frames in, PGM masks out: the device machine has no libpng/libjpeg, and these formats
