@@ -37,6 +37,7 @@ if [ "${E2E:-1}" = 1 ]; then
     echo "== gcut video end to end (PPM frames in, PGM masks out, truth scored)"
     for size in ${E2E_SIZES:-${sizes//,/ }}; do
         d=/tmp/gcut-video-$size
+        mkdir -p "$d"
         "$build/gcut" gen video --size "$size" --frames "$frames" -o "$d/frames" --truth "$d/truth" \
             --format ppm >/dev/null 2>&1 || { echo "gen video failed"; break; }
         for r in $(seq "${E2E_REPS:-$reps}"); do

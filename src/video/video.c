@@ -253,7 +253,8 @@ gcut_status gcut_video_create(int64_t width, int64_t height, const gcut_video_pa
     }
     /* Windows for the distance in strips: each part's strip and the rows the seeds' widest
      * threshold can reach on both sides (not when the colour check reaches the whole frame,
-     * or when they would hold more than 8 distance maps). */
+     * or when they would hold more than 32 distance maps: 16 threads at 1920x1080 with the
+     * default colour reach of 4 x the widest band, 64, need 8.7). */
     const double widest_px =
         p.check_colour ? (p.colour_reach > 0 ? p.colour_reach * p.band_max : -1) : p.band_max;
     if (v->threads > 1 && widest_px >= 0) {
@@ -261,7 +262,7 @@ gcut_status gcut_video_create(int64_t width, int64_t height, const gcut_video_pa
         const int64_t rows = (height + v->threads - 1) / v->threads + 2 * v->halo_max;
         v->scratch_rows = rows < height ? rows : height;
         const int64_t cells_needed = (int64_t)v->threads * v->scratch_rows * width;
-        if (cells_needed <= 8 * v->n)
+        if (cells_needed <= 32 * v->n)
             v->dist_scratch =
                 gcut__malloc((size_t)cells_needed * sizeof(int32_t), "video distance windows");
         /* (NULL: the distance runs in one pass) */
