@@ -884,6 +884,17 @@ gcut_status gcut_video_run(gcut_video *video, gcut_video_source *source, const u
                            gcut_video_init init_kind, int queue, gcut_video_sink_fn sink,
                            void *sink_ctx, gcut_video_run_report *report);
 
+/** gcut_video_run() with more threads for the file codecs: readers threads decode frames of a
+ *  folder or list at once (a video file is decoded by one), writers threads call sink at once
+ *  for different frames (each frame once, in any order: the sink must then be thread-safe).
+ *  The queue is raised to readers + writers + 1 where smaller. On an error every frame before
+ *  the failing one has been passed to sink (later ones may have been too). readers = writers =
+ *  1 is gcut_video_run(). @return GCUT_ERR_INVALID_ARG for readers or writers outside 1..16. */
+gcut_status gcut_video_run_threads(gcut_video *video, gcut_video_source *source,
+                                   const uint8_t *init, gcut_video_init init_kind, int queue,
+                                   int readers, int writers, gcut_video_sink_fn sink,
+                                   void *sink_ctx, gcut_video_run_report *report);
+
 /** Synthetic test video with ground truth: frame index of a sequence made from seed, at any
  *  size (the scene scales with it): a textured object that moves, deforms and drifts in
  *  colour, a part that grows out of it between frames 10 and 30, a background-coloured bar

@@ -7,6 +7,7 @@
 #include "util_common.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,6 +157,52 @@ static gcut_status keep_sink(void *ctx, int64_t index, const gcut_image *frame, 
     return GCUT_OK;
 }
 
+/* The sink of several writer threads: frames in any order, each once. */
+typedef struct keep_any {
+    uint8_t *masks;
+    int64_t n, fail_at;
+    _Atomic int64_t delivered;
+    _Atomic int order_broken; /* a frame delivered twice, or out of range */
+    uint8_t *seen;
+} keep_any;
+
+static gcut_status keep_any_sink(void *ctx, int64_t index, const gcut_image *frame,
+                                 const uint8_t *mask, const gcut_video_report *r) {
+    (void)r;
+    keep_any *k = ctx;
+    if (frame->width * frame->height != k->n || index < 0 || index >= 64 || k->seen[index]) {
+        k->order_broken = 1;
+        return GCUT_ERR_INTERNAL;
+    }
+    k->seen[index] = 1;
+    if (index == k->fail_at)
+        return gcut_image_write(scratch("no-such-folder/mask_%06lld.png", (long long)index), frame);
+    memcpy(k->masks + index * k->n, mask, (size_t)k->n);
+    k->delivered++;
+    return GCUT_OK;
+}
+
+static gcut_status run_folder_threads(const char *dir, const uint8_t *init, int queue, int readers,
+                                      int writers, keep_any *k) {
+    gcut_video_source *src = NULL;
+    gcut_status st = gcut_video_source_open(dir, &src);
+    if (st != GCUT_OK)
+        return st;
+    int64_t w, h;
+    gcut_video_source_info(src, &w, &h, NULL, NULL);
+    gcut_video *v = NULL;
+    gcut_video_run_report rep;
+    st = gcut_video_create(w, h, NULL, NULL, &v);
+    if (st == GCUT_OK)
+        st = gcut_video_run_threads(v, src, init, GCUT_VIDEO_INIT_MASK, queue, readers, writers,
+                                    keep_any_sink, k, &rep);
+    if (st == GCUT_OK && rep.frames != k->delivered)
+        st = GCUT_ERR_INTERNAL;
+    gcut_video_free(v);
+    gcut_video_source_close(src);
+    return st;
+}
+
 static gcut_status run_folder(const char *dir, const uint8_t *init, int queue, keep *k) {
     gcut_video_source *src = NULL;
     gcut_status st = gcut_video_source_open(dir, &src);
@@ -233,6 +280,37 @@ static void test_pipeline(uint64_t seed) {
         PASS_IF(k.frames == 7 && memcmp(k.masks, direct, (size_t)(n * 7)) == 0);
         free(k.masks);
     }
+    /* Several readers and writers (frames decoded and handed to the sink at once, in any
+     * order): the same masks, every frame once; a failing sink at frame 7 stops the run with
+     * its error after frames 0-6 were delivered intact. */
+    const int rw[3][3] = {{3, 3, 2}, {2, 1, 8}, {1, 4, 0}}; /* readers, writers, queue */
+    for (int c = 0; c < 3; c++) {
+        for (int fail = 0; fail < 2; fail++) {
+            uint8_t seen[64] = {0};
+            keep_any k = {calloc((size_t)(n * frames), 1), n, fail ? 7 : -1, 0, 0, seen};
+            gcut_status st =
+                run_folder_threads(dir, init, rw[c][2] == 0 ? 2 : rw[c][2], rw[c][0], rw[c][1], &k);
+            if (!fail) {
+                CHECK_OK(st);
+                PASS_IF(k.delivered == frames && !k.order_broken &&
+                        memcmp(k.masks, direct, (size_t)(n * frames)) == 0);
+            } else {
+                PASS_IF(st == GCUT_ERR_IO && mentions("no-such-folder"));
+                PASS_IF(!k.order_broken && k.delivered >= 7 &&
+                        memcmp(k.masks, direct, (size_t)(n * 7)) == 0);
+            }
+            free(k.masks);
+        }
+    }
+    gcut_video *vq = NULL;
+    gcut_video_source *sq = NULL;
+    CHECK_OK(gcut_video_create(w, h, NULL, NULL, &vq));
+    CHECK_OK(gcut_video_source_open(dir, &sq));
+    PASS_IF(gcut_video_run_threads(vq, sq, init, GCUT_VIDEO_INIT_MASK, 4, 0, 1, NULL, NULL, NULL) ==
+                GCUT_ERR_INVALID_ARG &&
+            mentions("readers"));
+    gcut_video_source_close(sq);
+    gcut_video_free(vq);
     for (int r = 0; r < 3; r++)
         free(runs[r].masks);
     free(direct);
