@@ -102,7 +102,7 @@ void gcut_video_free(gcut_video *v) {
     frame_free(v, v->seeds);
     gcut__free(v->mask);
     gcut__free(v->prev_mask);
-    gcut__free(v->labels);
+    frame_free(v, v->labels);
     gcut__free(v->dist);
     gcut__free(v->dist_scratch);
     gcut__free(v->band_nodes);
@@ -225,7 +225,9 @@ gcut_status gcut_video_create(int64_t width, int64_t height, const gcut_video_pa
         memset(v->seeds, 0, n);
     v->mask = gcut__calloc(n, 1, "video mask");
     v->prev_mask = gcut__calloc(n, 1, "video previous mask");
-    v->labels = gcut__calloc(n, 1, "video labels");
+    v->labels = frame_alloc(v, n, "video labels"); /* pinned on the GPU path: fast downloads */
+    if (v->labels != NULL)
+        memset(v->labels, 0, n);
     v->dist = gcut__malloc(n * sizeof(int32_t), "video boundary distance");
     v->band_nodes = gcut__malloc(n * sizeof(int64_t), "video band");
     const size_t bins = (size_t)p.seg.histogram_bins, cells = bins * bins * bins;
