@@ -204,12 +204,20 @@ gcut_status gcut_video_create(int64_t width, int64_t height, const gcut_video_pa
     if (wants_gpu(&v->options, v->n)) {
         /* The whole frame on the GPU: a cuda-grid context for the video's life. */
         gcut_options go = v->options; /* options.warm: warm frames allowed (default on) */
+        const bool asked = v->options.solver != NULL && strcmp(v->options.solver, "cuda-grid") == 0;
         if ((st = gcut__video_gpu_create(width, height, conn, &go, &v->gpu)) != GCUT_OK) {
-            gcut_video_free(v);
-            return st;
+            if (asked) {
+                gcut_video_free(v);
+                return st;
+            }
+            /* "auto": a device that cannot take the video leaves it to the CPU path (bk). */
+            v->gpu = NULL;
+            v->options.solver = "bk";
+            gcut__clear_error();
+        } else {
+            v->params.restrict_band = 0;
+            v->params.warm = 0; /* the warm choice is the GPU path's own (docs/VIDEO.md) */
         }
-        v->params.restrict_band = 0;
-        v->params.warm = 0; /* the warm choice is the GPU path's own (docs/VIDEO.md) */
     }
     const size_t nc = (size_t)v->tables->num_colors;
     const int64_t shape[2] = {height, width};
@@ -457,7 +465,7 @@ typedef struct count_job {
     int64_t changed[64], boundary[64];
 } count_job;
 
-enum { COUNT_CHUNK = 16384 };
+enum { COUNT_CHUNK = 16384 }; /* pixels a part takes at a time (whole rows) */
 
 static void count_part(void *arg, int part, int parts) {
     (void)parts;
@@ -469,19 +477,24 @@ static void count_part(void *arg, int part, int parts) {
     uint32_t *fg = v->counts + (size_t)part * 2 * (size_t)cells, *bg = fg + cells;
     memset(fg, 0, 2 * (size_t)cells * sizeof(uint32_t));
     int64_t changed = 0, boundary = 0;
+    const int64_t h = n / w, chunk_rows = (COUNT_CHUNK + w - 1) / w;
     for (;;) {
-        const int64_t start = atomic_fetch_add(&job->next, COUNT_CHUNK);
-        if (start >= n)
+        const int64_t y0 = atomic_fetch_add(&job->next, chunk_rows);
+        if (y0 >= h)
             break;
-        const int64_t end = start + COUNT_CHUNK < n ? start + COUNT_CHUNK : n;
-        for (int64_t i = start; i < end; i++) {
-            const uint8_t m = mask[i];
-            (m ? fg : bg)[cell[i]]++;
-            changed += m != prev[i];
-            /* Boundary pixels: a 4-neighbour of the other label (the distance map's zeros). */
-            const int64_t x = i % w;
-            boundary += (x > 0 && mask[i - 1] != m) || (x + 1 < w && mask[i + 1] != m) ||
-                        (i >= w && mask[i - w] != m) || (i + w < n && mask[i + w] != m);
+        const int64_t y1 = y0 + chunk_rows < h ? y0 + chunk_rows : h;
+        for (int64_t y = y0; y < y1; y++) {
+            const uint8_t *m = mask + y * w, *mu = y > 0 ? m - w : m, *md = y + 1 < h ? m + w : m;
+            const uint8_t *pm = prev + y * w;
+            const int32_t *cl = cell + y * w;
+            for (int64_t x = 0; x < w; x++) {
+                const uint8_t c = m[x];
+                (c ? fg : bg)[cl[x]]++;
+                changed += c != pm[x];
+                /* Boundary pixels: a 4-neighbour of the other label (the distance map's 0s). */
+                const uint8_t l = x > 0 ? m[x - 1] : c, r = x + 1 < w ? m[x + 1] : c;
+                boundary += (l != c) | (r != c) | (mu[x] != c) | (md[x] != c);
+            }
         }
     }
     job->changed[part] = changed;
