@@ -733,8 +733,8 @@ static gcut_status fill_tables(gcut_video *v, double *cost, double sigma) {
         src[c] = quantise(scale, bgc[c]); /* cut when the pixel goes to background */
         snk[c] = quantise(scale, fgc[c]); /* cut when it stays foreground */
     }
-    expand_job job = {v, cells};
-    gcut__pool_run(v->pool, expand_part, &job);
+    /* (The unary tables of every colour are spread from the cells only where a whole frame's
+     * grid is filled: expand_tables(). The band graph reads the cells directly.) */
     if (sigma != v->pair_sigma || scale != v->pair_scale || lambda != t->lambda) {
         pair_job pj = {t, lambda, scale, 1.0 / (2.0 * sigma * sigma), {0, 0, 0}};
         for (int k = 0; k < t->num_classes; k++) {
@@ -815,13 +815,15 @@ static gcut_status solve_band(gcut_video *v, int64_t nb, int64_t *flow, gcut_sta
     const gcut__seg_tables *t = v->tables;
     const gcut_grid *grid = v->grid;
     const int64_t w = v->width, h = v->height;
+    const int64_t bins = v->params.seg.histogram_bins;
+    const int32_t *cell_src = v->cell_cap, *cell_snk = v->cell_cap + bins * bins * bins;
     int64_t fixed_flow = 0;
     gcut_status st = GCUT_OK;
     for (int64_t k = 0; k < nb && st == GCUT_OK; k++) {
         const int64_t i = v->band_nodes[k], x = i % w, y = i / w;
         const uint8_t *p = v->work + i * 3;
-        const int64_t q = gcut__seg_color_index(p, 3);
-        int64_t src = t->unary_source[q], snk = t->unary_sink[q];
+        const int32_t c = v->cell[i]; /* the unary tables' entry of its colour, by its cell */
+        int64_t src = cell_src[c], snk = cell_snk[c];
         for (int d = 0; d < grid->num_dirs; d++) {
             const int64_t xn = x + grid->offset[d][2], yn = y + grid->offset[d][1];
             if (xn < 0 || xn >= w || yn < 0 || yn >= h)
@@ -912,14 +914,23 @@ static gcut_status solve_warm(gcut_video *v, int64_t *flow, gcut_stats *stats) {
  * built on the device from the same tables (gcut__seg_fill_grid()'s, bit for bit) and solved
  * by the video's cuda-grid context; --verify then fills the host grid too and checks the
  * certificate there. */
+static void expand_tables(gcut_video *v) {
+    const int64_t bins = v->params.seg.histogram_bins;
+    expand_job job = {v, bins * bins * bins};
+    gcut__pool_run(v->pool, expand_part, &job);
+}
+
 static gcut_status solve_grid(gcut_video *v, int64_t *flow, gcut_stats *stats, double *build_ms) {
+    const double t_expand = gcut__now_ms();
+    expand_tables(v);
+    const double expand_ms = gcut__now_ms() - t_expand;
     if (v->gpu != NULL) {
         gcut__video_gpu_report gr;
         gcut_status st = gcut__video_gpu_solve(v->gpu, v->work, v->seeds, v->tables, v->labels,
                                                flow, stats, &gr);
         if (st != GCUT_OK)
             return st;
-        *build_ms = gr.upload_ms + gr.build_ms;
+        *build_ms = expand_ms + gr.upload_ms + gr.build_ms;
         stats->build_ms = 0;
         v->last_warm = gr.warm;
         if (v->params.verify) {
@@ -942,7 +953,7 @@ static gcut_status solve_grid(gcut_video *v, int64_t *flow, gcut_stats *stats, d
     }
     const double t0 = gcut__now_ms();
     gcut__seg_fill_grid(v->work, v->seeds, v->tables, v->grid);
-    *build_ms = gcut__now_ms() - t0;
+    *build_ms = expand_ms + gcut__now_ms() - t0;
     if (v->params.warm)
         return solve_warm(v, flow, stats);
     gcut_status st = gcut_grid_solve(v->grid, &v->options, flow, v->labels, stats);
