@@ -69,7 +69,8 @@ struct gcut_video {
     double *cells;          /* histogram cells (bins^3), and a second array for the blur */
     double *cells_tmp;
     double pair_sigma, pair_scale; /* the pairwise tables' parameters (refilled on change) */
-    int64_t boundary;              /* boundary pixels of the last distance map */
+    int64_t boundary;              /* boundary pixels of the last mask */
+    int64_t box[4];                /* their box: x min, x max, y min, y max */
     int64_t changed;               /* pixels whose label differs between the last two masks */
     double motion;        /* mean boundary displacement of the last frame, pixels; < 0 unknown */
     gcut__video_gpu *gpu; /* the GPU path (cuda-grid on the whole frame), or NULL */
@@ -356,7 +357,8 @@ static gcut_status load_frame(gcut_video *v, const gcut_image *f) {
 
 /* Chamfer (3-4) distance to the mask's boundary (pixels with a 4-neighbour of the other label
  * are at 0), in units of a third of a pixel, of the rows [y0, y1) of the frame computed as if
- * the frame ended there (the window's own distances; d holds its rows). The two raster passes
+ * the frame ended there, and of its columns [x0, x1) likewise (the window's own distances; d
+ * holds its rows, w wide, of which only those columns are written). The two raster passes
  * of the classic algorithm, each row split in two: the terms from the row above (below) first,
  * with no dependency between pixels, then the chain along the row; the same distances as the
  * one-step passes, without their long dependency chain. Where the window is the whole frame
@@ -364,35 +366,35 @@ static gcut_status load_frame(gcut_video *v, const gcut_image *f) {
  * window's edges, gets the frame's distance too: every step of a chamfer path crosses at most
  * one row and costs at least 3, so its shortest path to the boundary stays in the window. */
 static void window_distance(const uint8_t *mask, int64_t w, int64_t h, int64_t y0, int64_t y1,
-                            int32_t *d) {
+                            int64_t x0, int64_t x1, int32_t *d) {
     for (int64_t y = y0; y < y1; y++) {
         const uint8_t *m = mask + y * w;
         const uint8_t *mu = y > 0 ? m - w : m, *md = y + 1 < h ? m + w : m;
         int32_t *row = d + (y - y0) * w;
         const int32_t *up = y > y0 ? row - w : row;
-        for (int64_t x = 0; x < w; x++) {
+        for (int64_t x = x0; x < x1; x++) {
             const uint8_t c = m[x];
             const uint8_t l = x > 0 ? m[x - 1] : c, r = x + 1 < w ? m[x + 1] : c;
             const bool edge = (l != c) | (r != c) | (mu[x] != c) | (md[x] != c);
             int32_t best = DIST_INF;
             if (y > y0) {
                 const int32_t a = up[x] + CHAMFER_AXIS;
-                const int32_t b = x > 0 ? up[x - 1] + CHAMFER_DIAG : DIST_INF;
-                const int32_t e = x + 1 < w ? up[x + 1] + CHAMFER_DIAG : DIST_INF;
+                const int32_t b = x > x0 ? up[x - 1] + CHAMFER_DIAG : DIST_INF;
+                const int32_t e = x + 1 < x1 ? up[x + 1] + CHAMFER_DIAG : DIST_INF;
                 best = a < best ? a : best;
                 best = b < best ? b : best;
                 best = e < best ? e : best;
             }
             row[x] = edge ? 0 : best;
         }
-        for (int64_t x = 1; x < w; x++) {
+        for (int64_t x = x0 + 1; x < x1; x++) {
             const int32_t a = row[x - 1] + CHAMFER_AXIS;
             row[x] = a < row[x] ? a : row[x];
         }
     }
     { /* the last row's backward chain (no row below it) */
         int32_t *row = d + (y1 - 1 - y0) * w;
-        for (int64_t x = w - 2; x >= 0; x--) {
+        for (int64_t x = x1 - 2; x >= x0; x--) {
             const int32_t a = row[x + 1] + CHAMFER_AXIS;
             row[x] = a < row[x] ? a : row[x];
         }
@@ -400,17 +402,17 @@ static void window_distance(const uint8_t *mask, int64_t w, int64_t h, int64_t y
     for (int64_t y = y1 - 2; y >= y0; y--) {
         int32_t *row = d + (y - y0) * w;
         const int32_t *down = row + w;
-        for (int64_t x = 0; x < w; x++) {
+        for (int64_t x = x0; x < x1; x++) {
             int32_t best = row[x];
             const int32_t a = down[x] + CHAMFER_AXIS;
-            const int32_t b = x > 0 ? down[x - 1] + CHAMFER_DIAG : DIST_INF;
-            const int32_t e = x + 1 < w ? down[x + 1] + CHAMFER_DIAG : DIST_INF;
+            const int32_t b = x > x0 ? down[x - 1] + CHAMFER_DIAG : DIST_INF;
+            const int32_t e = x + 1 < x1 ? down[x + 1] + CHAMFER_DIAG : DIST_INF;
             best = a < best ? a : best;
             best = b < best ? b : best;
             best = e < best ? e : best;
             row[x] = best;
         }
-        for (int64_t x = w - 2; x >= 0; x--) {
+        for (int64_t x = x1 - 2; x >= x0; x--) {
             const int32_t a = row[x + 1] + CHAMFER_AXIS;
             row[x] = a < row[x] ? a : row[x];
         }
@@ -418,39 +420,77 @@ static void window_distance(const uint8_t *mask, int64_t w, int64_t h, int64_t y
 }
 
 /* The distance map v->dist, exact wherever it is at most 3 * reach_rows (all that the seeds
- * read): in one pass over the frame, or with reach_rows >= 0 and several threads in strips of
- * rows, each computed in a window reach_rows + 1 rows taller on both sides (window_distance())
- * in the part's scratch rows and its own rows copied out. Beyond 3 * reach_rows a strip's
- * distance can exceed the frame's; both are then above every threshold the seeds compare. */
+ * read; reach_rows < 0: everywhere). Only the box of the boundary pixels (found by the count
+ * pass) widened by reach_rows + 1 on each side is computed: a pixel outside it is more than
+ * reach_rows pixels from every boundary pixel along some axis, so more than 3 * reach_rows in
+ * chamfer units (DIST_INF is written), and a pixel inside has its nearest boundary pixel's
+ * straight chamfer path inside it too. With several threads the box's rows go in strips, each
+ * computed in a window reach_rows + 1 rows taller on both sides (window_distance()) in the
+ * part's scratch rows, its own rows copied out. Beyond 3 * reach_rows a strip's distance can
+ * exceed the frame's; both are then above every threshold the seeds compare. */
 typedef struct dist_job {
     gcut_video *v;
-    int64_t halo;
+    int64_t halo, x0, x1, y0, y1; /* the box */
 } dist_job;
+
+/* DIST_INF outside the box, rows split over the parts. */
+static void far_part(void *arg, int part, int parts) {
+    const dist_job *job = arg;
+    gcut_video *v = job->v;
+    const int64_t w = v->width;
+    int64_t lo, hi;
+    part_range(v->height, part, parts, &lo, &hi);
+    for (int64_t y = lo; y < hi; y++) {
+        int32_t *row = v->dist + y * w;
+        const bool inside = y >= job->y0 && y < job->y1;
+        const int64_t a = inside ? job->x0 : w, b = inside ? job->x1 : w;
+        for (int64_t x = 0; x < a; x++)
+            row[x] = DIST_INF;
+        for (int64_t x = b; x < w; x++)
+            row[x] = DIST_INF;
+    }
+}
 
 static void dist_part(void *arg, int part, int parts) {
     const dist_job *job = arg;
     gcut_video *v = job->v;
     const int64_t w = v->width, h = v->height;
     int64_t lo, hi;
-    part_range(h, part, parts, &lo, &hi);
+    part_range(job->y1 - job->y0, part, parts, &lo, &hi);
+    lo += job->y0;
+    hi += job->y0;
     if (lo >= hi)
         return;
-    const int64_t y0 = lo - job->halo > 0 ? lo - job->halo : 0;
-    const int64_t y1 = hi + job->halo < h ? hi + job->halo : h;
+    const int64_t y0 = lo - job->halo > job->y0 ? lo - job->halo : job->y0;
+    const int64_t y1 = hi + job->halo < job->y1 ? hi + job->halo : job->y1;
     int32_t *scratch = v->dist_scratch + (size_t)part * (size_t)v->scratch_rows * (size_t)w;
-    window_distance(v->mask, w, h, y0, y1, scratch);
-    memcpy(v->dist + lo * w, scratch + (lo - y0) * w, (size_t)((hi - lo) * w) * sizeof(int32_t));
+    window_distance(v->mask, w, h, y0, y1, job->x0, job->x1, scratch);
+    for (int64_t y = lo; y < hi; y++)
+        memcpy(v->dist + y * w + job->x0, scratch + (y - y0) * w + job->x0,
+               (size_t)(job->x1 - job->x0) * sizeof(int32_t));
 }
 
 static void boundary_distance(gcut_video *v, int64_t reach_rows) {
     const int parts = gcut__pool_threads(v->pool);
-    const int64_t halo = reach_rows + 1;
-    if (parts == 1 || reach_rows < 0 || v->dist_scratch == NULL || halo > v->halo_max ||
-        2 * halo >= v->height) {
-        window_distance(v->mask, v->width, v->height, 0, v->height, v->dist);
+    const int64_t w = v->width, h = v->height, halo = reach_rows + 1;
+    dist_job job = {v, halo, 0, w, 0, h};
+    if (v->boundary == 0) { /* one label everywhere: no boundary, every pixel far */
+        job.y0 = job.y1 = h;
+        gcut__pool_run(v->pool, far_part, &job);
         return;
     }
-    dist_job job = {v, halo};
+    if (reach_rows >= 0) {
+        job.x0 = v->box[0] - halo > 0 ? v->box[0] - halo : 0;
+        job.x1 = v->box[1] + 1 + halo < w ? v->box[1] + 1 + halo : w;
+        job.y0 = v->box[2] - halo > 0 ? v->box[2] - halo : 0;
+        job.y1 = v->box[3] + 1 + halo < h ? v->box[3] + 1 + halo : h;
+    }
+    gcut__pool_run(v->pool, far_part, &job);
+    if (parts == 1 || reach_rows < 0 || v->dist_scratch == NULL || halo > v->halo_max ||
+        2 * halo >= job.y1 - job.y0) {
+        window_distance(v->mask, w, h, job.y0, job.y1, job.x0, job.x1, v->dist + job.y0 * w);
+        return;
+    }
     gcut__pool_run(v->pool, dist_part, &job);
 }
 
@@ -463,6 +503,7 @@ typedef struct count_job {
     int64_t cells;
     _Atomic int64_t next; /* next chunk to take */
     int64_t changed[64], boundary[64];
+    int64_t box[64][4]; /* per part: x min, x max, y min, y max of the boundary pixels */
 } count_job;
 
 enum { COUNT_CHUNK = 16384 }; /* pixels a part takes at a time (whole rows) */
@@ -478,6 +519,8 @@ static void count_part(void *arg, int part, int parts) {
     memset(fg, 0, 2 * (size_t)cells * sizeof(uint32_t));
     int64_t changed = 0, boundary = 0;
     const int64_t h = n / w, chunk_rows = (COUNT_CHUNK + w - 1) / w;
+    int64_t *box = job->box[part];
+    box[0] = w, box[1] = -1, box[2] = h, box[3] = -1;
     for (;;) {
         const int64_t y0 = atomic_fetch_add(&job->next, chunk_rows);
         if (y0 >= h)
@@ -487,13 +530,25 @@ static void count_part(void *arg, int part, int parts) {
             const uint8_t *m = mask + y * w, *mu = y > 0 ? m - w : m, *md = y + 1 < h ? m + w : m;
             const uint8_t *pm = prev + y * w;
             const int32_t *cl = cell + y * w;
+            int64_t first = w, last = -1;
             for (int64_t x = 0; x < w; x++) {
                 const uint8_t c = m[x];
                 (c ? fg : bg)[cl[x]]++;
                 changed += c != pm[x];
                 /* Boundary pixels: a 4-neighbour of the other label (the distance map's 0s). */
                 const uint8_t l = x > 0 ? m[x - 1] : c, r = x + 1 < w ? m[x + 1] : c;
-                boundary += (l != c) | (r != c) | (mu[x] != c) | (md[x] != c);
+                const int e = (l != c) | (r != c) | (mu[x] != c) | (md[x] != c);
+                boundary += e;
+                if (e) {
+                    first = x < first ? x : first;
+                    last = x;
+                }
+            }
+            if (last >= 0) {
+                box[0] = first < box[0] ? first : box[0];
+                box[1] = last > box[1] ? last : box[1];
+                box[2] = y < box[2] ? y : box[2];
+                box[3] = y > box[3] ? y : box[3];
             }
         }
     }
@@ -526,9 +581,15 @@ static void count_cells(gcut_video *v) {
     gcut__pool_run(v->pool, sum_counts_part, &job);
     v->changed = 0;
     v->boundary = 0;
+    v->box[0] = v->width, v->box[1] = -1, v->box[2] = v->height, v->box[3] = -1;
     for (int k = 0; k < v->threads; k++) {
         v->changed += job.changed[k];
         v->boundary += job.boundary[k];
+        const int64_t *b = job.box[k];
+        v->box[0] = b[0] < v->box[0] ? b[0] : v->box[0];
+        v->box[1] = b[1] > v->box[1] ? b[1] : v->box[1];
+        v->box[2] = b[2] < v->box[2] ? b[2] : v->box[2];
+        v->box[3] = b[3] > v->box[3] ? b[3] : v->box[3];
     }
 }
 
