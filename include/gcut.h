@@ -793,7 +793,7 @@ typedef struct gcut_video_report {
 
 /** Create a video segmenter for frames of width x height (2D). params and options may be NULL
  *  (defaults). options->solver "cuda-grid", or "auto" (the default) where a CUDA device is
- *  present and the frame has at least 256 x 256 pixels, cuts the whole frame on the GPU
+ *  present and the frame has at least 65536 pixels (256 x 256), cuts the whole frame on the GPU
  *  (restrict_band and warm are then ignored: the band graph is a general graph): one cuda-grid
  *  context is made here for the video's life, each frame's capacities are built on the device
  *  from its pixels, seeds and tables, and a frame whose capacities mostly repeat the last
