@@ -531,6 +531,52 @@ static void test_threads(uint64_t seed) {
     free(m4);
 }
 
+/* A band wider than the object (band_min 50 at 128x96: most of the frame, about 4 arcs a
+ * pixel, more than the band graph's first room of one arc a pixel): the graph grows once and
+ * the masks stay the whole frame's, every cut certified. */
+static void test_wide_band(uint64_t seed) {
+    const int64_t w = 128, h = 96, n = w * h;
+    const int frames = 6;
+    uint8_t *truth = malloc((size_t)n), *mb = malloc((size_t)n), *mf = malloc((size_t)n);
+    gcut_video_params p;
+    gcut_video_params_init(&p);
+    p.band_min = 50;
+    p.band_max = 64;
+    p.verify = 1;
+    gcut_options o;
+    gcut_options_init(&o);
+    o.solver = "bk";
+    gcut_video *band = NULL, *full = NULL;
+    CHECK_OK(gcut_video_create(w, h, &p, &o, &band));
+    p.restrict_band = 0;
+    CHECK_OK(gcut_video_create(w, h, &p, &o, &full));
+    int same = 0;
+    int64_t widest = 0;
+    for (int k = 0; k < frames && band != NULL && full != NULL; k++) {
+        gcut_image img = {0};
+        CHECK_OK(gcut_video_synth_frame(w, h, seed, k, GCUT_SYNTH_HARD, &img, truth));
+        gcut_video_report rb;
+        const uint8_t *init = k == 0 ? truth : NULL;
+        CHECK_OK(gcut_video_push_frame(band, &img, init, GCUT_VIDEO_INIT_MASK, &rb));
+        CHECK_OK(gcut_video_push_frame(full, &img, init, GCUT_VIDEO_INIT_MASK, NULL));
+        gcut_image_free(&img);
+        widest = rb.graph_nodes > widest ? rb.graph_nodes : widest;
+        CHECK_OK(gcut_video_get_mask(band, mb));
+        CHECK_OK(gcut_video_get_mask(full, mf));
+        same += memcmp(mb, mf, (size_t)n) == 0;
+    }
+    printf("wide band: up to %lld of %lld pixels in the graph, masks equal to the whole frame's "
+           "in %d of %d frames\n",
+           (long long)widest, (long long)n, same, frames);
+    PASS_IF(widest > n / 2);
+    PASS_IF(same == frames);
+    gcut_video_free(band);
+    gcut_video_free(full);
+    free(truth);
+    free(mb);
+    free(mf);
+}
+
 int main(void) {
     uint64_t seed = test_seed();
     const char *tmp = getenv("TMPDIR");
@@ -547,6 +593,7 @@ int main(void) {
     uint64_t start = gcut_memory_in_use();
     test_accuracy(seed);
     test_threads(seed + 4);
+    test_wide_band(seed + 5);
     if (have_png) {
         test_pipeline(seed + 1);
         test_bad_inputs(seed + 2);

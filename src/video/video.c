@@ -856,31 +856,43 @@ static double frame_sigma(gcut_video *v) {
     return sigma < 1.0 ? 1.0 : sigma;
 }
 
-/* Solve the band only: a graph over the band's pixels (ids are pixel indices; the rest of the
- * graph's nodes stay isolated at zero capacity), each arc to a fixed neighbour folded into the
- * band pixel's terminal capacity: a fixed-foreground neighbour q makes calling p background
- * cost w(q,p) (source side), a fixed-background one makes calling p foreground cost w(p,q). */
-static gcut_status solve_band(gcut_video *v, int64_t nb, int64_t *flow, gcut_stats *stats,
-                              double *build_ms) {
-    const double t0 = gcut__now_ms();
+/* The band graph's nodes [lo, hi) of part of parts: terminal capacities (each arc to a fixed
+ * neighbour folded in), and with write the arcs between band pixels at their place in the
+ * edge arrays (from edge_at[part]); without, only how many there are. */
+typedef struct band_job {
+    gcut_video *v;
+    int64_t nb;
+    bool write;
+    int64_t edges[64], fixed[64]; /* per part: arcs (then their first slot), fixed flow */
+} band_job;
+
+static void band_part(void *arg, int part, int parts) {
+    band_job *job = arg;
+    gcut_video *v = job->v;
     gcut_graph *g = v->band;
-    gcut__graph_drop_state(g);
-    /* Nodes 0..nb-1 are the band's pixels in scan order: the graph's arrays were made for the
-     * whole frame, and only the first nb are in use. */
-    g->num_nodes = nb;
-    for (int64_t k = 0; k < nb; k++)
-        v->node_of[v->band_nodes[k]] = (int32_t)k;
-    g->num_edges = 0;
-    g->structure_changed = true;
-    g->flow_offset = 0;
     const gcut__seg_tables *t = v->tables;
     const gcut_grid *grid = v->grid;
     const int64_t w = v->width, h = v->height;
     const int64_t bins = v->params.seg.histogram_bins;
     const int32_t *cell_src = v->cell_cap, *cell_snk = v->cell_cap + bins * bins * bins;
-    int64_t fixed_flow = 0;
-    gcut_status st = GCUT_OK;
-    for (int64_t k = 0; k < nb && st == GCUT_OK; k++) {
+    int64_t lo, hi;
+    part_range(job->nb, part, parts, &lo, &hi);
+    if (!job->write) { /* node ids, and the arcs each part will write */
+        int64_t count = 0;
+        for (int64_t k = lo; k < hi; k++) {
+            const int64_t i = v->band_nodes[k], x = i % w, y = i / w;
+            v->node_of[i] = (int32_t)k;
+            for (int d = 0; d < grid->num_dirs; d += 2) {
+                const int64_t xn = x + grid->offset[d][2], yn = y + grid->offset[d][1];
+                count += xn >= 0 && xn < w && yn >= 0 && yn < h &&
+                         v->seeds[yn * w + xn] == GCUT_SEED_UNKNOWN;
+            }
+        }
+        job->edges[part] = count;
+        return;
+    }
+    int64_t e = job->edges[part], fixed_flow = 0;
+    for (int64_t k = lo; k < hi; k++) {
         const int64_t i = v->band_nodes[k], x = i % w, y = i / w;
         const uint8_t *p = v->work + i * 3;
         const int32_t c = v->cell[i]; /* the unary tables' entry of its colour, by its cell */
@@ -894,8 +906,20 @@ static gcut_status solve_band(gcut_video *v, int64_t nb, int64_t *flow, gcut_sta
                                            [gcut__seg_sqdiff(p, v->work + j * 3, 3)];
             const uint8_t sj = v->seeds[j];
             if (sj == GCUT_SEED_UNKNOWN) {
-                if ((d & 1) == 0) /* each pair once, from its even direction */
-                    st = gcut_graph_add_edge(g, k, v->node_of[j], cap, cap);
+                if ((d & 1) == 0) { /* each pair once, from its even direction */
+                    if (e < g->edge_room) {
+                        if (g->ids32) {
+                            g->edge_u32[e] = (uint32_t)k;
+                            g->edge_v32[e] = (uint32_t)v->node_of[j];
+                        } else {
+                            g->edge_u64[e] = k;
+                            g->edge_v64[e] = v->node_of[j];
+                        }
+                        g->edge_cap[e] = cap;
+                        g->edge_rev[e] = cap;
+                    }
+                    e++;
+                }
             } else if (sj == GCUT_SEED_FOREGROUND) {
                 src += cap;
             } else {
@@ -908,6 +932,55 @@ static gcut_status solve_band(gcut_video *v, int64_t nb, int64_t *flow, gcut_sta
         g->tw_source[k] = src - common;
         g->tw_sink[k] = snk - common;
     }
+    job->edges[part] = e - job->edges[part];
+    job->fixed[part] = fixed_flow;
+}
+
+/* Solve the band only: a graph over the band's pixels (node k is band pixel k in scan order),
+ * each arc to a fixed neighbour folded into the band pixel's terminal capacity: a
+ * fixed-foreground neighbour q makes calling p background cost w(q,p) (source side), a
+ * fixed-background one makes calling p foreground cost w(p,q). Built in parallel: node ids
+ * first, then every part fills its nodes' terminals and writes its arcs from its offset, in
+ * the order one pass would add them (the same graph for any thread count); a band with more
+ * arcs than the graph has room for is counted first and the room grown once. */
+static gcut_status solve_band(gcut_video *v, int64_t nb, int64_t *flow, gcut_stats *stats,
+                              double *build_ms) {
+    const double t0 = gcut__now_ms();
+    gcut_graph *g = v->band;
+    gcut__graph_drop_state(g);
+    /* Nodes 0..nb-1 are the band's pixels in scan order: the graph's arrays were made for the
+     * whole frame, and only the first nb are in use. */
+    g->num_nodes = nb;
+    g->num_edges = 0;
+    g->structure_changed = true;
+    g->flow_offset = 0;
+    band_job job;
+    memset(&job, 0, sizeof job);
+    job.v = v;
+    job.nb = nb;
+    gcut__pool_run(v->pool, band_part, &job); /* node ids and arc counts */
+    int64_t total = 0;
+    for (int k = 0; k < v->threads; k++) {
+        const int64_t c = job.edges[k];
+        job.edges[k] = total; /* the part's first arc */
+        total += c;
+    }
+    gcut_status st = GCUT_OK;
+    if (total > g->edge_room) {
+        /* Grow the room once (as gcut_graph_add_edge() does), kept for later frames. */
+        g->num_edges = g->edge_room;
+        while (st == GCUT_OK && g->num_edges < total)
+            st = gcut_graph_add_edge(g, 0, 0, 0, 0);
+        g->num_edges = 0;
+    }
+    if (st == GCUT_OK) {
+        job.write = true;
+        gcut__pool_run(v->pool, band_part, &job);
+        g->num_edges = total;
+    }
+    int64_t fixed_flow = 0;
+    for (int k = 0; k < v->threads; k++)
+        fixed_flow += job.fixed[k];
     gcut__graph_clear_changes(g);
     *build_ms = gcut__now_ms() - t0;
     if (st != GCUT_OK)
