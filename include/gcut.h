@@ -361,6 +361,26 @@ typedef struct gcut_grid_context_info {
 /** Fill *info. @return GCUT_ERR_INVALID_ARG for NULL arguments. */
 gcut_status gcut_grid_context_get_info(const gcut_grid_context *ctx, gcut_grid_context_info *info);
 
+/** Start the CUDA runtime on GPU device (0-based) now: driver start-up and the device's
+ *  context, ~0.1 s once per process, which the first GPU solve would otherwise pay. Blocks
+ *  until done; call it on a thread of your own to overlap the start-up with reading input
+ *  and fitting models (`gcut segment` does). Safe to call from several threads and again
+ *  (later calls return at once). @return GCUT_OK; GCUT_ERR_NO_DEVICE when the device does
+ *  not exist or CUDA cannot start (message in gcut_last_error()); GCUT_ERR_UNSUPPORTED in a
+ *  build without CUDA. */
+gcut_status gcut_device_init(int device);
+
+/** Free the device buffers that gcut keeps between GPU segmentation solves (gcut_segment(),
+ *  gcut_grabcut() with cuda-grid): after a picture's first solve, the arrays of its size stay
+ *  allocated for the next one (up to 16 sizes, or 16 solves at once from threads), as a
+ *  caching allocator does. Call it when done segmenting to give the GPU memory back; the
+ *  next solve allocates again. Idle buffers are not freed by themselves when a later solve of
+ *  another size runs short of device memory (it fails with GCUT_ERR_NOMEM): release them
+ *  before switching to much larger pictures on a small GPU. Safe with no CUDA and from any
+ *  thread (buffers in use by a solve on another thread are not touched; they return to the
+ *  cache when it ends). */
+void gcut_device_release_cache(void);
+
 /* ------------------------------------------------------------------------------------------
  * DIMACS max-flow format
  * ---------------------------------------------------------------------------------------- */

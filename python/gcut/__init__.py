@@ -47,6 +47,8 @@ __all__ = [
     "set_memory_limit",
     "memory_limit",
     "memory_in_use",
+    "device_init",
+    "release_device_cache",
     "vonNeumann_structure",
     "moore_structure",
 ]
@@ -944,3 +946,21 @@ def memory_limit():
 def memory_in_use():
     """Host bytes gcut holds now."""
     return _gcut.memory_in_use()
+
+
+def device_init(device=0):
+    """Start CUDA on GPU number `device` now (the driver and the device's context, 0.1-0.25 s
+    once per process) rather than in the first GPU solve; blocks until done. Raises GcutError
+    where that device cannot be used or the build has no CUDA."""
+    if isinstance(device, bool) or not isinstance(device, _numbers.Integral):
+        raise TypeError(f"device must be an int, got {device!r}")
+    if not -(2**31) <= device < 2**31:
+        raise ValueError(f"device {device} is out of range")
+    _gcut.device_init(int(device))
+
+
+def release_device_cache():
+    """Free the GPU buffers that gcut keeps between GPU segmentations (segment, grabcut with
+    cuda-grid) of one picture size, giving the device memory back; the next GPU segmentation
+    allocates again. Does nothing where there is no CUDA."""
+    _gcut.release_device_cache()

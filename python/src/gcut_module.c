@@ -1523,6 +1523,24 @@ static PyObject *mod_memory_in_use(PyObject *mod, PyObject *noargs) {
     return PyLong_FromUnsignedLongLong(gcut_memory_in_use());
 }
 
+static PyObject *mod_device_init(PyObject *mod, PyObject *args) {
+    (void)mod;
+    int device;
+    if (!PyArg_ParseTuple(args, "i", &device))
+        return NULL;
+    gcut_status st;
+    Py_BEGIN_ALLOW_THREADS st = gcut_device_init(device);
+    Py_END_ALLOW_THREADS if (st != GCUT_OK) return raise_status(st, "device_init");
+    Py_RETURN_NONE;
+}
+
+static PyObject *mod_release_device_cache(PyObject *mod, PyObject *noargs) {
+    (void)mod;
+    (void)noargs;
+    Py_BEGIN_ALLOW_THREADS gcut_device_release_cache();
+    Py_END_ALLOW_THREADS Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
     {"grid_maxflow", mod_grid_maxflow, METH_VARARGS, "internal: see gcut.grid_maxflow"},
     {"segment", mod_segment, METH_VARARGS, "internal: see gcut.segment"},
@@ -1533,6 +1551,9 @@ static PyMethodDef module_methods[] = {
     {"set_memory_limit", mod_set_memory_limit, METH_VARARGS, "internal"},
     {"memory_limit", mod_memory_limit, METH_NOARGS, "internal"},
     {"memory_in_use", mod_memory_in_use, METH_NOARGS, "internal"},
+    {"device_init", mod_device_init, METH_VARARGS, "internal: see gcut.device_init"},
+    {"release_device_cache", mod_release_device_cache, METH_NOARGS,
+     "internal: see gcut.release_device_cache"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module_def = {

@@ -734,3 +734,19 @@ gcut_status gcut_grid_context_get_info(const gcut_grid_context *ctx, gcut_grid_c
     *info = ctx->info;
     return GCUT_OK;
 }
+
+gcut_status gcut_device_init(int device) {
+#ifdef GCUT_HAVE_CUDA
+    return gcut__cuda_device_init(device);
+#else
+    (void)device;
+    return gcut__fail(GCUT_ERR_UNSUPPORTED,
+                      "gcut_device_init: this build has no CUDA (configure with -DGCUT_CUDA=ON)");
+#endif
+}
+
+void gcut_device_release_cache(void) {
+#ifdef GCUT_HAVE_CUDA
+    gcut__cuda_release_cache();
+#endif
+}
