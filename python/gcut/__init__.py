@@ -93,12 +93,16 @@ def _check_scale(scale):
     return scale
 
 
-def _caps(x, name, scale, limit=_INT32_MAX, wide=False):
+def _caps(x, name, scale, limit=_INT32_MAX, wide=False, c_checks=False):
     """Capacities as a C-contiguous int32 array (int64 with wide=True when a value needs it).
 
     Integers are range-checked, never wrapped; floats need a scale (round(value * scale));
-    negative values raise ValueError naming the first one."""
+    negative values raise ValueError naming the first one. With c_checks an int32 array is
+    passed on as it is (no pass over it here): the C layer checks its signs while it reads it,
+    naming the argument."""
     a = _host_array(x, name)
+    if c_checks and a.dtype == _np.int32:
+        return _np.ascontiguousarray(a)
     if a.size == 0 and a.dtype.kind in "fO":  # [] reads as float64: an empty list is fine
         a = a.astype(_np.int32)
     kind = a.dtype.kind
@@ -417,11 +421,25 @@ class Graph(_gcut.GraphCore):
         for name, a in (("weights", w), ("structure", st)):
             if a.dtype.kind not in "biuf":
                 raise TypeError(f"{name} must hold numbers, not {a.dtype}")
-            if a.size and a.min() < 0:
-                raise ValueError(f"{name} has a negative entry: capacities must be >= 0")
-        # The largest product is checked before anything is added, so a bad call changes
-        # nothing.
-        if w.size and st.size:
+        if st.size and st.min() < 0:
+            raise ValueError("structure has a negative entry: capacities must be >= 0")
+        centre = tuple(s // 2 for s in st.shape)
+        offsets = []
+        for idx in zip(*_np.nonzero(st)):
+            o = tuple(int(a - c) for a, c in zip(idx, centre))
+            if any(o):
+                offsets.append((o, st[idx]))
+        native = self._is_whole_grid(ids) and not per.any()
+        # Lean path: int32 weights times a 0/1 structure cannot overflow, and on a native grid
+        # with offsets inside its neighbourhood the C layer checks the weights' signs (naming
+        # them) before it adds anything: no numpy pass over them here. Otherwise the signs and
+        # the largest product are checked first; either way a bad call changes nothing.
+        lean = (native and w.dtype == _np.int32 and st.dtype.kind in "biu"
+                and (not st.size or st.max() <= 1)
+                and all(max(abs(x) for x in o) <= 1 for o, _ in offsets))
+        if not lean and w.size and w.min() < 0:
+            raise ValueError("weights has a negative entry: capacities must be >= 0")
+        if not lean and w.size and st.size:
             if floats:
                 top = _np.rint(float(w.max()) * float(st.max()) * self._scale)
             else:
@@ -431,13 +449,7 @@ class Graph(_gcut.GraphCore):
                     f"weights * structure reaches {top}, past int32"
                     + (f" after scaling by {self._scale}" if floats else "")
                 )
-        centre = tuple(s // 2 for s in st.shape)
-        offsets = []
-        for idx in zip(*_np.nonzero(st)):
-            o = tuple(int(a - c) for a, c in zip(idx, centre))
-            if any(o):
-                offsets.append((o, st[idx]))
-        native = self._is_whole_grid(ids) and not per.any()
+        checked = not lean
         for o, sval in offsets:
             if any(abs(ok) >= n and not pk for ok, n, pk in zip(o, ids.shape, per)):
                 continue  # no node has this neighbour
@@ -447,14 +459,18 @@ class Graph(_gcut.GraphCore):
                 continue
             # The C layer adds the arcs straight from the weights (both ends if symmetric).
             flat = _np.ascontiguousarray(cap).reshape(-1)
-            if self._grid_add(o, flat, -1, bool(symmetric)):
+            if self._grid_add(o, flat, -1, bool(symmetric), "weights"):
+                checked = True
                 src, _ = _shift_slices(o, ids.shape)
                 self._grid_edge_count += int(_np.count_nonzero(cap[src])) * (2 if symmetric else 1)
                 continue
             # Not a native direction, or a sum past int32 (nothing was added): the general
             # graph holds it.
+            checked = True  # _grid_add checked the signs before it looked at the sums
             self._to_graph()
             self._general_grid_edges(ids, o, cap, per, bool(symmetric))
+        if not checked and w.size and w.min() < 0:  # lean, and no arc was added
+            raise ValueError("weights has a negative entry: capacities must be >= 0")
 
     def _grid_caps(self, w, sval, floats):
         """weights * structure value as int32 (int64 math, checked)."""
@@ -499,14 +515,19 @@ class Graph(_gcut.GraphCore):
         """Add terminal capacities to a grid of nodes (``sourcecaps``, ``sinkcaps`` broadcast to
         ``nodeids.shape``); as :meth:`add_tedges`, cumulative."""
         ids = _ids(nodeids, "nodeids")
-        s = _caps(sourcecaps, "sourcecaps", self._scale, limit=2**61 - 1, wide=True)
-        t = _caps(sinkcaps, "sinkcaps", self._scale, limit=2**61 - 1, wide=True)
+        whole = self._is_whole_grid(ids)  # then the C layer checks int32 signs, naming them
+        s = _caps(sourcecaps, "sourcecaps", self._scale, limit=2**61 - 1, wide=True, c_checks=whole)
+        t = _caps(sinkcaps, "sinkcaps", self._scale, limit=2**61 - 1, wide=True, c_checks=whole)
         s, t = _broadcast([s, t], ["sourcecaps", "sinkcaps"], ids.shape)
-        if self._is_whole_grid(ids):
+        if whole:
+            # The C layer checks sourcecaps before adding them; sinkcaps are checked here
+            # first (one pass), so that a bad call changes nothing.
+            if t.dtype == _np.int32 and t.size and t.min() < 0:
+                _caps(t, "sinkcaps", None)  # raises, naming the first negative entry
             rest = []
             for which, a in ((0, s), (1, t)):
                 full = _np.ascontiguousarray(a).reshape(-1)
-                if not self._grid_add(None, full, which):
+                if not self._grid_add(None, full, which, False, ("sourcecaps", "sinkcaps")[which]):
                     rest.append((which, full))
             for which, full in rest:  # past int32: the C layer moves to a general graph
                 zero = _np.zeros_like(full)
@@ -545,7 +566,7 @@ class Graph(_gcut.GraphCore):
     def get_grid_segments(self, nodeids):
         """Sides of the nodes in ``nodeids`` (bool array of its shape, True = sink side)."""
         ids = _ids(nodeids, "nodeids")
-        return self._segments(ids).view(bool)
+        return self._segments(ids, self._is_whole_grid(ids)).view(bool)
 
 
 def _shift_slices(o, shape):
@@ -611,9 +632,9 @@ def grid_maxflow(source, sink, weights, connectivity=4, solver="auto", threads=0
     scale = _check_scale(scale)
     if isinstance(connectivity, bool) or not isinstance(connectivity, _numbers.Integral):
         raise TypeError(f"connectivity must be an int, got {connectivity!r}")
-    s = _caps(source, "source", scale)
-    t = _caps(sink, "sink", scale)
-    w = _caps(weights, "weights", scale)
+    s = _caps(source, "source", scale, c_checks=True)
+    t = _caps(sink, "sink", scale, c_checks=True)
+    w = _caps(weights, "weights", scale, c_checks=True)
     flow, labels, stats = _gcut.grid_maxflow(s, t, w, int(connectivity), solver, threads)
     return GridResult(flow, labels.view(bool), scale, stats)
 

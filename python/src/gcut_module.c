@@ -619,8 +619,8 @@ static int add_shifted(const GraphCore *self, const int *off, const void *values
     return 1;
 }
 
-/* _grid_add(offset tuple | None, values int32|int64 of num_nodes, terminal=-1, symmetric=0)
- *   -> bool.
+/* _grid_add(offset tuple | None, values int32|int64 of num_nodes, terminal=-1, symmetric=0,
+ *           name="values") -> bool (name: the argument named by a negative-value error).
  * With an offset: values[p] is the capacity of the arc p -> p + offset (entries whose neighbour
  * is outside the grid are ignored); symmetric also gives the arc p + offset -> p the same
  * capacity. The neighbourhood widens (4 -> 8, 6 -> 26) when the offset needs it. With None:
@@ -630,7 +630,8 @@ static int add_shifted(const GraphCore *self, const int *off, const void *values
 static PyObject *core_grid_add(GraphCore *self, PyObject *args) {
     PyObject *ooff, *ov;
     int terminal = -1, symmetric = 0;
-    if (!PyArg_ParseTuple(args, "OO|ip", &ooff, &ov, &terminal, &symmetric))
+    const char *name = "values";
+    if (!PyArg_ParseTuple(args, "OO|ips", &ooff, &ov, &terminal, &symmetric, &name))
         return NULL;
     if (self->mode != MODE_GRID) {
         PyErr_SetString(PyExc_ValueError, "_grid_add: the graph is not a grid");
@@ -667,7 +668,7 @@ static PyObject *core_grid_add(GraphCore *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "_grid_add: give an offset or a terminal");
         return NULL;
     }
-    if (check_nonneg(PyArray_DATA(av), is64, self->num_nodes, "values") < 0)
+    if (check_nonneg(PyArray_DATA(av), is64, self->num_nodes, name) < 0)
         return NULL;
     if (enter(self) < 0)
         return NULL;
@@ -754,10 +755,13 @@ static PyObject *core_maxflow(GraphCore *self, PyObject *args) {
     return PyLong_FromLongLong(flow);
 }
 
-/* _segments(ids int64) -> uint8 array of the same shape (1 = sink side). */
+/* _segments(ids int64, whole=False) -> uint8 array of the same shape (1 = sink side). With
+ * whole, ids is the grid's own id array (0, 1, ... in order; the caller checked): the labels
+ * are copied out in one memcpy instead of gathered. */
 static PyObject *core_segments(GraphCore *self, PyObject *args) {
     PyObject *oi;
-    if (!PyArg_ParseTuple(args, "O", &oi))
+    int whole = 0;
+    if (!PyArg_ParseTuple(args, "O|p", &oi, &whole))
         return NULL;
     PyArrayObject *ai = as_array(oi, NPY_INT64, "nodeids");
     if (ai == NULL)
@@ -768,7 +772,11 @@ static PyObject *core_segments(GraphCore *self, PyObject *args) {
     }
     int64_t m = PyArray_SIZE(ai);
     const int64_t *ids = PyArray_DATA(ai);
-    for (int64_t k = 0; k < m; k++)
+    if (whole && m != self->labels_len) {
+        PyErr_SetString(PyExc_ValueError, "_segments: whole needs one id per node");
+        return NULL;
+    }
+    for (int64_t k = 0; k < m && !whole; k++)
         if (ids[k] < 0 || ids[k] >= self->labels_len) {
             PyErr_Format(PyExc_ValueError,
                          "nodeids[%lld] = %lld is not a node of the last maxflow() (%lld nodes)",
@@ -784,8 +792,14 @@ static PyObject *core_segments(GraphCore *self, PyObject *args) {
     }
     uint8_t *dst = PyArray_DATA((PyArrayObject *)out);
     const uint8_t *lab = self->labels;
-    Py_BEGIN_ALLOW_THREADS for (int64_t k = 0; k < m; k++) dst[k] = lab[ids[k]];
-    Py_END_ALLOW_THREADS leave(self);
+    Py_BEGIN_ALLOW_THREADS;
+    if (whole)
+        memcpy(dst, lab, (size_t)m);
+    else
+        for (int64_t k = 0; k < m; k++)
+            dst[k] = lab[ids[k]];
+    Py_END_ALLOW_THREADS;
+    leave(self);
     return out;
 }
 
@@ -928,11 +942,19 @@ static PyObject *mod_grid_maxflow(PyObject *mod, PyObject *args) {
     gcut_options opt;
     if (parse_options(solver, threads, &opt) != GCUT_OK)
         return NULL;
+    /* The grid borrows the numpy buffers (gcut_grid_wrap: no copy); gcut_grid_solve validates
+     * them (one pass) and the solver writes the labels straight into the returned array. */
+    int64_t n = 1;
+    for (int k = 0; k < nd; k++)
+        n *= shape[k];
+    const int32_t *src = PyArray_DATA(as), *snk = PyArray_DATA(at), *w = PyArray_DATA(aw);
+    const int32_t *dirs[26];
+    for (int d = 0; d < connectivity; d++)
+        dirs[d] = w + (size_t)d * (size_t)n;
     gcut_grid *grid = NULL;
-    gcut_status st = gcut_grid_create(nd, shape, connectivity, &grid);
+    gcut_status st = gcut_grid_wrap(nd, shape, connectivity, src, snk, dirs, &grid);
     if (st != GCUT_OK)
         return raise_status(st, "grid_maxflow");
-    int64_t n = gcut_grid_num_nodes(grid);
     npy_intp dims[3];
     for (int k = 0; k < nd; k++)
         dims[k] = (npy_intp)shape[k];
@@ -942,26 +964,18 @@ static PyObject *mod_grid_maxflow(PyObject *mod, PyObject *args) {
         return NULL;
     }
     uint8_t *lab = PyArray_DATA((PyArrayObject *)labels);
-    const int32_t *src = PyArray_DATA(as), *snk = PyArray_DATA(at), *w = PyArray_DATA(aw);
     int64_t flow = 0;
     gcut_stats stats;
-    const char *stage = "source/sink";
-    Py_BEGIN_ALLOW_THREADS st = gcut_grid_set_terminals(grid, src, snk);
-    for (int d = 0; d < connectivity && st == GCUT_OK; d++) {
-        st = gcut_grid_set_dir(grid, d, w + (size_t)d * (size_t)n);
-        if (st != GCUT_OK)
-            stage = "weights";
-    }
-    if (st == GCUT_OK) {
-        stage = "solve";
-        st = gcut_grid_solve(grid, &opt, &flow, lab, &stats);
-    }
+    Py_BEGIN_ALLOW_THREADS st = gcut_grid_solve(grid, &opt, &flow, lab, &stats);
     Py_END_ALLOW_THREADS gcut_grid_free(grid);
     if (st != GCUT_OK) {
         Py_DECREF(labels);
-        char what[64];
-        snprintf(what, sizeof what, "grid_maxflow (%s)", stage);
-        return raise_status(st, what);
+        /* A negative capacity: name the argument and its flat index. */
+        if (st == GCUT_ERR_INVALID_ARG &&
+            (check_nonneg(src, 0, n, "source") < 0 || check_nonneg(snk, 0, n, "sink") < 0 ||
+             check_nonneg(w, 0, n * connectivity, "weights") < 0))
+            return NULL;
+        return raise_status(st, "grid_maxflow");
     }
     PyObject *sd = stats_dict(&stats);
     if (sd == NULL) {

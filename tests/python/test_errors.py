@@ -297,3 +297,40 @@ def test_failed_add_grid_edges_changes_nothing():
         g.add_grid_edges(ids, np.array(2**40, dtype=np.uint64), structure=gcut.moore_structure(2))
     g.add_grid_tedges(ids, 1, 0)
     assert g.maxflow() == 0  # no edge and no sink capacity
+
+
+def test_lean_int32_paths_check_signs_and_change_nothing():
+    """int32 arrays on a native grid skip numpy's passes (the C layer checks their signs while
+    it reads them): a negative entry still raises naming the argument, and nothing changes."""
+    g = gcut.Graph()
+    ids = g.add_grid_nodes((4, 5))
+    w = np.ones((4, 5), dtype=np.int32)
+    w[2, 3] = -7
+    with pytest.raises(ValueError, match=r"weights\[13\].*-7.*>= 0"):
+        g.add_grid_edges(ids, weights=w, symmetric=True)
+    assert g.get_edge_count() == 0
+    with pytest.raises(ValueError, match=r"weights\[13\].*-7"):
+        g.add_grid_edges(ids, weights=w, structure=gcut.moore_structure(2))
+    assert g.get_edge_count() == 0 and g.layout in ("grid0", "grid4")
+    t = np.ones((4, 5), dtype=np.int32)
+    t[0, 1] = -2
+    with pytest.raises(ValueError, match=r"sinkcaps\[1\].*-2"):
+        g.add_grid_tedges(ids, np.full((4, 5), 9, dtype=np.int32), t)
+    with pytest.raises(ValueError, match=r"sourcecaps\[1\].*-2"):
+        g.add_grid_tedges(ids, t, 0)
+    g.add_grid_tedges(ids, 0, 1)
+    assert g.maxflow() == 0  # no source capacity was added by the failed calls
+    # A grid too small for any arc: the weights are still checked.
+    h = gcut.Graph()
+    one = h.add_grid_nodes((1, 1))
+    with pytest.raises(ValueError, match="weights has a negative"):
+        h.add_grid_edges(one, weights=np.full((1, 1), -1, dtype=np.int32))
+    # grid_maxflow borrows int32 arrays without a numpy pass: signs checked in C, named.
+    s = np.ones((3, 4), dtype=np.int32)
+    ww = np.ones((4, 3, 4), dtype=np.int32)
+    for name, args in (("source", (-s, s, ww)), ("sink", (s, -s, ww)), ("weights", (s, s, -ww))):
+        with pytest.raises(ValueError, match=rf"{name}\[0\].*>= 0"):
+            gcut.grid_maxflow(*args)
+    ww[3, 2, 1] = -5
+    with pytest.raises(ValueError, match=r"weights\[45\].*-5"):
+        gcut.grid_maxflow(s, s, ww)
