@@ -68,18 +68,82 @@ def _host_array(x, name):
     if dev is not None and not isinstance(x, (_numbers.Number, list, tuple)):
         kind = dev()[0]
         if kind != _DLPACK_CPU:
-            # Device arrays need a device entry in the C library (work in progress on the
-            # GPU side); until then say so instead of copying behind the caller's back.
+            # Only the GPU solver takes device arrays (GridContext(solver="cuda-grid").solve,
+            # grid_maxflow): anywhere else say so instead of copying behind the caller's back.
             raise TypeError(
-                f"{name} is a device array (DLPack device type {kind}); gcut's Python "
-                f"package takes host arrays only for now: copy it to the host first "
-                f"(CuPy: .get(), PyTorch: .cpu().numpy())"
+                f"{name} is a device array (DLPack device type {kind}); here gcut takes host "
+                f"arrays (device arrays go to GridContext(..., solver='cuda-grid').solve and "
+                f"grid_maxflow): copy it to the host first (CuPy: .get(), PyTorch: "
+                f".cpu().numpy())"
             )
         return _np.from_dlpack(x)
     try:
         return _np.asarray(x)
     except Exception as exc:  # ragged lists and the like
         raise TypeError(f"{name} cannot be read as an array: {exc}") from None
+
+
+_DLPACK_CUDA = (2, 13)  # kDLCUDA, kDLCUDAManaged
+
+
+def _dl_device(x):
+    """(device_type, device_id) of a DLPack object other than a numpy array, else None."""
+    if isinstance(x, (_np.ndarray, _numbers.Number, list, tuple)) or x is None:
+        return None
+    f = getattr(x, "__dlpack_device__", None)
+    if f is None:
+        return None
+    dev = f()
+    return int(dev[0]), int(dev[1])
+
+
+def _is_cuda(x):
+    dev = _dl_device(x)
+    return dev is not None and dev[0] in _DLPACK_CUDA
+
+
+def _dl_stream(stream):
+    """(the stream for __dlpack__, the cudaStream_t for the C library as an int) of a stream
+    argument: None (the legacy default stream), an int handle, or a CuPy / PyTorch stream."""
+    if stream is None:
+        return 1, 0
+    for attr in ("cuda_stream", "ptr"):  # torch.cuda.Stream, cupy.cuda.Stream
+        if hasattr(stream, attr) and not isinstance(stream, _numbers.Integral):
+            stream = getattr(stream, attr)
+            break
+    if isinstance(stream, bool) or not isinstance(stream, _numbers.Integral):
+        raise TypeError(f"stream must be None, a cudaStream_t as an int, or a CuPy / PyTorch "
+                        f"stream, got {stream!r}")
+    stream = int(stream)
+    if stream <= 0 or stream >= 2**64:
+        raise ValueError(f"stream must be a CUDA stream handle (1 = the legacy default stream, "
+                         f"2 = the per-thread default stream, else a cudaStream_t), got {stream}")
+    return stream, 0 if stream == 1 else stream
+
+
+def _dl_capsule(x, stream):
+    """x.__dlpack__ for a consumer on this stream: DLPack 1.x capsules where the producer has
+    them (max_version), else the unversioned ones of older producers."""
+    try:
+        return x.__dlpack__(stream=stream, max_version=(1, 0))
+    except TypeError:  # producers before DLPack 1.0 take no max_version
+        return x.__dlpack__(stream=stream)
+
+
+def _device_labels(like, shape, device_id):
+    """A bool device array for the labels, made by the library of ``like`` (CuPy or PyTorch),
+    or None when gcut does not know how to allocate memory for it."""
+    lib = type(like).__module__.split(".")[0]
+    if lib == "cupy":
+        import cupy
+
+        with cupy.cuda.Device(device_id):
+            return cupy.empty(shape, dtype=cupy.bool_)
+    if lib == "torch":
+        import torch
+
+        return torch.empty(shape, dtype=torch.bool, device=f"cuda:{device_id}")
+    return None
 
 
 def _check_scale(scale):
@@ -613,7 +677,8 @@ class GridResult(tuple):
         )
 
 
-def grid_maxflow(source, sink, weights, connectivity=4, solver="auto", threads=0, scale=None):
+def grid_maxflow(source, sink, weights, connectivity=4, solver="auto", threads=0, scale=None,
+                 *, labels=None, stream=None):
     """Solve a 2D or 3D grid given as dense arrays; return ``flow, labels``.
 
     ``source`` / ``sink``: terminal capacities, arrays of the grid's shape (source->p and
@@ -627,11 +692,29 @@ def grid_maxflow(source, sink, weights, connectivity=4, solver="auto", threads=0
     Entries whose neighbour is outside the grid are ignored. Capacities are int32 (int64
     accepted when it fits); floats need ``scale`` (capacity = round(value * scale)).
     Returns a :class:`GridResult`: ``flow`` (exact int), ``labels`` (bool, True = sink side,
-    as PyMaxflow's ``get_grid_segments``), and ``.scale``, ``.solver``, ``.stats``."""
+    as PyMaxflow's ``get_grid_segments``), and ``.scale``, ``.solver``, ``.stats``.
+
+    CUDA arrays (CuPy, PyTorch, anything with ``__dlpack__`` on a CUDA device; int32,
+    C-contiguous) are solved on their GPU without a copy to the host by a one-solve
+    :class:`GridContext` with ``solver="cuda-grid"``; ``labels`` and ``stream`` are then as
+    in :meth:`GridContext.solve` and the labels come back on the device."""
     solver, threads = _solver_args(solver, threads)
     scale = _check_scale(scale)
     if isinstance(connectivity, bool) or not isinstance(connectivity, _numbers.Integral):
         raise TypeError(f"connectivity must be an int, got {connectivity!r}")
+    if labels is not None or any(_is_cuda(a) for a in (source, sink, weights)):
+        # CUDA arrays: one solve of a temporary cuda-grid context, on the device.
+        if scale is not None:
+            raise TypeError("scale= is for host arrays; device arrays must be int32 already")
+        dev = next((_dl_device(a) for a in (source, sink, weights) if _is_cuda(a)), None)
+        shape = getattr(source, "shape", None)
+        if dev is None or shape is None:
+            raise TypeError("labels= is for CUDA arrays: source, sink and weights must then "
+                            "be CUDA arrays (with a .shape)")
+        ctx = GridContext(tuple(shape), connectivity,
+                          solver="cuda-grid" if solver == "auto" else solver,
+                          threads=threads, warm=False, device=dev[1])
+        return ctx.solve(source, sink, weights, labels=labels, stream=stream)
     s = _caps(source, "source", scale, c_checks=True)
     t = _caps(sink, "sink", scale, c_checks=True)
     w = _caps(weights, "weights", scale, c_checks=True)
@@ -651,7 +734,7 @@ class GridContext(_gcut.GridContextCore):
     flow as a cold solve. cuda-grid keeps its device buffers between solves. ``info`` counts
     solves and warm solves. Not thread-safe: one context per thread."""
 
-    def __init__(self, shape, connectivity=None, solver="auto", threads=0, warm=True):
+    def __init__(self, shape, connectivity=None, solver="auto", threads=0, warm=True, device=0):
         try:
             shape = tuple(int(x) for x in shape)
         except (TypeError, ValueError):
@@ -661,15 +744,33 @@ class GridContext(_gcut.GridContextCore):
             connectivity = 4 if len(shape) == 2 else 6
         if isinstance(connectivity, bool) or not isinstance(connectivity, _numbers.Integral):
             raise TypeError(f"connectivity must be an int, got {connectivity!r}")
-        super().__init__(shape, int(connectivity), solver, threads, bool(warm))
+        if isinstance(device, bool) or not isinstance(device, _numbers.Integral):
+            raise TypeError(f"device must be an int (a CUDA device ordinal), got {device!r}")
+        super().__init__(shape, int(connectivity), solver, threads, bool(warm), int(device))
         self.shape = shape
         self.connectivity = int(connectivity)
+        self.device = int(device)
 
-    def solve(self, source=None, sink=None, weights=None, changed=None):
+    def solve(self, source=None, sink=None, weights=None, changed=None, *, labels=None,
+              stream=None):
         """Copy in the given capacity arrays (int32; int64 accepted when it fits), then solve.
         ``changed`` (optional node ids) promises that only those nodes' capacities changed,
         so a warm solve reads only them (a change elsewhere is then not seen). Returns a
-        :class:`GridResult` (``flow, labels``; labels True = sink side)."""
+        :class:`GridResult` (``flow, labels``; labels True = sink side).
+
+        Device arrays (a context with ``solver="cuda-grid"``): ``source``, ``sink`` and
+        ``weights`` all CUDA arrays on the context's ``device`` (CuPy arrays, PyTorch CUDA
+        tensors, any object with ``__dlpack__`` / ``__dlpack_device__``; int32, C-contiguous,
+        the shapes above) are read where they are, without a copy to the host
+        (gcut_grid_context_solve_device; a warm solve compares them with the last solve's on
+        the device). ``labels``: a uint8 or bool CUDA array of the grid's shape to write the
+        labels into; without it they are allocated by the inputs' library (CuPy, PyTorch) as
+        a bool array. ``stream``: the CUDA stream to order the solve on (an int handle or a
+        CuPy / PyTorch stream; None = the legacy default stream): the solve starts after the
+        work queued on it and work queued on it afterwards sees the labels. The result's
+        ``labels`` is then that device array."""
+        if labels is not None or any(_is_cuda(a) for a in (source, sink, weights)):
+            return self._solve_device(source, sink, weights, changed, labels, stream)
         for which, name, arr in ((-2, "source", source), (-1, "sink", sink)):
             if arr is not None:
                 a = _caps(arr, name, None)
@@ -688,6 +789,44 @@ class GridContext(_gcut.GridContextCore):
             self._mark(_ids(changed, "changed").reshape(-1))
         flow, labels, stats = self._solve()
         return GridResult(flow, labels.view(bool), None, stats)
+
+    def _solve_device(self, source, sink, weights, changed, labels, stream):
+        if changed is not None:
+            raise TypeError("changed= is for host arrays: a device solve compares every "
+                            "capacity with the last solve's on the device")
+        for name, a in (("source", source), ("sink", sink), ("weights", weights)):
+            if a is None:
+                raise TypeError(f"a device solve takes source, sink and weights all as CUDA "
+                                f"arrays; {name} is missing")
+            dev = _dl_device(a)
+            if dev is None or dev[0] not in _DLPACK_CUDA:
+                what = "a host array" if dev is None else f"on DLPack device type {dev[0]}"
+                raise TypeError(f"a device solve takes source, sink and weights all as CUDA "
+                                f"arrays; {name} is {what}")
+            if dev[1] != self.device:
+                raise ValueError(f"{name} is on CUDA device {dev[1]}; this GridContext runs "
+                                 f"on device {self.device}")
+        if labels is not None and not _is_cuda(labels):
+            raise TypeError("labels must be a CUDA array (uint8 or bool) for a device solve")
+        used = self.info["solver"] if self.info else None
+        if used != "cuda-grid":
+            raise TypeError(f"device arrays need GridContext(..., solver='cuda-grid'); this "
+                            f"context runs {used!r} (host arrays only)")
+        dl_stream, c_stream = _dl_stream(stream)
+        out = labels
+        if out is None:
+            out = _device_labels(source, self.shape, self.device)
+            if out is None:
+                raise TypeError(
+                    f"labels=: pass a uint8 or bool CUDA array of shape {self.shape} to write "
+                    f"the labels into (gcut allocates them itself only for CuPy and PyTorch "
+                    f"inputs, not {type(source).__name__})")
+        # The capsules are borrowed for the solve (held here until it returns).
+        caps = [_dl_capsule(a, dl_stream) for a in (source, sink, weights, out)]
+        flow, stats = self._solve_device_c(caps[0], caps[1], caps[2], caps[3], c_stream,
+                                           self.device)
+        del caps
+        return GridResult(flow, out, None, stats)
 
 
 # ------------------------------------------------------------------------------------------

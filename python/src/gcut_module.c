@@ -1001,15 +1001,19 @@ static void gctx_dealloc(GridContext *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* GridContext(shape tuple, connectivity, solver, threads, warm) */
+/* GridContext(shape tuple, connectivity, solver, threads, warm, device) */
 static int gctx_init(GridContext *self, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"shape", "connectivity", "solver", "threads", "warm", NULL};
+    static char *kwlist[] = {"shape", "connectivity", "solver", "threads", "warm", "device", NULL};
     PyObject *oshape;
-    int connectivity = 0, threads = 0, warm = 1;
+    int connectivity = 0, threads = 0, warm = 1, device = 0;
     const char *solver = "auto";
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!i|sip", kwlist, &PyTuple_Type, &oshape,
-                                     &connectivity, &solver, &threads, &warm))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!i|sipi", kwlist, &PyTuple_Type, &oshape,
+                                     &connectivity, &solver, &threads, &warm, &device))
         return -1;
+    if (device < 0) {
+        PyErr_Format(PyExc_ValueError, "device must be a CUDA device ordinal >= 0, got %d", device);
+        return -1;
+    }
     Py_ssize_t nd = PyTuple_GET_SIZE(oshape);
     if (nd != 2 && nd != 3) {
         PyErr_SetString(PyExc_ValueError, "shape must be 2D or 3D");
@@ -1034,6 +1038,7 @@ static int gctx_init(GridContext *self, PyObject *args, PyObject *kwds) {
     if (parse_options(solver, threads, &opt) != GCUT_OK)
         return -1;
     opt.warm = warm;
+    opt.device = device;
     gcut_grid_context *ctx = NULL;
     gcut_status st;
     int64_t shape[3] = {self->shape[0], self->shape[1], self->shape[2]};
@@ -1150,10 +1155,194 @@ static PyObject *gctx_get_info(GridContext *self, void *closure) {
                          (long long)info.device_bytes);
 }
 
-static PyMethodDef gctx_methods[] = {{"_set", (PyCFunction)gctx_set, METH_VARARGS, "internal"},
-                                     {"_mark", (PyCFunction)gctx_mark, METH_VARARGS, "internal"},
-                                     {"_solve", (PyCFunction)gctx_solve, METH_NOARGS, "internal"},
-                                     {NULL, NULL, 0, NULL}};
+/* ------------------------------------------------------------------------------------------
+ * DLPack (https://dmlc.github.io/dlpack/latest/, the Python array API's __dlpack__): device
+ * arrays for gcut_grid_context_solve_device. The structs below are the DLPack ABI (dlpack.h,
+ * versions 0.x and 1.x), declared here so the extension needs no DLPack header. A capsule is
+ * borrowed, not consumed: it is left named "dltensor" / "dltensor_versioned", held by the
+ * Python caller for the whole solve, and its producer's destructor frees it afterwards.
+ * ---------------------------------------------------------------------------------------- */
+
+enum { DL_INT = 0, DL_UINT = 1, DL_FLOAT = 2, DL_BOOL = 6 };
+enum { DL_CPU = 1, DL_CUDA = 2, DL_CUDA_HOST = 3, DL_CUDA_MANAGED = 13 };
+#define DL_FLAG_READ_ONLY 1u
+
+typedef struct {
+    int32_t device_type, device_id;
+} dl_device;
+
+typedef struct {
+    uint8_t code, bits;
+    uint16_t lanes;
+} dl_dtype;
+
+typedef struct {
+    void *data;
+    dl_device device;
+    int32_t ndim;
+    dl_dtype dtype;
+    int64_t *shape;
+    int64_t *strides; /* in elements; NULL = C-contiguous */
+    uint64_t byte_offset;
+} dl_tensor;
+
+typedef struct dl_managed {
+    dl_tensor dl_tensor;
+    void *manager_ctx;
+    void (*deleter)(struct dl_managed *self);
+} dl_managed;
+
+typedef struct dl_managed_versioned {
+    struct {
+        uint32_t major, minor;
+    } version;
+    void *manager_ctx;
+    void (*deleter)(struct dl_managed_versioned *self);
+    uint64_t flags;
+    dl_tensor dl_tensor;
+} dl_managed_versioned;
+
+/* The DLTensor of a capsule from __dlpack__, checked to be a C-contiguous array of ndim
+ * dimensions of the given shape (shape NULL: any; its dims are then written to shape_out),
+ * dtype (code, bits; with alt_code also that code), on a CUDA device (device_id, or any when
+ * *device_id < 0: then set). writable: the producer must not have marked it read-only. Returns
+ * the data pointer (byte_offset applied), or NULL with an exception naming the argument. */
+static void *dl_view(PyObject *capsule, const char *name, int code, int alt_code, int bits,
+                     int ndim, const int64_t *shape, int writable, int *device_id) {
+    const dl_tensor *t = NULL;
+    uint64_t flags = 0;
+    if (PyCapsule_IsValid(capsule, "dltensor_versioned")) {
+        dl_managed_versioned *m = PyCapsule_GetPointer(capsule, "dltensor_versioned");
+        if (m == NULL)
+            return NULL;
+        if (m->version.major != 1) {
+            PyErr_Format(PyExc_TypeError,
+                         "%s: DLPack version %u.%u is not supported (gcut reads 1.x and the "
+                         "unversioned 0.x capsules)",
+                         name, (unsigned)m->version.major, (unsigned)m->version.minor);
+            return NULL;
+        }
+        t = &m->dl_tensor;
+        flags = m->flags;
+    } else if (PyCapsule_IsValid(capsule, "dltensor")) {
+        dl_managed *m = PyCapsule_GetPointer(capsule, "dltensor");
+        if (m == NULL)
+            return NULL;
+        t = &m->dl_tensor;
+    } else {
+        PyErr_Format(PyExc_TypeError,
+                     "%s: __dlpack__() did not return an unused DLPack capsule (\"dltensor\" or "
+                     "\"dltensor_versioned\")",
+                     name);
+        return NULL;
+    }
+    if (t->device.device_type != DL_CUDA && t->device.device_type != DL_CUDA_MANAGED) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s is not a CUDA device array (DLPack device type %d); a GPU solve takes "
+                     "CUDA arrays for every capacity",
+                     name, (int)t->device.device_type);
+        return NULL;
+    }
+    if (*device_id >= 0 && t->device.device_id != *device_id) {
+        PyErr_Format(PyExc_ValueError, "%s is on CUDA device %d, not device %d", name,
+                     (int)t->device.device_id, *device_id);
+        return NULL;
+    }
+    if ((t->dtype.code != code && t->dtype.code != alt_code) || t->dtype.bits != bits ||
+        t->dtype.lanes != 1) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s must have dtype %s (DLPack code %d, %d bits), not code %d with %d bits "
+                     "x %d lanes",
+                     name, bits == 32 ? "int32" : "uint8 or bool", code, bits, (int)t->dtype.code,
+                     (int)t->dtype.bits, (int)t->dtype.lanes);
+        return NULL;
+    }
+    if (t->ndim != ndim) {
+        PyErr_Format(PyExc_ValueError, "%s must have %d dimensions, got %d", name, ndim,
+                     (int)t->ndim);
+        return NULL;
+    }
+    int64_t expect = 1;
+    for (int k = ndim - 1; k >= 0; k--) {
+        if (shape != NULL && t->shape[k] != shape[k]) {
+            PyErr_Format(PyExc_ValueError, "%s has size %lld on axis %d, the grid needs %lld", name,
+                         (long long)t->shape[k], k, (long long)shape[k]);
+            return NULL;
+        }
+        if (t->strides != NULL && t->shape[k] != 1 && t->strides[k] != expect) {
+            PyErr_Format(PyExc_ValueError,
+                         "%s must be C-contiguous (axis %d has stride %lld elements, not %lld)",
+                         name, k, (long long)t->strides[k], (long long)expect);
+            return NULL;
+        }
+        expect *= t->shape[k];
+    }
+    if (writable && (flags & DL_FLAG_READ_ONLY)) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s is read-only (DLPack flag); labels need a writable array", name);
+        return NULL;
+    }
+    *device_id = t->device.device_id;
+    return (char *)t->data + t->byte_offset;
+}
+
+/* _solve_device(source, sink, weights, labels | None, stream int, device) -> (flow, stats):
+ * capsules from __dlpack__ of CUDA int32 arrays (source, sink of the grid's shape; weights
+ * (dirs, *shape)); labels a uint8/bool device array of the grid's shape or None; stream the
+ * cudaStream_t as an int (0: the legacy default stream). */
+static PyObject *gctx_solve_device(GridContext *self, PyObject *args) {
+    PyObject *os, *ot, *ow, *ol;
+    unsigned long long stream;
+    int device;
+    if (!PyArg_ParseTuple(args, "OOOOKi", &os, &ot, &ow, &ol, &stream, &device))
+        return NULL;
+    if (self->ctx == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "GridContext is not initialised");
+        return NULL;
+    }
+    int64_t wshape[4];
+    wshape[0] = self->dirs;
+    for (int k = 0; k < self->ndim; k++)
+        wshape[k + 1] = self->shape[k];
+    int dev = device;
+    const int32_t *src =
+        dl_view(os, "source", DL_INT, DL_INT, 32, self->ndim, self->shape, 0, &dev);
+    const int32_t *snk =
+        src ? dl_view(ot, "sink", DL_INT, DL_INT, 32, self->ndim, self->shape, 0, &dev) : NULL;
+    const int32_t *w =
+        snk ? dl_view(ow, "weights", DL_INT, DL_INT, 32, self->ndim + 1, wshape, 0, &dev) : NULL;
+    if (w == NULL)
+        return NULL;
+    uint8_t *labels = NULL;
+    if (ol != Py_None && (labels = dl_view(ol, "labels", DL_UINT, DL_BOOL, 8, self->ndim,
+                                           self->shape, 1, &dev)) == NULL)
+        return NULL;
+    const int32_t *dirs[26];
+    for (int d = 0; d < self->dirs; d++)
+        dirs[d] = w + (size_t)d * (size_t)self->num_nodes;
+    if (gctx_enter(self) < 0)
+        return NULL;
+    int64_t flow = 0;
+    gcut_stats stats;
+    gcut_status st;
+    void *strm = (void *)(uintptr_t)stream;
+    Py_BEGIN_ALLOW_THREADS st =
+        gcut_grid_context_solve_device(self->ctx, src, snk, dirs, labels, strm, &flow, &stats);
+    Py_END_ALLOW_THREADS self->busy = 0;
+    if (st != GCUT_OK)
+        return raise_status(st, "GridContext.solve (device arrays)");
+    PyObject *sd = stats_dict(&stats);
+    if (sd == NULL)
+        return NULL;
+    return Py_BuildValue("LN", (long long)flow, sd);
+}
+
+static PyMethodDef gctx_methods[] = {
+    {"_set", (PyCFunction)gctx_set, METH_VARARGS, "internal"},
+    {"_mark", (PyCFunction)gctx_mark, METH_VARARGS, "internal"},
+    {"_solve", (PyCFunction)gctx_solve, METH_NOARGS, "internal"},
+    {"_solve_device_c", (PyCFunction)gctx_solve_device, METH_VARARGS, "internal"},
+    {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef gctx_getset[] = {
     {"info", (getter)gctx_get_info, NULL,
