@@ -706,11 +706,18 @@ def grid_maxflow(source, sink, weights, connectivity=4, solver="auto", threads=0
         # CUDA arrays: one solve of a temporary cuda-grid context, on the device.
         if scale is not None:
             raise TypeError("scale= is for host arrays; device arrays must be int32 already")
-        dev = next((_dl_device(a) for a in (source, sink, weights) if _is_cuda(a)), None)
-        shape = getattr(source, "shape", None)
-        if dev is None or shape is None:
+        if not any(_is_cuda(a) for a in (source, sink, weights)):
             raise TypeError("labels= is for CUDA arrays: source, sink and weights must then "
-                            "be CUDA arrays (with a .shape)")
+                            "be CUDA arrays")
+        for name, a in (("source", source), ("sink", sink), ("weights", weights)):
+            if not _is_cuda(a):
+                raise TypeError(f"a device solve takes source, sink and weights all as CUDA "
+                                f"arrays; {name} is a host array (or on another device type)")
+        dev = _dl_device(source)
+        shape = getattr(source, "shape", None)
+        if shape is None:
+            raise TypeError("source: a CUDA array needs a .shape for grid_maxflow (or use "
+                            "GridContext(shape, ...).solve)")
         ctx = GridContext(tuple(shape), connectivity,
                           solver="cuda-grid" if solver == "auto" else solver,
                           threads=threads, warm=False, device=dev[1])

@@ -213,8 +213,11 @@ def test_dlpack_host_and_device():
     w = np.full((4, 3, 4), 2, dtype=np.int32)
     ref = gcut.grid_maxflow(s, t, w).flow
     assert gcut.grid_maxflow(FakeDLPack(s, 1), t, FakeDLPack(w, 1)).flow == ref
-    with pytest.raises(TypeError, match="source is a device array.*DLPack device type 2"):
+    # A CUDA array goes to the device path, which takes all three on the device.
+    with pytest.raises(TypeError, match="sink is a host array"):
         gcut.grid_maxflow(FakeDLPack(s, 2), t, w)
+    with pytest.raises(TypeError, match="caps_source is a device array.*DLPack device type 2"):
+        gcut.Graph().add_tedges([0], FakeDLPack(s[0, :1], 2), [0])
 
 
 def test_interpreter_survives_direct_core_misuse():
