@@ -38,6 +38,8 @@ __all__ = [
     "grid_maxflow",
     "segment",
     "grabcut",
+    "Video",
+    "segment_video",
     "qpbo",
     "QPBOResult",
     "read_image",
@@ -1059,6 +1061,128 @@ def grabcut(image, rect=None, seeds=None, iterations=5, **options):
     if rect is None and seeds is None:
         raise ValueError("grabcut: give rect, seeds or both")
     return segment(image, seeds, rect=rect, iterations=iterations, **options)
+
+# ------------------------------------------------------------------------------------------
+# Video (gcut_video_*: online segmentation of a frame sequence; docs/VIDEO.md)
+# ------------------------------------------------------------------------------------------
+
+
+def _frame_array(x, name):
+    a = _np.ascontiguousarray(_host_array(x, name))
+    if a.dtype not in (_np.uint8, _np.uint16):
+        raise TypeError(f"{name} must have dtype uint8 or uint16, not {a.dtype}")
+    return a
+
+
+class Video(_gcut.VideoCore):
+    """Online video segmentation, one frame at a time (the C library's ``gcut_video_*``, the
+    engine of ``gcut video``; Garrett & Saito 2009): each frame is cut exactly from the one
+    before, whose mask gives the colour models (mixed with older frames by ``forget``), the
+    hard seeds deeper than a band around its boundary, and the band's width (it follows the
+    measured motion).
+
+    ``Video(shape, lambda_=50, sigma=0, connectivity=8, bins=32, forget=0.5, band_min=3,
+    band_motion=1, band_max=64, colour_check=True, colour_reach=4, full_frame=False,
+    warm=False, verify=False, model="auto", components=5, seed=1, solver="bk", threads=0)``:
+    ``shape`` is (height, width); every option is ``gcut video``'s of the same name
+    (``full_frame`` = ``--full-frame``, ``colour_check=False`` = ``--no-colour-check``;
+    ``model`` / ``components`` / ``seed`` are for a first frame given as seeds, as
+    :func:`segment`). Feed frames with :meth:`push`; ``frames`` counts them, ``report`` is the
+    last frame's report (flow, band, graph_nodes, times in ms ...). Not thread-safe: one
+    Video per thread (different Videos run in parallel; the GIL is released per frame)."""
+
+    def __init__(self, shape, lambda_=50.0, sigma=0.0, connectivity=8, bins=32, forget=0.5,
+                 band_min=3.0, band_motion=1.0, band_max=64.0, colour_check=True,
+                 colour_reach=4.0, full_frame=False, warm=False, verify=False, model="auto",
+                 components=5, seed=1, solver="bk", threads=0):
+        try:
+            h, w = (int(v) for v in shape)
+        except (TypeError, ValueError):
+            raise TypeError(f"shape must be (height, width), got {shape!r}") from None
+        if h < 1 or w < 1:
+            raise ValueError(f"shape must be positive, got {(h, w)}")
+        solver, threads = _solver_args(solver, threads)
+        for name, v in (("lambda_", lambda_), ("sigma", sigma), ("forget", forget),
+                        ("band_min", band_min), ("band_motion", band_motion),
+                        ("band_max", band_max), ("colour_reach", colour_reach)):
+            if isinstance(v, bool) or not isinstance(v, _numbers.Real) or not _math.isfinite(v):
+                raise ValueError(f"{name} must be a finite number, got {v!r}")
+        for name, v in (("connectivity", connectivity), ("bins", bins),
+                        ("components", components)):
+            if isinstance(v, bool) or not isinstance(v, _numbers.Integral):
+                raise ValueError(f"{name} must be an int, got {v!r}")
+        if connectivity not in (4, 8):
+            raise ValueError(f"connectivity must be 4 or 8, got {connectivity}")
+        if model not in _MODELS:
+            raise ValueError(f"model must be one of {sorted(_MODELS)}, got {model!r}")
+        if not (isinstance(seed, _numbers.Integral) and 0 <= seed < 2**64):
+            raise ValueError(f"seed must be an int in [0, 2^64), got {seed!r}")
+        super().__init__(h, w, float(lambda_), float(sigma), int(connectivity), int(bins),
+                         float(forget), float(band_min), float(band_motion), float(band_max),
+                         not full_frame, bool(colour_check), float(colour_reach), bool(warm),
+                         bool(verify), _MODELS[model], int(components), int(seed), solver,
+                         threads)
+        self.shape = (h, w)
+        self.report = None
+
+    def push(self, frame, init=None, seeds=None, seed_encoding="gcut"):
+        """Segment the next frame (uint8 or uint16, (H, W) gray or (H, W, C) with C = 1..4);
+        return its mask (bool (H, W), True = foreground).
+
+        The first frame needs ``init`` (its segmentation: a bool or 0/nonzero uint8 (H, W)
+        mask, taken as it is) or ``seeds`` (read by ``seed_encoding`` as :func:`segment`
+        reads them; the frame is then segmented from them); a later frame given either
+        restarts from it."""
+        a = _frame_array(frame, "frame")
+        if init is not None and seeds is not None:
+            raise ValueError("give init (a mask) or seeds, not both")
+        if seed_encoding not in _ENCODINGS:
+            raise ValueError(
+                f"seed_encoding must be one of {sorted(_ENCODINGS)}, got {seed_encoding!r}")
+        kind, ini = 0, None
+        if init is not None:
+            m = _host_array(init, "init")
+            if m.dtype.kind not in "biu":
+                raise TypeError(f"init must be a bool or integer mask, not {m.dtype}")
+            ini = _np.ascontiguousarray(m != 0, dtype=_np.uint8)
+        elif seeds is not None:
+            kind = 1
+            ini = _host_array(seeds, "seeds")
+            if ini.dtype == bool:
+                raise TypeError("seeds must hold seed codes (uint8), not bool")
+            if ini.dtype.kind in "iu" and ini.dtype not in (_np.uint8, _np.uint16):
+                if ini.size and (ini.min() < 0 or ini.max() > 255):
+                    raise ValueError("seeds values must be in [0, 255]")
+                ini = ini.astype(_np.uint8)
+            ini = _np.ascontiguousarray(ini)
+        elif self.frames == 0:
+            raise ValueError("the first frame needs init (a mask) or seeds")
+        mask, self.report = self._push(a, ini, kind, _ENCODINGS[seed_encoding])
+        return mask.view(bool)
+
+
+def segment_video(frames, init=None, seeds=None, seed_encoding="gcut", return_reports=False,
+                  **options):
+    """Segment a sequence of frames, each from the one before (:class:`Video`); a generator of
+    bool masks (True = foreground), one per frame, in order.
+
+    ``frames``: a (T, H, W) or (T, H, W, C) uint8/uint16 array, or any iterable of (H, W[, C])
+    frames (read lazily, one at a time: a video reader works). ``init`` (the first frame's
+    mask) or ``seeds`` (its seeds, read by ``seed_encoding``) starts it; ``options`` are
+    :class:`Video`'s. With ``return_reports`` each item is ``(mask, report)``. The masks are
+    those of ``gcut video`` with the same options."""
+    video = None
+    for k, frame in enumerate(frames):
+        f = _frame_array(frame, f"frames[{k}]")
+        if video is None:
+            if f.ndim not in (2, 3):
+                raise ValueError(f"frames[0] must be (H, W) or (H, W, C), got shape {f.shape}")
+            video = Video(f.shape[:2], **options)
+            mask = video.push(f, init=init, seeds=seeds, seed_encoding=seed_encoding)
+        else:
+            mask = video.push(f)
+        yield (mask, video.report) if return_reports else mask
+
 
 def read_image(path):
     """Read a PNG (8/16 bit), JPEG or PGM/PPM image (by its magic bytes, through the C

@@ -1676,6 +1676,176 @@ static PyObject *mod_write_image(PyObject *mod, PyObject *args) {
 }
 
 /* ------------------------------------------------------------------------------------------
+ * Video: gcut_video_* (src/video, docs/VIDEO.md; Garrett & Saito 2009), one frame per call
+ * ---------------------------------------------------------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD gcut_video *video;
+    int busy;
+    int64_t width, height;
+} VideoCore;
+
+static void video_dealloc(VideoCore *self) {
+    gcut_video_free(self->video);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* VideoCore(height, width, lambda, sigma, connectivity, bins, forget, band_min, band_motion,
+ *           band_max, restrict_band, check_colour, colour_reach, warm, verify, model,
+ *           components, seed, solver, threads) */
+static int video_init(VideoCore *self, PyObject *args, PyObject *kwds) {
+    (void)kwds;
+    long long h, w;
+    gcut_video_params p;
+    gcut_video_params_init(&p);
+    int model, components, threads;
+    unsigned long long seed;
+    const char *solver;
+    if (!PyArg_ParseTuple(args, "LLddiiddddppdppiiKsi", &h, &w, &p.seg.lambda, &p.seg.sigma,
+                          &p.seg.connectivity, &p.seg.histogram_bins, &p.forget, &p.band_min,
+                          &p.band_motion, &p.band_max, &p.restrict_band, &p.check_colour,
+                          &p.colour_reach, &p.warm, &p.verify, &model, &components, &seed, &solver,
+                          &threads))
+        return -1;
+    if (model >= 0)
+        p.seg.model = (gcut_model_kind)model;
+    p.seg.gmm_components = components;
+    p.seg.seed = seed;
+    gcut_options opt;
+    if (parse_options(solver, threads, &opt) != GCUT_OK)
+        return -1;
+    gcut_video *v = NULL;
+    gcut_status st;
+    Py_BEGIN_ALLOW_THREADS st = gcut_video_create(w, h, &p, &opt, &v);
+    Py_END_ALLOW_THREADS if (st != GCUT_OK) {
+        raise_status(st, "Video");
+        return -1;
+    }
+    gcut_video_free(self->video);
+    self->video = v;
+    self->width = w;
+    self->height = h;
+    return 0;
+}
+
+/* _push(frame (H, W[, C]) uint8/uint16, init | None, init_kind (0 mask, 1 seeds), encoding)
+ *   -> (mask uint8 (H, W) of 1/0, report dict). init: with kind 0 a (H, W) uint8 array
+ * (nonzero = foreground); with kind 1 a seed image read by encoding (gcut_seeds_from_mask). */
+static PyObject *video_push(VideoCore *self, PyObject *args) {
+    PyObject *oframe, *oinit;
+    int kind, encoding;
+    if (!PyArg_ParseTuple(args, "OOii", &oframe, &oinit, &kind, &encoding))
+        return NULL;
+    if (self->video == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "Video is not initialised");
+        return NULL;
+    }
+    gcut_image frame, init_img;
+    if (image_view(oframe, 0, "frame", &frame) < 0)
+        return NULL;
+    if (frame.width != self->width || frame.height != self->height) {
+        PyErr_Format(PyExc_ValueError, "frame is %lldx%lld (HxW), the video is %lldx%lld",
+                     (long long)frame.height, (long long)frame.width, (long long)self->height,
+                     (long long)self->width);
+        return NULL;
+    }
+    int has_init = oinit != Py_None;
+    if (has_init) {
+        const char *name = kind == GCUT_VIDEO_INIT_SEEDS ? "seeds" : "init";
+        if (image_view(oinit, 0, name, &init_img) < 0)
+            return NULL;
+        if (init_img.width != self->width || init_img.height != self->height) {
+            PyErr_Format(PyExc_ValueError, "%s is %lldx%lld (HxW), the video is %lldx%lld", name,
+                         (long long)init_img.height, (long long)init_img.width,
+                         (long long)self->height, (long long)self->width);
+            return NULL;
+        }
+        if (kind == GCUT_VIDEO_INIT_MASK && (init_img.channels != 1 || init_img.bit_depth != 8)) {
+            PyErr_SetString(PyExc_ValueError, "init must be a (H, W) uint8 or bool mask");
+            return NULL;
+        }
+    }
+    npy_intp dims[2] = {(npy_intp)self->height, (npy_intp)self->width};
+    PyObject *mask = PyArray_SimpleNew(2, dims, NPY_UINT8);
+    if (mask == NULL)
+        return NULL;
+    size_t n = (size_t)self->width * (size_t)self->height;
+    uint8_t *codes = NULL;
+    if (has_init && kind == GCUT_VIDEO_INIT_SEEDS && (codes = PyMem_Malloc(n)) == NULL) {
+        Py_DECREF(mask);
+        return PyErr_NoMemory();
+    }
+    if (self->busy) {
+        PyMem_Free(codes);
+        Py_DECREF(mask);
+        PyErr_SetString(PyExc_RuntimeError, "this Video is being used by another thread; use "
+                                            "one per thread");
+        return NULL;
+    }
+    self->busy = 1;
+    gcut_video_report rep;
+    memset(&rep, 0, sizeof rep);
+    gcut_status st = GCUT_OK;
+    const char *stage = "seeds";
+    uint8_t *out = PyArray_DATA((PyArrayObject *)mask);
+    Py_BEGIN_ALLOW_THREADS;
+    const uint8_t *init = NULL;
+    if (has_init && kind == GCUT_VIDEO_INIT_SEEDS) {
+        st = gcut_seeds_from_mask(&init_img, (gcut_seed_encoding)encoding, codes);
+        init = codes;
+    } else if (has_init) {
+        init = init_img.pixels;
+    }
+    if (st == GCUT_OK) {
+        stage = "Video.push";
+        st = gcut_video_push_frame(self->video, &frame, init, (gcut_video_init)kind, &rep);
+    }
+    if (st == GCUT_OK)
+        st = gcut_video_get_mask(self->video, out);
+    Py_END_ALLOW_THREADS;
+    self->busy = 0;
+    PyMem_Free(codes);
+    if (st != GCUT_OK) {
+        Py_DECREF(mask);
+        return raise_status(st, stage);
+    }
+    PyObject *r = Py_BuildValue(
+        "{s:L,s:d,s:d,s:d,s:d,s:L,s:L,s:L,s:s}", "frame", (long long)rep.frame, "model_ms",
+        rep.model_ms, "build_ms", rep.build_ms, "solve_ms", rep.solve_ms, "band", rep.band,
+        "graph_nodes", (long long)rep.graph_nodes, "flow", (long long)rep.flow, "foreground_pixels",
+        (long long)rep.foreground_pixels, "solver", rep.solver);
+    if (r == NULL) {
+        Py_DECREF(mask);
+        return NULL;
+    }
+    return Py_BuildValue("NN", mask, r);
+}
+
+static PyObject *video_get_frames(VideoCore *self, void *closure) {
+    (void)closure;
+    return PyLong_FromLongLong(self->video ? gcut_video_frames(self->video) : 0);
+}
+
+static PyMethodDef video_methods[] = {{"_push", (PyCFunction)video_push, METH_VARARGS, "internal"},
+                                      {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef video_getset[] = {
+    {"frames", (getter)video_get_frames, NULL, "frames segmented so far", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyTypeObject VideoCoreType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gcut._gcut.VideoCore",
+    .tp_basicsize = sizeof(VideoCore),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "The C state behind gcut.Video (use gcut.Video).",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)video_init,
+    .tp_dealloc = (destructor)video_dealloc,
+    .tp_methods = video_methods,
+    .tp_getset = video_getset,
+};
+
+/* ------------------------------------------------------------------------------------------
  * Library-wide calls
  * ---------------------------------------------------------------------------------------- */
 
@@ -1751,7 +1921,8 @@ PyMODINIT_FUNC PyInit__gcut(void) {
     PyObject *m = PyModule_Create(&module_def);
     if (m == NULL)
         return NULL;
-    if (PyType_Ready(&GraphCoreType) < 0 || PyType_Ready(&GridContextType) < 0)
+    if (PyType_Ready(&GraphCoreType) < 0 || PyType_Ready(&GridContextType) < 0 ||
+        PyType_Ready(&VideoCoreType) < 0)
         goto fail;
     gcut_error_type = PyErr_NewExceptionWithDoc(
         "gcut.GcutError",
@@ -1762,8 +1933,10 @@ PyMODINIT_FUNC PyInit__gcut(void) {
         goto fail;
     Py_INCREF(&GraphCoreType);
     Py_INCREF(&GridContextType);
+    Py_INCREF(&VideoCoreType);
     if (PyModule_AddObject(m, "GraphCore", (PyObject *)&GraphCoreType) < 0 ||
         PyModule_AddObject(m, "GridContextCore", (PyObject *)&GridContextType) < 0 ||
+        PyModule_AddObject(m, "VideoCore", (PyObject *)&VideoCoreType) < 0 ||
         PyModule_AddObject(m, "GcutError", gcut_error_type) < 0 ||
         PyModule_AddStringConstant(m, "version", gcut_version_string()) < 0)
         goto fail;
