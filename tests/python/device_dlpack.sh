@@ -6,7 +6,10 @@
 # (dlpack_util.CudaArray). GCUT_REQUIRE_GPU=1: a GPU test that skips is a failure. CuPy /
 # PyTorch tests run too where they are installed. Log: $OUT/device_dlpack.log (or the build
 # folder's). Environment: CUDA_ARCH (default 90), PYTHON (default python3), GCUT_DLPACK_BUILD
-# (build folder, default build-dlpack), GCUT_CUDA (default ON; OFF for a CPU-only dry run).
+# (build folder, default build-dlpack), GCUT_CUDA (default ON; OFF for a CPU-only dry run),
+# GCUT_DLPACK_BENCH (default 1): then also bench/python_bench.py's thread-pool run (8 grids of
+# 512x512) and its 2048x2048 run (with PyMaxflow's ratio where `import maxflow` works there;
+# carry its wheel to get it), each under a time limit, so the whole script stays near 2 min.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${GCUT_DLPACK_BUILD:-build-dlpack}
@@ -35,6 +38,21 @@ start=$SECONDS
     cd tests/python
     PYTHONPATH="../../$site" GCUT_REQUIRE_GPU="${GCUT_REQUIRE_GPU:-1}" PYTHONUNBUFFERED=1 \
         "$py" test_dlpack.py
+    cd ../..
+    if [ "${GCUT_DLPACK_BENCH:-1}" = 1 ]; then
+        echo "== bench (timings: not part of pass/fail)"
+        # PyMaxflow (the baseline) from carried wheels, if any: GCUT_WHEELS (default .whl).
+        whl=${GCUT_WHEELS:-.whl}
+        if ! "$py" -c "import maxflow" 2>/dev/null && ls "$whl"/PyMaxflow-*.whl >/dev/null 2>&1; then
+            "$py" -m pip install -q --no-index --no-deps --target "$build/whl-site" \
+                "$whl"/PyMaxflow-*.whl && site="$site:$build/whl-site" ||
+                echo "(PyMaxflow wheel not installable)"
+        fi
+        PYTHONPATH="$site" timeout 30 "$py" bench/python_bench.py --pool 8 --shape 512x512 \
+            --rounds 5 --solvers bk || echo "(pool bench stopped: rc $?)"
+        PYTHONPATH="$site" timeout 75 "$py" bench/python_bench.py --shape 2048x2048 --rounds 3 \
+            --no-general --solvers auto,bk,parallel-bk,cpu-pr || echo "(2048 bench stopped: rc $?)"
+    fi
     echo "== device_dlpack.sh passed in $((SECONDS - start)) s"
 } 2>&1 | tee "$log"
 exit "${PIPESTATUS[0]}"
