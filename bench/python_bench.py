@@ -245,6 +245,12 @@ def main():
     ap.add_argument("--warm", type=float, default=0.0, metavar="FRACTION",
                     help="instead: warm re-solves after changing this fraction of the "
                          "terminal capacities, against fresh solves")
+    ap.add_argument("--overhead", action="store_true",
+                    help="instead: one JSON line of medians (ms) per variant (grid_maxflow, "
+                         "gcut.Graph, PyMaxflow) of the total and of the total minus the "
+                         "solver's own setup + solve (the Python layer and the grid fill), "
+                         "solver = the first of --solvers; bench/python_ab.sh compares two "
+                         "builds with it")
     ap.add_argument("--pool", type=int, default=0, metavar="K",
                     help="instead: K grids solved one at a time against all at once from a "
                          "thread pool of K workers")
@@ -252,6 +258,29 @@ def main():
     shape = tuple(int(s) for s in args.shape.lower().split("x"))
     if len(shape) not in (2, 3):
         raise SystemExit("--shape must be HxW or DxHxW")
+    if args.overhead:
+        import json
+
+        p = make_problem(shape, args.seed)
+        solver = args.solvers.split(",")[0]
+        runs = {"grid_maxflow": lambda: run_grid_maxflow(p, solver, args.threads),
+                "Graph": lambda: run_gcut_graph(p, solver, args.threads)}
+        if pymaxflow is not None:
+            runs["pymaxflow"] = lambda: run_pymaxflow_grid(p, None, 0)
+        res = {k: [] for k in runs}
+        for _ in range(args.rounds):
+            for name, fn in runs.items():
+                t0 = time.perf_counter()
+                flow, _, _, st = fn()
+                t = (time.perf_counter() - t0) * 1e3
+                res[name].append((t, t - st["build_ms"] - st["solve_ms"], flow))
+        flows = {x[2] for v in res.values() for x in v}
+        if len(flows) != 1:
+            raise SystemExit(f"flows differ: {sorted(flows)}")
+        print(json.dumps({k: {"total_ms": round(statistics.median(x[0] for x in v)),
+                              "layer_ms": round(statistics.median(x[1] for x in v)),
+                              "flow": v[0][2]} for k, v in res.items()}))
+        return
     if args.pool > 0:
         solver = args.solvers.split(",")[0]
         res, flows = pool_bench(shape, args.pool, args.rounds, args.seed, solver, args.threads)
