@@ -525,10 +525,10 @@ class Graph(_gcut.GraphCore):
                 continue
             # The C layer adds the arcs straight from the weights (both ends if symmetric).
             flat = _np.ascontiguousarray(cap).reshape(-1)
-            if self._grid_add(o, flat, -1, bool(symmetric), "weights"):
+            added = self._grid_add(o, flat, -1, bool(symmetric), "weights")
+            if added >= 0:  # the nonzero arcs added (one pass in C, checked as it adds)
                 checked = True
-                src, _ = _shift_slices(o, ids.shape)
-                self._grid_edge_count += int(_np.count_nonzero(cap[src])) * (2 if symmetric else 1)
+                self._grid_edge_count += added * (2 if symmetric else 1)
                 continue
             # Not a native direction, or a sum past int32 (nothing was added): the general
             # graph holds it.
@@ -593,7 +593,7 @@ class Graph(_gcut.GraphCore):
             rest = []
             for which, a in ((0, s), (1, t)):
                 full = _np.ascontiguousarray(a).reshape(-1)
-                if not self._grid_add(None, full, which, False, ("sourcecaps", "sinkcaps")[which]):
+                if self._grid_add(None, full, which, False, ("sourcecaps", "sinkcaps")[which]) < 0:
                     rest.append((which, full))
             for which, full in rest:  # past int32: the C layer moves to a general graph
                 zero = _np.zeros_like(full)

@@ -581,10 +581,14 @@ static PyObject *core_tedges(GraphCore *self, PyObject *args) {
 }
 
 /* Add values[p] into dir[p] for every node p whose neighbour p + off is inside the grid, and
- * with rev also into rev[p + off] (the reverse direction at the neighbour: a symmetric edge).
- * Nothing is changed, and 0 returned, when a sum would pass int32. GIL released by the caller. */
+ * with rev also into rev[p + off] (the reverse direction at the neighbour: a symmetric edge),
+ * in one pass that also checks each value (>= 0) and each sum (<= INT32_MAX); the values of
+ * the nodes without that neighbour are checked for sign too. Returns 1 (*nonzero = arcs with a
+ * nonzero value added), or, with nothing changed (the entries already added are subtracted
+ * again), 0 when a sum would pass int32 and -1 for a negative value. GIL released by the
+ * caller. */
 static int add_shifted(const GraphCore *self, const int *off, const void *values, int is64,
-                       int32_t *dir, int32_t *rev) {
+                       int32_t *dir, int32_t *rev, int64_t *nonzero) {
     int64_t dims[3] = {1, 1, 1};
     int o[3] = {0, 0, 0};
     int lead = 3 - self->ndim;
@@ -598,29 +602,94 @@ static int add_shifted(const GraphCore *self, const int *off, const void *values
         hi[k] = o[k] > 0 ? dims[k] - o[k] : dims[k];
     }
     int64_t step = ((int64_t)o[0] * dims[1] + o[1]) * dims[2] + o[2];
-    for (int pass = 0; pass < 2; pass++) {
-        for (int64_t z = lo[0]; z < hi[0]; z++)
-            for (int64_t y = lo[1]; y < hi[1]; y++) {
-                int64_t row = (z * dims[1] + y) * dims[2];
-                for (int64_t x = lo[2]; x < hi[2]; x++) {
-                    int64_t p = row + x;
-                    int64_t v = int_at(values, is64, p);
-                    if (pass == 0) {
-                        if (dir[p] + v > INT32_MAX || (rev && rev[p + step] + v > INT32_MAX))
-                            return 0;
-                    } else {
-                        dir[p] += (int32_t)v;
-                        if (rev)
-                            rev[p + step] += (int32_t)v;
+    int64_t count = 0, stop = -1;
+    int result = 1;
+    for (int64_t z = lo[0]; z < hi[0] && stop < 0; z++)
+        for (int64_t y = lo[1]; y < hi[1] && stop < 0; y++) {
+            int64_t row = (z * dims[1] + y) * dims[2];
+            for (int64_t x = lo[2]; x < hi[2]; x++) {
+                int64_t p = row + x;
+                int64_t v = int_at(values, is64, p);
+                if (v <= 0) {
+                    if (v < 0) {
+                        result = -1;
+                        stop = p;
+                        break;
                     }
+                    continue;
+                }
+                if (dir[p] + v > INT32_MAX || (rev && rev[p + step] + v > INT32_MAX)) {
+                    result = 0;
+                    stop = p;
+                    break;
+                }
+                dir[p] += (int32_t)v;
+                if (rev)
+                    rev[p + step] += (int32_t)v;
+                count++;
+            }
+        }
+    /* The nodes outside the region (no neighbour at this offset): signs only. */
+    for (int64_t z = 0; z < dims[0] && stop < 0; z++)
+        for (int64_t y = 0; y < dims[1] && stop < 0; y++) {
+            int inside = z >= lo[0] && z < hi[0] && y >= lo[1] && y < hi[1] && lo[2] < hi[2];
+            int64_t row = (z * dims[1] + y) * dims[2];
+            for (int64_t x = 0; x < dims[2]; x++) {
+                if (inside && x == lo[2])
+                    x = hi[2];
+                if (x >= dims[2])
+                    break;
+                if (int_at(values, is64, row + x) < 0) {
+                    result = -1;
+                    stop = INT64_MAX; /* everything added is taken back */
+                    break;
                 }
             }
+        }
+    if (stop < 0) {
+        *nonzero = count;
+        return 1;
     }
-    return 1;
+    for (int64_t z = lo[0]; z < hi[0]; z++)
+        for (int64_t y = lo[1]; y < hi[1]; y++) {
+            int64_t row = (z * dims[1] + y) * dims[2];
+            for (int64_t x = lo[2]; x < hi[2]; x++) {
+                int64_t p = row + x;
+                if (p >= stop)
+                    return result;
+                int64_t v = int_at(values, is64, p);
+                if (v > 0) {
+                    dir[p] -= (int32_t)v;
+                    if (rev)
+                        rev[p + step] -= (int32_t)v;
+                }
+            }
+        }
+    return result;
+}
+
+/* Add values into a terminal array in one pass that checks them (>= 0, sums <= INT32_MAX);
+ * returns as add_shifted(), nothing changed on failure. */
+static int add_terminal(int32_t *target, const void *values, int is64, int64_t n) {
+    int64_t i = 0;
+    int result = 1;
+    for (; i < n; i++) {
+        int64_t v = int_at(values, is64, i);
+        if (v < 0 || target[i] + v > INT32_MAX) {
+            result = v < 0 ? -1 : 0;
+            break;
+        }
+        target[i] += (int32_t)v;
+    }
+    if (result != 1)
+        for (int64_t j = 0; j < i; j++)
+            target[j] -= (int32_t)int_at(values, is64, j);
+    return result;
 }
 
 /* _grid_add(offset tuple | None, values int32|int64 of num_nodes, terminal=-1, symmetric=0,
- *           name="values") -> bool (name: the argument named by a negative-value error).
+ *           name="values") -> the number of nonzero arcs added (0 for terminals), or -1 when
+ * nothing was added (name: the argument named by a negative-value error).
  * With an offset: values[p] is the capacity of the arc p -> p + offset (entries whose neighbour
  * is outside the grid are ignored); symmetric also gives the arc p + offset -> p the same
  * capacity. The neighbourhood widens (4 -> 8, 6 -> 26) when the offset needs it. With None:
@@ -662,13 +731,16 @@ static PyObject *core_grid_add(GraphCore *self, PyObject *args) {
             nonzero += o != 0;
         }
         if (far || nonzero == 0)
-            Py_RETURN_FALSE;
+            return PyLong_FromLong(-1); /* not a native direction: nothing added */
         connectivity = self->ndim == 2 ? (nonzero == 1 ? 4 : 8) : (nonzero == 1 ? 6 : 26);
     } else if (terminal != GCUT_SOURCE && terminal != GCUT_SINK) {
         PyErr_SetString(PyExc_ValueError, "_grid_add: give an offset or a terminal");
         return NULL;
     }
-    if (check_nonneg(PyArray_DATA(av), is64, self->num_nodes, name) < 0)
+    /* The values are checked while they are added (one pass); only a call that would widen
+     * an existing grid checks them first, so that a bad call leaves the grid as it was. */
+    if (self->grid != NULL && connectivity > gcut_grid_connectivity(self->grid) &&
+        check_nonneg(PyArray_DATA(av), is64, self->num_nodes, name) < 0)
         return NULL;
     if (enter(self) < 0)
         return NULL;
@@ -696,20 +768,21 @@ static PyObject *core_grid_add(GraphCore *self, PyObject *args) {
         return NULL;
     }
     const void *vals = PyArray_DATA(av);
-    int64_t n = self->num_nodes;
-    int ok = 1;
+    int64_t n = self->num_nodes, added = 0;
+    int rc;
     Py_BEGIN_ALLOW_THREADS;
-    if (ooff != Py_None) {
-        ok = add_shifted(self, want, vals, is64, target, reverse);
-    } else {
-        for (int64_t i = 0; i < n && ok; i++)
-            ok = (int64_t)target[i] + int_at(vals, is64, i) <= INT32_MAX;
-        for (int64_t i = 0; i < n && ok; i++)
-            target[i] += (int32_t)int_at(vals, is64, i);
-    }
+    if (ooff != Py_None)
+        rc = add_shifted(self, want, vals, is64, target, reverse, &added);
+    else
+        rc = add_terminal(target, vals, is64, n);
     Py_END_ALLOW_THREADS;
     leave(self);
-    return PyBool_FromLong(ok);
+    if (rc < 0) { /* a negative value (nothing changed): name the first */
+        if (check_nonneg(vals, is64, n, name) == 0)
+            PyErr_Format(gcut_error_type, "_grid_add: %s has a negative entry", name);
+        return NULL;
+    }
+    return PyLong_FromLongLong(rc == 1 ? added : -1);
 }
 
 /* _maxflow(solver, threads) -> flow (exact Python int). */

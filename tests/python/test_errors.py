@@ -337,3 +337,44 @@ def test_lean_int32_paths_check_signs_and_change_nothing():
     ww[3, 2, 1] = -5
     with pytest.raises(ValueError, match=r"weights\[45\].*-5"):
         gcut.grid_maxflow(s, s, ww)
+
+
+def test_fused_grid_add_rolls_back():
+    """The native grid fill checks and adds in one pass: a negative value or an int32
+    overflow found midway (or a negative weight of a node without that neighbour) leaves the
+    capacities exactly as they were (checked against a reference solve)."""
+    shape = (5, 6)
+    ref = gcut.Graph()
+    ids = ref.add_grid_nodes(shape)
+    base = np.arange(30, dtype=np.int32).reshape(shape) % 7 + 1
+    ref.add_grid_edges(ids, weights=base, symmetric=True)
+    ref.add_grid_tedges(ids, (base * 3) % 11, (base * 5) % 13)
+    want = ref.maxflow()
+    g = gcut.Graph()
+    ids = g.add_grid_nodes(shape)
+    g.add_grid_edges(ids, weights=base, symmetric=True)
+    g.add_grid_tedges(ids, (base * 3) % 11, (base * 5) % 13)
+    n_edges = g.get_edge_count()
+    bad = base.copy()
+    bad[3, 2] = -1  # midway: the entries before it were added, then taken back
+    with pytest.raises(ValueError, match=r"weights\[20\].*-1"):
+        g.add_grid_edges(ids, weights=bad, symmetric=True)
+    edge = base.copy()
+    edge[4, 5] = -3  # the last node: no neighbour at (0, 1) or (1, 0), still refused
+    with pytest.raises(ValueError, match=r"weights\[29\].*-3"):
+        g.add_grid_edges(ids, weights=edge, symmetric=True)
+    big = base.copy()
+    big[4, 1] = 2**31 - 2  # the (0, 1) arcs overflow at node (4, 1): moved to a general graph
+    h = gcut.Graph()
+    hid = h.add_grid_nodes(shape)
+    h.add_grid_edges(hid, weights=base, symmetric=True)
+    h.add_grid_edges(hid, weights=big, structure=np.array([[0, 0, 0], [0, 0, 1], [0, 0, 0]]))
+    assert h.layout == "graph"
+    src = np.ones(shape, np.int32)
+    src[2, 5] = -4  # terminals: taken back midway too
+    with pytest.raises(ValueError, match=r"sourcecaps\[17\].*-4"):
+        g.add_grid_tedges(ids, src, 0)
+    with pytest.raises(ValueError, match=r"sinkcaps\[0\].*-1"):
+        g.add_grid_tedges(ids, np.ones(shape, np.int32), -np.ones(shape, np.int32))
+    assert g.get_edge_count() == n_edges and g.layout == "grid4"
+    assert g.maxflow() == want
