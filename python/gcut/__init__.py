@@ -780,20 +780,26 @@ class GridContext(_gcut.GridContextCore):
         ``labels`` is then that device array."""
         if labels is not None or any(_is_cuda(a) for a in (source, sink, weights)):
             return self._solve_device(source, sink, weights, changed, labels, stream)
+        # int32 arrays get no numpy pass: every given array is sign-checked in C (one pass
+        # each, naming it) before any is copied in, so a bad call changes nothing.
+        sets = []
         for which, name, arr in ((-2, "source", source), (-1, "sink", sink)):
             if arr is not None:
-                a = _caps(arr, name, None)
+                a = _caps(arr, name, None, c_checks=True)
                 if a.shape != self.shape:
                     raise ValueError(f"{name} must have shape {self.shape}, got {a.shape}")
-                self._set(which, a.reshape(-1))
+                _gcut.check_capacities(a, name)
+                sets.append((which, a.reshape(-1)))
         if weights is not None:
-            w = _caps(weights, "weights", None)
+            w = _caps(weights, "weights", None, c_checks=True)
             if w.shape != (self.connectivity,) + self.shape:
                 raise ValueError(
                     f"weights must have shape {(self.connectivity,) + self.shape}, got {w.shape}"
                 )
-            for d in range(self.connectivity):
-                self._set(d, _np.ascontiguousarray(w[d]).reshape(-1))
+            _gcut.check_capacities(w, "weights")
+            sets += [(d, w[d].reshape(-1)) for d in range(self.connectivity)]
+        for which, a in sets:
+            self._set(which, a, False)
         if changed is not None:
             self._mark(_ids(changed, "changed").reshape(-1))
         flow, labels, stats = self._solve()

@@ -1142,11 +1142,12 @@ static int gctx_enter(GridContext *self) {
     return 0;
 }
 
-/* _set(which, values int32 of num_nodes): which -2 source, -1 sink, 0.. a direction. */
+/* _set(which, values int32 of num_nodes, check=True): which -2 source, -1 sink, 0.. a
+ * direction; check=False when the caller has checked the signs (check_capacities). */
 static PyObject *gctx_set(GridContext *self, PyObject *args) {
-    int which;
+    int which, check = 1;
     PyObject *ov;
-    if (!PyArg_ParseTuple(args, "iO", &which, &ov))
+    if (!PyArg_ParseTuple(args, "iO|p", &which, &ov, &check))
         return NULL;
     PyArrayObject *av = as_array(ov, NPY_INT32, "values");
     if (av == NULL)
@@ -1155,7 +1156,7 @@ static PyObject *gctx_set(GridContext *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "_set: bad direction or size");
         return NULL;
     }
-    if (check_nonneg(PyArray_DATA(av), 0, self->num_nodes, "capacities") < 0)
+    if (check && check_nonneg(PyArray_DATA(av), 0, self->num_nodes, "capacities") < 0)
         return NULL;
     if (gctx_enter(self) < 0)
         return NULL;
@@ -1948,6 +1949,20 @@ static PyObject *mod_solvers(PyObject *mod, PyObject *noargs) {
     return list;
 }
 
+/* check_capacities(array int32, name): raises ValueError naming name and the first negative
+ * entry (flat index); one pass with the GIL released. */
+static PyObject *mod_check_capacities(PyObject *mod, PyObject *args) {
+    (void)mod;
+    PyObject *oa;
+    const char *name;
+    if (!PyArg_ParseTuple(args, "Os", &oa, &name))
+        return NULL;
+    PyArrayObject *a = as_array(oa, NPY_INT32, name);
+    if (a == NULL || check_nonneg(PyArray_DATA(a), 0, PyArray_SIZE(a), name) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyObject *mod_set_memory_limit(PyObject *mod, PyObject *args) {
     (void)mod;
     unsigned long long bytes;
@@ -1976,6 +1991,7 @@ static PyMethodDef module_methods[] = {
     {"read_image", mod_read_image, METH_VARARGS, "internal: see gcut.read_image"},
     {"write_image", mod_write_image, METH_VARARGS, "internal: see gcut.write_image"},
     {"solvers", mod_solvers, METH_NOARGS, "internal: see gcut.solvers"},
+    {"check_capacities", mod_check_capacities, METH_VARARGS, "internal"},
     {"set_memory_limit", mod_set_memory_limit, METH_VARARGS, "internal"},
     {"memory_limit", mod_memory_limit, METH_NOARGS, "internal"},
     {"memory_in_use", mod_memory_in_use, METH_NOARGS, "internal"},
