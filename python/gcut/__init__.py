@@ -704,14 +704,18 @@ def grid_maxflow(source, sink, weights, connectivity=4, solver="auto", threads=0
     scale = _check_scale(scale)
     if isinstance(connectivity, bool) or not isinstance(connectivity, _numbers.Integral):
         raise TypeError(f"connectivity must be an int, got {connectivity!r}")
-    if labels is not None or any(_is_cuda(a) for a in (source, sink, weights)):
+    wlist = isinstance(weights, (list, tuple)) and len(weights) > 0 and _is_cuda(weights[0])
+    if labels is not None or wlist or any(_is_cuda(a) for a in (source, sink, weights)):
         # CUDA arrays: one solve of a temporary cuda-grid context, on the device.
         if scale is not None:
             raise TypeError("scale= is for host arrays; device arrays must be int32 already")
-        if not any(_is_cuda(a) for a in (source, sink, weights)):
+        if not wlist and not any(_is_cuda(a) for a in (source, sink, weights)):
             raise TypeError("labels= is for CUDA arrays: source, sink and weights must then "
                             "be CUDA arrays")
-        for name, a in (("source", source), ("sink", sink), ("weights", weights)):
+        named = [("source", source), ("sink", sink)]
+        named += ([(f"weights[{d}]", w) for d, w in enumerate(weights)] if wlist
+                  else [("weights", weights)])
+        for name, a in named:
             if not _is_cuda(a):
                 raise TypeError(f"a device solve takes source, sink and weights all as CUDA "
                                 f"arrays; {name} is a host array (or on another device type)")
@@ -770,7 +774,8 @@ class GridContext(_gcut.GridContextCore):
         Device arrays (a context with ``solver="cuda-grid"``): ``source``, ``sink`` and
         ``weights`` all CUDA arrays on the context's ``device`` (CuPy arrays, PyTorch CUDA
         tensors, any object with ``__dlpack__`` / ``__dlpack_device__``; int32, C-contiguous,
-        the shapes above) are read where they are, without a copy to the host
+        the shapes above; ``weights`` may also be a list of ``connectivity`` CUDA arrays of
+        the grid's shape, one per direction) are read where they are, without a copy to the host
         (gcut_grid_context_solve_device; a warm solve compares them with the last solve's on
         the device). ``labels``: a uint8 or bool CUDA array of the grid's shape to write the
         labels into; without it they are allocated by the inputs' library (CuPy, PyTorch) as
@@ -809,7 +814,15 @@ class GridContext(_gcut.GridContextCore):
         if changed is not None:
             raise TypeError("changed= is for host arrays: a device solve compares every "
                             "capacity with the last solve's on the device")
-        for name, a in (("source", source), ("sink", sink), ("weights", weights)):
+        arrays = [("source", source), ("sink", sink)]
+        if isinstance(weights, (list, tuple)):  # one CUDA array per direction
+            if len(weights) != self.connectivity:
+                raise ValueError(f"weights: {len(weights)} arrays given, the grid has "
+                                 f"{self.connectivity} directions")
+            arrays += [(f"weights[{d}]", w) for d, w in enumerate(weights)]
+        else:
+            arrays.append(("weights", weights))
+        for name, a in arrays:
             if a is None:
                 raise TypeError(f"a device solve takes source, sink and weights all as CUDA "
                                 f"arrays; {name} is missing")
@@ -837,10 +850,14 @@ class GridContext(_gcut.GridContextCore):
                     f"the labels into (gcut allocates them itself only for CuPy and PyTorch "
                     f"inputs, not {type(source).__name__})")
         # The capsules are borrowed for the solve (held here until it returns).
-        caps = [_dl_capsule(a, dl_stream) for a in (source, sink, weights, out)]
-        flow, stats = self._solve_device_c(caps[0], caps[1], caps[2], caps[3], c_stream,
+        caps = [_dl_capsule(a, dl_stream) for a in (source, sink, out)]
+        if isinstance(weights, (list, tuple)):
+            wcaps = tuple(_dl_capsule(w, dl_stream) for w in weights)
+        else:
+            wcaps = _dl_capsule(weights, dl_stream)
+        flow, stats = self._solve_device_c(caps[0], caps[1], wcaps, caps[2], c_stream,
                                            self.device)
-        del caps
+        del caps, wcaps
         return GridResult(flow, out, None, stats)
 
 

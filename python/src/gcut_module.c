@@ -1362,8 +1362,9 @@ static void *dl_view(PyObject *capsule, const char *name, int code, int alt_code
 
 /* _solve_device(source, sink, weights, labels | None, stream int, device) -> (flow, stats):
  * capsules from __dlpack__ of CUDA int32 arrays (source, sink of the grid's shape; weights
- * (dirs, *shape)); labels a uint8/bool device array of the grid's shape or None; stream the
- * cudaStream_t as an int (0: the legacy default stream). */
+ * (dirs, *shape), or a tuple of dirs capsules of the grid's shape); labels a uint8/bool device
+ * array of the grid's shape or None; stream the cudaStream_t as an int (0: the legacy default
+ * stream). */
 static PyObject *gctx_solve_device(GridContext *self, PyObject *args) {
     PyObject *os, *ot, *ow, *ol;
     unsigned long long stream;
@@ -1383,17 +1384,40 @@ static PyObject *gctx_solve_device(GridContext *self, PyObject *args) {
         dl_view(os, "source", DL_INT, DL_INT, 32, self->ndim, self->shape, 0, &dev);
     const int32_t *snk =
         src ? dl_view(ot, "sink", DL_INT, DL_INT, 32, self->ndim, self->shape, 0, &dev) : NULL;
-    const int32_t *w =
-        snk ? dl_view(ow, "weights", DL_INT, DL_INT, 32, self->ndim + 1, wshape, 0, &dev) : NULL;
-    if (w == NULL)
+    /* weights: one (dirs, *shape) array, or a sequence of dirs arrays of the grid's shape. */
+    const int32_t *dirs[26];
+    int seq = PyTuple_Check(ow) || PyList_Check(ow);
+    if (snk == NULL)
         return NULL;
+    if (seq) {
+        if (PySequence_Size(ow) != self->dirs) {
+            PyErr_Format(PyExc_ValueError, "weights: %zd arrays given, the grid has %d directions",
+                         PySequence_Size(ow), self->dirs);
+            return NULL;
+        }
+        for (int d = 0; d < self->dirs; d++) {
+            char name[32];
+            snprintf(name, sizeof name, "weights[%d]", d);
+            PyObject *item = PySequence_GetItem(ow, d);
+            if (item == NULL)
+                return NULL;
+            dirs[d] = dl_view(item, name, DL_INT, DL_INT, 32, self->ndim, self->shape, 0, &dev);
+            Py_DECREF(item); /* the sequence keeps the capsule alive */
+            if (dirs[d] == NULL)
+                return NULL;
+        }
+    } else {
+        const int32_t *w =
+            dl_view(ow, "weights", DL_INT, DL_INT, 32, self->ndim + 1, wshape, 0, &dev);
+        if (w == NULL)
+            return NULL;
+        for (int d = 0; d < self->dirs; d++)
+            dirs[d] = w + (size_t)d * (size_t)self->num_nodes;
+    }
     uint8_t *labels = NULL;
     if (ol != Py_None && (labels = dl_view(ol, "labels", DL_UINT, DL_BOOL, 8, self->ndim,
                                            self->shape, 1, &dev)) == NULL)
         return NULL;
-    const int32_t *dirs[26];
-    for (int d = 0; d < self->dirs; d++)
-        dirs[d] = w + (size_t)d * (size_t)self->num_nodes;
     if (gctx_enter(self) < 0)
         return NULL;
     int64_t flow = 0;

@@ -49,6 +49,8 @@ _capsule_new = ctypes.pythonapi.PyCapsule_New
 _capsule_new.restype = ctypes.py_object
 _capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
 
+_KEEP = []  # the structs behind every capsule made here
+
 DTYPES = {np.dtype(np.int32): (0, 32), np.dtype(np.int64): (0, 64), np.dtype(np.uint8): (1, 8),
           np.dtype(np.bool_): (6, 8), np.dtype(np.float32): (2, 32)}
 
@@ -65,7 +67,6 @@ class DLPackArray:
         self.device, self.strides, self.version = device, strides, version
         self.readonly, self.owner, self.unversioned_only = readonly, owner, unversioned_only
         self.streams = []
-        self._keep = []
 
     def __dlpack_device__(self):
         return self.device
@@ -90,7 +91,9 @@ class DLPackArray:
         else:
             m = DLManagedTensor(t, None, None)
             name = b"dltensor"
-        self._keep.append((shape, strides, m))  # no deleter: the object keeps the structs
+        # No deleter: the structs are kept for the whole process (a few bytes per capsule),
+        # so a capsule stays valid even after this producer object is gone.
+        _KEEP.append((shape, strides, m))
         return _capsule_new(ctypes.addressof(m), name, None)
 
 

@@ -157,6 +157,20 @@ def test_capsule_checks_in_c():
            run, src=fake_device(s, device=(1, 0)))
     expect(TypeError, "did not return an unused DLPack capsule",
            ctx._solve_device_c, object(), None, None, None, 0, 0)
+    # weights as one array per direction: each checked, named by its index.
+    per_dir = [fake_device(np.ascontiguousarray(w[d])) for d in range(4)]
+    caps = [fake_device(a).__dlpack__(stream=1, max_version=(1, 0)) for a in (s, t, lab)]
+    wc = tuple(o.__dlpack__(stream=1, max_version=(1, 0)) for o in per_dir)
+    expect(gcut.GcutError, "cuda-grid", ctx._solve_device_c, caps[0], caps[1], wc, caps[2], 0, 0)
+    expect(ValueError, "weights: 3 arrays given, the grid has 4 directions",
+           ctx._solve_device_c, caps[0], caps[1], wc[:3], caps[2], 0, 0)
+    bad = wc[:2] + (fake_device(np.ones((3, 5), np.int32)).__dlpack__(stream=1),) + wc[3:]
+    expect(ValueError, r"weights\[2\] has size 5 on axis 1",
+           ctx._solve_device_c, caps[0], caps[1], bad, caps[2], 0, 0)
+    expect(ValueError, "weights: 3 arrays given", bk_context().solve,
+           fake_device(s), fake_device(t), per_dir[:3], labels=fake_device(lab))
+    expect(TypeError, r"weights\[1\] is a host array", bk_context().solve,
+           fake_device(s), fake_device(t), [per_dir[0], w[1], per_dir[2], per_dir[3]])
     # Every check passed: the library itself refuses a bk context (no device access).
     for versioned in (True, False):
         expect(gcut.GcutError, "cuda-grid", run, versioned=versioned)
@@ -253,6 +267,12 @@ def test_gpu_grid_maxflow_streams_and_versions():
                 assert res.flow == ref
                 assert cut_value(source, sink, w, lab.get(), conn) == ref
                 assert d[0].streams == [1 if strm is None else strm]
+        # weights as one device array per direction.
+        d = [CudaArray(cudart, a) for a in (source, sink)]
+        wd = [CudaArray(cudart, np.ascontiguousarray(w[k])) for k in range(conn)]
+        lab = CudaArray(cudart, shape=shape, dtype=np.uint8)
+        res = gcut.grid_maxflow(d[0], d[1], wd, labels=lab)
+        assert res.flow == ref and cut_value(source, sink, w, lab.get(), conn) == ref
         # Without labels= and without CuPy / PyTorch inputs: a clear error, nothing solved.
         d = [CudaArray(cudart, a) for a in (source, sink, w)]
         expect(TypeError, "labels=: pass a uint8 or bool CUDA array", gcut.grid_maxflow, *d)
