@@ -4,7 +4,7 @@ against PyMaxflow (the baseline), in the same process, rounds alternating betwee
 so machine load hits all of them, flows checked equal, medians reported.
 
     python bench/python_bench.py [--shape 2048x2048] [--rounds 5] [--seed 1] [--threads 0]
-                                 [--solvers auto,bk,cpu-pr] [--no-general]
+                                 [--solvers auto,bk,parallel-bk,cpu-pr] [--no-general]
     python bench/python_bench.py --pool K [--shape 512x512] [--rounds 5] [--solvers bk]
 
 --pool K: K different grids of the shape solved one at a time, then all at once from a
@@ -238,7 +238,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=0)
-    ap.add_argument("--solvers", default="auto,bk,cpu-pr",
+    ap.add_argument("--solvers", default="auto,bk,parallel-bk,cpu-pr",
                     help="gcut solvers to time (comma-separated; cuda-grid added if available)")
     ap.add_argument("--no-general", action="store_true",
                     help="leave out the explicit-edge (general graph) variants")
