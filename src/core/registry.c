@@ -32,6 +32,10 @@ enum { num_solvers = (int)(sizeof solvers / sizeof solvers[0]) };
  * exceed bk's whole solve. */
 #define GCUT__AUTO_GPU_MIN_NODES ((int64_t)256 * 256)
 
+/* Grids at least this large go to parallel-bk under "auto" when the options ask for more than
+ * one thread: below it, starting threads and merging blocks cost about what they save. */
+#define GCUT__AUTO_PARALLEL_MIN_NODES ((int64_t)256 * 256)
+
 void gcut_options_init(gcut_options *options) {
     if (options == NULL)
         return;
@@ -122,6 +126,13 @@ gcut_status gcut_grid_solve(gcut_grid *grid, const gcut_options *options, int64_
     const gcut__solver *solver = gcut__solver_pick(options, true, grid->num_nodes, &st);
     if (solver == NULL)
         return st;
+    /* A one-off grid solve under "auto" that asks for threads, on a grid worth splitting, and
+     * no GPU picked: parallel-bk (the same minimal cut as bk; docs/CPU-PARALLEL.md). Contexts
+     * and GrabCut keep bk, whose warm re-solves they use. */
+    if (strcmp(solver->name, "bk") == 0 && options->threads > 1 &&
+        grid->num_nodes >= GCUT__AUTO_PARALLEL_MIN_NODES &&
+        (options->solver == NULL || strcmp(options->solver, "auto") == 0))
+        solver = find("parallel-bk");
     st = gcut_grid_validate(grid);
     if (st != GCUT_OK)
         return st;

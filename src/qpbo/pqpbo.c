@@ -13,12 +13,14 @@
 #define QP_IDX uint32_t
 #define QP_FN(name) qp32_##name
 #include "pqpbo_impl.h"
+#include "../cpu/par_grid_impl.h"
 #undef QP_IDX
 #undef QP_FN
 
 #define QP_IDX uint64_t
 #define QP_FN(name) qp64_##name
 #include "pqpbo_impl.h"
+#include "../cpu/par_grid_impl.h"
 #undef QP_IDX
 #undef QP_FN
 
@@ -57,8 +59,17 @@ gcut_status gcut__qp_solve_bk(const gcut_graph *g, const gcut_grid *grid, int32_
     const char *force = getenv("GCUT_QPBO_INDEX_BITS");
     bool wide = (force != NULL && strcmp(force, "64") == 0) || nodes >= (int64_t)UINT32_MAX - 4 ||
                 arcs >= (int64_t)UINT32_MAX - 8;
-    gcut_status st = wide ? qp64_solve_bk(g, grid, blocks, threads, base_flow, out)
-                          : qp32_solve_bk(g, grid, blocks, threads, base_flow, out);
+    /* Grids are cut into spatial tiles and built on the threads (src/cpu/par_grid_impl.h);
+     * GCUT_PBK_TILES=0 keeps the contiguous index ranges of bk's own layout (comparisons). */
+    const char *tiles = getenv("GCUT_PBK_TILES");
+    bool tiled = grid != NULL && !(tiles != NULL && strcmp(tiles, "0") == 0);
+    gcut_status st;
+    if (tiled)
+        st = wide ? qp64_solve_grid_tiles(grid, blocks, threads, base_flow, out)
+                  : qp32_solve_grid_tiles(grid, blocks, threads, base_flow, out);
+    else
+        st = wide ? qp64_solve_bk(g, grid, blocks, threads, base_flow, out)
+                  : qp32_solve_bk(g, grid, blocks, threads, base_flow, out);
     if (st == GCUT_OK && verbose)
         fprintf(stderr,
                 "parallel-bk: %" PRId64 " nodes (%d-bit ids), %d blocks, %d threads, %" PRId64

@@ -72,7 +72,12 @@ typedef struct QP_FN(core) {
     QP_FN(sub) * subs;
     QP_IDX *orig; /* internal -> original node, NULL when identical */
     int32_t next_phase_a;
+    uint8_t *ready;      /* per block: its Phase A is over (the overlapped schedule) */
+    pthread_cond_t wake; /* a Phase A or a merge ended */
     pthread_mutex_t lock;
+    bool profile;    /* GCUT_PBK_PROFILE=1: each merge's size and time on stderr */
+    bool size_order; /* GCUT_PBK_ORDER=size: the smallest union first, not Liu & Sun's score */
+    double t_start;
     gcut_status error;
     int64_t merges;
 } QP_FN(core);
@@ -90,6 +95,7 @@ static void QP_FN(core_free)(QP_FN(core) * c) {
     gcut__free(c->ifaces);
     gcut__free(c->next_block);
     gcut__free(c->owner);
+    gcut__free(c->ready);
     if (c->subs != NULL)
         for (int32_t b = 0; b < c->B; b++)
             gcut__free(c->subs[b].bk.orphans);
@@ -528,8 +534,7 @@ static bool QP_FN(sub_init)(QP_FN(core) * c, int32_t b) {
     memset(s, 0, sizeof *s);
     s->core = c;
     s->first_block = s->last_block = b;
-    c->next_block[b] = -1;
-    c->owner[b] = b;
+    c->next_block[b] = -1; /* owner[b] = b was set before the threads started */
     s->primal = (int64_t)(c->block_start[b + 1] - c->block_start[b]);
     QP_FN(bk_solver) *bk = &s->bk;
     bk->first = c->first;
@@ -750,7 +755,16 @@ static void *QP_FN(merger)(void *arg) {
         c->owner[y] = x;
         c->merges++;
         pthread_mutex_unlock(&c->lock);
+        double m0 = c->profile ? gcut__now_ms() : 0;
+        int64_t aug0 = c->subs[x].bk.augmentations + c->subs[y].bk.augmentations;
         bool ok = QP_FN(merge)(c, &c->subs[x], &c->subs[y], list, count);
+        if (c->profile)
+            fprintf(stderr,
+                    "pbk merge: %lld + %lld nodes, %lld interfaces, %lld paths, %.2f ms at %.2f\n",
+                    (long long)(c->subs[x].primal - c->subs[y].primal),
+                    (long long)c->subs[y].primal, (long long)count,
+                    (long long)(c->subs[x].bk.augmentations - aug0), gcut__now_ms() - m0,
+                    gcut__now_ms() - c->t_start);
         pthread_mutex_lock(&c->lock);
         c->subs[x].busy = false;
         if (!ok && c->error == GCUT_OK)
@@ -759,6 +773,101 @@ static void *QP_FN(merger)(void *arg) {
         if (!ok)
             break;
     }
+    gcut__free(list);
+    return NULL;
+}
+
+static int64_t QP_FN(iface_score)(const QP_FN(core) * c, const QP_FN(iface) * f);
+
+/* One thread of the overlapped schedule (the default): Phase A blocks from the shared counter
+ * and, when none is left, Liu & Sun's merges of sub-graphs whose Phase A is over, so that the
+ * threads that easy blocks free early merge while the hard blocks finish (the two-phase
+ * schedule waits for the slowest block first). A thread with nothing to do waits for a Phase A
+ * or a merge to end; all leave when every interface is merged. */
+static void *QP_FN(overlap_worker)(void *arg) {
+    QP_FN(core) *c = arg;
+    int64_t *list =
+        gcut__malloc(gcut__mul_size((size_t)c->num_ifaces + 1, sizeof(int64_t)), "qpbo merge list");
+    pthread_mutex_lock(&c->lock);
+    if (list == NULL && c->error == GCUT_OK)
+        c->error = GCUT_ERR_NOMEM;
+    while (c->error == GCUT_OK) {
+        if (c->next_phase_a < c->B) {
+            int32_t b = c->next_phase_a++;
+            pthread_mutex_unlock(&c->lock);
+            bool ok = QP_FN(phase_a)(c, b);
+            pthread_mutex_lock(&c->lock);
+            if (!ok && c->error == GCUT_OK)
+                c->error = GCUT_ERR_NOMEM;
+            c->ready[b] = 1;
+            pthread_cond_broadcast(&c->wake);
+            continue;
+        }
+        /* The open interface between two idle, finished sub-graphs with the best score. */
+        int32_t x = -1, y = -1;
+        int64_t best = -1;
+        bool open = false;
+        for (int64_t k = 0; k < c->num_ifaces; k++) {
+            QP_FN(iface) *f = &c->ifaces[k];
+            if (f->done)
+                continue;
+            open = true;
+            int32_t i = QP_FN(find)(c, f->a), j = QP_FN(find)(c, f->b);
+            if (!c->ready[i] || !c->ready[j] || c->subs[i].busy || c->subs[j].busy)
+                continue;
+            int64_t key;
+            if (c->size_order) {
+                key = INT64_MAX - (c->subs[i].primal + c->subs[j].primal);
+            } else {
+                if (f->score < 0)
+                    f->score = QP_FN(iface_score)(c, f);
+                key = f->score;
+            }
+            if (key > best) {
+                best = key;
+                x = i < j ? i : j;
+                y = i < j ? j : i;
+            }
+        }
+        if (!open)
+            break;
+        if (x < 0) {
+            pthread_cond_wait(&c->wake, &c->lock);
+            continue;
+        }
+        int64_t count = 0;
+        for (int64_t k = 0; k < c->num_ifaces; k++) {
+            QP_FN(iface) *f = &c->ifaces[k];
+            if (f->done)
+                continue;
+            int32_t i = QP_FN(find)(c, f->a), j = QP_FN(find)(c, f->b);
+            if ((i == x && j == y) || (i == y && j == x)) {
+                f->done = true;
+                list[count++] = k;
+            }
+        }
+        c->subs[x].busy = c->subs[y].busy = true;
+        c->owner[y] = x;
+        c->merges++;
+        pthread_mutex_unlock(&c->lock);
+        double m0 = c->profile ? gcut__now_ms() : 0;
+        int64_t aug0 = c->subs[x].bk.augmentations + c->subs[y].bk.augmentations;
+        bool ok = QP_FN(merge)(c, &c->subs[x], &c->subs[y], list, count);
+        if (c->profile)
+            fprintf(stderr,
+                    "pbk merge: %lld + %lld nodes, %lld interfaces, %lld paths, %.2f ms at %.2f\n",
+                    (long long)(c->subs[x].primal - c->subs[y].primal),
+                    (long long)c->subs[y].primal, (long long)count,
+                    (long long)(c->subs[x].bk.augmentations - aug0), gcut__now_ms() - m0,
+                    gcut__now_ms() - c->t_start);
+        pthread_mutex_lock(&c->lock);
+        c->subs[x].busy = false;
+        if (!ok && c->error == GCUT_OK)
+            c->error = GCUT_ERR_NOMEM;
+        pthread_cond_broadcast(&c->wake);
+    }
+    pthread_cond_broadcast(&c->wake); /* an error: the waiting threads leave too */
+    pthread_mutex_unlock(&c->lock);
     gcut__free(list);
     return NULL;
 }
@@ -791,22 +900,24 @@ static int QP_FN(cmp_iface)(const void *x, const void *y) {
     return p->b < q->b ? -1 : p->b > q->b;
 }
 
-static void QP_FN(order_ifaces)(QP_FN(core) * c) {
-    for (int64_t k = 0; k < c->num_ifaces; k++) {
-        QP_FN(iface) *f = &c->ifaces[k];
-        int64_t score = 0;
-        for (int64_t r = f->begin; r < f->end; r++) {
-            QP_IDX a = c->outer[r].arc;
-            QP_IDX u = c->arcs[c->sister[a]].head, v = c->arcs[a].head;
-            if (v >= c->n)
-                v -= c->n;
-            const QP_FN(bk_node) *nu = &c->nodes[u], *nv = &c->nodes[v];
-            if (nu->parent != QP_NONE && nv->parent != QP_NONE &&
-                ((nu->dist_sink ^ nv->dist_sink) & QP_SINK_BIT))
-                score++;
-        }
-        f->score = score;
+static int64_t QP_FN(iface_score)(const QP_FN(core) * c, const QP_FN(iface) * f) {
+    int64_t score = 0;
+    for (int64_t r = f->begin; r < f->end; r++) {
+        QP_IDX a = c->outer[r].arc;
+        QP_IDX u = c->arcs[c->sister[a]].head, v = c->arcs[a].head;
+        if (v >= c->n)
+            v -= c->n;
+        const QP_FN(bk_node) *nu = &c->nodes[u], *nv = &c->nodes[v];
+        if (nu->parent != QP_NONE && nv->parent != QP_NONE &&
+            ((nu->dist_sink ^ nv->dist_sink) & QP_SINK_BIT))
+            score++;
     }
+    return score;
+}
+
+static void QP_FN(order_ifaces)(QP_FN(core) * c) {
+    for (int64_t k = 0; k < c->num_ifaces; k++)
+        c->ifaces[k].score = QP_FN(iface_score)(c, &c->ifaces[k]);
     qsort(c->ifaces, (size_t)c->num_ifaces, sizeof *c->ifaces, QP_FN(cmp_iface));
 }
 
@@ -1051,8 +1162,55 @@ done:
     return st;
 }
 
+/* The max-flow case (parallel-bk): the cut straight from the source tree, in slices on the
+ * threads (a serial pass over every node is a tail that Amdahl notices at 16 threads). */
+typedef struct QP_FN(cut_job) {
+    const QP_FN(core) * c;
+    uint8_t *cut;
+    QP_IDX v0, v1;
+} QP_FN(cut_job);
+
+static void *QP_FN(cut_slice)(void *arg) {
+    const QP_FN(cut_job) *j = arg;
+    const QP_FN(core) *c = j->c;
+    for (QP_IDX p = j->v0; p < j->v1; p++) {
+        const QP_FN(bk_node) *node = &c->nodes[p];
+        uint8_t side =
+            node->parent != QP_NONE && !(node->dist_sink & QP_SINK_BIT) ? GCUT_SOURCE : GCUT_SINK;
+        j->cut[c->orig != NULL ? c->orig[p] : p] = side;
+    }
+    return NULL;
+}
+
+static void QP_FN(cut_parallel)(const QP_FN(core) * c, int threads, uint8_t *cut) {
+    QP_FN(cut_job) job[QP_BUILD_THREADS];
+    pthread_t ids[QP_BUILD_THREADS];
+    bool started[QP_BUILD_THREADS] = {false};
+    int jobs = threads < 1 ? 1 : threads > QP_BUILD_THREADS ? QP_BUILD_THREADS : threads;
+    if (c->n < 65536)
+        jobs = 1;
+    for (int t = 0; t < jobs; t++)
+        job[t] = (QP_FN(cut_job)){c, cut, (QP_IDX)((int64_t)c->n * t / jobs),
+                                  (QP_IDX)((int64_t)c->n * (t + 1) / jobs)};
+    for (int t = 1; t < jobs; t++)
+        started[t] = pthread_create(&ids[t], NULL, QP_FN(cut_slice), &job[t]) == 0;
+    QP_FN(cut_slice)(&job[0]);
+    for (int t = 1; t < jobs; t++) {
+        if (started[t])
+            pthread_join(ids[t], NULL);
+        else
+            QP_FN(cut_slice)(&job[t]);
+    }
+}
+
 static gcut_status QP_FN(labels)(const QP_FN(core) * c, bool stage2, gcut__qp_output *out) {
     const QP_IDX n = c->n;
+    const char *check = getenv("GCUT_QPBO_CHECK_REACH");
+    if (!stage2 && out->labels == NULL && !(check != NULL && strcmp(check, "1") == 0)) {
+        if (out->cut != NULL)
+            QP_FN(cut_parallel)(c, out->threads, out->cut);
+        return GCUT_OK;
+    }
     const size_t N = stage2 ? 2 * (size_t)n : (size_t)n;
     uint64_t before = gcut_memory_in_use();
     uint8_t *in_s = gcut__malloc(N + 1, "qpbo labelling");
@@ -1133,10 +1291,34 @@ static gcut_status QP_FN(run_core)(QP_FN(core) * c, int threads_asked, gcut__qp_
     pthread_mutex_init(&core.lock, NULL);
     int threads = threads_asked < 1 ? 1 : threads_asked;
     int phase_a_threads = threads < core.B ? threads : core.B;
-    st = QP_FN(run_threads)(&core, phase_a_threads, QP_FN(worker));
-    if (st == GCUT_OK && core.num_ifaces > 0) {
-        QP_FN(order_ifaces)(&core);
-        st = QP_FN(run_threads)(&core, threads, QP_FN(merger));
+    const char *profile = getenv("GCUT_PBK_PROFILE");
+    core.profile = profile != NULL && strcmp(profile, "1") == 0;
+    const char *order = getenv("GCUT_PBK_ORDER");
+    core.size_order = order != NULL && strcmp(order, "size") == 0;
+    core.t_start = t1;
+    for (int32_t b = 0; b < core.B; b++)
+        core.owner[b] = b;
+    /* GCUT_PBK_OVERLAP=0: Phase A on every block, then the merges (the paper's two phases;
+     * kept to measure the overlapped schedule against). */
+    const char *overlap = getenv("GCUT_PBK_OVERLAP");
+    if (overlap == NULL || strcmp(overlap, "0") != 0) {
+        core.ready = gcut__calloc((size_t)core.B + 1, 1, "qpbo block states");
+        if (core.ready == NULL)
+            st = GCUT_ERR_NOMEM;
+        for (int64_t k = 0; k < core.num_ifaces; k++)
+            core.ifaces[k].score = -1;
+        pthread_cond_init(&core.wake, NULL);
+        if (st == GCUT_OK)
+            st = QP_FN(run_threads)(&core, threads, QP_FN(overlap_worker));
+        pthread_cond_destroy(&core.wake);
+    } else {
+        st = QP_FN(run_threads)(&core, phase_a_threads, QP_FN(worker));
+        if (core.profile)
+            fprintf(stderr, "pbk phase A: %d blocks, %.2f ms\n", (int)core.B, gcut__now_ms() - t1);
+        if (st == GCUT_OK && core.num_ifaces > 0) {
+            QP_FN(order_ifaces)(&core);
+            st = QP_FN(run_threads)(&core, threads, QP_FN(merger));
+        }
     }
     int64_t flow = 0;
     bool overflow = false;
