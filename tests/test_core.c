@@ -263,7 +263,8 @@ static void test_solver_table(void) {
     for (int i = 0; i < count; i++) {
         CHECK_OK(gcut_solver_get(i, &info));
         PASS_IF(info.name != NULL && info.description != NULL);
-        PASS_IF(!(info.flags & GCUT_NEEDS_GPU) || info.flags & GCUT_TAKES_GRID);
+        PASS_IF(!(info.flags & GCUT_NEEDS_GPU) ||
+                info.flags & (GCUT_TAKES_GRID | GCUT_TAKES_GRAPH));
     }
     gcut_options opt;
     gcut_options_init(&opt);

@@ -336,7 +336,7 @@ gcut_status gcut_grid_verify(const gcut_grid *grid, const uint8_t *labels, int64
  * Grid contexts
  * ---------------------------------------------------------------------------------------- */
 
-typedef enum { CTX_CPUPR, CTX_CUDA, CTX_GRAPH } ctx_kind;
+typedef enum { CTX_CPUPR, CTX_CUDA, CTX_GRAPH, CTX_GRIDBK } ctx_kind;
 
 struct gcut_grid_context {
     gcut_grid *grid;
@@ -393,6 +393,9 @@ gcut_status gcut_grid_context_create(int ndim, const int64_t *shape, int connect
     if (strcmp(solver->name, "cpu-pr") == 0) {
         ctx->kind = CTX_CPUPR;
         st = gcut__cpupr_ctx_create(grid, &ctx->options, &ctx->state);
+    } else if (strcmp(solver->name, "grid-bk") == 0) {
+        ctx->kind = CTX_GRIDBK;
+        st = gcut__gridbk_ctx_create(grid, &ctx->options, &ctx->state);
 #ifdef GCUT_HAVE_CUDA
     } else if (strcmp(solver->name, "cuda-grid") == 0) {
         ctx->kind = CTX_CUDA;
@@ -420,6 +423,8 @@ void gcut_grid_context_free(gcut_grid_context *ctx) {
     if (ctx->state != NULL) {
         if (ctx->kind == CTX_CPUPR)
             gcut__cpupr_ctx_free(ctx->state);
+        else if (ctx->kind == CTX_GRIDBK)
+            gcut__gridbk_ctx_free(ctx->state);
 #ifdef GCUT_HAVE_CUDA
         else if (ctx->kind == CTX_CUDA)
             gcut__cudagrid_ctx_free(ctx->state, ctx->grid);
@@ -647,6 +652,8 @@ gcut_status gcut_grid_context_solve(gcut_grid_context *ctx, int64_t *flow, uint8
     }
     if (ctx->kind == CTX_CPUPR)
         st = gcut__cpupr_ctx_solve(ctx->state, grid, &changes, &value, labels, s, &report);
+    else if (ctx->kind == CTX_GRIDBK)
+        st = gcut__gridbk_ctx_solve(ctx->state, grid, &changes, &value, labels, s, &report);
 #ifdef GCUT_HAVE_CUDA
     else if (ctx->kind == CTX_CUDA)
         st = gcut__cudagrid_ctx_solve(ctx->state, grid, &changes, &value, labels, s, &report);

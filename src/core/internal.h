@@ -155,6 +155,15 @@ gcut_status gcut__cpupr_ctx_solve(void *state, const gcut_grid *grid,
                                   gcut_stats *stats, gcut__ctx_report *report);
 void gcut__cpupr_ctx_free(void *state);
 
+/* grid-bk's context (src/cpu/grid_bk.c): residuals, trees and a snapshot of the capacities
+ * kept between solves for Kohli-Torr warm re-solves. */
+gcut_status gcut__gridbk_ctx_create(const gcut_grid *grid, const gcut_options *options,
+                                    void **state);
+gcut_status gcut__gridbk_ctx_solve(void *state, const gcut_grid *grid,
+                                   const gcut__ctx_changes *changes, int64_t *flow, uint8_t *labels,
+                                   gcut_stats *stats, gcut__ctx_report *report);
+void gcut__gridbk_ctx_free(void *state);
+
 /* ---- solver table (src/core/registry.c) ---- */
 
 typedef gcut_status (*gcut__graph_solve_fn)(gcut_graph *graph, const gcut_options *options,
@@ -182,6 +191,9 @@ gcut_status gcut__bk_solve_graph(gcut_graph *graph, const gcut_options *options,
                                  uint8_t *labels, gcut_stats *stats);
 gcut_status gcut__bk_solve_grid(const gcut_grid *grid, const gcut_options *options, int64_t *flow,
                                 uint8_t *labels, gcut_stats *stats);
+/** grid-bk (src/cpu/grid_bk.c): bk on the implicit grid topology. */
+gcut_status gcut__gridbk_solve_grid(const gcut_grid *grid, const gcut_options *options,
+                                    int64_t *flow, uint8_t *labels, gcut_stats *stats);
 gcut_status gcut__pbk_solve_graph(gcut_graph *graph, const gcut_options *options, int64_t *flow,
                                   uint8_t *labels, gcut_stats *stats);
 gcut_status gcut__pbk_solve_grid(const gcut_grid *grid, const gcut_options *options, int64_t *flow,

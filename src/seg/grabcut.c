@@ -529,6 +529,14 @@ gcut_status gcut__grabcut(const gcut_image *image, const gcut_rect *rect, const 
     const gcut__solver *solver = gcut__solver_pick(options, true, r->n, &st);
     if (solver == NULL)
         goto done;
+    /* "auto" on the CPU picks grid-bk for grids; GrabCut's rounds keep bk, warm through the
+     * graph, as before. */
+    if (strcmp(solver->name, "grid-bk") == 0 &&
+        (options->solver == NULL || strcmp(options->solver, "auto") == 0)) {
+        gcut_options serial = *options;
+        serial.solver = "bk";
+        solver = gcut__solver_pick(&serial, true, r->n, &st);
+    }
     const bool on_gpu = strcmp(solver->name, "cuda-grid") == 0;
     const bool use_graph = strcmp(solver->name, "bk") == 0;
     if (use_graph) {
