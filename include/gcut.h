@@ -779,7 +779,9 @@ typedef struct gcut_video_params {
                               frames, only changed capacities updated, re-solved warm by bk
                               (Kohli-Torr); measured in docs/VIDEO.md. Default 0 */
     int verify;          /**< 1: check every frame's cut with its certificate (cut capacity ==
-                              flow; GCUT_ERR_VERIFY otherwise). Default 0 */
+                              flow; GCUT_ERR_VERIFY otherwise); 2: also, for frames cut on
+                              the GPU, solve the host's copy of the frame's grid with bk and
+                              require the same flow. Default 0 */
 } gcut_video_params;
 
 /** Fill *params with the defaults above (seg as gcut_seg_params_init, histogram model). */
@@ -796,11 +798,19 @@ typedef struct gcut_video_report {
     int64_t flow;        /**< exact maximum flow of the frame's graph */
     int64_t foreground_pixels;
     char solver[32];
+    int warm; /**< 1: solved warm from the previous frame's state (params.warm with bk, or the
+                   GPU path's choice for a frame whose capacities mostly repeat) */
 } gcut_video_report;
 
 /** Create a video segmenter for frames of width x height (2D). params and options may be NULL
- *  (defaults; options->solver "auto" picks as gcut_grid_solve does; cuda-grid runs a fresh
- *  solve per frame). Every per-frame buffer is allocated here, once. */
+ *  (defaults). options->solver "cuda-grid", or "auto" (the default) where a CUDA device is
+ *  present and the frame has at least 65536 pixels (256 x 256), cuts the whole frame on the GPU
+ *  (restrict_band and warm are then ignored: the band graph is a general graph): one cuda-grid
+ *  context is made here for the video's life, each frame's capacities are built on the device
+ *  from its pixels, seeds and tables, and a frame whose capacities mostly repeat the last
+ *  one's is re-solved warm (options->warm, default on). Otherwise the band graph (or the whole
+ *  frame) is cut on the CPU. options->threads: threads of the per-pixel passes (0 = all
+ *  cores). Every per-frame buffer is allocated here, once. */
 gcut_status gcut_video_create(int64_t width, int64_t height, const gcut_video_params *params,
                               const gcut_options *options, gcut_video **out);
 /** Free the segmenter. NULL is accepted. */
@@ -842,6 +852,15 @@ void gcut_video_source_info(const gcut_video_source *source, int64_t *width, int
  *  free with gcut_image_free). *done is set to 1 at the end of the sequence. A frame of another
  *  size, unreadable or truncated gives GCUT_ERR_PARSE / GCUT_ERR_IO naming the frame. */
 gcut_status gcut_video_source_read(gcut_video_source *source, gcut_image *frame, int *done);
+/** Frames of a folder or list (known when opened), or -1 for a video file. */
+int64_t gcut_video_source_frames(const gcut_video_source *source);
+/** Read frame index (0-based) of a folder or list into frame, as gcut_video_source_read()
+ *  (frame allocated on first use). Reads nothing shared, so threads may read different frames
+ *  of one source at once (not while another thread calls gcut_video_source_read or close).
+ *  @return GCUT_ERR_UNSUPPORTED for a video file (read in order), GCUT_ERR_INVALID_ARG for an
+ *  index out of range, else as gcut_video_source_read(). */
+gcut_status gcut_video_source_read_frame(const gcut_video_source *source, int64_t index,
+                                         gcut_image *frame);
 /** Close the source. NULL is accepted. */
 void gcut_video_source_close(gcut_video_source *source);
 /** @return 1 if this build reads and writes video files (FFmpeg libraries found), else 0. */
@@ -876,6 +895,17 @@ typedef struct gcut_video_run_report {
 gcut_status gcut_video_run(gcut_video *video, gcut_video_source *source, const uint8_t *init,
                            gcut_video_init init_kind, int queue, gcut_video_sink_fn sink,
                            void *sink_ctx, gcut_video_run_report *report);
+
+/** gcut_video_run() with more threads for the file codecs: readers threads decode frames of a
+ *  folder or list at once (a video file is decoded by one), writers threads call sink at once
+ *  for different frames (each frame once, in any order: the sink must then be thread-safe).
+ *  The queue is raised to readers + writers + 1 where smaller. On an error every frame before
+ *  the failing one has been passed to sink (later ones may have been too). readers = writers =
+ *  1 is gcut_video_run(). @return GCUT_ERR_INVALID_ARG for readers or writers outside 1..16. */
+gcut_status gcut_video_run_threads(gcut_video *video, gcut_video_source *source,
+                                   const uint8_t *init, gcut_video_init init_kind, int queue,
+                                   int readers, int writers, gcut_video_sink_fn sink,
+                                   void *sink_ctx, gcut_video_run_report *report);
 
 /** Synthetic test video with ground truth: frame index of a sequence made from seed, at any
  *  size (the scene scales with it): a textured object that moves, deforms and drifts in
