@@ -258,6 +258,16 @@ const int32_t *gcut_grid_dir_cdata(const gcut_grid *grid, int dir);
 gcut_status gcut_grid_set_terminals(gcut_grid *grid, const int32_t *source, const int32_t *sink);
 gcut_status gcut_grid_set_dir(gcut_grid *grid, int dir, const int32_t *cap);
 
+/** A grid over arrays the caller owns, without copying them: source, sink and dirs[0..
+ *  connectivity-1] each point to num_nodes int32 values laid out as gcut_grid_create()'s
+ *  (dirs in the direction order above). Arguments are checked as in gcut_grid_create(); the
+ *  capacities are not (gcut_grid_solve() validates them). The arrays must outlive the grid;
+ *  gcut_grid_free() frees only the grid object. Solvers only read them; writes through
+ *  gcut_grid_*_data() go to the caller's memory. For bindings (the Python package) that hold
+ *  the capacities already. */
+gcut_status gcut_grid_wrap(int ndim, const int64_t *shape, int connectivity, const int32_t *source,
+                           const int32_t *sink, const int32_t *const *dirs, gcut_grid **out);
+
 /** Check every capacity is >= 0. @return GCUT_ERR_INVALID_ARG naming the first bad entry. */
 gcut_status gcut_grid_validate(const gcut_grid *grid);
 

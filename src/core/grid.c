@@ -118,9 +118,9 @@ gcut_status gcut_grid_create(int ndim, const int64_t *shape, int connectivity, g
 void gcut_grid_free(gcut_grid *grid) {
     if (grid == NULL || grid->context_owned)
         return;
-    for (int t = 0; t < 2; t++)
+    for (int t = 0; t < 2 && !grid->borrowed; t++)
         gcut__free(grid->terminal[t]);
-    for (int d = 0; d < grid->num_dirs; d++)
+    for (int d = 0; d < grid->num_dirs && !grid->borrowed; d++)
         gcut__free(grid->cap[d]);
     gcut__free(grid);
 }

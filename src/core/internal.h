@@ -123,6 +123,7 @@ struct gcut_grid {
     int32_t *terminal[2];          /**< [GCUT_SOURCE], [GCUT_SINK] */
     int32_t *cap[GCUT__MAX_DIRS];
     bool context_owned; /**< a context's grid: gcut_grid_free() leaves it to the context */
+    bool borrowed;      /**< gcut_grid_wrap(): the arrays are the caller's, never freed here */
 };
 
 /** @return true if node i has a neighbour in direction dir inside the grid. */
