@@ -4,7 +4,12 @@ against PyMaxflow (the baseline), in the same process, rounds alternating betwee
 so machine load hits all of them, flows checked equal, medians reported.
 
     python bench/python_bench.py [--shape 2048x2048] [--rounds 5] [--seed 1] [--threads 0]
-                                 [--solvers auto,bk,cpu-pr] [--no-general]
+                                 [--solvers auto,bk,parallel-bk,cpu-pr] [--no-general]
+    python bench/python_bench.py --pool K [--shape 512x512] [--rounds 5] [--solvers bk]
+
+--pool K: K different grids of the shape solved one at a time, then all at once from a
+ThreadPoolExecutor of K workers (the GIL is released in every solve: the threads run
+concurrently), rounds alternating; flows checked equal; the speed-up is reported.
 
 The problem is a segmentation-like energy on a 4-connected (2D) or 6-connected (3D, e.g.
 --shape 160x160x80) grid: random ellipses (ellipsoids) plus noise, terminal capacities from
@@ -19,6 +24,7 @@ each pixel's distance to the two class means, contrast-sensitive boundary weight
 Times are wall-clock seconds of the whole build + solve, from the numpy arrays to the labels
 (array preparation shared by all is outside the timing)."""
 import argparse
+import concurrent.futures
 import os
 import platform
 import statistics
@@ -196,23 +202,99 @@ def warm_resolves(p, edges, rounds, fraction, seed):
     return out
 
 
+
+def pool_bench(shape, k, rounds, seed, solver, threads):
+    """K grids solved serially, then from a thread pool; returns per-round (serial s, pool s)
+    and the flows."""
+    probs = [make_problem(shape, seed + i) for i in range(k)]
+    weights = [direction_weights(p[2]) for p in probs]
+    conn = 2 * len(shape)
+
+    def solve(i):
+        return gcut.grid_maxflow(probs[i][0], probs[i][1], weights[i], connectivity=conn,
+                                 solver=solver, threads=threads).flow
+
+    out, flows = [], None
+    with concurrent.futures.ThreadPoolExecutor(max_workers=k) as ex:
+        list(ex.map(solve, range(k)))  # warm the workers and the allocator
+        for r in range(rounds):
+            t = {}
+            for mode in (("serial", "pool") if r % 2 == 0 else ("pool", "serial")):
+                t0 = time.perf_counter()
+                got = [solve(i) for i in range(k)] if mode == "serial" else list(
+                    ex.map(solve, range(k)))
+                t[mode] = time.perf_counter() - t0
+                if flows is None:
+                    flows = got
+                elif got != flows:
+                    raise SystemExit(f"flows differ: {got} != {flows}")
+            out.append((t["serial"], t["pool"]))
+    return out, flows
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shape", default="2048x2048", help="HxW or DxHxW")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=0)
-    ap.add_argument("--solvers", default="auto,bk,cpu-pr",
+    ap.add_argument("--solvers", default="auto,bk,parallel-bk,cpu-pr",
                     help="gcut solvers to time (comma-separated; cuda-grid added if available)")
     ap.add_argument("--no-general", action="store_true",
                     help="leave out the explicit-edge (general graph) variants")
     ap.add_argument("--warm", type=float, default=0.0, metavar="FRACTION",
                     help="instead: warm re-solves after changing this fraction of the "
                          "terminal capacities, against fresh solves")
+    ap.add_argument("--overhead", action="store_true",
+                    help="instead: one JSON line of medians (ms) per variant (grid_maxflow, "
+                         "gcut.Graph, PyMaxflow) of the total and of the total minus the "
+                         "solver's own setup + solve (the Python layer and the grid fill), "
+                         "solver = the first of --solvers; bench/python_ab.sh compares two "
+                         "builds with it")
+    ap.add_argument("--pool", type=int, default=0, metavar="K",
+                    help="instead: K grids solved one at a time against all at once from a "
+                         "thread pool of K workers")
     args = ap.parse_args()
     shape = tuple(int(s) for s in args.shape.lower().split("x"))
     if len(shape) not in (2, 3):
         raise SystemExit("--shape must be HxW or DxHxW")
+    if args.overhead:
+        import json
+
+        p = make_problem(shape, args.seed)
+        solver = args.solvers.split(",")[0]
+        runs = {"grid_maxflow": lambda: run_grid_maxflow(p, solver, args.threads),
+                "Graph": lambda: run_gcut_graph(p, solver, args.threads)}
+        if pymaxflow is not None:
+            runs["pymaxflow"] = lambda: run_pymaxflow_grid(p, None, 0)
+        res = {k: [] for k in runs}
+        for _ in range(args.rounds):
+            for name, fn in runs.items():
+                t0 = time.perf_counter()
+                flow, _, _, st = fn()
+                t = (time.perf_counter() - t0) * 1e3
+                res[name].append((t, t - st["build_ms"] - st["solve_ms"], flow))
+        flows = {x[2] for v in res.values() for x in v}
+        if len(flows) != 1:
+            raise SystemExit(f"flows differ: {sorted(flows)}")
+        print(json.dumps({k: {"total_ms": round(statistics.median(x[0] for x in v)),
+                              "layer_ms": round(statistics.median(x[1] for x in v)),
+                              "flow": v[0][2]} for k, v in res.items()}))
+        return
+    if args.pool > 0:
+        solver = args.solvers.split(",")[0]
+        res, flows = pool_bench(shape, args.pool, args.rounds, args.seed, solver, args.threads)
+        ts = statistics.median(r[0] for r in res)
+        tp = statistics.median(r[1] for r in res)
+        print(f"# python_bench --pool {args.pool}: {args.pool} grids {'x'.join(map(str, shape))}"
+              f" ({2 * len(shape)}-connected), grid_maxflow solver {solver}, threads="
+              f"{args.threads}, {args.rounds} rounds alternating; {platform.node()}, "
+              f"{os.cpu_count()} CPUs, 1-min load {os.getloadavg()[0]:.1f}; flows equal "
+              f"serial and pooled ({flows[0]} ...)")
+        print(f"one at a time: median {ts:.3f} s (min {min(r[0] for r in res):.3f}); thread "
+              f"pool: median {tp:.3f} s (min {min(r[1] for r in res):.3f}); speed-up "
+              f"{ts / tp:.2f}x (medians)")
+        return
     p = make_problem(shape, args.seed)
     edges = explicit_edges(shape, p[2])
     if args.warm > 0:

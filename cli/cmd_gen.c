@@ -169,7 +169,8 @@ static void video_usage(FILE *out) {
             "                     `gcut video --init` mask)\n"
             "  --level L          easy (default) or hard: three times the noise, object colours\n"
             "                     closer to the background's, a brownish distractor blob\n"
-            "  --format F         png (default) or jpg (quality 95)\n"
+            "  --format F         png (default), jpg (quality 95) or ppm (truth then pgm;\n"
+            "                     needs no image library)\n"
             "  --video FILE       also encode the frames as a video (needs FFmpeg)\n"
             "  --help             this text\n\n"
             "exit status: 0 written, 1 failure, 2 usage error\n");
@@ -219,8 +220,8 @@ static int gen_video(int argc, char **argv) {
         } else if (strcmp(a, "--truth") == 0) {
             truth_dir = v;
         } else if (strcmp(a, "--format") == 0) {
-            if (strcmp(v, "png") != 0 && strcmp(v, "jpg") != 0) {
-                cli_error("gen", GCUT_OK, "--format '%s': png or jpg", v);
+            if (strcmp(v, "png") != 0 && strcmp(v, "jpg") != 0 && strcmp(v, "ppm") != 0) {
+                cli_error("gen", GCUT_OK, "--format '%s': png, jpg or ppm", v);
                 return 2;
             }
             format = v;
@@ -265,7 +266,9 @@ static int gen_video(int argc, char **argv) {
             uint8_t *m = mask.pixels;
             for (int64_t i = 0; i < w * h; i++)
                 m[i] = truth[i] ? 255 : 0;
-            snprintf(path, sizeof path, "%s/truth_%06" PRId64 ".png", truth_dir, k);
+            /* ppm frames get pgm truth: a build without libpng writes both */
+            snprintf(path, sizeof path, "%s/truth_%06" PRId64 ".%s", truth_dir, k,
+                     strcmp(format, "ppm") == 0 ? "pgm" : "png");
             st = gcut_image_write(path, &mask);
         }
     }

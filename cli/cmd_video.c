@@ -5,6 +5,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -23,7 +24,8 @@ static void usage(FILE *out) {
         "boundary, and the band (its width follows the measured motion) is cut exactly.\n"
         "INPUT is a folder of numbered frames (PNG, JPEG, PNM), a .txt list of frame paths, or\n"
         "a video file (%s).\n"
-        "Writes MASK_DIR/mask_NNNNNN.png (0/255) for frame NNNNNN (from 0). Progress and frames\n"
+        "Writes MASK_DIR/mask_NNNNNN.png (0/255; .pgm with --mask-format pgm) for frame NNNNNN\n"
+        "(from 0). Progress and frames\n"
         "per second go to stderr, a per-stage timing summary at the end.\n\n"
         "options:\n"
         "  --init MASK           the first frame's segmentation (0/255 or 0/1 PNG; nonzero =\n"
@@ -31,12 +33,17 @@ static void usage(FILE *out) {
         "                        first frame is segmented from them as `gcut segment` does\n"
         "  --seed-encoding E     gcut, grabcut or color (see `gcut segment --help`)\n"
         "  -o MASK_DIR           folder for the masks (made if missing)\n"
+        "  --mask-format F       png (default) or pgm (binary PNM: no image library needed)\n"
         "  --overlay OUT         an overlay for a person to watch: a video if OUT ends in .mp4,\n"
         "                        .avi or .mkv (needs FFmpeg), else a folder of PNG frames\n"
         "  --truth DIR           ground-truth masks (folder or list; nonzero = foreground):\n"
         "                        IoU and error rate per frame (--verbose) and their means\n"
-        "  --solver NAME         bk (default for the band), cpu-pr, cuda-grid, auto\n"
-        "  --threads N           CPU threads for cpu-pr (0 = all)\n"
+        "  --solver NAME         auto (default: cuda-grid on the whole frame where a CUDA\n"
+        "                        device is present and the frame is large, else bk on the\n"
+        "                        band), bk, cpu-pr, cuda-grid (the whole frame on the GPU,\n"
+        "                        one solver context for the video)\n"
+        "  --threads N           CPU threads of the colour model and seed passes and of\n"
+        "                        cpu-pr (0 = all cores)\n"
         "  --lambda L            smoothness weight (default 50)\n"
         "  --sigma S             contrast scale (default: estimated per frame)\n"
         "  --connectivity C      4 or 8 (default 8)\n"
@@ -55,6 +62,10 @@ static void usage(FILE *out) {
         "  --verify              check every frame's cut certificate (cut == flow)\n"
         "  --full-frame          cut the whole frame with hard seeds instead of the band's\n"
         "                        graph (same result; for comparison)\n"
+        "  --readers N           threads decoding frame files at once (0 = one per 4 cores,\n"
+        "                        at most 4; a video file is decoded by one)\n"
+        "  --writers N           threads writing masks at once (0 = as --readers; one with an\n"
+        "                        overlay video or a truth video)\n"
         "  --queue N             frames in flight between the decode, segment and write\n"
         "                        threads (default 4; 0 = no threads, one frame at a time)\n"
         "  --fps F               overlay video frame rate (default: the input's, else 25)\n"
@@ -75,16 +86,23 @@ static double now_ms(void) {
 
 typedef struct video_ctx {
     const char *mask_dir, *overlay;
+    const char *mask_format;   /* png or pgm */
     gcut_video_writer *writer; /* overlay video, or NULL for a folder of frames */
     gcut_video_source *truth;
-    gcut_image truth_frame;
-    gcut_image mask_image; /* 0/255 buffer, reused */
-    int64_t count;         /* frames in the input, or -1 */
+    int64_t truth_count;      /* frames of a --truth folder or list; -1: a video, read in order */
+    bool truth_ended;         /* --truth ran out (said once) */
+    int bufs;                 /* buffers below: one per frame slot of the run (frame % bufs) */
+    gcut_image *truth_frames; /* truth frame buffers, reused */
+    gcut_image *mask_images;  /* 0/255 buffers, reused */
+    pthread_mutex_t lock;     /* sums, progress and messages, with several writer threads */
+    int64_t count;            /* frames in the input, or -1 */
     double t_start, last_progress;
     bool verbose, quiet;
     double iou_sum, error_sum;
     int64_t scored;
     double score_ms;
+    int64_t done_frames; /* frames through the sink */
+    char solver[32];     /* the solver of the last propagated frame */
 } video_ctx;
 
 static bool has_video_extension(const char *path) {
@@ -114,16 +132,21 @@ static int ensure_dir(const char *dir, const char *what) {
     return 0;
 }
 
+/* Called for every frame, from one writer thread or (--writers) several at once for different
+ * frames: each frame uses the buffers of its slot (frame % bufs: the run never has two frames
+ * of one slot at the sink), and what is shared is updated under the lock. */
 static gcut_status sink(void *arg, int64_t index, const gcut_image *frame, const uint8_t *mask,
                         const gcut_video_report *r) {
     video_ctx *c = arg;
     const int64_t n = frame->width * frame->height;
-    uint8_t *m = c->mask_image.pixels;
+    const int b = (int)(index % c->bufs);
+    gcut_image *mask_image = &c->mask_images[b];
+    uint8_t *m = mask_image->pixels;
     for (int64_t i = 0; i < n; i++)
         m[i] = mask[i] ? 255 : 0;
     char path[4096];
-    snprintf(path, sizeof path, "%s/mask_%06" PRId64 ".png", c->mask_dir, index);
-    gcut_status st = gcut_image_write(path, &c->mask_image);
+    snprintf(path, sizeof path, "%s/mask_%06" PRId64 ".%s", c->mask_dir, index, c->mask_format);
+    gcut_status st = gcut_image_write(path, mask_image);
     if (st != GCUT_OK)
         return st;
     if (c->overlay != NULL) {
@@ -131,7 +154,7 @@ static gcut_status sink(void *arg, int64_t index, const gcut_image *frame, const
         if ((st = gcut_overlay(frame, mask, &over)) != GCUT_OK)
             return st;
         if (c->writer != NULL) {
-            st = gcut_video_writer_write(c->writer, &over);
+            st = gcut_video_writer_write(c->writer, &over); /* one writer thread: in order */
         } else {
             snprintf(path, sizeof path, "%s/overlay_%06" PRId64 ".png", c->overlay, index);
             st = gcut_image_write(path, &over);
@@ -140,34 +163,49 @@ static gcut_status sink(void *arg, int64_t index, const gcut_image *frame, const
         if (st != GCUT_OK)
             return st;
     }
-    double iou = -1, err = -1;
+    double iou = -1, err = -1, score_ms = 0;
     if (c->truth != NULL) {
         const double t0 = now_ms();
         int done = 0;
-        st = gcut_video_source_read(c->truth, &c->truth_frame, &done);
+        gcut_image *tf = &c->truth_frames[b];
+        if (c->truth_count >= 0) {
+            done = index >= c->truth_count;
+            st = done ? GCUT_OK : gcut_video_source_read_frame(c->truth, index, tf);
+        } else {
+            st = gcut_video_source_read(c->truth, tf, &done);
+        }
         if (st != GCUT_OK)
             return st;
-        if (done) {
-            fprintf(stderr, "gcut video: --truth has no frame %" PRId64 "; scoring stops\n", index);
-            gcut_video_source_close(c->truth);
-            c->truth = NULL;
-        } else {
-            const uint8_t *t = c->truth_frame.pixels;
+        if (!done) {
+            const uint8_t *t = tf->pixels;
             int64_t inter = 0, uni = 0, wrong = 0;
             for (int64_t i = 0; i < n; i++) {
-                const bool a = mask[i] != 0, b = t[i * 3] != 0;
-                inter += a && b;
-                uni += a || b;
-                wrong += a != b;
+                const bool a = mask[i] != 0, e = t[i * 3] != 0;
+                inter += a && e;
+                uni += a || e;
+                wrong += a != e;
             }
             iou = uni > 0 ? (double)inter / (double)uni : 1.0;
             err = (double)wrong / (double)n;
-            c->iou_sum += iou;
-            c->error_sum += err;
-            c->scored++;
         }
-        c->score_ms += now_ms() - t0;
+        score_ms = now_ms() - t0;
+        pthread_mutex_lock(&c->lock);
+        if (done && !c->truth_ended) {
+            fprintf(stderr, "gcut video: --truth has no frame %" PRId64 "; scoring stops\n", index);
+            c->truth_ended = true;
+        }
+        pthread_mutex_unlock(&c->lock);
     }
+    pthread_mutex_lock(&c->lock);
+    if (index > 0)
+        snprintf(c->solver, sizeof c->solver, "%s", r->solver);
+    if (iou >= 0) {
+        c->iou_sum += iou;
+        c->error_sum += err;
+        c->scored++;
+    }
+    c->score_ms += score_ms;
+    c->done_frames++;
     const double now = now_ms();
     if (c->verbose) {
         fprintf(stderr,
@@ -178,15 +216,17 @@ static gcut_status sink(void *arg, int64_t index, const gcut_image *frame, const
         if (iou >= 0)
             fprintf(stderr, ", IoU %.4f, error %.3f%%", iou, 100 * err);
         fputc('\n', stderr);
-    } else if (!c->quiet && (now - c->last_progress > 500 || index + 1 == c->count)) {
+    } else if (!c->quiet && (now - c->last_progress > 500 || c->done_frames == c->count)) {
         c->last_progress = now;
-        const double fps = (double)(index + 1) / ((now - c->t_start) / 1e3);
+        const double fps = (double)c->done_frames / ((now - c->t_start) / 1e3);
         if (c->count > 0)
-            fprintf(stderr, "\rframe %" PRId64 "/%" PRId64 "  %.1f fps", index + 1, c->count, fps);
+            fprintf(stderr, "\rframe %" PRId64 "/%" PRId64 "  %.1f fps", c->done_frames, c->count,
+                    fps);
         else
-            fprintf(stderr, "\rframe %" PRId64 "  %.1f fps", index + 1, fps);
+            fprintf(stderr, "\rframe %" PRId64 "  %.1f fps", c->done_frames, fps);
         fflush(stderr);
     }
+    pthread_mutex_unlock(&c->lock);
     return GCUT_OK;
 }
 
@@ -205,13 +245,13 @@ static bool parse_int(const char *text, int *out) {
 
 int cli_cmd_video(int argc, char **argv) {
     const char *input = NULL, *init = NULL, *out = NULL, *overlay = NULL, *truth = NULL;
-    const char *encoding_name = NULL;
+    const char *encoding_name = NULL, *mask_format = "png";
     gcut_video_params params;
     gcut_video_params_init(&params);
     gcut_options options;
     gcut_options_init(&options);
-    options.solver = "bk";
-    int queue = 4, conn = 0;
+    options.solver = "auto";
+    int queue = 4, conn = 0, readers = 0, writers = 0;
     double fps_out = 0;
     bool verbose = false, quiet = false;
     for (int i = 1; i < argc; i++) {
@@ -228,6 +268,21 @@ int cli_cmd_video(int argc, char **argv) {
             encoding_name = argv[++i];
         } else if (strcmp(a, "-o") == 0 && more) {
             out = argv[++i];
+        } else if ((strcmp(a, "--readers") == 0 || strcmp(a, "--writers") == 0) && more) {
+            const char *v = argv[++i];
+            char *end;
+            const long x = strtol(v, &end, 10);
+            if (*v == '\0' || *end != '\0' || x < 0 || x > 16) {
+                cli_error("video", GCUT_OK, "%s '%s': 0 (auto) to 16 threads", a, v);
+                return 2;
+            }
+            *(strcmp(a, "--readers") == 0 ? &readers : &writers) = (int)x;
+        } else if (strcmp(a, "--mask-format") == 0 && more) {
+            mask_format = argv[++i];
+            if (strcmp(mask_format, "png") != 0 && strcmp(mask_format, "pgm") != 0) {
+                cli_error("video", GCUT_OK, "--mask-format '%s': png or pgm", mask_format);
+                return 2;
+            }
         } else if (strcmp(a, "--overlay") == 0 && more) {
             overlay = argv[++i];
         } else if (strcmp(a, "--truth") == 0 && more) {
@@ -397,24 +452,51 @@ int cli_cmd_video(int argc, char **argv) {
             goto done;
         }
     }
-    if ((st = gcut_image_alloc(&ctx.mask_image, w, h, 1, 1, 8)) != GCUT_OK) {
-        cli_error("video", st, "mask buffer");
+    /* Decode and write threads: by default one each per 4 cores, at most 4, where frames can
+     * be read by index (a folder or list) and written in any order (no overlay video, no
+     * truth video); the ring holds a frame for each and one being segmented. */
+    {
+        const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        const int per4 = cores >= 8 ? (int)(cores / 4 < 4 ? cores / 4 : 4) : 1;
+        ctx.truth_count = ctx.truth != NULL ? gcut_video_source_frames(ctx.truth) : -1;
+        if (readers == 0)
+            readers = gcut_video_source_frames(source) >= 0 ? per4 : 1;
+        if (writers == 0)
+            writers = per4;
+        if (ctx.writer != NULL || (ctx.truth != NULL && ctx.truth_count < 0))
+            writers = 1; /* an overlay video or a truth video goes in order */
+        if (queue == 0)
+            readers = writers = 1;
+        ctx.bufs = queue == 0 ? 1 : queue < readers + writers + 1 ? readers + writers + 1 : queue;
+    }
+    pthread_mutex_init(&ctx.lock, NULL);
+    ctx.mask_images = calloc((size_t)ctx.bufs, sizeof *ctx.mask_images);
+    ctx.truth_frames = calloc((size_t)ctx.bufs, sizeof *ctx.truth_frames);
+    if (ctx.mask_images == NULL || ctx.truth_frames == NULL) {
+        cli_error("video", GCUT_ERR_NOMEM, "mask buffers");
         goto done;
     }
+    for (int b = 0; b < ctx.bufs; b++)
+        if ((st = gcut_image_alloc(&ctx.mask_images[b], w, h, 1, 1, 8)) != GCUT_OK) {
+            cli_error("video", st, "mask buffer");
+            goto done;
+        }
     if ((st = gcut_video_create(w, h, &params, &options, &video)) != GCUT_OK) {
         cli_error("video", st, "bad parameters");
         goto done;
     }
     ctx.mask_dir = out;
+    ctx.mask_format = mask_format;
     ctx.overlay = overlay;
     ctx.count = count;
     ctx.verbose = verbose;
     ctx.quiet = quiet;
     ctx.t_start = now_ms();
     gcut_video_run_report rep;
-    st = gcut_video_run(video, source, init_codes,
-                        encoding_name != NULL ? GCUT_VIDEO_INIT_SEEDS : GCUT_VIDEO_INIT_MASK, queue,
-                        sink, &ctx, &rep);
+    st =
+        gcut_video_run_threads(video, source, init_codes,
+                               encoding_name != NULL ? GCUT_VIDEO_INIT_SEEDS : GCUT_VIDEO_INIT_MASK,
+                               queue, readers, writers, sink, &ctx, &rep);
     if (!quiet && !verbose)
         fputc('\n', stderr);
     if (ctx.writer != NULL) {
@@ -430,9 +512,11 @@ int cli_cmd_video(int argc, char **argv) {
     }
     const double f = rep.frames > 0 ? (double)rep.frames : 1.0;
     printf("frames %" PRId64 " (%" PRId64 "x%" PRId64 "), %.1f fps end to end (%.1f ms wall), "
-           "queue %d, solver %s, %s\n",
-           rep.frames, w, h, rep.frames / (rep.wall_ms / 1e3), rep.wall_ms, queue, options.solver,
-           params.restrict_band ? "band graph" : "full frame");
+           "queue %d, readers %d, writers %d, solver %s, %s\n",
+           rep.frames, w, h, rep.frames / (rep.wall_ms / 1e3), rep.wall_ms, queue, readers, writers,
+           ctx.solver[0] != '\0' ? ctx.solver : options.solver,
+           params.restrict_band && strcmp(ctx.solver, "cuda-grid") != 0 ? "band graph"
+                                                                        : "full frame");
     printf("per frame: decode %.2f ms, model %.2f ms, build %.2f ms, solve %.2f ms, write %.2f "
            "ms%s\n",
            rep.decode_ms / f, rep.model_ms / f, rep.build_ms / f, rep.solve_ms / f,
@@ -446,8 +530,16 @@ int cli_cmd_video(int argc, char **argv) {
 done:
     gcut_video_writer_close(ctx.writer);
     gcut_video_source_close(ctx.truth);
-    gcut_image_free(&ctx.truth_frame);
-    gcut_image_free(&ctx.mask_image);
+    for (int b = 0; b < ctx.bufs; b++) {
+        if (ctx.mask_images != NULL)
+            gcut_image_free(&ctx.mask_images[b]);
+        if (ctx.truth_frames != NULL)
+            gcut_image_free(&ctx.truth_frames[b]);
+    }
+    free(ctx.mask_images);
+    free(ctx.truth_frames);
+    if (ctx.bufs > 0)
+        pthread_mutex_destroy(&ctx.lock);
     gcut_video_free(video);
     gcut_video_source_close(source);
     gcut_image_free(&init_image);

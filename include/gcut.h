@@ -258,6 +258,16 @@ const int32_t *gcut_grid_dir_cdata(const gcut_grid *grid, int dir);
 gcut_status gcut_grid_set_terminals(gcut_grid *grid, const int32_t *source, const int32_t *sink);
 gcut_status gcut_grid_set_dir(gcut_grid *grid, int dir, const int32_t *cap);
 
+/** A grid over arrays the caller owns, without copying them: source, sink and dirs[0..
+ *  connectivity-1] each point to num_nodes int32 values laid out as gcut_grid_create()'s
+ *  (dirs in the direction order above). Arguments are checked as in gcut_grid_create(); the
+ *  capacities are not (gcut_grid_solve() validates them). The arrays must outlive the grid;
+ *  gcut_grid_free() frees only the grid object. Solvers only read them; writes through
+ *  gcut_grid_*_data() go to the caller's memory. For bindings (the Python package) that hold
+ *  the capacities already. */
+gcut_status gcut_grid_wrap(int ndim, const int64_t *shape, int connectivity, const int32_t *source,
+                           const int32_t *sink, const int32_t *const *dirs, gcut_grid **out);
+
 /** Check every capacity is >= 0. @return GCUT_ERR_INVALID_ARG naming the first bad entry. */
 gcut_status gcut_grid_validate(const gcut_grid *grid);
 
@@ -360,6 +370,26 @@ typedef struct gcut_grid_context_info {
 
 /** Fill *info. @return GCUT_ERR_INVALID_ARG for NULL arguments. */
 gcut_status gcut_grid_context_get_info(const gcut_grid_context *ctx, gcut_grid_context_info *info);
+
+/** Start the CUDA runtime on GPU device (0-based) now: driver start-up and the device's
+ *  context, ~0.1 s once per process, which the first GPU solve would otherwise pay. Blocks
+ *  until done; call it on a thread of your own to overlap the start-up with reading input
+ *  and fitting models (`gcut segment` does). Safe to call from several threads and again
+ *  (later calls return at once). @return GCUT_OK; GCUT_ERR_NO_DEVICE when the device does
+ *  not exist or CUDA cannot start (message in gcut_last_error()); GCUT_ERR_UNSUPPORTED in a
+ *  build without CUDA. */
+gcut_status gcut_device_init(int device);
+
+/** Free the device buffers that gcut keeps between GPU segmentation solves (gcut_segment(),
+ *  gcut_grabcut() with cuda-grid): after a picture's first solve, the arrays of its size stay
+ *  allocated for the next one (up to 16 sizes, or 16 solves at once from threads), as a
+ *  caching allocator does. Call it when done segmenting to give the GPU memory back; the
+ *  next solve allocates again. Idle buffers are not freed by themselves when a later solve of
+ *  another size runs short of device memory (it fails with GCUT_ERR_NOMEM): release them
+ *  before switching to much larger pictures on a small GPU. Safe with no CUDA and from any
+ *  thread (buffers in use by a solve on another thread are not touched; they return to the
+ *  cache when it ends). */
+void gcut_device_release_cache(void);
 
 /* ------------------------------------------------------------------------------------------
  * DIMACS max-flow format
@@ -803,7 +833,9 @@ typedef struct gcut_video_params {
                               frames, only changed capacities updated, re-solved warm by bk
                               (Kohli-Torr); measured in docs/VIDEO.md. Default 0 */
     int verify;          /**< 1: check every frame's cut with its certificate (cut capacity ==
-                              flow; GCUT_ERR_VERIFY otherwise). Default 0 */
+                              flow; GCUT_ERR_VERIFY otherwise); 2: also, for frames cut on
+                              the GPU, solve the host's copy of the frame's grid with bk and
+                              require the same flow. Default 0 */
 } gcut_video_params;
 
 /** Fill *params with the defaults above (seg as gcut_seg_params_init, histogram model). */
@@ -820,11 +852,19 @@ typedef struct gcut_video_report {
     int64_t flow;        /**< exact maximum flow of the frame's graph */
     int64_t foreground_pixels;
     char solver[32];
+    int warm; /**< 1: solved warm from the previous frame's state (params.warm with bk, or the
+                   GPU path's choice for a frame whose capacities mostly repeat) */
 } gcut_video_report;
 
 /** Create a video segmenter for frames of width x height (2D). params and options may be NULL
- *  (defaults; options->solver "auto" picks as gcut_grid_solve does; cuda-grid runs a fresh
- *  solve per frame). Every per-frame buffer is allocated here, once. */
+ *  (defaults). options->solver "cuda-grid", or "auto" (the default) where a CUDA device is
+ *  present and the frame has at least 65536 pixels (256 x 256), cuts the whole frame on the GPU
+ *  (restrict_band and warm are then ignored: the band graph is a general graph): one cuda-grid
+ *  context is made here for the video's life, each frame's capacities are built on the device
+ *  from its pixels, seeds and tables, and a frame whose capacities mostly repeat the last
+ *  one's is re-solved warm (options->warm, default on). Otherwise the band graph (or the whole
+ *  frame) is cut on the CPU. options->threads: threads of the per-pixel passes (0 = all
+ *  cores). Every per-frame buffer is allocated here, once. */
 gcut_status gcut_video_create(int64_t width, int64_t height, const gcut_video_params *params,
                               const gcut_options *options, gcut_video **out);
 /** Free the segmenter. NULL is accepted. */
@@ -866,6 +906,15 @@ void gcut_video_source_info(const gcut_video_source *source, int64_t *width, int
  *  free with gcut_image_free). *done is set to 1 at the end of the sequence. A frame of another
  *  size, unreadable or truncated gives GCUT_ERR_PARSE / GCUT_ERR_IO naming the frame. */
 gcut_status gcut_video_source_read(gcut_video_source *source, gcut_image *frame, int *done);
+/** Frames of a folder or list (known when opened), or -1 for a video file. */
+int64_t gcut_video_source_frames(const gcut_video_source *source);
+/** Read frame index (0-based) of a folder or list into frame, as gcut_video_source_read()
+ *  (frame allocated on first use). Reads nothing shared, so threads may read different frames
+ *  of one source at once (not while another thread calls gcut_video_source_read or close).
+ *  @return GCUT_ERR_UNSUPPORTED for a video file (read in order), GCUT_ERR_INVALID_ARG for an
+ *  index out of range, else as gcut_video_source_read(). */
+gcut_status gcut_video_source_read_frame(const gcut_video_source *source, int64_t index,
+                                         gcut_image *frame);
 /** Close the source. NULL is accepted. */
 void gcut_video_source_close(gcut_video_source *source);
 /** @return 1 if this build reads and writes video files (FFmpeg libraries found), else 0. */
@@ -900,6 +949,17 @@ typedef struct gcut_video_run_report {
 gcut_status gcut_video_run(gcut_video *video, gcut_video_source *source, const uint8_t *init,
                            gcut_video_init init_kind, int queue, gcut_video_sink_fn sink,
                            void *sink_ctx, gcut_video_run_report *report);
+
+/** gcut_video_run() with more threads for the file codecs: readers threads decode frames of a
+ *  folder or list at once (a video file is decoded by one), writers threads call sink at once
+ *  for different frames (each frame once, in any order: the sink must then be thread-safe).
+ *  The queue is raised to readers + writers + 1 where smaller. On an error every frame before
+ *  the failing one has been passed to sink (later ones may have been too). readers = writers =
+ *  1 is gcut_video_run(). @return GCUT_ERR_INVALID_ARG for readers or writers outside 1..16. */
+gcut_status gcut_video_run_threads(gcut_video *video, gcut_video_source *source,
+                                   const uint8_t *init, gcut_video_init init_kind, int queue,
+                                   int readers, int writers, gcut_video_sink_fn sink,
+                                   void *sink_ctx, gcut_video_run_report *report);
 
 /** Synthetic test video with ground truth: frame index of a sequence made from seed, at any
  *  size (the scene scales with it): a textured object that moves, deforms and drifts in

@@ -67,6 +67,29 @@ expect 0 "synthetic" -- "$gcut" video "$work/syn" --init "$work/syn_t/truth_0000
     -o "$work/syn_m" --truth "$work/syn_t" --quiet
 mean_iou_at_least 0.98 "synthetic video"
 
+# PPM frames in and PGM masks out (no image library needed), decoded and written by several
+# threads: the same masks as one reader and one writer on the PNG frames of the same video.
+expect 0 "gen video ppm" -- "$gcut" gen video --size 128x96 --frames 24 -o "$work/sp" \
+    --truth "$work/sp_t" --format ppm
+[ -f "$work/sp_t/truth_000000.pgm" ] && pass || fail "gen video ppm: pgm truth"
+expect 0 "ppm/pgm, 3 readers, 2 writers" -- "$gcut" video "$work/sp" \
+    --init "$work/sp_t/truth_000000.pgm" -o "$work/sp_m" --mask-format pgm --truth "$work/sp_t" \
+    --quiet --readers 3 --writers 2
+grep_out "readers 3, writers 2" "ppm/pgm: threads used"
+mean_iou_at_least 0.98 "ppm/pgm"
+expect 0 "png, 1 reader, 1 writer, pgm masks" -- "$gcut" video "$work/syn" \
+    --init "$work/syn_t/truth_000000.png" -o "$work/syn_pgm" --mask-format pgm --quiet \
+    --readers 1 --writers 1
+same=1
+for f in "$work/syn_pgm"/mask_*.pgm; do
+    cmp -s "$f" "$work/sp_m/$(basename "$f")" || same=0
+done
+[ "$same" = 1 ] && [ "$(ls "$work/sp_m" | wc -l)" -eq 24 ] && pass ||
+    fail "ppm/pgm with threads: masks differ from the png run's"
+expect 2 "bad --writers" -- "$gcut" video "$work/sp" --init "$work/sp_t/truth_000000.pgm" \
+    -o "$work/x" --writers 99
+grep_out "0 \(auto\) to 16" "bad --writers: named"
+
 # Failures: clear messages, exit 1, and the masks written before the failure are whole PNGs.
 mkdir -p "$work/gap"
 cp "$work/syn"/frame_00000[0-4].png "$work/syn"/frame_00000[6-9].png "$work/gap/"

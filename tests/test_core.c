@@ -3,6 +3,7 @@
  * solver table. No solver is needed: certificates are checked against hand-computed cuts. */
 #include "internal.h"
 #include "util_common.h"
+#include "util_oracle.h"
 
 #include <string.h>
 
@@ -262,11 +263,76 @@ static void test_solver_table(void) {
     for (int i = 0; i < count; i++) {
         CHECK_OK(gcut_solver_get(i, &info));
         PASS_IF(info.name != NULL && info.description != NULL);
-        PASS_IF(!(info.flags & GCUT_NEEDS_GPU) || info.flags & GCUT_TAKES_GRID);
+        PASS_IF(!(info.flags & GCUT_NEEDS_GPU) ||
+                info.flags & (GCUT_TAKES_GRID | GCUT_TAKES_GRAPH));
     }
     gcut_options opt;
     gcut_options_init(&opt);
     PASS_IF(strcmp(opt.solver, "auto") == 0 && opt.warm == 1 && opt.threads == 0);
+}
+
+/* gcut_grid_wrap: a grid over the caller's arrays solves to the oracle's flow (Dinic on the
+ * copied grid) with a cut that passes the certificate, for every connectivity and for bk and
+ * cpu-pr; its arrays are the caller's (no copy), gcut_grid_free leaves them alone, and bad
+ * arguments are refused. */
+static void test_grid_wrap(test_rng *rng) {
+    static const int conns[4][2] = {{2, 4}, {2, 8}, {3, 6}, {3, 26}};
+    oracle_caps caps = oracle_caps_default();
+    for (int round = 0; round < 16; round++) {
+        int ndim = conns[round % 4][0], conn = conns[round % 4][1];
+        int64_t shape[3];
+        for (int i = 0; i < ndim; i++)
+            shape[i] = test_rng_range(rng, 1, ndim == 2 ? 12 : 5);
+        gcut_grid *owned = NULL;
+        CHECK_OK(oracle_make_grid(rng, ndim, shape, conn, &caps, &owned));
+        if (owned == NULL)
+            return;
+        int64_t n = gcut_grid_num_nodes(owned);
+        /* The caller's arrays: one block, directions after the terminals. */
+        int32_t *block = malloc((size_t)(2 + conn) * (size_t)n * sizeof(int32_t));
+        const int32_t *dirs[26];
+        memcpy(block, gcut_grid_terminal_cdata(owned, GCUT_SOURCE), (size_t)n * sizeof(int32_t));
+        memcpy(block + n, gcut_grid_terminal_cdata(owned, GCUT_SINK), (size_t)n * sizeof(int32_t));
+        for (int d = 0; d < conn; d++) {
+            dirs[d] = block + (2 + d) * n;
+            memcpy(block + (2 + d) * n, gcut_grid_dir_cdata(owned, d), (size_t)n * sizeof(int32_t));
+        }
+        gcut_grid *wrapped = NULL;
+        CHECK_OK(gcut_grid_wrap(ndim, shape, conn, block, block + n, dirs, &wrapped));
+        if (wrapped == NULL) {
+            free(block);
+            gcut_grid_free(owned);
+            return;
+        }
+        PASS_IF(gcut_grid_num_nodes(wrapped) == n && gcut_grid_num_dirs(wrapped) == conn);
+        PASS_IF(gcut_grid_terminal_cdata(wrapped, GCUT_SINK) == block + n);
+        PASS_IF(gcut_grid_dir_cdata(wrapped, conn - 1) == dirs[conn - 1]);
+        int64_t expected = oracle_dinic_grid(owned);
+        PASS_IF(oracle_check_grid(wrapped, "bk", expected, "gcut_grid_wrap bk"));
+        PASS_IF(oracle_check_grid(wrapped, "cpu-pr", expected, "gcut_grid_wrap cpu-pr"));
+        gcut_grid_free(wrapped);
+        /* The arrays are still the caller's and intact. */
+        PASS_IF(memcmp(block, gcut_grid_terminal_cdata(owned, GCUT_SOURCE),
+                       (size_t)n * sizeof(int32_t)) == 0);
+        free(block);
+        gcut_grid_free(owned);
+    }
+    int32_t cell[8] = {0};
+    const int32_t *four[4] = {cell, cell, cell, NULL};
+    int64_t shape[2] = {1, 1}, bad[2] = {1, 0};
+    gcut_grid *g = NULL;
+    PASS_IF(gcut_grid_wrap(2, shape, 4, cell, cell, four, &g) == GCUT_ERR_INVALID_ARG && !g);
+    four[3] = cell;
+    PASS_IF(gcut_grid_wrap(2, bad, 4, cell, cell, four, &g) == GCUT_ERR_INVALID_ARG && !g);
+    PASS_IF(gcut_grid_wrap(2, shape, 6, cell, cell, four, &g) == GCUT_ERR_INVALID_ARG && !g);
+    PASS_IF(gcut_grid_wrap(2, shape, 4, NULL, cell, four, &g) == GCUT_ERR_INVALID_ARG && !g);
+    PASS_IF(gcut_grid_wrap(2, shape, 4, cell, cell, four, &g) == GCUT_OK && g != NULL);
+    PASS_IF(gcut_grid_solve(g, NULL, NULL, NULL, NULL) == GCUT_OK);
+    gcut_grid_free(g);
+    cell[0] = -1; /* a negative capacity in the caller's array: the solve refuses it */
+    PASS_IF(gcut_grid_wrap(2, shape, 4, cell, cell, four, &g) == GCUT_OK && g != NULL);
+    PASS_IF(gcut_grid_solve(g, NULL, NULL, NULL, NULL) == GCUT_ERR_INVALID_ARG);
+    gcut_grid_free(g);
 }
 
 int main(void) {
@@ -280,6 +346,7 @@ int main(void) {
     test_large_ids();
     test_grid_basics();
     test_grid_certificate(&rng);
+    test_grid_wrap(&rng);
     test_solver_table();
     return test_finish("test_core", passed);
 }

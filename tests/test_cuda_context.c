@@ -1,7 +1,9 @@
 /* test_cuda_context.c - cuda-grid contexts (include/gcut.h, "Grid solver contexts"): warm
  * re-solves on the device against cold answers (Dinic, bk) with the cut certificate over random
  * change sequences; the device-array entry against the host entry; contexts reused across many
- * problems with the device memory in use back to its start. Skips (exit 77) without a GPU. */
+ * problems with the device memory in use back to its start; the marked path with the gather on
+ * the host as well as on the device (GCUT_CUDAGRID_GATHER). Skips (exit 77) without a GPU. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "test_context_cases.h"
 
 #ifdef GCUT_HAVE_CUDA
@@ -250,6 +252,12 @@ int main(void) {
     device_entry(&rng, 3, s3, 6);
     device_entry(&rng, 3, s3, 26);
     run_all_sequences(&rng, "cuda-grid", quick ? 4 : 10, !quick);
+    /* The marked path's other gather (on the host), read at context creation. */
+    setenv("GCUT_CUDAGRID_GATHER", "0", 1);
+    negative_values();
+    run_sequence(&rng, "cuda-grid", 2, s2, 4, quick ? 4 : 8);
+    run_sequence(&rng, "cuda-grid", 3, s3, 26, quick ? 4 : 8);
+    unsetenv("GCUT_CUDAGRID_GATHER");
 #else
     (void)run_all_sequences; /* the shared cases are unused in a build without CUDA */
 #endif

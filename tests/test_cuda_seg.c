@@ -1,12 +1,16 @@
 /* test_cuda_seg.c - segmentation capacities built on the GPU (gcut__cudagrid_solve_image in
  * src/cuda/cuda_grid.cu) against the host builder gcut__seg_fill_grid (src/seg): every
  * capacity bit-identical, and the GPU solve's flow equal to bk's on the host-built grid, with
- * the labels certified on it. Skips (exit 77) where no GPU can be used. */
+ * the labels certified on it; the public gcut_segment() on cuda-grid and auto against bk; device
+ * sessions pooled between image solves (also from threads) against bk, with the device memory
+ * back after gcut_device_release_cache(). Skips (exit 77) where no GPU can be used. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "internal.h"
 #include "../seg/seg_internal.h"
 #include "util_common.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +21,8 @@ int main(void) {
     return TEST_SKIP;
 }
 #else
+#include <cuda_runtime_api.h>
+
 static int checks;
 
 /* Count of entries where a and b differ; prints the first. */
@@ -255,6 +261,138 @@ static void public_segment(void) {
     }
 }
 
+/* One picture for the pooled-session tests: its bk answer and a cuda-grid solve. */
+typedef struct pool_case {
+    int64_t w, h;
+    int conn;
+    double lambda;
+    gcut_image img;
+    uint8_t *seeds, *want, *got;
+    int64_t want_flow, got_flow;
+    gcut_status status;
+} pool_case;
+
+static void pool_case_make(pool_case *c, uint64_t seed) {
+    const int64_t n = c->w * c->h;
+    c->seeds = malloc((size_t)n);
+    c->want = malloc((size_t)n);
+    c->got = malloc((size_t)n);
+    CHECK(c->seeds != NULL && c->want != NULL && c->got != NULL);
+    CHECK_OK(gcut_synth_image(c->w, c->h, 1, seed, GCUT_SYNTH_HARD, &c->img, NULL));
+    CHECK_OK(gcut_synth_seeds(c->w, c->h, 1, c->seeds));
+    gcut_seg_params p;
+    gcut_seg_params_init(&p);
+    p.connectivity = c->conn;
+    p.lambda = c->lambda;
+    gcut_options opt;
+    gcut_options_init(&opt);
+    opt.solver = "bk";
+    gcut_seg_report r;
+    CHECK_OK(gcut_segment(&c->img, c->seeds, &p, &opt, c->want, &r));
+    c->want_flow = r.stats.flow;
+}
+
+static void *pool_case_solve(void *arg) {
+    pool_case *c = arg;
+    gcut_seg_params p;
+    gcut_seg_params_init(&p);
+    p.connectivity = c->conn;
+    p.lambda = c->lambda;
+    gcut_options opt;
+    gcut_options_init(&opt);
+    opt.solver = "cuda-grid";
+    gcut_seg_report r;
+    memset(c->got, 0xee, (size_t)(c->w * c->h));
+    c->status = gcut_segment(&c->img, c->seeds, &p, &opt, c->got, &r);
+    c->got_flow = r.stats.flow;
+    return NULL;
+}
+
+static void pool_case_check(pool_case *c, const char *what) {
+    if (c->status != GCUT_OK || c->got_flow != c->want_flow ||
+        memcmp(c->got, c->want, (size_t)(c->w * c->h)) != 0) {
+        fprintf(stderr, "%s: %lldx%lld conn %d lambda %g: status %s, flow %lld (bk %lld)\n", what,
+                (long long)c->w, (long long)c->h, c->conn, c->lambda, gcut_status_name(c->status),
+                (long long)c->got_flow, (long long)c->want_flow);
+        test_failures++;
+    } else {
+        checks++;
+    }
+}
+
+/* gcut_device_init, and the sessions that image solves keep between calls (cuda_grid.cu,
+ * "pooled sessions"): a pooled session must solve exactly as a new one, whatever solved in it
+ * before (another energy of the same size: other tables, another flow; other sizes and
+ * connectivities between), also with several threads taking sessions at once; the pool off
+ * gives the same answers; gcut_device_release_cache() gives every byte of device memory back. */
+static void pooled_sessions(void) {
+    CHECK_OK(gcut_device_init(0));
+    CHECK_OK(gcut_device_init(0)); /* again: returns at once */
+    CHECK(gcut_device_init(999) == GCUT_ERR_NO_DEVICE && strstr(gcut_last_error(), "999"));
+    CHECK(gcut_device_init(-1) == GCUT_ERR_NO_DEVICE);
+    checks++;
+    const bool quick = getenv("GCUT_TEST_QUICK") != NULL;
+    pool_case cases[] = {
+        {64, 48, 8, 50, {0}, 0, 0, 0, 0, 0, 0},  {64, 48, 8, 5, {0}, 0, 0, 0, 0, 0, 0},
+        {64, 48, 4, 50, {0}, 0, 0, 0, 0, 0, 0},  {150, 97, 8, 120, {0}, 0, 0, 0, 0, 0, 0},
+        {150, 97, 8, 20, {0}, 0, 0, 0, 0, 0, 0}, {33, 200, 4, 50, {0}, 0, 0, 0, 0, 0, 0}};
+    const int count = (int)(sizeof cases / sizeof cases[0]);
+    for (int k = 0; k < count; k++)
+        pool_case_make(&cases[k], test_seed() + 31 * (uint64_t)k + (k == 1 || k == 4));
+    /* Pass 0 warms up (CUDA loads kernels lazily and may keep per-thread resources: the first
+     * loads allocate); the device memory is noted after it, with an empty pool, and must be
+     * back to that value after pass 1 and a release. */
+    size_t free_before = 0, free_after = 0, total = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+            gcut_device_release_cache();
+            CHECK(cudaMemGetInfo(&free_before, &total) == cudaSuccess);
+        }
+        /* In turn, twice over, so every size meets a session used before by another energy. */
+        for (int again = 0; again < 2; again++)
+            for (int k = 0; k < count; k++) {
+                pool_case_solve(&cases[k]);
+                pool_case_check(&cases[k], "pooled session, in turn");
+            }
+        if (quick)
+            continue;
+        /* All at once from threads: sessions of one size taken by several solves together. */
+        pthread_t threads[6];
+        for (int round = 0; round < 2; round++) {
+            bool started[6];
+            for (int k = 0; k < count; k++)
+                started[k] = pthread_create(&threads[k], NULL, pool_case_solve, &cases[k]) == 0;
+            for (int k = 0; k < count; k++) {
+                if (started[k])
+                    pthread_join(threads[k], NULL);
+                else
+                    pool_case_solve(&cases[k]);
+                pool_case_check(&cases[k], "pooled session, threads");
+            }
+        }
+        /* The pool off: a new session per solve, the same answers. */
+        setenv("GCUT_CUDAGRID_POOL", "0", 1);
+        for (int k = 0; k < count; k++) {
+            pool_case_solve(&cases[k]);
+            pool_case_check(&cases[k], "pool off");
+        }
+        unsetenv("GCUT_CUDAGRID_POOL");
+    }
+    gcut_device_release_cache();
+    CHECK(cudaMemGetInfo(&free_after, &total) == cudaSuccess);
+    if (free_after != free_before)
+        fprintf(stderr, "device memory free %zu before the pooled solves, %zu after release\n",
+                free_before, free_after);
+    CHECK(free_after == free_before);
+    checks++;
+    for (int k = 0; k < count; k++) {
+        gcut_image_free(&cases[k].img);
+        free(cases[k].seeds);
+        free(cases[k].want);
+        free(cases[k].got);
+    }
+}
+
 int main(void) {
     if (!gcut__cuda_available()) {
         printf("test_cuda_seg: no usable CUDA device: skipped\n");
@@ -265,6 +403,7 @@ int main(void) {
     synthetic();
     random_tables(&rng);
     public_segment();
+    pooled_sessions();
     return test_finish("test_cuda_seg", checks);
 }
 #endif

@@ -7,6 +7,7 @@
 #include "util_common.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,6 +157,52 @@ static gcut_status keep_sink(void *ctx, int64_t index, const gcut_image *frame, 
     return GCUT_OK;
 }
 
+/* The sink of several writer threads: frames in any order, each once. */
+typedef struct keep_any {
+    uint8_t *masks;
+    int64_t n, fail_at;
+    _Atomic int64_t delivered;
+    _Atomic int order_broken; /* a frame delivered twice, or out of range */
+    uint8_t *seen;
+} keep_any;
+
+static gcut_status keep_any_sink(void *ctx, int64_t index, const gcut_image *frame,
+                                 const uint8_t *mask, const gcut_video_report *r) {
+    (void)r;
+    keep_any *k = ctx;
+    if (frame->width * frame->height != k->n || index < 0 || index >= 64 || k->seen[index]) {
+        k->order_broken = 1;
+        return GCUT_ERR_INTERNAL;
+    }
+    k->seen[index] = 1;
+    if (index == k->fail_at)
+        return gcut_image_write(scratch("no-such-folder/mask_%06lld.png", (long long)index), frame);
+    memcpy(k->masks + index * k->n, mask, (size_t)k->n);
+    k->delivered++;
+    return GCUT_OK;
+}
+
+static gcut_status run_folder_threads(const char *dir, const uint8_t *init, int queue, int readers,
+                                      int writers, keep_any *k) {
+    gcut_video_source *src = NULL;
+    gcut_status st = gcut_video_source_open(dir, &src);
+    if (st != GCUT_OK)
+        return st;
+    int64_t w, h;
+    gcut_video_source_info(src, &w, &h, NULL, NULL);
+    gcut_video *v = NULL;
+    gcut_video_run_report rep;
+    st = gcut_video_create(w, h, NULL, NULL, &v);
+    if (st == GCUT_OK)
+        st = gcut_video_run_threads(v, src, init, GCUT_VIDEO_INIT_MASK, queue, readers, writers,
+                                    keep_any_sink, k, &rep);
+    if (st == GCUT_OK && rep.frames != k->delivered)
+        st = GCUT_ERR_INTERNAL;
+    gcut_video_free(v);
+    gcut_video_source_close(src);
+    return st;
+}
+
 static gcut_status run_folder(const char *dir, const uint8_t *init, int queue, keep *k) {
     gcut_video_source *src = NULL;
     gcut_status st = gcut_video_source_open(dir, &src);
@@ -233,6 +280,37 @@ static void test_pipeline(uint64_t seed) {
         PASS_IF(k.frames == 7 && memcmp(k.masks, direct, (size_t)(n * 7)) == 0);
         free(k.masks);
     }
+    /* Several readers and writers (frames decoded and handed to the sink at once, in any
+     * order): the same masks, every frame once; a failing sink at frame 7 stops the run with
+     * its error after frames 0-6 were delivered intact. */
+    const int rw[3][3] = {{3, 3, 2}, {2, 1, 8}, {1, 4, 0}}; /* readers, writers, queue */
+    for (int c = 0; c < 3; c++) {
+        for (int fail = 0; fail < 2; fail++) {
+            uint8_t seen[64] = {0};
+            keep_any k = {calloc((size_t)(n * frames), 1), n, fail ? 7 : -1, 0, 0, seen};
+            gcut_status st =
+                run_folder_threads(dir, init, rw[c][2] == 0 ? 2 : rw[c][2], rw[c][0], rw[c][1], &k);
+            if (!fail) {
+                CHECK_OK(st);
+                PASS_IF(k.delivered == frames && !k.order_broken &&
+                        memcmp(k.masks, direct, (size_t)(n * frames)) == 0);
+            } else {
+                PASS_IF(st == GCUT_ERR_IO && mentions("no-such-folder"));
+                PASS_IF(!k.order_broken && k.delivered >= 7 &&
+                        memcmp(k.masks, direct, (size_t)(n * 7)) == 0);
+            }
+            free(k.masks);
+        }
+    }
+    gcut_video *vq = NULL;
+    gcut_video_source *sq = NULL;
+    CHECK_OK(gcut_video_create(w, h, NULL, NULL, &vq));
+    CHECK_OK(gcut_video_source_open(dir, &sq));
+    PASS_IF(gcut_video_run_threads(vq, sq, init, GCUT_VIDEO_INIT_MASK, 4, 0, 1, NULL, NULL, NULL) ==
+                GCUT_ERR_INVALID_ARG &&
+            mentions("readers"));
+    gcut_video_source_close(sq);
+    gcut_video_free(vq);
     for (int r = 0; r < 3; r++)
         free(runs[r].masks);
     free(direct);
@@ -412,6 +490,93 @@ static void test_video_files(uint64_t seed) {
     gcut_image_free(&frame);
 }
 
+/* The model stage's per-pixel passes split over threads (options.threads) give the same
+ * energy, hence the same flows and masks, for any thread count: counts are integers summed in
+ * a fixed order and sigma comes from integer sums. 640x480 so that 4 threads are used (one
+ * per 2^16 pixels at most). */
+static void test_threads(uint64_t seed) {
+    const int64_t w = 640, h = 480, n = w * h;
+    const int frames = 8;
+    uint8_t *truth = malloc((size_t)n), *m1 = malloc((size_t)n), *m4 = malloc((size_t)n);
+    gcut_options o1, o4;
+    gcut_options_init(&o1);
+    o1.solver = "bk";
+    o1.threads = 1;
+    o4 = o1;
+    o4.threads = 4;
+    gcut_video *v1 = NULL, *v4 = NULL;
+    CHECK_OK(gcut_video_create(w, h, NULL, &o1, &v1));
+    CHECK_OK(gcut_video_create(w, h, NULL, &o4, &v4));
+    int same = 0;
+    for (int k = 0; k < frames && v1 != NULL && v4 != NULL; k++) {
+        gcut_image img = {0};
+        CHECK_OK(gcut_video_synth_frame(w, h, seed, k, GCUT_SYNTH_HARD, &img, truth));
+        gcut_video_report r1, r4;
+        const uint8_t *init = k == 0 ? truth : NULL;
+        CHECK_OK(gcut_video_push_frame(v1, &img, init, GCUT_VIDEO_INIT_MASK, &r1));
+        CHECK_OK(gcut_video_push_frame(v4, &img, init, GCUT_VIDEO_INIT_MASK, &r4));
+        gcut_image_free(&img);
+        CHECK_OK(gcut_video_get_mask(v1, m1));
+        CHECK_OK(gcut_video_get_mask(v4, m4));
+        same += r1.flow == r4.flow && r1.graph_nodes == r4.graph_nodes &&
+                memcmp(m1, m4, (size_t)n) == 0;
+    }
+    printf("threads 1 and 4, 640x480 hard, %d frames: %d identical (flow, band, mask)\n", frames,
+           same);
+    PASS_IF(same == frames);
+    gcut_video_free(v1);
+    gcut_video_free(v4);
+    free(truth);
+    free(m1);
+    free(m4);
+}
+
+/* A band wider than the object (band_min 50 at 128x96: most of the frame, about 4 arcs a
+ * pixel, more than the band graph's first room of one arc a pixel): the graph grows once and
+ * the masks stay the whole frame's, every cut certified. */
+static void test_wide_band(uint64_t seed) {
+    const int64_t w = 128, h = 96, n = w * h;
+    const int frames = 6;
+    uint8_t *truth = malloc((size_t)n), *mb = malloc((size_t)n), *mf = malloc((size_t)n);
+    gcut_video_params p;
+    gcut_video_params_init(&p);
+    p.band_min = 50;
+    p.band_max = 64;
+    p.verify = 1;
+    gcut_options o;
+    gcut_options_init(&o);
+    o.solver = "bk";
+    gcut_video *band = NULL, *full = NULL;
+    CHECK_OK(gcut_video_create(w, h, &p, &o, &band));
+    p.restrict_band = 0;
+    CHECK_OK(gcut_video_create(w, h, &p, &o, &full));
+    int same = 0;
+    int64_t widest = 0;
+    for (int k = 0; k < frames && band != NULL && full != NULL; k++) {
+        gcut_image img = {0};
+        CHECK_OK(gcut_video_synth_frame(w, h, seed, k, GCUT_SYNTH_HARD, &img, truth));
+        gcut_video_report rb;
+        const uint8_t *init = k == 0 ? truth : NULL;
+        CHECK_OK(gcut_video_push_frame(band, &img, init, GCUT_VIDEO_INIT_MASK, &rb));
+        CHECK_OK(gcut_video_push_frame(full, &img, init, GCUT_VIDEO_INIT_MASK, NULL));
+        gcut_image_free(&img);
+        widest = rb.graph_nodes > widest ? rb.graph_nodes : widest;
+        CHECK_OK(gcut_video_get_mask(band, mb));
+        CHECK_OK(gcut_video_get_mask(full, mf));
+        same += memcmp(mb, mf, (size_t)n) == 0;
+    }
+    printf("wide band: up to %lld of %lld pixels in the graph, masks equal to the whole frame's "
+           "in %d of %d frames\n",
+           (long long)widest, (long long)n, same, frames);
+    PASS_IF(widest > n / 2);
+    PASS_IF(same == frames);
+    gcut_video_free(band);
+    gcut_video_free(full);
+    free(truth);
+    free(mb);
+    free(mf);
+}
+
 int main(void) {
     uint64_t seed = test_seed();
     const char *tmp = getenv("TMPDIR");
@@ -427,6 +592,8 @@ int main(void) {
     gcut_image_free(&probe);
     uint64_t start = gcut_memory_in_use();
     test_accuracy(seed);
+    test_threads(seed + 4);
+    test_wide_band(seed + 5);
     if (have_png) {
         test_pipeline(seed + 1);
         test_bad_inputs(seed + 2);

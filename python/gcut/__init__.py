@@ -38,6 +38,8 @@ __all__ = [
     "grid_maxflow",
     "segment",
     "grabcut",
+    "Video",
+    "segment_video",
     "qpbo",
     "QPBOResult",
     "read_image",
@@ -47,6 +49,8 @@ __all__ = [
     "set_memory_limit",
     "memory_limit",
     "memory_in_use",
+    "device_init",
+    "release_device_cache",
     "vonNeumann_structure",
     "moore_structure",
 ]
@@ -68,18 +72,82 @@ def _host_array(x, name):
     if dev is not None and not isinstance(x, (_numbers.Number, list, tuple)):
         kind = dev()[0]
         if kind != _DLPACK_CPU:
-            # Device arrays need a device entry in the C library (work in progress on the
-            # GPU side); until then say so instead of copying behind the caller's back.
+            # Only the GPU solver takes device arrays (GridContext(solver="cuda-grid").solve,
+            # grid_maxflow): anywhere else say so instead of copying behind the caller's back.
             raise TypeError(
-                f"{name} is a device array (DLPack device type {kind}); gcut's Python "
-                f"package takes host arrays only for now: copy it to the host first "
-                f"(CuPy: .get(), PyTorch: .cpu().numpy())"
+                f"{name} is a device array (DLPack device type {kind}); here gcut takes host "
+                f"arrays (device arrays go to GridContext(..., solver='cuda-grid').solve and "
+                f"grid_maxflow): copy it to the host first (CuPy: .get(), PyTorch: "
+                f".cpu().numpy())"
             )
         return _np.from_dlpack(x)
     try:
         return _np.asarray(x)
     except Exception as exc:  # ragged lists and the like
         raise TypeError(f"{name} cannot be read as an array: {exc}") from None
+
+
+_DLPACK_CUDA = (2, 13)  # kDLCUDA, kDLCUDAManaged
+
+
+def _dl_device(x):
+    """(device_type, device_id) of a DLPack object other than a numpy array, else None."""
+    if isinstance(x, (_np.ndarray, _numbers.Number, list, tuple)) or x is None:
+        return None
+    f = getattr(x, "__dlpack_device__", None)
+    if f is None:
+        return None
+    dev = f()
+    return int(dev[0]), int(dev[1])
+
+
+def _is_cuda(x):
+    dev = _dl_device(x)
+    return dev is not None and dev[0] in _DLPACK_CUDA
+
+
+def _dl_stream(stream):
+    """(the stream for __dlpack__, the cudaStream_t for the C library as an int) of a stream
+    argument: None (the legacy default stream), an int handle, or a CuPy / PyTorch stream."""
+    if stream is None:
+        return 1, 0
+    for attr in ("cuda_stream", "ptr"):  # torch.cuda.Stream, cupy.cuda.Stream
+        if hasattr(stream, attr) and not isinstance(stream, _numbers.Integral):
+            stream = getattr(stream, attr)
+            break
+    if isinstance(stream, bool) or not isinstance(stream, _numbers.Integral):
+        raise TypeError(f"stream must be None, a cudaStream_t as an int, or a CuPy / PyTorch "
+                        f"stream, got {stream!r}")
+    stream = int(stream)
+    if stream <= 0 or stream >= 2**64:
+        raise ValueError(f"stream must be a CUDA stream handle (1 = the legacy default stream, "
+                         f"2 = the per-thread default stream, else a cudaStream_t), got {stream}")
+    return stream, 0 if stream == 1 else stream
+
+
+def _dl_capsule(x, stream):
+    """x.__dlpack__ for a consumer on this stream: DLPack 1.x capsules where the producer has
+    them (max_version), else the unversioned ones of older producers."""
+    try:
+        return x.__dlpack__(stream=stream, max_version=(1, 0))
+    except TypeError:  # producers before DLPack 1.0 take no max_version
+        return x.__dlpack__(stream=stream)
+
+
+def _device_labels(like, shape, device_id):
+    """A bool device array for the labels, made by the library of ``like`` (CuPy or PyTorch),
+    or None when gcut does not know how to allocate memory for it."""
+    lib = type(like).__module__.split(".")[0]
+    if lib == "cupy":
+        import cupy
+
+        with cupy.cuda.Device(device_id):
+            return cupy.empty(shape, dtype=cupy.bool_)
+    if lib == "torch":
+        import torch
+
+        return torch.empty(shape, dtype=torch.bool, device=f"cuda:{device_id}")
+    return None
 
 
 def _check_scale(scale):
@@ -93,12 +161,16 @@ def _check_scale(scale):
     return scale
 
 
-def _caps(x, name, scale, limit=_INT32_MAX, wide=False):
+def _caps(x, name, scale, limit=_INT32_MAX, wide=False, c_checks=False):
     """Capacities as a C-contiguous int32 array (int64 with wide=True when a value needs it).
 
     Integers are range-checked, never wrapped; floats need a scale (round(value * scale));
-    negative values raise ValueError naming the first one."""
+    negative values raise ValueError naming the first one. With c_checks an int32 array is
+    passed on as it is (no pass over it here): the C layer checks its signs while it reads it,
+    naming the argument."""
     a = _host_array(x, name)
+    if c_checks and a.dtype == _np.int32:
+        return _np.ascontiguousarray(a)
     if a.size == 0 and a.dtype.kind in "fO":  # [] reads as float64: an empty list is fine
         a = a.astype(_np.int32)
     kind = a.dtype.kind
@@ -417,11 +489,25 @@ class Graph(_gcut.GraphCore):
         for name, a in (("weights", w), ("structure", st)):
             if a.dtype.kind not in "biuf":
                 raise TypeError(f"{name} must hold numbers, not {a.dtype}")
-            if a.size and a.min() < 0:
-                raise ValueError(f"{name} has a negative entry: capacities must be >= 0")
-        # The largest product is checked before anything is added, so a bad call changes
-        # nothing.
-        if w.size and st.size:
+        if st.size and st.min() < 0:
+            raise ValueError("structure has a negative entry: capacities must be >= 0")
+        centre = tuple(s // 2 for s in st.shape)
+        offsets = []
+        for idx in zip(*_np.nonzero(st)):
+            o = tuple(int(a - c) for a, c in zip(idx, centre))
+            if any(o):
+                offsets.append((o, st[idx]))
+        native = self._is_whole_grid(ids) and not per.any()
+        # Lean path: int32 weights times a 0/1 structure cannot overflow, and on a native grid
+        # with offsets inside its neighbourhood the C layer checks the weights' signs (naming
+        # them) before it adds anything: no numpy pass over them here. Otherwise the signs and
+        # the largest product are checked first; either way a bad call changes nothing.
+        lean = (native and w.dtype == _np.int32 and st.dtype.kind in "biu"
+                and (not st.size or st.max() <= 1)
+                and all(max(abs(x) for x in o) <= 1 for o, _ in offsets))
+        if not lean and w.size and w.min() < 0:
+            raise ValueError("weights has a negative entry: capacities must be >= 0")
+        if not lean and w.size and st.size:
             if floats:
                 top = _np.rint(float(w.max()) * float(st.max()) * self._scale)
             else:
@@ -431,13 +517,7 @@ class Graph(_gcut.GraphCore):
                     f"weights * structure reaches {top}, past int32"
                     + (f" after scaling by {self._scale}" if floats else "")
                 )
-        centre = tuple(s // 2 for s in st.shape)
-        offsets = []
-        for idx in zip(*_np.nonzero(st)):
-            o = tuple(int(a - c) for a, c in zip(idx, centre))
-            if any(o):
-                offsets.append((o, st[idx]))
-        native = self._is_whole_grid(ids) and not per.any()
+        checked = not lean
         for o, sval in offsets:
             if any(abs(ok) >= n and not pk for ok, n, pk in zip(o, ids.shape, per)):
                 continue  # no node has this neighbour
@@ -447,14 +527,18 @@ class Graph(_gcut.GraphCore):
                 continue
             # The C layer adds the arcs straight from the weights (both ends if symmetric).
             flat = _np.ascontiguousarray(cap).reshape(-1)
-            if self._grid_add(o, flat, -1, bool(symmetric)):
-                src, _ = _shift_slices(o, ids.shape)
-                self._grid_edge_count += int(_np.count_nonzero(cap[src])) * (2 if symmetric else 1)
+            added = self._grid_add(o, flat, -1, bool(symmetric), "weights")
+            if added >= 0:  # the nonzero arcs added (one pass in C, checked as it adds)
+                checked = True
+                self._grid_edge_count += added * (2 if symmetric else 1)
                 continue
             # Not a native direction, or a sum past int32 (nothing was added): the general
             # graph holds it.
+            checked = True  # _grid_add checked the signs before it looked at the sums
             self._to_graph()
             self._general_grid_edges(ids, o, cap, per, bool(symmetric))
+        if not checked and w.size and w.min() < 0:  # lean, and no arc was added
+            raise ValueError("weights has a negative entry: capacities must be >= 0")
 
     def _grid_caps(self, w, sval, floats):
         """weights * structure value as int32 (int64 math, checked)."""
@@ -499,14 +583,19 @@ class Graph(_gcut.GraphCore):
         """Add terminal capacities to a grid of nodes (``sourcecaps``, ``sinkcaps`` broadcast to
         ``nodeids.shape``); as :meth:`add_tedges`, cumulative."""
         ids = _ids(nodeids, "nodeids")
-        s = _caps(sourcecaps, "sourcecaps", self._scale, limit=2**61 - 1, wide=True)
-        t = _caps(sinkcaps, "sinkcaps", self._scale, limit=2**61 - 1, wide=True)
+        whole = self._is_whole_grid(ids)  # then the C layer checks int32 signs, naming them
+        s = _caps(sourcecaps, "sourcecaps", self._scale, limit=2**61 - 1, wide=True, c_checks=whole)
+        t = _caps(sinkcaps, "sinkcaps", self._scale, limit=2**61 - 1, wide=True, c_checks=whole)
         s, t = _broadcast([s, t], ["sourcecaps", "sinkcaps"], ids.shape)
-        if self._is_whole_grid(ids):
+        if whole:
+            # The C layer checks sourcecaps before adding them; sinkcaps are checked here
+            # first (one pass), so that a bad call changes nothing.
+            if t.dtype == _np.int32 and t.size and t.min() < 0:
+                _caps(t, "sinkcaps", None)  # raises, naming the first negative entry
             rest = []
             for which, a in ((0, s), (1, t)):
                 full = _np.ascontiguousarray(a).reshape(-1)
-                if not self._grid_add(None, full, which):
+                if self._grid_add(None, full, which, False, ("sourcecaps", "sinkcaps")[which]) < 0:
                     rest.append((which, full))
             for which, full in rest:  # past int32: the C layer moves to a general graph
                 zero = _np.zeros_like(full)
@@ -545,7 +634,7 @@ class Graph(_gcut.GraphCore):
     def get_grid_segments(self, nodeids):
         """Sides of the nodes in ``nodeids`` (bool array of its shape, True = sink side)."""
         ids = _ids(nodeids, "nodeids")
-        return self._segments(ids).view(bool)
+        return self._segments(ids, self._is_whole_grid(ids)).view(bool)
 
 
 def _shift_slices(o, shape):
@@ -592,7 +681,8 @@ class GridResult(tuple):
         )
 
 
-def grid_maxflow(source, sink, weights, connectivity=4, solver="auto", threads=0, scale=None):
+def grid_maxflow(source, sink, weights, connectivity=4, solver="auto", threads=0, scale=None,
+                 *, labels=None, stream=None):
     """Solve a 2D or 3D grid given as dense arrays; return ``flow, labels``.
 
     ``source`` / ``sink``: terminal capacities, arrays of the grid's shape (source->p and
@@ -606,14 +696,43 @@ def grid_maxflow(source, sink, weights, connectivity=4, solver="auto", threads=0
     Entries whose neighbour is outside the grid are ignored. Capacities are int32 (int64
     accepted when it fits); floats need ``scale`` (capacity = round(value * scale)).
     Returns a :class:`GridResult`: ``flow`` (exact int), ``labels`` (bool, True = sink side,
-    as PyMaxflow's ``get_grid_segments``), and ``.scale``, ``.solver``, ``.stats``."""
+    as PyMaxflow's ``get_grid_segments``), and ``.scale``, ``.solver``, ``.stats``.
+
+    CUDA arrays (CuPy, PyTorch, anything with ``__dlpack__`` on a CUDA device; int32,
+    C-contiguous) are solved on their GPU without a copy to the host by a one-solve
+    :class:`GridContext` with ``solver="cuda-grid"``; ``labels`` and ``stream`` are then as
+    in :meth:`GridContext.solve` and the labels come back on the device."""
     solver, threads = _solver_args(solver, threads)
     scale = _check_scale(scale)
     if isinstance(connectivity, bool) or not isinstance(connectivity, _numbers.Integral):
         raise TypeError(f"connectivity must be an int, got {connectivity!r}")
-    s = _caps(source, "source", scale)
-    t = _caps(sink, "sink", scale)
-    w = _caps(weights, "weights", scale)
+    wlist = isinstance(weights, (list, tuple)) and len(weights) > 0 and _is_cuda(weights[0])
+    if labels is not None or wlist or any(_is_cuda(a) for a in (source, sink, weights)):
+        # CUDA arrays: one solve of a temporary cuda-grid context, on the device.
+        if scale is not None:
+            raise TypeError("scale= is for host arrays; device arrays must be int32 already")
+        if not wlist and not any(_is_cuda(a) for a in (source, sink, weights)):
+            raise TypeError("labels= is for CUDA arrays: source, sink and weights must then "
+                            "be CUDA arrays")
+        named = [("source", source), ("sink", sink)]
+        named += ([(f"weights[{d}]", w) for d, w in enumerate(weights)] if wlist
+                  else [("weights", weights)])
+        for name, a in named:
+            if not _is_cuda(a):
+                raise TypeError(f"a device solve takes source, sink and weights all as CUDA "
+                                f"arrays; {name} is a host array (or on another device type)")
+        dev = _dl_device(source)
+        shape = getattr(source, "shape", None)
+        if shape is None:
+            raise TypeError("source: a CUDA array needs a .shape for grid_maxflow (or use "
+                            "GridContext(shape, ...).solve)")
+        ctx = GridContext(tuple(shape), connectivity,
+                          solver="cuda-grid" if solver == "auto" else solver,
+                          threads=threads, warm=False, device=dev[1])
+        return ctx.solve(source, sink, weights, labels=labels, stream=stream)
+    s = _caps(source, "source", scale, c_checks=True)
+    t = _caps(sink, "sink", scale, c_checks=True)
+    w = _caps(weights, "weights", scale, c_checks=True)
     flow, labels, stats = _gcut.grid_maxflow(s, t, w, int(connectivity), solver, threads)
     return GridResult(flow, labels.view(bool), scale, stats)
 
@@ -630,7 +749,7 @@ class GridContext(_gcut.GridContextCore):
     flow as a cold solve. cuda-grid keeps its device buffers between solves. ``info`` counts
     solves and warm solves. Not thread-safe: one context per thread."""
 
-    def __init__(self, shape, connectivity=None, solver="auto", threads=0, warm=True):
+    def __init__(self, shape, connectivity=None, solver="auto", threads=0, warm=True, device=0):
         try:
             shape = tuple(int(x) for x in shape)
         except (TypeError, ValueError):
@@ -640,33 +759,108 @@ class GridContext(_gcut.GridContextCore):
             connectivity = 4 if len(shape) == 2 else 6
         if isinstance(connectivity, bool) or not isinstance(connectivity, _numbers.Integral):
             raise TypeError(f"connectivity must be an int, got {connectivity!r}")
-        super().__init__(shape, int(connectivity), solver, threads, bool(warm))
+        if isinstance(device, bool) or not isinstance(device, _numbers.Integral):
+            raise TypeError(f"device must be an int (a CUDA device ordinal), got {device!r}")
+        super().__init__(shape, int(connectivity), solver, threads, bool(warm), int(device))
         self.shape = shape
         self.connectivity = int(connectivity)
+        self.device = int(device)
 
-    def solve(self, source=None, sink=None, weights=None, changed=None):
+    def solve(self, source=None, sink=None, weights=None, changed=None, *, labels=None,
+              stream=None):
         """Copy in the given capacity arrays (int32; int64 accepted when it fits), then solve.
         ``changed`` (optional node ids) promises that only those nodes' capacities changed,
         so a warm solve reads only them (a change elsewhere is then not seen). Returns a
-        :class:`GridResult` (``flow, labels``; labels True = sink side)."""
+        :class:`GridResult` (``flow, labels``; labels True = sink side).
+
+        Device arrays (a context with ``solver="cuda-grid"``): ``source``, ``sink`` and
+        ``weights`` all CUDA arrays on the context's ``device`` (CuPy arrays, PyTorch CUDA
+        tensors, any object with ``__dlpack__`` / ``__dlpack_device__``; int32, C-contiguous,
+        the shapes above; ``weights`` may also be a list of ``connectivity`` CUDA arrays of
+        the grid's shape, one per direction) are read where they are, without a copy to the host
+        (gcut_grid_context_solve_device; a warm solve compares them with the last solve's on
+        the device). ``labels``: a uint8 or bool CUDA array of the grid's shape to write the
+        labels into; without it they are allocated by the inputs' library (CuPy, PyTorch) as
+        a bool array. ``stream``: the CUDA stream to order the solve on (an int handle or a
+        CuPy / PyTorch stream; None = the legacy default stream): the solve starts after the
+        work queued on it and work queued on it afterwards sees the labels. The result's
+        ``labels`` is then that device array."""
+        if labels is not None or any(_is_cuda(a) for a in (source, sink, weights)):
+            return self._solve_device(source, sink, weights, changed, labels, stream)
+        # int32 arrays get no numpy pass: every given array is sign-checked in C (one pass
+        # each, naming it) before any is copied in, so a bad call changes nothing.
+        sets = []
         for which, name, arr in ((-2, "source", source), (-1, "sink", sink)):
             if arr is not None:
-                a = _caps(arr, name, None)
+                a = _caps(arr, name, None, c_checks=True)
                 if a.shape != self.shape:
                     raise ValueError(f"{name} must have shape {self.shape}, got {a.shape}")
-                self._set(which, a.reshape(-1))
+                _gcut.check_capacities(a, name)
+                sets.append((which, a.reshape(-1)))
         if weights is not None:
-            w = _caps(weights, "weights", None)
+            w = _caps(weights, "weights", None, c_checks=True)
             if w.shape != (self.connectivity,) + self.shape:
                 raise ValueError(
                     f"weights must have shape {(self.connectivity,) + self.shape}, got {w.shape}"
                 )
-            for d in range(self.connectivity):
-                self._set(d, _np.ascontiguousarray(w[d]).reshape(-1))
+            _gcut.check_capacities(w, "weights")
+            sets += [(d, w[d].reshape(-1)) for d in range(self.connectivity)]
+        for which, a in sets:
+            self._set(which, a, False)
         if changed is not None:
             self._mark(_ids(changed, "changed").reshape(-1))
         flow, labels, stats = self._solve()
         return GridResult(flow, labels.view(bool), None, stats)
+
+    def _solve_device(self, source, sink, weights, changed, labels, stream):
+        if changed is not None:
+            raise TypeError("changed= is for host arrays: a device solve compares every "
+                            "capacity with the last solve's on the device")
+        arrays = [("source", source), ("sink", sink)]
+        if isinstance(weights, (list, tuple)):  # one CUDA array per direction
+            if len(weights) != self.connectivity:
+                raise ValueError(f"weights: {len(weights)} arrays given, the grid has "
+                                 f"{self.connectivity} directions")
+            arrays += [(f"weights[{d}]", w) for d, w in enumerate(weights)]
+        else:
+            arrays.append(("weights", weights))
+        for name, a in arrays:
+            if a is None:
+                raise TypeError(f"a device solve takes source, sink and weights all as CUDA "
+                                f"arrays; {name} is missing")
+            dev = _dl_device(a)
+            if dev is None or dev[0] not in _DLPACK_CUDA:
+                what = "a host array" if dev is None else f"on DLPack device type {dev[0]}"
+                raise TypeError(f"a device solve takes source, sink and weights all as CUDA "
+                                f"arrays; {name} is {what}")
+            if dev[1] != self.device:
+                raise ValueError(f"{name} is on CUDA device {dev[1]}; this GridContext runs "
+                                 f"on device {self.device}")
+        if labels is not None and not _is_cuda(labels):
+            raise TypeError("labels must be a CUDA array (uint8 or bool) for a device solve")
+        used = self.info["solver"] if self.info else None
+        if used != "cuda-grid":
+            raise TypeError(f"device arrays need GridContext(..., solver='cuda-grid'); this "
+                            f"context runs {used!r} (host arrays only)")
+        dl_stream, c_stream = _dl_stream(stream)
+        out = labels
+        if out is None:
+            out = _device_labels(source, self.shape, self.device)
+            if out is None:
+                raise TypeError(
+                    f"labels=: pass a uint8 or bool CUDA array of shape {self.shape} to write "
+                    f"the labels into (gcut allocates them itself only for CuPy and PyTorch "
+                    f"inputs, not {type(source).__name__})")
+        # The capsules are borrowed for the solve (held here until it returns).
+        caps = [_dl_capsule(a, dl_stream) for a in (source, sink, out)]
+        if isinstance(weights, (list, tuple)):
+            wcaps = tuple(_dl_capsule(w, dl_stream) for w in weights)
+        else:
+            wcaps = _dl_capsule(weights, dl_stream)
+        flow, stats = self._solve_device_c(caps[0], caps[1], wcaps, caps[2], c_stream,
+                                           self.device)
+        del caps, wcaps
+        return GridResult(flow, out, None, stats)
 
 
 # ------------------------------------------------------------------------------------------
@@ -893,6 +1087,128 @@ def grabcut(image, rect=None, seeds=None, iterations=5, **options):
         raise ValueError("grabcut: give rect, seeds or both")
     return segment(image, seeds, rect=rect, iterations=iterations, **options)
 
+# ------------------------------------------------------------------------------------------
+# Video (gcut_video_*: online segmentation of a frame sequence; docs/VIDEO.md)
+# ------------------------------------------------------------------------------------------
+
+
+def _frame_array(x, name):
+    a = _np.ascontiguousarray(_host_array(x, name))
+    if a.dtype not in (_np.uint8, _np.uint16):
+        raise TypeError(f"{name} must have dtype uint8 or uint16, not {a.dtype}")
+    return a
+
+
+class Video(_gcut.VideoCore):
+    """Online video segmentation, one frame at a time (the C library's ``gcut_video_*``, the
+    engine of ``gcut video``; Garrett & Saito 2009): each frame is cut exactly from the one
+    before, whose mask gives the colour models (mixed with older frames by ``forget``), the
+    hard seeds deeper than a band around its boundary, and the band's width (it follows the
+    measured motion).
+
+    ``Video(shape, lambda_=50, sigma=0, connectivity=8, bins=32, forget=0.5, band_min=3,
+    band_motion=1, band_max=64, colour_check=True, colour_reach=4, full_frame=False,
+    warm=False, verify=False, model="auto", components=5, seed=1, solver="bk", threads=0)``:
+    ``shape`` is (height, width); every option is ``gcut video``'s of the same name
+    (``full_frame`` = ``--full-frame``, ``colour_check=False`` = ``--no-colour-check``;
+    ``model`` / ``components`` / ``seed`` are for a first frame given as seeds, as
+    :func:`segment`). Feed frames with :meth:`push`; ``frames`` counts them, ``report`` is the
+    last frame's report (flow, band, graph_nodes, times in ms ...). Not thread-safe: one
+    Video per thread (different Videos run in parallel; the GIL is released per frame)."""
+
+    def __init__(self, shape, lambda_=50.0, sigma=0.0, connectivity=8, bins=32, forget=0.5,
+                 band_min=3.0, band_motion=1.0, band_max=64.0, colour_check=True,
+                 colour_reach=4.0, full_frame=False, warm=False, verify=False, model="auto",
+                 components=5, seed=1, solver="bk", threads=0):
+        try:
+            h, w = (int(v) for v in shape)
+        except (TypeError, ValueError):
+            raise TypeError(f"shape must be (height, width), got {shape!r}") from None
+        if h < 1 or w < 1:
+            raise ValueError(f"shape must be positive, got {(h, w)}")
+        solver, threads = _solver_args(solver, threads)
+        for name, v in (("lambda_", lambda_), ("sigma", sigma), ("forget", forget),
+                        ("band_min", band_min), ("band_motion", band_motion),
+                        ("band_max", band_max), ("colour_reach", colour_reach)):
+            if isinstance(v, bool) or not isinstance(v, _numbers.Real) or not _math.isfinite(v):
+                raise ValueError(f"{name} must be a finite number, got {v!r}")
+        for name, v in (("connectivity", connectivity), ("bins", bins),
+                        ("components", components)):
+            if isinstance(v, bool) or not isinstance(v, _numbers.Integral):
+                raise ValueError(f"{name} must be an int, got {v!r}")
+        if connectivity not in (4, 8):
+            raise ValueError(f"connectivity must be 4 or 8, got {connectivity}")
+        if model not in _MODELS:
+            raise ValueError(f"model must be one of {sorted(_MODELS)}, got {model!r}")
+        if not (isinstance(seed, _numbers.Integral) and 0 <= seed < 2**64):
+            raise ValueError(f"seed must be an int in [0, 2^64), got {seed!r}")
+        super().__init__(h, w, float(lambda_), float(sigma), int(connectivity), int(bins),
+                         float(forget), float(band_min), float(band_motion), float(band_max),
+                         not full_frame, bool(colour_check), float(colour_reach), bool(warm),
+                         bool(verify), _MODELS[model], int(components), int(seed), solver,
+                         threads)
+        self.shape = (h, w)
+        self.report = None
+
+    def push(self, frame, init=None, seeds=None, seed_encoding="gcut"):
+        """Segment the next frame (uint8 or uint16, (H, W) gray or (H, W, C) with C = 1..4);
+        return its mask (bool (H, W), True = foreground).
+
+        The first frame needs ``init`` (its segmentation: a bool or 0/nonzero uint8 (H, W)
+        mask, taken as it is) or ``seeds`` (read by ``seed_encoding`` as :func:`segment`
+        reads them; the frame is then segmented from them); a later frame given either
+        restarts from it."""
+        a = _frame_array(frame, "frame")
+        if init is not None and seeds is not None:
+            raise ValueError("give init (a mask) or seeds, not both")
+        if seed_encoding not in _ENCODINGS:
+            raise ValueError(
+                f"seed_encoding must be one of {sorted(_ENCODINGS)}, got {seed_encoding!r}")
+        kind, ini = 0, None
+        if init is not None:
+            m = _host_array(init, "init")
+            if m.dtype.kind not in "biu":
+                raise TypeError(f"init must be a bool or integer mask, not {m.dtype}")
+            ini = _np.ascontiguousarray(m != 0, dtype=_np.uint8)
+        elif seeds is not None:
+            kind = 1
+            ini = _host_array(seeds, "seeds")
+            if ini.dtype == bool:
+                raise TypeError("seeds must hold seed codes (uint8), not bool")
+            if ini.dtype.kind in "iu" and ini.dtype not in (_np.uint8, _np.uint16):
+                if ini.size and (ini.min() < 0 or ini.max() > 255):
+                    raise ValueError("seeds values must be in [0, 255]")
+                ini = ini.astype(_np.uint8)
+            ini = _np.ascontiguousarray(ini)
+        elif self.frames == 0:
+            raise ValueError("the first frame needs init (a mask) or seeds")
+        mask, self.report = self._push(a, ini, kind, _ENCODINGS[seed_encoding])
+        return mask.view(bool)
+
+
+def segment_video(frames, init=None, seeds=None, seed_encoding="gcut", return_reports=False,
+                  **options):
+    """Segment a sequence of frames, each from the one before (:class:`Video`); a generator of
+    bool masks (True = foreground), one per frame, in order.
+
+    ``frames``: a (T, H, W) or (T, H, W, C) uint8/uint16 array, or any iterable of (H, W[, C])
+    frames (read lazily, one at a time: a video reader works). ``init`` (the first frame's
+    mask) or ``seeds`` (its seeds, read by ``seed_encoding``) starts it; ``options`` are
+    :class:`Video`'s. With ``return_reports`` each item is ``(mask, report)``. The masks are
+    those of ``gcut video`` with the same options."""
+    video = None
+    for k, frame in enumerate(frames):
+        f = _frame_array(frame, f"frames[{k}]")
+        if video is None:
+            if f.ndim not in (2, 3):
+                raise ValueError(f"frames[0] must be (H, W) or (H, W, C), got shape {f.shape}")
+            video = Video(f.shape[:2], **options)
+            mask = video.push(f, init=init, seeds=seeds, seed_encoding=seed_encoding)
+        else:
+            mask = video.push(f)
+        yield (mask, video.report) if return_reports else mask
+
+
 def read_image(path):
     """Read a PNG (8/16 bit), JPEG or PGM/PPM image (by its magic bytes, through the C
     library); return a uint8 or uint16 array (H, W) for one channel, else (H, W, C)."""
@@ -944,3 +1260,21 @@ def memory_limit():
 def memory_in_use():
     """Host bytes gcut holds now."""
     return _gcut.memory_in_use()
+
+
+def device_init(device=0):
+    """Start CUDA on GPU number `device` now (the driver and the device's context, 0.1-0.25 s
+    once per process) rather than in the first GPU solve; blocks until done. Raises GcutError
+    where that device cannot be used or the build has no CUDA."""
+    if isinstance(device, bool) or not isinstance(device, _numbers.Integral):
+        raise TypeError(f"device must be an int, got {device!r}")
+    if not -(2**31) <= device < 2**31:
+        raise ValueError(f"device {device} is out of range")
+    _gcut.device_init(int(device))
+
+
+def release_device_cache():
+    """Free the GPU buffers that gcut keeps between GPU segmentations (segment, grabcut with
+    cuda-grid) of one picture size, giving the device memory back; the next GPU segmentation
+    allocates again. Does nothing where there is no CUDA."""
+    _gcut.release_device_cache()

@@ -581,10 +581,14 @@ static PyObject *core_tedges(GraphCore *self, PyObject *args) {
 }
 
 /* Add values[p] into dir[p] for every node p whose neighbour p + off is inside the grid, and
- * with rev also into rev[p + off] (the reverse direction at the neighbour: a symmetric edge).
- * Nothing is changed, and 0 returned, when a sum would pass int32. GIL released by the caller. */
+ * with rev also into rev[p + off] (the reverse direction at the neighbour: a symmetric edge),
+ * in one pass that also checks each value (>= 0) and each sum (<= INT32_MAX); the values of
+ * the nodes without that neighbour are checked for sign too. Returns 1 (*nonzero = arcs with a
+ * nonzero value added), or, with nothing changed (the entries already added are subtracted
+ * again), 0 when a sum would pass int32 and -1 for a negative value. GIL released by the
+ * caller. */
 static int add_shifted(const GraphCore *self, const int *off, const void *values, int is64,
-                       int32_t *dir, int32_t *rev) {
+                       int32_t *dir, int32_t *rev, int64_t *nonzero) {
     int64_t dims[3] = {1, 1, 1};
     int o[3] = {0, 0, 0};
     int lead = 3 - self->ndim;
@@ -598,29 +602,94 @@ static int add_shifted(const GraphCore *self, const int *off, const void *values
         hi[k] = o[k] > 0 ? dims[k] - o[k] : dims[k];
     }
     int64_t step = ((int64_t)o[0] * dims[1] + o[1]) * dims[2] + o[2];
-    for (int pass = 0; pass < 2; pass++) {
-        for (int64_t z = lo[0]; z < hi[0]; z++)
-            for (int64_t y = lo[1]; y < hi[1]; y++) {
-                int64_t row = (z * dims[1] + y) * dims[2];
-                for (int64_t x = lo[2]; x < hi[2]; x++) {
-                    int64_t p = row + x;
-                    int64_t v = int_at(values, is64, p);
-                    if (pass == 0) {
-                        if (dir[p] + v > INT32_MAX || (rev && rev[p + step] + v > INT32_MAX))
-                            return 0;
-                    } else {
-                        dir[p] += (int32_t)v;
-                        if (rev)
-                            rev[p + step] += (int32_t)v;
+    int64_t count = 0, stop = -1;
+    int result = 1;
+    for (int64_t z = lo[0]; z < hi[0] && stop < 0; z++)
+        for (int64_t y = lo[1]; y < hi[1] && stop < 0; y++) {
+            int64_t row = (z * dims[1] + y) * dims[2];
+            for (int64_t x = lo[2]; x < hi[2]; x++) {
+                int64_t p = row + x;
+                int64_t v = int_at(values, is64, p);
+                if (v <= 0) {
+                    if (v < 0) {
+                        result = -1;
+                        stop = p;
+                        break;
                     }
+                    continue;
+                }
+                if (dir[p] + v > INT32_MAX || (rev && rev[p + step] + v > INT32_MAX)) {
+                    result = 0;
+                    stop = p;
+                    break;
+                }
+                dir[p] += (int32_t)v;
+                if (rev)
+                    rev[p + step] += (int32_t)v;
+                count++;
+            }
+        }
+    /* The nodes outside the region (no neighbour at this offset): signs only. */
+    for (int64_t z = 0; z < dims[0] && stop < 0; z++)
+        for (int64_t y = 0; y < dims[1] && stop < 0; y++) {
+            int inside = z >= lo[0] && z < hi[0] && y >= lo[1] && y < hi[1] && lo[2] < hi[2];
+            int64_t row = (z * dims[1] + y) * dims[2];
+            for (int64_t x = 0; x < dims[2]; x++) {
+                if (inside && x == lo[2])
+                    x = hi[2];
+                if (x >= dims[2])
+                    break;
+                if (int_at(values, is64, row + x) < 0) {
+                    result = -1;
+                    stop = INT64_MAX; /* everything added is taken back */
+                    break;
                 }
             }
+        }
+    if (stop < 0) {
+        *nonzero = count;
+        return 1;
     }
-    return 1;
+    for (int64_t z = lo[0]; z < hi[0]; z++)
+        for (int64_t y = lo[1]; y < hi[1]; y++) {
+            int64_t row = (z * dims[1] + y) * dims[2];
+            for (int64_t x = lo[2]; x < hi[2]; x++) {
+                int64_t p = row + x;
+                if (p >= stop)
+                    return result;
+                int64_t v = int_at(values, is64, p);
+                if (v > 0) {
+                    dir[p] -= (int32_t)v;
+                    if (rev)
+                        rev[p + step] -= (int32_t)v;
+                }
+            }
+        }
+    return result;
 }
 
-/* _grid_add(offset tuple | None, values int32|int64 of num_nodes, terminal=-1, symmetric=0)
- *   -> bool.
+/* Add values into a terminal array in one pass that checks them (>= 0, sums <= INT32_MAX);
+ * returns as add_shifted(), nothing changed on failure. */
+static int add_terminal(int32_t *target, const void *values, int is64, int64_t n) {
+    int64_t i = 0;
+    int result = 1;
+    for (; i < n; i++) {
+        int64_t v = int_at(values, is64, i);
+        if (v < 0 || target[i] + v > INT32_MAX) {
+            result = v < 0 ? -1 : 0;
+            break;
+        }
+        target[i] += (int32_t)v;
+    }
+    if (result != 1)
+        for (int64_t j = 0; j < i; j++)
+            target[j] -= (int32_t)int_at(values, is64, j);
+    return result;
+}
+
+/* _grid_add(offset tuple | None, values int32|int64 of num_nodes, terminal=-1, symmetric=0,
+ *           name="values") -> the number of nonzero arcs added (0 for terminals), or -1 when
+ * nothing was added (name: the argument named by a negative-value error).
  * With an offset: values[p] is the capacity of the arc p -> p + offset (entries whose neighbour
  * is outside the grid are ignored); symmetric also gives the arc p + offset -> p the same
  * capacity. The neighbourhood widens (4 -> 8, 6 -> 26) when the offset needs it. With None:
@@ -630,7 +699,8 @@ static int add_shifted(const GraphCore *self, const int *off, const void *values
 static PyObject *core_grid_add(GraphCore *self, PyObject *args) {
     PyObject *ooff, *ov;
     int terminal = -1, symmetric = 0;
-    if (!PyArg_ParseTuple(args, "OO|ip", &ooff, &ov, &terminal, &symmetric))
+    const char *name = "values";
+    if (!PyArg_ParseTuple(args, "OO|ips", &ooff, &ov, &terminal, &symmetric, &name))
         return NULL;
     if (self->mode != MODE_GRID) {
         PyErr_SetString(PyExc_ValueError, "_grid_add: the graph is not a grid");
@@ -661,13 +731,16 @@ static PyObject *core_grid_add(GraphCore *self, PyObject *args) {
             nonzero += o != 0;
         }
         if (far || nonzero == 0)
-            Py_RETURN_FALSE;
+            return PyLong_FromLong(-1); /* not a native direction: nothing added */
         connectivity = self->ndim == 2 ? (nonzero == 1 ? 4 : 8) : (nonzero == 1 ? 6 : 26);
     } else if (terminal != GCUT_SOURCE && terminal != GCUT_SINK) {
         PyErr_SetString(PyExc_ValueError, "_grid_add: give an offset or a terminal");
         return NULL;
     }
-    if (check_nonneg(PyArray_DATA(av), is64, self->num_nodes, "values") < 0)
+    /* The values are checked while they are added (one pass); only a call that would widen
+     * an existing grid checks them first, so that a bad call leaves the grid as it was. */
+    if (self->grid != NULL && connectivity > gcut_grid_connectivity(self->grid) &&
+        check_nonneg(PyArray_DATA(av), is64, self->num_nodes, name) < 0)
         return NULL;
     if (enter(self) < 0)
         return NULL;
@@ -695,20 +768,21 @@ static PyObject *core_grid_add(GraphCore *self, PyObject *args) {
         return NULL;
     }
     const void *vals = PyArray_DATA(av);
-    int64_t n = self->num_nodes;
-    int ok = 1;
+    int64_t n = self->num_nodes, added = 0;
+    int rc;
     Py_BEGIN_ALLOW_THREADS;
-    if (ooff != Py_None) {
-        ok = add_shifted(self, want, vals, is64, target, reverse);
-    } else {
-        for (int64_t i = 0; i < n && ok; i++)
-            ok = (int64_t)target[i] + int_at(vals, is64, i) <= INT32_MAX;
-        for (int64_t i = 0; i < n && ok; i++)
-            target[i] += (int32_t)int_at(vals, is64, i);
-    }
+    if (ooff != Py_None)
+        rc = add_shifted(self, want, vals, is64, target, reverse, &added);
+    else
+        rc = add_terminal(target, vals, is64, n);
     Py_END_ALLOW_THREADS;
     leave(self);
-    return PyBool_FromLong(ok);
+    if (rc < 0) { /* a negative value (nothing changed): name the first */
+        if (check_nonneg(vals, is64, n, name) == 0)
+            PyErr_Format(gcut_error_type, "_grid_add: %s has a negative entry", name);
+        return NULL;
+    }
+    return PyLong_FromLongLong(rc == 1 ? added : -1);
 }
 
 /* _maxflow(solver, threads) -> flow (exact Python int). */
@@ -754,10 +828,13 @@ static PyObject *core_maxflow(GraphCore *self, PyObject *args) {
     return PyLong_FromLongLong(flow);
 }
 
-/* _segments(ids int64) -> uint8 array of the same shape (1 = sink side). */
+/* _segments(ids int64, whole=False) -> uint8 array of the same shape (1 = sink side). With
+ * whole, ids is the grid's own id array (0, 1, ... in order; the caller checked): the labels
+ * are copied out in one memcpy instead of gathered. */
 static PyObject *core_segments(GraphCore *self, PyObject *args) {
     PyObject *oi;
-    if (!PyArg_ParseTuple(args, "O", &oi))
+    int whole = 0;
+    if (!PyArg_ParseTuple(args, "O|p", &oi, &whole))
         return NULL;
     PyArrayObject *ai = as_array(oi, NPY_INT64, "nodeids");
     if (ai == NULL)
@@ -768,7 +845,11 @@ static PyObject *core_segments(GraphCore *self, PyObject *args) {
     }
     int64_t m = PyArray_SIZE(ai);
     const int64_t *ids = PyArray_DATA(ai);
-    for (int64_t k = 0; k < m; k++)
+    if (whole && m != self->labels_len) {
+        PyErr_SetString(PyExc_ValueError, "_segments: whole needs one id per node");
+        return NULL;
+    }
+    for (int64_t k = 0; k < m && !whole; k++)
         if (ids[k] < 0 || ids[k] >= self->labels_len) {
             PyErr_Format(PyExc_ValueError,
                          "nodeids[%lld] = %lld is not a node of the last maxflow() (%lld nodes)",
@@ -784,8 +865,14 @@ static PyObject *core_segments(GraphCore *self, PyObject *args) {
     }
     uint8_t *dst = PyArray_DATA((PyArrayObject *)out);
     const uint8_t *lab = self->labels;
-    Py_BEGIN_ALLOW_THREADS for (int64_t k = 0; k < m; k++) dst[k] = lab[ids[k]];
-    Py_END_ALLOW_THREADS leave(self);
+    Py_BEGIN_ALLOW_THREADS;
+    if (whole)
+        memcpy(dst, lab, (size_t)m);
+    else
+        for (int64_t k = 0; k < m; k++)
+            dst[k] = lab[ids[k]];
+    Py_END_ALLOW_THREADS;
+    leave(self);
     return out;
 }
 
@@ -928,11 +1015,19 @@ static PyObject *mod_grid_maxflow(PyObject *mod, PyObject *args) {
     gcut_options opt;
     if (parse_options(solver, threads, &opt) != GCUT_OK)
         return NULL;
+    /* The grid borrows the numpy buffers (gcut_grid_wrap: no copy); gcut_grid_solve validates
+     * them (one pass) and the solver writes the labels straight into the returned array. */
+    int64_t n = 1;
+    for (int k = 0; k < nd; k++)
+        n *= shape[k];
+    const int32_t *src = PyArray_DATA(as), *snk = PyArray_DATA(at), *w = PyArray_DATA(aw);
+    const int32_t *dirs[26];
+    for (int d = 0; d < connectivity; d++)
+        dirs[d] = w + (size_t)d * (size_t)n;
     gcut_grid *grid = NULL;
-    gcut_status st = gcut_grid_create(nd, shape, connectivity, &grid);
+    gcut_status st = gcut_grid_wrap(nd, shape, connectivity, src, snk, dirs, &grid);
     if (st != GCUT_OK)
         return raise_status(st, "grid_maxflow");
-    int64_t n = gcut_grid_num_nodes(grid);
     npy_intp dims[3];
     for (int k = 0; k < nd; k++)
         dims[k] = (npy_intp)shape[k];
@@ -942,26 +1037,18 @@ static PyObject *mod_grid_maxflow(PyObject *mod, PyObject *args) {
         return NULL;
     }
     uint8_t *lab = PyArray_DATA((PyArrayObject *)labels);
-    const int32_t *src = PyArray_DATA(as), *snk = PyArray_DATA(at), *w = PyArray_DATA(aw);
     int64_t flow = 0;
     gcut_stats stats;
-    const char *stage = "source/sink";
-    Py_BEGIN_ALLOW_THREADS st = gcut_grid_set_terminals(grid, src, snk);
-    for (int d = 0; d < connectivity && st == GCUT_OK; d++) {
-        st = gcut_grid_set_dir(grid, d, w + (size_t)d * (size_t)n);
-        if (st != GCUT_OK)
-            stage = "weights";
-    }
-    if (st == GCUT_OK) {
-        stage = "solve";
-        st = gcut_grid_solve(grid, &opt, &flow, lab, &stats);
-    }
+    Py_BEGIN_ALLOW_THREADS st = gcut_grid_solve(grid, &opt, &flow, lab, &stats);
     Py_END_ALLOW_THREADS gcut_grid_free(grid);
     if (st != GCUT_OK) {
         Py_DECREF(labels);
-        char what[64];
-        snprintf(what, sizeof what, "grid_maxflow (%s)", stage);
-        return raise_status(st, what);
+        /* A negative capacity: name the argument and its flat index. */
+        if (st == GCUT_ERR_INVALID_ARG &&
+            (check_nonneg(src, 0, n, "source") < 0 || check_nonneg(snk, 0, n, "sink") < 0 ||
+             check_nonneg(w, 0, n * connectivity, "weights") < 0))
+            return NULL;
+        return raise_status(st, "grid_maxflow");
     }
     PyObject *sd = stats_dict(&stats);
     if (sd == NULL) {
@@ -987,15 +1074,19 @@ static void gctx_dealloc(GridContext *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* GridContext(shape tuple, connectivity, solver, threads, warm) */
+/* GridContext(shape tuple, connectivity, solver, threads, warm, device) */
 static int gctx_init(GridContext *self, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"shape", "connectivity", "solver", "threads", "warm", NULL};
+    static char *kwlist[] = {"shape", "connectivity", "solver", "threads", "warm", "device", NULL};
     PyObject *oshape;
-    int connectivity = 0, threads = 0, warm = 1;
+    int connectivity = 0, threads = 0, warm = 1, device = 0;
     const char *solver = "auto";
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!i|sip", kwlist, &PyTuple_Type, &oshape,
-                                     &connectivity, &solver, &threads, &warm))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!i|sipi", kwlist, &PyTuple_Type, &oshape,
+                                     &connectivity, &solver, &threads, &warm, &device))
         return -1;
+    if (device < 0) {
+        PyErr_Format(PyExc_ValueError, "device must be a CUDA device ordinal >= 0, got %d", device);
+        return -1;
+    }
     Py_ssize_t nd = PyTuple_GET_SIZE(oshape);
     if (nd != 2 && nd != 3) {
         PyErr_SetString(PyExc_ValueError, "shape must be 2D or 3D");
@@ -1020,6 +1111,7 @@ static int gctx_init(GridContext *self, PyObject *args, PyObject *kwds) {
     if (parse_options(solver, threads, &opt) != GCUT_OK)
         return -1;
     opt.warm = warm;
+    opt.device = device;
     gcut_grid_context *ctx = NULL;
     gcut_status st;
     int64_t shape[3] = {self->shape[0], self->shape[1], self->shape[2]};
@@ -1050,11 +1142,12 @@ static int gctx_enter(GridContext *self) {
     return 0;
 }
 
-/* _set(which, values int32 of num_nodes): which -2 source, -1 sink, 0.. a direction. */
+/* _set(which, values int32 of num_nodes, check=True): which -2 source, -1 sink, 0.. a
+ * direction; check=False when the caller has checked the signs (check_capacities). */
 static PyObject *gctx_set(GridContext *self, PyObject *args) {
-    int which;
+    int which, check = 1;
     PyObject *ov;
-    if (!PyArg_ParseTuple(args, "iO", &which, &ov))
+    if (!PyArg_ParseTuple(args, "iO|p", &which, &ov, &check))
         return NULL;
     PyArrayObject *av = as_array(ov, NPY_INT32, "values");
     if (av == NULL)
@@ -1063,7 +1156,7 @@ static PyObject *gctx_set(GridContext *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "_set: bad direction or size");
         return NULL;
     }
-    if (check_nonneg(PyArray_DATA(av), 0, self->num_nodes, "capacities") < 0)
+    if (check && check_nonneg(PyArray_DATA(av), 0, self->num_nodes, "capacities") < 0)
         return NULL;
     if (gctx_enter(self) < 0)
         return NULL;
@@ -1136,10 +1229,218 @@ static PyObject *gctx_get_info(GridContext *self, void *closure) {
                          (long long)info.device_bytes);
 }
 
-static PyMethodDef gctx_methods[] = {{"_set", (PyCFunction)gctx_set, METH_VARARGS, "internal"},
-                                     {"_mark", (PyCFunction)gctx_mark, METH_VARARGS, "internal"},
-                                     {"_solve", (PyCFunction)gctx_solve, METH_NOARGS, "internal"},
-                                     {NULL, NULL, 0, NULL}};
+/* ------------------------------------------------------------------------------------------
+ * DLPack (https://dmlc.github.io/dlpack/latest/, the Python array API's __dlpack__): device
+ * arrays for gcut_grid_context_solve_device. The structs below are the DLPack ABI (dlpack.h,
+ * versions 0.x and 1.x), declared here so the extension needs no DLPack header. A capsule is
+ * borrowed, not consumed: it is left named "dltensor" / "dltensor_versioned", held by the
+ * Python caller for the whole solve, and its producer's destructor frees it afterwards.
+ * ---------------------------------------------------------------------------------------- */
+
+enum { DL_INT = 0, DL_UINT = 1, DL_FLOAT = 2, DL_BOOL = 6 };
+enum { DL_CPU = 1, DL_CUDA = 2, DL_CUDA_HOST = 3, DL_CUDA_MANAGED = 13 };
+#define DL_FLAG_READ_ONLY 1u
+
+typedef struct {
+    int32_t device_type, device_id;
+} dl_device;
+
+typedef struct {
+    uint8_t code, bits;
+    uint16_t lanes;
+} dl_dtype;
+
+typedef struct {
+    void *data;
+    dl_device device;
+    int32_t ndim;
+    dl_dtype dtype;
+    int64_t *shape;
+    int64_t *strides; /* in elements; NULL = C-contiguous */
+    uint64_t byte_offset;
+} dl_tensor;
+
+typedef struct dl_managed {
+    dl_tensor dl_tensor;
+    void *manager_ctx;
+    void (*deleter)(struct dl_managed *self);
+} dl_managed;
+
+typedef struct dl_managed_versioned {
+    struct {
+        uint32_t major, minor;
+    } version;
+    void *manager_ctx;
+    void (*deleter)(struct dl_managed_versioned *self);
+    uint64_t flags;
+    dl_tensor dl_tensor;
+} dl_managed_versioned;
+
+/* The DLTensor of a capsule from __dlpack__, checked to be a C-contiguous array of ndim
+ * dimensions of the given shape (shape NULL: any; its dims are then written to shape_out),
+ * dtype (code, bits; with alt_code also that code), on a CUDA device (device_id, or any when
+ * *device_id < 0: then set). writable: the producer must not have marked it read-only. Returns
+ * the data pointer (byte_offset applied), or NULL with an exception naming the argument. */
+static void *dl_view(PyObject *capsule, const char *name, int code, int alt_code, int bits,
+                     int ndim, const int64_t *shape, int writable, int *device_id) {
+    const dl_tensor *t = NULL;
+    uint64_t flags = 0;
+    if (PyCapsule_IsValid(capsule, "dltensor_versioned")) {
+        dl_managed_versioned *m = PyCapsule_GetPointer(capsule, "dltensor_versioned");
+        if (m == NULL)
+            return NULL;
+        if (m->version.major != 1) {
+            PyErr_Format(PyExc_TypeError,
+                         "%s: DLPack version %u.%u is not supported (gcut reads 1.x and the "
+                         "unversioned 0.x capsules)",
+                         name, (unsigned)m->version.major, (unsigned)m->version.minor);
+            return NULL;
+        }
+        t = &m->dl_tensor;
+        flags = m->flags;
+    } else if (PyCapsule_IsValid(capsule, "dltensor")) {
+        dl_managed *m = PyCapsule_GetPointer(capsule, "dltensor");
+        if (m == NULL)
+            return NULL;
+        t = &m->dl_tensor;
+    } else {
+        PyErr_Format(PyExc_TypeError,
+                     "%s: __dlpack__() did not return an unused DLPack capsule (\"dltensor\" or "
+                     "\"dltensor_versioned\")",
+                     name);
+        return NULL;
+    }
+    if (t->device.device_type != DL_CUDA && t->device.device_type != DL_CUDA_MANAGED) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s is not a CUDA device array (DLPack device type %d); a GPU solve takes "
+                     "CUDA arrays for every capacity",
+                     name, (int)t->device.device_type);
+        return NULL;
+    }
+    if (*device_id >= 0 && t->device.device_id != *device_id) {
+        PyErr_Format(PyExc_ValueError, "%s is on CUDA device %d, not device %d", name,
+                     (int)t->device.device_id, *device_id);
+        return NULL;
+    }
+    if ((t->dtype.code != code && t->dtype.code != alt_code) || t->dtype.bits != bits ||
+        t->dtype.lanes != 1) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s must have dtype %s (DLPack code %d, %d bits), not code %d with %d bits "
+                     "x %d lanes",
+                     name, bits == 32 ? "int32" : "uint8 or bool", code, bits, (int)t->dtype.code,
+                     (int)t->dtype.bits, (int)t->dtype.lanes);
+        return NULL;
+    }
+    if (t->ndim != ndim) {
+        PyErr_Format(PyExc_ValueError, "%s must have %d dimensions, got %d", name, ndim,
+                     (int)t->ndim);
+        return NULL;
+    }
+    int64_t expect = 1;
+    for (int k = ndim - 1; k >= 0; k--) {
+        if (shape != NULL && t->shape[k] != shape[k]) {
+            PyErr_Format(PyExc_ValueError, "%s has size %lld on axis %d, the grid needs %lld", name,
+                         (long long)t->shape[k], k, (long long)shape[k]);
+            return NULL;
+        }
+        if (t->strides != NULL && t->shape[k] != 1 && t->strides[k] != expect) {
+            PyErr_Format(PyExc_ValueError,
+                         "%s must be C-contiguous (axis %d has stride %lld elements, not %lld)",
+                         name, k, (long long)t->strides[k], (long long)expect);
+            return NULL;
+        }
+        expect *= t->shape[k];
+    }
+    if (writable && (flags & DL_FLAG_READ_ONLY)) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s is read-only (DLPack flag); labels need a writable array", name);
+        return NULL;
+    }
+    *device_id = t->device.device_id;
+    return (char *)t->data + t->byte_offset;
+}
+
+/* _solve_device(source, sink, weights, labels | None, stream int, device) -> (flow, stats):
+ * capsules from __dlpack__ of CUDA int32 arrays (source, sink of the grid's shape; weights
+ * (dirs, *shape), or a tuple of dirs capsules of the grid's shape); labels a uint8/bool device
+ * array of the grid's shape or None; stream the cudaStream_t as an int (0: the legacy default
+ * stream). */
+static PyObject *gctx_solve_device(GridContext *self, PyObject *args) {
+    PyObject *os, *ot, *ow, *ol;
+    unsigned long long stream;
+    int device;
+    if (!PyArg_ParseTuple(args, "OOOOKi", &os, &ot, &ow, &ol, &stream, &device))
+        return NULL;
+    if (self->ctx == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "GridContext is not initialised");
+        return NULL;
+    }
+    int64_t wshape[4];
+    wshape[0] = self->dirs;
+    for (int k = 0; k < self->ndim; k++)
+        wshape[k + 1] = self->shape[k];
+    int dev = device;
+    const int32_t *src =
+        dl_view(os, "source", DL_INT, DL_INT, 32, self->ndim, self->shape, 0, &dev);
+    const int32_t *snk =
+        src ? dl_view(ot, "sink", DL_INT, DL_INT, 32, self->ndim, self->shape, 0, &dev) : NULL;
+    /* weights: one (dirs, *shape) array, or a sequence of dirs arrays of the grid's shape. */
+    const int32_t *dirs[26];
+    int seq = PyTuple_Check(ow) || PyList_Check(ow);
+    if (snk == NULL)
+        return NULL;
+    if (seq) {
+        if (PySequence_Size(ow) != self->dirs) {
+            PyErr_Format(PyExc_ValueError, "weights: %zd arrays given, the grid has %d directions",
+                         PySequence_Size(ow), self->dirs);
+            return NULL;
+        }
+        for (int d = 0; d < self->dirs; d++) {
+            char name[32];
+            snprintf(name, sizeof name, "weights[%d]", d);
+            PyObject *item = PySequence_GetItem(ow, d);
+            if (item == NULL)
+                return NULL;
+            dirs[d] = dl_view(item, name, DL_INT, DL_INT, 32, self->ndim, self->shape, 0, &dev);
+            Py_DECREF(item); /* the sequence keeps the capsule alive */
+            if (dirs[d] == NULL)
+                return NULL;
+        }
+    } else {
+        const int32_t *w =
+            dl_view(ow, "weights", DL_INT, DL_INT, 32, self->ndim + 1, wshape, 0, &dev);
+        if (w == NULL)
+            return NULL;
+        for (int d = 0; d < self->dirs; d++)
+            dirs[d] = w + (size_t)d * (size_t)self->num_nodes;
+    }
+    uint8_t *labels = NULL;
+    if (ol != Py_None && (labels = dl_view(ol, "labels", DL_UINT, DL_BOOL, 8, self->ndim,
+                                           self->shape, 1, &dev)) == NULL)
+        return NULL;
+    if (gctx_enter(self) < 0)
+        return NULL;
+    int64_t flow = 0;
+    gcut_stats stats;
+    gcut_status st;
+    void *strm = (void *)(uintptr_t)stream;
+    Py_BEGIN_ALLOW_THREADS st =
+        gcut_grid_context_solve_device(self->ctx, src, snk, dirs, labels, strm, &flow, &stats);
+    Py_END_ALLOW_THREADS self->busy = 0;
+    if (st != GCUT_OK)
+        return raise_status(st, "GridContext.solve (device arrays)");
+    PyObject *sd = stats_dict(&stats);
+    if (sd == NULL)
+        return NULL;
+    return Py_BuildValue("LN", (long long)flow, sd);
+}
+
+static PyMethodDef gctx_methods[] = {
+    {"_set", (PyCFunction)gctx_set, METH_VARARGS, "internal"},
+    {"_mark", (PyCFunction)gctx_mark, METH_VARARGS, "internal"},
+    {"_solve", (PyCFunction)gctx_solve, METH_NOARGS, "internal"},
+    {"_solve_device_c", (PyCFunction)gctx_solve_device, METH_VARARGS, "internal"},
+    {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef gctx_getset[] = {
     {"info", (getter)gctx_get_info, NULL,
@@ -1473,6 +1774,176 @@ static PyObject *mod_write_image(PyObject *mod, PyObject *args) {
 }
 
 /* ------------------------------------------------------------------------------------------
+ * Video: gcut_video_* (src/video, docs/VIDEO.md; Garrett & Saito 2009), one frame per call
+ * ---------------------------------------------------------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD gcut_video *video;
+    int busy;
+    int64_t width, height;
+} VideoCore;
+
+static void video_dealloc(VideoCore *self) {
+    gcut_video_free(self->video);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* VideoCore(height, width, lambda, sigma, connectivity, bins, forget, band_min, band_motion,
+ *           band_max, restrict_band, check_colour, colour_reach, warm, verify, model,
+ *           components, seed, solver, threads) */
+static int video_init(VideoCore *self, PyObject *args, PyObject *kwds) {
+    (void)kwds;
+    long long h, w;
+    gcut_video_params p;
+    gcut_video_params_init(&p);
+    int model, components, threads;
+    unsigned long long seed;
+    const char *solver;
+    if (!PyArg_ParseTuple(args, "LLddiiddddppdppiiKsi", &h, &w, &p.seg.lambda, &p.seg.sigma,
+                          &p.seg.connectivity, &p.seg.histogram_bins, &p.forget, &p.band_min,
+                          &p.band_motion, &p.band_max, &p.restrict_band, &p.check_colour,
+                          &p.colour_reach, &p.warm, &p.verify, &model, &components, &seed, &solver,
+                          &threads))
+        return -1;
+    if (model >= 0)
+        p.seg.model = (gcut_model_kind)model;
+    p.seg.gmm_components = components;
+    p.seg.seed = seed;
+    gcut_options opt;
+    if (parse_options(solver, threads, &opt) != GCUT_OK)
+        return -1;
+    gcut_video *v = NULL;
+    gcut_status st;
+    Py_BEGIN_ALLOW_THREADS st = gcut_video_create(w, h, &p, &opt, &v);
+    Py_END_ALLOW_THREADS if (st != GCUT_OK) {
+        raise_status(st, "Video");
+        return -1;
+    }
+    gcut_video_free(self->video);
+    self->video = v;
+    self->width = w;
+    self->height = h;
+    return 0;
+}
+
+/* _push(frame (H, W[, C]) uint8/uint16, init | None, init_kind (0 mask, 1 seeds), encoding)
+ *   -> (mask uint8 (H, W) of 1/0, report dict). init: with kind 0 a (H, W) uint8 array
+ * (nonzero = foreground); with kind 1 a seed image read by encoding (gcut_seeds_from_mask). */
+static PyObject *video_push(VideoCore *self, PyObject *args) {
+    PyObject *oframe, *oinit;
+    int kind, encoding;
+    if (!PyArg_ParseTuple(args, "OOii", &oframe, &oinit, &kind, &encoding))
+        return NULL;
+    if (self->video == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "Video is not initialised");
+        return NULL;
+    }
+    gcut_image frame, init_img;
+    if (image_view(oframe, 0, "frame", &frame) < 0)
+        return NULL;
+    if (frame.width != self->width || frame.height != self->height) {
+        PyErr_Format(PyExc_ValueError, "frame is %lldx%lld (HxW), the video is %lldx%lld",
+                     (long long)frame.height, (long long)frame.width, (long long)self->height,
+                     (long long)self->width);
+        return NULL;
+    }
+    int has_init = oinit != Py_None;
+    if (has_init) {
+        const char *name = kind == GCUT_VIDEO_INIT_SEEDS ? "seeds" : "init";
+        if (image_view(oinit, 0, name, &init_img) < 0)
+            return NULL;
+        if (init_img.width != self->width || init_img.height != self->height) {
+            PyErr_Format(PyExc_ValueError, "%s is %lldx%lld (HxW), the video is %lldx%lld", name,
+                         (long long)init_img.height, (long long)init_img.width,
+                         (long long)self->height, (long long)self->width);
+            return NULL;
+        }
+        if (kind == GCUT_VIDEO_INIT_MASK && (init_img.channels != 1 || init_img.bit_depth != 8)) {
+            PyErr_SetString(PyExc_ValueError, "init must be a (H, W) uint8 or bool mask");
+            return NULL;
+        }
+    }
+    npy_intp dims[2] = {(npy_intp)self->height, (npy_intp)self->width};
+    PyObject *mask = PyArray_SimpleNew(2, dims, NPY_UINT8);
+    if (mask == NULL)
+        return NULL;
+    size_t n = (size_t)self->width * (size_t)self->height;
+    uint8_t *codes = NULL;
+    if (has_init && kind == GCUT_VIDEO_INIT_SEEDS && (codes = PyMem_Malloc(n)) == NULL) {
+        Py_DECREF(mask);
+        return PyErr_NoMemory();
+    }
+    if (self->busy) {
+        PyMem_Free(codes);
+        Py_DECREF(mask);
+        PyErr_SetString(PyExc_RuntimeError, "this Video is being used by another thread; use "
+                                            "one per thread");
+        return NULL;
+    }
+    self->busy = 1;
+    gcut_video_report rep;
+    memset(&rep, 0, sizeof rep);
+    gcut_status st = GCUT_OK;
+    const char *stage = "seeds";
+    uint8_t *out = PyArray_DATA((PyArrayObject *)mask);
+    Py_BEGIN_ALLOW_THREADS;
+    const uint8_t *init = NULL;
+    if (has_init && kind == GCUT_VIDEO_INIT_SEEDS) {
+        st = gcut_seeds_from_mask(&init_img, (gcut_seed_encoding)encoding, codes);
+        init = codes;
+    } else if (has_init) {
+        init = init_img.pixels;
+    }
+    if (st == GCUT_OK) {
+        stage = "Video.push";
+        st = gcut_video_push_frame(self->video, &frame, init, (gcut_video_init)kind, &rep);
+    }
+    if (st == GCUT_OK)
+        st = gcut_video_get_mask(self->video, out);
+    Py_END_ALLOW_THREADS;
+    self->busy = 0;
+    PyMem_Free(codes);
+    if (st != GCUT_OK) {
+        Py_DECREF(mask);
+        return raise_status(st, stage);
+    }
+    PyObject *r = Py_BuildValue(
+        "{s:L,s:d,s:d,s:d,s:d,s:L,s:L,s:L,s:s}", "frame", (long long)rep.frame, "model_ms",
+        rep.model_ms, "build_ms", rep.build_ms, "solve_ms", rep.solve_ms, "band", rep.band,
+        "graph_nodes", (long long)rep.graph_nodes, "flow", (long long)rep.flow, "foreground_pixels",
+        (long long)rep.foreground_pixels, "solver", rep.solver);
+    if (r == NULL) {
+        Py_DECREF(mask);
+        return NULL;
+    }
+    return Py_BuildValue("NN", mask, r);
+}
+
+static PyObject *video_get_frames(VideoCore *self, void *closure) {
+    (void)closure;
+    return PyLong_FromLongLong(self->video ? gcut_video_frames(self->video) : 0);
+}
+
+static PyMethodDef video_methods[] = {{"_push", (PyCFunction)video_push, METH_VARARGS, "internal"},
+                                      {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef video_getset[] = {
+    {"frames", (getter)video_get_frames, NULL, "frames segmented so far", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyTypeObject VideoCoreType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gcut._gcut.VideoCore",
+    .tp_basicsize = sizeof(VideoCore),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "The C state behind gcut.Video (use gcut.Video).",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)video_init,
+    .tp_dealloc = (destructor)video_dealloc,
+    .tp_methods = video_methods,
+    .tp_getset = video_getset,
+};
+
+/* ------------------------------------------------------------------------------------------
  * Library-wide calls
  * ---------------------------------------------------------------------------------------- */
 
@@ -1502,6 +1973,20 @@ static PyObject *mod_solvers(PyObject *mod, PyObject *noargs) {
     return list;
 }
 
+/* check_capacities(array int32, name): raises ValueError naming name and the first negative
+ * entry (flat index); one pass with the GIL released. */
+static PyObject *mod_check_capacities(PyObject *mod, PyObject *args) {
+    (void)mod;
+    PyObject *oa;
+    const char *name;
+    if (!PyArg_ParseTuple(args, "Os", &oa, &name))
+        return NULL;
+    PyArrayObject *a = as_array(oa, NPY_INT32, name);
+    if (a == NULL || check_nonneg(PyArray_DATA(a), 0, PyArray_SIZE(a), name) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyObject *mod_set_memory_limit(PyObject *mod, PyObject *args) {
     (void)mod;
     unsigned long long bytes;
@@ -1523,6 +2008,24 @@ static PyObject *mod_memory_in_use(PyObject *mod, PyObject *noargs) {
     return PyLong_FromUnsignedLongLong(gcut_memory_in_use());
 }
 
+static PyObject *mod_device_init(PyObject *mod, PyObject *args) {
+    (void)mod;
+    int device;
+    if (!PyArg_ParseTuple(args, "i", &device))
+        return NULL;
+    gcut_status st;
+    Py_BEGIN_ALLOW_THREADS st = gcut_device_init(device);
+    Py_END_ALLOW_THREADS if (st != GCUT_OK) return raise_status(st, "device_init");
+    Py_RETURN_NONE;
+}
+
+static PyObject *mod_release_device_cache(PyObject *mod, PyObject *noargs) {
+    (void)mod;
+    (void)noargs;
+    Py_BEGIN_ALLOW_THREADS gcut_device_release_cache();
+    Py_END_ALLOW_THREADS Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
     {"grid_maxflow", mod_grid_maxflow, METH_VARARGS, "internal: see gcut.grid_maxflow"},
     {"segment", mod_segment, METH_VARARGS, "internal: see gcut.segment"},
@@ -1530,9 +2033,13 @@ static PyMethodDef module_methods[] = {
     {"read_image", mod_read_image, METH_VARARGS, "internal: see gcut.read_image"},
     {"write_image", mod_write_image, METH_VARARGS, "internal: see gcut.write_image"},
     {"solvers", mod_solvers, METH_NOARGS, "internal: see gcut.solvers"},
+    {"check_capacities", mod_check_capacities, METH_VARARGS, "internal"},
     {"set_memory_limit", mod_set_memory_limit, METH_VARARGS, "internal"},
     {"memory_limit", mod_memory_limit, METH_NOARGS, "internal"},
     {"memory_in_use", mod_memory_in_use, METH_NOARGS, "internal"},
+    {"device_init", mod_device_init, METH_VARARGS, "internal: see gcut.device_init"},
+    {"release_device_cache", mod_release_device_cache, METH_NOARGS,
+     "internal: see gcut.release_device_cache"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module_def = {
@@ -1548,7 +2055,8 @@ PyMODINIT_FUNC PyInit__gcut(void) {
     PyObject *m = PyModule_Create(&module_def);
     if (m == NULL)
         return NULL;
-    if (PyType_Ready(&GraphCoreType) < 0 || PyType_Ready(&GridContextType) < 0)
+    if (PyType_Ready(&GraphCoreType) < 0 || PyType_Ready(&GridContextType) < 0 ||
+        PyType_Ready(&VideoCoreType) < 0)
         goto fail;
     gcut_error_type = PyErr_NewExceptionWithDoc(
         "gcut.GcutError",
@@ -1559,8 +2067,10 @@ PyMODINIT_FUNC PyInit__gcut(void) {
         goto fail;
     Py_INCREF(&GraphCoreType);
     Py_INCREF(&GridContextType);
+    Py_INCREF(&VideoCoreType);
     if (PyModule_AddObject(m, "GraphCore", (PyObject *)&GraphCoreType) < 0 ||
         PyModule_AddObject(m, "GridContextCore", (PyObject *)&GridContextType) < 0 ||
+        PyModule_AddObject(m, "VideoCore", (PyObject *)&VideoCoreType) < 0 ||
         PyModule_AddObject(m, "GcutError", gcut_error_type) < 0 ||
         PyModule_AddStringConstant(m, "version", gcut_version_string()) < 0)
         goto fail;

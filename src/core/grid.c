@@ -118,9 +118,9 @@ gcut_status gcut_grid_create(int ndim, const int64_t *shape, int connectivity, g
 void gcut_grid_free(gcut_grid *grid) {
     if (grid == NULL || grid->context_owned)
         return;
-    for (int t = 0; t < 2; t++)
+    for (int t = 0; t < 2 && !grid->borrowed; t++)
         gcut__free(grid->terminal[t]);
-    for (int d = 0; d < grid->num_dirs; d++)
+    for (int d = 0; d < grid->num_dirs && !grid->borrowed; d++)
         gcut__free(grid->cap[d]);
     gcut__free(grid);
 }
@@ -733,4 +733,20 @@ gcut_status gcut_grid_context_get_info(const gcut_grid_context *ctx, gcut_grid_c
         return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_grid_context_get_info: NULL argument");
     *info = ctx->info;
     return GCUT_OK;
+}
+
+gcut_status gcut_device_init(int device) {
+#ifdef GCUT_HAVE_CUDA
+    return gcut__cuda_device_init(device);
+#else
+    (void)device;
+    return gcut__fail(GCUT_ERR_UNSUPPORTED,
+                      "gcut_device_init: this build has no CUDA (configure with -DGCUT_CUDA=ON)");
+#endif
+}
+
+void gcut_device_release_cache(void) {
+#ifdef GCUT_HAVE_CUDA
+    gcut__cuda_release_cache();
+#endif
 }

@@ -123,6 +123,7 @@ struct gcut_grid {
     int32_t *terminal[2];          /**< [GCUT_SOURCE], [GCUT_SINK] */
     int32_t *cap[GCUT__MAX_DIRS];
     bool context_owned; /**< a context's grid: gcut_grid_free() leaves it to the context */
+    bool borrowed;      /**< gcut_grid_wrap(): the arrays are the caller's, never freed here */
 };
 
 /** @return true if node i has a neighbour in direction dir inside the grid. */
@@ -204,6 +205,10 @@ gcut_status gcut__cudagrid_solve_grid(const gcut_grid *grid, const gcut_options 
                                       int64_t *flow, uint8_t *labels, gcut_stats *stats);
 /** @return 1 if a CUDA device can be used now (cached after the first call). */
 int gcut__cuda_available(void);
+/* gcut_device_init() of a CUDA build (src/cuda/cuda_grid.cu). */
+gcut_status gcut__cuda_device_init(int device);
+/* gcut_device_release_cache() of a CUDA build. */
+void gcut__cuda_release_cache(void);
 struct gcut__seg_tables;
 /** cuda-grid on a segmentation energy built on the GPU (src/seg/seg_internal.h): uploads the
  *  8-bit working image (tables->channels interleaved channels, C order, shape {h, w} or

@@ -9,6 +9,7 @@
 #include <cuda_runtime.h>
 
 #include <climits>
+#include <mutex>
 #include <new>
 #include <stdio.h>
 #include <stdlib.h>
@@ -741,7 +742,14 @@ struct Input {
     double *construct_ms;
 };
 
-template <int CONN> gcut_status build_on_device(Session &S, const Input &in);
+/* Device buffers of an image solve's inputs (image, seeds, tables); made by the first
+ * build_on_device of a session and reused by the next ones (pooled sessions, below). */
+struct ImageBuffers {
+    unsigned char *pixels = nullptr, *seeds = nullptr;
+    int *unary = nullptr, *pairwise = nullptr;
+};
+
+template <int CONN> gcut_status build_on_device(Session &S, const Input &in, ImageBuffers &B);
 
 /* Everything a solve of this shape needs made once: dimensions, the device memory check,
  * stream, pinned words, device arrays, launch shapes. extra_bytes: what the caller will
@@ -842,11 +850,12 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
 
 /* One cold solve of a grid or an image energy. */
 template <int CONN>
-gcut_status solve(Session &S, const Input &in, int device, int verbose, int64_t *flow,
-                  uint8_t *labels, gcut_stats *stats, double t_start) {
+gcut_status solve(Session &S, ImageBuffers &B, const Input &in, int device, int verbose,
+                  int64_t *flow, uint8_t *labels, gcut_stats *stats, double t_start) {
     Problem &P = S.P;
-    gcut_status st = setup<CONN>(S, in, device, 0);
-    if (st != GCUT_OK)
+    gcut_status st = GCUT_OK;
+    /* A pooled session arrives set up for this shape (its stream exists). */
+    if (S.stream == nullptr && (st = setup<CONN>(S, in, device, 0)) != GCUT_OK)
         return st;
     const size_t nodes = (size_t)P.n;
     cudaStream_t stream = S.stream;
@@ -862,7 +871,7 @@ gcut_status solve(Session &S, const Input &in, int device, int verbose, int64_t 
         GCUT__CUDA_TRY(cudaMemcpyAsync(P.sink_residual, grid->terminal[GCUT_SINK], nodes * 4,
                                        cudaMemcpyHostToDevice, stream),
                        "upload sink capacities");
-    } else if ((st = build_on_device<CONN>(S, in)) != GCUT_OK) {
+    } else if ((st = build_on_device<CONN>(S, in, B)) != GCUT_OK) {
         return st;
     }
     GCUT__CUDA_TRY(cudaMemsetAsync(P.counters, 0, kNumCounters * 8, stream), "memset");
@@ -1036,20 +1045,22 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
     return GCUT_OK;
 }
 
-template <int CONN> gcut_status build_on_device(Session &S, const Input &in) {
+template <int CONN> gcut_status build_on_device(Session &S, const Input &in, ImageBuffers &B) {
     Problem &P = S.P;
     const gcut__seg_tables *t = in.tables;
     const size_t nodes = (size_t)P.n, colors = (size_t)t->num_colors;
     const size_t table_len = (size_t)t->max_sqdiff + 1;
     const int ch = t->channels;
-    unsigned char *pixels = nullptr, *seeds = nullptr;
-    int *unary = nullptr, *pairwise = nullptr;
     gcut_status st;
-    if ((st = device_alloc(S, &pixels, nodes * ch, "image")) != GCUT_OK ||
-        (in.seeds && (st = device_alloc(S, &seeds, nodes, "seeds")) != GCUT_OK) ||
-        (st = device_alloc(S, &unary, colors * 2, "unary tables")) != GCUT_OK ||
-        (st = device_alloc(S, &pairwise, table_len * t->num_classes, "pairwise tables")) != GCUT_OK)
+    if (B.pixels == nullptr &&
+        ((st = device_alloc(S, &B.pixels, nodes * ch, "image")) != GCUT_OK ||
+         (in.seeds && (st = device_alloc(S, &B.seeds, nodes, "seeds")) != GCUT_OK) ||
+         (st = device_alloc(S, &B.unary, colors * 2, "unary tables")) != GCUT_OK ||
+         (st = device_alloc(S, &B.pairwise, table_len * t->num_classes, "pairwise tables")) !=
+             GCUT_OK))
         return st;
+    unsigned char *pixels = B.pixels, *seeds = in.seeds ? B.seeds : nullptr;
+    int *unary = B.unary, *pairwise = B.pairwise;
     cudaStream_t stream = S.stream;
     GCUT__CUDA_TRY(cudaMemcpyAsync(pixels, in.pixels, nodes * ch, cudaMemcpyHostToDevice, stream),
                    "upload image");
@@ -1113,6 +1124,100 @@ template <int CONN> gcut_status build_on_device(Session &S, const Input &in) {
     return GCUT_OK;
 }
 
+gcut_status solve_conn(Session &S, ImageBuffers &B, const Input &in, int conn, int device,
+                       int verbose, int64_t *flow, uint8_t *labels, gcut_stats *stats,
+                       double t_start) {
+    switch (conn) {
+    case 4:
+        return solve<4>(S, B, in, device, verbose, flow, labels, stats, t_start);
+    case 8:
+        return solve<8>(S, B, in, device, verbose, flow, labels, stats, t_start);
+    case 6:
+        return solve<6>(S, B, in, device, verbose, flow, labels, stats, t_start);
+    default:
+        return solve<26>(S, B, in, device, verbose, flow, labels, stats, t_start);
+    }
+}
+
+/* Sessions of image solves kept between calls: GrabCut's rounds, `gcut segment --batch` and a
+ * program segmenting many pictures of one size skip the allocation of device arrays, stream
+ * and pinned words (and the occupancy queries) after the first solve of a shape. Everything a
+ * solve reads is written again by the next one (uploads, construction, init, the marks and
+ * counters reset in iterate), so a pooled session solves exactly as a new one. At most
+ * kPoolMax idle sessions are kept (the least recently used one goes first);
+ * gcut_device_release_cache() frees them; GCUT_CUDAGRID_POOL=0 turns the pool off. */
+struct PoolKey {
+    int device, conn, width, height, depth, channels, seeds, classes;
+    long long colors, table_len;
+    bool operator==(const PoolKey &o) const {
+        return device == o.device && conn == o.conn && width == o.width && height == o.height &&
+               depth == o.depth && channels == o.channels && seeds == o.seeds &&
+               classes == o.classes && colors == o.colors && table_len == o.table_len;
+    }
+};
+
+struct PooledSession {
+    Session S;
+    ImageBuffers B;
+    PoolKey key{};
+    PooledSession *next = nullptr;
+};
+
+constexpr int kPoolMax = 16;
+std::mutex pool_mutex;
+PooledSession *pool_head = nullptr; /* most recently given back first */
+
+bool pool_enabled() {
+    return gcut__env_int("GCUT_CUDAGRID_POOL", 1, 0, 1) != 0;
+}
+
+PoolKey pool_key(const Input &in, int conn, int device) {
+    const gcut__seg_tables *t = in.tables;
+    return PoolKey{device,
+                   conn,
+                   in.width,
+                   in.height,
+                   in.depth,
+                   t->channels,
+                   in.seeds != nullptr,
+                   t->num_classes,
+                   (long long)t->num_colors,
+                   (long long)t->max_sqdiff + 1};
+}
+
+PooledSession *pool_take(const PoolKey &key) {
+    std::lock_guard<std::mutex> lock(pool_mutex);
+    for (PooledSession **p = &pool_head; *p != nullptr; p = &(*p)->next)
+        if ((*p)->key == key) {
+            PooledSession *found = *p;
+            *p = found->next;
+            found->next = nullptr;
+            return found;
+        }
+    return nullptr;
+}
+
+void pool_give(PooledSession *ps) {
+    PooledSession *evicted = nullptr;
+    {
+        std::lock_guard<std::mutex> lock(pool_mutex);
+        ps->next = pool_head;
+        pool_head = ps;
+        int count = 0;
+        for (PooledSession **p = &pool_head; *p != nullptr; p = &(*p)->next)
+            if (++count == kPoolMax) {
+                evicted = (*p)->next;
+                (*p)->next = nullptr;
+                break;
+            }
+    }
+    while (evicted != nullptr) {
+        PooledSession *next = evicted->next;
+        delete evicted;
+        evicted = next;
+    }
+}
+
 /* Checks shared by both entry points, then the solve for the connectivity. */
 gcut_status run(Input &in, int conn, const gcut_options *options, int64_t *flow, uint8_t *labels,
                 gcut_stats *stats, double t_start) {
@@ -1135,29 +1240,115 @@ gcut_status run(Input &in, int conn, const gcut_options *options, int64_t *flow,
                           count);
     GCUT__CUDA_TRY(cudaSetDevice(device), "cudaSetDevice");
     const int verbose = options ? options->verbose : 0;
-    Session S;
-    switch (conn) {
-    case 4:
-        return solve<4>(S, in, device, verbose, flow, labels, stats, t_start);
-    case 8:
-        return solve<8>(S, in, device, verbose, flow, labels, stats, t_start);
-    case 6:
-        return solve<6>(S, in, device, verbose, flow, labels, stats, t_start);
-    default:
-        return solve<26>(S, in, device, verbose, flow, labels, stats, t_start);
+    if (in.grid == NULL && in.capture == NULL && pool_enabled()) {
+        /* An image solve: through a pooled session of its shape (none = a new one), given
+         * back to the pool when the solve succeeded, freed when it failed. */
+        const PoolKey key = pool_key(in, conn, device);
+        PooledSession *ps = pool_take(key);
+        if (ps == nullptr) {
+            ps = new (std::nothrow) PooledSession();
+            if (ps == nullptr)
+                return gcut__fail(GCUT_ERR_NOMEM, "cuda-grid: no host memory for a session");
+            ps->key = key;
+        }
+        const gcut_status st =
+            solve_conn(ps->S, ps->B, in, conn, device, verbose, flow, labels, stats, t_start);
+        if (st == GCUT_OK)
+            pool_give(ps);
+        else
+            delete ps;
+        return st;
     }
+    Session S;
+    ImageBuffers B;
+    return solve_conn(S, B, in, conn, device, verbose, flow, labels, stats, t_start);
 }
 
 } // namespace
 
 extern "C" int gcut__cuda_available(void) {
+    /* Atomic: gcut_device_init() may ask from another thread at the same time. */
     static int cached = -1;
-    if (cached < 0) {
+    int value = __atomic_load_n(&cached, __ATOMIC_ACQUIRE);
+    if (value < 0) {
         int count = 0;
-        cached = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+        value = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
         cudaGetLastError();
+        __atomic_store_n(&cached, value, __ATOMIC_RELEASE);
     }
-    return cached;
+    return value;
+}
+
+namespace {
+/* CUDA loads kernels lazily, at their first launch or attribute query: load those of a 2D
+ * solve here, so that a start-up on another thread also takes that cost off the first solve. */
+template <int CONN> void preload_kernels() {
+    cudaFuncAttributes a;
+    cudaFuncGetAttributes(&a, init_kernel<CONN>);
+    cudaFuncGetAttributes(&a, relabel_init_kernel<CONN>);
+    cudaFuncGetAttributes(&a, relax_kernel<CONN>);
+    cudaFuncGetAttributes(&a, relabel_coop_kernel<CONN>);
+    cudaFuncGetAttributes(&a, collect_kernel<CONN>);
+    cudaFuncGetAttributes(&a, sweep_kernel<CONN>);
+    cudaFuncGetAttributes(&a, build_kernel<CONN, 1>);
+    cudaFuncGetAttributes(&a, build_kernel<CONN, 3>);
+}
+} // namespace
+
+extern "C" void gcut__cuda_release_cache(void) {
+    PooledSession *list;
+    {
+        std::lock_guard<std::mutex> lock(pool_mutex);
+        list = pool_head;
+        pool_head = nullptr;
+    }
+    while (list != nullptr) {
+        PooledSession *next = list->next;
+        delete list;
+        list = next;
+    }
+}
+
+extern "C" gcut_status gcut__cuda_device_init(int device) {
+    /* GCUT_DEVICE_INIT_VERBOSE=1: the split of the start-up on stderr (driver start-up through
+     * the first runtime call, the device's context, kernel loads). */
+    const bool verbose = gcut__env_int("GCUT_DEVICE_INIT_VERBOSE", 0, 0, 1) != 0;
+    const double t0 = gcut__now_ms();
+    if (!gcut__cuda_available())
+        return gcut__fail(GCUT_ERR_NO_DEVICE, "gcut_device_init: no CUDA device is usable here");
+    const double t1 = gcut__now_ms();
+    int count = 0;
+    cudaGetDeviceCount(&count);
+    if (device < 0 || device >= count)
+        return gcut__fail(GCUT_ERR_NO_DEVICE, "gcut_device_init: device %d not in [0, %d)", device,
+                          count);
+    cudaError_t err = cudaSetDevice(device);
+    if (err == cudaSuccess)
+        err = cudaFree(nullptr); /* creates the device's primary context if not yet there */
+    if (err != cudaSuccess) {
+        cudaGetLastError();
+        return gcut__fail(GCUT_ERR_NO_DEVICE, "gcut_device_init: device %d: %s (%s)", device,
+                          cudaGetErrorString(err), cudaGetErrorName(err));
+    }
+    const double t2 = gcut__now_ms();
+    /* GCUT_DEVICE_PRELOAD: 0 none, 1 the 8-connected 2D kernels (the default of `gcut
+     * segment`), 2 also the 4-connected ones. Each load costs a few ms, paid here or at the
+     * kernel's first launch. */
+    const int preload = gcut__env_int("GCUT_DEVICE_PRELOAD", 1, 0, 2);
+    if (preload >= 1) {
+        preload_kernels<8>();
+        cudaFuncAttributes a;
+        cudaFuncGetAttributes(&a, finish_kernel);
+    }
+    if (preload >= 2)
+        preload_kernels<4>();
+    cudaGetLastError();
+    if (verbose)
+        fprintf(stderr,
+                "gcut_device_init: device count (driver start-up) %.1f ms, context %.1f ms, "
+                "kernel loads %.1f ms\n",
+                t1 - t0, t2 - t1, gcut__now_ms() - t2);
+    return GCUT_OK;
 }
 
 extern "C" gcut_status gcut__cudagrid_solve_grid(const gcut_grid *grid, const gcut_options *options,
@@ -1358,6 +1549,32 @@ __global__ void scatter_kernel(long long n, int arrays, const unsigned *list, co
     }
 }
 
+/* List mode, the gather on the device: thread t reads array t % arrays of listed node
+ * list[t / arrays] straight from the context's pinned grid (host memory the GPU reads over the
+ * bus; 4 bytes of each array per listed node instead of a host loop over scattered cache
+ * lines), stores it in nw and marks the node; a negative value goes to counters[kBadIndex]
+ * as in check_kernel. */
+__global__ void gather_kernel(const Problem P, int arrays, const unsigned *list, long long count,
+                              const int *pinned, int *nw, unsigned char *changed) {
+    const long long items = count * arrays;
+    unsigned long long bad = ~0ull;
+    for (long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x; t < items;
+         t += (long long)gridDim.x * blockDim.x) {
+        const long long i = list[t / arrays];
+        const int a = (int)(t % arrays);
+        const int v = pinned[a * P.n + i];
+        nw[a * P.n + i] = v;
+        if (a == 0)
+            changed[i] = 1;
+        if (v < 0) {
+            const unsigned long long at = (unsigned long long)i * arrays + a;
+            bad = at < bad ? at : bad;
+        }
+    }
+    if (bad != ~0ull)
+        atomicMin(&P.counters[kBadIndex], bad);
+}
+
 /* List mode, after the repair: the listed nodes' values become the current ones. */
 __global__ void commit_kernel(long long n, int arrays, const unsigned *list, long long count,
                               int *cur, const int *nw, unsigned char *changed) {
@@ -1378,6 +1595,7 @@ struct CudaContext {
     /* Warm solves sweep on the kept heights before their first global relabel;
      * GCUT_CUDAGRID_WARM_RELABEL=1 relabels first instead (for benchmarks). */
     bool keep_heights = true;
+    bool gather_on_device = true;      /* list mode: gather_kernel (GCUT_CUDAGRID_GATHER) */
     int *cur = nullptr, *nw = nullptr; /* device, arrays * n each (in S.blocks) */
     unsigned char *changed = nullptr;  /* device, n */
     int32_t *pinned_grid = nullptr;    /* the grid's arrays, pinned */
@@ -1539,6 +1757,75 @@ gcut_status grow_lists(CudaContext &C, long long count) {
     return GCUT_OK;
 }
 
+/* List mode, the gather on the host: the listed nodes' values into pinned staging (checked for
+ * negative values on the way), uploaded and scattered into nw. */
+template <int CONN>
+gcut_status host_gather(CudaContext &C, const gcut_grid *grid, const gcut__ctx_changes *changes,
+                        long long count) {
+    Session &S = C.S;
+    cudaStream_t stream = S.stream;
+    for (long long k = 0; k < count; k++) {
+        const int64_t i = changes->nodes[k];
+        C.stage_idx[k] = (unsigned)i;
+        int *v = C.stage_vals + k * C.arrays;
+        v[0] = grid->terminal[GCUT_SOURCE][i];
+        v[1] = grid->terminal[GCUT_SINK][i];
+        int negative = (v[0] < 0) | (v[1] < 0);
+        for (int d = 0; d < CONN; d++) {
+            v[2 + d] = grid->cap[d][i];
+            negative |= v[2 + d] < 0;
+        }
+        if (negative) {
+            char buf[32];
+            int a = 0;
+            while (v[a] >= 0)
+                a++;
+            return gcut__fail(GCUT_ERR_INVALID_ARG,
+                              "gcut_grid_context_solve: %s capacity at index %lld is "
+                              "negative (%d)",
+                              array_name(a, buf, sizeof buf), (long long)i, v[a]);
+        }
+    }
+    if (count > 0) {
+        GCUT__CUDA_TRY(cudaMemcpyAsync(C.dev_idx, C.stage_idx, (size_t)count * 4,
+                                       cudaMemcpyHostToDevice, stream),
+                       "upload change list");
+        GCUT__CUDA_TRY(cudaMemcpyAsync(C.dev_vals, C.stage_vals, (size_t)count * 4 * C.arrays,
+                                       cudaMemcpyHostToDevice, stream),
+                       "upload change list");
+        scatter_kernel<<<(int)((count + 255) / 256 < S.node_blocks ? (count + 255) / 256
+                                                                   : S.node_blocks),
+                         256, 0, stream>>>(C.n, C.arrays, C.dev_idx, C.dev_vals, count, C.nw,
+                                           C.changed);
+        GCUT__CUDA_TRY(cudaGetLastError(), "scatter kernel launch");
+    }
+    return GCUT_OK;
+}
+
+/* List mode, the gather on the device (gather_kernel), then the check for negative values:
+ * refused before any state changes (nw and the marks are rewritten by the next solve). */
+gcut_status device_gather(CudaContext &C, const gcut__ctx_changes *changes, long long count) {
+    Session &S = C.S;
+    cudaStream_t stream = S.stream;
+    if (count == 0)
+        return GCUT_OK;
+    for (long long k = 0; k < count; k++)
+        C.stage_idx[k] = (unsigned)changes->nodes[k];
+    GCUT__CUDA_TRY(
+        cudaMemcpyAsync(C.dev_idx, C.stage_idx, (size_t)count * 4, cudaMemcpyHostToDevice, stream),
+        "upload change list");
+    gcut_status st = reset_check(C);
+    if (st != GCUT_OK)
+        return st;
+    const long long items = count * C.arrays;
+    gather_kernel<<<(int)((items + 255) / 256 < S.node_blocks ? (items + 255) / 256
+                                                              : S.node_blocks),
+                    256, 0, stream>>>(S.P, C.arrays, C.dev_idx, count, C.pinned_grid, C.nw,
+                                      C.changed);
+    GCUT__CUDA_TRY(cudaGetLastError(), "gather kernel launch");
+    return read_counters(C, "gcut_grid_context_solve");
+}
+
 template <int CONN>
 gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_changes *changes,
                       int64_t *flow, uint8_t *labels, gcut_stats *stats, gcut__ctx_report *report) {
@@ -1570,42 +1857,14 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
         const long long count = changes->count;
         if ((st = grow_lists(C, count)) != GCUT_OK)
             return st;
-        for (long long k = 0; k < count; k++) {
-            const int64_t i = changes->nodes[k];
-            C.stage_idx[k] = (unsigned)i;
-            int *v = C.stage_vals + k * C.arrays;
-            v[0] = grid->terminal[GCUT_SOURCE][i];
-            v[1] = grid->terminal[GCUT_SINK][i];
-            int negative = (v[0] < 0) | (v[1] < 0);
-            for (int d = 0; d < CONN; d++) {
-                v[2 + d] = grid->cap[d][i];
-                negative |= v[2 + d] < 0;
-            }
-            if (negative) {
-                char buf[32];
-                int a = 0;
-                while (v[a] >= 0)
-                    a++;
-                return gcut__fail(GCUT_ERR_INVALID_ARG,
-                                  "gcut_grid_context_solve: %s capacity at index %lld is "
-                                  "negative (%d)",
-                                  array_name(a, buf, sizeof buf), (long long)i, v[a]);
-            }
-        }
-        if (count > 0) {
-            GCUT__CUDA_TRY(cudaMemcpyAsync(C.dev_idx, C.stage_idx, (size_t)count * 4,
-                                           cudaMemcpyHostToDevice, stream),
-                           "upload change list");
-            GCUT__CUDA_TRY(cudaMemcpyAsync(C.dev_vals, C.stage_vals, (size_t)count * 4 * C.arrays,
-                                           cudaMemcpyHostToDevice, stream),
-                           "upload change list");
-            scatter_kernel<<<(int)((count + 255) / 256 < S.node_blocks ? (count + 255) / 256
-                                                                       : S.node_blocks),
-                             256, 0, stream>>>(C.n, C.arrays, C.dev_idx, C.dev_vals, count, C.nw,
-                                               C.changed);
-            GCUT__CUDA_TRY(cudaGetLastError(), "scatter kernel launch");
-        }
-        st = warm_repair<CONN>(C, true, count, &fallback, &changed);
+        /* GCUT_CUDAGRID_GATHER: 1 (default) the device reads the listed nodes' values from
+         * the pinned grid; 0 the host gathers them into pinned staging and uploads them. */
+        if (C.gather_on_device && grid->terminal[GCUT_SOURCE] == C.pinned_grid)
+            st = device_gather(C, changes, count);
+        else
+            st = host_gather<CONN>(C, grid, changes, count);
+        if (st == GCUT_OK)
+            st = warm_repair<CONN>(C, true, count, &fallback, &changed);
     }
     if (st != GCUT_OK) {
         C.loaded = false;
@@ -1760,6 +2019,7 @@ extern "C" gcut_status gcut__cudagrid_ctx_create(gcut_grid *grid, const gcut_opt
     C->n = grid->num_nodes;
     C->verbose = options ? options->verbose : 0;
     C->keep_heights = gcut__env_int("GCUT_CUDAGRID_WARM_RELABEL", 0, 0, 1) == 0;
+    C->gather_on_device = gcut__env_int("GCUT_CUDAGRID_GATHER", 1, 0, 1) != 0;
     gcut_status st;
     switch (conn) {
     case 4:

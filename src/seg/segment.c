@@ -6,6 +6,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -95,6 +96,53 @@ gcut_status gcut__seg_resolve_params(const gcut_seg_params *given, bool three_d,
     return GCUT_OK;
 }
 
+/* One side's colour model (foreground 0, background 1): fit, then a cost per colour. */
+typedef struct side_model {
+    const double *counts;
+    const uint8_t *present;
+    int64_t num_colors;
+    int channels, side;
+    const gcut_seg_params *p;
+    double *cost;
+    gcut_status status;
+    char message[256];
+} side_model;
+
+static void *side_model_run(void *arg) {
+    side_model *m = arg;
+    const gcut_seg_params *p = m->p;
+    m->status =
+        gcut__seg_model_costs(m->counts + m->side * m->num_colors, m->present, m->num_colors,
+                              m->channels, p->model, p->gmm_components, p->histogram_bins,
+                              p->seed + (uint64_t)m->side, m->cost + m->side * m->num_colors);
+    if (m->status != GCUT_OK) /* gcut_last_error() is per thread: keep the message */
+        snprintf(m->message, sizeof m->message, "%s", gcut_last_error());
+    return NULL;
+}
+
+/* Both models, the background one on a second thread (each is independent and deterministic
+ * for its seed, so the costs are the same as one after the other; the fit is most of the
+ * model time of `gcut segment`). Falls back to one thread if none can be started. */
+static gcut_status model_costs_both(const double *counts, const uint8_t *present, int64_t nc,
+                                    int ch, const gcut_seg_params *p, double *cost) {
+    side_model m[2];
+    for (int side = 0; side < 2; side++)
+        m[side] = (side_model){counts, present, nc, ch, side, p, cost, GCUT_OK, ""};
+    pthread_t thread;
+    /* GCUT_SEG_MODEL_THREADS=1: one after the other (for before/after timings). */
+    const bool threaded = gcut__env_int("GCUT_SEG_MODEL_THREADS", 2, 1, 2) == 2 &&
+                          pthread_create(&thread, NULL, side_model_run, &m[1]) == 0;
+    side_model_run(&m[0]);
+    if (threaded)
+        pthread_join(thread, NULL);
+    else
+        side_model_run(&m[1]);
+    for (int side = 0; side < 2; side++)
+        if (m[side].status != GCUT_OK)
+            return gcut__fail(m[side].status, "%s", m[side].message);
+    return GCUT_OK;
+}
+
 gcut_status gcut__seg_prepare(const gcut_image *image, const uint8_t *seeds,
                               const gcut_seg_params *params, gcut__seg_tables **tables_out,
                               const uint8_t **pixels_out, uint8_t **owned_out,
@@ -164,11 +212,8 @@ gcut_status gcut__seg_prepare(const gcut_image *image, const uint8_t *seeds,
             counts[(seeds[i] == GCUT_SEED_BACKGROUND ? nc : 0) + q] += 1.0;
     }
     double *cost = counts + 2 * nc;
-    for (int side = 0; side < 2; side++)
-        if ((st = gcut__seg_model_costs(counts + side * nc, present, nc, ch, p.model,
-                                        p.gmm_components, p.histogram_bins, p.seed + (uint64_t)side,
-                                        cost + side * nc)) != GCUT_OK)
-            goto done;
+    if ((st = model_costs_both(counts, present, nc, ch, &p, cost)) != GCUT_OK)
+        goto done;
     const double t1 = gcut__now_ms();
     double sigma = p.sigma > 0 ? p.sigma
                                : gcut__seg_estimate_sigma(pixels, ch, image->width, image->height,
@@ -233,26 +278,19 @@ gcut_status gcut_seg_build_grid(const gcut_image *image, const uint8_t *seeds,
 #ifdef GCUT_HAVE_CUDA
 /* gcut_segment through cuda-grid with the energy built on the GPU (gcut__cudagrid_solve_image):
  * the same tables, so the same capacities bit for bit as gcut__seg_fill_grid. The report's
- * build_ms is the construction kernel; solve_ms the rest of the device work (upload of the
- * image, preprocessing, solve, labels back). */
-static gcut_status segment_on_gpu(const gcut_image *image, const uint8_t *seeds,
-                                  const gcut_seg_params *params, const gcut_options *options,
-                                  uint8_t *mask, int64_t *flow, gcut_seg_report *r) {
-    gcut__seg_tables *tables;
-    const uint8_t *pixels;
-    uint8_t *owned;
-    gcut_status st = gcut__seg_prepare(image, seeds, params, &tables, &pixels, &owned, r);
-    if (st != GCUT_OK)
-        return st;
+ * build_ms gains the construction kernel; solve_ms is the rest of the device work (upload of
+ * the image, preprocessing, solve, labels back). */
+static gcut_status segment_on_gpu(const gcut_image *image, const uint8_t *pixels,
+                                  const uint8_t *seeds, const gcut__seg_tables *tables,
+                                  const gcut_options *options, uint8_t *mask, int64_t *flow,
+                                  gcut_seg_report *r) {
     const bool three_d = image->depth > 1;
     const int64_t shape[3] = {image->depth, image->height, image->width};
     double construct_ms = 0;
     memset(&r->stats, 0, sizeof r->stats);
-    st = gcut__cudagrid_solve_image(pixels, seeds, tables, three_d ? 3 : 2,
-                                    three_d ? shape : shape + 1, r->connectivity, options, flow,
-                                    mask, &r->stats, &construct_ms, NULL);
-    gcut__seg_tables_free(tables);
-    gcut__free(owned);
+    gcut_status st = gcut__cudagrid_solve_image(
+        pixels, seeds, tables, three_d ? 3 : 2, three_d ? shape : shape + 1, r->connectivity,
+        options, flow, mask, &r->stats, &construct_ms, NULL);
     if (st != GCUT_OK)
         return st;
     snprintf(r->stats.solver, sizeof r->stats.solver, "cuda-grid");
@@ -261,6 +299,30 @@ static gcut_status segment_on_gpu(const gcut_image *image, const uint8_t *seeds,
     return GCUT_OK;
 }
 #endif
+
+/* The host path: the grid filled from the tables, then gcut_grid_solve. */
+static gcut_status segment_on_host(const gcut_image *image, const uint8_t *pixels,
+                                   const uint8_t *seeds, const gcut__seg_tables *tables,
+                                   const gcut_options *options, uint8_t *mask, int64_t *flow,
+                                   gcut_seg_report *r) {
+    const double t0 = gcut__now_ms();
+    const bool three_d = image->depth > 1;
+    int64_t shape[3] = {image->depth, image->height, image->width};
+    gcut_grid *grid = NULL;
+    gcut_status st =
+        gcut_grid_create(three_d ? 3 : 2, three_d ? shape : shape + 1, r->connectivity, &grid);
+    if (st != GCUT_OK)
+        return st;
+    gcut__seg_fill_grid(pixels, seeds, tables, grid);
+    r->build_ms += gcut__now_ms() - t0;
+    /* The labels land in mask and are turned into 1 = foreground in place. */
+    st = gcut_grid_solve(grid, options, flow, mask, &r->stats);
+    gcut_grid_free(grid);
+    if (st != GCUT_OK)
+        return st;
+    r->solve_ms = r->stats.solve_ms + r->stats.build_ms;
+    return GCUT_OK;
+}
 
 gcut_status gcut_segment(const gcut_image *image, const uint8_t *seeds,
                          const gcut_seg_params *params, const gcut_options *options, uint8_t *mask,
@@ -281,34 +343,29 @@ gcut_status gcut_segment(const gcut_image *image, const uint8_t *seeds,
     gcut_status st;
     if (params != NULL && params->levels != 0) /* multilevel banded: src/seg/band.c */
         return gcut__band_segment(image, seeds, params, options, mask, r);
+    /* The models first, the solver after: picking cuda-grid waits for CUDA's start-up, which
+     * gcut_device_init() may be running on another thread meanwhile. */
+    gcut__seg_tables *tables;
+    const uint8_t *pixels;
+    uint8_t *owned;
+    if ((st = gcut__seg_prepare(image, seeds, params, &tables, &pixels, &owned, r)) != GCUT_OK)
+        return st;
+    const gcut__solver *solver =
+        gcut__solver_pick(options, true, image->width * image->height * image->depth, &st);
+    if (solver != NULL) { /* else st holds the pick's failure */
 #ifdef GCUT_HAVE_CUDA
-    /* cuda-grid (named, or picked by "auto" when a GPU is present) builds the capacities on
-     * the device from the image: the grid never exists on the host. */
-    const gcut__solver *solver = NULL;
-    if (image != NULL && image->width > 0 && image->height > 0 && image->depth > 0) {
-        st = GCUT_OK;
-        solver = gcut__solver_pick(options, true, image->width * image->height * image->depth, &st);
-        if (solver == NULL)
-            return st;
-    }
-    if (solver != NULL && strcmp(solver->name, "cuda-grid") == 0) {
-        st = segment_on_gpu(image, seeds, params, options, mask, &flow, r);
-        if (st != GCUT_OK)
-            return st;
-    } else
+        /* cuda-grid (named, or picked by "auto" when a GPU is present) builds the capacities
+         * on the device from the image: the grid never exists on the host. */
+        if (strcmp(solver->name, "cuda-grid") == 0)
+            st = segment_on_gpu(image, pixels, seeds, tables, options, mask, &flow, r);
+        else
 #endif
-    {
-        gcut_grid *grid = NULL;
-        st = gcut_seg_build_grid(image, seeds, params, &grid, r);
-        if (st != GCUT_OK)
-            return st;
-        /* The labels land in mask and are turned into 1 = foreground in place. */
-        st = gcut_grid_solve(grid, options, &flow, mask, &r->stats);
-        gcut_grid_free(grid);
-        if (st != GCUT_OK)
-            return st;
-        r->solve_ms = r->stats.solve_ms + r->stats.build_ms;
+            st = segment_on_host(image, pixels, seeds, tables, options, mask, &flow, r);
     }
+    gcut__seg_tables_free(tables);
+    gcut__free(owned);
+    if (st != GCUT_OK)
+        return st;
     const int64_t n = image->width * image->height * image->depth;
     int64_t fg = 0;
     for (int64_t i = 0; i < n; i++) {

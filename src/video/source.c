@@ -360,10 +360,45 @@ void gcut_video_source_info(const gcut_video_source *s, int64_t *width, int64_t 
         *fps = s ? s->fps : 0;
 }
 
-gcut_status gcut_video_source_read(gcut_video_source *s, gcut_image *frame, int *done) {
-    if (s == NULL || frame == NULL || done == NULL)
-        return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_video_source_read: NULL argument");
-    *done = 0;
+/* Frame index of a folder or list into frame (8-bit RGB of the source's size, allocated on
+ * first use): reads only s->paths and the geometry, so threads may read different frames at
+ * once. */
+static gcut_status read_path(const gcut_video_source *s, int64_t index, gcut_image *frame) {
+    const char *path = s->paths[index];
+    gcut_image img;
+    gcut_status st = gcut_image_read(path, &img);
+    if (st != GCUT_OK) {
+        char prev[512];
+        snprintf(prev, sizeof prev, "%s", gcut_last_error());
+        return gcut__fail(st, "frame %" PRId64 " (%s): %s", index, path, prev);
+    }
+    if (img.width != s->width || img.height != s->height) {
+        const int64_t iw = img.width, ih = img.height;
+        gcut_image_free(&img);
+        return gcut__fail(GCUT_ERR_PARSE,
+                          "frame %" PRId64 " (%s) is %" PRId64 "x%" PRId64
+                          " but the first frame is %" PRId64 "x%" PRId64,
+                          index, path, iw, ih, s->width, s->height);
+    }
+    uint8_t *dst = frame->pixels;
+    const int64_t n = s->width * s->height;
+    const int ch = img.channels;
+    if (img.bit_depth == 8 && ch == 3) {
+        memcpy(dst, img.pixels, (size_t)n * 3);
+    } else {
+        for (int64_t i = 0; i < n; i++)
+            for (int c = 0; c < 3; c++) {
+                const int k = ch >= 3 ? c : 0;
+                dst[i * 3 + c] = img.bit_depth == 8
+                                     ? ((const uint8_t *)img.pixels)[i * ch + k]
+                                     : (uint8_t)(((const uint16_t *)img.pixels)[i * ch + k] >> 8);
+            }
+    }
+    gcut_image_free(&img);
+    return GCUT_OK;
+}
+
+static gcut_status check_frame_buffer(const gcut_video_source *s, gcut_image *frame) {
     if (frame->pixels == NULL) {
         gcut_status st = gcut_image_alloc(frame, s->width, s->height, 1, 3, 8);
         if (st != GCUT_OK)
@@ -373,42 +408,47 @@ gcut_status gcut_video_source_read(gcut_video_source *s, gcut_image *frame, int 
         frame->bit_depth != 8)
         return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_video_source_read: frame buffer geometry "
                                                 "differs from the source's");
-    uint8_t *dst = frame->pixels;
+    return GCUT_OK;
+}
+
+int64_t gcut_video_source_frames(const gcut_video_source *s) {
+    return s != NULL && s->paths != NULL ? s->count : -1;
+}
+
+gcut_status gcut_video_source_read_frame(const gcut_video_source *s, int64_t index,
+                                         gcut_image *frame) {
+    if (s == NULL || frame == NULL)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_video_source_read_frame: NULL argument");
+    if (s->paths == NULL)
+        return gcut__fail(GCUT_ERR_UNSUPPORTED,
+                          "%s: a video file is read in order (gcut_video_source_read)", s->name);
+    if (index < 0 || index >= s->count)
+        return gcut__fail(GCUT_ERR_INVALID_ARG,
+                          "gcut_video_source_read_frame: frame %" PRId64 " of %" PRId64, index,
+                          s->count);
+    gcut_status st = check_frame_buffer(s, frame);
+    return st != GCUT_OK ? st : read_path(s, index, frame);
+}
+
+gcut_status gcut_video_source_read(gcut_video_source *s, gcut_image *frame, int *done) {
+    if (s == NULL || frame == NULL || done == NULL)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_video_source_read: NULL argument");
+    *done = 0;
+    gcut_status st = check_frame_buffer(s, frame);
+    if (st != GCUT_OK)
+        return st;
     if (s->paths != NULL) {
         if (s->next >= s->count) {
             *done = 1;
             return GCUT_OK;
         }
-        const char *path = s->paths[s->next];
-        gcut_image img;
-        gcut_status st = gcut_image_read(path, &img);
-        if (st != GCUT_OK) {
-            char prev[512];
-            snprintf(prev, sizeof prev, "%s", gcut_last_error());
-            return gcut__fail(st, "frame %" PRId64 " (%s): %s", s->next, path, prev);
-        }
-        if (img.width != s->width || img.height != s->height) {
-            const int64_t iw = img.width, ih = img.height;
-            gcut_image_free(&img);
-            return gcut__fail(GCUT_ERR_PARSE,
-                              "frame %" PRId64 " (%s) is %" PRId64 "x%" PRId64
-                              " but the first frame is %" PRId64 "x%" PRId64,
-                              s->next, path, iw, ih, s->width, s->height);
-        }
-        const int64_t n = s->width * s->height;
-        const int ch = img.channels;
-        for (int64_t i = 0; i < n; i++)
-            for (int c = 0; c < 3; c++) {
-                const int k = ch >= 3 ? c : 0;
-                dst[i * 3 + c] = img.bit_depth == 8
-                                     ? ((const uint8_t *)img.pixels)[i * ch + k]
-                                     : (uint8_t)(((const uint16_t *)img.pixels)[i * ch + k] >> 8);
-            }
-        gcut_image_free(&img);
+        if ((st = read_path(s, s->next, frame)) != GCUT_OK)
+            return st;
         s->next++;
         return GCUT_OK;
     }
 #ifdef GCUT_HAVE_FFMPEG
+    uint8_t *dst = frame->pixels;
     if (s->ended) {
         *done = 1;
         return GCUT_OK;

@@ -52,3 +52,21 @@ def test_context_errors():
     with pytest.raises(ValueError, match="changed|range|node"):
         ctx.solve(changed=[9])
     assert ctx.solve().flow == 0
+
+
+def test_context_bad_call_changes_nothing(rng):
+    """int32 arrays are sign-checked in C (no numpy pass), all of them before any is copied in:
+    a negative weight leaves the source given in the same call uncopied."""
+    shape = (6, 7)
+    source = rng.integers(0, 30, size=shape).astype(np.int32)
+    sink = rng.integers(0, 30, size=shape).astype(np.int32)
+    w = rng.integers(0, 10, size=(4,) + shape).astype(np.int32)
+    ctx = gcut.GridContext(shape, 4, solver="bk")
+    first = ctx.solve(source, sink, w).flow
+    bad = w.copy()
+    bad[2, 3, 4] = -1
+    with pytest.raises(ValueError, match=r"weights\[109\].*-1"):
+        ctx.solve(source=source + 5, weights=bad)
+    with pytest.raises(ValueError, match=r"sink\[0\].*>= 0"):
+        ctx.solve(source=source + 5, sink=-np.ones(shape, np.int32))
+    assert ctx.solve().flow == first == gcut.grid_maxflow(source, sink, w).flow

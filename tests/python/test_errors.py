@@ -213,8 +213,11 @@ def test_dlpack_host_and_device():
     w = np.full((4, 3, 4), 2, dtype=np.int32)
     ref = gcut.grid_maxflow(s, t, w).flow
     assert gcut.grid_maxflow(FakeDLPack(s, 1), t, FakeDLPack(w, 1)).flow == ref
-    with pytest.raises(TypeError, match="source is a device array.*DLPack device type 2"):
+    # A CUDA array goes to the device path, which takes all three on the device.
+    with pytest.raises(TypeError, match="sink is a host array"):
         gcut.grid_maxflow(FakeDLPack(s, 2), t, w)
+    with pytest.raises(TypeError, match="caps_source is a device array.*DLPack device type 2"):
+        gcut.Graph().add_tedges([0], FakeDLPack(s[0, :1], 2), [0])
 
 
 def test_interpreter_survives_direct_core_misuse():
@@ -297,3 +300,81 @@ def test_failed_add_grid_edges_changes_nothing():
         g.add_grid_edges(ids, np.array(2**40, dtype=np.uint64), structure=gcut.moore_structure(2))
     g.add_grid_tedges(ids, 1, 0)
     assert g.maxflow() == 0  # no edge and no sink capacity
+
+
+def test_lean_int32_paths_check_signs_and_change_nothing():
+    """int32 arrays on a native grid skip numpy's passes (the C layer checks their signs while
+    it reads them): a negative entry still raises naming the argument, and nothing changes."""
+    g = gcut.Graph()
+    ids = g.add_grid_nodes((4, 5))
+    w = np.ones((4, 5), dtype=np.int32)
+    w[2, 3] = -7
+    with pytest.raises(ValueError, match=r"weights\[13\].*-7.*>= 0"):
+        g.add_grid_edges(ids, weights=w, symmetric=True)
+    assert g.get_edge_count() == 0
+    with pytest.raises(ValueError, match=r"weights\[13\].*-7"):
+        g.add_grid_edges(ids, weights=w, structure=gcut.moore_structure(2))
+    assert g.get_edge_count() == 0 and g.layout in ("grid0", "grid4")
+    t = np.ones((4, 5), dtype=np.int32)
+    t[0, 1] = -2
+    with pytest.raises(ValueError, match=r"sinkcaps\[1\].*-2"):
+        g.add_grid_tedges(ids, np.full((4, 5), 9, dtype=np.int32), t)
+    with pytest.raises(ValueError, match=r"sourcecaps\[1\].*-2"):
+        g.add_grid_tedges(ids, t, 0)
+    g.add_grid_tedges(ids, 0, 1)
+    assert g.maxflow() == 0  # no source capacity was added by the failed calls
+    # A grid too small for any arc: the weights are still checked.
+    h = gcut.Graph()
+    one = h.add_grid_nodes((1, 1))
+    with pytest.raises(ValueError, match="weights has a negative"):
+        h.add_grid_edges(one, weights=np.full((1, 1), -1, dtype=np.int32))
+    # grid_maxflow borrows int32 arrays without a numpy pass: signs checked in C, named.
+    s = np.ones((3, 4), dtype=np.int32)
+    ww = np.ones((4, 3, 4), dtype=np.int32)
+    for name, args in (("source", (-s, s, ww)), ("sink", (s, -s, ww)), ("weights", (s, s, -ww))):
+        with pytest.raises(ValueError, match=rf"{name}\[0\].*>= 0"):
+            gcut.grid_maxflow(*args)
+    ww[3, 2, 1] = -5
+    with pytest.raises(ValueError, match=r"weights\[45\].*-5"):
+        gcut.grid_maxflow(s, s, ww)
+
+
+def test_fused_grid_add_rolls_back():
+    """The native grid fill checks and adds in one pass: a negative value or an int32
+    overflow found midway (or a negative weight of a node without that neighbour) leaves the
+    capacities exactly as they were (checked against a reference solve)."""
+    shape = (5, 6)
+    ref = gcut.Graph()
+    ids = ref.add_grid_nodes(shape)
+    base = np.arange(30, dtype=np.int32).reshape(shape) % 7 + 1
+    ref.add_grid_edges(ids, weights=base, symmetric=True)
+    ref.add_grid_tedges(ids, (base * 3) % 11, (base * 5) % 13)
+    want = ref.maxflow()
+    g = gcut.Graph()
+    ids = g.add_grid_nodes(shape)
+    g.add_grid_edges(ids, weights=base, symmetric=True)
+    g.add_grid_tedges(ids, (base * 3) % 11, (base * 5) % 13)
+    n_edges = g.get_edge_count()
+    bad = base.copy()
+    bad[3, 2] = -1  # midway: the entries before it were added, then taken back
+    with pytest.raises(ValueError, match=r"weights\[20\].*-1"):
+        g.add_grid_edges(ids, weights=bad, symmetric=True)
+    edge = base.copy()
+    edge[4, 5] = -3  # the last node: no neighbour at (0, 1) or (1, 0), still refused
+    with pytest.raises(ValueError, match=r"weights\[29\].*-3"):
+        g.add_grid_edges(ids, weights=edge, symmetric=True)
+    big = base.copy()
+    big[4, 1] = 2**31 - 2  # the (0, 1) arcs overflow at node (4, 1): moved to a general graph
+    h = gcut.Graph()
+    hid = h.add_grid_nodes(shape)
+    h.add_grid_edges(hid, weights=base, symmetric=True)
+    h.add_grid_edges(hid, weights=big, structure=np.array([[0, 0, 0], [0, 0, 1], [0, 0, 0]]))
+    assert h.layout == "graph"
+    src = np.ones(shape, np.int32)
+    src[2, 5] = -4  # terminals: taken back midway too
+    with pytest.raises(ValueError, match=r"sourcecaps\[17\].*-4"):
+        g.add_grid_tedges(ids, src, 0)
+    with pytest.raises(ValueError, match=r"sinkcaps\[0\].*-1"):
+        g.add_grid_tedges(ids, np.ones(shape, np.int32), -np.ones(shape, np.int32))
+    assert g.get_edge_count() == n_edges and g.layout == "grid4"
+    assert g.maxflow() == want

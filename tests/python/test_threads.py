@@ -92,3 +92,23 @@ def test_same_graph_from_two_threads_is_refused_not_a_crash():
     assert len(flows) + len(errors) == 8 and flows
     assert len(set(flows)) == 1
     assert g.verify() == flows[0]
+
+
+def test_threads_reach_the_parallel_solver(rng):
+    """threads= goes through to the library: "auto" with threads > 1 on a grid this large runs
+    parallel-bk (the GPU where one is usable), with bk's flow and a valid cut."""
+    shape = (260, 260)
+    source = rng.integers(0, 50, size=shape).astype(np.int32)
+    sink = rng.integers(0, 50, size=shape).astype(np.int32)
+    w = rng.integers(0, 20, size=(4,) + shape).astype(np.int32)
+    ref = gcut.grid_maxflow(source, sink, w, solver="bk")
+    res = gcut.grid_maxflow(source, sink, w, threads=2)
+    gpu = any(s["name"] == "cuda-grid" and s["available"] for s in gcut.solvers())
+    assert res.solver == ("cuda-grid" if gpu else "parallel-bk")
+    assert res.flow == ref.flow
+    g = gcut.Graph()
+    ids = g.add_grid_nodes(shape)
+    g.add_grid_edges(ids, weights=w[0], structure=np.array([[0, 0, 0], [0, 0, 1], [0, 0, 0]]))
+    g.add_grid_tedges(ids, source, sink)
+    assert g.maxflow(solver="parallel-bk", threads=2) == g.maxflow(solver="bk")
+    assert g.verify() == g.maxflow(solver="parallel-bk", threads=2)

@@ -1,0 +1,913 @@
+/* cuda_general.cu - cuda-general: exact GPU push-relabel on any graph (Garrett & Saito 2009,
+ * sec. 3: vertex and arc arrays, asynchronous push-relabel; He & Hong 2010's lock-free atomics),
+ * CSR built on the device, BFS global relabel from the sink and cuda-grid's exact stop.
+ * docs/CUDA-GENERAL.md. */
+#include "internal.h"
+
+#include <cub/cub.cuh>
+#include <cuda_runtime.h>
+
+#include <new>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+namespace {
+
+/* Height of a node that cannot reach the sink; above every BFS distance since n < kInf. */
+constexpr int kInf = 0x7fffffff;
+/* Degree above which a whole warp works a vertex (discharge and BFS expansion), so that a hub
+ * does not serialise one thread while its warp idles. */
+constexpr int kHeavyDegree = 32;
+constexpr int kBlock = 256;
+
+enum {
+    kSumSink = 0,     /* sum of the sink capacities (flow = this - final sink residuals) */
+    kSumSinkRes = 1,  /* sum of the final sink residuals */
+    kPushes = 2,      /* pushes, arcs and sink */
+    kSumExcess = 3,   /* sum of the preprocessed excesses */
+    kSumCaps = 4,     /* sum of cap + rev_cap over the non-loop edges */
+    kSumSinkHi = 5,   /* sum of the sink capacities' high 32 bits (int64 overflow check) */
+    kSumExcessHi = 6, /* the same for the excesses */
+    kNumCounters = 7
+};
+
+/* Device state of one solve, passed to every kernel by value. A: arc index type (uint32 while
+ * the arcs fit, else 64-bit); arc offsets are 64-bit always. */
+template <typename A> struct Dev {
+    long long n;
+    unsigned long long *offset; /* [n + 1] first arc of each node */
+    unsigned *head;             /* [arcs] target node */
+    unsigned *res;              /* [arcs] residual; a pair sums to cap + rev_cap <= 2^32 - 2 */
+    A *rev;                     /* [arcs] the paired arc */
+    long long *excess;          /* [n] */
+    long long *sink_res;        /* [n] residual of node -> sink */
+    int *height;                /* [n] */
+    unsigned *list[3];          /* work lists (BFS frontiers, active vertices), rotated */
+    unsigned *count;            /* [kNumCtl] list sizes and control words (below) */
+    unsigned *mark;             /* [n] stamp of the last list a node was put on */
+    unsigned long long *counters;
+};
+
+__device__ __forceinline__ void list_append(unsigned *list, unsigned *count, unsigned *mark,
+                                            unsigned v, unsigned stamp) {
+    if (atomicExch(&mark[v], stamp) != stamp)
+        list[atomicAdd(count, 1u)] = v;
+}
+
+__device__ __forceinline__ long long load_excess(const long long *p) {
+    return (long long)__ldcg(reinterpret_cast<const unsigned long long *>(p));
+}
+
+__device__ __forceinline__ void add_excess(long long *p, long long d) {
+    atomicAdd(reinterpret_cast<unsigned long long *>(p), (unsigned long long)d);
+}
+
+/* Sum v over the warp into *target with one atomic per warp (every lane must call). */
+__device__ __forceinline__ void warp_add(unsigned long long v, unsigned long long *target) {
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_down_sync(0xffffffffu, v, o);
+    if ((threadIdx.x & 31) == 0 && v != 0)
+        atomicAdd(target, v);
+}
+
+/* ---- construction: count, scan, scatter ---- */
+
+__global__ void count_kernel(long long m, const unsigned *eu, const unsigned *ev, const int *cap,
+                             const int *rcap, unsigned long long *deg,
+                             unsigned long long *counters) {
+    unsigned long long caps = 0;
+    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < m;
+         e += (long long)gridDim.x * blockDim.x) {
+        unsigned u = eu[e], v = ev[e];
+        if (u == v)
+            continue;
+        atomicAdd(&deg[u], 1ull);
+        atomicAdd(&deg[v], 1ull);
+        caps += (unsigned long long)(unsigned)cap[e] + (unsigned)rcap[e];
+    }
+    warp_add(caps, &counters[kSumCaps]);
+}
+
+template <typename A>
+__global__ void scatter_kernel(const Dev<A> D, long long m, const unsigned *eu, const unsigned *ev,
+                               const int *cap, const int *rcap, unsigned long long *cursor) {
+    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < m;
+         e += (long long)gridDim.x * blockDim.x) {
+        unsigned u = eu[e], v = ev[e];
+        if (u == v)
+            continue;
+        unsigned long long pu = atomicAdd(&cursor[u], 1ull);
+        unsigned long long pv = atomicAdd(&cursor[v], 1ull);
+        D.head[pu] = v;
+        D.head[pv] = u;
+        D.res[pu] = (unsigned)cap[e];
+        D.res[pv] = (unsigned)rcap[e];
+        D.rev[pu] = (A)pv;
+        D.rev[pv] = (A)pu;
+    }
+}
+
+/* Terminal arcs (cuda-grid's preprocess): tw_source arrives in excess, tw_sink in sink_res;
+ * c = min of the two goes straight through. Sums for the flow value and the overflow check. */
+template <typename A> __global__ void init_kernel(const Dev<A> D) {
+    unsigned long long sink = 0, sink_hi = 0, ex = 0, ex_hi = 0;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < D.n;
+         i += (long long)gridDim.x * blockDim.x) {
+        long long s = D.excess[i], t = D.sink_res[i];
+        long long c = s < t ? s : t;
+        D.excess[i] = s - c;
+        D.sink_res[i] = t - c;
+        sink += (unsigned long long)t & 0xffffffffull;
+        sink_hi += (unsigned long long)t >> 32;
+        ex += (unsigned long long)(s - c) & 0xffffffffull;
+        ex_hi += (unsigned long long)(s - c) >> 32;
+    }
+    warp_add(sink, &D.counters[kSumSink]);
+    warp_add(sink_hi, &D.counters[kSumSinkHi]);
+    warp_add(ex, &D.counters[kSumExcess]);
+    warp_add(ex_hi, &D.counters[kSumExcessHi]);
+}
+
+/* ---- control words (count[]): list sizes, then the rotation index q, the BFS level of list
+ * q % 3, steps done and a block counter. Kernel step q reads list q % 3, appends to list
+ * (q + 1) % 3 (empty when it starts) and empties list (q + 2) % 3 for step q + 1. Every kernel
+ * reads q on the device, so the host launches steps without knowing how far the device got.
+ * List fills are stamped 4q + 1 (BFS level 1), 4q + 2 (active list) and 4q + 3 (step q's
+ * output): a stamp is never reused. ---- */
+enum { kQ = 3, kLevel = 4, kSweeps = 5, kBfsLevels = 6, kDone = 7, kNumCtl = 8 };
+
+/* Threads of a one-block kernel that runs many steps while a list is small. */
+constexpr int kSmallBlock = 1024;
+/* Largest list a one-block kernel takes: one entry per thread. */
+constexpr unsigned kSmallMax = kSmallBlock;
+
+/* End of a multi-block step: the last block to finish advances q (and the level), and counts
+ * the step if it had work. */
+__device__ void finish_step(unsigned *ctl, unsigned q, int counter, bool worked) {
+    __shared__ bool last;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        last = atomicAdd(&ctl[kDone], 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (last && threadIdx.x == 0) {
+        atomicExch(&ctl[kDone], 0u);
+        atomicExch(&ctl[kQ], q + 1);
+        atomicAdd(&ctl[kLevel], 1u);
+        if (worked)
+            atomicAdd(&ctl[counter], 1u);
+    }
+}
+
+/* ---- global relabel: BFS from the sink over reverse residual arcs ---- */
+
+/* Level 1: the nodes with a residual arc to the sink; INF elsewhere. List q % 3 gets level 1
+ * (the host emptied the lists). */
+template <typename A> __global__ void bfs_init_kernel(const Dev<A> D) {
+    const unsigned q = __ldcg(&D.count[kQ]);
+    const int in = q % 3;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < D.n;
+         i += (long long)gridDim.x * blockDim.x) {
+        bool first = D.sink_res[i] > 0;
+        D.height[i] = first ? 1 : kInf;
+        if (first)
+            list_append(D.list[in], &D.count[in], D.mark, (unsigned)i, 4 * q + 1);
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        D.count[kLevel] = 1;
+}
+
+/* A node u of level `level`: w, at the other end of arc a = u -> w, is at level + 1 if w -> u
+ * is residual and w has no level yet. */
+template <typename A>
+__device__ __forceinline__ void bfs_visit(const Dev<A> &D, unsigned long long a, int level, int out,
+                                          unsigned stamp) {
+    unsigned w = D.head[a];
+    if (__ldcg(&D.height[w]) != kInf || D.res[D.rev[a]] == 0)
+        return;
+    if (atomicCAS(&D.height[w], kInf, level + 1) == kInf)
+        list_append(D.list[out], &D.count[out], D.mark, w, stamp);
+}
+
+/* Expand `total` frontier nodes of list `in` (level `level`) into list `out`, warps
+ * warp_id, warp_id + warps, ...: light nodes a thread each, heavy ones a warp each. */
+template <typename A>
+__device__ void bfs_body(const Dev<A> &D, unsigned total, int in, int out, int level,
+                         unsigned stamp, unsigned warp_id, unsigned warps) {
+    const int lane = threadIdx.x & 31;
+    for (unsigned base = warp_id * 32u; base < total; base += warps * 32u) {
+        const unsigned i = base + lane;
+        const bool has = i < total;
+        unsigned long long beg = 0, end = 0;
+        if (has) {
+            unsigned u = __ldcg(&D.list[in][i]);
+            beg = D.offset[u];
+            end = D.offset[u + 1];
+        }
+        const bool heavy = has && end - beg > kHeavyDegree;
+        unsigned mask = __ballot_sync(0xffffffffu, heavy);
+        while (mask) {
+            int leader = __ffs(mask) - 1;
+            mask &= mask - 1;
+            unsigned long long b = __shfl_sync(0xffffffffu, beg, leader);
+            unsigned long long e = __shfl_sync(0xffffffffu, end, leader);
+            for (unsigned long long a = b + lane; a < e; a += 32)
+                bfs_visit(D, a, level, out, stamp);
+        }
+        if (has && !heavy)
+            for (unsigned long long a = beg; a < end; a++)
+                bfs_visit(D, a, level, out, stamp);
+    }
+}
+
+/* One BFS level over the whole GPU. */
+template <typename A> __global__ void __launch_bounds__(kBlock) bfs_level_kernel(const Dev<A> D) {
+    const unsigned q = __ldcg(&D.count[kQ]);
+    const int level = (int)__ldcg(&D.count[kLevel]);
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        D.count[(q + 2) % 3] = 0;
+    const unsigned total = __ldcg(&D.count[q % 3]);
+    if (total > 0)
+        bfs_body(D, total, q % 3, (q + 1) % 3, level, 4 * q + 3,
+                 blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5),
+                 gridDim.x * (blockDim.x >> 5));
+    finish_step(D.count, q, kBfsLevels, total > 0);
+}
+
+/* Many BFS levels in one block while the frontier is small (long thin graphs: a path of 10^5
+ * nodes would otherwise cost 10^5 launches); stops when it is empty or too large. */
+template <typename A>
+__global__ void __launch_bounds__(kSmallBlock) bfs_small_kernel(const Dev<A> D) {
+    __shared__ unsigned total_s;
+    unsigned q = __ldcg(&D.count[kQ]);
+    int level = (int)__ldcg(&D.count[kLevel]);
+    unsigned steps = 0;
+    for (;;) {
+        if (threadIdx.x == 0) {
+            total_s = __ldcg(&D.count[q % 3]);
+            D.count[(q + 2) % 3] = 0;
+        }
+        __syncthreads();
+        const unsigned total = total_s;
+        if (total == 0 || total > kSmallMax)
+            break;
+        bfs_body(D, total, q % 3, (q + 1) % 3, level, 4 * q + 3, threadIdx.x >> 5, blockDim.x >> 5);
+        __threadfence_block();
+        __syncthreads();
+        q++;
+        level++;
+        steps++;
+    }
+    if (threadIdx.x == 0 && steps > 0) {
+        D.count[kQ] = q;
+        D.count[kLevel] = (unsigned)level;
+        D.count[kBfsLevels] += steps;
+    }
+}
+
+/* After the BFS: the active nodes (excess, and a path to the sink) go on list q % 3 (the host
+ * emptied the lists). */
+template <typename A> __global__ void collect_kernel(const Dev<A> D) {
+    const unsigned q = __ldcg(&D.count[kQ]);
+    const int in = q % 3;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < D.n;
+         i += (long long)gridDim.x * blockDim.x)
+        if (D.excess[i] > 0 && D.height[i] < kInf)
+            list_append(D.list[in], &D.count[in], D.mark, (unsigned)i, 4 * q + 2);
+}
+
+/* ---- lock-free push-relabel (He & Hong): only v's worker lowers v's excess, v's outgoing
+ * residuals and v's sink residual, and writes v's height; everything others do to v's state
+ * only raises it (atomicAdd). So each read is a lower bound and no push can overdraw. ---- */
+
+/* Push d along arc a of v to w (h(w) < h(v) when read): the four atomics of one push. */
+template <typename A>
+__device__ __forceinline__ void push_arc(const Dev<A> &D, unsigned long long a, unsigned w,
+                                         long long d, int out, unsigned stamp) {
+    atomicSub(&D.res[a], (unsigned)d);
+    atomicAdd(&D.res[D.rev[a]], (unsigned)d);
+    long long old = (long long)atomicAdd(reinterpret_cast<unsigned long long *>(&D.excess[w]),
+                                         (unsigned long long)d);
+    if (old == 0)
+        list_append(D.list[out], &D.count[out], D.mark, w, stamp);
+}
+
+/* New height of v from the lowest residual neighbour's: INF when none or past n. */
+__device__ __forceinline__ int relabel_height(int minh, long long n) {
+    return minh >= kInf - 1 || (long long)minh + 1 >= n + 1 ? kInf : minh + 1;
+}
+
+/* One thread discharges v for up to `cycles` push/relabel rounds. */
+template <typename A>
+__device__ void discharge_thread(const Dev<A> &D, unsigned v, unsigned long long beg,
+                                 unsigned long long end, int cycles, int out, unsigned stamp,
+                                 unsigned long long *pushes) {
+    int h = __ldcg(&D.height[v]);
+    if (h >= kInf)
+        return;
+    long long e = load_excess(&D.excess[v]);
+    for (int c = 0; c < cycles && e > 0; c++) {
+        long long sr = D.sink_res[v];
+        if (sr > 0) {
+            long long d = e < sr ? e : sr;
+            D.sink_res[v] = sr - d;
+            add_excess(&D.excess[v], -d);
+            e -= d;
+            ++*pushes;
+            if (e == 0)
+                break;
+        }
+        int minh = kInf;
+        long long pushed = 0;
+        for (unsigned long long a = beg; a < end; a++) {
+            unsigned r = __ldcg(&D.res[a]);
+            if (r == 0)
+                continue;
+            unsigned w = D.head[a];
+            int hw = __ldcg(&D.height[w]);
+            if (hw < h && e > 0) {
+                long long d = e < (long long)r ? e : (long long)r;
+                push_arc(D, a, w, d, out, stamp);
+                e -= d;
+                pushed += d;
+                ++*pushes;
+                if (d < (long long)r && hw < minh)
+                    minh = hw;
+            } else if (hw < minh) {
+                minh = hw;
+            }
+        }
+        if (pushed > 0)
+            add_excess(&D.excess[v], -pushed);
+        if (e > 0) {
+            /* Every lower residual arc was saturated: minh >= h, the relabel raises h. */
+            h = relabel_height(minh, D.n);
+            __stcg(&D.height[v], h);
+            if (h >= kInf)
+                return;
+        }
+        e = load_excess(&D.excess[v]);
+    }
+    if (e > 0)
+        list_append(D.list[out], &D.count[out], D.mark, v, stamp);
+}
+
+/* The warp discharges heavy v together: per chunk of 32 arcs, a warp prefix sum over the
+ * admissible residuals shares the excess out so that every lane pushes on its own arc. */
+template <typename A>
+__device__ void discharge_warp(const Dev<A> &D, unsigned v, unsigned long long beg,
+                               unsigned long long end, int cycles, int out, unsigned stamp,
+                               unsigned long long *pushes) {
+    const int lane = threadIdx.x & 31;
+    int h = __shfl_sync(0xffffffffu, lane == 0 ? __ldcg(&D.height[v]) : 0, 0);
+    if (h >= kInf)
+        return;
+    long long e = __shfl_sync(0xffffffffu, lane == 0 ? load_excess(&D.excess[v]) : 0ll, 0);
+    for (int c = 0; c < cycles && e > 0; c++) {
+        if (lane == 0) {
+            long long sr = D.sink_res[v];
+            if (sr > 0) {
+                long long d = e < sr ? e : sr;
+                D.sink_res[v] = sr - d;
+                add_excess(&D.excess[v], -d);
+                e -= d;
+                ++*pushes;
+            }
+        }
+        e = __shfl_sync(0xffffffffu, e, 0);
+        if (e == 0)
+            break;
+        int minh = kInf;
+        long long pushed_total = 0;
+        for (unsigned long long base = beg; base < end && e > 0; base += 32) {
+            const unsigned long long a = base + lane;
+            unsigned r = 0, w = 0;
+            int hw = kInf;
+            if (a < end) {
+                r = __ldcg(&D.res[a]);
+                if (r > 0) {
+                    w = D.head[a];
+                    hw = __ldcg(&D.height[w]);
+                }
+            }
+            const bool adm = r > 0 && hw < h;
+            long long want = adm ? (long long)r : 0, incl = want;
+            for (int o = 1; o < 32; o <<= 1) {
+                long long up = __shfl_up_sync(0xffffffffu, incl, o);
+                if (lane >= o)
+                    incl += up;
+            }
+            const long long excl = incl - want;
+            long long d = 0;
+            if (adm && e > excl)
+                d = e - excl < (long long)r ? e - excl : (long long)r;
+            if (d > 0) {
+                push_arc(D, a, w, d, out, stamp);
+                ++*pushes;
+            }
+            if (r > 0 && (long long)r > d && hw < minh)
+                minh = hw;
+            const long long sum = __shfl_sync(0xffffffffu, incl, 31);
+            const long long taken = sum < e ? sum : e;
+            e -= taken;
+            pushed_total += taken;
+        }
+        for (int o = 16; o > 0; o >>= 1) {
+            int other = __shfl_down_sync(0xffffffffu, minh, o);
+            minh = other < minh ? other : minh;
+        }
+        minh = __shfl_sync(0xffffffffu, minh, 0);
+        if (lane == 0 && pushed_total > 0)
+            add_excess(&D.excess[v], -pushed_total);
+        if (e > 0) {
+            h = relabel_height(minh, D.n);
+            if (lane == 0)
+                __stcg(&D.height[v], h);
+            if (h >= kInf)
+                return;
+        }
+        __syncwarp();
+        e = __shfl_sync(0xffffffffu, lane == 0 ? load_excess(&D.excess[v]) : 0ll, 0);
+    }
+    if (lane == 0 && e > 0)
+        list_append(D.list[out], &D.count[out], D.mark, v, stamp);
+}
+
+/* One sweep over `total` vertices of list `in`: each discharged for up to `cycles` rounds;
+ * vertices that keep or gain excess go on `out`. */
+template <typename A>
+__device__ void push_body(const Dev<A> &D, unsigned total, int in, int out, unsigned stamp,
+                          int cycles, unsigned warp_id, unsigned warps,
+                          unsigned long long *pushes) {
+    const int lane = threadIdx.x & 31;
+    for (unsigned base = warp_id * 32u; base < total; base += warps * 32u) {
+        const unsigned i = base + lane;
+        const bool has = i < total;
+        unsigned v = 0;
+        unsigned long long beg = 0, end = 0;
+        if (has) {
+            v = __ldcg(&D.list[in][i]);
+            beg = D.offset[v];
+            end = D.offset[v + 1];
+        }
+        const bool heavy = has && end - beg > kHeavyDegree;
+        unsigned mask = __ballot_sync(0xffffffffu, heavy);
+        while (mask) {
+            int leader = __ffs(mask) - 1;
+            mask &= mask - 1;
+            unsigned lv = __shfl_sync(0xffffffffu, v, leader);
+            unsigned long long b = __shfl_sync(0xffffffffu, beg, leader);
+            unsigned long long e = __shfl_sync(0xffffffffu, end, leader);
+            discharge_warp(D, lv, b, e, cycles, out, stamp, pushes);
+        }
+        if (has && !heavy)
+            discharge_thread(D, v, beg, end, cycles, out, stamp, pushes);
+    }
+}
+
+/* One sweep over the whole GPU. */
+template <typename A>
+__global__ void __launch_bounds__(kBlock) push_kernel(const Dev<A> D, int cycles) {
+    const unsigned q = __ldcg(&D.count[kQ]);
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        D.count[(q + 2) % 3] = 0;
+    const unsigned total = __ldcg(&D.count[q % 3]);
+    unsigned long long pushes = 0;
+    if (total > 0)
+        push_body(D, total, q % 3, (q + 1) % 3, 4 * q + 3, cycles,
+                  blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5),
+                  gridDim.x * (blockDim.x >> 5), &pushes);
+    warp_add(pushes, &D.counters[kPushes]);
+    finish_step(D.count, q, kSweeps, total > 0);
+}
+
+/* Up to max_steps sweeps in one block while the active list is small (late phases, long
+ * paths); stops when it is empty or too large. */
+template <typename A>
+__global__ void __launch_bounds__(kSmallBlock)
+    push_small_kernel(const Dev<A> D, int cycles, unsigned max_steps) {
+    __shared__ unsigned total_s;
+    unsigned q = __ldcg(&D.count[kQ]);
+    unsigned steps = 0;
+    unsigned long long pushes = 0;
+    while (steps < max_steps) {
+        if (threadIdx.x == 0) {
+            total_s = __ldcg(&D.count[q % 3]);
+            D.count[(q + 2) % 3] = 0;
+        }
+        __syncthreads();
+        const unsigned total = total_s;
+        if (total == 0 || total > kSmallMax)
+            break;
+        push_body(D, total, q % 3, (q + 1) % 3, 4 * q + 3, cycles, threadIdx.x >> 5,
+                  blockDim.x >> 5, &pushes);
+        __threadfence_block();
+        __syncthreads();
+        q++;
+        steps++;
+    }
+    warp_add(pushes, &D.counters[kPushes]);
+    if (threadIdx.x == 0 && steps > 0) {
+        D.count[kQ] = q;
+        D.count[kSweeps] += steps;
+    }
+}
+
+/* Result: sink side iff the final BFS reached the node; sums the final sink residuals. */
+template <typename A> __global__ void finish_kernel(const Dev<A> D, unsigned char *labels) {
+    unsigned long long sum = 0;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < D.n;
+         i += (long long)gridDim.x * blockDim.x) {
+        labels[i] = D.height[i] < kInf ? GCUT_SINK : GCUT_SOURCE;
+        sum += (unsigned long long)D.sink_res[i];
+    }
+    warp_add(sum, &D.counters[kSumSinkRes]);
+}
+
+/* ---- host side ---- */
+
+/* Device allocations, pinned words and stream of one solve, released on every path out. */
+struct Session {
+    cudaStream_t stream = nullptr;
+    unsigned long long *host = nullptr; /* pinned: counters, then list sizes */
+    void *blocks[24] = {};
+    size_t sizes[24] = {};
+    int num_blocks = 0;
+    size_t device_bytes = 0, peak_bytes = 0;
+    bool pinned_reserved = false;
+    ~Session() {
+        if (pinned_reserved)
+            gcut__unreserve(kPinnedBytes);
+        for (int i = 0; i < num_blocks; i++)
+            if (blocks[i])
+                cudaFree(blocks[i]);
+        if (host)
+            cudaFreeHost(host);
+        if (stream)
+            cudaStreamDestroy(stream);
+    }
+    static constexpr uint64_t kPinnedBytes = (kNumCounters + kNumCtl) * sizeof(unsigned long long);
+};
+
+gcut_status cuda_fail(cudaError_t err, const char *what) {
+    cudaGetLastError();
+    if (err == cudaErrorMemoryAllocation)
+        return gcut__fail(GCUT_ERR_NOMEM, "cuda-general: %s: %s", what, cudaGetErrorString(err));
+    return gcut__fail(GCUT_ERR_DEVICE, "cuda-general: %s: %s (%s)", what, cudaGetErrorString(err),
+                      cudaGetErrorName(err));
+}
+
+#define GCUT__CUDA_TRY(call, what)                                                                 \
+    do {                                                                                           \
+        cudaError_t cuda_err_ = (call);                                                            \
+        if (cuda_err_ != cudaSuccess)                                                              \
+            return cuda_fail(cuda_err_, what);                                                     \
+    } while (0)
+
+/* The device cap: GCUT_DEVICE_MEMORY_LIMIT (bytes; K/M/G suffix) if set, else no cap beyond
+ * what the device has free. */
+uint64_t device_cap(void) {
+    const char *s = getenv("GCUT_DEVICE_MEMORY_LIMIT");
+    if (s == NULL || *s == '\0')
+        return UINT64_MAX;
+    char *endp = NULL;
+    unsigned long long v = strtoull(s, &endp, 10);
+    if (endp && (*endp == 'k' || *endp == 'K'))
+        v <<= 10;
+    else if (endp && (*endp == 'm' || *endp == 'M'))
+        v <<= 20;
+    else if (endp && (*endp == 'g' || *endp == 'G'))
+        v <<= 30;
+    return v;
+}
+
+template <typename T>
+gcut_status device_alloc(Session &S, T **ptr, size_t count, const char *what) {
+    void *p = nullptr;
+    size_t bytes = count * sizeof(T);
+    const uint64_t cap = device_cap();
+    if (S.device_bytes + bytes > cap)
+        return gcut__fail(GCUT_ERR_NOMEM,
+                          "cuda-general: %zu bytes of device memory for %s would pass the device "
+                          "cap GCUT_DEVICE_MEMORY_LIMIT=%llu (%zu held)",
+                          bytes, what, (unsigned long long)cap, S.device_bytes);
+    cudaError_t err = cudaMalloc(&p, bytes > 0 ? bytes : 1);
+    if (err != cudaSuccess) {
+        cudaGetLastError();
+        size_t free_bytes = 0, total_bytes = 0;
+        cudaMemGetInfo(&free_bytes, &total_bytes);
+        cudaGetLastError();
+        return gcut__fail(GCUT_ERR_NOMEM,
+                          "cuda-general: cudaMalloc of %zu bytes for %s failed (%zu bytes free "
+                          "of %zu): %s",
+                          bytes, what, free_bytes, total_bytes, cudaGetErrorString(err));
+    }
+    S.blocks[S.num_blocks] = p;
+    S.sizes[S.num_blocks++] = bytes;
+    S.device_bytes += bytes;
+    if (S.device_bytes > S.peak_bytes)
+        S.peak_bytes = S.device_bytes;
+    *ptr = static_cast<T *>(p);
+    return GCUT_OK;
+}
+
+void device_release(Session &S, void *p) {
+    for (int i = 0; i < S.num_blocks; i++)
+        if (S.blocks[i] == p) {
+            cudaFree(p);
+            S.blocks[i] = nullptr;
+            S.device_bytes -= S.sizes[i];
+            return;
+        }
+}
+
+/* Knobs (benchmarks): cycles per vertex per sweep, sweeps between global relabels (0 =
+ * adaptive), blocks per SM. */
+constexpr int kDefaultCycles = 4;
+
+template <typename A>
+gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *flow,
+                  uint8_t *labels, gcut_stats *stats, double t_start) {
+    Dev<A> D{};
+    const long long n = g->num_nodes;
+    const long long m = g->num_edges;
+    const size_t nodes = (size_t)n, edges = (size_t)m, arcs = 2 * edges;
+    D.n = n;
+
+    /* Peak: the edge upload and the CSR together (the upload is freed before the solve). */
+    const size_t need =
+        edges * 16 + arcs * (8 + sizeof(A)) + (nodes + 1) * 16 + nodes * 32 + kNumCounters * 8 + 64;
+    size_t free_bytes = 0, total_bytes = 0;
+    GCUT__CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+    if (need > free_bytes)
+        return gcut__fail(GCUT_ERR_NOMEM,
+                          "cuda-general: the graph of %lld nodes and %lld edges needs %zu bytes "
+                          "of device memory; device %d has %zu free of %zu",
+                          n, m, need, device, free_bytes, total_bytes);
+    if (need > device_cap())
+        return gcut__fail(GCUT_ERR_NOMEM,
+                          "cuda-general: the graph of %lld nodes and %lld edges needs %zu bytes "
+                          "of device memory, over the device cap GCUT_DEVICE_MEMORY_LIMIT=%llu",
+                          n, m, need, (unsigned long long)device_cap());
+
+    GCUT__CUDA_TRY(cudaStreamCreateWithFlags(&S.stream, cudaStreamNonBlocking), "stream");
+    if (gcut__reserve(Session::kPinnedBytes, "cuda-general pinned counters") != 0)
+        return GCUT_ERR_NOMEM;
+    S.pinned_reserved = true;
+    GCUT__CUDA_TRY(cudaMallocHost(&S.host, Session::kPinnedBytes), "cudaMallocHost");
+    cudaStream_t stream = S.stream;
+
+    unsigned *eu = nullptr, *ev = nullptr;
+    int *ecap = nullptr, *erev = nullptr;
+    unsigned long long *deg = nullptr;
+    gcut_status st;
+    if ((st = device_alloc(S, &eu, edges, "edge sources")) != GCUT_OK ||
+        (st = device_alloc(S, &ev, edges, "edge targets")) != GCUT_OK ||
+        (st = device_alloc(S, &ecap, edges, "edge capacities")) != GCUT_OK ||
+        (st = device_alloc(S, &erev, edges, "edge capacities")) != GCUT_OK ||
+        (st = device_alloc(S, &D.offset, nodes + 1, "arc offsets")) != GCUT_OK ||
+        (st = device_alloc(S, &deg, nodes + 1, "degrees")) != GCUT_OK ||
+        (st = device_alloc(S, &D.head, arcs, "arc heads")) != GCUT_OK ||
+        (st = device_alloc(S, &D.res, arcs, "arc residuals")) != GCUT_OK ||
+        (st = device_alloc(S, &D.rev, arcs, "paired-arc indices")) != GCUT_OK ||
+        (st = device_alloc(S, &D.excess, nodes, "excess")) != GCUT_OK ||
+        (st = device_alloc(S, &D.sink_res, nodes, "sink residuals")) != GCUT_OK ||
+        (st = device_alloc(S, &D.height, nodes, "heights")) != GCUT_OK ||
+        (st = device_alloc(S, &D.list[0], nodes, "work lists")) != GCUT_OK ||
+        (st = device_alloc(S, &D.list[1], nodes, "work lists")) != GCUT_OK ||
+        (st = device_alloc(S, &D.list[2], nodes, "work lists")) != GCUT_OK ||
+        (st = device_alloc(S, &D.mark, nodes, "list marks")) != GCUT_OK ||
+        (st = device_alloc(S, &D.count, kNumCtl, "list sizes")) != GCUT_OK ||
+        (st = device_alloc(S, &D.counters, kNumCounters, "counters")) != GCUT_OK)
+        return st;
+
+    int sms = 1, per_sm = 1;
+    GCUT__CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
+                   "cudaDeviceGetAttribute");
+    GCUT__CUDA_TRY(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, push_kernel<A>, kBlock, 0),
+        "occupancy");
+    per_sm = gcut__env_int("GCUT_CUDAGENERAL_BLOCKS_PER_SM", per_sm, 1, 64);
+    const size_t span = (nodes > edges ? nodes : edges) + 1;
+    const int flat_blocks =
+        (int)((span + kBlock - 1) / kBlock < (size_t)sms * 16 ? (span + kBlock - 1) / kBlock
+                                                              : (size_t)sms * 16);
+    const int node_blocks =
+        (int)((nodes + kBlock) / kBlock < (size_t)sms * 16 ? (nodes + kBlock) / kBlock
+                                                           : (size_t)sms * 16);
+    const int work_blocks = sms * per_sm;
+    const int cycles = gcut__env_int("GCUT_CUDAGENERAL_CYCLES", kDefaultCycles, 1, 1 << 20);
+    const int fixed_sweeps = gcut__env_int("GCUT_CUDAGENERAL_SWEEPS", 0, 0, 1 << 20);
+
+    /* ---- construction: upload, then CSR on the device ---- */
+    GCUT__CUDA_TRY(cudaMemcpyAsync(eu, g->edge_u32, edges * 4, cudaMemcpyHostToDevice, stream),
+                   "upload edges");
+    GCUT__CUDA_TRY(cudaMemcpyAsync(ev, g->edge_v32, edges * 4, cudaMemcpyHostToDevice, stream),
+                   "upload edges");
+    GCUT__CUDA_TRY(cudaMemcpyAsync(ecap, g->edge_cap, edges * 4, cudaMemcpyHostToDevice, stream),
+                   "upload capacities");
+    GCUT__CUDA_TRY(cudaMemcpyAsync(erev, g->edge_rev, edges * 4, cudaMemcpyHostToDevice, stream),
+                   "upload capacities");
+    GCUT__CUDA_TRY(
+        cudaMemcpyAsync(D.excess, g->tw_source, nodes * 8, cudaMemcpyHostToDevice, stream),
+        "upload terminal capacities");
+    GCUT__CUDA_TRY(
+        cudaMemcpyAsync(D.sink_res, g->tw_sink, nodes * 8, cudaMemcpyHostToDevice, stream),
+        "upload terminal capacities");
+    GCUT__CUDA_TRY(cudaMemsetAsync(deg, 0, (nodes + 1) * 8, stream), "memset");
+    GCUT__CUDA_TRY(cudaMemsetAsync(D.counters, 0, kNumCounters * 8, stream), "memset");
+    GCUT__CUDA_TRY(cudaMemsetAsync(D.mark, 0, nodes * 4, stream), "memset");
+    count_kernel<<<flat_blocks, kBlock, 0, stream>>>(m, eu, ev, ecap, erev, deg, D.counters);
+    GCUT__CUDA_TRY(cudaGetLastError(), "count kernel launch");
+    size_t temp_bytes = 0;
+    GCUT__CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, deg, D.offset,
+                                                 (long long)nodes + 1, stream),
+                   "scan size");
+    void *temp = nullptr;
+    if ((st = device_alloc(S, reinterpret_cast<unsigned char **>(&temp), temp_bytes,
+                           "scan scratch")) != GCUT_OK)
+        return st;
+    GCUT__CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp, temp_bytes, deg, D.offset,
+                                                 (long long)nodes + 1, stream),
+                   "scan");
+    GCUT__CUDA_TRY(
+        cudaMemcpyAsync(deg, D.offset, (nodes + 1) * 8, cudaMemcpyDeviceToDevice, stream),
+        "copy offsets");
+    scatter_kernel<A><<<flat_blocks, kBlock, 0, stream>>>(D, m, eu, ev, ecap, erev, deg);
+    GCUT__CUDA_TRY(cudaGetLastError(), "scatter kernel launch");
+    init_kernel<A><<<node_blocks, kBlock, 0, stream>>>(D);
+    GCUT__CUDA_TRY(cudaGetLastError(), "init kernel launch");
+    GCUT__CUDA_TRY(
+        cudaMemcpyAsync(S.host, D.counters, kNumCounters * 8, cudaMemcpyDeviceToHost, stream),
+        "read counters");
+    GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "construction");
+    device_release(S, temp);
+    device_release(S, eu);
+    device_release(S, ev);
+    device_release(S, ecap);
+    device_release(S, erev);
+    device_release(S, deg);
+    {
+        /* Excess is int64: every node's excess stays below the preprocessed excess total plus
+         * every arc capacity; the flow value below the sink capacities' total. */
+        const unsigned long long *c = S.host;
+        unsigned __int128 sink = ((unsigned __int128)c[kSumSinkHi] << 32) + c[kSumSink];
+        unsigned __int128 bound =
+            ((unsigned __int128)c[kSumExcessHi] << 32) + c[kSumExcess] + c[kSumCaps];
+        const unsigned __int128 limit = (unsigned __int128)INT64_MAX;
+        if (sink > limit || bound > limit)
+            return gcut__fail(GCUT_ERR_OVERFLOW,
+                              "cuda-general: capacity sums pass int64 (the sink capacities' "
+                              "total, or the source excess plus every arc capacity)");
+    }
+    const double t_solve = gcut__now_ms();
+    stats->build_ms = t_solve - t_start;
+
+    /* ---- the solve: sweeps, global relabels, exact stop ---- */
+    int64_t relabels = 0;
+    unsigned *ctl = reinterpret_cast<unsigned *>(S.host + kNumCounters);
+    auto read_ctl = [&]() -> gcut_status {
+        GCUT__CUDA_TRY(cudaMemcpyAsync(ctl, D.count, kNumCtl * sizeof(unsigned),
+                                       cudaMemcpyDeviceToHost, stream),
+                       "read control words");
+        GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "solve");
+        return GCUT_OK;
+    };
+    /* Exact BFS distances to the sink, then the active list. *active: the number of active
+     * nodes (0: the preflow is maximum); *depth: the BFS depth. */
+    auto global_relabel = [&](unsigned *active, unsigned *depth) -> gcut_status {
+        relabels++;
+        if (ctl[kQ] >= (1u << 29)) {
+            /* Stamps are 4q + k in 32 bits: long before they wrap (a repeated stamp could hide
+             * an active node from the list), start the rotation and the stamps again. */
+            GCUT__CUDA_TRY(cudaMemsetAsync(D.mark, 0, nodes * sizeof(unsigned), stream), "memset");
+            GCUT__CUDA_TRY(cudaMemsetAsync(D.count + kQ, 0, sizeof(unsigned), stream), "memset");
+        }
+        GCUT__CUDA_TRY(cudaMemsetAsync(D.count, 0, 3 * sizeof(unsigned), stream), "memset");
+        bfs_init_kernel<A><<<node_blocks, kBlock, 0, stream>>>(D);
+        GCUT__CUDA_TRY(cudaGetLastError(), "bfs init launch");
+        for (int batch = 2;; batch = batch < 16 ? batch * 2 : 16) {
+            for (int b = 0; b < batch; b++) {
+                bfs_small_kernel<A><<<1, kSmallBlock, 0, stream>>>(D);
+                bfs_level_kernel<A><<<work_blocks, kBlock, 0, stream>>>(D);
+            }
+            GCUT__CUDA_TRY(cudaGetLastError(), "bfs level launch");
+            gcut_status rs = read_ctl();
+            if (rs != GCUT_OK)
+                return rs;
+            if (ctl[ctl[kQ] % 3] == 0)
+                break;
+        }
+        *depth = ctl[kLevel];
+        GCUT__CUDA_TRY(cudaMemsetAsync(D.count, 0, 3 * sizeof(unsigned), stream), "memset");
+        collect_kernel<A><<<node_blocks, kBlock, 0, stream>>>(D);
+        GCUT__CUDA_TRY(cudaGetLastError(), "collect launch");
+        gcut_status rs = read_ctl();
+        *active = ctl[ctl[kQ] % 3];
+        return rs;
+    };
+
+    unsigned active = 0, depth = 0;
+    int64_t sweeps = 0;
+    memset(ctl, 0, kNumCtl * sizeof(unsigned));
+    GCUT__CUDA_TRY(cudaMemsetAsync(D.count, 0, kNumCtl * sizeof(unsigned), stream), "memset");
+    if ((st = global_relabel(&active, &depth)) != GCUT_OK)
+        return st;
+    /* A safety net, never a result: past this many sweeps the solve reports an error rather
+     * than loop on (push-relabel does O(n^2) relabels, each sweep at least one per vertex that
+     * cannot push). */
+    const double sweep_limit = 4.0 * (double)n * (double)n + 1e6;
+    while (active > 0) {
+        /* Sweeps before the next global relabel: about the BFS depth (the hops the excess
+         * must travel), read back every few launches. */
+        const unsigned budget = fixed_sweeps > 0 ? (unsigned)fixed_sweeps
+                                : depth < 16     ? 16u
+                                                 : depth;
+        const unsigned start = ctl[kSweeps];
+        for (;;) {
+            for (int b = 0; b < 4; b++) {
+                push_small_kernel<A><<<1, kSmallBlock, 0, stream>>>(D, cycles, budget);
+                push_kernel<A><<<work_blocks, kBlock, 0, stream>>>(D, cycles);
+            }
+            GCUT__CUDA_TRY(cudaGetLastError(), "push kernel launch");
+            if ((st = read_ctl()) != GCUT_OK)
+                return st;
+            if (ctl[ctl[kQ] % 3] == 0 || ctl[kSweeps] - start >= budget)
+                break;
+        }
+        sweeps += (unsigned)(ctl[kSweeps] - start); /* 32-bit counter on the device */
+        if ((st = global_relabel(&active, &depth)) != GCUT_OK)
+            return st;
+        if (verbose)
+            fprintf(stderr,
+                    "cuda-general: %lld sweeps, %lld global relabels, %u active, depth %u\n",
+                    (long long)sweeps, (long long)relabels, active, depth);
+        if ((double)sweeps > sweep_limit)
+            return gcut__fail(GCUT_ERR_INTERNAL,
+                              "cuda-general: no maximum preflow after %lld sweeps on %lld nodes "
+                              "(%u still active); please report this graph",
+                              (long long)sweeps, n, active);
+    }
+    const int64_t levels_total = ctl[kBfsLevels];
+
+    unsigned char *labels_dev = reinterpret_cast<unsigned char *>(D.mark);
+    finish_kernel<A><<<node_blocks, kBlock, 0, stream>>>(D, labels_dev);
+    GCUT__CUDA_TRY(cudaGetLastError(), "finish kernel launch");
+    GCUT__CUDA_TRY(
+        cudaMemcpyAsync(S.host, D.counters, kNumCounters * 8, cudaMemcpyDeviceToHost, stream),
+        "read counters");
+    if (labels != NULL)
+        GCUT__CUDA_TRY(cudaMemcpyAsync(labels, labels_dev, nodes, cudaMemcpyDeviceToHost, stream),
+                       "download labels");
+    GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "solve");
+    const unsigned long long *c = S.host;
+    const unsigned long long sink_total = (c[kSumSinkHi] << 32) + c[kSumSink];
+    *flow = (int64_t)(sink_total - c[kSumSinkRes]);
+    stats->solve_ms = gcut__now_ms() - t_solve;
+    stats->sweeps = sweeps;
+    stats->global_relabels = relabels;
+    stats->pushes = (int64_t)c[kPushes];
+    stats->device_bytes = (int64_t)S.peak_bytes;
+    if (verbose)
+        fprintf(stderr,
+                "cuda-general: flow %lld, %lld sweeps, %lld global relabels (%lld BFS levels), "
+                "%llu pushes, build %.3f ms, solve %.3f ms, %zu device bytes at peak\n",
+                (long long)*flow, (long long)sweeps, (long long)relabels, (long long)levels_total,
+                c[kPushes], stats->build_ms, stats->solve_ms, S.peak_bytes);
+    return GCUT_OK;
+}
+
+} // namespace
+
+extern "C" gcut_status gcut__cudageneral_solve_graph(gcut_graph *g, const gcut_options *options,
+                                                     int64_t *flow, uint8_t *labels,
+                                                     gcut_stats *stats) {
+    const double t_start = gcut__now_ms();
+    if (g == NULL || flow == NULL || stats == NULL)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "cuda-general: graph, flow or stats is NULL");
+    if (!gcut__cuda_available())
+        return gcut__fail(GCUT_ERR_NO_DEVICE, "cuda-general: no CUDA device is usable here");
+    if (g->num_nodes >= kInf || !g->ids32)
+        return gcut__fail(GCUT_ERR_UNSUPPORTED,
+                          "cuda-general: %lld nodes; this solver indexes nodes and heights with "
+                          "int32 and takes fewer than %d",
+                          (long long)g->num_nodes, kInf);
+    *flow = 0;
+    if (g->num_nodes == 0)
+        return GCUT_OK;
+    const int device = options ? options->device : 0;
+    int count = 0;
+    cudaGetDeviceCount(&count);
+    cudaGetLastError();
+    if (device < 0 || device >= count)
+        return gcut__fail(GCUT_ERR_NO_DEVICE, "cuda-general: options.device %d not in [0, %d)",
+                          device, count);
+    GCUT__CUDA_TRY(cudaSetDevice(device), "cudaSetDevice");
+    const int verbose = options ? options->verbose : 0;
+    Session S;
+    if ((unsigned long long)g->num_edges * 2 < 0xffffffffull)
+        return solve<unsigned>(S, g, device, verbose, flow, labels, stats, t_start);
+    return solve<unsigned long long>(S, g, device, verbose, flow, labels, stats, t_start);
+}

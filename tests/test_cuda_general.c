@@ -1,0 +1,328 @@
+/* test_cuda_general.c - the cuda-general solver (src/cuda/cuda_general.cu) against independent
+ * answers: brute force on tiny graphs, Dinic (tests/util_oracle.h) and bk on larger ones,
+ * cuda-grid on grids, and the cut certificate on every result. Skips (exit 77) without a GPU. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "util_common.h"
+#include "util_oracle.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int checks;
+static int quick;
+
+/* Solve with bk for a second opinion; -1 if it fails (reported). */
+static int64_t bk_flow(gcut_graph *g) {
+    gcut_options options;
+    gcut_options_init(&options);
+    options.solver = "bk";
+    options.warm = 0;
+    int64_t flow = -1;
+    gcut_status st = gcut_graph_solve(g, &options, &flow, NULL, NULL);
+    if (st != GCUT_OK) {
+        fprintf(stderr, "bk failed: %s: %s\n", gcut_status_name(st), gcut_last_error());
+        test_failures++;
+        return -1;
+    }
+    return flow;
+}
+
+/* cuda-general on g against Dinic (and bk, which must agree with Dinic), certificate
+ * included; twice, so that a second solve cannot depend on the first. */
+static void check_graph(gcut_graph *g, const char *what) {
+    if (g == NULL)
+        return;
+    int64_t expected = oracle_dinic(g);
+    CHECK(expected >= 0);
+    int64_t bk = bk_flow(g);
+    if (bk != expected) {
+        fprintf(stderr, "%s: bk %lld and Dinic %lld disagree\n", what, (long long)bk,
+                (long long)expected);
+        test_failures++;
+    }
+    checks += oracle_check_graph(g, "cuda-general", 0, expected, what);
+    gcut_options options;
+    gcut_options_init(&options);
+    options.solver = "cuda-general";
+    gcut_stats stats;
+    int64_t flow = -1;
+    CHECK_OK(gcut_graph_solve(g, &options, &flow, NULL, &stats));
+    CHECK_EQ_I64(flow, expected);
+    CHECK(stats.global_relabels >= 1);
+    CHECK(stats.device_bytes > 0);
+    CHECK(strcmp(stats.solver, "cuda-general") == 0);
+    checks++;
+}
+
+/* Tiny graphs: brute force over every labeling is the oracle. */
+static void tiny(test_rng *rng, int count) {
+    for (int k = 0; k < count; k++) {
+        oracle_caps caps = oracle_caps_default();
+        caps.terminal_density = 60;
+        caps.parallel_percent = k % 3 == 0 ? 20 : 0;
+        caps.self_loop_percent = k % 4 == 0 ? 20 : 0;
+        caps.one_way_percent = k % 2 ? 30 : 0;
+        int64_t n = test_rng_range(rng, 1, ORACLE_BRUTE_MAX_NODES);
+        int64_t m = test_rng_range(rng, 0, n * 3);
+        gcut_graph *g = NULL;
+        CHECK_OK(oracle_make_random(rng, n, m, &caps, &g));
+        if (g == NULL)
+            continue;
+        int64_t expected = oracle_brute_force(g);
+        char what[96];
+        snprintf(what, sizeof what, "tiny #%d (%lld nodes, %lld edges)", k, (long long)n,
+                 (long long)m);
+        checks += oracle_check_graph(g, "cuda-general", 0, expected, what);
+        gcut_graph_free(g);
+    }
+}
+
+static void random_graphs(test_rng *rng) {
+    static const int64_t sizes[][2] = {{50, 100},    {200, 2000},   {1000, 3000},
+                                       {300, 20000}, {5000, 20000}, {20000, 100000}};
+    const int count = quick > 1 ? 1 : quick ? 3 : (int)(sizeof sizes / sizeof sizes[0]);
+    for (int s = 0; s < count; s++)
+        for (int mix = 0; mix < 4; mix++) {
+            oracle_caps caps = oracle_caps_default();
+            const char *name = "default";
+            if (mix == 1)
+                caps.zero_percent = 40, caps.one_way_percent = 40, name = "sparse caps";
+            else if (mix == 2)
+                caps.huge = 1, caps.terminal_density = 50, name = "int32 extremes";
+            else if (mix == 3)
+                caps.parallel_percent = 20, caps.self_loop_percent = 10,
+                name = "parallel arcs and self-loops";
+            gcut_graph *g = NULL;
+            CHECK_OK(oracle_make_random(rng, sizes[s][0], sizes[s][1], &caps, &g));
+            char what[128];
+            snprintf(what, sizeof what, "random %lld nodes %lld edges, %s", (long long)sizes[s][0],
+                     (long long)sizes[s][1], name);
+            check_graph(g, what);
+            gcut_graph_free(g);
+        }
+}
+
+static void layered(test_rng *rng) {
+    static const int sizes[][3] = {{4, 10, 3}, {30, 40, 4}, {200, 20, 3}, {50, 400, 8}};
+    const int count = quick ? 2 : (int)(sizeof sizes / sizeof sizes[0]);
+    for (int s = 0; s < count; s++) {
+        oracle_caps caps = oracle_caps_default();
+        gcut_graph *g = NULL;
+        CHECK_OK(oracle_make_layered(rng, sizes[s][0], sizes[s][1], sizes[s][2], &caps, &g));
+        char what[96];
+        snprintf(what, sizeof what, "layered %d x %d degree %d", sizes[s][0], sizes[s][1],
+                 sizes[s][2]);
+        check_graph(g, what);
+        gcut_graph_free(g);
+    }
+}
+
+/* Grids written as general graphs, and gcut_grid problems through the explicit conversion
+ * (gcut_grid_solve with cuda-general) against Dinic and cuda-grid on the same grid. */
+static void grids(test_rng *rng) {
+    static const int64_t sizes[][2] = {{1, 1}, {1, 50}, {9, 33}, {64, 64}, {120, 200}};
+    const int count = quick ? 3 : (int)(sizeof sizes / sizeof sizes[0]);
+    for (int s = 0; s < count; s++)
+        for (int conn = 4; conn <= 8; conn += 4) {
+            oracle_caps caps = oracle_caps_default();
+            gcut_graph *g = NULL;
+            CHECK_OK(oracle_make_grid_graph(rng, sizes[s][0], sizes[s][1], conn, &caps, &g));
+            char what[96];
+            snprintf(what, sizeof what, "grid graph %lldx%lld conn %d", (long long)sizes[s][0],
+                     (long long)sizes[s][1], conn);
+            check_graph(g, what);
+            gcut_graph_free(g);
+        }
+    static const int64_t shapes3[][3] = {{3, 5, 7}, {16, 16, 16}};
+    for (int s = 0; s < (quick ? 1 : 2); s++)
+        for (int conn = 6; conn <= 26; conn += 20) {
+            oracle_caps caps = oracle_caps_default();
+            gcut_grid *grid = NULL;
+            CHECK_OK(oracle_make_grid(rng, 3, shapes3[s], conn, &caps, &grid));
+            if (grid == NULL)
+                continue;
+            int64_t expected = oracle_dinic_grid(grid);
+            char what[96];
+            snprintf(what, sizeof what, "grid %lldx%lldx%lld conn %d via conversion",
+                     (long long)shapes3[s][0], (long long)shapes3[s][1], (long long)shapes3[s][2],
+                     conn);
+            checks += oracle_check_grid(grid, "cuda-general", expected, what);
+            gcut_options options;
+            gcut_options_init(&options);
+            options.solver = "cuda-grid";
+            int64_t flow = -1;
+            if (gcut_grid_solve(grid, &options, &flow, NULL, NULL) == GCUT_OK)
+                CHECK_EQ_I64(flow, expected);
+            gcut_grid_free(grid);
+        }
+}
+
+/* Isolated vertices: most nodes have no edge at all, some only terminals. */
+static void isolated(test_rng *rng) {
+    const int64_t n = 10000;
+    gcut_graph *g = NULL;
+    CHECK_OK(gcut_graph_create(n, 0, &g));
+    if (g == NULL)
+        return;
+    for (int k = 0; k < 300; k++) {
+        int64_t u = test_rng_range(rng, 0, n - 1), v = test_rng_range(rng, 0, n - 1);
+        CHECK_OK(gcut_graph_add_edge(g, u, v, (int32_t)test_rng_range(rng, 0, 50),
+                                     (int32_t)test_rng_range(rng, 0, 50)));
+    }
+    for (int k = 0; k < 500; k++)
+        CHECK_OK(gcut_graph_add_tweights(g, test_rng_range(rng, 0, n - 1),
+                                         (int32_t)test_rng_range(rng, 0, 80),
+                                         (int32_t)test_rng_range(rng, 0, 80)));
+    check_graph(g, "isolated vertices");
+    gcut_graph_free(g);
+    /* No edges at all; and a graph of one node. */
+    CHECK_OK(gcut_graph_create(5, 0, &g));
+    CHECK_OK(gcut_graph_add_tweights(g, 2, 7, 3));
+    CHECK_OK(gcut_graph_add_tweights(g, 4, 0, 9));
+    check_graph(g, "no edges");
+    gcut_graph_free(g);
+}
+
+/* A hub with `leaves` arcs (the warp-cooperative path): source -> hub -> leaves -> sink, and
+ * the mirror, leaves fed by the source draining through the hub. */
+static void hub(test_rng *rng, int64_t leaves) {
+    for (int mirror = 0; mirror < 2; mirror++) {
+        gcut_graph *g = NULL;
+        CHECK_OK(gcut_graph_create(leaves + 1, leaves, &g));
+        if (g == NULL)
+            return;
+        for (int64_t i = 1; i <= leaves; i++) {
+            int32_t c = (int32_t)test_rng_range(rng, 0, 1000);
+            CHECK_OK(mirror ? gcut_graph_add_edge(g, i, 0, c, 0)
+                            : gcut_graph_add_edge(g, 0, i, c, 0));
+            int32_t t = (int32_t)test_rng_range(rng, 0, 1000);
+            CHECK_OK(mirror ? gcut_graph_add_tweights(g, i, t, 0)
+                            : gcut_graph_add_tweights(g, i, 0, t));
+        }
+        for (int k = 0; k < 20000; k++) /* hub terminal past int32: many calls add up */
+            CHECK_OK(mirror ? gcut_graph_add_tweights(g, 0, 0, INT32_MAX / 4)
+                            : gcut_graph_add_tweights(g, 0, INT32_MAX / 4, 0));
+        char what[64];
+        snprintf(what, sizeof what, "hub of %lld arcs%s", (long long)leaves,
+                 mirror ? " (into the hub)" : "");
+        check_graph(g, what);
+        gcut_graph_free(g);
+    }
+}
+
+/* A path of n vertices: flow crosses n arcs (long augmenting paths, a deep BFS). */
+static void path(test_rng *rng, int64_t n) {
+    gcut_graph *g = NULL;
+    CHECK_OK(gcut_graph_create(n, n, &g));
+    if (g == NULL)
+        return;
+    for (int64_t i = 0; i + 1 < n; i++)
+        CHECK_OK(gcut_graph_add_edge(g, i, i + 1, (int32_t)test_rng_range(rng, 1000, 2000),
+                                     (int32_t)test_rng_range(rng, 0, 3)));
+    CHECK_OK(gcut_graph_add_tweights(g, 0, 5000, 0));
+    CHECK_OK(gcut_graph_add_tweights(g, n - 1, 0, 5000));
+    CHECK_OK(gcut_graph_add_tweights(g, n / 2, 0, 10)); /* a side exit halfway */
+    char what[64];
+    snprintf(what, sizeof what, "path of %lld vertices", (long long)n);
+    check_graph(g, what);
+    gcut_graph_free(g);
+}
+
+/* Flows past 2^31: many parallel paths of INT32_MAX capacity. */
+static void big_flow(void) {
+    const int64_t paths = 64;
+    gcut_graph *g = NULL;
+    CHECK_OK(gcut_graph_create(2 * paths, 2 * paths, &g));
+    if (g == NULL)
+        return;
+    for (int64_t p = 0; p < paths; p++) {
+        CHECK_OK(gcut_graph_add_edge(g, 2 * p, 2 * p + 1, INT32_MAX, INT32_MAX));
+        CHECK_OK(gcut_graph_add_edge(g, 2 * p, 2 * p + 1, INT32_MAX - 1, 0)); /* parallel */
+        CHECK_OK(gcut_graph_add_edge(g, 2 * p + 1, 2 * ((p + 1) % paths), INT32_MAX, INT32_MAX));
+        for (int k = 0; k < 3; k++) {
+            CHECK_OK(gcut_graph_add_tweights(g, 2 * p, INT32_MAX, 0));
+            CHECK_OK(gcut_graph_add_tweights(g, 2 * p + 1, 0, INT32_MAX));
+        }
+    }
+    int64_t expected = oracle_dinic(g);
+    CHECK(expected > ((int64_t)1 << 31));
+    check_graph(g, "flow past 2^31");
+    gcut_graph_free(g);
+}
+
+/* Bad requests: clear errors, no crash. */
+static void errors(test_rng *rng) {
+    oracle_caps caps = oracle_caps_default();
+    gcut_graph *g = NULL;
+    CHECK_OK(oracle_make_random(rng, 1000, 5000, &caps, &g));
+    if (g == NULL)
+        return;
+    gcut_options options;
+    gcut_options_init(&options);
+    options.solver = "cuda-general";
+    int64_t flow = -1;
+    /* The device cap: too small for the graph gives GCUT_ERR_NOMEM naming the bytes. */
+    setenv("GCUT_DEVICE_MEMORY_LIMIT", "4096", 1);
+    gcut_status st = gcut_graph_solve(g, &options, &flow, NULL, NULL);
+    CHECK_EQ_I64(st, GCUT_ERR_NOMEM);
+    CHECK(strstr(gcut_last_error(), "bytes") != NULL);
+    printf("device cap message: %s\n", gcut_last_error());
+    unsetenv("GCUT_DEVICE_MEMORY_LIMIT");
+    options.device = 999;
+    CHECK_EQ_I64(gcut_graph_solve(g, &options, &flow, NULL, NULL), GCUT_ERR_NO_DEVICE);
+    options.device = 0;
+    /* After the failures the solver works again. */
+    check_graph(g, "after errors");
+    gcut_graph_free(g);
+    checks++;
+}
+
+/* "auto" picks cuda-general for general graphs of 2,000,000 nodes and more (registry.c; the
+ * measured threshold), bk below. */
+static void auto_rule(void) {
+    const int64_t sizes[2] = {1000, 2000000};
+    for (int k = 0; k < 2; k++) {
+        gcut_graph *g = NULL;
+        CHECK_OK(gcut_graph_create(sizes[k], 0, &g));
+        if (g == NULL)
+            return;
+        CHECK_OK(gcut_graph_add_tweights(g, 0, 5, 3));
+        CHECK_OK(gcut_graph_add_tweights(g, sizes[k] - 1, 2, 9));
+        gcut_stats stats;
+        int64_t flow = -1;
+        CHECK_OK(gcut_graph_solve(g, NULL, &flow, NULL, &stats));
+        CHECK_EQ_I64(flow, 5);
+        CHECK(strcmp(stats.solver, k == 0 ? "bk" : "cuda-general") == 0);
+        gcut_graph_free(g);
+        checks++;
+    }
+}
+
+int main(void) {
+    test_rng rng;
+    test_rng_init(&rng, test_seed());
+    gcut_solver_info info;
+    if (gcut_solver_find("cuda-general", &info) != GCUT_OK || !info.available) {
+        printf("test_cuda_general: skipped (cuda-general not built or no usable GPU)\n");
+        return TEST_SKIP;
+    }
+    /* GCUT_TEST_QUICK=1: the small cases only, for memcheck; 2: fewer still, for racecheck
+     * (which did not finish the first set in 90 s on the H100). */
+    const char *q = getenv("GCUT_TEST_QUICK");
+    quick = q != NULL && *q != '\0' && *q != '0' ? (*q == '2' ? 2 : 1) : 0;
+    tiny(&rng, quick > 1 ? 10 : quick ? 40 : 300);
+    random_graphs(&rng);
+    layered(&rng);
+    grids(&rng);
+    isolated(&rng);
+    hub(&rng, quick > 1 ? 100 : quick ? 2000 : 100000);
+    path(&rng, quick > 1 ? 200 : quick ? 3000 : 100000);
+    big_flow();
+    errors(&rng);
+    if (quick < 2)
+        auto_rule();
+    return test_finish("test_cuda_general", checks);
+}
