@@ -26,6 +26,9 @@ static void usage(FILE *out) {
           "  --iterations N        GrabCut rounds: re-fit the colour models to the cut and cut\n"
           "                        again, at most N cuts, fewer when the labels stop changing\n"
           "                        (default 5; 1 = one cut from the seeds' models)\n"
+          "  --coarse-rounds N     GrabCut: make the first N rounds on a half-size copy, the\n"
+          "                        rest (each an exact cut) at full size; auto (default:\n"
+          "                        all but the last when 16384+ pixels are unknown), or none\n"
           "  --cold                solve every round afresh (default: bk re-solves warm from\n"
           "                        the previous round; the masks are the same)\n"
           "  --seed-encoding E     gcut: 0 unknown, 1 foreground, 2 background (default);\n"
@@ -373,6 +376,14 @@ static int parse_args(int argc, char **argv, segment_args *args) {
         } else if (strcmp(a, "--rect") == 0) {
             args->has_rect = true;
             ok = parse_rect(v, &args->rect);
+        } else if (strcmp(a, "--coarse-rounds") == 0) {
+            if (strcmp(v, "auto") == 0)
+                args->params.coarse_rounds = 0;
+            else if (strcmp(v, "none") == 0)
+                args->params.coarse_rounds = -1;
+            else
+                ok = cli_parse_int("segment", a, v, 1, GCUT_SEG_MAX_ITERATIONS,
+                                   &args->params.coarse_rounds);
         } else if (strcmp(a, "--iterations") == 0) {
             ok = cli_parse_int("segment", a, v, 1, GCUT_SEG_MAX_ITERATIONS,
                                &args->params.iterations);
@@ -884,8 +895,17 @@ int cli_cmd_segment(int argc, char **argv) {
     if (args.has_rect)
         printf("box      %" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 " (x,y,w,h)\n", args.rect.x,
                args.rect.y, args.rect.width, args.rect.height);
-    if (report.iterations > 1 || args.has_rect) {
-        printf("rounds   %d%s\n", report.iterations,
+    if (report.iterations > 1 || report.coarse_iterations > 0 || args.has_rect) {
+        if (report.coarse_iterations > 0) {
+            printf("coarse   %d rounds on smaller copies (half size, or less first)\n",
+                   report.coarse_iterations);
+            if (args.verbose)
+                for (int t = 0; t < report.coarse_iterations; t++)
+                    printf("coarse %-2d energy %.6f nats (on its copy's energy)\n", t + 1,
+                           report.coarse_energy[t]);
+        }
+        printf("rounds   %d%s%s\n", report.iterations,
+               report.coarse_iterations > 0 ? " at full size" : "",
                report.converged ? " (converged)" : " (limit reached)");
         if (args.verbose)
             for (int t = 0; t < report.iterations; t++)

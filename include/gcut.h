@@ -527,7 +527,20 @@ typedef struct gcut_seg_params {
                          with seeds alone; gcut_segment() makes one cut (and calls
                          gcut_grabcut() when this is above 1). At most
                          GCUT_SEG_MAX_ITERATIONS */
+    /** GrabCut: how many of the rounds are made on a copy of the image halved in each axis
+     *  before the full-size ones (docs/GRABCUT.md, "Half-size first rounds"): the models are
+     *  fitted there, where a cut costs a fraction, and the last round cuts the full image
+     *  exactly with models re-fitted to its own pixels. The copy is halved again the same way
+     *  while it has 65536 unknown pixels (a pyramid, one round a level). 0
+     *  (default): automatic, iterations - 1 when at least GCUT_SEG_COARSE_MIN pixels of a 2D
+     *  image are unknown, else none; -1: none; N >= 1: N (at most iterations - 1). Volumes:
+     *  none. */
+    int coarse_rounds;
 } gcut_seg_params;
+
+/** Unknown pixels from which gcut_grabcut() makes its first rounds at half size when
+ *  gcut_seg_params.coarse_rounds is 0. */
+#define GCUT_SEG_COARSE_MIN 16384
 
 /** gcut_seg_params.levels: pick the number of levels by the image's size. */
 #define GCUT_SEG_LEVELS_AUTO (-1)
@@ -583,7 +596,28 @@ typedef struct gcut_seg_report {
     double round_energy[GCUT_SEG_MAX_ITERATIONS];   /**< energy (nats) of round t's cut under round
                                                      t's   models: never increases with t */
     int64_t round_changed[GCUT_SEG_MAX_ITERATIONS]; /**< pixels whose label round t changed */
+    int coarse_iterations; /**< GrabCut rounds made on smaller copies (half size, and a
+                                quarter... where the pyramid went on) before the full-size
+                                rounds (gcut_seg_params.coarse_rounds); 0 when the copy's cut
+                                left a class empty and was not used; iterations, round_energy and
+                                round_changed count the full-size rounds only (round 0's
+                                changes are against the half-size cut, upsampled) */
+    double coarse_energy[GCUT_SEG_MAX_ITERATIONS]; /**< energy (nats) of each smaller-copy
+                                                        round's cut, smallest copy first, each
+                                                        on its own copy's energy */
+    /** Why the full-size GrabCut rounds ended (gcut_seg_stop): the limit, a cut that changed
+     *  no label (a stop of the re-fitting loop: every cut made is still an exact minimum), a
+     *  class the cut left empty, or re-fitted models that would raise the energy. */
+    int stopped_by;
 } gcut_seg_report;
+
+/** gcut_seg_report.stopped_by. */
+typedef enum gcut_seg_stop {
+    GCUT_SEG_STOP_LIMIT = 0,       /**< params.iterations rounds made (or one cut) */
+    GCUT_SEG_STOP_UNCHANGED = 1,   /**< a round after the first changed no label */
+    GCUT_SEG_STOP_EMPTY_CLASS = 2, /**< the cut left no foreground or no background */
+    GCUT_SEG_STOP_REFIT = 3        /**< the re-fit would raise the cut's energy: kept the last */
+} gcut_seg_stop;
 
 /** Build the segmentation grid for image and seeds (codes as above; hard constraints make
  *  seeded pixels keep their label in every minimum cut). Foreground is the source side. Alpha

@@ -56,6 +56,22 @@ grep_out '^seeds +[1-9][0-9]* foreground' "foreground seeds counted"
 expect 0 "seeds, 3 rounds" -- "$gcut" segment "$coffee" --seeds "$src/examples/coffee-seeds.png" \
     --iterations 3 -o "$work/seeds3.png"
 grep_out '^rounds +[1-3] ' "rounds with seeds"
+# Half-size first rounds: the coffee box has 85800 unknown pixels, so the default makes them
+# (the warm = cold check above ran through them); none, an explicit count, and bad values.
+expect 0 "box, coarse rounds default" -- "$gcut" segment "$coffee" --rect 60,20,330,260 \
+    -o "$work/auto.png"
+grep_out '^coarse +[1-4] rounds' "half-size rounds by default"
+grep_out '^rounds +1 at full size' "one full-size round by default"
+expect 0 "box, no coarse rounds" -- "$gcut" segment "$coffee" --rect 60,20,330,260 \
+    --coarse-rounds none -o "$work/none.png"
+if grep -Eq '^coarse' "$work/out"; then fail "--coarse-rounds none made half-size rounds"; else pass; fi
+expect 0 "box, 2 coarse rounds of 3" -- "$gcut" segment "$coffee" --rect 60,20,330,260 \
+    --iterations 3 --coarse-rounds 2 -o "$work/two.png"
+grep_out '^coarse +[12] rounds' "explicit coarse rounds"
+expect 2 "coarse rounds 0" -- "$gcut" segment "$coffee" --rect 1,2,3,4 --coarse-rounds 0 \
+    -o "$work/x.png"
+expect 2 "coarse rounds junk" -- "$gcut" segment "$coffee" --rect 1,2,3,4 --coarse-rounds x \
+    -o "$work/x.png"
 # A gray photograph (histogram model).
 expect 0 "gray box" -- "$gcut" segment "$src/examples/camera.png" --rect 100,20,300,480 \
     -o "$work/camera.png"

@@ -1,8 +1,10 @@
 /* test_grabcut.c - GrabCut (Rother, Kolmogorov & Blake 2004) in gcut_grabcut(): every round's
  * mask a minimum cut of that round's energy (brute force on tiny images, the cut certificate
  * against fresh bk and cpu-pr solves on larger ones), box and seeds together, the energy never
- * rising, warm and cold rounds giving the same masks, bad boxes rejected by name, and a
- * picture of one colour. Randomised cases print their seed (GCUT_TEST_SEED replays). */
+ * rising, warm and cold rounds giving the same masks and energies round by round (each round
+ * certified), the early stop only on a round that changed no label, the half-size first rounds
+ * (forced and automatic; certified, warm = cold), bad boxes rejected by name, and a picture of
+ * one colour. Randomised cases print their seed (GCUT_TEST_SEED replays). */
 #include "internal.h"
 #include "util_common.h"
 
@@ -79,6 +81,7 @@ static void test_brute_force(uint64_t seed) {
         p.lambda = (double)test_rng_range(&rng, 1, 60);
         p.connectivity = trial % 2 ? 8 : 4;
         p.iterations = (int)test_rng_range(&rng, 1, 4);
+        p.coarse_rounds = trial % 3 == 0 ? 1 : 0; /* half-size first round where it can be */
         gcut_grid *grid = NULL;
         gcut_seg_report rep;
         CHECK_OK(gcut__grabcut(&img, &box, NULL, &p, NULL, mask, &rep, &grid));
@@ -301,10 +304,221 @@ static void test_one_colour(void) {
     free(px), free(mask), free(seeds);
 }
 
+/* The blob picture of test_synthetic with its truth and the box around the truth grown by 3. */
+static void blob(test_rng *rng, int64_t w, int64_t h, uint8_t *px, uint8_t *truth, gcut_rect *box) {
+    random_image(rng, w, h, px);
+    int64_t x0 = w, y0 = h, x1 = 0, y1 = 0;
+    for (int64_t i = 0; i < w * h; i++) {
+        const int64_t dx = 2 * (i % w) - w, dy = 2 * (i / w) - h, x = i % w, y = i / w;
+        truth[i] = dx * dx + dy * dy < (w * w + h * h) / 6;
+        if (truth[i]) {
+            x0 = x < x0 ? x : x0, y0 = y < y0 ? y : y0;
+            x1 = x > x1 ? x : x1, y1 = y > y1 ? y : y1;
+        }
+    }
+    *box = (gcut_rect){x0 - 3, y0 - 3, x1 - x0 + 7, y1 - y0 + 7};
+}
+
+/* Every round's cut exact, warm or cold: the run with limit t ends on round t of the run with
+ * a higher limit (the rounds are deterministic), so its final energy's grid certifies round t's
+ * mask (bk and cpu-pr flows equal its cut), and the warm and cold runs agree on every round's
+ * mask and energy. With half-size first rounds too (coarse_rounds 2: rounds 3.. at full size). */
+static void test_each_round(uint64_t seed) {
+    const int64_t w = 64, h = 48, n = w * h;
+    uint8_t *px = malloc((size_t)n * 3), *truth = malloc((size_t)n);
+    uint8_t *warm = malloc((size_t)n), *cold = malloc((size_t)n);
+    test_rng rng;
+    test_rng_init(&rng, seed ^ 0xEAC4);
+    gcut_rect box;
+    blob(&rng, w, h, px, truth, &box);
+    gcut_image img = {w, h, 1, 3, 8, px};
+    for (int coarse = -1; coarse <= 2; coarse += 3) {
+        gcut_seg_report longest;
+        gcut_seg_params p;
+        gcut_seg_params_init(&p);
+        p.seed = seed;
+        p.coarse_rounds = coarse;
+        p.iterations = 6;
+        CHECK_OK(gcut_grabcut(&img, &box, NULL, &p, NULL, warm, &longest));
+        for (int t = coarse > 0 ? coarse + 1 : 1; t <= 6; t++) {
+            p.iterations = t;
+            gcut_options o;
+            gcut_options_init(&o);
+            o.solver = "bk";
+            gcut_seg_report rw, rc;
+            gcut_grid *grid = NULL;
+            CHECK_OK(gcut__grabcut(&img, &box, NULL, &p, &o, warm, &rw, &grid));
+            o.warm = 0;
+            CHECK_OK(gcut_grabcut(&img, &box, NULL, &p, &o, cold, &rc));
+            PASS_IF(memcmp(warm, cold, (size_t)n) == 0);
+            bool same = rw.iterations == rc.iterations &&
+                        rw.coarse_iterations == rc.coarse_iterations &&
+                        rw.coarse_iterations == (coarse > 0 ? coarse : 0);
+            for (int k = 0; same && k < rw.iterations; k++)
+                same = rw.round_energy[k] == rc.round_energy[k] &&
+                       rw.round_energy[k] == longest.round_energy[k];
+            for (int k = 0; same && k < rw.coarse_iterations; k++)
+                same = rw.coarse_energy[k] == rc.coarse_energy[k];
+            PASS_IF(same);
+            if (!same)
+                printf("round %d (coarse %d): warm, cold and the longer run differ\n", t, coarse);
+            if (grid != NULL)
+                check_min_cut(grid, warm, n);
+            gcut_grid_free(grid);
+            if (rw.stopped_by != GCUT_SEG_STOP_LIMIT)
+                break; /* the rounds ended before t: later limits repeat this run */
+        }
+    }
+    free(px), free(truth), free(warm), free(cold);
+}
+
+/* The early stop is a stop of the re-fitting loop, taken only on a round that changed no label
+ * (after the first): never earlier, never skipped, and the rounds before it are those of a run
+ * without it (the same energies as a run limited to its length). */
+static void test_early_stop(uint64_t seed) {
+    const int64_t w = 48, h = 40, n = w * h;
+    uint8_t *px = malloc((size_t)n * 3), *truth = malloc((size_t)n);
+    uint8_t *mask = malloc((size_t)n), *again = malloc((size_t)n);
+    int unchanged_stops = 0;
+    for (int trial = 0; trial < 8; trial++) {
+        test_rng rng;
+        test_rng_init(&rng, seed + 977u * (uint64_t)trial);
+        gcut_rect box;
+        blob(&rng, w, h, px, truth, &box);
+        gcut_image img = {w, h, 1, 3, 8, px};
+        gcut_seg_params p;
+        gcut_seg_params_init(&p);
+        p.seed = seed + (uint64_t)trial;
+        p.iterations = 16;
+        p.lambda = (double)test_rng_range(&rng, 5, 80);
+        gcut_seg_report r;
+        CHECK_OK(gcut_grabcut(&img, &box, NULL, &p, NULL, mask, &r));
+        const int last = r.iterations - 1;
+        bool ok = true;
+        for (int t = 1; t < last; t++)
+            ok = ok && r.round_changed[t] != 0; /* an unchanged round before the end */
+        if (r.stopped_by == GCUT_SEG_STOP_UNCHANGED) {
+            ok = ok && last > 0 && r.round_changed[last] == 0 && r.converged;
+            unchanged_stops++;
+        } else if (r.stopped_by == GCUT_SEG_STOP_LIMIT) {
+            ok = ok && r.iterations == p.iterations && !r.converged;
+        } else {
+            ok = ok && r.converged;
+        }
+        PASS_IF(ok);
+        if (!ok)
+            printf("trial %d: stopped by %d after %d rounds, last changed %lld\n", trial,
+                   r.stopped_by, r.iterations, (long long)r.round_changed[last]);
+        /* A run limited to the rounds made gives the same mask and energies. */
+        p.iterations = r.iterations;
+        gcut_seg_report r2;
+        CHECK_OK(gcut_grabcut(&img, &box, NULL, &p, NULL, again, &r2));
+        bool same = memcmp(mask, again, (size_t)n) == 0 && r2.iterations == r.iterations;
+        for (int t = 0; same && t < r.iterations; t++)
+            same = r.round_energy[t] == r2.round_energy[t];
+        PASS_IF(same);
+    }
+    printf("early stop: %d of 8 runs stopped on an unchanged round\n", unchanged_stops);
+    PASS_IF(unchanged_stops > 0); /* the stop was exercised */
+    free(px), free(truth), free(mask), free(again);
+}
+
+/* The half-size first rounds: forced on a small picture (1-3 of 5 rounds) and automatic on
+ * one with 65536+ unknown pixels; each a minimum cut of the final energy (certificate), the
+ * same warm as cold, near the truth; none below the threshold or with -1; bad values refused. */
+static void test_coarse(uint64_t seed) {
+    int64_t w = 96, h = 72, n = w * h;
+    uint8_t *px = malloc((size_t)320 * 240 * 3), *truth = malloc((size_t)320 * 240);
+    uint8_t *warm = malloc((size_t)320 * 240), *cold = malloc((size_t)320 * 240);
+    test_rng rng;
+    test_rng_init(&rng, seed ^ 0xC0A5);
+    gcut_rect box;
+    blob(&rng, w, h, px, truth, &box);
+    gcut_image img = {w, h, 1, 3, 8, px};
+    for (int c = -1; c <= 3; c++) {
+        gcut_seg_params p;
+        gcut_seg_params_init(&p);
+        p.seed = seed;
+        p.coarse_rounds = c;
+        gcut_options o;
+        gcut_options_init(&o);
+        o.solver = "bk";
+        gcut_seg_report rw, rc;
+        gcut_grid *grid = NULL;
+        CHECK_OK(gcut__grabcut(&img, &box, NULL, &p, &o, warm, &rw, &grid));
+        o.warm = 0;
+        CHECK_OK(gcut_grabcut(&img, &box, NULL, &p, &o, cold, &rc));
+        PASS_IF(memcmp(warm, cold, (size_t)n) == 0 && rw.coarse_iterations == rc.coarse_iterations);
+        /* 96x72 has fewer than GCUT_SEG_COARSE_MIN unknown pixels: automatic is none. */
+        PASS_IF(c <= 0 ? rw.coarse_iterations == 0
+                       : rw.coarse_iterations >= 1 && rw.coarse_iterations <= c &&
+                             rw.iterations <= 5 - c);
+        int64_t wrong = 0;
+        for (int64_t i = 0; i < n; i++)
+            wrong += warm[i] != truth[i];
+        printf("blob %dx%d, coarse_rounds %d: %d half-size + %d full-size rounds, %.2f%% wrong\n",
+               (int)w, (int)h, c, rw.coarse_iterations, rw.iterations,
+               100.0 * (double)wrong / (double)n);
+        PASS_IF(wrong < n / 50);
+        if (grid != NULL)
+            check_min_cut(grid, warm, n);
+        gcut_grid_free(grid);
+    }
+    /* Seeds alone, forced. */
+    {
+        uint8_t *s2 = calloc((size_t)n, 1);
+        for (int64_t i = 0; i < n; i++)
+            if (i % 53 == 0)
+                s2[i] = truth[i] ? GCUT_SEED_FOREGROUND : GCUT_SEED_BACKGROUND;
+        gcut_seg_params p;
+        gcut_seg_params_init(&p);
+        p.coarse_rounds = 2;
+        gcut_seg_report r;
+        gcut_grid *grid = NULL;
+        CHECK_OK(gcut__grabcut(&img, NULL, s2, &p, NULL, warm, &r, &grid));
+        PASS_IF(r.coarse_iterations >= 1);
+        if (grid != NULL)
+            check_min_cut(grid, warm, n);
+        gcut_grid_free(grid);
+        free(s2);
+    }
+    /* Bad values. */
+    gcut_seg_params p;
+    gcut_seg_params_init(&p);
+    for (int bad = 0; bad < 2; bad++) {
+        p.coarse_rounds = bad ? GCUT_SEG_MAX_ITERATIONS + 1 : -2;
+        PASS_IF(gcut_grabcut(&img, &box, NULL, &p, NULL, warm, NULL) == GCUT_ERR_INVALID_ARG &&
+                strstr(gcut_last_error(), "coarse_rounds") != NULL);
+    }
+    /* Automatic on 320x240 with a box of 300x230 (69000 unknown pixels): a pyramid. */
+    w = 320, h = 240, n = w * h;
+    blob(&rng, w, h, px, truth, &box);
+    img = (gcut_image){w, h, 1, 3, 8, px};
+    box = (gcut_rect){10, 5, 300, 230};
+    gcut_seg_params_init(&p);
+    gcut_seg_report r;
+    gcut_grid *grid = NULL;
+    CHECK_OK(gcut__grabcut(&img, &box, NULL, &p, NULL, warm, &r, &grid));
+    PASS_IF(r.coarse_iterations >= 1 && r.coarse_iterations <= 4 && r.iterations == 1);
+    int64_t wrong = 0;
+    for (int64_t i = 0; i < n; i++)
+        wrong += warm[i] != truth[i];
+    printf("blob %dx%d, automatic: %d half-size + %d full-size rounds, %.2f%% wrong\n", (int)w,
+           (int)h, r.coarse_iterations, r.iterations, 100.0 * (double)wrong / (double)n);
+    PASS_IF(wrong < n / 50);
+    if (grid != NULL)
+        check_min_cut(grid, warm, n);
+    gcut_grid_free(grid);
+    free(px), free(truth), free(warm), free(cold);
+}
+
 int main(void) {
     const uint64_t seed = test_seed();
     test_brute_force(seed);
     test_synthetic(seed);
+    test_each_round(seed);
+    test_early_stop(seed);
+    test_coarse(seed);
     test_bad_boxes();
     test_one_colour();
     return test_finish("test_grabcut", passed);

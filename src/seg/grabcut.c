@@ -22,6 +22,12 @@
  * share cap strokes reached 11.4% but the synthetic pictures of golden_segment.sh, seeded by
  * two 32-pixel patches, fell from under 5% to 24% wrong. */
 #define UNKNOWN_WEIGHT 0.05
+/* A half-size copy is itself halved for its first rounds when it has this many unknown pixels
+ * (the full-size image from GCUT_SEG_COARSE_MIN): measured on the photographs of
+ * docs/GRABCUT.md, halving down to 16384 unknown pixels at every level made the box's error
+ * 11.3% (the smallest copies are too coarse to learn from), down to 32768 8.7%, down to 65536
+ * 7.4%. */
+#define PYRAMID_MIN 65536
 #define UNKNOWN_SHARE 0.25
 
 /* Everything a run keeps between rounds. */
@@ -31,15 +37,23 @@ typedef struct gc_run {
     gcut_seg_params p;        /* resolved */
     const uint8_t *pixels;    /* working image */
     uint8_t *owned;           /* its buffer when converted */
-    int32_t *q;               /* per pixel: quantised colour */
-    int32_t *colors;          /* the colours present, ascending */
-    int64_t num_present;      /* their number */
+    int32_t *q;               /* per pixel: its colour's place in colors (dense index) */
+    int32_t *colors;          /* the quantised colours present, ascending */
+    int64_t np;               /* their number; the per-colour arrays below have np entries */
     uint8_t *hard;            /* per pixel: GCUT_SEED_* after the box */
     uint8_t *label;           /* per pixel: 1 foreground (current cut) */
-    double *counts;           /* [0, nc) foreground, [nc, 2 nc) background: pixels per colour */
+    double *counts;           /* [0, np) foreground, [np, 2 np) background: pixels per colour */
     double *cost;             /* same layout: -ln P(colour | class) */
     double *cost_saved;       /* the previous round's, while a re-fit is judged */
     double *offset;           /* per colour: scale * min(cost_fg, cost_bg), the reduced part */
+    int32_t *u_source;        /* per colour: the tables' unary_source entry (dense copy) */
+    int32_t *u_sink;          /* per colour: the tables' unary_sink entry */
+    double *hist;             /* histogram model only: counts and costs by quantised colour */
+    uint8_t *best;            /* gmm: [side * np + k] colour k's most likely component */
+    uint8_t *best_saved;      /* the previous round's, while a re-fit is judged */
+    bool best_valid;          /* best holds the current mixtures' picks */
+    bool start_from_gmm;      /* gmm holds a smaller copy's last mixtures: start from them */
+    bool pairwise_ready;      /* tables' pairwise part and K filled (they never change) */
     gcut__seg_tables *tables; /* the current round's energy */
     gcut__gmm gmm[2];         /* foreground, background */
     double model_ms;
@@ -66,6 +80,11 @@ static void run_free(gc_run *r) {
     gcut__free(r->cost);
     gcut__free(r->cost_saved);
     gcut__free(r->offset);
+    gcut__free(r->u_source);
+    gcut__free(r->u_sink);
+    gcut__free(r->hist);
+    gcut__free(r->best);
+    gcut__free(r->best_saved);
     gcut__seg_tables_free(r->tables);
     gcut__free(r->crop_pixels);
     gcut__free(r->crop_hard);
@@ -126,39 +145,51 @@ static gcut_status make_graph(gc_run *r, const gcut_image *image, gcut_graph **o
     gcut_graph *g = NULL;
     if ((st = gcut_graph_create(r->cn, r->cn * half, &g)) != GCUT_OK)
         goto done;
-    for (int64_t i = 0, j = 0; i < r->n; i++) {
-        if (node_of[i] < 0)
-            continue;
-        r->crop_index[j] = i;
-        const int64_t c[3] = {i / plane, (i / w) % h, i % w};
-        for (int e = 0; e < half; e++)
-            for (int sign = 1; sign >= -1; sign -= 2) {
-                const int64_t z = c[0] + sign * off[e][0], y = c[1] + sign * off[e][1];
-                const int64_t x = c[2] + sign * off[e][2];
-                if (z < 0 || z >= d || y < 0 || y >= h || x < 0 || x >= w)
-                    continue;
-                const int64_t k = (z * h + y) * w + x;
-                const int32_t cap = r->tables->pairwise[gcut__seg_offset_class(
-                    off[e])][gcut__seg_sqdiff(r->pixels + i * r->ch, r->pixels + k * r->ch, r->ch)];
-                if (node_of[k] < 0) {
-                    /* A fixed neighbour: background costs cap if this pixel is foreground. */
-                    if (r->hard[k] == GCUT_SEED_BACKGROUND)
-                        r->fold_sink[j] += cap;
-                    else
-                        r->fold_source[j] += cap;
-                } else if (sign > 0 &&
-                           (st = gcut_graph_add_edge(g, j, node_of[k], cap, cap)) != GCUT_OK) {
-                    gcut_graph_free(g);
-                    goto done;
-                }
-            }
-        j++;
+    /* Per offset: its pairwise row and its step in the image. */
+    const int32_t *row_of[13];
+    int64_t step[13];
+    for (int e = 0; e < half; e++) {
+        row_of[e] = r->tables->pairwise[gcut__seg_offset_class(off[e])];
+        step[e] = (off[e][0] * h + off[e][1]) * w + off[e][2];
     }
-    for (int64_t j = 0; j < r->cn; j++) {
+    const int ch = r->ch;
+    int64_t j = 0;
+    for (int64_t z = 0; z < d; z++)
+        for (int64_t y = 0; y < h; y++)
+            for (int64_t x = 0; x < w; x++) {
+                const int64_t i = z * plane + y * w + x;
+                if (node_of[i] < 0)
+                    continue;
+                r->crop_index[j] = i;
+                const uint8_t *pi = r->pixels + i * ch;
+                for (int e = 0; e < half; e++)
+                    for (int sign = 1; sign >= -1; sign -= 2) {
+                        const int64_t nz = z + sign * off[e][0], ny = y + sign * off[e][1];
+                        const int64_t nx = x + sign * off[e][2];
+                        if (nz < 0 || nz >= d || ny < 0 || ny >= h || nx < 0 || nx >= w)
+                            continue;
+                        const int64_t k = i + sign * step[e];
+                        const int32_t cap = row_of[e][gcut__seg_sqdiff(pi, r->pixels + k * ch, ch)];
+                        if (node_of[k] < 0) {
+                            /* A fixed neighbour: background costs cap if this pixel is
+                             * foreground. */
+                            if (r->hard[k] == GCUT_SEED_BACKGROUND)
+                                r->fold_sink[j] += cap;
+                            else
+                                r->fold_source[j] += cap;
+                        } else if (sign > 0 && (st = gcut_graph_add_edge(g, j, node_of[k], cap,
+                                                                         cap)) != GCUT_OK) {
+                            gcut_graph_free(g);
+                            goto done;
+                        }
+                    }
+                j++;
+            }
+    for (int64_t u = 0; u < r->cn; u++) {
         int32_t s, t;
-        terminals(r, j, &s, &t);
-        r->cur_source[j] = s, r->cur_sink[j] = t;
-        if ((st = gcut_graph_add_tweights(g, j, s, t)) != GCUT_OK) {
+        terminals(r, u, &s, &t);
+        r->cur_source[u] = s, r->cur_sink[u] = t;
+        if ((st = gcut_graph_add_tweights(g, u, s, t)) != GCUT_OK) {
             gcut_graph_free(g);
             goto done;
         }
@@ -257,7 +288,7 @@ static void fold_boundary(gc_run *r, const gcut_image *image, const gcut_grid *g
 /* Merge box and seeds into hard codes; the box's inside (less background seeds) is the first
  * foreground. */
 static gcut_status hard_constraints(const gcut_image *image, const gcut_rect *rect,
-                                    const uint8_t *seeds, gc_run *r, int64_t *count_fg,
+                                    const uint8_t *seeds, bool boxed, gc_run *r, int64_t *count_fg,
                                     int64_t *count_bg) {
     const int64_t w = image->width, h = image->height, n = r->n;
     int64_t x0 = 0, y0 = 0, x1 = w, y1 = h;
@@ -306,7 +337,13 @@ static gcut_status hard_constraints(const gcut_image *image, const gcut_rect *re
         *count_fg += code == GCUT_SEED_FOREGROUND;
         *count_bg += code == GCUT_SEED_BACKGROUND;
     }
-    if (rect != NULL) {
+    if (rect == NULL && boxed) {
+        /* A half-size copy of a boxed run (coarse_start): the box is in the seeds already. */
+        if (*count_bg == 0 || *count_fg + *count_bg == n)
+            return gcut__fail(GCUT_ERR_INVALID_ARG,
+                              "grabcut: the half-size copy has %s (its blocks mix the classes)",
+                              *count_bg == 0 ? "no background" : "no unknown pixel");
+    } else if (rect != NULL) {
         if (*count_bg == 0)
             return gcut__fail(GCUT_ERR_INVALID_ARG,
                               "grabcut: the box %" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
@@ -335,20 +372,20 @@ static gcut_status hard_constraints(const gcut_image *image, const gcut_rect *re
      * Without a box the first models see the seeds only. */
     for (int64_t i = 0; i < n; i++)
         r->label[i] =
-            r->hard[i] == GCUT_SEED_FOREGROUND || (rect != NULL && r->hard[i] == GCUT_SEED_UNKNOWN);
+            r->hard[i] == GCUT_SEED_FOREGROUND || (boxed && r->hard[i] == GCUT_SEED_UNKNOWN);
     return GCUT_OK;
 }
 
 /* Pixels per colour and class: all pixels by their label, or (seeds_only) the hard ones and
  * the unknown ones with weight unknown_weight as background. */
 static void count_colours(gc_run *r, bool seeds_only, double unknown_weight) {
-    memset(r->counts, 0, (size_t)r->nc * 2 * sizeof(double));
+    memset(r->counts, 0, (size_t)r->np * 2 * sizeof(double));
     for (int64_t i = 0; i < r->n; i++) {
         if (seeds_only && r->hard[i] == GCUT_SEED_UNKNOWN) {
-            r->counts[r->nc + r->q[i]] += unknown_weight;
+            r->counts[r->np + r->q[i]] += unknown_weight;
             continue;
         }
-        r->counts[(r->label[i] ? 0 : r->nc) + r->q[i]] += 1.0;
+        r->counts[(r->label[i] ? 0 : r->np) + r->q[i]] += 1.0;
     }
 }
 
@@ -357,50 +394,91 @@ static gcut_status fit_models(gc_run *r, bool warm) {
     const double t0 = gcut__now_ms();
     gcut_status st;
     for (int side = 0; side < 2; side++) {
-        const double *counts = r->counts + side * r->nc;
-        double *cost = r->cost + side * r->nc;
+        const double *counts = r->counts + side * r->np;
+        double *cost = r->cost + side * r->np;
         if (r->p.model == GCUT_MODEL_GMM) {
-            st = gcut__gmm_fit(&r->gmm[side], counts, r->nc, r->ch, r->p.gmm_components,
-                               r->p.seed + (uint64_t)side, warm ? WARM_EM_ROUNDS : 0, true);
+            uint8_t *best = r->best + side * r->np; /* of the mixture being re-fitted */
+            st = gcut__gmm_fit_list(
+                &r->gmm[side], r->colors, counts, warm && r->best_valid ? best : NULL, r->np, r->ch,
+                r->p.gmm_components, r->p.seed + (uint64_t)side, warm ? WARM_EM_ROUNDS : 0, true);
             if (st != GCUT_OK)
                 return st;
-            gcut__gmm_costs(&r->gmm[side], r->colors, r->num_present, cost);
+            gcut__gmm_costs_list(&r->gmm[side], r->colors, r->np, cost, best);
+            r->best_valid = side == 1;
         } else {
-            st = gcut__seg_model_costs(counts, NULL, r->nc, r->ch, GCUT_MODEL_HISTOGRAM, 0,
-                                       r->p.histogram_bins, 0, cost);
+            /* The histogram works on every quantised colour: scatter, fit, gather. */
+            double *hc = r->hist, *hcost = r->hist + r->nc;
+            memset(hc, 0, (size_t)r->nc * sizeof(double));
+            for (int64_t k = 0; k < r->np; k++)
+                hc[r->colors[k]] = counts[k];
+            st = gcut__seg_model_costs(hc, NULL, r->nc, r->ch, GCUT_MODEL_HISTOGRAM, 0,
+                                       r->p.histogram_bins, 0, hcost);
             if (st != GCUT_OK)
                 return st;
+            for (int64_t k = 0; k < r->np; k++)
+                cost[k] = hcost[r->colors[k]];
         }
     }
     r->model_ms += gcut__now_ms() - t0;
     return GCUT_OK;
 }
 
-/* The tables (and the per-colour offsets) of the costs in r->cost. */
+/* Regional costs less the colour's min(cost_fg, cost_bg), clamped: seg_tables.c's rule, on
+ * which gcut__seg_tables_fill() and so every other path's energy rests (kept in step). */
+static void reduce_pair(double cost_fg, double cost_bg, double *fg, double *bg) {
+    if (!isfinite(cost_fg) && !isfinite(cost_bg))
+        cost_fg = cost_bg = 0.0;
+    const double m = cost_fg < cost_bg ? cost_fg : cost_bg;
+    *fg = isfinite(cost_fg) ? cost_fg - m : GCUT__SEG_UNARY_MAX_NATS;
+    *bg = isfinite(cost_bg) ? cost_bg - m : GCUT__SEG_UNARY_MAX_NATS;
+    *fg = *fg > GCUT__SEG_UNARY_MAX_NATS ? GCUT__SEG_UNARY_MAX_NATS : *fg;
+    *bg = *bg > GCUT__SEG_UNARY_MAX_NATS ? GCUT__SEG_UNARY_MAX_NATS : *bg;
+}
+
+/* The tables (and the per-colour offsets) of the costs in r->cost. The pairwise part and K
+ * depend on lambda, sigma and the scale alone, fixed for the run: filled once. The unary
+ * entries are written for the colours present only (no pixel reads another). */
 static gcut_status apply_costs(gc_run *r, double sigma, double scale) {
-    gcut_status st = gcut__seg_tables_fill(r->tables, r->cost, r->cost + r->nc, r->p.lambda, sigma,
-                                           scale, r->p.connectivity);
-    if (st != GCUT_OK)
-        return st;
-    const double *cf = r->cost, *cb = r->cost + r->nc;
-    for (int64_t k = 0; k < r->num_present; k++) {
-        const int32_t c = r->colors[k];
-        const double m = cf[c] < cb[c] ? cf[c] : cb[c];
-        r->offset[c] = isfinite(m) ? r->tables->scale * m : 0.0;
+    gcut__seg_tables *t = r->tables;
+    if (!r->pairwise_ready) {
+        const int64_t nc = t->num_colors;
+        t->num_colors = 0; /* the unary loops of the fill see no colour */
+        gcut_status st =
+            gcut__seg_tables_fill(t, NULL, NULL, r->p.lambda, sigma, scale, r->p.connectivity);
+        t->num_colors = nc;
+        if (st != GCUT_OK)
+            return st;
+        r->pairwise_ready = true;
     }
+    const double *cf = r->cost, *cb = r->cost + r->np;
+    double unary_max = 0;
+    for (int64_t k = 0; k < r->np; k++) {
+        double fg, bg;
+        reduce_pair(cf[k], cb[k], &fg, &bg);
+        unary_max = fg > unary_max ? fg : unary_max;
+        unary_max = bg > unary_max ? bg : unary_max;
+        /* Cut when the pixel goes to background / when it stays foreground. */
+        r->u_source[k] = t->unary_source[r->colors[k]] = (int32_t)floor(scale * bg + 0.5);
+        r->u_sink[k] = t->unary_sink[r->colors[k]] = (int32_t)floor(scale * fg + 0.5);
+        const double m = cf[k] < cb[k] ? cf[k] : cb[k];
+        r->offset[k] = isfinite(m) ? t->scale * m : 0.0;
+    }
+    if (scale * unary_max > GCUT__SEG_CAP_BOUND)
+        return gcut__fail(GCUT_ERR_OVERFLOW,
+                          "segmentation: scale %g times the largest energy term %g exceeds the "
+                          "capacity bound %d (use a scale <= %g, or 0 to choose one)",
+                          scale, unary_max, GCUT__SEG_CAP_BOUND, GCUT__SEG_CAP_BOUND / unary_max);
+    t->unary_max = unary_max;
     return GCUT_OK;
 }
 
 /* The regional part of the energy (capacity units) of the labels the counts hold, with every
  * pixel's own colour cost, hard pixels included: sum offset + T(label). */
 static double regional_energy(const gc_run *r) {
-    const double *cf = r->counts, *cb = r->counts + r->nc;
-    const int32_t *t_fg = r->tables->unary_sink, *t_bg = r->tables->unary_source;
+    const double *cf = r->counts, *cb = r->counts + r->np;
     double e = 0;
-    for (int64_t k = 0; k < r->num_present; k++) {
-        const int32_t c = r->colors[k];
-        e += cf[c] * (r->offset[c] + t_fg[c]) + cb[c] * (r->offset[c] + t_bg[c]);
-    }
+    for (int64_t k = 0; k < r->np; k++)
+        e += cf[k] * (r->offset[k] + r->u_sink[k]) + cb[k] * (r->offset[k] + r->u_source[k]);
     return e;
 }
 
@@ -412,14 +490,37 @@ static void terminals(const gc_run *r, int64_t j, int32_t *s, int32_t *t) {
     } else if (r->hard[i] == GCUT_SEED_BACKGROUND) {
         *s = 0, *t = r->tables->hard;
     } else {
-        *s = r->tables->unary_source[r->q[i]] + r->fold_source[j];
-        *t = r->tables->unary_sink[r->q[i]] + r->fold_sink[j];
+        *s = r->u_source[r->q[i]] + r->fold_source[j];
+        *t = r->u_sink[r->q[i]] + r->fold_sink[j];
     }
 }
 
-gcut_status gcut__grabcut(const gcut_image *image, const gcut_rect *rect, const uint8_t *seeds,
-                          const gcut_seg_params *params, const gcut_options *options, uint8_t *mask,
-                          gcut_seg_report *report, gcut_grid **final_grid) {
+static gcut_status coarse_start(gc_run *r, const gcut_image *image, bool boxed, int coarse,
+                                const gcut_options *options, gcut_seg_report *rep,
+                                double *coarse_solve_ms);
+static gcut_status grabcut_rounds(const gcut_image *image, const gcut_rect *rect,
+                                  const uint8_t *seeds, bool boxed, const gcut_seg_params *params,
+                                  const gcut_options *options, uint8_t *mask,
+                                  gcut_seg_report *report, gcut_grid **final_grid, const char *tag,
+                                  gcut__gmm *gmm_out);
+
+/* The rounds: boxed says the unknown pixels start as foreground (a box given here, or the
+ * box of the full-size run this half-size copy stands for, then in seeds); tag names the run
+ * in --verbose lines. */
+static gcut_status grabcut_run(const gcut_image *image, const gcut_rect *rect, const uint8_t *seeds,
+                               bool boxed, const gcut_seg_params *params,
+                               const gcut_options *options, uint8_t *mask, gcut_seg_report *report,
+                               gcut_grid **final_grid, const char *tag) {
+    return grabcut_rounds(image, rect, seeds, boxed, params, options, mask, report, final_grid, tag,
+                          NULL);
+}
+
+/* grabcut_run(), and gmm_out (may be NULL) gets the last round's mixtures. */
+static gcut_status grabcut_rounds(const gcut_image *image, const gcut_rect *rect,
+                                  const uint8_t *seeds, bool boxed, const gcut_seg_params *params,
+                                  const gcut_options *options, uint8_t *mask,
+                                  gcut_seg_report *report, gcut_grid **final_grid, const char *tag,
+                                  gcut__gmm *gmm_out) {
     if (final_grid != NULL)
         *final_grid = NULL;
     if (mask == NULL)
@@ -429,6 +530,11 @@ gcut_status gcut__grabcut(const gcut_image *image, const gcut_rect *rect, const 
         return st;
     if (rect == NULL && seeds == NULL)
         return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_grabcut: give a box, seeds, or both");
+    if (params != NULL &&
+        (params->coarse_rounds < -1 || params->coarse_rounds > GCUT_SEG_MAX_ITERATIONS))
+        return gcut__fail(GCUT_ERR_INVALID_ARG,
+                          "grabcut: coarse_rounds %d must be -1 (none), 0 (automatic) or 1..%d",
+                          params->coarse_rounds, GCUT_SEG_MAX_ITERATIONS);
     gcut_options defaults;
     if (options == NULL) {
         gcut_options_init(&defaults);
@@ -445,9 +551,7 @@ gcut_status gcut__grabcut(const gcut_image *image, const gcut_rect *rect, const 
                           "grabcut: a banded cut (levels %d) is not made with re-fitting rounds; "
                           "use levels 0, or iterations 1 without a box",
                           r->p.levels);
-    const int rounds = r->p.iterations > 0 ? r->p.iterations
-                       : rect != NULL      ? 5
-                                           : GCUT_SEG_SEED_ITERATIONS;
+    int rounds = r->p.iterations > 0 ? r->p.iterations : boxed ? 5 : GCUT_SEG_SEED_ITERATIONS;
     gcut_seg_report local;
     gcut_seg_report *rep = report != NULL ? report : &local;
     memset(rep, 0, sizeof *rep);
@@ -464,7 +568,7 @@ gcut_status gcut__grabcut(const gcut_image *image, const gcut_rect *rect, const 
         goto done;
     }
     int64_t count_fg = 0, count_bg = 0;
-    if ((st = hard_constraints(image, rect, seeds, r, &count_fg, &count_bg)) != GCUT_OK)
+    if ((st = hard_constraints(image, rect, seeds, boxed, r, &count_fg, &count_bg)) != GCUT_OK)
         goto done;
     if ((st = gcut__seg_working_image(image, &r->pixels, &r->owned, &r->ch)) != GCUT_OK)
         goto done;
@@ -472,34 +576,55 @@ gcut_status gcut__grabcut(const gcut_image *image, const gcut_rect *rect, const 
         goto done;
     r->nc = r->tables->num_colors;
     r->q = gcut__malloc(gcut__mul_size((size_t)r->n, sizeof(int32_t)), "grabcut colours");
-    r->counts = gcut__calloc((size_t)r->nc * 2, sizeof(double), "grabcut colour counts");
-    r->cost = gcut__calloc((size_t)r->nc * 2, sizeof(double), "grabcut colour costs");
-    r->cost_saved = gcut__calloc((size_t)r->nc * 2, sizeof(double), "grabcut colour costs");
-    r->offset = gcut__calloc((size_t)r->nc, sizeof(double), "grabcut colour offsets");
-    if (r->q == NULL || r->counts == NULL || r->cost == NULL || r->cost_saved == NULL ||
-        r->offset == NULL) {
+    if (r->q == NULL) {
         st = GCUT_ERR_NOMEM;
         goto done;
     }
     {
-        /* Colour index per pixel, and the list of colours present (only they are modelled). */
-        uint8_t *present = (uint8_t *)r->offset; /* scratch: offsets are filled later */
+        /* Colour index per pixel, the list of colours present (only they are modelled), and
+         * each pixel's place in that list. */
+        int32_t *place = gcut__malloc(gcut__mul_size((size_t)r->nc, sizeof(int32_t)), "places");
+        uint8_t *present = gcut__calloc((size_t)r->nc, 1, "grabcut colours present");
+        if (place == NULL || present == NULL) {
+            gcut__free(place);
+            gcut__free(present);
+            st = GCUT_ERR_NOMEM;
+            goto done;
+        }
         for (int64_t i = 0; i < r->n; i++) {
             r->q[i] = (int32_t)gcut__seg_color_index(r->pixels + i * r->ch, r->ch);
             present[r->q[i]] = 1;
         }
         for (int64_t c = 0; c < r->nc; c++)
-            r->num_present += present[c];
-        r->colors = gcut__malloc(gcut__mul_size((size_t)r->num_present, sizeof(int32_t)),
-                                 "grabcut colour list");
-        if (r->colors == NULL) {
-            st = GCUT_ERR_NOMEM;
-            goto done;
+            r->np += present[c];
+        r->colors = gcut__malloc(gcut__mul_size((size_t)r->np, sizeof(int32_t)), "colour list");
+        if (r->colors != NULL) {
+            for (int64_t c = 0, k = 0; c < r->nc; c++)
+                if (present[c]) {
+                    place[c] = (int32_t)k;
+                    r->colors[k++] = (int32_t)c;
+                }
+            for (int64_t i = 0; i < r->n; i++)
+                r->q[i] = place[r->q[i]];
         }
-        for (int64_t c = 0, k = 0; c < r->nc; c++)
-            if (present[c])
-                r->colors[k++] = (int32_t)c;
-        memset(r->offset, 0, (size_t)r->nc * sizeof(double));
+        gcut__free(place);
+        gcut__free(present);
+    }
+    r->counts = gcut__calloc((size_t)r->np * 2, sizeof(double), "grabcut colour counts");
+    r->cost = gcut__calloc((size_t)r->np * 2, sizeof(double), "grabcut colour costs");
+    r->cost_saved = gcut__calloc((size_t)r->np * 2, sizeof(double), "grabcut colour costs");
+    r->offset = gcut__calloc((size_t)r->np, sizeof(double), "grabcut colour offsets");
+    r->u_source = gcut__calloc((size_t)r->np, sizeof(int32_t), "grabcut unary entries");
+    r->u_sink = gcut__calloc((size_t)r->np, sizeof(int32_t), "grabcut unary entries");
+    if (r->p.model != GCUT_MODEL_GMM)
+        r->hist = gcut__calloc((size_t)r->nc * 2, sizeof(double), "grabcut histogram");
+    r->best = gcut__calloc((size_t)r->np * 2, 1, "grabcut components");
+    r->best_saved = gcut__calloc((size_t)r->np * 2, 1, "grabcut components");
+    if (r->colors == NULL || r->counts == NULL || r->cost == NULL || r->cost_saved == NULL ||
+        r->offset == NULL || r->u_source == NULL || r->u_sink == NULL || r->best == NULL ||
+        r->best_saved == NULL || (r->p.model != GCUT_MODEL_GMM && r->hist == NULL)) {
+        st = GCUT_ERR_NOMEM;
+        goto done;
     }
     const double sigma = r->p.sigma > 0 ? r->p.sigma
                                         : gcut__seg_estimate_sigma(r->pixels, r->ch, image->width,
@@ -513,17 +638,39 @@ gcut_status gcut__grabcut(const gcut_image *image, const gcut_rect *rect, const 
             r->p.lambda > GCUT__SEG_UNARY_MAX_NATS ? r->p.lambda : GCUT__SEG_UNARY_MAX_NATS;
         scale = GCUT__SEG_CAP_BOUND / largest;
     }
+    double coarse_solve_ms = 0;
     {
+        /* The first rounds at half size where they pay (params.coarse_rounds). */
+        const int64_t unknown = r->n - count_fg - count_bg;
+        int coarse = r->p.coarse_rounds;
+        if (coarse == 0)
+            coarse = unknown >= GCUT_SEG_COARSE_MIN ? rounds - 1 : 0;
+        coarse = coarse > rounds - 1 ? rounds - 1 : coarse;
+        if (coarse > 0 && image->depth == 1 && image->width >= 2 && image->height >= 2) {
+            if ((st = coarse_start(r, image, boxed, coarse, options, rep, &coarse_solve_ms)) !=
+                GCUT_OK)
+                goto done;
+            if (rep->coarse_iterations > 0)
+                rounds -= coarse;
+        }
+    }
+    if (rep->coarse_iterations > 0) {
+        count_colours(r, false, 0); /* the half-size cut, upsampled, on the full-size pixels */
+    } else {
         /* The unknown pixels' total weight at most UNKNOWN_SHARE of the background seeds'. */
         int64_t unknown = r->n - count_fg - count_bg;
         double weight = UNKNOWN_WEIGHT;
         if (unknown > 0 && UNKNOWN_SHARE * (double)count_bg / (double)unknown < weight)
             weight = UNKNOWN_SHARE * (double)count_bg / (double)unknown;
-        count_colours(r, rect == NULL, weight);
+        count_colours(r, !boxed, weight);
     }
-    if ((st = fit_models(r, false)) != GCUT_OK || (st = apply_costs(r, sigma, scale)) != GCUT_OK)
+    /* From a smaller copy's mixtures: one assign-and-learn step on this image's colours (as a
+     * round's re-fit); else fresh mixtures. */
+    if ((st = fit_models(r, r->start_from_gmm)) != GCUT_OK ||
+        (st = apply_costs(r, sigma, scale)) != GCUT_OK)
         goto done;
-    rep->build_ms = gcut__now_ms() - t_start - r->model_ms;
+    rep->build_ms = gcut__now_ms() - t_start - r->model_ms - coarse_solve_ms;
+    rep->solve_ms = coarse_solve_ms;
     /* The solver: bk warm through a graph kept across rounds; cuda-grid builds on the device;
      * anything else (or warm off) solves the grid afresh each round. */
     const gcut__solver *solver = gcut__solver_pick(options, true, r->n, &st);
@@ -615,7 +762,7 @@ gcut_status gcut__grabcut(const gcut_image *image, const gcut_rect *rect, const 
         /* ---- the new labels and this round's energy ---- */
         int64_t changed = 0;
         double unknown_terms = 0; /* regional capacities of the unknown pixels, in the flow */
-        const int32_t *t_fg = r->tables->unary_sink, *t_bg = r->tables->unary_source;
+        const int32_t *t_fg = r->u_sink, *t_bg = r->u_source;
         for (int64_t j = 0; j < r->cn; j++) {
             const int64_t i = r->crop_index[j];
             const uint8_t fg = labels[j] == GCUT_SOURCE;
@@ -637,10 +784,11 @@ gcut_status gcut__grabcut(const gcut_image *image, const gcut_rect *rect, const 
         rep->round_changed[t] = changed;
         rep->iterations = t + 1;
         if (options->verbose)
-            fprintf(stderr, "grabcut: round %d: energy %.6g, %" PRId64 " labels changed\n", t + 1,
-                    rep->round_energy[t], changed);
+            fprintf(stderr, "grabcut%s: round %d: energy %.6g, %" PRId64 " labels changed\n", tag,
+                    t + 1, rep->round_energy[t], changed);
         if (t > 0 && changed == 0) {
             rep->converged = 1;
+            rep->stopped_by = GCUT_SEG_STOP_UNCHANGED;
             break;
         }
         if (t + 1 >= rounds)
@@ -652,27 +800,31 @@ gcut_status gcut__grabcut(const gcut_image *image, const gcut_rect *rect, const 
                 fg += r->label[i];
             if (fg == 0 || fg == r->n) {
                 rep->converged = 1;
+                rep->stopped_by = GCUT_SEG_STOP_EMPTY_CLASS;
                 break;
             }
         }
         /* ---- re-fit the models to the cut; keep them only if they lower its energy ---- */
         gcut__gmm saved[2];
         memcpy(saved, r->gmm, sizeof saved);
-        memcpy(r->cost_saved, r->cost, (size_t)r->nc * 2 * sizeof(double));
+        memcpy(r->cost_saved, r->cost, (size_t)r->np * 2 * sizeof(double));
+        memcpy(r->best_saved, r->best, (size_t)r->np * 2);
         if ((st = fit_models(r, true)) != GCUT_OK || (st = apply_costs(r, sigma, scale)) != GCUT_OK)
             goto done;
         const double refit = regional_energy(r) + pairwise_prev;
         if (options->verbose)
-            fprintf(stderr, "grabcut: round %d: re-fitted models give the cut energy %.6g\n", t + 1,
-                    refit / r->tables->scale);
+            fprintf(stderr, "grabcut%s: round %d: re-fitted models give the cut energy %.6g\n", tag,
+                    t + 1, refit / r->tables->scale);
         if (refit > energy_prev) {
             /* Cannot happen with exact EM; with the covariance floor and the clamp it could:
              * the previous models and their cut stand (the tables must match the mask). */
             memcpy(r->gmm, saved, sizeof saved);
-            memcpy(r->cost, r->cost_saved, (size_t)r->nc * 2 * sizeof(double));
+            memcpy(r->cost, r->cost_saved, (size_t)r->np * 2 * sizeof(double));
+            memcpy(r->best, r->best_saved, (size_t)r->np * 2);
             if ((st = apply_costs(r, sigma, scale)) != GCUT_OK)
                 goto done;
             rep->converged = 1;
+            rep->stopped_by = GCUT_SEG_STOP_REFIT;
             break;
         }
         const double tb = gcut__now_ms();
@@ -724,12 +876,126 @@ gcut_status gcut__grabcut(const gcut_image *image, const gcut_rect *rect, const 
     rep->model_ms = r->model_ms;
     rep->foreground_pixels = fg;
     rep->energy = rep->stats.flow; /* the last cut's capacity (unknown pixels' graph) */
+    if (gmm_out != NULL)
+        memcpy(gmm_out, r->gmm, sizeof r->gmm);
 done:
     gcut__free(crop_labels);
     gcut_graph_free(graph);
     gcut_grid_free(grid);
     run_free(r);
     return st;
+}
+
+/* Halve the run's working image and hard codes (2x2 blocks, clipped at the far edges: the
+ * rounded mean colour; background if a pixel of the block is background and none foreground,
+ * foreground likewise, unknown otherwise), make `coarse` rounds on it, and take its last cut,
+ * upsampled, as the first labels of the unknown pixels here. Exactness is untouched: each
+ * half-size round is an exact cut of its own energy, and only the models the full-size rounds
+ * start from come from it. A copy that cannot be cut (a class lost in mixed blocks) is
+ * skipped: the full-size rounds then start as without it. */
+static gcut_status coarse_start(gc_run *r, const gcut_image *image, bool boxed, int coarse,
+                                const gcut_options *options, gcut_seg_report *rep,
+                                double *coarse_solve_ms) {
+    const int64_t w = image->width, h = image->height, cw = (w + 1) / 2, chh = (h + 1) / 2;
+    const int64_t cn = cw * chh;
+    const int ch = r->ch;
+    uint8_t *px = gcut__malloc(gcut__mul_size((size_t)cn, (size_t)ch), "half-size image");
+    uint8_t *codes = gcut__malloc((size_t)cn, "half-size seeds");
+    uint8_t *cmask = gcut__malloc((size_t)cn, "half-size mask");
+    gcut_seg_report *crep = gcut__malloc(sizeof *crep, "half-size report");
+    gcut_status st = GCUT_OK;
+    if (px == NULL || codes == NULL || cmask == NULL || crep == NULL) {
+        st = GCUT_ERR_NOMEM;
+        goto done;
+    }
+    for (int64_t cy = 0; cy < chh; cy++)
+        for (int64_t cx = 0; cx < cw; cx++) {
+            unsigned sum[3] = {0, 0, 0}, count = 0, fg = 0, bg = 0;
+            for (int64_t y = 2 * cy; y < 2 * cy + 2 && y < h; y++)
+                for (int64_t x = 2 * cx; x < 2 * cx + 2 && x < w; x++) {
+                    const int64_t i = y * w + x;
+                    for (int c = 0; c < ch; c++)
+                        sum[c] += r->pixels[i * ch + c];
+                    count++;
+                    fg |= r->hard[i] == GCUT_SEED_FOREGROUND;
+                    bg |= r->hard[i] == GCUT_SEED_BACKGROUND;
+                }
+            const int64_t j = cy * cw + cx;
+            for (int c = 0; c < ch; c++)
+                px[j * ch + c] = (uint8_t)((sum[c] + count / 2) / count);
+            codes[j] = bg && !fg   ? GCUT_SEED_BACKGROUND
+                       : fg && !bg ? GCUT_SEED_FOREGROUND
+                                   : GCUT_SEED_UNKNOWN;
+        }
+    gcut_image half = {cw, chh, 1, ch, 8, px};
+    gcut_seg_params cp = r->p;
+    cp.iterations = coarse;
+    /* A pyramid while the copy is large: halved again (all but its last round) when it has
+     * PYRAMID_MIN unknown pixels. */
+    int64_t unknown = 0;
+    for (int64_t j = 0; j < cn; j++)
+        unknown += codes[j] == GCUT_SEED_UNKNOWN;
+    cp.coarse_rounds = unknown >= PYRAMID_MIN && coarse > 1 ? coarse - 1 : -1;
+    gcut__gmm gmm[2];
+    st = grabcut_rounds(&half, NULL, codes, boxed, &cp, options, cmask, crep, NULL, " (half size)",
+                        gmm);
+    if (st == GCUT_ERR_INVALID_ARG) {
+        if (options->verbose)
+            fprintf(stderr, "grabcut: no half-size rounds: %s\n", gcut_last_error());
+        st = GCUT_OK;
+        goto done;
+    }
+    if (st != GCUT_OK)
+        goto done;
+    r->model_ms += crep->model_ms;
+    *coarse_solve_ms = crep->solve_ms;
+    {
+        /* The half-size cut, upsampled; one that leaves a class empty has no models to give
+         * (nothing to fit one of them to): the full-size rounds then start as without it. */
+        int64_t fg = 0;
+        for (int64_t i = 0; i < r->n; i++) {
+            if (r->hard[i] == GCUT_SEED_UNKNOWN)
+                r->label[i] = cmask[((i / w) / 2) * cw + (i % w) / 2];
+            fg += r->label[i];
+        }
+        if (fg == 0 || fg == r->n) {
+            for (int64_t i = 0; i < r->n; i++)
+                r->label[i] = r->hard[i] == GCUT_SEED_FOREGROUND ||
+                              (boxed && r->hard[i] == GCUT_SEED_UNKNOWN);
+            if (options->verbose)
+                fprintf(stderr, "grabcut: the half-size cut left a class empty: not used\n");
+            goto done;
+        }
+    }
+    if (r->p.model == GCUT_MODEL_GMM && gmm[0].k > 0 && gmm[1].k > 0) {
+        memcpy(r->gmm, gmm, sizeof gmm);
+        r->start_from_gmm = true;
+    }
+    /* Its rounds, and those of any smaller copy it made first, smallest first. */
+    rep->coarse_iterations = crep->coarse_iterations + crep->iterations;
+    memcpy(rep->coarse_energy, crep->coarse_energy,
+           (size_t)crep->coarse_iterations * sizeof(double));
+    memcpy(rep->coarse_energy + crep->coarse_iterations, crep->round_energy,
+           (size_t)crep->iterations * sizeof(double));
+    rep->stats.augmentations += crep->stats.augmentations;
+    rep->stats.sweeps += crep->stats.sweeps;
+    rep->stats.global_relabels += crep->stats.global_relabels;
+    rep->stats.pushes += crep->stats.pushes;
+    rep->stats.build_ms += crep->stats.build_ms;
+    rep->stats.solve_ms += crep->stats.solve_ms;
+done:
+    gcut__free(px);
+    gcut__free(codes);
+    gcut__free(cmask);
+    gcut__free(crep);
+    return st;
+}
+
+gcut_status gcut__grabcut(const gcut_image *image, const gcut_rect *rect, const uint8_t *seeds,
+                          const gcut_seg_params *params, const gcut_options *options, uint8_t *mask,
+                          gcut_seg_report *report, gcut_grid **final_grid) {
+    return grabcut_run(image, rect, seeds, rect != NULL, params, options, mask, report, final_grid,
+                       "");
 }
 
 gcut_status gcut_grabcut(const gcut_image *image, const gcut_rect *rect, const uint8_t *seeds,

@@ -175,6 +175,18 @@ gcut_status gcut__gmm_fit(gcut__gmm *gmm, const double *counts, int64_t num_colo
 /** cost[colors[i]] = -ln p(colour) for the count listed colours (in parallel where OpenMP is
  *  built in). */
 void gcut__gmm_costs(const gcut__gmm *gmm, const int32_t *colors, int64_t count, double *cost);
+/** gcut__gmm_fit() on a list: counts[k] pixels of quantised colour colors[k] (ascending),
+ *  count entries; the same mixture as gcut__gmm_fit() on the counts scattered by colour.
+ *  assign (may be NULL; warm hard steps only): each colour's most likely component under gmm
+ *  as it is, from gcut__gmm_costs_list(), saving the first step's assignment pass. */
+gcut_status gcut__gmm_fit_list(gcut__gmm *gmm, const int32_t *colors, const double *counts,
+                               const uint8_t *assign, int64_t count, int channels, int components,
+                               uint64_t seed, int warm_rounds, bool hard);
+/** cost[i] = -ln p(colors[i]) for the count listed colours (dense); best (may be NULL) gets
+ *  each colour's most likely component, which gcut__gmm_fit_list() takes as assign for a warm
+ *  hard step from this same mixture (it would compute the same). */
+void gcut__gmm_costs_list(const gcut__gmm *gmm, const int32_t *colors, int64_t count, double *cost,
+                          uint8_t *best);
 
 /** Write "(x X, y Y)" (and ", z Z" for volumes) for pixel index i of image into buf, for
  *  messages that name the pixel at fault. */

@@ -234,7 +234,8 @@ static double mixture_log(const gaussian *g, int k, const double *v, int d, doub
     }
     double sum = 0;
     for (int j = 0; j < k; j++)
-        sum += exp(terms[j] - best);
+        if (terms[j] - best > -746.0) /* below, exp is +0 exactly (and slow: underflow path) */
+            sum += exp(terms[j] - best);
     return best + log(sum);
 }
 
@@ -331,9 +332,77 @@ static int64_t gmm_points(const double *counts, int64_t num_colors, int channels
     return np;
 }
 
+static gcut_status gmm_fit_points(gcut__gmm *gmm, double *pts, double *wts, int64_t np,
+                                  double total, int d, int components, uint64_t seed,
+                                  int warm_rounds, bool hard);
+
+/* The most likely component of point v (the first of equals), as gmm_assign picks it. */
+static int most_likely(const gaussian *g, int k, const double *v, int d) {
+    int best = 0;
+    double best_v = -INFINITY;
+    for (int j = 0; j < k; j++) {
+        const double l = gaussian_log(&g[j], v, d);
+        if (l > best_v)
+            best_v = l, best = j;
+    }
+    return best;
+}
+
+/* One assign-and-learn step (gmm_em with hard, one round) in two passes over the points for
+ * all components together instead of two per component, with the same sums in the same order
+ * (so the same mixture to the last bit). idx[p]: point p's component, given (from the costs of
+ * this same mixture) or, when given is false, found here. */
+static void gmm_hard_step(gcut__gmm *gmm, const double *pts, const double *wts, uint8_t *idx,
+                          bool given, int64_t np, int d, double total) {
+    const int k = gmm->k;
+    if (!given)
+        for (int64_t p = 0; p < np; p++)
+            idx[p] = (uint8_t)most_likely(gmm->g, k, pts + p * 3, d);
+    double mass[GCUT__GMM_MAX] = {0}, mean[GCUT__GMM_MAX][3] = {{0}};
+    double cov[GCUT__GMM_MAX][3][3];
+    memset(cov, 0, sizeof cov);
+    for (int64_t p = 0; p < np; p++) {
+        const int j = idx[p];
+        mass[j] += wts[p];
+        for (int a = 0; a < d; a++)
+            mean[j][a] += wts[p] * pts[p * 3 + a];
+    }
+    bool ok[GCUT__GMM_MAX];
+    for (int j = 0; j < k; j++) {
+        ok[j] = mass[j] > 1e-9 * total;
+        for (int a = 0; a < d && ok[j]; a++)
+            mean[j][a] /= mass[j];
+    }
+    for (int64_t p = 0; p < np; p++) {
+        const int j = idx[p];
+        if (!ok[j] || wts[p] == 0)
+            continue;
+        for (int a = 0; a < d; a++)
+            for (int b = 0; b <= a; b++)
+                cov[j][a][b] +=
+                    wts[p] * (pts[p * 3 + a] - mean[j][a]) * (pts[p * 3 + b] - mean[j][b]);
+    }
+    int next = 0;
+    gaussian fitted[GCUT__GMM_MAX];
+    for (int j = 0; j < k; j++) {
+        if (!ok[j])
+            continue;
+        for (int a = 0; a < d; a++)
+            for (int b = 0; b <= a; b++)
+                cov[j][b][a] = cov[j][a][b] = cov[j][a][b] / mass[j];
+        fitted[next].weight = mass[j] / total;
+        memcpy(fitted[next].mean, mean[j], sizeof mean[j]);
+        if (gaussian_finish(&fitted[next], cov[j], d))
+            next++;
+    }
+    if (next == 0)
+        return; /* keep the previous estimate */
+    memcpy(gmm->g, fitted, (size_t)next * sizeof(gaussian));
+    gmm->k = next;
+}
+
 gcut_status gcut__gmm_fit(gcut__gmm *gmm, const double *counts, int64_t num_colors, int channels,
                           int components, uint64_t seed, int warm_rounds, bool hard) {
-    const int d = channels;
     int64_t np = 0;
     for (int64_t c = 0; c < num_colors; c++)
         np += counts[c] > 0;
@@ -341,16 +410,73 @@ gcut_status gcut__gmm_fit(gcut__gmm *gmm, const double *counts, int64_t num_colo
         return gcut__fail(GCUT_ERR_INVALID_ARG, "gmm: no pixels to fit a colour model to");
     double *pts = gcut__malloc(gcut__mul_size((size_t)np, 3 * sizeof(double)), "gmm points");
     double *wts = gcut__malloc(gcut__mul_size((size_t)np, sizeof(double)), "gmm weights");
-    double *resp =
-        gcut__calloc((size_t)np, (size_t)GCUT__GMM_MAX * sizeof(double), "gmm responsibilities");
-    double *dist = gcut__malloc(gcut__mul_size((size_t)np, sizeof(double)), "gmm distances");
-    gcut_status st = GCUT_OK;
-    if (pts == NULL || wts == NULL || resp == NULL || dist == NULL) {
-        st = GCUT_ERR_NOMEM;
-        goto done;
+    if (pts == NULL || wts == NULL) {
+        gcut__free(pts);
+        gcut__free(wts);
+        return GCUT_ERR_NOMEM;
     }
     double total;
     gmm_points(counts, num_colors, channels, pts, wts, &total);
+    return gmm_fit_points(gmm, pts, wts, np, total, channels, components, seed, warm_rounds, hard);
+}
+
+gcut_status gcut__gmm_fit_list(gcut__gmm *gmm, const int32_t *colors, const double *counts,
+                               const uint8_t *assign, int64_t count, int channels, int components,
+                               uint64_t seed, int warm_rounds, bool hard) {
+    int64_t np = 0;
+    for (int64_t k = 0; k < count; k++)
+        np += counts[k] > 0;
+    if (np == 0)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "gmm: no pixels to fit a colour model to");
+    double *pts = gcut__malloc(gcut__mul_size((size_t)np, 3 * sizeof(double)), "gmm points");
+    double *wts = gcut__malloc(gcut__mul_size((size_t)np, sizeof(double)), "gmm weights");
+    if (pts == NULL || wts == NULL) {
+        gcut__free(pts);
+        gcut__free(wts);
+        return GCUT_ERR_NOMEM;
+    }
+    /* The points gmm_points would list from the scattered counts, in the same order. */
+    double total = 0;
+    for (int64_t k = 0, p = 0; k < count; k++)
+        if (counts[k] > 0) {
+            bin_centre(colors[k], channels, pts + p * 3);
+            wts[p++] = counts[k];
+            total += counts[k];
+        }
+    if (!(hard && warm_rounds > 0 && gmm->k > 0 && gmm->dims == channels))
+        return gmm_fit_points(gmm, pts, wts, np, total, channels, components, seed, warm_rounds,
+                              hard);
+    /* Warm assign-and-learn steps, the first from the given assignment where there is one. */
+    uint8_t *idx = gcut__malloc((size_t)np, "gmm assignment");
+    if (idx == NULL) {
+        gcut__free(pts);
+        gcut__free(wts);
+        return GCUT_ERR_NOMEM;
+    }
+    if (assign != NULL)
+        for (int64_t k = 0, p = 0; k < count; k++)
+            if (counts[k] > 0)
+                idx[p++] = assign[k];
+    for (int step = 0; step < warm_rounds; step++)
+        gmm_hard_step(gmm, pts, wts, idx, step == 0 && assign != NULL, np, channels, total);
+    gcut__free(idx);
+    gcut__free(pts);
+    gcut__free(wts);
+    return GCUT_OK;
+}
+
+/* Fit (or with warm_rounds re-fit) gmm to np weighted points; takes pts and wts (freed). */
+static gcut_status gmm_fit_points(gcut__gmm *gmm, double *pts, double *wts, int64_t np,
+                                  double total, int d, int components, uint64_t seed,
+                                  int warm_rounds, bool hard) {
+    const int kmax = components > 0 && components < GCUT__GMM_MAX ? components : GCUT__GMM_MAX;
+    double *resp = gcut__calloc((size_t)np, (size_t)kmax * sizeof(double), "gmm responsibilities");
+    double *dist = gcut__malloc(gcut__mul_size((size_t)np, sizeof(double)), "gmm distances");
+    gcut_status st = GCUT_OK;
+    if (resp == NULL || dist == NULL) {
+        st = GCUT_ERR_NOMEM;
+        goto done;
+    }
     if (warm_rounds > 0 && gmm->k > 0 && gmm->dims == d) {
         /* Warm: EM from the previous mixture never lowers the likelihood of these points. */
         gmm_em(gmm, pts, wts, resp, np, d, total, warm_rounds, hard);
@@ -442,6 +568,25 @@ void gcut__gmm_costs(const gcut__gmm *gmm, const int32_t *colors, int64_t count,
         double terms[GCUT__GMM_MAX], v[3];
         bin_centre(colors[i], channels, v);
         cost[colors[i]] = -mixture_log(gmm->g, gmm->k, v, channels, terms);
+    }
+}
+
+void gcut__gmm_costs_list(const gcut__gmm *gmm, const int32_t *colors, int64_t count, double *cost,
+                          uint8_t *best) {
+    const int channels = gmm->dims, k = gmm->k;
+    for (int64_t i = 0; i < count; i++) {
+        double terms[GCUT__GMM_MAX], v[3];
+        bin_centre(colors[i], channels, v);
+        cost[i] = -mixture_log(gmm->g, k, v, channels, terms);
+        if (best != NULL) {
+            /* most_likely() from the terms just computed (the same values, the same pick). */
+            int b = 0;
+            double best_v = -INFINITY;
+            for (int j = 0; j < k; j++)
+                if (terms[j] > best_v)
+                    best_v = terms[j], b = j;
+            best[i] = (uint8_t)b;
+        }
     }
 }
 
