@@ -719,6 +719,31 @@ static void *QP_FN(worker)(void *arg) {
     return NULL;
 }
 
+/* Merges sub-graph y into x over the `count` interfaces in `list`. Called with c->lock held;
+ * the lock is released during the merge and held again on return, the two sub-graphs marked
+ * busy meanwhile. A failed merge records GCUT_ERR_NOMEM. */
+static bool QP_FN(merge_claimed)(QP_FN(core) * c, int32_t x, int32_t y, const int64_t *list,
+                                 int64_t count) {
+    c->subs[x].busy = c->subs[y].busy = true;
+    c->owner[y] = x;
+    c->merges++;
+    pthread_mutex_unlock(&c->lock);
+    double m0 = c->profile ? gcut__now_ms() : 0;
+    int64_t aug0 = c->subs[x].bk.augmentations + c->subs[y].bk.augmentations;
+    bool ok = QP_FN(merge)(c, &c->subs[x], &c->subs[y], list, count);
+    if (c->profile)
+        fprintf(stderr,
+                "pbk merge: %lld + %lld nodes, %lld interfaces, %lld paths, %.2f ms at %.2f\n",
+                (long long)(c->subs[x].primal - c->subs[y].primal), (long long)c->subs[y].primal,
+                (long long)count, (long long)(c->subs[x].bk.augmentations - aug0),
+                gcut__now_ms() - m0, gcut__now_ms() - c->t_start);
+    pthread_mutex_lock(&c->lock);
+    c->subs[x].busy = false;
+    if (!ok && c->error == GCUT_OK)
+        c->error = GCUT_ERR_NOMEM;
+    return ok;
+}
+
 static void *QP_FN(merger)(void *arg) {
     QP_FN(core) *c = arg;
     int64_t *list =
@@ -751,24 +776,7 @@ static void *QP_FN(merger)(void *arg) {
             pthread_mutex_unlock(&c->lock);
             break;
         }
-        c->subs[x].busy = c->subs[y].busy = true;
-        c->owner[y] = x;
-        c->merges++;
-        pthread_mutex_unlock(&c->lock);
-        double m0 = c->profile ? gcut__now_ms() : 0;
-        int64_t aug0 = c->subs[x].bk.augmentations + c->subs[y].bk.augmentations;
-        bool ok = QP_FN(merge)(c, &c->subs[x], &c->subs[y], list, count);
-        if (c->profile)
-            fprintf(stderr,
-                    "pbk merge: %lld + %lld nodes, %lld interfaces, %lld paths, %.2f ms at %.2f\n",
-                    (long long)(c->subs[x].primal - c->subs[y].primal),
-                    (long long)c->subs[y].primal, (long long)count,
-                    (long long)(c->subs[x].bk.augmentations - aug0), gcut__now_ms() - m0,
-                    gcut__now_ms() - c->t_start);
-        pthread_mutex_lock(&c->lock);
-        c->subs[x].busy = false;
-        if (!ok && c->error == GCUT_OK)
-            c->error = GCUT_ERR_NOMEM;
+        bool ok = QP_FN(merge_claimed)(c, x, y, list, count);
         pthread_mutex_unlock(&c->lock);
         if (!ok)
             break;
@@ -846,24 +854,7 @@ static void *QP_FN(overlap_worker)(void *arg) {
                 list[count++] = k;
             }
         }
-        c->subs[x].busy = c->subs[y].busy = true;
-        c->owner[y] = x;
-        c->merges++;
-        pthread_mutex_unlock(&c->lock);
-        double m0 = c->profile ? gcut__now_ms() : 0;
-        int64_t aug0 = c->subs[x].bk.augmentations + c->subs[y].bk.augmentations;
-        bool ok = QP_FN(merge)(c, &c->subs[x], &c->subs[y], list, count);
-        if (c->profile)
-            fprintf(stderr,
-                    "pbk merge: %lld + %lld nodes, %lld interfaces, %lld paths, %.2f ms at %.2f\n",
-                    (long long)(c->subs[x].primal - c->subs[y].primal),
-                    (long long)c->subs[y].primal, (long long)count,
-                    (long long)(c->subs[x].bk.augmentations - aug0), gcut__now_ms() - m0,
-                    gcut__now_ms() - c->t_start);
-        pthread_mutex_lock(&c->lock);
-        c->subs[x].busy = false;
-        if (!ok && c->error == GCUT_OK)
-            c->error = GCUT_ERR_NOMEM;
+        QP_FN(merge_claimed)(c, x, y, list, count);
         pthread_cond_broadcast(&c->wake);
     }
     pthread_cond_broadcast(&c->wake); /* an error: the waiting threads leave too */
