@@ -264,19 +264,9 @@ static void *QP_FN(tile_pass)(void *arg) {
 }
 
 static void QP_FN(tile_run)(QP_FN(tile_job) * job, int jobs, int pass) {
-    pthread_t ids[QP_BUILD_THREADS];
-    bool started[QP_BUILD_THREADS] = {false};
     for (int t = 0; t < jobs; t++)
         job[t].pass = pass;
-    for (int t = 1; t < jobs; t++)
-        started[t] = pthread_create(&ids[t], NULL, QP_FN(tile_pass), &job[t]) == 0;
-    QP_FN(tile_pass)(&job[0]);
-    for (int t = 1; t < jobs; t++) {
-        if (started[t])
-            pthread_join(ids[t], NULL);
-        else
-            QP_FN(tile_pass)(&job[t]);
-    }
+    QP_FN(run_jobs)(QP_FN(tile_pass), job, sizeof *job, jobs);
 }
 
 /* The residual graph of the grid in tiles: nodes and arcs of each tile written by one thread,

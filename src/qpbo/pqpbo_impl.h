@@ -267,20 +267,26 @@ static void *QP_FN(build_pass)(void *arg) {
     return NULL;
 }
 
-/* Run the jobs, the calling thread taking the first; a thread that cannot start leaves its
- * job to the caller. */
-static void QP_FN(build_run)(QP_FN(build_job) * job, int jobs) {
+/* Run fn on each of the `jobs` records of `size` bytes at `job` (at most QP_BUILD_THREADS),
+ * the calling thread taking the first; a thread that cannot start leaves its job to the
+ * caller. */
+static void QP_FN(run_jobs)(void *(*fn)(void *), void *job, size_t size, int jobs) {
     pthread_t ids[QP_BUILD_THREADS];
     bool started[QP_BUILD_THREADS] = {false};
+    char *at = job;
     for (int t = 1; t < jobs; t++)
-        started[t] = pthread_create(&ids[t], NULL, QP_FN(build_pass), &job[t]) == 0;
-    QP_FN(build_pass)(&job[0]);
+        started[t] = pthread_create(&ids[t], NULL, fn, at + (size_t)t * size) == 0;
+    fn(at);
     for (int t = 1; t < jobs; t++) {
         if (started[t])
             pthread_join(ids[t], NULL);
         else
-            QP_FN(build_pass)(&job[t]);
+            fn(at + (size_t)t * size);
     }
+}
+
+static void QP_FN(build_run)(QP_FN(build_job) * job, int jobs) {
+    QP_FN(run_jobs)(QP_FN(build_pass), job, sizeof *job, jobs);
 }
 
 static gcut_status QP_FN(finish)(QP_FN(core) * c, QP_FN(pending) * pending, int64_t np);
