@@ -135,6 +135,8 @@ struct Problem {
     int *qflag;                /* per tile: 1 while the tile waits on the queue */
     unsigned long long *queue; /* [queue_cap]: (epoch << 32) | tile, written once per relabel */
     int queue_cap;
+    int relax_in_place; /* relax_tile_async: in-place steps, one barrier each (see there) */
+    int relax_prune;    /* relax_tile_async: re-queue only tiles with a residual arc in */
 };
 
 enum { kAllTiles = 3 };
@@ -364,6 +366,40 @@ template <int TX> __device__ int row_scan(int best, unsigned mask, int lx) {
     return best;
 }
 
+/* row_scan with the runs taken from bit masks instead of shuffles: right / left hold, for
+ * each position x of the row, whether arc x -> x+1 / x -> x-1 is residual and inside the tile
+ * (row_masks). Node x reaches x + s along +x arcs iff bits x .. x+s-1 of right are all set
+ * (bit TX-1 is always clear, so a run never leaves the row), and x - s along -x arcs iff bits
+ * x-s+1 .. x of left are (bit 0 always clear). One shuffle per doubling step instead of two. */
+template <int TX> __device__ int row_scan_masks(int best, unsigned right, unsigned left, int lx) {
+#pragma unroll
+    for (int s = 1; s < TX; s <<= 1) {
+        const int far = __shfl_down_sync(0xffffffffu, best, s, TX);
+        const unsigned need = ((1u << s) - 1u) << lx;
+        if (lx + s < TX && (right & need) == need && far < kInf && far + s < best)
+            best = far + s;
+    }
+#pragma unroll
+    for (int s = 1; s < TX; s <<= 1) {
+        const int far = __shfl_up_sync(0xffffffffu, best, s, TX);
+        if (lx >= s) {
+            const unsigned need = ((1u << s) - 1u) << (lx - s + 1);
+            if ((left & need) == need && far < kInf && far + s < best)
+                best = far + s;
+        }
+    }
+    return best;
+}
+
+/* The row's run masks for row_scan_masks (the whole warp calls it; a 3D row is half a warp). */
+template <int TX>
+__device__ void row_masks(unsigned mask, int lx, unsigned *right, unsigned *left) {
+    const unsigned base = (threadIdx.x & 31u) - (unsigned)lx;
+    const unsigned row = TX == 32 ? 0xffffffffu : (1u << TX) - 1u;
+    *right = (__ballot_sync(0xffffffffu, (mask & 1u) && lx + 1 < TX) >> base) & row;
+    *left = (__ballot_sync(0xffffffffu, (mask & 2u) && lx >= 1) >> base) & row;
+}
+
 /* Relax one tile to its local fixed point (see relax_kernel). Heights and masks of other tiles
  * are read through L2 (__ldcg), since in the cooperative relabel other blocks write them within
  * the same launch and L1 is not coherent. */
@@ -438,33 +474,68 @@ __device__ void relax_tile_async(const Problem &P, int tile, int *hs, int *nb, u
     __syncthreads();
     const int h0 = hs[me];
     int h = h0;
-    for (;;) {
-        int best = h;
+    if (P.relax_in_place) {
+        /* In place: a node stores its new height at once, and its neighbours may read the old
+         * or the new one within the same step. Both are lengths of residual paths, so every
+         * value stays an upper bound of the distance, and the loop still ends only after a
+         * step in which no height fell, i.e. at the tile's fixed point. One barrier per step
+         * instead of two, a fall may cross several rows in one step (when the warps run in
+         * order), and the row scans take their runs from two ballots made once per visit. */
+        volatile int *vh = hs;
+        unsigned right, left;
+        row_masks<G::TX>(mask, lx, &right, &left);
+        for (;;) {
+            int best = h;
 #pragma unroll
-        for (int d = 0; d < CONN; d++)
-            if (mask & (1u << d)) {
-                int hn = hs[me + G::box_step(d)];
-                if (hn < kInf && hn + 1 < best)
-                    best = hn + 1;
+            for (int d = 0; d < CONN; d++)
+                if (mask & (1u << d)) {
+                    int hn = vh[me + G::box_step(d)];
+                    if (hn < kInf && hn + 1 < best)
+                        best = hn + 1;
+                }
+            best = row_scan_masks<G::TX>(best, right, left, lx);
+            bool changed = best < h;
+            if (changed) {
+                h = best;
+                vh[me] = h;
             }
-        best = row_scan<G::TX>(best, mask, lx);
-        __syncthreads();
-        bool changed = best < h;
-        if (changed) {
-            h = best;
-            hs[me] = h;
+            if (!__syncthreads_or(changed))
+                break;
         }
-        if (!__syncthreads_or(changed))
-            break;
+    } else {
+        for (;;) {
+            int best = h;
+#pragma unroll
+            for (int d = 0; d < CONN; d++)
+                if (mask & (1u << d)) {
+                    int hn = hs[me + G::box_step(d)];
+                    if (hn < kInf && hn + 1 < best)
+                        best = hn + 1;
+                }
+            best = row_scan<G::TX>(best, mask, lx);
+            __syncthreads();
+            bool changed = best < h;
+            if (changed) {
+                h = best;
+                hs[me] = h;
+            }
+            if (!__syncthreads_or(changed))
+                break;
+        }
     }
     if (pos.valid && h != h0 && h < atomicMin(&P.dist[pos.g], h) &&
         !tile_interior<CONN>(lx, ly, lz)) {
-        /* Every neighbour of this node outside the tile reads its height: flag its tile. */
+        /* A neighbour w outside the tile reads this height if its arc w -> here (direction
+         * d ^ 1 at w) is residual: flag w's tile. (Masks are fixed during a relabel.) */
 #pragma unroll
         for (int d = 0; d < CONN; d++) {
             const int nx = lx + dir_dx(CONN, d), ny = ly + dir_dy(CONN, d),
                       nz = lz + dir_dz(CONN, d);
-            if (!in_tile<CONN>(nx, ny, nz)) {
+            const int gx = pos.gx + dir_dx(CONN, d), gy = pos.gy + dir_dy(CONN, d),
+                      gz = pos.gz + dir_dz(CONN, d);
+            if (!in_tile<CONN>(nx, ny, nz) && gx >= 0 && gx < P.width && gy >= 0 && gy < P.height &&
+                gz >= 0 && gz < P.depth &&
+                (!P.relax_prune || (__ldcg(&P.arc_mask[pos.g + P.step[d]]) >> (d ^ 1) & 1u))) {
                 const int tdx = nx < 0 ? -1 : nx >= G::TX ? 1 : 0;
                 const int tdy = ny < 0 ? -1 : ny >= G::TY ? 1 : 0;
                 const int tdz = nz < 0 ? -1 : nz >= G::TZ ? 1 : 0;
@@ -1066,6 +1137,12 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
                    "occupancy");
     S.async_blocks = async_per_sm * sms < P.num_tiles ? async_per_sm * sms : P.num_tiles;
     S.relax_async = gcut__env_int("GCUT_CUDAGRID_RELAX", 1, 0, 1);
+    /* GCUT_CUDAGRID_IN_PLACE: 1 (default) the one-launch relabel's tile steps update heights in
+     * place (one barrier per step); 0 Jacobi steps as in the passes (two barriers). */
+    P.relax_in_place = gcut__env_int("GCUT_CUDAGRID_IN_PLACE", 1, 0, 1);
+    /* GCUT_CUDAGRID_PRUNE: 1 (default) a fall re-queues only the tiles of neighbours whose arc
+     * into the node is residual; 0 the tiles of all neighbours across the edge. */
+    P.relax_prune = gcut__env_int("GCUT_CUDAGRID_PRUNE", 1, 0, 1);
     /* GCUT_CUDAGRID_LOOP: 1 (default, with the one-launch relabel) the whole loop of sweeps and
      * global relabels runs on the device as one CUDA graph launch (a conditional while node),
      * one host synchronisation per solve; 0 the host drives it, reading the active tile count
