@@ -21,7 +21,7 @@
 #   or else the grid TUNE_K="2 4 8" x TUNE_R="16 32 64" (sweeps per relabel x rounds per visit)
 #   SANITIZE_GRID_ONLY=1           sanitize test_cuda_grid only
 #   ab stage: gcut_bench under each variant of AB_VARIANTS ("name:ENV=V,ENV=V;name:..."; default
-#   passes / host loop / device loop), the variants alternating for AB_REPS rounds on AB_SIZES
+#   passes / default), the variants alternating for AB_REPS rounds on AB_SIZES
 #   (default 1920x1080), AB_VOLUMES (none), AB_CONN, hard instances, AB_SOLVERS (cuda-grid,bk,
 #   flows compared), AB_REPEATS solves each (5), AB_SEED; prints round, variant, instance,
 #   solver, solve ms, flow, sweeps, relabels
@@ -138,7 +138,7 @@ if has tune; then
 fi
 if has ab; then
     echo "== ab: round variant instance solver solve_ms flow sweeps relabels"
-    IFS=';' read -ra abv <<<"${AB_VARIANTS:-passes:GCUT_CUDAGRID_RELAX=0;hostloop:GCUT_CUDAGRID_LOOP=0;default:}"
+    IFS=";" read -ra abv <<<"${AB_VARIANTS:-passes:GCUT_CUDAGRID_RELAX=0;default:}"
     for rep in $(seq 1 "${AB_REPS:-2}"); do
         for v in "${abv[@]}"; do
             name=${v%%:*}

@@ -240,17 +240,12 @@ static void larger_cases(test_rng *rng) {
 }
 
 /* The global relabel's other paths, each read when a solve sets up: passes with host reads
- * (GCUT_CUDAGRID_RELAX=0), the one-launch relabel driven by the host (GCUT_CUDAGRID_LOOP=0),
- * the device loop with a relabel queue of one entry, so that relabels run out of room and
- * fall back to passes (GCUT_CUDAGRID_QUEUE=1), Jacobi tile steps (GCUT_CUDAGRID_IN_PLACE=0),
- * re-queues without the residual-arc test (GCUT_CUDAGRID_PRUNE=0). The same small and synthetic
- * grids as above, against Dinic or bk, with the certificate. */
+ * (GCUT_CUDAGRID_RELAX=0), and a relabel queue of one entry, so that one-launch relabels run
+ * out of room and fall back to passes (GCUT_CUDAGRID_QUEUE=1). The same small and synthetic grids
+ * as above, against Dinic or bk, with the certificate. */
 static void relabel_paths(test_rng *rng, int full) {
     static const char *const variants[][2] = {{"GCUT_CUDAGRID_RELAX", "0"},
-                                              {"GCUT_CUDAGRID_LOOP", "0"},
-                                              {"GCUT_CUDAGRID_QUEUE", "1"},
-                                              {"GCUT_CUDAGRID_IN_PLACE", "0"},
-                                              {"GCUT_CUDAGRID_PRUNE", "0"}};
+                                              {"GCUT_CUDAGRID_QUEUE", "1"}};
     for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
         setenv(variants[v][0], variants[v][1], 1);
         random_small(rng, 1);

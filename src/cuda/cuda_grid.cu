@@ -135,8 +135,6 @@ struct Problem {
     int *qflag;                /* per tile: 1 while the tile waits on the queue */
     unsigned long long *queue; /* [queue_cap]: (epoch << 32) | tile, written once per relabel */
     int queue_cap;
-    int relax_in_place; /* relax_tile_async: in-place steps, one barrier each (see there) */
-    int relax_prune;    /* relax_tile_async: re-queue only tiles with a residual arc in */
 };
 
 enum { kAllTiles = 3 };
@@ -145,9 +143,7 @@ enum { kAllTiles = 3 };
  * num_tiles is tile p, the first pass over every tile; later positions are queue[p -
  * num_tiles]), kPending counts tiles queued or being relaxed (0 = the fixed point is reached),
  * kQOverflow is set when the queue ran out of room (the host then relabels with passes),
- * kRelaxVisits counts tile relaxations (for --verbose). kStampBase is added to the stamp
- * parameter of sweeps and collections (the device loop advances it; 0 for host loops),
- * kIters counts the device loop's global relabels, kEpoch tags the queue entries of the
+ * kRelaxVisits counts tile relaxations (for --verbose), kEpoch tags the queue entries of the
  * current relabel (kept across solves: the queue is never cleared, only outgrown). */
 enum {
     kHead = 0,
@@ -155,8 +151,6 @@ enum {
     kPending = 2,
     kQOverflow = 3,
     kRelaxVisits = 4,
-    kStampBase = 5,
-    kIters = 6,
     kEpoch = 7,
     kRctlWords = 8
 };
@@ -366,40 +360,6 @@ template <int TX> __device__ int row_scan(int best, unsigned mask, int lx) {
     return best;
 }
 
-/* row_scan with the runs taken from bit masks instead of shuffles: right / left hold, for
- * each position x of the row, whether arc x -> x+1 / x -> x-1 is residual and inside the tile
- * (row_masks). Node x reaches x + s along +x arcs iff bits x .. x+s-1 of right are all set
- * (bit TX-1 is always clear, so a run never leaves the row), and x - s along -x arcs iff bits
- * x-s+1 .. x of left are (bit 0 always clear). One shuffle per doubling step instead of two. */
-template <int TX> __device__ int row_scan_masks(int best, unsigned right, unsigned left, int lx) {
-#pragma unroll
-    for (int s = 1; s < TX; s <<= 1) {
-        const int far = __shfl_down_sync(0xffffffffu, best, s, TX);
-        const unsigned need = ((1u << s) - 1u) << lx;
-        if (lx + s < TX && (right & need) == need && far < kInf && far + s < best)
-            best = far + s;
-    }
-#pragma unroll
-    for (int s = 1; s < TX; s <<= 1) {
-        const int far = __shfl_up_sync(0xffffffffu, best, s, TX);
-        if (lx >= s) {
-            const unsigned need = ((1u << s) - 1u) << (lx - s + 1);
-            if ((left & need) == need && far < kInf && far + s < best)
-                best = far + s;
-        }
-    }
-    return best;
-}
-
-/* The row's run masks for row_scan_masks (the whole warp calls it; a 3D row is half a warp). */
-template <int TX>
-__device__ void row_masks(unsigned mask, int lx, unsigned *right, unsigned *left) {
-    const unsigned base = (threadIdx.x & 31u) - (unsigned)lx;
-    const unsigned row = TX == 32 ? 0xffffffffu : (1u << TX) - 1u;
-    *right = (__ballot_sync(0xffffffffu, (mask & 1u) && lx + 1 < TX) >> base) & row;
-    *left = (__ballot_sync(0xffffffffu, (mask & 2u) && lx >= 1) >> base) & row;
-}
-
 /* Relax one tile to its local fixed point (see relax_kernel). Heights and masks of other tiles
  * are read through L2 (__ldcg), since in the cooperative relabel other blocks write them within
  * the same launch and L1 is not coherent. */
@@ -474,68 +434,33 @@ __device__ void relax_tile_async(const Problem &P, int tile, int *hs, int *nb, u
     __syncthreads();
     const int h0 = hs[me];
     int h = h0;
-    if (P.relax_in_place) {
-        /* In place: a node stores its new height at once, and its neighbours may read the old
-         * or the new one within the same step. Both are lengths of residual paths, so every
-         * value stays an upper bound of the distance, and the loop still ends only after a
-         * step in which no height fell, i.e. at the tile's fixed point. One barrier per step
-         * instead of two, a fall may cross several rows in one step (when the warps run in
-         * order), and the row scans take their runs from two ballots made once per visit. */
-        volatile int *vh = hs;
-        unsigned right, left;
-        row_masks<G::TX>(mask, lx, &right, &left);
-        for (;;) {
-            int best = h;
+    for (;;) {
+        int best = h;
 #pragma unroll
-            for (int d = 0; d < CONN; d++)
-                if (mask & (1u << d)) {
-                    int hn = vh[me + G::box_step(d)];
-                    if (hn < kInf && hn + 1 < best)
-                        best = hn + 1;
-                }
-            best = row_scan_masks<G::TX>(best, right, left, lx);
-            bool changed = best < h;
-            if (changed) {
-                h = best;
-                vh[me] = h;
+        for (int d = 0; d < CONN; d++)
+            if (mask & (1u << d)) {
+                int hn = hs[me + G::box_step(d)];
+                if (hn < kInf && hn + 1 < best)
+                    best = hn + 1;
             }
-            if (!__syncthreads_or(changed))
-                break;
+        best = row_scan<G::TX>(best, mask, lx);
+        __syncthreads();
+        bool changed = best < h;
+        if (changed) {
+            h = best;
+            hs[me] = h;
         }
-    } else {
-        for (;;) {
-            int best = h;
-#pragma unroll
-            for (int d = 0; d < CONN; d++)
-                if (mask & (1u << d)) {
-                    int hn = hs[me + G::box_step(d)];
-                    if (hn < kInf && hn + 1 < best)
-                        best = hn + 1;
-                }
-            best = row_scan<G::TX>(best, mask, lx);
-            __syncthreads();
-            bool changed = best < h;
-            if (changed) {
-                h = best;
-                hs[me] = h;
-            }
-            if (!__syncthreads_or(changed))
-                break;
-        }
+        if (!__syncthreads_or(changed))
+            break;
     }
     if (pos.valid && h != h0 && h < atomicMin(&P.dist[pos.g], h) &&
         !tile_interior<CONN>(lx, ly, lz)) {
-        /* A neighbour w outside the tile reads this height if its arc w -> here (direction
-         * d ^ 1 at w) is residual: flag w's tile. (Masks are fixed during a relabel.) */
+        /* Every neighbour of this node outside the tile reads its height: flag its tile. */
 #pragma unroll
         for (int d = 0; d < CONN; d++) {
             const int nx = lx + dir_dx(CONN, d), ny = ly + dir_dy(CONN, d),
                       nz = lz + dir_dz(CONN, d);
-            const int gx = pos.gx + dir_dx(CONN, d), gy = pos.gy + dir_dy(CONN, d),
-                      gz = pos.gz + dir_dz(CONN, d);
-            if (!in_tile<CONN>(nx, ny, nz) && gx >= 0 && gx < P.width && gy >= 0 && gy < P.height &&
-                gz >= 0 && gz < P.depth &&
-                (!P.relax_prune || (__ldcg(&P.arc_mask[pos.g + P.step[d]]) >> (d ^ 1) & 1u))) {
+            if (!in_tile<CONN>(nx, ny, nz)) {
                 const int tdx = nx < 0 ? -1 : nx >= G::TX ? 1 : 0;
                 const int tdy = ny < 0 ? -1 : ny >= G::TY ? 1 : 0;
                 const int tdz = nz < 0 ? -1 : nz >= G::TZ ? 1 : 0;
@@ -589,7 +514,6 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
     __shared__ int slot_s;
     volatile int *rctl = P.rctl;
     const unsigned epoch = (unsigned)rctl[kEpoch];
-    stamp += (unsigned)rctl[kStampBase];
     int visits = 0;
     for (;;) {
         if (threadIdx.x == 0) {
@@ -704,20 +628,6 @@ template <int CONN> __global__ void collect_kernel(const Problem P, int list_out
         list_append(P, list_out, tile, stamp);
 }
 
-/* The device loop's test after a global relabel (one thread): go on while tiles are active
- * and the relabel completed; the stamps of the next sweeps and collection move past this
- * round's. */
-__global__ void decide_kernel(const Problem P, cudaGraphConditionalHandle handle, int stride) {
-    const bool go = P.count[0] > 0 && P.rctl[kQOverflow] == 0;
-    P.rctl[kIters] += 1;
-    P.rctl[kStampBase] += stride;
-    cudaGraphSetConditional(handle, go ? 1u : 0u);
-}
-
-__global__ void set_word_kernel(int *word, int value) {
-    *word = value;
-}
-
 /* One sweep: every listed tile is loaded into registers (its excess, sink residual and arc
  * residuals, one node per thread) and shared memory (heights with a halo), then runs up to
  * `rounds` synchronous push/relabel rounds:
@@ -733,7 +643,6 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
     sweep_kernel(const Problem P, int list_in, int list_out, int list_clear, unsigned stamp,
                  int rounds) {
     using G = Geo<CONN>;
-    stamp += (unsigned)__ldcg(&P.rctl[kStampBase]);
     __shared__ int hs[G::BOX];
     __shared__ signed char pdir[G::T];
     __shared__ unsigned pamt[G::T];
@@ -955,13 +864,9 @@ struct Session {
     bool pinned_reserved = false;
     /* Launch shapes and knobs, fixed at setup. */
     int device = 0, node_blocks = 1, sweep_blocks = 1, relax_blocks = 1, coop = 0, coop_blocks = 1,
-        sweeps_per_relabel = 1, rounds = 1, warm_sweeps = 1, relax_async = 1, async_blocks = 1,
-        device_loop = 1;
+        sweeps_per_relabel = 1, rounds = 1, warm_sweeps = 1, relax_async = 1, async_blocks = 1;
     /* One-launch relabels since the queue was last cleared (their epochs tag its entries). */
     long long epochs = 0;
-    /* The device loop (build_loop_graph): sweeps and global relabels while tiles are active. */
-    cudaGraph_t loop_graph = nullptr;
-    cudaGraphExec_t loop_exec = nullptr;
     ~Session() {
         if (pinned_reserved)
             gcut__unreserve(kPinnedBytes);
@@ -974,10 +879,6 @@ struct Session {
         for (cudaEvent_t e : events)
             if (e)
                 cudaEventDestroy(e);
-        if (loop_exec)
-            cudaGraphExecDestroy(loop_exec);
-        if (loop_graph)
-            cudaGraphDestroy(loop_graph);
         if (stream)
             cudaStreamDestroy(stream);
     }
@@ -1130,24 +1031,14 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
     S.relax_blocks = relax_per_sm * sms < P.num_tiles ? relax_per_sm * sms : P.num_tiles;
     /* GCUT_CUDAGRID_RELAX: 1 (default) the global relabel's relaxation and collection in one
      * launch over a device queue (relax_async_kernel); 0 as passes, one launch each, with a
-     * host read of the list size every kRelaxBatch passes. */
+     * host read of the list size every kRelaxBatch passes (hard 1920x1080 on the H100: 2.9
+     * against 3.3-3.9 ms per solve, docs/CUDA-GRID.md). */
     int async_per_sm = 1;
     GCUT__CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&async_per_sm,
                                                                  relax_async_kernel<CONN>, G::T, 0),
                    "occupancy");
     S.async_blocks = async_per_sm * sms < P.num_tiles ? async_per_sm * sms : P.num_tiles;
     S.relax_async = gcut__env_int("GCUT_CUDAGRID_RELAX", 1, 0, 1);
-    /* GCUT_CUDAGRID_IN_PLACE: 1 (default) the one-launch relabel's tile steps update heights in
-     * place (one barrier per step); 0 Jacobi steps as in the passes (two barriers). */
-    P.relax_in_place = gcut__env_int("GCUT_CUDAGRID_IN_PLACE", 1, 0, 1);
-    /* GCUT_CUDAGRID_PRUNE: 1 (default) a fall re-queues only the tiles of neighbours whose arc
-     * into the node is residual; 0 the tiles of all neighbours across the edge. */
-    P.relax_prune = gcut__env_int("GCUT_CUDAGRID_PRUNE", 1, 0, 1);
-    /* GCUT_CUDAGRID_LOOP: 1 (default, with the one-launch relabel) the whole loop of sweeps and
-     * global relabels runs on the device as one CUDA graph launch (a conditional while node),
-     * one host synchronisation per solve; 0 the host drives it, reading the active tile count
-     * after every global relabel. */
-    S.device_loop = S.relax_async && gcut__env_int("GCUT_CUDAGRID_LOOP", 1, 0, 1);
     S.sweeps_per_relabel = gcut__env_int(
         "GCUT_CUDAGRID_SWEEPS",
         G::NDIM == 2 ? kDefaultSweepsPerRelabel2D : kDefaultSweepsPerRelabel3D, 1, 1 << 20);
@@ -1167,50 +1058,6 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
     S.coop_blocks = coop_per_sm * sms < P.num_tiles ? coop_per_sm * sms : P.num_tiles;
 
     S.device = device;
-    return GCUT_OK;
-}
-
-/* The device loop, made once per session: a CUDA graph whose conditional while node repeats
- * [global relabel (init, one-launch relaxation and collection into list 0), decide_kernel,
- * K sweeps] while decide_kernel finds active tiles. Lists are fixed per position (sweep k reads
- * k % 3, appends to (k + 1) % 3, empties (k + 2) % 3; the relabel's init empties all), stamps
- * are offsets from rctl[kStampBase], which decide_kernel moves past the round's. */
-template <int CONN> gcut_status build_loop_graph(Session &S) {
-    using G = Geo<CONN>;
-    if (S.loop_exec != nullptr)
-        return GCUT_OK;
-    const Problem &P = S.P;
-    const int K = S.sweeps_per_relabel;
-    GCUT__CUDA_TRY(cudaGraphCreate(&S.loop_graph, 0), "cudaGraphCreate");
-    cudaGraphConditionalHandle handle;
-    GCUT__CUDA_TRY(
-        cudaGraphConditionalHandleCreate(&handle, S.loop_graph, 1, cudaGraphCondAssignDefault),
-        "cudaGraphConditionalHandleCreate");
-    cudaGraphNodeParams cp = {};
-    cp.type = cudaGraphNodeTypeConditional;
-    cp.conditional.handle = handle;
-    cp.conditional.type = cudaGraphCondTypeWhile;
-    cp.conditional.size = 1;
-    cudaGraphNode_t node;
-    GCUT__CUDA_TRY(cudaGraphAddNode(&node, S.loop_graph, nullptr, nullptr, 0, &cp),
-                   "cudaGraphAddNode");
-    cudaGraph_t body = cp.conditional.phGraph_out[0];
-    GCUT__CUDA_TRY(cudaStreamSynchronize(S.stream), "device loop capture");
-    GCUT__CUDA_TRY(cudaStreamBeginCaptureToGraph(S.stream, body, nullptr, nullptr, 0,
-                                                 cudaStreamCaptureModeThreadLocal),
-                   "cudaStreamBeginCaptureToGraph");
-    relabel_init_kernel<CONN><<<S.node_blocks, 256, 0, S.stream>>>(P, 1);
-    relax_async_kernel<CONN><<<S.async_blocks, G::T, 0, S.stream>>>(P, 0, (unsigned)K + 1);
-    decide_kernel<<<1, 1, 0, S.stream>>>(P, handle, K + 1);
-    for (int k = 0; k < K; k++)
-        sweep_kernel<CONN><<<S.sweep_blocks, G::T, 0, S.stream>>>(P, k % 3, (k + 1) % 3,
-                                                                  (k + 2) % 3, k + 1, S.rounds);
-    const cudaError_t launch_err = cudaGetLastError();
-    cudaGraph_t captured = body;
-    const cudaError_t end_err = cudaStreamEndCapture(S.stream, &captured);
-    GCUT__CUDA_TRY(launch_err, "device loop capture");
-    GCUT__CUDA_TRY(end_err, "cudaStreamEndCapture");
-    GCUT__CUDA_TRY(cudaGraphInstantiate(&S.loop_exec, S.loop_graph, 0), "cudaGraphInstantiate");
     return GCUT_OK;
 }
 
@@ -1269,8 +1116,8 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
     gcut_status st = GCUT_OK;
     GCUT__CUDA_TRY(cudaMemsetAsync(P.mark, 0, tiles * 4, stream), "memset");
     GCUT__CUDA_TRY(cudaMemsetAsync(P.counters + kSumSinkResidual, 0, 3 * 8, stream), "memset");
-    /* Queue words, visits, stamp base and loop count from 0; the epoch goes on, unless two
-     * billion relabels ran since the queue was cleared (then clear it, so no old tag can match). */
+    /* Queue words and visits from 0; the epoch goes on, unless two billion relabels ran since
+     * the queue was cleared (then clear it, so that no old tag can match). */
     if (S.epochs > (1ll << 31)) {
         GCUT__CUDA_TRY(cudaMemsetAsync(P.queue, 0, (size_t)P.queue_cap * 8, stream), "memset");
         GCUT__CUDA_TRY(cudaMemsetAsync(P.rctl + kEpoch, 0, sizeof(int), stream), "memset");
@@ -1373,74 +1220,8 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
                 GCUT__CUDA_TRY(cudaEventCreate(&S.events[k]), "cudaEventCreate");
         GCUT__CUDA_TRY(cudaEventRecord(S.events[0], stream), "cudaEventRecord");
     }
-    /* Labels (to the host or a device buffer), the counters and the queue words (already
-     * queued for a device loop), then the one wait of a device loop. */
-    auto finish = [&]() -> gcut_status {
-        unsigned char *labels_dev = labels_on_device && labels != NULL
-                                        ? labels
-                                        : reinterpret_cast<unsigned char *>(P.arc_mask);
-        finish_kernel<<<node_blocks, 256, 0, stream>>>(P, labels_dev);
-        GCUT__CUDA_TRY(cudaGetLastError(), "finish kernel launch");
-        GCUT__CUDA_TRY(cudaMemcpyAsync(S.host_counters, P.counters,
-                                       kNumCounters * sizeof(unsigned long long),
-                                       cudaMemcpyDeviceToHost, stream),
-                       "read counters");
-        if (labels != NULL && !labels_on_device)
-            GCUT__CUDA_TRY(
-                cudaMemcpyAsync(labels, labels_dev, nodes, cudaMemcpyDeviceToHost, stream),
-                "download labels");
-        GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "solve");
-        return GCUT_OK;
-    };
-    /* The device loop: one graph launch runs global relabels and sweeps until no tile is
-     * active (or the relabel queue ran out of room: the host loop below then goes on from a
-     * fresh global relabel). A warm start's first sweeps on the kept heights are queued before
-     * it; if no tile is active they do nothing and the loop's first relabel decides. */
-    const bool use_loop = S.device_loop && !verbose && !coop;
-    bool loop_overflowed = false;
-    if (use_loop) {
-        if ((st = build_loop_graph<CONN>(S)) != GCUT_OK)
-            return st;
-        GCUT__CUDA_TRY(cudaMemsetAsync(P.count, 0, 4 * sizeof(int), stream), "memset");
-        GCUT__CUDA_TRY(cudaMemsetAsync(P.next, 0, 4 * sizeof(int), stream), "memset");
-        int pre_sweeps = 0;
-        if (keep_heights) {
-            collect_kernel<CONN><<<P.num_tiles, G::T, 0, stream>>>(P, 0, ++stamp);
-            for (int k = 0; k < S.warm_sweeps; k++)
-                sweep_kernel<CONN><<<sweep_blocks, G::T, 0, stream>>>(P, k % 3, (k + 1) % 3,
-                                                                      (k + 2) % 3, ++stamp, rounds);
-            GCUT__CUDA_TRY(cudaGetLastError(), "sweep kernel launch");
-            pre_sweeps = S.warm_sweeps;
-        }
-        set_word_kernel<<<1, 1, 0, stream>>>(P.rctl + kStampBase, (int)stamp);
-        GCUT__CUDA_TRY(cudaGetLastError(), "kernel launch");
-        GCUT__CUDA_TRY(cudaGraphLaunch(S.loop_exec, stream), "device loop launch");
-        GCUT__CUDA_TRY(cudaMemcpyAsync(S.host_count + 4, P.rctl, kRctlWords * sizeof(int),
-                                       cudaMemcpyDeviceToHost, stream),
-                       "read loop counts");
-        if ((st = finish()) != GCUT_OK)
-            return st;
-        const int iters = S.host_count[4 + kIters];
-        S.epochs += iters;
-        relabels += iters;
-        /* The last round's sweeps found no active tile (or the relabel did not complete). */
-        sweeps += pre_sweeps + (int64_t)sweeps_per_relabel * (iters - 1);
-        relax_visits = S.host_count[4 + kRelaxVisits];
-        loop_overflowed = S.host_count[4 + kQOverflow] != 0;
-        if (loop_overflowed) {
-            queue_overflows++;
-            keep_heights = false;
-            /* The host loop's stamps start afresh: no mark or stamp base of the device loop
-             * may hide a tile from its lists. */
-            GCUT__CUDA_TRY(cudaMemsetAsync(P.counters + kSumSinkResidual, 0, 8, stream), "memset");
-            GCUT__CUDA_TRY(cudaMemsetAsync(P.mark, 0, tiles * 4, stream), "memset");
-            GCUT__CUDA_TRY(cudaMemsetAsync(P.rctl + kStampBase, 0, sizeof(int), stream), "memset");
-        }
-    }
     int active_tiles = 0;
-    if (use_loop && !loop_overflowed) {
-        /* done */
-    } else if (keep_heights) {
+    if (keep_heights) {
         /* Warm start: sweep first on the previous solve's heights (exact distances before the
          * changes; stale ones cost work, never exactness: pushes keep the preflow, and only a
          * global relabel can stop the solve), listing the tiles with an active node. */
@@ -1451,7 +1232,7 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         if ((st = read_count(q % 3, &active_tiles)) != GCUT_OK)
             return st;
     }
-    if ((!use_loop || loop_overflowed) && (!keep_heights || active_tiles == 0) &&
+    if ((!keep_heights || active_tiles == 0) &&
         ((st = global_relabel(&active_tiles)) != GCUT_OK ||
          (verbose && (st = lap(0, 1, &relabel_ms)) != GCUT_OK)))
         return st;
@@ -1476,10 +1257,18 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
                     (long long)sweeps, (long long)relabels, active_tiles);
     }
 
-    if (!use_loop || loop_overflowed) {
-        if ((st = finish()) != GCUT_OK)
-            return st;
-    }
+    unsigned char *labels_dev =
+        labels_on_device && labels != NULL ? labels : reinterpret_cast<unsigned char *>(P.arc_mask);
+    finish_kernel<<<node_blocks, 256, 0, stream>>>(P, labels_dev);
+    GCUT__CUDA_TRY(cudaGetLastError(), "finish kernel launch");
+    GCUT__CUDA_TRY(cudaMemcpyAsync(S.host_counters, P.counters,
+                                   kNumCounters * sizeof(unsigned long long),
+                                   cudaMemcpyDeviceToHost, stream),
+                   "read counters");
+    if (labels != NULL && !labels_on_device)
+        GCUT__CUDA_TRY(cudaMemcpyAsync(labels, labels_dev, nodes, cudaMemcpyDeviceToHost, stream),
+                       "download labels");
+    GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "solve");
 
     const unsigned long long *c = S.host_counters;
     *flow = (int64_t)(c[kSumSink] - c[kSumSinkResidual]);
