@@ -6,7 +6,8 @@
 #
 # Environment: BIN (folder with general_bench and tests/test_cuda_general, else built here
 # into build-general), OUT (logs; default bench/out/general), STAGES (any of "test memcheck
-# full ab trace knobs dimacs cube"; default all but full and memcheck).
+# full ab trace knobs dimacs cube" (first run) "grids2 dimacs2 balance" (second run); default
+# the first run's without full and memcheck).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-bench/out/general}
@@ -42,13 +43,14 @@ if has test; then
 fi
 if has full; then
     echo "== test_cuda_general (full)"
-    s=$(date +%s); timeout 300 "$T" >"$OUT/test_full.log" 2>&1
+    s=$(date +%s); timeout "${FULL_TIMEOUT:-300}" "$T" >"$OUT/test_full.log" 2>&1
     rc=$?; tail -3 "$OUT/test_full.log"; echo "exit $rc, $(($(date +%s) - s)) s"
     [ $rc -eq 0 ] || status=1
 fi
 if has memcheck; then
-    echo "== compute-sanitizer memcheck (GCUT_TEST_QUICK=1)"
-    GCUT_TEST_QUICK=1 timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$T" \
+    echo "== compute-sanitizer memcheck (GCUT_TEST_QUICK=${MEMCHECK_QUICK:-1})"
+    GCUT_TEST_QUICK=${MEMCHECK_QUICK:-1} timeout 200 compute-sanitizer --tool memcheck \
+        --error-exitcode 9 "$T" \
         >"$OUT/memcheck.log" 2>&1
     rc=$?; tail -3 "$OUT/memcheck.log"; echo "exit $rc"; [ $rc -eq 0 ] || status=1
 fi
@@ -71,6 +73,8 @@ if has knobs; then
         timeout 120 "$G" --repeats 3 --solvers "$off,$off+GCUT_CUDAGENERAL_SWEEPS=16,$off+GCUT_CUDAGENERAL_SWEEPS=64,cuda-general+GCUT_CUDAGENERAL_HYBRID_ACTIVE=4096,cuda-general,cuda-general+GCUT_CUDAGENERAL_HYBRID_ACTIVE=600000,cuda-general+GCUT_CUDAGENERAL_HYBRID_ACTIVE=2000000+GCUT_CUDAGENERAL_HYBRID_NODES=9000000,cuda-general+GCUT_CUDAGENERAL_SWEEPS=16" \
             "$inst" || status=1
     done
+    timeout 90 "$G" --repeats 3 --solvers "$off+GCUT_CUDAGENERAL_CYCLES=1,$off+GCUT_CUDAGENERAL_CYCLES=16,cuda-general+GCUT_CUDAGENERAL_SWEEPS=32,cuda-general+GCUT_CUDAGENERAL_SWEEPS=8,cuda-general+GCUT_CUDAGENERAL_SWEEPS=16+GCUT_CUDAGENERAL_HYBRID_ACTIVE=600000" \
+        grid:3840x2160:hard || status=1
 fi
 if has dimacs; then
     echo "== DIMACS families: GPU only against hybrid (bk: docs/PERFORMANCE.md)"
@@ -85,5 +89,28 @@ if has cube; then
     echo "== 256^3 hard"
     timeout 150 "$G" --repeats 3 --solvers "bk,$off,cuda-general" grid:256x256x256:hard ||
         status=1
+fi
+# Second run: the phase rule (GCUT_CUDAGENERAL_BALANCE; 0 = the first version's depth rule)
+# and the hybrid, against bk and cuda-grid.
+old=cuda-general+GCUT_CUDAGENERAL_BALANCE=0+GCUT_CUDAGENERAL_HYBRID=0
+if has grids2; then
+    echo "== grids: bk, cuda-grid, first version, balance rule alone, balance + hybrid"
+    timeout 150 "$G" --repeats 3 --solvers "bk,cuda-grid,$old,$off,cuda-general" \
+        grid:1920x1080:hard grid:1920x1080:easy grid:3840x2160:hard grid:256x256x256:hard ||
+        status=1
+fi
+if has dimacs2; then
+    echo "== DIMACS families and random graphs: first version, balance alone, balance + hybrid"
+    timeout 60 "$G" --repeats 3 --max-ms 3000 --solvers "bk,$old,$off,cuda-general" \
+        genrmf:32:32 genrmf:16:128 random:1000000:500000 random:2000000:5000000 || status=1
+    timeout 60 "$G" --repeats 3 --solvers "$old,$off,cuda-general" rlg:64:2048 rlg:2048:64 ||
+        status=1
+fi
+if has balance; then
+    echo "== balance 25/50/200/400 percent (GPU only)"
+    timeout 90 "$G" --repeats 3 --solvers "$off+GCUT_CUDAGENERAL_BALANCE=25,$off+GCUT_CUDAGENERAL_BALANCE=50,$off,$off+GCUT_CUDAGENERAL_BALANCE=200,$off+GCUT_CUDAGENERAL_BALANCE=400" \
+        grid:3840x2160:hard genrmf:32:32 rlg:64:2048 rlg:2048:64 || status=1
+    timeout 30 "$G" --repeats 1 --solvers "$off+GCUT_BENCH_VERBOSE=1,cuda-general+GCUT_BENCH_VERBOSE=1" \
+        grid:3840x2160:hard genrmf:32:32 2>"$OUT/trace_balance.log" >/dev/null
 fi
 exit $status

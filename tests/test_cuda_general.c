@@ -103,8 +103,11 @@ static void check_graph(gcut_graph *g, const char *what) {
     CHECK(stats.device_bytes > 0);
     CHECK(strcmp(stats.solver, "cuda-general") == 0);
     checks++;
+    /* Past 50000 nodes (the hub, the path) two settings: the GPU alone, bk after 2 sweeps. */
+    const int big = gcut_graph_num_nodes(g) > 50000;
     for (int mode = 0; mode < num_hybrid_modes; mode++)
-        check_mode(g, mode, expected, what);
+        if (!big || mode == 0 || mode == 2)
+            check_mode(g, mode, expected, what);
 }
 
 /* Tiny graphs: brute force over every labeling is the oracle. */

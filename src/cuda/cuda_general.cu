@@ -740,6 +740,9 @@ void device_release(Session &S, void *p) {
 /* Knobs (benchmarks): cycles per vertex per sweep, sweeps between global relabels (0 =
  * adaptive), blocks per SM. */
 constexpr int kDefaultCycles = 4;
+/* A push phase ends once it has run this percentage of the last global relabel's time (0: no
+ * such limit, the phase runs about the BFS depth in sweeps). */
+constexpr int kDefaultBalance = 100;
 /* Hybrid finish defaults: switch to bk once at most n / kHybridActiveDiv + 64 nodes are active
  * and the residual problem has at most n / kHybridNodesDiv + 1024 nodes. */
 constexpr long long kHybridActiveDiv = 64;
@@ -818,6 +821,7 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
     const int work_blocks = sms * per_sm;
     const int cycles = gcut__env_int("GCUT_CUDAGENERAL_CYCLES", kDefaultCycles, 1, 1 << 20);
     const int fixed_sweeps = gcut__env_int("GCUT_CUDAGENERAL_SWEEPS", 0, 0, 1 << 20);
+    const int balance = gcut__env_int("GCUT_CUDAGENERAL_BALANCE", kDefaultBalance, 0, 1 << 20);
     /* Hybrid finish (docs/CUDA-GENERAL.md): on, at most `hyb_active` active nodes after a global
      * relabel, at most `hyb_nodes` nodes in the residual problem handed to bk, and not before
      * global relabel number `hyb_after` (0 for the knobs: the defaults). */
@@ -1117,8 +1121,10 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
     int64_t sweeps = 0;
     memset(ctl, 0, kNumCtl * sizeof(unsigned));
     GCUT__CUDA_TRY(cudaMemsetAsync(D.count, 0, kNumCtl * sizeof(unsigned), stream), "memset");
+    double relabel_ms = gcut__now_ms();
     if ((st = global_relabel(&active, &depth)) != GCUT_OK)
         return st;
+    relabel_ms = gcut__now_ms() - relabel_ms;
     /* A safety net, never a result: past this many sweeps the solve reports an error rather
      * than loop on (push-relabel does O(n^2) relabels, each sweep at least one per vertex that
      * cannot push). */
@@ -1147,12 +1153,16 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
             if ((st = collect(&active)) != GCUT_OK)
                 return st;
         }
-        /* Sweeps before the next global relabel: about the BFS depth (the hops the excess
-         * must travel), read back every few launches. */
+        /* Sweeps before the next global relabel: at most about the BFS depth (the hops the
+         * excess must travel), and (balance) no longer than `balance` percent of the last
+         * global relabel's time, so that the BFS and the sweeps cost about alike (Goldberg's
+         * rule, relabel after work of the order of the relabel's own, in time); read back
+         * every few launches. */
         const unsigned budget = fixed_sweeps > 0 ? (unsigned)fixed_sweeps
                                 : depth < 16     ? 16u
                                                  : depth;
         const unsigned start = ctl[kSweeps];
+        const double phase_start = gcut__now_ms();
         for (;;) {
             for (int b = 0; b < 4; b++) {
                 push_small_kernel<A><<<1, kSmallBlock, 0, stream>>>(D, cycles, budget);
@@ -1163,15 +1173,20 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
                 return st;
             if (ctl[ctl[kQ] % 3] == 0 || ctl[kSweeps] - start >= budget)
                 break;
+            if (fixed_sweeps == 0 && balance > 0 &&
+                gcut__now_ms() - phase_start >= balance * 0.01 * relabel_ms)
+                break;
         }
         sweeps += (unsigned)(ctl[kSweeps] - start); /* 32-bit counter on the device */
+        const double relabel_start = gcut__now_ms();
         if ((st = global_relabel(&active, &depth)) != GCUT_OK)
             return st;
+        relabel_ms = gcut__now_ms() - relabel_start;
         if (verbose)
             fprintf(stderr,
                     "cuda-general: %lld sweeps, %lld global relabels, %u active, depth %u, "
-                    "%.3f ms\n",
-                    (long long)sweeps, (long long)relabels, active, depth,
+                    "last relabel %.3f ms, %.3f ms\n",
+                    (long long)sweeps, (long long)relabels, active, depth, relabel_ms,
                     gcut__now_ms() - t_solve);
         if ((double)sweeps > sweep_limit)
             return gcut__fail(GCUT_ERR_INTERNAL,
