@@ -6,7 +6,7 @@
 #
 # Environment: BIN (folder with general_bench and tests/test_cuda_general, else built here
 # into build-general), OUT (logs; default bench/out/general), STAGES (any of "test memcheck
-# full ab trace knobs dimacs cube" (first run) "grids2 dimacs2 balance" (second run); default
+# full ab trace knobs dimacs cube" (first run) "grids2 dimacs2 balance" (second run) "confirm" (third run); default
 # the first run's without full and memcheck).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -112,5 +112,17 @@ if has balance; then
         grid:3840x2160:hard genrmf:32:32 rlg:64:2048 rlg:2048:64 || status=1
     timeout 30 "$G" --repeats 1 --solvers "$off+GCUT_BENCH_VERBOSE=1,cuda-general+GCUT_BENCH_VERBOSE=1" \
         grid:3840x2160:hard genrmf:32:32 2>"$OUT/trace_balance.log" >/dev/null
+fi
+# Third run: the defaults chosen from the second (balance 50%, hybrid off) against bk and
+# cuda-grid in one process, and the first version's rule on the DIMACS families.
+if has confirm; then
+    echo "== defaults: bk, cuda-grid, cuda-general, balance 100%"
+    timeout 120 "$G" --repeats 3 --solvers \
+        "bk,cuda-grid,cuda-general,cuda-general+GCUT_CUDAGENERAL_BALANCE=100" \
+        grid:3840x2160:hard grid:256x256x256:hard grid:1920x1080:hard || status=1
+    timeout 60 "$G" --repeats 3 --solvers \
+        "cuda-general,cuda-general+GCUT_CUDAGENERAL_BALANCE=0,cuda-general+GCUT_CUDAGENERAL_HYBRID=1" \
+        genrmf:32:32 rlg:64:2048 rlg:2048:64 random:1000000:500000 random:2000000:5000000 ||
+        status=1
 fi
 exit $status

@@ -31,8 +31,9 @@ static int64_t bk_flow(gcut_graph *g) {
     return flow;
 }
 
-/* Settings that every case also runs under. The hybrid finish (bk on the residual problem,
- * docs/CUDA-GENERAL.md): the GPU alone; bk from the first global relabel (the whole problem
+/* Settings that every case also runs under: push phases of about the BFS depth (the first
+ * version's rule, GCUT_CUDAGENERAL_BALANCE=0); the hybrid finish (bk on the residual problem,
+ * docs/CUDA-GENERAL.md, off by default): bk from the first global relabel (the whole problem
  * cut out before any push); bk after one phase of 2 sweeps (a preflow in mid-flight,
  * residuals past INT32_MAX split); the sub refused (a limit of 1 node: the forward search
  * runs, the GPU carries on). And the 64-bit paired-arc path (taken past 2^32 arcs) forced on,
@@ -40,41 +41,44 @@ static int64_t bk_flow(gcut_graph *g) {
 #define MAX_ALL "2147483647"
 static const struct hybrid_mode {
     const char *name;
-    const char *vars[4][2];
+    const char *vars[5][2];
 } hybrid_modes[] = {
-    {"GPU only", {{"GCUT_CUDAGENERAL_HYBRID", "0"}}},
+    {"phases of about the BFS depth", {{"GCUT_CUDAGENERAL_BALANCE", "0"}}},
     {"bk from the first relabel",
-     {{"GCUT_CUDAGENERAL_HYBRID_AFTER", "1"},
+     {{"GCUT_CUDAGENERAL_HYBRID", "1"},
+      {"GCUT_CUDAGENERAL_HYBRID_AFTER", "1"},
       {"GCUT_CUDAGENERAL_HYBRID_ACTIVE", MAX_ALL},
       {"GCUT_CUDAGENERAL_HYBRID_NODES", MAX_ALL}}},
     {"bk after 2 sweeps",
-     {{"GCUT_CUDAGENERAL_SWEEPS", "2"},
+     {{"GCUT_CUDAGENERAL_HYBRID", "1"},
+      {"GCUT_CUDAGENERAL_SWEEPS", "2"},
       {"GCUT_CUDAGENERAL_HYBRID_AFTER", "2"},
       {"GCUT_CUDAGENERAL_HYBRID_ACTIVE", MAX_ALL},
       {"GCUT_CUDAGENERAL_HYBRID_NODES", MAX_ALL}}},
     {"sub refused",
-     {{"GCUT_CUDAGENERAL_HYBRID_AFTER", "1"},
+     {{"GCUT_CUDAGENERAL_HYBRID", "1"},
+      {"GCUT_CUDAGENERAL_HYBRID_AFTER", "1"},
       {"GCUT_CUDAGENERAL_HYBRID_ACTIVE", MAX_ALL},
       {"GCUT_CUDAGENERAL_HYBRID_NODES", "1"}}},
     {"64-bit arc indices, bk after 2 sweeps",
      {{"GCUT_CUDAGENERAL_WIDE_ARCS", "1"},
+      {"GCUT_CUDAGENERAL_HYBRID", "1"},
       {"GCUT_CUDAGENERAL_SWEEPS", "2"},
       {"GCUT_CUDAGENERAL_HYBRID_ACTIVE", MAX_ALL},
       {"GCUT_CUDAGENERAL_HYBRID_NODES", MAX_ALL}}},
-    {"64-bit arc indices, GPU only",
-     {{"GCUT_CUDAGENERAL_WIDE_ARCS", "1"}, {"GCUT_CUDAGENERAL_HYBRID", "0"}}},
+    {"64-bit arc indices, GPU only", {{"GCUT_CUDAGENERAL_WIDE_ARCS", "1"}}},
 };
 enum { num_hybrid_modes = (int)(sizeof hybrid_modes / sizeof hybrid_modes[0]) };
 
 /* cuda-general on g under hybrid mode `mode`, flow against `expected`, cut certified. */
 static void check_mode(gcut_graph *g, int mode, int64_t expected, const char *what) {
     const struct hybrid_mode *h = &hybrid_modes[mode];
-    for (int i = 0; i < 4 && h->vars[i][0]; i++)
+    for (int i = 0; i < 5 && h->vars[i][0]; i++)
         setenv(h->vars[i][0], h->vars[i][1], 1);
     char label[256];
     snprintf(label, sizeof label, "%s [%s]", what, h->name);
     checks += oracle_check_graph(g, "cuda-general", 0, expected, label);
-    for (int i = 0; i < 4 && h->vars[i][0]; i++)
+    for (int i = 0; i < 5 && h->vars[i][0]; i++)
         unsetenv(h->vars[i][0]);
 }
 
@@ -103,7 +107,7 @@ static void check_graph(gcut_graph *g, const char *what) {
     CHECK(stats.device_bytes > 0);
     CHECK(strcmp(stats.solver, "cuda-general") == 0);
     checks++;
-    /* Past 50000 nodes (the hub, the path) two settings: the GPU alone, bk after 2 sweeps. */
+    /* Past 50000 nodes (the hub, the path) two settings: the depth rule, bk after 2 sweeps. */
     const int big = gcut_graph_num_nodes(g) > 50000;
     for (int mode = 0; mode < num_hybrid_modes; mode++)
         if (!big || mode == 0 || mode == 2)

@@ -742,7 +742,7 @@ void device_release(Session &S, void *p) {
 constexpr int kDefaultCycles = 4;
 /* A push phase ends once it has run this percentage of the last global relabel's time (0: no
  * such limit, the phase runs about the BFS depth in sweeps). */
-constexpr int kDefaultBalance = 100;
+constexpr int kDefaultBalance = 50;
 /* Hybrid finish defaults: switch to bk once at most n / kHybridActiveDiv + 64 nodes are active
  * and the residual problem has at most n / kHybridNodesDiv + 1024 nodes. */
 constexpr long long kHybridActiveDiv = 64;
@@ -822,10 +822,11 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
     const int cycles = gcut__env_int("GCUT_CUDAGENERAL_CYCLES", kDefaultCycles, 1, 1 << 20);
     const int fixed_sweeps = gcut__env_int("GCUT_CUDAGENERAL_SWEEPS", 0, 0, 1 << 20);
     const int balance = gcut__env_int("GCUT_CUDAGENERAL_BALANCE", kDefaultBalance, 0, 1 << 20);
-    /* Hybrid finish (docs/CUDA-GENERAL.md): on, at most `hyb_active` active nodes after a global
-     * relabel, at most `hyb_nodes` nodes in the residual problem handed to bk, and not before
-     * global relabel number `hyb_after` (0 for the knobs: the defaults). */
-    const int hybrid = gcut__env_int("GCUT_CUDAGENERAL_HYBRID", 1, 0, 1);
+    /* Hybrid finish (docs/CUDA-GENERAL.md; off unless GCUT_CUDAGENERAL_HYBRID=1: measured slower
+     * than the GPU alone on the vision graphs once phases are balanced): on, at most `hyb_active`
+     * active nodes after a global relabel, at most `hyb_nodes` nodes in the residual problem handed
+     * to bk, and not before global relabel number `hyb_after` (0 for the knobs: the defaults). */
+    const int hybrid = gcut__env_int("GCUT_CUDAGENERAL_HYBRID", 0, 0, 1);
     long long hyb_active = gcut__env_int("GCUT_CUDAGENERAL_HYBRID_ACTIVE", 0, 0, INT32_MAX);
     long long hyb_nodes = gcut__env_int("GCUT_CUDAGENERAL_HYBRID_NODES", 0, 0, INT32_MAX);
     const int hyb_after = gcut__env_int("GCUT_CUDAGENERAL_HYBRID_AFTER", 2, 1, 1 << 20);
