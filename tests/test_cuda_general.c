@@ -338,9 +338,22 @@ static void errors(test_rng *rng) {
     checks++;
 }
 
-/* "auto" picks cuda-general for general graphs of 2,000,000 nodes and more (registry.c; the
- * measured threshold), bk below. */
-static void auto_rule(void) {
+/* "auto" (registry.c, from the measured table): cuda-general for graphs that are not lattices
+ * from 32768 nodes, for lattices (grids written as graphs) from 2,000,000 nodes; bk below. */
+static void auto_pick(gcut_graph *g, const char *expected, int64_t flow_expected) {
+    gcut_stats stats;
+    int64_t flow = -1;
+    CHECK_OK(gcut_graph_solve(g, NULL, &flow, NULL, &stats));
+    CHECK_EQ_I64(flow, flow_expected);
+    if (strcmp(stats.solver, expected) != 0) {
+        fprintf(stderr, "auto on %lld nodes picked %s, expected %s\n",
+                (long long)gcut_graph_num_nodes(g), stats.solver, expected);
+        test_failures++;
+    }
+    checks++;
+}
+
+static void auto_rule(test_rng *rng) {
     const int64_t sizes[2] = {1000, 2000000};
     for (int k = 0; k < 2; k++) {
         gcut_graph *g = NULL;
@@ -349,14 +362,21 @@ static void auto_rule(void) {
             return;
         CHECK_OK(gcut_graph_add_tweights(g, 0, 5, 3));
         CHECK_OK(gcut_graph_add_tweights(g, sizes[k] - 1, 2, 9));
-        gcut_stats stats;
-        int64_t flow = -1;
-        CHECK_OK(gcut_graph_solve(g, NULL, &flow, NULL, &stats));
-        CHECK_EQ_I64(flow, 5);
-        CHECK(strcmp(stats.solver, k == 0 ? "bk" : "cuda-general") == 0);
+        auto_pick(g, k == 0 ? "bk" : "cuda-general", 5);
         gcut_graph_free(g);
-        checks++;
     }
+    /* 40000 nodes: a random graph goes to the GPU, a 200 x 200 grid graph stays with bk. */
+    oracle_caps caps = oracle_caps_default();
+    gcut_graph *g = NULL;
+    CHECK_OK(oracle_make_random(rng, 40000, 120000, &caps, &g));
+    if (g != NULL)
+        auto_pick(g, "cuda-general", oracle_dinic(g));
+    gcut_graph_free(g);
+    g = NULL;
+    CHECK_OK(oracle_make_grid_graph(rng, 200, 200, 4, &caps, &g));
+    if (g != NULL)
+        auto_pick(g, "bk", oracle_dinic(g));
+    gcut_graph_free(g);
 }
 
 /* auto's shape test (registry.c, no GPU needed): grids written as graphs are lattices (share
@@ -434,6 +454,6 @@ int main(void) {
     big_flow();
     errors(&rng);
     if (quick < 2)
-        auto_rule();
+        auto_rule(&rng);
     return test_finish("test_cuda_general", checks);
 }

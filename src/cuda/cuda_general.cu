@@ -141,8 +141,12 @@ enum { kQ = 3, kLevel = 4, kSweeps = 5, kBfsLevels = 6, kDone = 7, kNumCtl = 8 }
 
 /* Threads of a one-block kernel that runs many steps while a list is small. */
 constexpr int kSmallBlock = 1024;
-/* Largest list a one-block kernel takes: one entry per thread. */
+/* Largest list a one-block push kernel takes: one entry per thread. */
 constexpr unsigned kSmallMax = kSmallBlock;
+/* Largest frontier a one-block BFS kernel takes by default (its warps loop over it): a BFS
+ * level of a few thousand nodes costs less in one block than a grid-wide launch
+ * (GCUT_CUDAGENERAL_BFS_SMALL sets it; docs/CUDA-GENERAL.md). */
+constexpr int kSmallBfsMax = 8192;
 
 /* End of a multi-block step: the last block to finish advances q (and the level), and counts
  * the step if it had work. */
@@ -265,7 +269,8 @@ __global__ void __launch_bounds__(kBlock) bfs_level_kernel(const Dev<A> D, unsig
 /* Many BFS levels in one block while the frontier is small (long thin graphs: a path of 10^5
  * nodes would otherwise cost 10^5 launches); stops when it is empty or too large. */
 template <bool Fwd, typename A>
-__global__ void __launch_bounds__(kSmallBlock) bfs_small_kernel(const Dev<A> D, unsigned fs) {
+__global__ void __launch_bounds__(kSmallBlock)
+    bfs_small_kernel(const Dev<A> D, unsigned fs, unsigned small_max) {
     __shared__ unsigned total_s;
     unsigned q = __ldcg(&D.count[kQ]);
     int level = (int)__ldcg(&D.count[kLevel]);
@@ -277,7 +282,7 @@ __global__ void __launch_bounds__(kSmallBlock) bfs_small_kernel(const Dev<A> D, 
         }
         __syncthreads();
         const unsigned total = total_s;
-        if (total == 0 || total > kSmallMax)
+        if (total == 0 || total > small_max)
             break;
         bfs_body<Fwd>(D, total, q % 3, (q + 1) % 3, level, Fwd ? fs : 4 * q + 3, threadIdx.x >> 5,
                       blockDim.x >> 5);
@@ -822,6 +827,8 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
     const int cycles = gcut__env_int("GCUT_CUDAGENERAL_CYCLES", kDefaultCycles, 1, 1 << 20);
     const int fixed_sweeps = gcut__env_int("GCUT_CUDAGENERAL_SWEEPS", 0, 0, 1 << 20);
     const int balance = gcut__env_int("GCUT_CUDAGENERAL_BALANCE", kDefaultBalance, 0, 1 << 20);
+    const unsigned bfs_small =
+        (unsigned)gcut__env_int("GCUT_CUDAGENERAL_BFS_SMALL", kSmallBfsMax, 0, 1 << 24);
     /* Hybrid finish (docs/CUDA-GENERAL.md; off unless GCUT_CUDAGENERAL_HYBRID=1: measured slower
      * than the GPU alone on the vision graphs once phases are balanced): on, at most `hyb_active`
      * active nodes after a global relabel, at most `hyb_nodes` nodes in the residual problem handed
@@ -937,7 +944,7 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
         GCUT__CUDA_TRY(cudaGetLastError(), "bfs init launch");
         for (int batch = 2;; batch = batch < 16 ? batch * 2 : 16) {
             for (int b = 0; b < batch; b++) {
-                bfs_small_kernel<false, A><<<1, kSmallBlock, 0, stream>>>(D, 0u);
+                bfs_small_kernel<false, A><<<1, kSmallBlock, 0, stream>>>(D, 0u, bfs_small);
                 bfs_level_kernel<false, A><<<work_blocks, kBlock, 0, stream>>>(D, 0u);
             }
             GCUT__CUDA_TRY(cudaGetLastError(), "bfs level launch");
@@ -967,7 +974,7 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
         GCUT__CUDA_TRY(cudaGetLastError(), "hybrid search launch");
         for (int batch = 2;; batch = batch < 16 ? batch * 2 : 16) {
             for (int b = 0; b < batch; b++) {
-                bfs_small_kernel<true, A><<<1, kSmallBlock, 0, stream>>>(D, fs);
+                bfs_small_kernel<true, A><<<1, kSmallBlock, 0, stream>>>(D, fs, bfs_small);
                 bfs_level_kernel<true, A><<<work_blocks, kBlock, 0, stream>>>(D, fs);
             }
             GCUT__CUDA_TRY(cudaGetLastError(), "hybrid search launch");
