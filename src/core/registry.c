@@ -42,10 +42,12 @@ enum { num_solvers = (int)(sizeof solvers / sizeof solvers[0]) };
  * exceed bk's whole solve. */
 #define GCUT__AUTO_GPU_MIN_NODES ((int64_t)256 * 256)
 /* General graphs under "auto" (gcut__graph_solver_pick), from the H100 tables of
- * docs/PERFORMANCE.md ("cuda-general"): graphs that are not lattices (GENRMF, Washington RLG,
- * random) go to cuda-general from GCUT__AUTO_GENERAL_MIN_NODES nodes (23x to 2453x bk from
- * 32768 nodes up); lattices written as graphs (images, volumes), where bk's augmenting paths
- * are short, from GCUT__AUTO_LATTICE_MIN_NODES. */
+ * docs/PERFORMANCE.md ("cuda-general", both passes; same-process ratios to bk's solve): graphs
+ * that are not lattices (GENRMF, Washington RLG, random) go to cuda-general from
+ * GCUT__AUTO_GENERAL_MIN_NODES nodes (the smallest measured, GENRMF at 32768 nodes: 22-26x;
+ * RLG 67-2453x, random 10-213x); lattices written as graphs (images, volumes), where bk's
+ * augmenting paths are short, from GCUT__AUTO_LATTICE_MIN_NODES (the smallest measured, hard
+ * 1920x1080: 5.1x; 4K 9.9-10.2x, 256^3 21.7-25.0x). Nothing smaller was measured. */
 #define GCUT__AUTO_GENERAL_MIN_NODES ((int64_t)32768)
 #define GCUT__AUTO_LATTICE_MIN_NODES ((int64_t)2000000)
 /* A graph is a lattice when at least this share of its edges (a sample) join nodes whose ids

@@ -143,10 +143,11 @@ enum { kQ = 3, kLevel = 4, kSweeps = 5, kBfsLevels = 6, kDone = 7, kNumCtl = 8 }
 constexpr int kSmallBlock = 1024;
 /* Largest list a one-block push kernel takes: one entry per thread. */
 constexpr unsigned kSmallMax = kSmallBlock;
-/* Largest frontier a one-block BFS kernel takes by default (its warps loop over it): a BFS
- * level of a few thousand nodes costs less in one block than a grid-wide launch
- * (GCUT_CUDAGENERAL_BFS_SMALL sets it; docs/CUDA-GENERAL.md). */
-constexpr int kSmallBfsMax = 8192;
+/* Largest frontier a one-block BFS kernel takes by default. GCUT_CUDAGENERAL_BFS_SMALL sets it
+ * (its warps loop over a larger list): a level of a few thousand nodes may cost less in one
+ * block than a grid-wide launch; not measured yet, so the default stays one entry per thread
+ * (docs/CUDA-GENERAL.md). */
+constexpr int kSmallBfsMax = (int)kSmallMax;
 
 /* End of a multi-block step: the last block to finish advances q (and the level), and counts
  * the step if it had work. */
