@@ -299,6 +299,14 @@ int64_t gcut_video_frames(const gcut_video *v) {
     return v == NULL ? 0 : v->frames;
 }
 
+const char *gcut_video_solver(const gcut_video *v) {
+    if (v == NULL)
+        return "none";
+    if (v->gpu != NULL)
+        return "cuda-grid";
+    return v->options.solver != NULL ? v->options.solver : "auto";
+}
+
 gcut_status gcut_video_get_mask(const gcut_video *v, uint8_t *mask) {
     if (v == NULL || mask == NULL)
         return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_video_get_mask: video or mask is NULL");
