@@ -44,6 +44,7 @@ static void gpu_against_bk(uint64_t seed, int64_t w, int64_t h, int conn, gcut_s
     oc.solver = "bk";
     gcut_video *gpu = NULL, *cpu = NULL;
     CHECK_OK(gcut_video_create(w, h, &p, &og, &gpu));
+    CHECK(gpu != NULL && strcmp(gcut_video_solver(gpu), "cuda-grid") == 0);
     p.verify = 1;
     CHECK_OK(gcut_video_create(w, h, &p, &oc, &cpu));
     int same_frames = 0, certified = 0;

@@ -198,8 +198,29 @@ static void full_frame(gcut_video_params *p) {
     p->seg.connectivity = 4;
 }
 
+/* gcut_video_solver(): the path a video takes. Without a device every video is cut on the CPU,
+ * by the solver the options name ("auto" when none); with one, auto takes the GPU path for
+ * frames of 65536 pixels or more. */
+static void solver_name(void) {
+    gcut_options o;
+    gcut_options_init(&o);
+    gcut_video *v = NULL;
+    o.solver = "bk";
+    CHECK_OK(gcut_video_create(64, 48, NULL, &o, &v));
+    PASS_IF(v != NULL && strcmp(gcut_video_solver(v), "bk") == 0);
+    gcut_video_free(v);
+    v = NULL;
+    gcut_solver_info info;
+    const bool gpu = gcut_solver_find("cuda-grid", &info) == GCUT_OK && info.available;
+    CHECK_OK(gcut_video_create(320, 240, NULL, NULL, &v));
+    PASS_IF(v != NULL && strcmp(gcut_video_solver(v), gpu ? "cuda-grid" : "auto") == 0);
+    gcut_video_free(v);
+    PASS_IF(strcmp(gcut_video_solver(NULL), "none") == 0);
+}
+
 int main(void) {
     const uint64_t seed = test_seed();
+    solver_name();
     distance_rule(seed);
     video_rule(seed, 160, 120, GCUT_SYNTH_EASY, 30, "defaults", NULL);
     video_rule(seed + 1, 160, 120, GCUT_SYNTH_HARD, 30, "defaults", NULL);
