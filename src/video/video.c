@@ -356,7 +356,8 @@ static void load_part(void *arg, int part, int parts) {
     }
 }
 
-/* The frame as 8-bit RGB into v->work and each pixel's histogram cell into v->cell: gray is
+/* The frame as 8-bit RGB into v->work and (cells) each pixel's histogram cell into v->cell (the
+ * GPU path's propagated frames need none: the device counts the cells): gray is
  * replicated, alpha dropped, 16-bit samples give their high byte (a fixed map, so that colours
  * mean the same in every frame). One pass, in parallel. */
 static gcut_status load_frame(gcut_video *v, const gcut_image *f, bool cells) {
