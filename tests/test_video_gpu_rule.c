@@ -97,7 +97,7 @@ static void distance_rule(uint64_t seed) {
     rng_state = seed;
     int64_t checked = 0, bad_brute = 0, bad_two = 0, bad_bound = 0;
     for (int trial = 0; trial < 40; trial++) {
-        const int64_t w = 2 + rnd() % 60, h = 2 + rnd() % 45, n = w * h;
+        const int64_t w = 2 + rnd() % 48, h = 2 + rnd() % 36, n = w * h;
         uint8_t *m = malloc((size_t)n);
         int32_t *hd = malloc((size_t)n * sizeof(int32_t)),
                 *two = malloc((size_t)n * sizeof(int32_t));
