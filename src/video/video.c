@@ -1248,8 +1248,16 @@ static void seeds_part(void *arg, int part, int parts) {
     int64_t lo, hi, c = 0;
     part_range(v->n, part, parts, &lo, &hi);
     for (int64_t i = lo; i < hi; i++) {
-        const int32_t q = cell[i];
-        seeds[i] = gcut__vk_seed(dist[i], limit, reach, check, mask[i], src[q], snk[q]);
+        /* The cell's capacities are read only where the rule compares them (as before the rule
+         * was shared with the GPU: no pass over every pixel's cell). */
+        const int32_t d = dist[i];
+        int32_t cs = 0, ck = 0;
+        if (check && d > limit && d <= reach) {
+            const int32_t q = cell[i];
+            cs = src[q];
+            ck = snk[q];
+        }
+        seeds[i] = gcut__vk_seed(d, limit, reach, check, mask[i], cs, ck);
         c += seeds[i] == GCUT_SEED_UNKNOWN;
     }
     v->chunk_count[part] = c;
