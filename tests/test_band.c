@@ -129,7 +129,7 @@ static void test_aggregation(void) {
                 uint8_t *tmp = malloc((size_t)n0);
                 while (cur > 0) {
                     uint8_t *dst = cur - 1 == 0 ? fine[k] : malloc((size_t)n0);
-                    gcut__band_project(src, dims[cur], dst, dims[cur - 1]);
+                    gcut__band_project(src, dims[cur], dst, dims[cur - 1], (int)(1 + cur % 3));
                     if (src != lab[k])
                         free(src);
                     src = dst;
@@ -138,7 +138,9 @@ static void test_aggregation(void) {
                 if (k == 0)
                     memcpy(fine[0], lab[0], (size_t)n0);
                 free(tmp);
-                const int64_t want = gcut__band_energy(&p.base, p.tables, conn, fine[k]);
+                const int64_t want = gcut__band_energy(&p.base, p.tables, conn, fine[k], 1);
+                /* the threaded pass sums the same rows */
+                PASS_IF(gcut__band_energy(&p.base, p.tables, conn, fine[k], 2 + k) == want);
                 const int64_t got = level_energy(&p.base, p.tables, conn, k, dims[k], lab[k]);
                 if (got != want)
                     printf("aggregation: shape %lldx%lldx%lld conn %d level %d: %lld != %lld\n",
@@ -177,13 +179,13 @@ static void test_coarse_grid(void) {
                 for (int a = 0; a < 3; a++)
                     c[a] = (dims[a] + 1) / 2;
                 pix[k] = malloc((size_t)(c[0] * c[1] * c[2] * p.base.channels));
-                gcut__band_coarsen_pixels(pix[k - 1], dims, p.base.channels, pix[k]);
+                gcut__band_coarsen_pixels(pix[k - 1], dims, p.base.channels, pix[k], 3);
                 memcpy(dims, c, sizeof dims);
                 gcut_grid *g = NULL;
                 CHECK_OK(gcut_grid_create(three_d ? 3 : 2, three_d ? dims : dims + 1, conn, &g));
                 if (g == NULL)
                     break;
-                CHECK_OK(gcut__band_coarse_grid(&p.base, p.tables, conn, k, pix[k], g));
+                CHECK_OK(gcut__band_coarse_grid(&p.base, p.tables, conn, k, pix[k], g, 1 + k));
                 bool same = true;
                 for (int64_t z = 0; z < dims[0]; z++)
                     for (int64_t y = 0; y < dims[1]; y++)
@@ -236,7 +238,7 @@ static void test_coarsen_project(void) {
             px[i] = (uint8_t)test_rng_range(&rng, 0, 255);
         gcut__band_coarsen_seeds(seeds, f, coarse, c);
         PASS_IF(c[0] == (f[0] + 1) / 2 && c[1] == (f[1] + 1) / 2 && c[2] == (f[2] + 1) / 2);
-        gcut__band_coarsen_pixels(px, f, 3, cpx);
+        gcut__band_coarsen_pixels(px, f, 3, cpx, 2);
         bool seeds_ok = true, px_ok = true;
         for (int64_t z = 0; z < c[0]; z++)
             for (int64_t y = 0; y < c[1]; y++)
@@ -261,7 +263,7 @@ static void test_coarsen_project(void) {
         PASS_IF(px_ok);
         for (int64_t i = 0; i < c[0] * c[1] * c[2]; i++)
             coarse[i] = (uint8_t)(test_rng_range(&rng, 0, 1) | 0xF0); /* high bits must go */
-        gcut__band_project(coarse, c, fine, f);
+        gcut__band_project(coarse, c, fine, f, 3);
         bool proj_ok = true;
         for (int64_t i = 0; i < n; i++) {
             const int64_t fx = i % f[2], fy = (i / f[2]) % f[1], fz = i / (f[2] * f[1]);
@@ -647,6 +649,13 @@ static void test_errors(void) {
     PASS_IF(gcut_segment(&img, seeds, &p, NULL, mask, NULL) == GCUT_ERR_INVALID_ARG);
     p.band_grow = 0;
     PASS_IF(gcut_segment(&img, NULL, &p, NULL, mask, NULL) == GCUT_ERR_INVALID_ARG);
+    p.band_solver = "no-such-solver";
+    PASS_IF(gcut_segment(&img, seeds, &p, NULL, mask, NULL) == GCUT_ERR_NOT_FOUND &&
+            strstr(gcut_last_error(), "no-such-solver") != NULL);
+    p.band_solver = "grid-bk"; /* grids only: a band is a general graph */
+    PASS_IF(gcut_segment(&img, seeds, &p, NULL, mask, NULL) == GCUT_ERR_UNSUPPORTED &&
+            strstr(gcut_last_error(), "band_solver") != NULL);
+    p.band_solver = NULL;
     p.levels = GCUT_SEG_LEVELS_AUTO; /* small: auto is the full solve */
     gcut_seg_report r;
     PASS_IF(gcut_segment(&img, seeds, &p, NULL, mask, &r) == GCUT_OK && r.levels == 0 &&
