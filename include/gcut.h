@@ -523,8 +523,9 @@ typedef struct gcut_seg_params {
     const char *band_solver; /**< graph solver of the bands (the coarsest level uses the options'
                                   solver): a solver taking general graphs ("bk", "cuda-general",
                                   ...), or NULL / "auto" (default): the options' solver when it
-                                  takes general graphs, else gcut's "auto" rule for graphs (bk,
-                                  or cuda-general from 2M band nodes on a GPU host) */
+                                  takes general graphs, else cuda-general when the coarsest level
+                                  ran on cuda-grid, else gcut's "auto" rule for graphs (bk, or
+                                  cuda-general from 2M band nodes on a GPU host) */
     int iterations;          /**< GrabCut rounds (Rother et al. 2004): fit the colour models, cut,
                                   re-fit them to the cut, cut again..., at most this many cuts,
                                   fewer when the labels stop changing; 1 = one cut. 0 (default):

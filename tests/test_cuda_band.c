@@ -118,7 +118,7 @@ static void provable_case(int64_t w, int64_t h, int64_t d, int levels) {
     p.lambda = 0.01;
     p.levels = levels;
     p.band = 1;
-    p.band_solver = "cuda-general";
+    p.band_solver = NULL; /* auto: cuda-general after a coarsest level on cuda-grid */
     gcut_options o;
     gcut_options_init(&o);
     o.solver = "cuda-grid";
@@ -133,6 +133,8 @@ static void provable_case(int64_t w, int64_t h, int64_t d, int levels) {
            (long long)w, (long long)h, (long long)d, levels, (long long)differ,
            (long long)rb.energy, (long long)rf.stats.flow);
     PASS_IF(differ == 0 && rb.energy == rf.stats.flow);
+    PASS_IF(strcmp(rb.level[levels].solver, "cuda-grid") == 0 &&
+            strcmp(rb.level[0].solver, "cuda-general") == 0);
     free(px), free(seeds), free(banded), free(full);
 }
 

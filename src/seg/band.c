@@ -510,9 +510,11 @@ static int64_t band_find(const band_index *b, int64_t r, int64_t x) {
 }
 
 /* The graph solver for bands: params->band_solver if named, else the options' solver if it takes
- * general graphs, else gcut's "auto" rule for graphs (bk; cuda-general from 2M nodes on a GPU
- * host). */
-static const char *band_solver(const gcut_seg_params *params, const gcut_options *options) {
+ * general graphs, else cuda-general when the coarsest level ran on the GPU (on the H100 it solved
+ * every band measured faster than bk, from 23 thousand nodes up: docs/PERFORMANCE.md), else
+ * gcut's "auto" rule for graphs (bk; cuda-general from 2M nodes on a GPU host). */
+static const char *band_solver(const gcut_seg_params *params, const gcut_options *options,
+                               const char *coarsest) {
     if (params->band_solver != NULL && strcmp(params->band_solver, "auto") != 0)
         return params->band_solver; /* checked by gcut_segment */
     gcut_solver_info info;
@@ -520,6 +522,9 @@ static const char *band_solver(const gcut_seg_params *params, const gcut_options
         gcut_solver_find(options->solver, &info) == GCUT_OK && (info.flags & GCUT_TAKES_GRAPH) &&
         info.available)
         return info.name;
+    if (strcmp(coarsest, "cuda-grid") == 0 && gcut_solver_find("cuda-general", &info) == GCUT_OK &&
+        info.available)
+        return "cuda-general";
     return "auto";
 }
 
@@ -631,8 +636,8 @@ static void graph_labels(void *arg, int64_t lo, int64_t hi) {
 static gcut_status solve_band(const gcut__band_image *base, const gcut__seg_tables *tables,
                               int connectivity, int k, const uint8_t *coarse, const int64_t dims[3],
                               const gcut_seg_params *params, const gcut_options *options,
-                              int threads, uint8_t *state, const band_index *b,
-                              gcut_seg_level *rep) {
+                              const char *coarsest, int threads, uint8_t *state,
+                              const band_index *b, gcut_seg_level *rep) {
     const double t0 = gcut__now_ms();
     gcut_graph *g = NULL;
     uint8_t *labels = NULL;
@@ -664,7 +669,7 @@ static gcut_status solve_band(const gcut__band_image *base, const gcut__seg_tabl
         gcut_options_init(&o);
         if (options != NULL)
             o = *options;
-        o.solver = band_solver(params, options);
+        o.solver = band_solver(params, options, coarsest);
         o.verbose = 0;
         gcut_stats stats;
         st = gcut_graph_solve(g, &o, &rep->flow, labels, &stats);
@@ -1011,8 +1016,8 @@ gcut_status gcut__band_segment(const gcut_image *image, const uint8_t *seeds,
                 band_index_free(&b);
                 break; /* an empty band: the projection stands */
             }
-            st = solve_band(&base, tables, conn, k, lpixels[k], dims[k], params, options, threads,
-                            state[k], &b, rep);
+            st = solve_band(&base, tables, conn, k, lpixels[k], dims[k], params, options,
+                            r->level[levels].solver, threads, state[k], &b, rep);
             bool grow = false;
             if (st == GCUT_OK && params->band_grow && round < 31) {
                 const double t2 = gcut__now_ms();
