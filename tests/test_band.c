@@ -279,7 +279,8 @@ static void test_coarsen_project(void) {
  * axis neighbour of the other label, or of a seed its label contradicts; empty for a constant
  * labelling whose seeds agree. */
 static void test_band_select(void) {
-    static const int64_t shapes[][3] = {{1, 9, 7}, {1, 1, 13}, {1, 11, 1}, {4, 5, 6}, {1, 1, 1}};
+    static const int64_t shapes[][3] = {{1, 9, 7}, {1, 1, 13},  {1, 11, 1}, {4, 5, 6},
+                                        {1, 1, 1}, {3, 7, 131}, {1, 5, 70}}; /* > 64: strips */
     test_rng rng;
     test_rng_init(&rng, test_seed() ^ 0xBA4Du);
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
@@ -312,7 +313,9 @@ static void test_band_select(void) {
             bool ok = true;
             for (int64_t i = 0; i < n; i++)
                 state[i] = (uint8_t)(lab[i] | 0xF8);
-            const int64_t got = gcut__band_select(state, seeds, f, d);
+            /* one thread (the serial passes) or 5-9 (parity units, separable dilation); each
+             * band width d in 0..2 with both */
+            const int64_t got = gcut__band_select(state, seeds, f, d, trial % 2 ? 4 + trial : 1);
             for (int64_t i = 0; i < n; i++) {
                 const int64_t x = i % f[2], y = (i / f[2]) % f[1], z = i / (f[2] * f[1]);
                 bool in = false;

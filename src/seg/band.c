@@ -386,7 +386,7 @@ void gcut__band_node(const gcut__band_image *lv, const gcut__seg_tables *tables,
 
 /* Set BAND on every pixel within Chebyshev distance d of a MARK pixel, and clear MARK.
  * @return the number of MARK pixels found. */
-static int64_t dilate_marks(uint8_t *state, const int64_t dims[3], int64_t d) {
+static int64_t dilate_marks_serial(uint8_t *state, const int64_t dims[3], int64_t d) {
     const int64_t D = dims[0], H = dims[1], W = dims[2];
     int64_t marks = 0;
     for (int64_t z = 0; z < D; z++)
@@ -412,7 +412,7 @@ static int64_t dilate_marks(uint8_t *state, const int64_t dims[3], int64_t d) {
 
 /* MARK the pixels of the projected boundary (both sides of every axis pair with different
  * labels) and the seeds the projection contradicts. */
-static void mark_boundary(uint8_t *state, const uint8_t *seeds, const int64_t dims[3]) {
+static void mark_boundary_serial(uint8_t *state, const uint8_t *seeds, const int64_t dims[3]) {
     const int64_t D = dims[0], H = dims[1], W = dims[2];
     for (int64_t z = 0; z < D; z++)
         for (int64_t y = 0; y < H; y++)
@@ -429,6 +429,163 @@ static void mark_boundary(uint8_t *state, const uint8_t *seeds, const int64_t di
                 if (z + 1 < D && (state[i + W * H] & LABEL) != l)
                     state[i] |= MARK, state[i + W * H] |= MARK;
             }
+}
+
+/* ---- the same two passes on several threads. A thread writes only bytes it owns: MARK in
+ * units (planes in 3D, rows in 2D) of one parity at a time, reading the neighbouring units of
+ * the other parity; the dilation as three one-dimensional passes (any MARK within d along x,
+ * then along y, then along z), each over lines that one thread owns, through two spare bits. */
+enum { XBIT = 8, YBIT = 16 };
+#define STRIP 64 /* columns of one y or z line job: one cache line of each row */
+
+typedef struct select_job {
+    uint8_t *state;
+    const uint8_t *seeds;
+    const int64_t *dims;
+    int64_t d;
+    int parity;
+} select_job;
+
+static void mark_units(void *arg, int64_t lo, int64_t hi) {
+    const select_job *j = arg;
+    const int64_t D = j->dims[0], H = j->dims[1], W = j->dims[2];
+    uint8_t *state = j->state;
+    for (int64_t u = 2 * lo + j->parity; u < 2 * hi + j->parity; u += 2) {
+        const int64_t z0 = D > 1 ? u : 0, y0 = D > 1 ? 0 : u, y1 = D > 1 ? H : u + 1;
+        for (int64_t y = y0; y < y1; y++) {
+            const int64_t row = (z0 * H + y) * W;
+            for (int64_t x = 0; x < W; x++) {
+                const int64_t i = row + x;
+                const uint8_t l = state[i] & LABEL;
+                bool m = ((j->seeds[i] & GCUT_SEED_FOREGROUND) && !l) ||
+                         ((j->seeds[i] & GCUT_SEED_BACKGROUND) && l);
+                m |= x > 0 && (state[i - 1] & LABEL) != l;
+                m |= x + 1 < W && (state[i + 1] & LABEL) != l;
+                m |= y > 0 && (state[i - W] & LABEL) != l;
+                m |= y + 1 < H && (state[i + W] & LABEL) != l;
+                m |= z0 > 0 && (state[i - W * H] & LABEL) != l;
+                m |= z0 + 1 < D && (state[i + W * H] & LABEL) != l;
+                if (m)
+                    state[i] |= MARK;
+            }
+        }
+    }
+}
+
+/* Along x: XBIT where a MARK is within d in the row (rows [lo, hi)). */
+static void dilate_x(void *arg, int64_t lo, int64_t hi) {
+    const select_job *j = arg;
+    const int64_t W = j->dims[2], d = j->d;
+    for (int64_t r = lo; r < hi; r++) {
+        uint8_t *row = j->state + r * W;
+        int64_t last = -d - 1;
+        for (int64_t x = 0; x < W; x++) {
+            if (row[x] & MARK)
+                last = x;
+            if (x - last <= d)
+                row[x] |= XBIT;
+        }
+        last = W + d;
+        for (int64_t x = W - 1; x >= 0; x--) {
+            if (row[x] & MARK)
+                last = x;
+            if (last - x <= d)
+                row[x] |= XBIT;
+        }
+    }
+}
+
+/* One line direction over lines of STRIP columns: bit `to` where bit `from` is within d along
+ * the line; count lines of length len, stride step, starting at base + c for c < cols. */
+static void dilate_line(uint8_t *base, int64_t cols, int64_t len, int64_t step, int64_t d,
+                        uint8_t from, uint8_t to) {
+    int64_t last[STRIP];
+    for (int64_t c = 0; c < cols; c++)
+        last[c] = -d - 1;
+    for (int64_t t = 0; t < len; t++) {
+        uint8_t *p = base + t * step;
+        for (int64_t c = 0; c < cols; c++) {
+            if (p[c] & from)
+                last[c] = t;
+            if (t - last[c] <= d)
+                p[c] |= to;
+        }
+    }
+    for (int64_t c = 0; c < cols; c++)
+        last[c] = len + d;
+    for (int64_t t = len - 1; t >= 0; t--) {
+        uint8_t *p = base + t * step;
+        for (int64_t c = 0; c < cols; c++) {
+            if (p[c] & from)
+                last[c] = t;
+            if (last[c] - t <= d)
+                p[c] |= to;
+        }
+    }
+}
+
+/* Along y: units (z, strip of x). */
+static void dilate_y(void *arg, int64_t lo, int64_t hi) {
+    const select_job *j = arg;
+    const int64_t H = j->dims[1], W = j->dims[2], strips = (W + STRIP - 1) / STRIP;
+    for (int64_t u = lo; u < hi; u++) {
+        const int64_t z = u / strips, x0 = (u % strips) * STRIP;
+        const int64_t cols = W - x0 < STRIP ? W - x0 : STRIP;
+        dilate_line(j->state + z * H * W + x0, cols, H, W, j->d, XBIT,
+                    j->dims[0] > 1 ? YBIT : BAND);
+    }
+}
+
+/* Along z (3D): units (y, strip of x). */
+static void dilate_z(void *arg, int64_t lo, int64_t hi) {
+    const select_job *j = arg;
+    const int64_t D = j->dims[0], H = j->dims[1], W = j->dims[2];
+    const int64_t strips = (W + STRIP - 1) / STRIP;
+    for (int64_t u = lo; u < hi; u++) {
+        const int64_t y = u / strips, x0 = (u % strips) * STRIP;
+        const int64_t cols = W - x0 < STRIP ? W - x0 : STRIP;
+        dilate_line(j->state + y * W + x0, cols, D, H * W, j->d, YBIT, BAND);
+    }
+}
+
+static void clear_bits(void *arg, int64_t lo, int64_t hi) {
+    const select_job *j = arg;
+    const int64_t W = j->dims[2];
+    for (int64_t i = lo * W; i < hi * W; i++)
+        j->state[i] &= (uint8_t) ~(MARK | XBIT | YBIT);
+}
+
+/* The parallel band selection does 2-2.7x the one-thread version's work (measured on the
+ * build machine: 52-69 against 25-38 ms of CPU at 3840x2160, 137-143 against 49-53 at 256^3),
+ * so it is used from this many threads on. */
+#define SELECT_MIN_THREADS 4
+
+/* MARK the projected boundary and the contradicted seeds (mark_boundary_serial). */
+static void mark_boundary(uint8_t *state, const uint8_t *seeds, const int64_t dims[3],
+                          int threads) {
+    if (threads < SELECT_MIN_THREADS) {
+        mark_boundary_serial(state, seeds, dims);
+        return;
+    }
+    select_job j = {state, seeds, dims, 0, 0};
+    const int64_t units = dims[0] > 1 ? dims[0] : dims[1];
+    for (j.parity = 0; j.parity < 2; j.parity++)
+        band_parallel(threads, (units - j.parity + 1) / 2, mark_units, &j);
+}
+
+/* BAND within Chebyshev distance d of every MARK, MARK cleared (dilate_marks_serial). */
+static void dilate_marks(uint8_t *state, const int64_t dims[3], int64_t d, int threads) {
+    if (threads < SELECT_MIN_THREADS) {
+        dilate_marks_serial(state, dims, d);
+        return;
+    }
+    select_job j = {state, NULL, dims, d, 0};
+    const int64_t D = dims[0], H = dims[1], W = dims[2], strips = (W + STRIP - 1) / STRIP;
+    band_parallel(threads, D * H, dilate_x, &j);
+    band_parallel(threads, D * strips, dilate_y, &j);
+    if (D > 1)
+        band_parallel(threads, H * strips, dilate_z, &j);
+    band_parallel(threads, D * H, clear_bits, &j);
 }
 
 /* The band, numbered compactly in raster order: node k is at x = xs[k] in row r (= z * H + y)
@@ -718,12 +875,13 @@ static bool mark_touches(uint8_t *state, const int64_t dims[3], int connectivity
     return any;
 }
 
-int64_t gcut__band_select(uint8_t *state, const uint8_t *seeds, const int64_t dims[3], int64_t d) {
+int64_t gcut__band_select(uint8_t *state, const uint8_t *seeds, const int64_t dims[3], int64_t d,
+                          int threads) {
     const int64_t n = dims[0] * dims[1] * dims[2];
     for (int64_t i = 0; i < n; i++)
         state[i] &= LABEL;
-    mark_boundary(state, seeds, dims);
-    dilate_marks(state, dims, d);
+    mark_boundary(state, seeds, dims, threads);
+    dilate_marks(state, dims, d, threads);
     int64_t count = 0;
     for (int64_t i = 0; i < n; i++)
         count += (state[i] & BAND) != 0;
@@ -1000,8 +1158,8 @@ gcut_status gcut__band_segment(const gcut_image *image, const uint8_t *seeds,
         gcut__band_project(state[k + 1], dims[k + 1], state[k], dims[k], threads);
         gcut__free(block[k + 1]); /* the coarser level is done with */
         block[k + 1] = NULL;
-        mark_boundary(state[k], lseeds[k], dims[k]);
-        dilate_marks(state[k], dims[k], d);
+        mark_boundary(state[k], lseeds[k], dims[k], threads);
+        dilate_marks(state[k], dims[k], d, threads);
         rep->build_ms += gcut__now_ms() - t0;
         for (int round = 0;; round++) {
             const double t1 = gcut__now_ms();
@@ -1023,7 +1181,7 @@ gcut_status gcut__band_segment(const gcut_image *image, const uint8_t *seeds,
                 const double t2 = gcut__now_ms();
                 grow = mark_touches(state[k], dims[k], conn, &b);
                 if (grow)
-                    dilate_marks(state[k], dims[k], d > 0 ? d : 1);
+                    dilate_marks(state[k], dims[k], d > 0 ? d : 1, threads);
                 rep->build_ms += gcut__now_ms() - t2;
             }
             band_index_free(&b);

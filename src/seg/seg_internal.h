@@ -258,7 +258,8 @@ gcut_status gcut__band_coarse_grid(const gcut__band_image *base, const gcut__seg
  *  return bit 1 is set on every pixel within Chebyshev distance d of a pixel that has an
  *  axis neighbour of the other label or a seed (bits GCUT_SEED_FOREGROUND/BACKGROUND of
  *  seeds) its label contradicts. @return the band's size (0: an empty band). */
-int64_t gcut__band_select(uint8_t *state, const uint8_t *seeds, const int64_t dims[3], int64_t d);
+int64_t gcut__band_select(uint8_t *state, const uint8_t *seeds, const int64_t dims[3], int64_t d,
+                          int threads);
 
 /** @return 0 if band.c's constant neighbour tables match the neighbourhoods they stand for,
  *  else the connectivity that differs (for test_band). */
