@@ -237,7 +237,7 @@ static void test_coarsen_project(void) {
             seeds[i] = (uint8_t)test_rng_range(&rng, 0, 2);
         for (int64_t i = 0; i < n * 3; i++)
             px[i] = (uint8_t)test_rng_range(&rng, 0, 255);
-        gcut__band_coarsen_seeds(seeds, f, coarse, c);
+        gcut__band_coarsen_seeds(seeds, f, coarse, c, 3);
         PASS_IF(c[0] == (f[0] + 1) / 2 && c[1] == (f[1] + 1) / 2 && c[2] == (f[2] + 1) / 2);
         gcut__band_coarsen_pixels(px, f, 3, cpx, 2);
         bool seeds_ok = true, px_ok = true;

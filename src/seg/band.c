@@ -140,20 +140,35 @@ static int64_t half_up(int64_t side) {
     return (side + 1) / 2;
 }
 
+typedef struct seeds_job {
+    const uint8_t *fine;
+    const int64_t *dims;
+    uint8_t *coarse;
+} seeds_job;
+
+static void coarsen_seed_rows(void *arg, int64_t lo, int64_t hi) {
+    const seeds_job *j = arg;
+    const int64_t D = j->dims[0], H = j->dims[1], W = j->dims[2];
+    const int64_t cH = half_up(H), cW = half_up(W);
+    for (int64_t r = lo; r < hi; r++) { /* coarse row r = z * cH + y: its 1-4 fine rows */
+        const int64_t z = r / cH, y = r % cH;
+        uint8_t *dst = j->coarse + r * cW;
+        memset(dst, 0, (size_t)cW);
+        for (int64_t fz = 2 * z; fz < 2 * z + 2 && fz < D; fz++)
+            for (int64_t fy = 2 * y; fy < 2 * y + 2 && fy < H; fy++) {
+                const uint8_t *src = j->fine + (fz * H + fy) * W;
+                for (int64_t x = 0; x < W; x++)
+                    dst[x / 2] |= src[x] & (GCUT_SEED_FOREGROUND | GCUT_SEED_BACKGROUND);
+            }
+    }
+}
+
 void gcut__band_coarsen_seeds(const uint8_t *fine, const int64_t fine_dims[3], uint8_t *coarse,
-                              int64_t coarse_dims[3]) {
-    const int64_t D = fine_dims[0], H = fine_dims[1], W = fine_dims[2];
+                              int64_t coarse_dims[3], int threads) {
     for (int k = 0; k < 3; k++)
         coarse_dims[k] = half_up(fine_dims[k]);
-    const int64_t cH = coarse_dims[1], cW = coarse_dims[2];
-    memset(coarse, 0, (size_t)(coarse_dims[0] * cH * cW));
-    for (int64_t z = 0; z < D; z++)
-        for (int64_t y = 0; y < H; y++) {
-            const uint8_t *src = fine + (z * H + y) * W;
-            uint8_t *dst = coarse + ((z / 2) * cH + y / 2) * cW;
-            for (int64_t x = 0; x < W; x++)
-                dst[x / 2] |= src[x] & (GCUT_SEED_FOREGROUND | GCUT_SEED_BACKGROUND);
-        }
+    seeds_job j = {fine, fine_dims, coarse};
+    band_parallel(threads, coarse_dims[0] * coarse_dims[1], coarsen_seed_rows, &j);
 }
 
 typedef struct coarsen_job {
@@ -888,6 +903,23 @@ int64_t gcut__band_select(uint8_t *state, const uint8_t *seeds, const int64_t di
     return count;
 }
 
+/* The caller's mask from the finest level's state: bit 0 only; foreground counted. */
+typedef struct mask_job {
+    uint8_t *mask;
+    int64_t W;
+    atomic_llong foreground;
+} mask_job;
+
+static void mask_rows(void *arg, int64_t lo, int64_t hi) {
+    mask_job *j = arg;
+    int64_t fg = 0;
+    for (int64_t i = lo * j->W; i < hi * j->W; i++) {
+        j->mask[i] &= LABEL;
+        fg += j->mask[i];
+    }
+    atomic_fetch_add(&j->foreground, (long long)fg);
+}
+
 /* Levels for GCUT_SEG_LEVELS_AUTO: none below 2^20 pixels; else halve until the coarsest
  * level has at most 2^18 pixels or voxels (512x512, 64^3). */
 static int auto_levels(const int64_t dims[3]) {
@@ -1106,7 +1138,7 @@ gcut_status gcut__band_segment(const gcut_image *image, const uint8_t *seeds,
             st = GCUT_ERR_NOMEM;
             goto done;
         }
-        gcut__band_coarsen_seeds(lseeds[k - 1], dims[k - 1], block[k], dims[k]);
+        gcut__band_coarsen_seeds(lseeds[k - 1], dims[k - 1], block[k], dims[k], threads);
         lseeds[k] = block[k];
         state[k] = block[k] + n;
         gcut__band_coarsen_pixels(lpixels[k - 1], dims[k - 1], ch, block[k] + 2 * n, threads);
@@ -1206,13 +1238,10 @@ gcut_status gcut__band_segment(const gcut_image *image, const uint8_t *seeds,
         r->energy_ms = gcut__now_ms() - t0;
     }
     {
-        const int64_t n = image->width * image->height * image->depth;
-        int64_t fg = 0;
-        for (int64_t i = 0; i < n; i++) {
-            mask[i] = mask[i] & LABEL;
-            fg += mask[i];
-        }
-        r->foreground_pixels = fg;
+        mask_job j = {mask, image->width, 0};
+        atomic_init(&j.foreground, 0);
+        band_parallel(threads, image->height * image->depth, mask_rows, &j);
+        r->foreground_pixels = (int64_t)atomic_load(&j.foreground);
     }
     r->build_ms = tables_ms;
     r->solve_ms = 0;

@@ -215,7 +215,7 @@ typedef struct gcut__band_image {
  *  code is the OR of its 1-8 children's (GCUT_SEED_FOREGROUND | GCUT_SEED_BACKGROUND: a block
  *  holding both kinds, where the seeds are lost as hard constraints at that level). */
 void gcut__band_coarsen_seeds(const uint8_t *fine, const int64_t fine_dims[3], uint8_t *coarse,
-                              int64_t coarse_dims[3]);
+                              int64_t coarse_dims[3], int threads);
 
 /** Downsample a level's pixels (channels 1 or 3): each coarse pixel the rounded mean of its
  *  1-8 children; coarse is a caller buffer of the halved size. */
