@@ -228,8 +228,8 @@ void gcut__band_coarsen_pixels(const uint8_t *fine, const int64_t fine_dims[3], 
  *  the pair capacities between its block and the neighbouring block at (dz, dy, dx), so that a
  *  labelling's energy at level k is the energy of its projection onto the image (level 0: the
  *  image's own capacities). coarse != NULL and k > 0 (what the solves use): coarse is level
- *  k's downsampled image (coarse_dims); each pair capacity is the smaller of that sum and the
- *  tables' capacity for the contrast of the two coarse pixels times a face's pixels; all is
+ *  k's downsampled image (coarse_dims); each pair capacity is half the smaller of that sum and
+ *  the tables' capacity for the contrast of the two coarse pixels times a face's pixels; all is
  *  scaled down by a block face's 2^k (2D) or 4^k (3D) pixels with rounding, the terminals
  *  after taking out min(source, sink), and capped at 2^28. */
 void gcut__band_node(const gcut__band_image *base, const gcut__seg_tables *tables, int connectivity,
