@@ -520,19 +520,19 @@ typedef struct gcut_seg_params {
     int band_grow; /**< 1: where the band's cut touches the band's outer layer, widen the band
                         there by d and re-solve, until it does not (at most 32 rounds); a
                         heuristic, not a proof of optimality (docs/BAND.md). Default 0 */
-    const char *band_solver; /**< graph solver of the bands (the coarsest level uses the options'
-                                  solver): a solver taking general graphs ("bk", "cuda-general",
-                                  ...), or NULL / "auto" (default): the options' solver when it
-                                  takes general graphs, else cuda-general when the coarsest level
-                                  ran on cuda-grid, else gcut's "auto" rule for graphs (bk, or
-                                  cuda-general from 2M band nodes on a GPU host) */
-    int iterations;          /**< GrabCut rounds (Rother et al. 2004): fit the colour models, cut,
-                                  re-fit them to the cut, cut again..., at most this many cuts,
-                                  fewer when the labels stop changing; 1 = one cut. 0 (default):
-                                  gcut_grabcut() makes 5 with a box, GCUT_SEG_SEED_ITERATIONS
-                                  with seeds alone; gcut_segment() makes one cut (and calls
-                                  gcut_grabcut() when this is above 1). At most
-                                  GCUT_SEG_MAX_ITERATIONS */
+    /** Graph solver of the bands (the coarsest level uses the options' solver): a solver taking
+     *  general graphs ("bk", "cuda-general", ...), or NULL / "auto" (default): the options'
+     *  solver when it takes general graphs, else cuda-general when the coarsest level ran on
+     *  cuda-grid, else gcut's "auto" rule for graphs (bk, or cuda-general from 2M band nodes on
+     *  a GPU host). */
+    const char *band_solver;
+    int iterations; /**< GrabCut rounds (Rother et al. 2004): fit the colour models, cut,
+                         re-fit them to the cut, cut again..., at most this many cuts,
+                         fewer when the labels stop changing; 1 = one cut. 0 (default):
+                         gcut_grabcut() makes 5 with a box, GCUT_SEG_SEED_ITERATIONS
+                         with seeds alone; gcut_segment() makes one cut (and calls
+                         gcut_grabcut() when this is above 1). At most
+                         GCUT_SEG_MAX_ITERATIONS */
     /** GrabCut: how many of the rounds are made on a copy of the image halved in each axis
      *  before the full-size ones (docs/GRABCUT.md, "Half-size first rounds"): the models are
      *  fitted there, where a cut costs a fraction, and the last round cuts the full image
