@@ -514,12 +514,18 @@ typedef struct gcut_seg_params {
                                 band around the projected boundary; GCUT_SEG_LEVELS_AUTO = picked by
                                 size (0 below 2^20 pixels). The result is a minimum cut of the band
                                 problem, not always of the full one: see gcut_seg_report.energy */
-    int band;       /**< band half-width d >= 0 in pixels at each finer level (default 2): pixels
-                         within Chebyshev distance d of the projected boundary (or of a seed the
-                         projection contradicts) are re-solved, the rest keep projected labels */
-    int band_grow;  /**< 1: where the band's cut touches the band's outer layer, widen the band
-                         there by d and re-solve, until it does not (at most 32 rounds); a
-                         heuristic, not a proof of optimality (docs/BAND.md). Default 0 */
+    int band;      /**< band half-width d >= 0 in pixels at each finer level (default 2): pixels
+                        within Chebyshev distance d of the projected boundary (or of a seed the
+                        projection contradicts) are re-solved, the rest keep projected labels */
+    int band_grow; /**< 1: where the band's cut touches the band's outer layer, widen the band
+                        there by d and re-solve, until it does not (at most 32 rounds); a
+                        heuristic, not a proof of optimality (docs/BAND.md). Default 0 */
+    /** Graph solver of the bands (the coarsest level uses the options' solver): a solver taking
+     *  general graphs ("bk", "cuda-general", ...), or NULL / "auto" (default): the options'
+     *  solver when it takes general graphs, else cuda-general when the coarsest level ran on
+     *  cuda-grid, else gcut's "auto" rule for graphs (bk, or cuda-general on a GPU host by the
+     *  graph's size and shape). */
+    const char *band_solver;
     int iterations; /**< GrabCut rounds (Rother et al. 2004): fit the colour models, cut,
                          re-fit them to the cut, cut again..., at most this many cuts,
                          fewer when the labels stop changing; 1 = one cut. 0 (default):
@@ -567,6 +573,7 @@ typedef struct gcut_seg_level {
     int64_t flow;                 /**< the last solve's flow (band problem's minimum) */
     double build_ms;              /**< coarsening, projection, band and graph building */
     double solve_ms;              /**< max-flow (all rounds) */
+    char solver[32];              /**< the solver of the level's (last) solve */
 } gcut_seg_level;
 
 /** What the energy builder and solver did. */
