@@ -29,6 +29,10 @@
  * 7.4%. */
 #define PYRAMID_MIN 65536
 #define UNKNOWN_SHARE 0.25
+/* A lone cold cut goes to grid-bk (under "auto") when the unknown pixels fill at least this
+ * share of their bounding box (docs/GRABCUT.md, "Speed"): a box's crop is all unknown, a lasso
+ * trimap's mostly fixed (its band is a few percent of the picture). */
+#define GRID_CROP_UNKNOWN 0.75
 
 /* Everything a run keeps between rounds. */
 typedef struct gc_run {
@@ -283,6 +287,30 @@ static void fold_boundary(gc_run *r, const gcut_image *image, const gcut_grid *g
     int32_t *snk = gcut_grid_terminal_data((gcut_grid *)grid, GCUT_SINK);
     for (int64_t j = 0; j < r->cn; j++)
         src[j] += r->fold_source[j], snk[j] += r->fold_sink[j];
+}
+
+/* Whether the bounding box of the unknown pixels holds at least GRID_CROP_UNKNOWN of them (its
+ * other pixels are fixed: nodes a grid solver carries for nothing). */
+static bool mostly_unknown(const gc_run *r, const gcut_image *image, int64_t unknown) {
+    if (unknown <= 0)
+        return false;
+    const int64_t w = image->width, h = image->height * image->depth;
+    int64_t x0 = w, x1 = -1, y0 = h, y1 = -1;
+    for (int64_t y = 0; y < h; y++) {
+        const uint8_t *row = r->hard + y * w;
+        int64_t first = -1, last = -1;
+        for (int64_t x = 0; x < w; x++)
+            if (row[x] == GCUT_SEED_UNKNOWN) {
+                first = first < 0 ? x : first;
+                last = x;
+            }
+        if (first < 0)
+            continue;
+        y0 = y < y0 ? y : y0, y1 = y;
+        x0 = first < x0 ? first : x0, x1 = last > x1 ? last : x1;
+    }
+    const double area = (double)(x1 - x0 + 1) * (double)(y1 - y0 + 1);
+    return (double)unknown >= GRID_CROP_UNKNOWN * area;
 }
 
 /* Merge box and seeds into hard codes; the box's inside (less background seeds) is the first
@@ -677,9 +705,12 @@ static gcut_status grabcut_rounds(const gcut_image *image, const gcut_rect *rect
     if (solver == NULL)
         goto done;
     /* "auto" on the CPU picks grid-bk for grids; GrabCut's rounds keep bk, warm through the
-     * graph, as before. */
+     * graph, as before, except for a lone cold cut (the half-size rounds made the others) of a
+     * crop mostly unknown (a box): grid-bk on the crop's grid makes the same cut (both label
+     * the nodes reachable from the source in the residual graph) with less building. */
     if (strcmp(solver->name, "grid-bk") == 0 &&
-        (options->solver == NULL || strcmp(options->solver, "auto") == 0)) {
+        (options->solver == NULL || strcmp(options->solver, "auto") == 0) &&
+        !(rounds == 1 && mostly_unknown(r, image, r->n - count_fg - count_bg))) {
         gcut_options serial = *options;
         serial.solver = "bk";
         solver = gcut__solver_pick(&serial, true, r->n, &st);
