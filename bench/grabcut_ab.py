@@ -8,7 +8,7 @@ prints each side's median wall and CPU milliseconds (user + system of the child,
 the median of the pair-by-pair differences A - B and the machine's load average before and
 after. Where ARGS hold `-o FILE`, each side writes its own copy (NAME.a.EXT, NAME.b.EXT) and the two
 outputs must be byte-identical (the same mask), or the script fails; --b-args gives B extra
-arguments (a parameter change: then the outputs are not compared). `--` ARGS may be
+arguments (a parameter change: then the outputs are not compared), as does --differ. `--` ARGS may be
 `version`, to time the process start alone. Timing only here (bench/), never in tests.
 """
 import argparse
@@ -41,6 +41,8 @@ def main():
     ap.add_argument("a")
     ap.add_argument("b")
     ap.add_argument("--pairs", type=int, default=21)
+    ap.add_argument("--differ", action="store_true",
+                    help="A and B may write different outputs (a change of results)")
     ap.add_argument("--b-args", default="",
                     help="extra arguments for B only (the outputs are then not compared)")
     a = ap.parse_args(argv[:k])
@@ -64,7 +66,8 @@ def main():
         if i > 0:
             runs["a"].append(ra)
             runs["b"].append(rb)
-    if out is not None and not a.b_args:
+    same = out is not None and not a.b_args and not a.differ
+    if same:
         root, ext = os.path.splitext(out)
         if not filecmp.cmp(root + ".a" + ext, root + ".b" + ext, shallow=False):
             sys.exit("the two outputs differ: %s.a%s %s.b%s" % (root, ext, root, ext))
@@ -74,7 +77,7 @@ def main():
         mb = statistics.median(r[j] for r in runs["b"])
         d = statistics.median(x[j] - y[j] for x, y in zip(runs["a"], runs["b"]))
         print("%s ms: A %.1f  B %.1f  median pair difference A - B %.1f  (%d pairs)%s" %
-              (what, ma, mb, d, a.pairs, "  outputs identical" if out and not a.b_args else ""))
+              (what, ma, mb, d, a.pairs, "  outputs identical" if same else ""))
 
 
 if __name__ == "__main__":
