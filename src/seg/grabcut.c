@@ -210,16 +210,17 @@ static gcut_status make_crop(gc_run *r, const gcut_image *image, bool whole) {
     const int64_t dims[3] = {image->depth, image->height, image->width};
     for (int a = 0; a < 3; a++)
         r->lo[a] = dims[a], r->hi[a] = 0;
-    const int64_t plane = image->width * image->height;
-    for (int64_t i = 0; i < r->n && !whole; i++) {
-        if (r->hard[i] != GCUT_SEED_UNKNOWN)
-            continue;
-        const int64_t c[3] = {i / plane, (i / image->width) % image->height, i % image->width};
-        for (int a = 0; a < 3; a++) {
-            r->lo[a] = c[a] < r->lo[a] ? c[a] : r->lo[a];
-            r->hi[a] = c[a] + 1 > r->hi[a] ? c[a] + 1 : r->hi[a];
-        }
-    }
+    for (int64_t z = 0, i = 0; z < dims[0] && !whole; z++)
+        for (int64_t y = 0; y < dims[1]; y++)
+            for (int64_t x = 0; x < dims[2]; x++, i++) {
+                if (r->hard[i] != GCUT_SEED_UNKNOWN)
+                    continue;
+                const int64_t c[3] = {z, y, x};
+                for (int a = 0; a < 3; a++) {
+                    r->lo[a] = c[a] < r->lo[a] ? c[a] : r->lo[a];
+                    r->hi[a] = c[a] + 1 > r->hi[a] ? c[a] + 1 : r->hi[a];
+                }
+            }
     if (whole || r->hi[0] == 0) /* no unknown pixel: keep the whole image */
         for (int a = 0; a < 3; a++)
             r->lo[a] = 0, r->hi[a] = dims[a];
@@ -255,11 +256,19 @@ static void fold_boundary(gc_run *r, const gcut_image *image, const gcut_grid *g
         return;
     const int64_t dims[3] = {image->depth, image->height, image->width};
     const int64_t cw = r->hi[2] - r->lo[2], chh = r->hi[1] - r->lo[1];
+    const int64_t cd = r->hi[0] - r->lo[0];
     for (int64_t j = 0; j < r->cn; j++) {
         if (r->crop_hard[j] != GCUT_SEED_UNKNOWN)
             continue;
         const int64_t c[3] = {r->lo[0] + j / (cw * chh), r->lo[1] + (j / cw) % chh,
                               r->lo[2] + j % cw};
+        /* Only the crop's outer layer has neighbours outside it: skip the rest of the row. */
+        const bool edge_row = c[0] == r->lo[0] || c[0] == r->hi[0] - 1 || c[1] == r->lo[1] ||
+                              c[1] == r->hi[1] - 1 || cd < 1;
+        if (!edge_row && c[2] > r->lo[2] && c[2] < r->hi[2] - 1) {
+            j += r->hi[2] - 2 - c[2]; /* to the row's last pixel (the loop's j++ lands on it) */
+            continue;
+        }
         const int64_t i = r->crop_index[j];
         for (int d = 0; d < grid->num_dirs; d++) {
             const int *off = grid->offset[d];
@@ -344,7 +353,7 @@ static gcut_status hard_constraints(const gcut_image *image, const gcut_rect *re
     }
     *count_fg = *count_bg = 0;
     int64_t inside = 0;
-    for (int64_t i = 0; i < n; i++) {
+    for (int64_t i = 0, x = 0, y = 0; i < n; i++) {
         uint8_t code = seeds != NULL ? seeds[i] : GCUT_SEED_UNKNOWN;
         if (code > GCUT_SEED_BACKGROUND) {
             char where[96];
@@ -355,12 +364,13 @@ static gcut_status hard_constraints(const gcut_image *image, const gcut_rect *re
                               where, code);
         }
         if (rect != NULL && code == GCUT_SEED_UNKNOWN) {
-            const int64_t x = i % w, y = (i / w) % h;
             if (x < x0 || x >= x1 || y < y0 || y >= y1)
                 code = GCUT_SEED_BACKGROUND;
             else
                 inside++;
         }
+        if (++x == w) /* (x, y) = (i % w, (i / w) % h) without dividing */
+            x = 0, y = y + 1 == h ? 0 : y + 1;
         r->hard[i] = code;
         *count_fg += code == GCUT_SEED_FOREGROUND;
         *count_bg += code == GCUT_SEED_BACKGROUND;
