@@ -223,6 +223,12 @@ gcut_status gcut_video_create(int64_t width, int64_t height, const gcut_video_pa
             v->params.warm = 0; /* the warm choice is the GPU path's own (docs/VIDEO.md) */
         }
     }
+    if (v->gpu == NULL && (v->options.solver == NULL || strcmp(v->options.solver, "auto") == 0)) {
+        /* The CPU path cuts a band graph per frame. auto's rule for general graphs was measured
+         * on single solves (it sends non-lattice graphs of 32768+ nodes to cuda-general where a
+         * device is present), not on a band a frame; the video's measurements are bk's. */
+        v->options.solver = "bk";
+    }
     const size_t nc = (size_t)v->tables->num_colors;
     const int64_t shape[2] = {height, width};
     if ((st = gcut_grid_create(2, shape, conn, &v->grid)) != GCUT_OK ||
