@@ -4,6 +4,9 @@
 #include "cli.h"
 
 #include <inttypes.h>
+#if defined(__GLIBC__) || defined(__linux__)
+#include <malloc.h>
+#endif
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -817,6 +820,14 @@ static int check_full(const segment_args *args, const gcut_image *image, const u
 }
 
 int cli_cmd_segment(int argc, char **argv) {
+#ifdef M_MMAP_THRESHOLD
+    /* GrabCut's rounds and pyramid levels free large arrays and allocate others of about the
+     * same size: kept in the heap instead of going back to the kernel each time, they are not
+     * page-faulted in again (measured: 4-6 ms CPU less per photo, 5-7% of a lasso trimap's
+     * file-to-mask time; docs/GRABCUT.md). The process ends when the masks are written. */
+    mallopt(M_MMAP_THRESHOLD, 1 << 30);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
     segment_args args;
     int rc = parse_args(argc, argv, &args);
     if (rc >= 0) {

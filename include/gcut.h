@@ -909,7 +909,8 @@ const char *gcut_video_solver(const gcut_video *video);
 typedef struct gcut_video_source gcut_video_source;
 
 /** Open path as above. @return GCUT_ERR_IO (missing, unreadable), GCUT_ERR_PARSE (no frames,
- *  a numbering gap, a corrupt header), GCUT_ERR_UNSUPPORTED (a video file without FFmpeg). */
+ *  a numbering gap, a corrupt header), GCUT_ERR_UNSUPPORTED (a video file without gcut's FFmpeg
+ *  module: the message says where it was looked for and what to install). */
 gcut_status gcut_video_source_open(const char *path, gcut_video_source **out);
 /** Frame geometry (of the first frame) and count (-1 when unknown, as for some video files). */
 void gcut_video_source_info(const gcut_video_source *source, int64_t *width, int64_t *height,
@@ -929,7 +930,10 @@ gcut_status gcut_video_source_read_frame(const gcut_video_source *source, int64_
                                          gcut_image *frame);
 /** Close the source. NULL is accepted. */
 void gcut_video_source_close(gcut_video_source *source);
-/** @return 1 if this build reads and writes video files (FFmpeg libraries found), else 0. */
+/** @return 1 if video files can be read and written: gcut's FFmpeg module (libgcut_ffmpeg.so,
+ *  made where the build found FFmpeg) was found and loaded (from $GCUT_FFMPEG_MODULE, beside
+ *  the executable, or where `cmake --install` put it), else 0. The first call (or the first
+ *  video file opened) loads it; nothing else in libgcut loads FFmpeg. */
 int gcut_video_file_support(void);
 
 /** Writes an overlay video (8-bit RGB frames) with FFmpeg (MPEG-4 Part 2 in .mp4/.avi/.mkv);

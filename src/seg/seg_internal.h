@@ -152,8 +152,9 @@ gcut_status gcut__seg_model_costs(const double *counts, const uint8_t *present, 
 typedef struct gcut__gaussian {
     double weight;
     double mean[3];
-    double chol[3][3]; /**< lower Cholesky factor of the covariance */
-    double log_norm;   /**< ln(weight) - ln((2 pi)^(d/2) |cov|^(1/2)) */
+    double chol[3][3];  /**< lower Cholesky factor of the covariance */
+    double inv_diag[3]; /**< 1 / chol[i][i]: the solve multiplies instead of dividing */
+    double log_norm;    /**< ln(weight) - ln((2 pi)^(d/2) |cov|^(1/2)) */
 } gcut__gaussian;
 
 /** A Gaussian mixture over quantised colours (bin centres), kept between GrabCut rounds. */
