@@ -68,6 +68,7 @@ typedef struct QP_FN(core) {
     QP_FN(iface) * ifaces;
     int64_t num_ifaces;
     int32_t *next_block;
+    uint8_t *nonsub_edge; /* per block: an interface pair of it is non-submodular */
     int32_t *owner; /* union-find over blocks: the sub-graph a block belongs to */
     QP_FN(sub) * subs;
     QP_IDX *orig; /* internal -> original node, NULL when identical */
@@ -77,6 +78,8 @@ typedef struct QP_FN(core) {
     pthread_mutex_t lock;
     bool profile;    /* GCUT_PBK_PROFILE=1: each merge's size and time on stderr */
     bool size_order; /* GCUT_PBK_ORDER=size: the smallest union first, not Liu & Sun's score */
+    bool activate_all; /* GCUT_QPBO_ACTIVATE_ALL=1: every end of a new pair active (tests) */
+    bool late_mirror;  /* GCUT_QPBO_LATE_MIRROR=1: mirror blocks only when a merge needs it */
     double t_start;
     gcut_status error;
     int64_t merges;
@@ -94,6 +97,7 @@ static void QP_FN(core_free)(QP_FN(core) * c) {
     gcut__free(c->outer);
     gcut__free(c->ifaces);
     gcut__free(c->next_block);
+    gcut__free(c->nonsub_edge);
     gcut__free(c->owner);
     gcut__free(c->ready);
     if (c->subs != NULL)
@@ -427,7 +431,8 @@ static gcut_status QP_FN(finish)(QP_FN(core) * c, QP_FN(pending) * pending, int6
             ni++;
     c->outer = gcut__malloc(gcut__mul_size((size_t)np + 1, sizeof(QP_FN(rec))), "qpbo records");
     c->ifaces = gcut__calloc((size_t)ni + 1, sizeof(QP_FN(iface)), "qpbo block interfaces");
-    if (c->outer == NULL || c->ifaces == NULL) {
+    c->nonsub_edge = gcut__calloc((size_t)B + 1, 1, "qpbo block states");
+    if (c->outer == NULL || c->ifaces == NULL || c->nonsub_edge == NULL) {
         gcut__free(pending);
         return GCUT_ERR_NOMEM;
     }
@@ -441,6 +446,8 @@ static gcut_status QP_FN(finish)(QP_FN(core) * c, QP_FN(pending) * pending, int6
         }
         c->ifaces[ni - 1].end = k + 1;
         c->outer[k] = pending[k].rec;
+        if (pending[k].rec.rev == QP_NONSUB)
+            c->nonsub_edge[pending[k].a] = c->nonsub_edge[pending[k].b] = 1;
     }
     c->num_ifaces = ni;
     gcut__free(pending);
@@ -606,7 +613,26 @@ static bool QP_FN(to_stage2)(QP_FN(sub) * s) {
     return QP_FN(sub_room)(s);
 }
 
-/* Put a held-back arc pair into play (and its mirror in Stage 2); its ends turn active. */
+/* A residual arc u -> v just put into play breaks bk's finished state only if u is in the source
+ * tree and v is not (the source tree can grow, or a path exists), or v is in the sink tree and
+ * u is not; only then is an end made active (Kohli & Torr's marking of changed nodes). Ends
+ * whose trees already agree with the arc stay idle: a merge whose pairs carry no flow costs
+ * their writes only, not a search from every end. */
+static inline void QP_FN(touch_arc)(QP_FN(bk_solver) * bk, QP_IDX u, QP_IDX v) {
+    const QP_FN(bk_node) *nu = &bk->nodes[u], *nv = &bk->nodes[v];
+    bool u_source = nu->parent != QP_NONE && !(nu->dist_sink & QP_SINK_BIT);
+    bool v_source = nv->parent != QP_NONE && !(nv->dist_sink & QP_SINK_BIT);
+    bool u_sink = nu->parent != QP_NONE && (nu->dist_sink & QP_SINK_BIT);
+    bool v_sink = nv->parent != QP_NONE && (nv->dist_sink & QP_SINK_BIT);
+    if (u_source && !v_source)
+        QP_FN(bk_set_active)(bk, u);
+    if (v_sink && !u_sink)
+        QP_FN(bk_set_active)(bk, v);
+}
+
+/* Put a held-back arc pair into play (and its mirror in Stage 2), activating the ends whose
+ * trees the new residual arcs disagree with. GCUT_QPBO_ACTIVATE_ALL=1 (c->activate_all)
+ * activates every end, as before, for the tests to compare. */
 static void QP_FN(add_rec)(QP_FN(sub) * s, const QP_FN(rec) * r) {
     QP_FN(core) *c = s->core;
     QP_FN(bk_arc) *arcs = c->arcs;
@@ -617,13 +643,29 @@ static void QP_FN(add_rec)(QP_FN(sub) * s, const QP_FN(rec) * r) {
         QP_IDX u = arcs[b].head, v = arcs[a].head;
         arcs[a].residual = r->cap;
         arcs[b].residual = r->rev;
-        QP_FN(bk_set_active)(bk, u);
-        QP_FN(bk_set_active)(bk, v);
         if (s->stage2) {
             arcs[a + M].residual = r->rev;
             arcs[b + M].residual = r->cap;
-            QP_FN(bk_set_active)(bk, u + n);
-            QP_FN(bk_set_active)(bk, v + n);
+        }
+        if (c->activate_all) {
+            QP_FN(bk_set_active)(bk, u);
+            QP_FN(bk_set_active)(bk, v);
+            if (s->stage2) {
+                QP_FN(bk_set_active)(bk, u + n);
+                QP_FN(bk_set_active)(bk, v + n);
+            }
+            return;
+        }
+        /* u -> v (cap), v -> u (rev); mirrors v' -> u' (cap), u' -> v' (rev). */
+        if (r->cap != 0)
+            QP_FN(touch_arc)(bk, u, v);
+        if (r->rev != 0)
+            QP_FN(touch_arc)(bk, v, u);
+        if (s->stage2) {
+            if (r->cap != 0)
+                QP_FN(touch_arc)(bk, v + n, u + n);
+            if (r->rev != 0)
+                QP_FN(touch_arc)(bk, u + n, v + n);
         }
         return;
     }
@@ -631,21 +673,33 @@ static void QP_FN(add_rec)(QP_FN(sub) * s, const QP_FN(rec) * r) {
     QP_IDX p = arcs[b].head, q = arcs[a].head - n;
     arcs[b].residual = r->cap;
     arcs[a + M].residual = r->cap;
-    QP_FN(bk_set_active)(bk, p);
-    QP_FN(bk_set_active)(bk, q);
-    QP_FN(bk_set_active)(bk, p + n);
-    QP_FN(bk_set_active)(bk, q + n);
+    if (c->activate_all) {
+        QP_FN(bk_set_active)(bk, p);
+        QP_FN(bk_set_active)(bk, q);
+        QP_FN(bk_set_active)(bk, p + n);
+        QP_FN(bk_set_active)(bk, q + n);
+        return;
+    }
+    if (r->cap != 0) {
+        QP_FN(touch_arc)(bk, q + n, p); /* q' -> p */
+        QP_FN(touch_arc)(bk, p + n, q); /* p' -> q */
+    }
 }
 
-/* Phase A for one block: Stage 1, then Stage 2 if the block holds a non-submodular term. */
+/* Phase A for one block: Stage 1, then Stage 2 if the block holds a non-submodular term. A
+ * block with a non-submodular pair to another block is mirrored here too (with no flow to
+ * add, a copy): its merge would have to mirror it anyway, later and on fewer threads. */
 static bool QP_FN(phase_a)(QP_FN(core) * c, int32_t b) {
     if (!QP_FN(sub_init)(c, b))
         return false;
     QP_FN(sub) *s = &c->subs[b];
     QP_FN(bk_run)(&s->bk);
-    if (c->inner_begin[b] < c->inner_begin[b + 1]) {
+    bool inner = c->inner_begin[b] < c->inner_begin[b + 1];
+    if (inner || (c->nonsub_edge[b] && !c->late_mirror)) {
         if (!QP_FN(to_stage2)(s))
             return false;
+    }
+    if (inner) {
         for (int64_t k = c->inner_begin[b]; k < c->inner_begin[b + 1]; k++)
             QP_FN(add_rec)(s, &c->inner[k]);
         QP_FN(bk_run)(&s->bk);
@@ -663,12 +717,14 @@ static bool QP_FN(merge)(QP_FN(core) * c, QP_FN(sub) * x, QP_FN(sub) * y, const 
         for (int64_t r = f->begin; r < f->end && !need2; r++)
             need2 = c->outer[r].rev == QP_NONSUB;
     }
+    double T0 = gcut__now_ms();
     if (need2) {
         if (!x->stage2 && !QP_FN(to_stage2)(x))
             return false;
         if (!y->stage2 && !QP_FN(to_stage2)(y))
             return false;
     }
+    double T1 = gcut__now_ms();
     c->next_block[x->last_block] = y->first_block;
     x->last_block = y->last_block;
     x->primal += y->primal;
@@ -689,7 +745,11 @@ static bool QP_FN(merge)(QP_FN(core) * c, QP_FN(sub) * x, QP_FN(sub) * y, const 
         for (int64_t r = f->begin; r < f->end; r++)
             QP_FN(add_rec)(x, &c->outer[r]);
     }
+    double T2 = gcut__now_ms();
+    int64_t nrec = 0;
+    for (int64_t k = 0; k < count; k++) nrec += c->ifaces[list[k]].end - c->ifaces[list[k]].begin;
     QP_FN(bk_run)(&x->bk);
+    if (c->profile) fprintf(stderr, "  stage2 %.2f add %.2f (%lld recs) run %.2f\n", T1-T0, T2-T1, (long long)nrec, gcut__now_ms()-T2);
     return true;
 }
 
@@ -1292,6 +1352,10 @@ static gcut_status QP_FN(run_core)(QP_FN(core) * c, int threads_asked, gcut__qp_
     core.profile = profile != NULL && strcmp(profile, "1") == 0;
     const char *order = getenv("GCUT_PBK_ORDER");
     core.size_order = order != NULL && strcmp(order, "size") == 0;
+    const char *all = getenv("GCUT_QPBO_ACTIVATE_ALL");
+    core.activate_all = all != NULL && strcmp(all, "1") == 0;
+    const char *late = getenv("GCUT_QPBO_LATE_MIRROR");
+    core.late_mirror = late != NULL && strcmp(late, "1") == 0;
     core.t_start = t1;
     for (int32_t b = 0; b < core.B; b++)
         core.owner[b] = b;
