@@ -81,6 +81,8 @@ typedef struct QP_FN(core) {
     bool activate_all; /* GCUT_QPBO_ACTIVATE_ALL=1: every end of a new pair active (tests) */
     bool late_mirror;  /* GCUT_QPBO_LATE_MIRROR=1: mirror blocks only when a merge needs it */
     double t_start;
+    double phase_a_end; /* when the last Phase A ended (profile) */
+    int32_t phase_a_done;
     gcut_status error;
     int64_t merges;
 } QP_FN(core);
@@ -162,6 +164,39 @@ static inline int32_t QP_FN(block_of)(const QP_FN(core) * c, QP_IDX v) {
 }
 
 #define QP_BUILD_THREADS 64
+
+/* GCUT_PBK_PROFILE=1: one line per phase on stderr, `pbk phase NAME: MS ms`. */
+static bool QP_FN(profiling)(void) {
+    const char *p = getenv("GCUT_PBK_PROFILE");
+    return p != NULL && strcmp(p, "1") == 0;
+}
+
+static void QP_FN(phase)(bool on, const char *name, double *since) {
+    if (!on)
+        return;
+    double t = gcut__now_ms();
+    fprintf(stderr, "pbk phase %s: %.2f ms\n", name, t - *since);
+    *since = t;
+}
+
+/* GCUT_QPBO_PREFAULT=1 (an experiment for the device host, whose kernel takes each page fault
+ * in a user-space sandbox): map a large array's pages in one call (MADV_POPULATE_WRITE, Linux
+ * 5.14) rather than a fault per page; where the call is refused nothing changes. */
+static void QP_FN(prefault)(bool on, void *ptr, size_t bytes) {
+#if defined(__linux__)
+    if (!on || ptr == NULL || bytes < ((size_t)4 << 20))
+        return;
+    const uintptr_t page = 4096;
+    uintptr_t begin = ((uintptr_t)ptr + page - 1) & ~(page - 1);
+    uintptr_t end = ((uintptr_t)ptr + bytes) & ~(page - 1);
+    if (end > begin)
+        (void)madvise((void *)begin, end - begin, 23 /* MADV_POPULATE_WRITE */);
+#else
+    (void)on;
+    (void)ptr;
+    (void)bytes;
+#endif
+}
 
 /* One thread's share of a build pass over edges [k0, k1). */
 typedef struct QP_FN(build_job) {
@@ -302,6 +337,10 @@ static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
     c->B = B;
     c->mirror = in->has_nonsub;
     const size_t N = c->mirror ? 2 * (size_t)n : (size_t)n;
+    const bool prof = QP_FN(profiling)();
+    const char *pf = getenv("GCUT_QPBO_PREFAULT");
+    const bool prefault = pf != NULL && strcmp(pf, "1") == 0;
+    double since = gcut__now_ms();
     c->block_start = gcut__calloc((size_t)B + 1, sizeof(QP_IDX), "qpbo block starts");
     if (c->block_start == NULL)
         return GCUT_ERR_NOMEM;
@@ -341,6 +380,9 @@ static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
         st = GCUT_ERR_NOMEM;
         goto done;
     }
+    QP_FN(prefault)(prefault, c->tr, N * sizeof(int64_t));
+    QP_FN(prefault)(prefault, c->nodes, N * sizeof(QP_FN(bk_node)));
+    QP_FN(phase)(prof, "build renumber+alloc", &since);
     /* Pass 1: count arcs per node, held-back records per block and across blocks (on several
      * threads for pqpbo: the counts are atomic; the arcs' order in a node's list then depends
      * on the threads' timing, which changes the search but not the answer). */
@@ -363,6 +405,7 @@ static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
         job[t].jobs = jobs;
     }
     QP_FN(build_run)(job, jobs);
+    QP_FN(phase)(prof, "build count", &since);
     /* Each job's pairs across blocks go to its own range of the pending list, in edge order. */
     int64_t num_outer = 0;
     for (int t = 0; t < jobs; t++) {
@@ -393,6 +436,9 @@ static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
         goto done;
     }
     memcpy(inner_cursor, c->inner_begin, (size_t)B * sizeof(int64_t));
+    QP_FN(prefault)(prefault, c->arcs, A * sizeof(QP_FN(bk_arc)));
+    QP_FN(prefault)(prefault, c->sister, A * sizeof(QP_IDX));
+    QP_FN(phase)(prof, "build prefix+alloc", &since);
     /* Pass 2: place the arcs (counting sort by tail, as bk's build). */
     for (int t = 0; t < jobs; t++) {
         job[t].pass = 2;
@@ -400,6 +446,7 @@ static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
         job[t].inner_cursor = inner_cursor;
     }
     QP_FN(build_run)(job, jobs);
+    QP_FN(phase)(prof, "build place", &since);
     int64_t np = num_outer;
     gcut__free(inner_cursor);
     /* Pass 3: the flipped half of the arcs and every node's initial state, in slices (the
@@ -407,9 +454,12 @@ static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
     for (int t = 0; t < jobs; t++)
         job[t].pass = 3;
     QP_FN(build_run)(job, jobs);
+    QP_FN(phase)(prof, "build mirror+nodes", &since);
     for (int64_t i = 0; i < n; i++)
         c->tr[QP_INTERN(i)] = in->tr[i];
+    QP_FN(phase)(prof, "build terminals", &since);
     st = QP_FN(finish)(c, pending, np);
+    QP_FN(phase)(prof, "build interfaces", &since);
 done:
 #undef QP_INTERN
     gcut__free(intern);
@@ -717,14 +767,12 @@ static bool QP_FN(merge)(QP_FN(core) * c, QP_FN(sub) * x, QP_FN(sub) * y, const 
         for (int64_t r = f->begin; r < f->end && !need2; r++)
             need2 = c->outer[r].rev == QP_NONSUB;
     }
-    double T0 = gcut__now_ms();
     if (need2) {
         if (!x->stage2 && !QP_FN(to_stage2)(x))
             return false;
         if (!y->stage2 && !QP_FN(to_stage2)(y))
             return false;
     }
-    double T1 = gcut__now_ms();
     c->next_block[x->last_block] = y->first_block;
     x->last_block = y->last_block;
     x->primal += y->primal;
@@ -745,11 +793,7 @@ static bool QP_FN(merge)(QP_FN(core) * c, QP_FN(sub) * x, QP_FN(sub) * y, const 
         for (int64_t r = f->begin; r < f->end; r++)
             QP_FN(add_rec)(x, &c->outer[r]);
     }
-    double T2 = gcut__now_ms();
-    int64_t nrec = 0;
-    for (int64_t k = 0; k < count; k++) nrec += c->ifaces[list[k]].end - c->ifaces[list[k]].begin;
     QP_FN(bk_run)(&x->bk);
-    if (c->profile) fprintf(stderr, "  stage2 %.2f add %.2f (%lld recs) run %.2f\n", T1-T0, T2-T1, (long long)nrec, gcut__now_ms()-T2);
     return true;
 }
 
@@ -874,6 +918,8 @@ static void *QP_FN(overlap_worker)(void *arg) {
             if (!ok && c->error == GCUT_OK)
                 c->error = GCUT_ERR_NOMEM;
             c->ready[b] = 1;
+            if (++c->phase_a_done == c->B)
+                c->phase_a_end = gcut__now_ms();
             pthread_cond_broadcast(&c->wake);
             continue;
         }
@@ -1381,6 +1427,12 @@ static gcut_status QP_FN(run_core)(QP_FN(core) * c, int threads_asked, gcut__qp_
             st = QP_FN(run_threads)(&core, threads, QP_FN(merger));
         }
     }
+    double since = t1;
+    if (core.profile && core.phase_a_end > 0) {
+        since = gcut__now_ms();
+        fprintf(stderr, "pbk phase solve: Phase A ended at %.2f ms, the merges at %.2f ms\n",
+                core.phase_a_end - t1, since - t1);
+    }
     int64_t flow = 0;
     bool overflow = false;
     if (st == GCUT_OK) {
@@ -1404,6 +1456,7 @@ static gcut_status QP_FN(run_core)(QP_FN(core) * c, int threads_asked, gcut__qp_
     }
     double t2 = gcut__now_ms();
     out->solve_ms = t2 - t1;
+    QP_FN(phase)(core.profile, "solve last mirrors", &since);
     if (st == GCUT_OK && overflow)
         st = gcut__fail(GCUT_ERR_OVERFLOW, "qpbo: the maximum flow passes INT64_MAX");
     if (st == GCUT_OK) {
@@ -1412,6 +1465,7 @@ static gcut_status QP_FN(run_core)(QP_FN(core) * c, int threads_asked, gcut__qp_
         out->blocks = core.B;
         out->threads = threads;
         st = QP_FN(labels)(&core, out->stage2, out);
+        QP_FN(phase)(core.profile, "labels", &since);
     }
     out->label_ms = gcut__now_ms() - t2;
     if (st == GCUT_ERR_NOMEM && *gcut_last_error() == '\0')
