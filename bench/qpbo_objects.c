@@ -80,8 +80,8 @@ static int to_kolmogorov(const char *from, const char *to) {
         else if (line[0] == 'u' && k == 3)
             fprintf(out, "n %lld %lld %lld\n", v[0] - 1, v[1], v[2]);
         else if (line[0] == 'e' && k == 6)
-            fprintf(out, "e %lld %lld %lld %lld %lld %lld\n", v[0] - 1, v[1] - 1, v[2], v[3],
-                    v[4], v[5]);
+            fprintf(out, "e %lld %lld %lld %lld %lld %lld\n", v[0] - 1, v[1] - 1, v[2], v[3], v[4],
+                    v[5]);
     }
     fclose(in);
     return fclose(out) == 0 ? 0 : -1;
@@ -286,14 +286,13 @@ int main(int argc, char **argv) {
                     have_ref = true;
                 }
             }
-            if (have_ref && (energy != ref.energy || bound != ref.lower_bound ||
-                             labeled != ref.labeled)) {
-                fprintf(stderr,
-                        "qpbo_objects: config %d disagrees: energy %" PRId64 " bound %" PRId64
-                        " labeled %" PRId64 " (first gcut run: %" PRId64 " %" PRId64
-                        " %" PRId64 ")\n",
-                        config[c], energy, bound, labeled, ref.energy, ref.lower_bound,
-                        ref.labeled);
+            if (have_ref &&
+                (energy != ref.energy || bound != ref.lower_bound || labeled != ref.labeled)) {
+                fprintf(
+                    stderr,
+                    "qpbo_objects: config %d disagrees: energy %" PRId64 " bound %" PRId64
+                    " labeled %" PRId64 " (first gcut run: %" PRId64 " %" PRId64 " %" PRId64 ")\n",
+                    config[c], energy, bound, labeled, ref.energy, ref.lower_bound, ref.labeled);
                 return 1;
             }
         }
@@ -320,8 +319,8 @@ int main(int argc, char **argv) {
         int thr = config[c] > 0 ? config[c] : 1;
         double tot = median(total[c], repeats), cl = median(call[c], repeats);
         printf("| %s | %d | %.0f | %.0f | %.0f | %.0f | %.0f |", name, thr,
-               median(build[c], repeats), median(solve[c], repeats), median(label[c], repeats),
-               tot, cl);
+               median(build[c], repeats), median(solve[c], repeats), median(label[c], repeats), tot,
+               cl);
         if (kol > 0)
             printf(" %.2f | %.2f |", kol / tot, kol / cl);
         printf(" %.0f |\n", bytes[c] / (double)(n > 0 ? n : 1));

@@ -28,6 +28,7 @@
 #define QP_TERMINAL ((QP_IDX)-2)
 #define QP_SINK_BIT 0x80000000u
 #define QP_NONSUB UINT32_MAX
+#define QP_BUILD_THREADS 64
 
 /* An arc pair held back until its blocks merge (or, non-submodular, until Stage 2). */
 typedef struct QP_FN(rec) {
@@ -69,15 +70,15 @@ typedef struct QP_FN(core) {
     int64_t num_ifaces;
     int32_t *next_block;
     uint8_t *nonsub_edge; /* per block: an interface pair of it is non-submodular */
-    int32_t *owner; /* union-find over blocks: the sub-graph a block belongs to */
+    int32_t *owner;       /* union-find over blocks: the sub-graph a block belongs to */
     QP_FN(sub) * subs;
     QP_IDX *orig; /* internal -> original node, NULL when identical */
     int32_t next_phase_a;
     uint8_t *ready;      /* per block: its Phase A is over (the overlapped schedule) */
     pthread_cond_t wake; /* a Phase A or a merge ended */
     pthread_mutex_t lock;
-    bool profile;    /* GCUT_PBK_PROFILE=1: each merge's size and time on stderr */
-    bool size_order; /* GCUT_PBK_ORDER=size: the smallest union first, not Liu & Sun's score */
+    bool profile;      /* GCUT_PBK_PROFILE=1: each merge's size and time on stderr */
+    bool size_order;   /* GCUT_PBK_ORDER=size: the smallest union first, not Liu & Sun's score */
     bool activate_all; /* GCUT_QPBO_ACTIVATE_ALL=1: every end of a new pair active (tests) */
     bool late_mirror;  /* GCUT_QPBO_LATE_MIRROR=1: mirror blocks only when a merge needs it */
     double t_start;
@@ -121,30 +122,77 @@ typedef struct QP_FN(pending) {
     QP_FN(rec) rec;
 } QP_FN(pending);
 
-static bool QP_FN(sort_pending)(QP_FN(pending) * *items, int64_t count, int32_t B) {
+/* One job's slice [k0, k1) of a counting-sort pass by block (pass 0: by b, pass 1: by a):
+ * count its keys into hist, or (scatter) move its records to the offsets hist then holds. */
+typedef struct QP_FN(sort_job) {
+    const QP_FN(pending) * from;
+    QP_FN(pending) * to;
+    int64_t k0, k1;
+    int64_t *hist; /* B counters of this job */
+    int32_t B;
+    int pass;
+    bool scatter;
+} QP_FN(sort_job);
+
+static void *QP_FN(sort_slice)(void *arg) {
+    QP_FN(sort_job) *j = arg;
+    if (!j->scatter) {
+        memset(j->hist, 0, (size_t)j->B * sizeof(int64_t));
+        for (int64_t k = j->k0; k < j->k1; k++)
+            j->hist[j->pass == 0 ? j->from[k].b : j->from[k].a]++;
+    } else {
+        for (int64_t k = j->k0; k < j->k1; k++)
+            j->to[j->hist[j->pass == 0 ? j->from[k].b : j->from[k].a]++] = j->from[k];
+    }
+    return NULL;
+}
+
+static void QP_FN(run_jobs)(void *(*fn)(void *), void *job, size_t size, int jobs);
+
+/* Sort the held-back pairs by (a, b): two stable counting sorts (by b, then by a), each cut
+ * into one slice per job (a job's counters per block, offsets taken block by block and job by
+ * job, so the order is the serial sort's whatever the number of jobs). */
+static bool QP_FN(sort_pending)(QP_FN(pending) * *items, int64_t count, int32_t B, int jobs) {
+    if (count < 16384 || (int64_t)B * jobs > ((int64_t)1 << 22))
+        jobs = 1;
     QP_FN(pending) *from = *items;
     QP_FN(pending) *to =
         gcut__malloc(gcut__mul_size((size_t)count + 1, sizeof *to), "qpbo block interfaces");
-    int64_t *bucket = gcut__malloc(gcut__mul_size((size_t)B + 1, sizeof(int64_t)), "qpbo sort");
-    if (to == NULL || bucket == NULL) {
+    int64_t *hist =
+        gcut__malloc(gcut__mul_size((size_t)B * (size_t)jobs + 1, sizeof(int64_t)), "qpbo sort");
+    if (to == NULL || hist == NULL) {
         gcut__free(to);
-        gcut__free(bucket);
+        gcut__free(hist);
         return false;
     }
+    QP_FN(sort_job) job[QP_BUILD_THREADS];
     for (int pass = 0; pass < 2; pass++) {
-        memset(bucket, 0, ((size_t)B + 1) * sizeof(int64_t));
-        for (int64_t k = 0; k < count; k++)
-            bucket[(pass == 0 ? from[k].b : from[k].a) + 1]++;
+        for (int t = 0; t < jobs; t++)
+            job[t] = (QP_FN(sort_job)){from,
+                                       to,
+                                       count * t / jobs,
+                                       count * (t + 1) / jobs,
+                                       hist + (size_t)B * (size_t)t,
+                                       B,
+                                       pass,
+                                       false};
+        QP_FN(run_jobs)(QP_FN(sort_slice), job, sizeof *job, jobs);
+        int64_t at = 0;
         for (int32_t b = 0; b < B; b++)
-            bucket[b + 1] += bucket[b];
-        for (int64_t k = 0; k < count; k++)
-            to[bucket[pass == 0 ? from[k].b : from[k].a]++] = from[k];
+            for (int t = 0; t < jobs; t++) {
+                int64_t here = job[t].hist[b];
+                job[t].hist[b] = at;
+                at += here;
+            }
+        for (int t = 0; t < jobs; t++)
+            job[t].scatter = true;
+        QP_FN(run_jobs)(QP_FN(sort_slice), job, sizeof *job, jobs);
         QP_FN(pending) *swap = from;
         from = to;
         to = swap;
     }
     gcut__free(to);
-    gcut__free(bucket);
+    gcut__free(hist);
     *items = from;
     return true;
 }
@@ -162,8 +210,6 @@ static inline int32_t QP_FN(block_of)(const QP_FN(core) * c, QP_IDX v) {
         b++;
     return b;
 }
-
-#define QP_BUILD_THREADS 64
 
 /* GCUT_PBK_PROFILE=1: one line per phase on stderr, `pbk phase NAME: MS ms`. */
 static bool QP_FN(profiling)(void) {
@@ -242,6 +288,15 @@ static void QP_FN(build_slices)(QP_FN(build_job) * j) {
             c->tr[v] = 0;
         c->nodes[v] = (QP_FN(bk_node)){QP_NONE, QP_NONE, 0, 0};
     }
+    /* Terminal residuals of the variables, by original id (renumbered when blocks are given). */
+    const int64_t *tr = j->in->tr;
+    int64_t i0 = (int64_t)n * t / jobs, i1 = (int64_t)n * (t + 1) / jobs;
+    if (j->intern != NULL)
+        for (int64_t i = i0; i < i1; i++)
+            c->tr[j->intern[i]] = tr[i];
+    else
+        for (int64_t i = i0; i < i1; i++)
+            c->tr[i] = tr[i];
 }
 
 static void *QP_FN(build_pass)(void *arg) {
@@ -328,7 +383,7 @@ static void QP_FN(build_run)(QP_FN(build_job) * job, int jobs) {
     QP_FN(run_jobs)(QP_FN(build_pass), job, sizeof *job, jobs);
 }
 
-static gcut_status QP_FN(finish)(QP_FN(core) * c, QP_FN(pending) * pending, int64_t np);
+static gcut_status QP_FN(finish)(QP_FN(core) * c, QP_FN(pending) * pending, int64_t np, int jobs);
 
 static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
     const int64_t n = in->num_nodes;
@@ -369,7 +424,6 @@ static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
         for (int32_t b = 0; b <= B; b++)
             c->block_start[b] = (QP_IDX)((int64_t)b * n / B);
     }
-#define QP_INTERN(x) (intern != NULL ? intern[x] : (QP_IDX)(x))
 
     c->first = gcut__calloc(N + 1, sizeof(QP_IDX), "qpbo arc offsets");
     c->inner_begin = gcut__calloc((size_t)B + 1, sizeof(int64_t), "qpbo block records");
@@ -454,14 +508,10 @@ static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
     for (int t = 0; t < jobs; t++)
         job[t].pass = 3;
     QP_FN(build_run)(job, jobs);
-    QP_FN(phase)(prof, "build mirror+nodes", &since);
-    for (int64_t i = 0; i < n; i++)
-        c->tr[QP_INTERN(i)] = in->tr[i];
-    QP_FN(phase)(prof, "build terminals", &since);
-    st = QP_FN(finish)(c, pending, np);
+    QP_FN(phase)(prof, "build mirror+nodes+terminals", &since);
+    st = QP_FN(finish)(c, pending, np, jobs);
     QP_FN(phase)(prof, "build interfaces", &since);
 done:
-#undef QP_INTERN
     gcut__free(intern);
     return st;
 }
@@ -469,9 +519,9 @@ done:
 /* Group the held-back pairs by block pair into interfaces (two stable counting sorts, by the
  * second block and then the first; records keep the edges' order within a pair) and make the
  * per-block bookkeeping. Frees pending. */
-static gcut_status QP_FN(finish)(QP_FN(core) * c, QP_FN(pending) * pending, int64_t np) {
+static gcut_status QP_FN(finish)(QP_FN(core) * c, QP_FN(pending) * pending, int64_t np, int jobs) {
     const int32_t B = c->B;
-    if (!QP_FN(sort_pending)(&pending, np, B)) {
+    if (!QP_FN(sort_pending)(&pending, np, B, jobs)) {
         gcut__free(pending);
         return GCUT_ERR_NOMEM;
     }
@@ -561,7 +611,7 @@ static gcut_status QP_FN(from_bk)(QP_FN(core) * c, QP_FN(bk_solver) * bk, int32_
                 p->rec.rev = c->arcs[c->sister[a]].residual;
                 c->arcs[a].residual = c->arcs[c->sister[a]].residual = 0;
             }
-    return QP_FN(finish)(c, pending, np);
+    return QP_FN(finish)(c, pending, np, 1);
 }
 
 /* ---------------------------------------------------------------------------------------- */
