@@ -1081,12 +1081,9 @@ static void QP_FN(order_ifaces)(QP_FN(core) * c) {
  * the same set for every maximum flow). bk stops only when its source tree holds every node
  * reachable from the source and no residual arc leaves it, and every sub-graph ended so (the
  * mirrored copies included: a mirror of a finished search is finished), so the set is the
- * source tree; GCUT_QPBO_CHECK_REACH=1 recomputes it by search and compares (tests). */
-static gcut_status QP_FN(reach_source)(const QP_FN(core) * c, size_t N, uint8_t *in_s) {
-    for (size_t v = 0; v < N; v++) {
-        const QP_FN(bk_node) *node = &c->nodes[v];
-        in_s[v] = node->parent != QP_NONE && !(node->dist_sink & QP_SINK_BIT);
-    }
+ * source tree, which in_s holds (label_slice, pass 0); GCUT_QPBO_CHECK_REACH=1 recomputes the
+ * set by search and compares (tests). */
+static gcut_status QP_FN(reach_source)(const QP_FN(core) * c, size_t N, const uint8_t *in_s) {
     const char *check = getenv("GCUT_QPBO_CHECK_REACH");
     if (check == NULL || strcmp(check, "1") != 0)
         return GCUT_OK;
@@ -1356,6 +1353,46 @@ static void QP_FN(cut_parallel)(const QP_FN(core) * c, int threads, uint8_t *cut
     }
 }
 
+/* The strong labels of the variables [p0, p1) (and their cut sides) from in_s, in slices on
+ * the threads; counts the variables neither side fixes (middle) for the weak pass. */
+typedef struct QP_FN(label_job) {
+    const QP_FN(core) * c;
+    const uint8_t *in_s;
+    gcut__qp_output *out;
+    bool stage2;
+    size_t v0, v1;   /* in_s slice (pass 0) */
+    QP_IDX p0, p1;   /* variables (pass 1) */
+    int64_t middle;  /* pass 1: variables with neither p nor p' reachable */
+    uint8_t *in_set; /* pass 0: in_s to fill */
+    int pass;
+} QP_FN(label_job);
+
+static void *QP_FN(label_slice)(void *arg) {
+    QP_FN(label_job) *j = arg;
+    const QP_FN(core) *c = j->c;
+    if (j->pass == 0) {
+        for (size_t v = j->v0; v < j->v1; v++) {
+            const QP_FN(bk_node) *node = &c->nodes[v];
+            j->in_set[v] = node->parent != QP_NONE && !(node->dist_sink & QP_SINK_BIT);
+        }
+        return NULL;
+    }
+    const uint8_t *in_s = j->in_s;
+    const QP_IDX n = c->n;
+    gcut__qp_output *out = j->out;
+    int64_t middle = 0;
+    for (QP_IDX p = j->p0; p < j->p1; p++) {
+        QP_IDX o = c->orig != NULL ? c->orig[p] : p;
+        if (out->cut != NULL)
+            out->cut[o] = in_s[p] ? GCUT_SOURCE : GCUT_SINK;
+        if (out->labels != NULL)
+            out->labels[o] = in_s[p] ? 0 : !j->stage2 ? 1 : in_s[p + n] ? 1 : GCUT_QPBO_UNLABELED;
+        middle += j->stage2 && !in_s[p] && !in_s[p + n];
+    }
+    j->middle = middle;
+    return NULL;
+}
+
 static gcut_status QP_FN(labels)(const QP_FN(core) * c, bool stage2, gcut__qp_output *out) {
     const QP_IDX n = c->n;
     const char *check = getenv("GCUT_QPBO_CHECK_REACH");
@@ -1369,21 +1406,39 @@ static gcut_status QP_FN(labels)(const QP_FN(core) * c, bool stage2, gcut__qp_ou
     uint8_t *in_s = gcut__malloc(N + 1, "qpbo labelling");
     if (in_s == NULL)
         return GCUT_ERR_NOMEM;
+    QP_FN(label_job) job[QP_BUILD_THREADS];
+    int jobs = out->threads < 1                  ? 1
+               : out->threads > QP_BUILD_THREADS ? QP_BUILD_THREADS
+                                                 : out->threads;
+    if (n < 16384)
+        jobs = 1;
+    for (int t = 0; t < jobs; t++)
+        job[t] = (QP_FN(label_job)){c,
+                                    in_s,
+                                    out,
+                                    stage2,
+                                    N * (size_t)t / (size_t)jobs,
+                                    N * (size_t)(t + 1) / (size_t)jobs,
+                                    (QP_IDX)((int64_t)n * t / jobs),
+                                    (QP_IDX)((int64_t)n * (t + 1) / jobs),
+                                    0,
+                                    in_s,
+                                    0};
+    QP_FN(run_jobs)(QP_FN(label_slice), job, sizeof *job, jobs);
     gcut_status reached = QP_FN(reach_source)(c, N, in_s);
     if (reached != GCUT_OK) {
         gcut__free(in_s);
         return reached;
     }
     uint64_t extra = gcut_memory_in_use() - before;
-    for (QP_IDX p = 0; p < n; p++) {
-        QP_IDX o = c->orig != NULL ? c->orig[p] : p;
-        if (out->cut != NULL)
-            out->cut[o] = in_s[p] ? GCUT_SOURCE : GCUT_SINK;
-        if (out->labels != NULL)
-            out->labels[o] = in_s[p] ? 0 : !stage2 ? 1 : in_s[p + n] ? 1 : GCUT_QPBO_UNLABELED;
-    }
+    for (int t = 0; t < jobs; t++)
+        job[t].pass = 1;
+    QP_FN(run_jobs)(QP_FN(label_slice), job, sizeof *job, jobs);
+    int64_t middle = 0;
+    for (int t = 0; t < jobs; t++)
+        middle += job[t].middle;
     gcut_status st = GCUT_OK;
-    if (stage2 && out->labels != NULL) {
+    if (stage2 && out->labels != NULL && middle > 0) {
         uint64_t weak = 0;
         st = QP_FN(weak_labels)(c, in_s, out->labels, &weak);
         extra += weak;

@@ -4,6 +4,7 @@
 #include "qpbo_internal.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -301,6 +302,137 @@ static void term_edge(void *ctx, int64_t k, gcut__qp_edge *e) {
     e->cap_vu = 0;
 }
 
+/* ---- the passes of gcut_qpbo_solve over every node and term, on pqpbo's threads ----
+ * Normal form: per-slice checked sums of the constant; terminal residuals by atomic adds,
+ * each checked for wrapping. Where any check fires the pass is redone serially (the serial
+ * order's exact result and error), so the outcome never depends on the thread count. */
+
+typedef struct prep_job {
+    const gcut_qpbo *q;
+    int64_t *tr;
+    int pass;         /* 0: nodes (tr, constant), 1: terms, 2: energy + labeled count */
+    int64_t k0, k1;   /* nodes or terms of this slice */
+    int64_t constant; /* pass 0, 1: this slice's part; pass 2: its energy */
+    int64_t labeled;  /* pass 2 */
+    const int8_t *labels;
+    bool has_nonsub, overflow;
+} prep_job;
+
+static inline bool atomic_add_checked(int64_t *at, int64_t delta) {
+    int64_t old = __atomic_fetch_add(at, delta, __ATOMIC_RELAXED);
+    return delta > 0 ? old > INT64_MAX - delta : old < INT64_MIN - delta;
+}
+
+static void *prep_slice(void *arg) {
+    prep_job *j = arg;
+    const gcut_qpbo *q = j->q;
+    bool of = false;
+    if (j->pass == 0) {
+        for (int64_t p = j->k0; p < j->k1; p++)
+            of = of || __builtin_sub_overflow(q->unary1[p], q->unary0[p], &j->tr[p]) ||
+                 __builtin_add_overflow(j->constant, q->unary0[p], &j->constant);
+    } else if (j->pass == 1) {
+        bool nonsub = false;
+        for (int64_t k = j->k0; k < j->k1 && !of; k++) {
+            const int32_t *t = q->te[k];
+            int64_t w = (int64_t)t[1] + t[2] - t[0] - t[3];
+            int64_t i = term_i(q, k), jj = term_j(q, k);
+            of = __builtin_add_overflow(j->constant, (int64_t)t[0], &j->constant) ||
+                 atomic_add_checked(&j->tr[i], (int64_t)t[2] - t[0]) ||
+                 atomic_add_checked(&j->tr[jj], (int64_t)t[3] - t[2] + (w < 0 ? w : 0));
+            nonsub = nonsub || w < 0;
+        }
+        j->has_nonsub = nonsub;
+    } else {
+        const int8_t *x = j->labels;
+        int64_t labeled = 0, e = 0;
+        if (j->k0 < q->num_nodes) {
+            int64_t end = j->k1 < q->num_nodes ? j->k1 : q->num_nodes;
+            for (int64_t p = j->k0; p < end; p++) {
+                labeled += x[p] != GCUT_QPBO_UNLABELED;
+                of = of || __builtin_add_overflow(e, x[p] == 1 ? q->unary1[p] : q->unary0[p], &e);
+            }
+        }
+        j->labeled = labeled;
+        int64_t t0 = j->k0 - q->num_nodes, t1 = j->k1 - q->num_nodes;
+        for (int64_t t = t0 < 0 ? 0 : t0; t < t1; t++) {
+            int a = x[term_i(q, t)] == 1, b = x[term_j(q, t)] == 1;
+            of = of || __builtin_add_overflow(e, (int64_t)q->te[t][2 * a + b], &e);
+        }
+        j->constant = e;
+    }
+    j->overflow = of;
+    return NULL;
+}
+
+enum { PREP_MAX_JOBS = 64 };
+
+/* Run pass `pass` over [0, count) in `jobs` slices; false if a check fired. */
+static bool prep_run(prep_job *job, int jobs, int pass, int64_t count) {
+    pthread_t ids[PREP_MAX_JOBS];
+    bool started[PREP_MAX_JOBS] = {false};
+    for (int t = 0; t < jobs; t++) {
+        job[t].pass = pass;
+        job[t].k0 = count * t / jobs;
+        job[t].k1 = count * (t + 1) / jobs;
+        job[t].constant = 0;
+        job[t].overflow = false;
+    }
+    for (int t = 1; t < jobs; t++)
+        started[t] = pthread_create(&ids[t], NULL, prep_slice, &job[t]) == 0;
+    prep_slice(&job[0]);
+    bool ok = true;
+    for (int t = 1; t < jobs; t++) {
+        if (started[t])
+            pthread_join(ids[t], NULL);
+        else
+            prep_slice(&job[t]);
+    }
+    for (int t = 0; t < jobs; t++)
+        ok = ok && !job[t].overflow;
+    return ok;
+}
+
+/* The terminal residuals and the constant on `jobs` threads; false if the serial pass must
+ * decide (a check fired; tr then holds garbage the serial pass overwrites). */
+static bool prep_parallel(const gcut_qpbo *q, int jobs, int64_t *tr, int64_t *constant,
+                          bool *has_nonsub) {
+    prep_job job[PREP_MAX_JOBS];
+    for (int t = 0; t < jobs; t++)
+        job[t] = (prep_job){.q = q, .tr = tr};
+    int64_t c = 0;
+    bool ok = prep_run(job, jobs, 0, q->num_nodes);
+    for (int t = 0; t < jobs && ok; t++)
+        ok = !__builtin_add_overflow(c, job[t].constant, &c);
+    ok = ok && prep_run(job, jobs, 1, q->num_terms);
+    bool nonsub = false;
+    for (int t = 0; t < jobs && ok; t++) {
+        ok = !__builtin_add_overflow(c, job[t].constant, &c);
+        nonsub = nonsub || job[t].has_nonsub;
+    }
+    *constant = c;
+    *has_nonsub = nonsub;
+    return ok;
+}
+
+/* The energy of a labeling and its labeled count on `jobs` threads; false where a sum left
+ * int64 (gcut_qpbo_energy then gives the serial answer and its error). */
+static bool energy_parallel(const gcut_qpbo *q, int jobs, const int8_t *labels, int64_t *energy,
+                            int64_t *labeled) {
+    prep_job job[PREP_MAX_JOBS];
+    for (int t = 0; t < jobs; t++)
+        job[t] = (prep_job){.q = q, .labels = labels};
+    bool ok = prep_run(job, jobs, 2, q->num_nodes + q->num_terms);
+    int64_t e = 0, count = 0;
+    for (int t = 0; t < jobs; t++) {
+        ok = ok && !__builtin_add_overflow(e, job[t].constant, &e);
+        count += job[t].labeled;
+    }
+    *energy = e;
+    *labeled = count;
+    return ok;
+}
+
 gcut_status gcut_qpbo_solve(gcut_qpbo *q, const gcut_options *options, int8_t *labels,
                             gcut_qpbo_result *result) {
     if (q == NULL)
@@ -334,18 +466,26 @@ gcut_status gcut_qpbo_solve(gcut_qpbo *q, const gcut_options *options, int8_t *l
         return GCUT_ERR_NOMEM;
     int64_t constant = 0;
     bool overflow = false, has_nonsub = false;
-    for (int64_t p = 0; p < n; p++) {
-        overflow = overflow || __builtin_sub_overflow(q->unary1[p], q->unary0[p], &tr[p]) ||
-                   __builtin_add_overflow(constant, q->unary0[p], &constant);
-    }
-    for (int64_t k = 0; k < q->num_terms && !overflow; k++) {
-        const int32_t *t = q->te[k];
-        int64_t w = (int64_t)t[1] + t[2] - t[0] - t[3];
-        int64_t i = term_i(q, k), j = term_j(q, k);
-        overflow = __builtin_add_overflow(constant, (int64_t)t[0], &constant) ||
-                   __builtin_add_overflow(tr[i], (int64_t)t[2] - t[0], &tr[i]) ||
-                   __builtin_add_overflow(tr[j], (int64_t)t[3] - t[2] + (w < 0 ? w : 0), &tr[j]);
-        has_nonsub = has_nonsub || w < 0;
+    int jobs = threads < PREP_MAX_JOBS ? threads : PREP_MAX_JOBS;
+    if (n + q->num_terms < ((int64_t)1 << 16))
+        jobs = 1;
+    if (jobs <= 1 || !prep_parallel(q, jobs, tr, &constant, &has_nonsub)) {
+        constant = 0;
+        has_nonsub = false;
+        for (int64_t p = 0; p < n; p++) {
+            overflow = overflow || __builtin_sub_overflow(q->unary1[p], q->unary0[p], &tr[p]) ||
+                       __builtin_add_overflow(constant, q->unary0[p], &constant);
+        }
+        for (int64_t k = 0; k < q->num_terms && !overflow; k++) {
+            const int32_t *t = q->te[k];
+            int64_t w = (int64_t)t[1] + t[2] - t[0] - t[3];
+            int64_t i = term_i(q, k), j = term_j(q, k);
+            overflow =
+                __builtin_add_overflow(constant, (int64_t)t[0], &constant) ||
+                __builtin_add_overflow(tr[i], (int64_t)t[2] - t[0], &tr[i]) ||
+                __builtin_add_overflow(tr[j], (int64_t)t[3] - t[2] + (w < 0 ? w : 0), &tr[j]);
+            has_nonsub = has_nonsub || w < 0;
+        }
     }
     /* E = constant + sum_p tr_p x_p + pairs; the cut pays max(-tr, 0) on the source side
      * (label 0) and max(tr, 0) on the sink side: shed min(0, tr) into the constant. */
@@ -393,9 +533,13 @@ gcut_status gcut_qpbo_solve(gcut_qpbo *q, const gcut_options *options, int8_t *l
     if (st == GCUT_OK && result != NULL) {
         memset(result, 0, sizeof *result);
         snprintf(result->solver, sizeof result->solver, "%s", parallel ? "pqpbo" : "qpbo");
-        int64_t labeled = 0;
-        for (int64_t p = 0; p < n; p++)
-            labeled += labels[p] != GCUT_QPBO_UNLABELED;
+        int64_t labeled = 0, energy = 0;
+        bool have_energy = jobs > 1 && energy_parallel(q, jobs, labels, &energy, &labeled);
+        if (!have_energy) {
+            labeled = 0;
+            for (int64_t p = 0; p < n; p++)
+                labeled += labels[p] != GCUT_QPBO_UNLABELED;
+        }
         result->labeled = labeled;
         /* The doubled graph counts every energy twice; a single-copy flow (no non-submodular
          * term) is the minimum itself. */
@@ -403,7 +547,9 @@ gcut_status gcut_qpbo_solve(gcut_qpbo *q, const gcut_options *options, int8_t *l
         int64_t half = twice / 2 + (twice % 2 != 0 && twice > 0);
         if (__builtin_add_overflow(half, constant, &result->lower_bound))
             st = gcut__fail(GCUT_ERR_OVERFLOW, "gcut_qpbo_solve: the lower bound leaves int64");
-        if (st == GCUT_OK)
+        if (st == GCUT_OK && have_energy)
+            result->energy = energy;
+        else if (st == GCUT_OK)
             st = gcut_qpbo_energy(q, labels, &result->energy);
         result->stage2 = out.stage2;
         result->threads = out.threads;
