@@ -62,6 +62,7 @@ typedef struct QP_FN(core) {
     QP_FN(bk_node) * nodes;
     int64_t *tr;
     int32_t B;
+    int32_t split;        /* GCUT_QPBO_SPLIT: pieces per given block */
     QP_IDX *block_start;  /* B + 1 */
     int64_t *inner_begin; /* B + 1: non-submodular records inside block b */
     QP_FN(rec) * inner;
@@ -261,6 +262,17 @@ typedef struct QP_FN(build_job) {
 
 static inline int32_t QP_FN(block_of)(const QP_FN(core) * c, QP_IDX v);
 
+/* Block of internal node v whose given block is g: g itself, or with GCUT_QPBO_SPLIT=k the
+ * piece of g's k that holds v (pieces of one given block are adjacent; empty ones skipped). */
+static inline int32_t QP_FN(given_block)(const QP_FN(core) * c, int32_t g, QP_IDX v) {
+    if (c->split <= 1)
+        return g;
+    int32_t b = g * c->split;
+    while (b + 1 < c->B && c->block_start[b + 1] <= v)
+        b++;
+    return b;
+}
+
 #define QP_ADD(ptr, amount, atomic)                                                                \
     ((atomic) ? __atomic_fetch_add((ptr), (amount), __ATOMIC_RELAXED)                              \
               : (*(ptr) += (amount), *(ptr) - (amount)))
@@ -316,8 +328,10 @@ static void *QP_FN(build_pass)(void *arg) {
             continue;
         QP_IDX u = intern != NULL ? intern[e.u] : (QP_IDX)e.u;
         QP_IDX v = intern != NULL ? intern[e.v] : (QP_IDX)e.v;
-        int32_t bu = in->block != NULL ? in->block[e.u] : QP_FN(block_of)(c, u);
-        int32_t bv = in->block != NULL ? in->block[e.v] : QP_FN(block_of)(c, v);
+        int32_t bu =
+            in->block != NULL ? QP_FN(given_block)(c, in->block[e.u], u) : QP_FN(block_of)(c, u);
+        int32_t bv =
+            in->block != NULL ? QP_FN(given_block)(c, in->block[e.v], v) : QP_FN(block_of)(c, v);
         if (j->pass == 1) {
             (void)QP_ADD(&c->first[u], (QP_IDX)1, j->atomic);
             (void)QP_ADD(&c->first[v], (QP_IDX)1, j->atomic);
@@ -387,9 +401,14 @@ static gcut_status QP_FN(finish)(QP_FN(core) * c, QP_FN(pending) * pending, int6
 
 static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
     const int64_t n = in->num_nodes;
-    const int32_t B = in->num_blocks < 1 ? 1 : in->num_blocks;
+    const int32_t given = in->num_blocks < 1 ? 1 : in->num_blocks;
+    /* GCUT_QPBO_SPLIT=k (an experiment): each given block cut into k contiguous pieces. */
+    const int32_t split =
+        in->block != NULL ? (int32_t)gcut__env_int("GCUT_QPBO_SPLIT", 1, 1, 64) : 1;
+    const int32_t B = given * split;
     c->n = (QP_IDX)n;
     c->B = B;
+    c->split = split;
     c->mirror = in->has_nonsub;
     const size_t N = c->mirror ? 2 * (size_t)n : (size_t)n;
     const bool prof = QP_FN(profiling)();
@@ -401,19 +420,23 @@ static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
         return GCUT_ERR_NOMEM;
     QP_IDX *intern = NULL; /* original -> internal, when blocks are given */
     if (in->block != NULL) {
-        for (int64_t i = 0; i < n; i++)
-            c->block_start[in->block[i] + 1]++;
-        for (int32_t b = 0; b < B; b++)
-            c->block_start[b + 1] += c->block_start[b];
+        QP_IDX *cursor =
+            gcut__calloc((size_t)given + 1, sizeof(QP_IDX), "qpbo cursor"); /* given starts */
         intern = gcut__malloc(gcut__mul_size((size_t)n, sizeof(QP_IDX)), "qpbo renumbering");
         c->orig = gcut__malloc(gcut__mul_size((size_t)n, sizeof(QP_IDX)), "qpbo renumbering");
-        QP_IDX *cursor = gcut__malloc(gcut__mul_size((size_t)B, sizeof(QP_IDX)), "qpbo cursor");
         if (intern == NULL || c->orig == NULL || cursor == NULL) {
             gcut__free(intern);
             gcut__free(cursor);
             return GCUT_ERR_NOMEM;
         }
-        memcpy(cursor, c->block_start, (size_t)B * sizeof(QP_IDX));
+        for (int64_t i = 0; i < n; i++)
+            cursor[in->block[i] + 1]++;
+        for (int32_t b = 0; b < given; b++)
+            cursor[b + 1] += cursor[b];
+        for (int32_t b = 0; b < given; b++)
+            for (int32_t k = 0; k <= split; k++)
+                c->block_start[b * split + k] =
+                    cursor[b] + (QP_IDX)((int64_t)(cursor[b + 1] - cursor[b]) * k / split);
         for (int64_t i = 0; i < n; i++) {
             QP_IDX v = cursor[in->block[i]]++;
             intern[i] = v;
