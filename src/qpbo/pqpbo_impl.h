@@ -399,6 +399,71 @@ static void QP_FN(build_run)(QP_FN(build_job) * job, int jobs) {
 
 static gcut_status QP_FN(finish)(QP_FN(core) * c, QP_FN(pending) * pending, int64_t np, int jobs);
 
+/* Renumbering by given block (a stable counting sort of the nodes by block): each job counts
+ * its slice's nodes per block, offsets are taken block by block and job by job, then each job
+ * places its slice; the serial order for any number of jobs. cursor[b] holds block b's start
+ * and is advanced past it. */
+typedef struct QP_FN(renum_job) {
+    const int32_t *block;
+    int64_t i0, i1;
+    QP_IDX *count; /* per given block: this job's count, then its next position */
+    QP_IDX *intern, *orig;
+    bool place;
+} QP_FN(renum_job);
+
+static void *QP_FN(renum_slice)(void *arg) {
+    QP_FN(renum_job) *j = arg;
+    if (!j->place) {
+        for (int64_t i = j->i0; i < j->i1; i++)
+            j->count[j->block[i]]++;
+        return NULL;
+    }
+    for (int64_t i = j->i0; i < j->i1; i++) {
+        QP_IDX v = j->count[j->block[i]]++;
+        j->intern[i] = v;
+        j->orig[v] = (QP_IDX)i;
+    }
+    return NULL;
+}
+
+static void QP_FN(run_jobs)(void *(*fn)(void *), void *job, size_t size, int jobs);
+
+static void QP_FN(renumber)(const gcut__qp_input *in, QP_IDX *cursor, int32_t given, QP_IDX *intern,
+                            QP_IDX *orig) {
+    const int64_t n = in->num_nodes;
+    int jobs = in->threads < 1                  ? 1
+               : in->threads > QP_BUILD_THREADS ? QP_BUILD_THREADS
+                                                : in->threads;
+    QP_IDX *count = NULL;
+    if (jobs > 1 && n >= 16384 && (int64_t)given * jobs <= ((int64_t)1 << 22))
+        count = gcut__calloc((size_t)given * (size_t)jobs, sizeof(QP_IDX), "qpbo renumbering");
+    if (count == NULL) { /* one job (or no room for the counters: the same result serially) */
+        gcut__clear_error();
+        for (int64_t i = 0; i < n; i++) {
+            QP_IDX v = cursor[in->block[i]]++;
+            intern[i] = v;
+            orig[v] = (QP_IDX)i;
+        }
+        return;
+    }
+    QP_FN(renum_job) job[QP_BUILD_THREADS];
+    for (int t = 0; t < jobs; t++)
+        job[t] = (QP_FN(renum_job)){
+            in->block, n * t / jobs, n * (t + 1) / jobs, count + (size_t)given * (size_t)t, intern,
+            orig,      false};
+    QP_FN(run_jobs)(QP_FN(renum_slice), job, sizeof *job, jobs);
+    for (int32_t b = 0; b < given; b++)
+        for (int t = 0; t < jobs; t++) {
+            QP_IDX here = job[t].count[b];
+            job[t].count[b] = cursor[b];
+            cursor[b] += here;
+        }
+    for (int t = 0; t < jobs; t++)
+        job[t].place = true;
+    QP_FN(run_jobs)(QP_FN(renum_slice), job, sizeof *job, jobs);
+    gcut__free(count);
+}
+
 static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
     const int64_t n = in->num_nodes;
     const int32_t given = in->num_blocks < 1 ? 1 : in->num_blocks;
@@ -437,11 +502,7 @@ static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
             for (int32_t k = 0; k <= split; k++)
                 c->block_start[b * split + k] =
                     cursor[b] + (QP_IDX)((int64_t)(cursor[b + 1] - cursor[b]) * k / split);
-        for (int64_t i = 0; i < n; i++) {
-            QP_IDX v = cursor[in->block[i]]++;
-            intern[i] = v;
-            c->orig[v] = (QP_IDX)i;
-        }
+        QP_FN(renumber)(in, cursor, given, intern, c->orig);
         gcut__free(cursor);
     } else {
         for (int32_t b = 0; b <= B; b++)
