@@ -600,6 +600,27 @@ done:
     return st;
 }
 
+/* One slice of the held-back records copied to core->outer, marking the blocks with a
+ * non-submodular pair (the same byte may be set by two threads: atomic stores). */
+typedef struct QP_FN(copy_job) {
+    QP_FN(core) * c;
+    const QP_FN(pending) * pending;
+    int64_t k0, k1;
+} QP_FN(copy_job);
+
+static void *QP_FN(copy_slice)(void *arg) {
+    QP_FN(copy_job) *j = arg;
+    QP_FN(core) *c = j->c;
+    for (int64_t k = j->k0; k < j->k1; k++) {
+        c->outer[k] = j->pending[k].rec;
+        if (j->pending[k].rec.rev == QP_NONSUB) {
+            __atomic_store_n(&c->nonsub_edge[j->pending[k].a], 1, __ATOMIC_RELAXED);
+            __atomic_store_n(&c->nonsub_edge[j->pending[k].b], 1, __ATOMIC_RELAXED);
+        }
+    }
+    return NULL;
+}
+
 /* Group the held-back pairs by block pair into interfaces (two stable counting sorts, by the
  * second block and then the first; records keep the edges' order within a pair) and make the
  * per-block bookkeeping. Frees pending. */
@@ -629,11 +650,14 @@ static gcut_status QP_FN(finish)(QP_FN(core) * c, QP_FN(pending) * pending, int6
             ni++;
         }
         c->ifaces[ni - 1].end = k + 1;
-        c->outer[k] = pending[k].rec;
-        if (pending[k].rec.rev == QP_NONSUB)
-            c->nonsub_edge[pending[k].a] = c->nonsub_edge[pending[k].b] = 1;
     }
     c->num_ifaces = ni;
+    if (np < 16384)
+        jobs = 1;
+    QP_FN(copy_job) job[QP_BUILD_THREADS];
+    for (int t = 0; t < jobs; t++)
+        job[t] = (QP_FN(copy_job)){c, pending, np * t / jobs, np * (t + 1) / jobs};
+    QP_FN(run_jobs)(QP_FN(copy_slice), job, sizeof *job, jobs);
     gcut__free(pending);
     c->next_block = gcut__malloc(gcut__mul_size((size_t)B, sizeof(int32_t)), "qpbo blocks");
     c->owner = gcut__malloc(gcut__mul_size((size_t)B, sizeof(int32_t)), "qpbo blocks");
