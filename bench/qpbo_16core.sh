@@ -86,7 +86,7 @@ variants)
     spec=${2:?variants needs a spec WxH[xD]:K}
     t=${threads##*,}
     for v in "" GCUT_QPBO_ACTIVATE_ALL=1 "GCUT_QPBO_ACTIVATE_ALL=1 GCUT_QPBO_LATE_MIRROR=1" \
-        GCUT_QPBO_PREFAULT=1 GCUT_QPBO_SPLIT=2 GCUT_QPBO_SPLIT=4; do
+        GCUT_QPBO_SPLIT=2 GCUT_QPBO_SPLIT=4; do
         echo "### ${v:-default}"
         env $v build-16core/qpbo_objects --size "${spec%:*}" --objects "${spec#*:}" --threads "$t" \
             --repeats "$repeats" --no-serial | tail -1

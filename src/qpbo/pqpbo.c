@@ -1,7 +1,6 @@
 /* pqpbo.c - the QPBO solver core (Jeppesen et al. 2021, sections 2-3: two stages, blocks solved
  * at once and merged bottom-up on threads), built from pqpbo_impl.h for 32-bit indices (the
  * usual case) and 64-bit ones (2^31 nodes or arcs of the doubled graph, or more). */
-#define _DEFAULT_SOURCE
 #include "qpbo_internal.h"
 
 #include <inttypes.h>
@@ -10,9 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 #define QP_IDX uint32_t
 #define QP_FN(name) qp32_##name

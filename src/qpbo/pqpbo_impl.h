@@ -131,60 +131,100 @@ typedef struct QP_FN(sort_job) {
     int64_t k0, k1;
     int64_t *hist; /* B counters of this job */
     int32_t B;
-    int pass;
+    int pass; /* 0: by b, 1: by a, 2: by a * B + b (one pass; B * B counters) */
     bool scatter;
 } QP_FN(sort_job);
+
+static inline int64_t QP_FN(sort_key)(const QP_FN(sort_job) * j, const QP_FN(pending) * p) {
+    return j->pass == 0 ? p->b : j->pass == 1 ? p->a : (int64_t)p->a * j->B + p->b;
+}
 
 static void *QP_FN(sort_slice)(void *arg) {
     QP_FN(sort_job) *j = arg;
     if (!j->scatter) {
-        memset(j->hist, 0, (size_t)j->B * sizeof(int64_t));
+        size_t keys = j->pass == 2 ? (size_t)j->B * (size_t)j->B : (size_t)j->B;
+        memset(j->hist, 0, keys * sizeof(int64_t));
         for (int64_t k = j->k0; k < j->k1; k++)
-            j->hist[j->pass == 0 ? j->from[k].b : j->from[k].a]++;
+            j->hist[QP_FN(sort_key)(j, &j->from[k])]++;
     } else {
         for (int64_t k = j->k0; k < j->k1; k++)
-            j->to[j->hist[j->pass == 0 ? j->from[k].b : j->from[k].a]++] = j->from[k];
+            j->to[j->hist[QP_FN(sort_key)(j, &j->from[k])]++] = j->from[k];
     }
     return NULL;
 }
 
 static void QP_FN(run_jobs)(void *(*fn)(void *), void *job, size_t size, int jobs);
 
-/* Sort the held-back pairs by (a, b): two stable counting sorts (by b, then by a), each cut
- * into one slice per job (a job's counters per block, offsets taken block by block and job by
- * job, so the order is the serial sort's whatever the number of jobs). */
-static bool QP_FN(sort_pending)(QP_FN(pending) * *items, int64_t count, int32_t B, int jobs) {
-    if (count < 16384 || (int64_t)B * jobs > ((int64_t)1 << 22))
+/* Sort the held-back pairs by (a, b), stably: one counting sort by the key a * B + b where the
+ * B * B counters are few (B <= 256; the interfaces then come from the counts, *ifaces_out), else
+ * two (by b, then by a; *ifaces_out NULL: the caller scans for them). Each pass is cut into one
+ * slice per job (a job's counters per key, offsets taken key by key and job by job, so the
+ * order is the serial sort's whatever the number of jobs). */
+static bool QP_FN(sort_pending)(QP_FN(pending) * *items, int64_t count, int32_t B, int jobs,
+                                QP_FN(iface) * *ifaces_out, int64_t *ni_out) {
+    *ifaces_out = NULL;
+    *ni_out = 0;
+    const bool dense = B <= 256;
+    const int64_t keys = dense ? (int64_t)B * B : B;
+    if (count < 16384 || keys * jobs > ((int64_t)1 << 22))
         jobs = 1;
     QP_FN(pending) *from = *items;
     QP_FN(pending) *to =
         gcut__malloc(gcut__mul_size((size_t)count + 1, sizeof *to), "qpbo block interfaces");
     int64_t *hist =
-        gcut__malloc(gcut__mul_size((size_t)B * (size_t)jobs + 1, sizeof(int64_t)), "qpbo sort");
+        gcut__malloc(gcut__mul_size((size_t)keys * (size_t)jobs + 1, sizeof(int64_t)), "qpbo sort");
     if (to == NULL || hist == NULL) {
         gcut__free(to);
         gcut__free(hist);
         return false;
     }
     QP_FN(sort_job) job[QP_BUILD_THREADS];
-    for (int pass = 0; pass < 2; pass++) {
+    for (int pass = dense ? 2 : 0; pass < (dense ? 3 : 2); pass++) {
         for (int t = 0; t < jobs; t++)
             job[t] = (QP_FN(sort_job)){from,
                                        to,
                                        count * t / jobs,
                                        count * (t + 1) / jobs,
-                                       hist + (size_t)B * (size_t)t,
+                                       hist + (size_t)keys * (size_t)t,
                                        B,
                                        pass,
                                        false};
         QP_FN(run_jobs)(QP_FN(sort_slice), job, sizeof *job, jobs);
-        int64_t at = 0;
-        for (int32_t b = 0; b < B; b++)
+        int64_t at = 0, ni = 0;
+        for (int64_t key = 0; key < keys; key++) {
+            int64_t total = 0;
             for (int t = 0; t < jobs; t++) {
-                int64_t here = job[t].hist[b];
-                job[t].hist[b] = at;
+                int64_t here = job[t].hist[key];
+                job[t].hist[key] = at;
                 at += here;
+                total += here;
             }
+            ni += dense && total > 0;
+        }
+        if (dense) {
+            QP_FN(iface) *f =
+                gcut__calloc((size_t)ni + 1, sizeof(QP_FN(iface)), "qpbo block interfaces");
+            if (f == NULL) {
+                gcut__free(to);
+                gcut__free(hist);
+                return false;
+            }
+            /* Starts are job 0's offsets; ends the next key's start. */
+            int64_t k = 0;
+            for (int64_t key = 0; key < keys; key++) {
+                int64_t begin = job[0].hist[key];
+                int64_t end = key + 1 < keys ? job[0].hist[key + 1] : count;
+                if (end > begin) {
+                    f[k].a = (int32_t)(key / B);
+                    f[k].b = (int32_t)(key % B);
+                    f[k].begin = begin;
+                    f[k].end = end;
+                    k++;
+                }
+            }
+            *ifaces_out = f;
+            *ni_out = ni;
+        }
         for (int t = 0; t < jobs; t++)
             job[t].scatter = true;
         QP_FN(run_jobs)(QP_FN(sort_slice), job, sizeof *job, jobs);
@@ -224,25 +264,6 @@ static void QP_FN(phase)(bool on, const char *name, double *since) {
     double t = gcut__now_ms();
     fprintf(stderr, "pbk phase %s: %.2f ms\n", name, t - *since);
     *since = t;
-}
-
-/* GCUT_QPBO_PREFAULT=1 (an experiment for the device host, whose kernel takes each page fault
- * in a user-space sandbox): map a large array's pages in one call (MADV_POPULATE_WRITE, Linux
- * 5.14) rather than a fault per page; where the call is refused nothing changes. */
-static void QP_FN(prefault)(bool on, void *ptr, size_t bytes) {
-#if defined(__linux__)
-    if (!on || ptr == NULL || bytes < ((size_t)4 << 20))
-        return;
-    const uintptr_t page = 4096;
-    uintptr_t begin = ((uintptr_t)ptr + page - 1) & ~(page - 1);
-    uintptr_t end = ((uintptr_t)ptr + bytes) & ~(page - 1);
-    if (end > begin)
-        (void)madvise((void *)begin, end - begin, 23 /* MADV_POPULATE_WRITE */);
-#else
-    (void)on;
-    (void)ptr;
-    (void)bytes;
-#endif
 }
 
 /* One thread's share of a build pass over edges [k0, k1). */
@@ -477,8 +498,6 @@ static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
     c->mirror = in->has_nonsub;
     const size_t N = c->mirror ? 2 * (size_t)n : (size_t)n;
     const bool prof = QP_FN(profiling)();
-    const char *pf = getenv("GCUT_QPBO_PREFAULT");
-    const bool prefault = pf != NULL && strcmp(pf, "1") == 0;
     double since = gcut__now_ms();
     c->block_start = gcut__calloc((size_t)B + 1, sizeof(QP_IDX), "qpbo block starts");
     if (c->block_start == NULL)
@@ -518,8 +537,6 @@ static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
         st = GCUT_ERR_NOMEM;
         goto done;
     }
-    QP_FN(prefault)(prefault, c->tr, N * sizeof(int64_t));
-    QP_FN(prefault)(prefault, c->nodes, N * sizeof(QP_FN(bk_node)));
     QP_FN(phase)(prof, "build renumber+alloc", &since);
     /* Pass 1: count arcs per node, held-back records per block and across blocks (on several
      * threads for pqpbo: the counts are atomic; the arcs' order in a node's list then depends
@@ -574,8 +591,6 @@ static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
         goto done;
     }
     memcpy(inner_cursor, c->inner_begin, (size_t)B * sizeof(int64_t));
-    QP_FN(prefault)(prefault, c->arcs, A * sizeof(QP_FN(bk_arc)));
-    QP_FN(prefault)(prefault, c->sister, A * sizeof(QP_IDX));
     QP_FN(phase)(prof, "build prefix+alloc", &since);
     /* Pass 2: place the arcs (counting sort by tail, as bk's build). */
     for (int t = 0; t < jobs; t++) {
@@ -626,23 +641,27 @@ static void *QP_FN(copy_slice)(void *arg) {
  * per-block bookkeeping. Frees pending. */
 static gcut_status QP_FN(finish)(QP_FN(core) * c, QP_FN(pending) * pending, int64_t np, int jobs) {
     const int32_t B = c->B;
-    if (!QP_FN(sort_pending)(&pending, np, B, jobs)) {
+    int64_t ni = 0;
+    if (!QP_FN(sort_pending)(&pending, np, B, jobs, &c->ifaces, &ni)) {
         gcut__free(pending);
         return GCUT_ERR_NOMEM;
     }
-    int64_t ni = 0;
-    for (int64_t k = 0; k < np; k++)
-        if (k == 0 || pending[k].a != pending[k - 1].a || pending[k].b != pending[k - 1].b)
-            ni++;
+    const bool scan = c->ifaces == NULL;
+    if (scan)
+        for (int64_t k = 0; k < np; k++)
+            if (k == 0 || pending[k].a != pending[k - 1].a || pending[k].b != pending[k - 1].b)
+                ni++;
     c->outer = gcut__malloc(gcut__mul_size((size_t)np + 1, sizeof(QP_FN(rec))), "qpbo records");
-    c->ifaces = gcut__calloc((size_t)ni + 1, sizeof(QP_FN(iface)), "qpbo block interfaces");
+    if (scan)
+        c->ifaces = gcut__calloc((size_t)ni + 1, sizeof(QP_FN(iface)), "qpbo block interfaces");
     c->nonsub_edge = gcut__calloc((size_t)B + 1, 1, "qpbo block states");
     if (c->outer == NULL || c->ifaces == NULL || c->nonsub_edge == NULL) {
         gcut__free(pending);
         return GCUT_ERR_NOMEM;
     }
-    ni = 0;
-    for (int64_t k = 0; k < np; k++) {
+    if (scan)
+        ni = 0;
+    for (int64_t k = 0; k < np && scan; k++) {
         if (k == 0 || pending[k].a != pending[k - 1].a || pending[k].b != pending[k - 1].b) {
             c->ifaces[ni].a = pending[k].a;
             c->ifaces[ni].b = pending[k].b;
