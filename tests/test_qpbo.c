@@ -415,8 +415,9 @@ static void test_parallel_agrees(test_rng *rng) {
  * crosses blocks) and a multi-object energy (blocks = objects, every interface
  * non-submodular). pqpbo at several thread counts, with the merges activating every end of a
  * new pair (GCUT_QPBO_ACTIVATE_ALL=1) and with blocks mirrored only when a merge needs it
- * (GCUT_QPBO_LATE_MIRROR=1), and with each given block cut in three (GCUT_QPBO_SPLIT=3), gives
- * qpbo's labels, bound and energy; every solve also checks
+ * (GCUT_QPBO_LATE_MIRROR=1), with each given block cut in three (GCUT_QPBO_SPLIT=3), and with
+ * merges putting their records into play on helper threads, 50 records each
+ * (GCUT_QPBO_ADD_SLICE=50), gives qpbo's labels, bound and energy; every solve also checks
  * that the source tree is the set reachable from the source (GCUT_QPBO_CHECK_REACH, set in
  * main), which fails if a merge left an augmenting path unfound. */
 static void test_parallel_large(test_rng *rng) {
@@ -444,13 +445,15 @@ static void test_parallel_large(test_rng *rng) {
         CHECK_OK(solve(q, "qpbo", 1, ref, &r));
         bool ok = r.lower_bound <= r.energy;
         const int threads[] = {1, 2, 3, 8};
-        for (int variant = 0; variant < 4; variant++) {
+        for (int variant = 0; variant < 5; variant++) {
             if (variant == 1)
                 setenv("GCUT_QPBO_ACTIVATE_ALL", "1", 1);
             if (variant == 2)
                 setenv("GCUT_QPBO_LATE_MIRROR", "1", 1);
             if (variant == 3)
                 setenv("GCUT_QPBO_SPLIT", "3", 1);
+            if (variant == 4)
+                setenv("GCUT_QPBO_ADD_SLICE", "50", 1);
             for (int t = 0; t < 4; t++) {
                 CHECK_OK(solve(q, "pqpbo", threads[t], got, &pr));
                 bool same = memcmp(ref, got, (size_t)n) == 0 && pr.lower_bound == r.lower_bound &&
@@ -466,6 +469,7 @@ static void test_parallel_large(test_rng *rng) {
             unsetenv("GCUT_QPBO_ACTIVATE_ALL");
             unsetenv("GCUT_QPBO_LATE_MIRROR");
             unsetenv("GCUT_QPBO_SPLIT");
+            unsetenv("GCUT_QPBO_ADD_SLICE");
         }
         if (!ok)
             bad++;

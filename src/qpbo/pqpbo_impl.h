@@ -82,6 +82,8 @@ typedef struct QP_FN(core) {
     bool size_order;   /* GCUT_PBK_ORDER=size: the smallest union first, not Liu & Sun's score */
     bool activate_all; /* GCUT_QPBO_ACTIVATE_ALL=1: every end of a new pair active (tests) */
     bool late_mirror;  /* GCUT_QPBO_LATE_MIRROR=1: mirror blocks only when a merge needs it */
+    int threads;       /* helpers a large merge may use to put its records into play */
+    int add_slice;     /* records per helper (GCUT_QPBO_ADD_SLICE; 65536) */
     double t_start;
     double phase_a_end; /* when the last Phase A ended (profile) */
     int32_t phase_a_done;
@@ -844,73 +846,163 @@ static bool QP_FN(to_stage2)(QP_FN(sub) * s) {
  * tree and v is not (the source tree can grow, or a path exists), or v is in the sink tree and
  * u is not; only then is an end made active (Kohli & Torr's marking of changed nodes). Ends
  * whose trees already agree with the arc stay idle: a merge whose pairs carry no flow costs
- * their writes only, not a search from every end. */
-static inline void QP_FN(touch_arc)(QP_FN(bk_solver) * bk, QP_IDX u, QP_IDX v) {
-    const QP_FN(bk_node) *nu = &bk->nodes[u], *nv = &bk->nodes[v];
+ * their writes only, not a search from every end. The ends to activate go to act[]. */
+static inline int QP_FN(touch_arc)(const QP_FN(bk_node) * nodes, QP_IDX u, QP_IDX v, QP_IDX *act) {
+    const QP_FN(bk_node) *nu = &nodes[u], *nv = &nodes[v];
     bool u_source = nu->parent != QP_NONE && !(nu->dist_sink & QP_SINK_BIT);
     bool v_source = nv->parent != QP_NONE && !(nv->dist_sink & QP_SINK_BIT);
     bool u_sink = nu->parent != QP_NONE && (nu->dist_sink & QP_SINK_BIT);
     bool v_sink = nv->parent != QP_NONE && (nv->dist_sink & QP_SINK_BIT);
+    int k = 0;
     if (u_source && !v_source)
-        QP_FN(bk_set_active)(bk, u);
+        act[k++] = u;
     if (v_sink && !u_sink)
-        QP_FN(bk_set_active)(bk, v);
+        act[k++] = v;
+    return k;
 }
 
-/* Put a held-back arc pair into play (and its mirror in Stage 2), activating the ends whose
- * trees the new residual arcs disagree with. GCUT_QPBO_ACTIVATE_ALL=1 (c->activate_all)
- * activates every end, as before, for the tests to compare. */
-static void QP_FN(add_rec)(QP_FN(sub) * s, const QP_FN(rec) * r) {
-    QP_FN(core) *c = s->core;
+/* Put a held-back arc pair into play (and its mirror in Stage 2); the ends whose trees the new
+ * residual arcs disagree with go to act[] (at most 8), for the caller to make active.
+ * GCUT_QPBO_ACTIVATE_ALL=1 (c->activate_all) lists every end, as before, for the tests to
+ * compare. Reads node states and writes only the pair's own arcs, so slices of one merge's
+ * records can be put into play on several threads at once. */
+static int QP_FN(add_rec)(const QP_FN(core) * c, bool stage2, const QP_FN(rec) * r, QP_IDX *act) {
     QP_FN(bk_arc) *arcs = c->arcs;
+    const QP_FN(bk_node) *nodes = c->nodes;
     const QP_IDX n = c->n, M = c->M;
-    QP_FN(bk_solver) *bk = &s->bk;
     QP_IDX a = r->arc, b = c->sister[a];
+    int k = 0;
     if (r->rev != QP_NONSUB) {
         QP_IDX u = arcs[b].head, v = arcs[a].head;
         arcs[a].residual = r->cap;
         arcs[b].residual = r->rev;
-        if (s->stage2) {
+        if (stage2) {
             arcs[a + M].residual = r->rev;
             arcs[b + M].residual = r->cap;
         }
         if (c->activate_all) {
-            QP_FN(bk_set_active)(bk, u);
-            QP_FN(bk_set_active)(bk, v);
-            if (s->stage2) {
-                QP_FN(bk_set_active)(bk, u + n);
-                QP_FN(bk_set_active)(bk, v + n);
+            act[k++] = u;
+            act[k++] = v;
+            if (stage2) {
+                act[k++] = u + n;
+                act[k++] = v + n;
             }
-            return;
+            return k;
         }
         /* u -> v (cap), v -> u (rev); mirrors v' -> u' (cap), u' -> v' (rev). */
         if (r->cap != 0)
-            QP_FN(touch_arc)(bk, u, v);
+            k += QP_FN(touch_arc)(nodes, u, v, act + k);
         if (r->rev != 0)
-            QP_FN(touch_arc)(bk, v, u);
-        if (s->stage2) {
+            k += QP_FN(touch_arc)(nodes, v, u, act + k);
+        if (stage2) {
             if (r->cap != 0)
-                QP_FN(touch_arc)(bk, v + n, u + n);
+                k += QP_FN(touch_arc)(nodes, v + n, u + n, act + k);
             if (r->rev != 0)
-                QP_FN(touch_arc)(bk, u + n, v + n);
+                k += QP_FN(touch_arc)(nodes, u + n, v + n, act + k);
         }
-        return;
+        return k;
     }
     /* a: p -> q', b: q' -> p; the partner pair q -> p' (b - M), p' -> q (a + M). */
     QP_IDX p = arcs[b].head, q = arcs[a].head - n;
     arcs[b].residual = r->cap;
     arcs[a + M].residual = r->cap;
     if (c->activate_all) {
-        QP_FN(bk_set_active)(bk, p);
-        QP_FN(bk_set_active)(bk, q);
-        QP_FN(bk_set_active)(bk, p + n);
-        QP_FN(bk_set_active)(bk, q + n);
-        return;
+        act[k++] = p;
+        act[k++] = q;
+        act[k++] = p + n;
+        act[k++] = q + n;
+        return k;
     }
     if (r->cap != 0) {
-        QP_FN(touch_arc)(bk, q + n, p); /* q' -> p */
-        QP_FN(touch_arc)(bk, p + n, q); /* p' -> q */
+        k += QP_FN(touch_arc)(nodes, q + n, p, act + k); /* q' -> p */
+        k += QP_FN(touch_arc)(nodes, p + n, q, act + k); /* p' -> q */
     }
+    return k;
+}
+
+static void QP_FN(add_rec_now)(QP_FN(sub) * s, const QP_FN(rec) * r) {
+    QP_IDX act[8];
+    int k = QP_FN(add_rec)(s->core, s->stage2, r, act);
+    for (int i = 0; i < k; i++)
+        QP_FN(bk_set_active)(&s->bk, act[i]);
+}
+
+/* One slice of a large merge's records put into play on a helper thread; the ends to make
+ * active are kept, in record order, for the merging thread. */
+typedef struct QP_FN(add_job) {
+    const QP_FN(core) * c;
+    bool stage2;
+    const int64_t *list; /* the merge's interfaces */
+    int64_t count;
+    int64_t r0, r1; /* records [r0, r1) of the merge, counted across its interfaces */
+    QP_IDX *act;
+    size_t num_act, room;
+    bool failed;
+} QP_FN(add_job);
+
+static void *QP_FN(add_slice)(void *arg) {
+    QP_FN(add_job) *j = arg;
+    const QP_FN(core) *c = j->c;
+    int64_t at = 0; /* records before interface k */
+    for (int64_t k = 0; k < j->count && at < j->r1; k++) {
+        const QP_FN(iface) *f = &c->ifaces[j->list[k]];
+        int64_t len = f->end - f->begin;
+        int64_t lo = j->r0 > at ? j->r0 - at : 0, hi = j->r1 - at < len ? j->r1 - at : len;
+        for (int64_t r = lo; r < hi; r++) {
+            if (j->room - j->num_act < 8) {
+                size_t room = j->room < 1024 ? 1024 : 2 * j->room;
+                QP_IDX *grown =
+                    gcut__realloc(j->act, gcut__mul_size(room, sizeof(QP_IDX)), "qpbo merge");
+                if (grown == NULL) {
+                    j->failed = true;
+                    return NULL;
+                }
+                j->act = grown;
+                j->room = room;
+            }
+            j->num_act +=
+                (size_t)QP_FN(add_rec)(c, j->stage2, &c->outer[f->begin + r], j->act + j->num_act);
+        }
+        at += len;
+    }
+    return NULL;
+}
+
+static void QP_FN(run_jobs)(void *(*fn)(void *), void *job, size_t size, int jobs);
+
+/* Put a merge's records into play: on helper threads (up to c->threads, c->add_slice records
+ * each, 64 Ki unless GCUT_QPBO_ADD_SLICE says otherwise) when there are many, then their ends
+ * made active in record order. */
+static bool QP_FN(add_recs)(QP_FN(core) * c, QP_FN(sub) * x, const int64_t *list, int64_t count) {
+    int64_t total = 0;
+    for (int64_t k = 0; k < count; k++)
+        total += c->ifaces[list[k]].end - c->ifaces[list[k]].begin;
+    int64_t jobs = total / (c->add_slice > 0 ? c->add_slice : 65536);
+    if (jobs > c->threads)
+        jobs = c->threads;
+    if (jobs > QP_BUILD_THREADS)
+        jobs = QP_BUILD_THREADS;
+    if (jobs <= 1) {
+        for (int64_t k = 0; k < count; k++) {
+            const QP_FN(iface) *f = &c->ifaces[list[k]];
+            for (int64_t r = f->begin; r < f->end; r++)
+                QP_FN(add_rec_now)(x, &c->outer[r]);
+        }
+        return true;
+    }
+    QP_FN(add_job) job[QP_BUILD_THREADS];
+    for (int t = 0; t < jobs; t++)
+        job[t] = (QP_FN(add_job)){
+            c, x->stage2, list, count, total * t / jobs, total * (t + 1) / jobs, NULL, 0, 0, false};
+    QP_FN(run_jobs)(QP_FN(add_slice), job, sizeof *job, (int)jobs);
+    bool ok = true;
+    for (int t = 0; t < jobs; t++) {
+        ok = ok && !job[t].failed;
+        for (size_t i = 0; ok && i < job[t].num_act; i++)
+            QP_FN(bk_set_active)(&x->bk, job[t].act[i]);
+        gcut__free(job[t].act);
+    }
+    return ok;
 }
 
 /* Phase A for one block: Stage 1, then Stage 2 if the block holds a non-submodular term. A
@@ -928,7 +1020,7 @@ static bool QP_FN(phase_a)(QP_FN(core) * c, int32_t b) {
     }
     if (inner) {
         for (int64_t k = c->inner_begin[b]; k < c->inner_begin[b + 1]; k++)
-            QP_FN(add_rec)(s, &c->inner[k]);
+            QP_FN(add_rec_now)(s, &c->inner[k]);
         QP_FN(bk_run)(&s->bk);
     }
     return true;
@@ -965,11 +1057,8 @@ static bool QP_FN(merge)(QP_FN(core) * c, QP_FN(sub) * x, QP_FN(sub) * y, const 
     x->bk.overflow = x->bk.overflow || y->bk.overflow;
     x->bk.augmentations += y->bk.augmentations;
     x->bk.active_first = x->bk.active_last = QP_NONE;
-    for (int64_t k = 0; k < count; k++) {
-        const QP_FN(iface) *f = &c->ifaces[list[k]];
-        for (int64_t r = f->begin; r < f->end; r++)
-            QP_FN(add_rec)(x, &c->outer[r]);
-    }
+    if (!QP_FN(add_recs)(c, x, list, count))
+        return false;
     QP_FN(bk_run)(&x->bk);
     return true;
 }
@@ -1634,6 +1723,8 @@ static gcut_status QP_FN(run_core)(QP_FN(core) * c, int threads_asked, gcut__qp_
     core.activate_all = all != NULL && strcmp(all, "1") == 0;
     const char *late = getenv("GCUT_QPBO_LATE_MIRROR");
     core.late_mirror = late != NULL && strcmp(late, "1") == 0;
+    core.threads = threads;
+    core.add_slice = gcut__env_int("GCUT_QPBO_ADD_SLICE", 65536, 1, 1 << 30);
     core.t_start = t1;
     for (int32_t b = 0; b < core.B; b++)
         core.owner[b] = b;
