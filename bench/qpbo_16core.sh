@@ -23,7 +23,7 @@
 # `objects` and `huge` run bench/qpbo_objects (the energy made in process, gcut in process, each
 # Kolmogorov run its own process) and append their medians to $OUT/rows.csv for `plot`.
 # Environment: THREADS (default 1,2,4,8,16), REPEATS (default 3), OUT (default
-# bench/out/qpbo16), PROFILE=1 (one more pqpbo run with the phase profile on stderr),
+# bench/out/qpbo16; a file COMMIT names the commit of a copied tree), PROFILE=1 (one more pqpbo run with the phase profile on stderr),
 # SERIAL=0 (leave serial qpbo out). Kolmogorov's QPBO: `import thinqpbo` must work; without network access put
 # the wheel (`pip download thinqpbo -d .whl/` on a machine with access) in .whl/ and this script
 # installs it from there. Tables: $OUT/*.md; what was run and on what: $OUT/machine.txt.
@@ -38,7 +38,7 @@ mkdir -p "$out"
 machine() {
     {
         echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
-        echo "commit: $(git rev-parse --short HEAD 2>/dev/null || cat COMMIT 2>/dev/null || echo unknown)"
+        echo "commit: $(cat COMMIT 2>/dev/null || git rev-parse --short HEAD 2>/dev/null || echo unknown)"
         echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
         echo "cores: $(nproc)"
         echo "memory: $(free -g | awk '/Mem:/ { print $2 " GiB" }')"
