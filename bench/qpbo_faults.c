@@ -71,8 +71,8 @@ int main(int argc, char **argv) {
         return 2;
     }
     const size_t bytes = mb << 20;
-    const char *names[] = {"touch 1 thread",    "touch 4 threads",         "touch 16 threads",
-                           "huge, 1 thread",    "huge, 16 threads",        "POPULATE_WRITE (1 call)",
+    const char *names[] = {"touch 1 thread",    "touch 4 threads",        "touch 16 threads",
+                           "huge, 1 thread",    "huge, 16 threads",       "POPULATE_WRITE (1 call)",
                            "MAP_POPULATE mmap", "touched again, 1 thread"};
     enum { CASES = 8 };
     double ms[CASES][15];
