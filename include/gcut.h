@@ -767,8 +767,9 @@ typedef struct gcut_qpbo_result {
 } gcut_qpbo_result;
 
 /** Minimise: options->solver "qpbo" (serial), "pqpbo" (parallel, options->threads, 0 = all
- *  cores) or "auto"/NULL. labels (may be NULL) gets num_nodes values 0, 1 or -1; result (may
- *  be NULL) the summary. The energy is not modified; it may be solved again.
+ *  cores) or "auto"/NULL ("pqpbo" for 65536 nodes or more with options->threads > 1, else
+ *  "qpbo"; the labels are the same either way). labels (may be NULL) gets num_nodes values 0, 1 or
+ * -1; result (may be NULL) the summary. The energy is not modified; it may be solved again.
  *  @return GCUT_ERR_NOT_FOUND for an unknown solver, GCUT_ERR_NOMEM, GCUT_ERR_OVERFLOW if an
  *  energy sum leaves int64. */
 gcut_status gcut_qpbo_solve(gcut_qpbo *qpbo, const gcut_options *options, int8_t *labels,
