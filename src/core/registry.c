@@ -23,6 +23,9 @@ static const gcut__solver solvers[] = {
      "Boykov-Kolmogorov on the implicit grid: arcs by index offset, 4 bytes per arc, warm "
      "re-solve",
      GCUT_TAKES_GRID | GCUT_WARM, NULL, NULL, gcut__gridbk_solve_grid},
+    {"ibfs",
+     "incremental breadth-first search (Goldberg et al.): two trees of exact BFS labels, serial",
+     GCUT_TAKES_GRAPH, NULL, gcut__ibfs_solve_graph, NULL},
     {"parallel-bk", "Liu & Sun's parallel bk: blocks solved at once, merged bottom-up on threads",
      GCUT_TAKES_GRAPH | GCUT_TAKES_GRID, NULL, gcut__pbk_solve_graph, gcut__pbk_solve_grid},
     {"cpu-pr", "grid push-relabel on CPU threads (OpenMP), the CPU twin of cuda-grid",
