@@ -48,8 +48,11 @@ typedef struct ib_solver {
     uint32_t level[2]; /* the label of cur's nodes */
     int growing;       /* -1, or the tree whose pass is running */
     uint32_t list_ids; /* numbers handed to lists */
-    uint32_t *orphans; /* ring of num_nodes slots: a node is queued at most once at a time */
-    uint32_t orphan_head, orphan_count;
+    /* Orphans, a stack (a node is in it at most once at a time): an augmentation stacks each
+     * tree's orphans from the meeting point towards the root, so the lowest label comes off
+     * first, and a relabelled node's children next. */
+    uint32_t *orphans;
+    uint32_t orphan_count;
     int64_t flow;
     bool overflow;
     int64_t augmentations;
@@ -96,11 +99,7 @@ static inline void ib_list_reset(ib_solver *ib, ib_list *l) {
 
 static inline void ib_orphan(ib_solver *ib, uint32_t v) {
     ib->nodes[v].parent = IB_ORPHAN;
-    uint32_t slot = ib->orphan_head + ib->orphan_count;
-    if (slot >= ib->num_nodes)
-        slot -= ib->num_nodes;
-    ib->orphans[slot] = v;
-    ib->orphan_count++;
+    ib->orphans[ib->orphan_count++] = v;
 }
 
 /* Build the CSR from the graph's edge arrays (self-loops dropped), cancel each node's common
@@ -274,10 +273,7 @@ static void ib_adopt(ib_solver *ib, uint32_t v, int t) {
 
 static void ib_adopt_orphans(ib_solver *ib) {
     while (ib->orphan_count > 0) {
-        uint32_t v = ib->orphans[ib->orphan_head];
-        if (++ib->orphan_head == ib->num_nodes)
-            ib->orphan_head = 0;
-        ib->orphan_count--;
+        uint32_t v = ib->orphans[--ib->orphan_count];
         /* Only the source tree's nodes have no sink bit; an orphan keeps its label. */
         ib_adopt(ib, v, (ib->nodes[v].label & IB_SINK) ? 1 : 0);
     }
