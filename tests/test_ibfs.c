@@ -250,6 +250,97 @@ static void test_memory_cap(test_rng *rng) {
     gcut_graph_free(g);
 }
 
+/* grid-ibfs against expected (with the certificate), then the same labels as grid-bk's. */
+static int check_grid(gcut_grid *grid, int64_t expected, const char *what) {
+    if (!oracle_check_grid(grid, "grid-ibfs", expected, what))
+        return 0;
+    int64_t n = gcut_grid_num_nodes(grid), f_ib = -1, f_bk = -2;
+    uint8_t *a = malloc((size_t)n + 1), *b = malloc((size_t)n + 1);
+    gcut_options options;
+    gcut_options_init(&options);
+    options.solver = "grid-ibfs";
+    int ok = a && b && gcut_grid_solve(grid, &options, &f_ib, a, NULL) == GCUT_OK;
+    options.solver = "grid-bk";
+    ok = ok && gcut_grid_solve(grid, &options, &f_bk, b, NULL) == GCUT_OK;
+    ok = ok && f_ib == f_bk && memcmp(a, b, (size_t)n) == 0;
+    if (!ok)
+        fprintf(stderr, "%s: grid-ibfs flow %lld, grid-bk %lld, or labels differ\n", what,
+                (long long)f_ib, (long long)f_bk);
+    free(a);
+    free(b);
+    return ok;
+}
+
+static const struct { int ndim, connectivity; } kinds[] = {{2, 4}, {2, 8}, {3, 6}, {3, 26}};
+
+/* grid-ibfs: tiny grids of every connectivity against brute force over the grid's graph. */
+static void test_grid_ibfs_tiny(test_rng *rng, int rounds) {
+    int ok = 1;
+    for (int round = 0; round < rounds && ok; round++) {
+        const int k = round % 4;
+        int64_t shape[3] = {1, 1, 1}, n = 1;
+        for (int a = 0; a < kinds[k].ndim; a++) {
+            shape[a] = test_rng_range(rng, 1, kinds[k].ndim == 2 ? 4 : 3);
+            if (n * shape[a] > ORACLE_BRUTE_MAX_NODES)
+                shape[a] = 1;
+            n *= shape[a];
+        }
+        oracle_caps caps = oracle_caps_default();
+        caps.max_cap = (int32_t)test_rng_range(rng, 1, 20);
+        caps.max_terminal = (int32_t)test_rng_range(rng, 1, 30);
+        caps.terminal_density = (int)test_rng_range(rng, 0, 100);
+        caps.zero_percent = (int)test_rng_range(rng, 0, 40);
+        caps.one_way_percent = (int)test_rng_range(rng, 0, 60);
+        caps.huge = round % 11 == 0;
+        gcut_grid *grid = NULL;
+        gcut_graph *g = NULL;
+        CHECK_OK(oracle_make_grid(rng, kinds[k].ndim, shape, kinds[k].connectivity, &caps, &grid));
+        if (grid == NULL)
+            return;
+        CHECK_OK(gcut_grid_to_graph(grid, &g));
+        if (g != NULL) {
+            char what[96];
+            snprintf(what, sizeof what, "grid-ibfs tiny round %d (%dD %d-conn, %lld nodes)", round,
+                     kinds[k].ndim, kinds[k].connectivity, (long long)n);
+            ok = check_grid(grid, oracle_brute_force(g), what);
+        }
+        gcut_graph_free(g);
+        gcut_grid_free(grid);
+    }
+    count(ok);
+}
+
+/* grid-ibfs: random grids of every connectivity and odd shapes against Dinic. */
+static void test_grid_ibfs_random(test_rng *rng) {
+    static const struct {
+        int ndim, connectivity;
+        int64_t shape[3];
+    } cases[] = {
+        {2, 4, {40, 50, 0}},   {2, 8, {30, 33, 0}},   {3, 6, {9, 10, 11}},  {3, 26, {6, 7, 8}},
+        {2, 4, {1, 200, 0}},   {2, 4, {200, 1, 0}},   {2, 8, {1, 1, 0}},    {2, 8, {2, 91, 0}},
+        {3, 6, {1, 1, 300}},   {3, 26, {1, 1, 50}},   {3, 26, {13, 1, 9}},  {2, 4, {3, 2, 0}},
+        {2, 4, {257, 311, 0}}, {2, 8, {190, 173, 0}}, {3, 6, {31, 37, 29}}, {3, 26, {17, 19, 15}},
+    };
+    for (int rep = 0; rep < 2; rep++)
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            oracle_caps caps = oracle_caps_default();
+            caps.terminal_density = (int)test_rng_range(rng, 5, 100);
+            caps.one_way_percent = (int)test_rng_range(rng, 0, 40);
+            caps.zero_percent = (int)test_rng_range(rng, 0, 50);
+            caps.huge = (int)((c + (size_t)rep) % 3 == 2);
+            gcut_grid *grid = NULL;
+            CHECK_OK(oracle_make_grid(rng, cases[c].ndim, cases[c].shape, cases[c].connectivity,
+                                      &caps, &grid));
+            if (grid == NULL)
+                continue;
+            char what[80];
+            snprintf(what, sizeof what, "grid-ibfs case %zu rep %d (%dD, %d-connected)", c, rep,
+                     cases[c].ndim, cases[c].connectivity);
+            count(check_grid(grid, oracle_dinic_grid(grid), what));
+            gcut_grid_free(grid);
+        }
+}
+
 int main(void) {
     test_rng rng;
     test_rng_init(&rng, test_seed());
@@ -258,5 +349,7 @@ int main(void) {
     test_medium(&rng);
     test_grids(&rng);
     test_memory_cap(&rng);
+    test_grid_ibfs_tiny(&rng, 4000);
+    test_grid_ibfs_random(&rng);
     return test_finish("test_ibfs", passed);
 }
