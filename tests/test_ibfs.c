@@ -341,10 +341,40 @@ static void test_grid_ibfs_random(test_rng *rng) {
         }
 }
 
+/* "auto": ibfs for a small general graph, grid-ibfs for a small 8- or 26-connected grid, grid-bk
+ * for a 4-connected one (docs/CPU-SERIAL.md); the GPU solvers take only larger problems. */
+static void test_auto_pick(void) {
+    gcut_graph *g = NULL;
+    gcut_stats stats;
+    int64_t flow = -1;
+    CHECK_OK(gcut_graph_create(3, 2, &g));
+    CHECK_OK(gcut_graph_add_tweights(g, 0, 5, 0));
+    CHECK_OK(gcut_graph_add_edge(g, 0, 1, 3, 0));
+    CHECK_OK(gcut_graph_add_tweights(g, 1, 0, 4));
+    CHECK_OK(gcut_graph_solve(g, NULL, &flow, NULL, &stats));
+    count(flow == 3 && strcmp(stats.solver, "ibfs") == 0);
+    gcut_graph_free(g);
+    static const struct {
+        int ndim, connectivity;
+        const char *want;
+    } cases[] = {{2, 4, "grid-bk"}, {2, 8, "grid-ibfs"}, {3, 6, "grid-ibfs"}, {3, 26, "grid-ibfs"}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const int64_t shape[3] = {5, 6, 7};
+        gcut_grid *grid = NULL;
+        CHECK_OK(gcut_grid_create(cases[c].ndim, shape, cases[c].connectivity, &grid));
+        if (grid == NULL)
+            continue;
+        CHECK_OK(gcut_grid_solve(grid, NULL, &flow, NULL, &stats));
+        count(flow == 0 && strcmp(stats.solver, cases[c].want) == 0);
+        gcut_grid_free(grid);
+    }
+}
+
 int main(void) {
     test_rng rng;
     test_rng_init(&rng, test_seed());
     test_edge_cases();
+    test_auto_pick();
     test_tiny_brute_force(&rng, 10000);
     test_medium(&rng);
     test_grids(&rng);
