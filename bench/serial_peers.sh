@@ -11,8 +11,8 @@
 #   -p PATH   the peers' mfa_maxflow binary (or env MFA_MAXFLOW); without it the peer columns
 #             are skipped, visibly
 #   -r N      runs per solver and instance (default 5; medians)
-#   -s LIST   gcut solvers (default grid-bk,bk; grids only: a grid-only solver is left out on
-#             general graphs)
+#   -s LIST   gcut solvers (default grid-ibfs,grid-bk,ibfs,bk; a grid-only solver is left out
+#             on general graphs)
 #   -P LIST   peer algorithms (default eibfs_i)
 #   -i LIST   instances (default: the hard grids and general graphs below), names:
 #             hard|easy-WxH-C (2D, C = 4 or 8), hard|easy-NxNxN-C (3D, C = 6 or 26),
@@ -27,7 +27,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 MFA=${MFA_MAXFLOW:-}
 REPEATS=5
-SOLVERS=grid-bk,bk
+SOLVERS=grid-ibfs,grid-bk,ibfs,bk
 PEERS=eibfs_i
 INSTANCES=hard-2048x2048-4,hard-4096x4096-4,hard-1920x1080-8,hard-4096x4096-8,hard-192x192x192-6,hard-256x256x256-6,hard-96x96x96-26,hard-128x128x128-26,random-1000000,layered-40000,genrmf-16-96,genrmf-48-8
 BUILD_DIR=build-serial

@@ -252,8 +252,12 @@ static void ib_adopt(ib_solver *ib, uint32_t v, int t) {
             best_arc = b;
         }
     }
-    /* No parent at d - 1: v's label rises, so its children lose theirs. */
+    /* No parent at d - 1: v's label rises, so its children lose theirs. A child's tree arc is
+     * residual (an augmentation that saturates one orphans the child at once), so only the
+     * heads of residual arcs from v's side are read. */
     for (uint32_t b = nodes[v].first; b < end; b++) {
+        if ((t ? arcs[sister[b]].residual : arcs[b].residual) == 0)
+            continue;
         uint32_t u = arcs[b].head;
         if (nodes[u].parent == sister[b])
             ib_orphan(ib, u);

@@ -841,7 +841,11 @@ GBK_INLINE void gib_adopt(gib *g, const int D, ptrdiff_t v) {
             best_d = d;
         }
     }
+    /* A child's tree arc is residual (an augmentation that saturates one orphans the child at
+     * once), so only the neighbours with a residual arc from v's side are read. */
     for (int d = 0; d < D; d++) {
+        if ((sink ? GBK_IN(v, d) : GBK_OUT(v, d)) == 0)
+            continue;
         const ptrdiff_t j = v + step[d];
         if (GBK_PARENT(nd[j].info) == (uint32_t)(d ^ 1))
             gbk_orphan_front(s, (uint32_t)j);
