@@ -125,10 +125,12 @@ const gcut__solver *gcut__solver_pick(const gcut_options *options, bool grid, in
         /* On the CPU a grid goes to grid-bk: bk's search on the implicit topology, faster
          * than bk's CSR on every synthetic grid, and the solver of grid contexts (warm
          * re-solves); gcut_grid_solve moves one-off solves of some shapes on to grid-ibfs. A
-         * general graph goes to ibfs, 2-5x faster than bk on the random, layered and GENRMF
-         * graphs measured (docs/CPU-SERIAL.md, "ibfs"); warm re-solves of a general graph
-         * need "bk" named. */
-        return find(grid ? "grid-bk" : "ibfs");
+         * general graph goes to ibfs, 1.2-3.4x bk's solve speed on the random, layered and
+         * GENRMF graphs measured (docs/CPU-SERIAL.md, "ibfs"; graphs past its 32-bit node ids go to
+         * bk); warm re-solves of a general graph need "bk" named. */
+        if (grid)
+            return find("grid-bk");
+        return find(num_nodes < (int64_t)INT32_MAX - 8 ? "ibfs" : "bk");
     }
     const gcut__solver *s = find(name);
     if (s == NULL) {

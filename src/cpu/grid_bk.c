@@ -969,10 +969,9 @@ static void gib_write_labels(gib *g, int closed, uint8_t *labels) {
 
 gcut_status gcut__gridibfs_solve_grid(const gcut_grid *grid, const gcut_options *options,
                                       int64_t *flow, uint8_t *labels, gcut_stats *stats) {
+    /* Node indices are uint32: larger grids go to bk, as grid-bk's do. */
     if (!gbk_fits(grid))
-        return gcut__fail(GCUT_ERR_UNSUPPORTED,
-                          "grid-ibfs: %" PRId64 " nodes pass its 32-bit indices; use bk",
-                          grid->num_nodes);
+        return gcut__bk_solve_grid(grid, options, flow, labels, stats);
     double t0 = gcut__now_ms();
     gib g = {0};
     g.s = gbk_alloc(grid, false);
