@@ -375,11 +375,11 @@ int main(void) {
     test_rng_init(&rng, test_seed());
     test_edge_cases();
     test_auto_pick();
-    test_tiny_brute_force(&rng, 10000);
+    test_tiny_brute_force(&rng, 4000);
     test_medium(&rng);
     test_grids(&rng);
     test_memory_cap(&rng);
-    test_grid_ibfs_tiny(&rng, 4000);
+    test_grid_ibfs_tiny(&rng, 2000);
     test_grid_ibfs_random(&rng);
     return test_finish("test_ibfs", passed);
 }

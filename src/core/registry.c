@@ -126,8 +126,8 @@ const gcut__solver *gcut__solver_pick(const gcut_options *options, bool grid, in
          * than bk's CSR on every synthetic grid, and the solver of grid contexts (warm
          * re-solves); gcut_grid_solve moves one-off solves of some shapes on to grid-ibfs. A
          * general graph goes to ibfs, 1.2-3.4x bk's solve speed on the random, layered and
-         * GENRMF graphs measured (docs/CPU-SERIAL.md, "ibfs"; graphs past its 32-bit node ids go to
-         * bk); warm re-solves of a general graph need "bk" named. */
+         * GENRMF graphs measured (docs/CPU-SERIAL.md, "Second pass"; graphs past its 32-bit node
+         * ids go to bk); warm re-solves of a general graph need "bk" named. */
         if (grid)
             return find("grid-bk");
         return find(num_nodes < (int64_t)INT32_MAX - 8 ? "ibfs" : "bk");
@@ -172,7 +172,7 @@ gcut_status gcut_grid_solve(gcut_grid *grid, const gcut_options *options, int64_
         (options->solver == NULL || strcmp(options->solver, "auto") == 0))
         solver = find("parallel-bk");
     /* A one-off grid solve under "auto" that stayed serial: grid-ibfs where the serial table
-     * has it ahead of grid-bk (docs/CPU-SERIAL.md, "ibfs"). */
+     * has it ahead of grid-bk (docs/CPU-SERIAL.md, "Second pass"). */
     if (strcmp(solver->name, "grid-bk") == 0 && gcut__auto_grid_ibfs(grid) &&
         (options->solver == NULL || strcmp(options->solver, "auto") == 0))
         solver = find("grid-ibfs");

@@ -1,7 +1,7 @@
 /* eibfs.c - "ibfs": the incremental breadth-first search max-flow of Goldberg, Hed, Kaplan,
  * Tarjan & Werneck (ESA 2011, sections 2-3; the same search as the 2015 paper's, section 2) on
  * general graphs: two trees with exact BFS labels, grown a level per pass, orphans re-attached by
- * label. Design and measurements: docs/CPU-SERIAL.md, section "ibfs". */
+ * label. Design and measurements: docs/CPU-SERIAL.md, "Second pass". */
 #include "internal.h"
 
 #include <inttypes.h>
@@ -84,7 +84,7 @@ static inline bool ib_in_tree(const ib_node *n, int tree) {
     return n->parent != IB_NONE && (tree ? (n->label & IB_SINK) != 0 : (n->label & IB_SINK) == 0);
 }
 
-/* Put node v (of tree t, at label L) in list l unless it is there already. */
+/* Put node v in list l unless it is there already (its stamp is the list's number). */
 static inline void ib_list_push(ib_solver *ib, ib_list *l, uint32_t v) {
     if (ib->nodes[v].stamp == l->id)
         return;

@@ -782,7 +782,7 @@ void gcut__gridbk_ctx_free(void *state) {
 
 /* ---- grid-ibfs: incremental breadth-first search (Goldberg, Hed, Kaplan, Tarjan & Werneck,
  * ESA 2011, sections 2-3) on grid-bk's layout. The same algorithm as src/cpu/eibfs.c's "ibfs"
- * (docs/CPU-SERIAL.md, section "ibfs"), with a node's tree state in gbk_node read differently:
+ * (docs/CPU-SERIAL.md, "Second pass"), with a node's tree state in gbk_node read differently:
  * info holds the tree bit and the parent code (its distance bits stay 0), ts the exact BFS
  * label, next the number of the last active list the node was put in. The augmentation is
  * grid-bk's; its orphans go on the orphan array as a stack (orphan_low grows down), so the
