@@ -3,6 +3,7 @@
  * capacities), Dinic and bk on medium random, layered and grid-shaped graphs (int32 extremes,
  * flows past 2^31), grids through the conversion, edge cases; the cut certificate on every
  * result, and the labels equal to bk's (both give the source side of the smallest minimum cut). */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "internal.h"
 #include "util_common.h"
 #include "util_oracle.h"
@@ -381,5 +382,15 @@ int main(void) {
     test_memory_cap(&rng);
     test_grid_ibfs_tiny(&rng, 2000);
     test_grid_ibfs_random(&rng);
+    /* The tree-growth rule each solver and shape does not use by default (GCUT_IBFS_GROW: 0 the
+     * shorter frontier list, 1 turns): ibfs takes turns, grid-ibfs only on 26-connected grids. */
+    setenv("GCUT_IBFS_GROW", "0", 1);
+    test_tiny_brute_force(&rng, 1000);
+    test_medium(&rng);
+    test_grid_ibfs_tiny(&rng, 500);
+    setenv("GCUT_IBFS_GROW", "1", 1);
+    test_grid_ibfs_tiny(&rng, 500);
+    test_grid_ibfs_random(&rng);
+    unsetenv("GCUT_IBFS_GROW");
     return test_finish("test_ibfs", passed);
 }

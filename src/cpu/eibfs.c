@@ -344,12 +344,17 @@ static int ib_run(ib_solver *ib) {
         nodes[i].label = 1u | (t ? IB_SINK : 0);
         ib_list_push(ib, &ib->cur[t], i);
     }
+    /* The trees take turns, a pass each (GCUT_IBFS_GROW=0: the tree with the shorter frontier
+     * list grows instead, the first version's rule; docs/CPU-SERIAL.md, "Second pass", item 4). */
+    const int shorter = gcut__env_int("GCUT_IBFS_GROW", 1, 0, 1) == 0;
+    int last = 1;
     for (;;) {
         if (ib->cur[0].count == 0)
             return 0;
         if (ib->cur[1].count == 0)
             return 1;
-        ib_grow(ib, ib->cur[0].count <= ib->cur[1].count ? 0 : 1);
+        last = shorter ? (ib->cur[0].count <= ib->cur[1].count ? 0 : 1) : 1 - last;
+        ib_grow(ib, last);
     }
 }
 

@@ -914,12 +914,18 @@ GBK_INLINE void gib_grow(gib *g, const int D, const int t) {
 
 /* @return the tree that closed (0 source, 1 sink). */
 GBK_INLINE int gib_run(gib *g, const int D) {
+    /* The tree with the shorter frontier list grows next; on 26-connected grids the trees take
+     * turns instead (there the sink tree's first list, every sink-side node, otherwise never
+     * grows). GCUT_IBFS_GROW=0 / 1 forces one rule (docs/CPU-SERIAL.md, "Second pass"). */
+    const int alternate = gcut__env_int("GCUT_IBFS_GROW", D == 26 ? 1 : 0, 0, 1);
+    int last = 1;
     for (;;) {
         if (g->cur[0].count == 0)
             return 0;
         if (g->cur[1].count == 0)
             return 1;
-        gib_grow(g, D, g->cur[0].count <= g->cur[1].count ? 0 : 1);
+        last = alternate ? 1 - last : (g->cur[0].count <= g->cur[1].count ? 0 : 1);
+        gib_grow(g, D, last);
     }
 }
 
