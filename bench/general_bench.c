@@ -2,6 +2,8 @@
  * memory (bench/general_gen.h: GENRMF, Washington RLG, random) and synthetic segmentation grids
  * written as general graphs; solvers rotate order every repeat, flows must agree, every first
  * cut is checked by the certificate; medians of build (upload + device CSR) and solve. */
+#define _POSIX_C_SOURCE 200809L
+
 #include "general_gen.h"
 
 #include <inttypes.h>
@@ -9,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_SOLVERS 3
+#define MAX_SOLVERS 8
 #define MAX_REPEATS 31
 
 static int mismatches;
@@ -62,19 +64,49 @@ static gcut_status make_instance(const char *spec, uint64_t seed, gcut_graph **g
     return st;
 }
 
+/* A solver spec is NAME or NAME+VAR=VALUE+...: the variables (the solvers' knobs, e.g.
+ * cuda-general+GCUT_CUDAGENERAL_HYBRID=0) are set for this solver's runs only, so that two
+ * settings of one solver can be timed in the same run. Returns the number set. */
+static int spec_env(const char *spec, char *name, size_t name_size, char vars[][128], int max) {
+    snprintf(name, name_size, "%s", spec);
+    char *plus = strchr(name, '+');
+    int count = 0;
+    while (plus != NULL && count < max) {
+        *plus = '\0';
+        char *next = strchr(plus + 1, '+');
+        if (next)
+            *next = '\0';
+        snprintf(vars[count], 128, "%s", plus + 1);
+        char *eq = strchr(vars[count], '=');
+        if (eq) {
+            *eq = '\0';
+            setenv(vars[count], eq + 1, 1);
+            count++;
+        }
+        if (next)
+            *next = '+';
+        plus = next;
+    }
+    return count;
+}
+
 static void run_once(row *r, gcut_graph *graph, gcut_grid *grid, uint8_t *labels, int first,
                      int64_t *reference, int verbose) {
+    char name[256], vars[8][128];
+    const int num_vars = spec_env(r->solver, name, sizeof name, vars, 8);
     gcut_options options;
     gcut_options_init(&options);
-    options.solver = r->solver;
+    options.solver = name;
     options.warm = 0;
-    options.verbose = verbose;
+    options.verbose = verbose || getenv("GCUT_BENCH_VERBOSE") != NULL;
     gcut_stats stats;
     memset(&stats, 0, sizeof stats);
     int64_t flow = -1;
-    const int on_grid = strcmp(r->solver, "cuda-grid") == 0;
+    const int on_grid = strcmp(name, "cuda-grid") == 0;
     gcut_status st = on_grid ? gcut_grid_solve(grid, &options, &flow, labels, &stats)
                              : gcut_graph_solve(graph, &options, &flow, labels, &stats);
+    for (int i = 0; i < num_vars; i++)
+        unsetenv(vars[i]);
     if (st != GCUT_OK) {
         snprintf(r->note, sizeof r->note, "%s: %s", gcut_status_name(st), gcut_last_error());
         r->ran = -1;
@@ -129,6 +161,8 @@ int main(int argc, char **argv) {
             fprintf(stderr,
                     "usage: general_bench [--repeats 5] [--seed 1] [--solvers bk,cuda-general,"
                     "cuda-grid] [--max-ms 60000] [--verbose] INSTANCE...\n"
+                    "  a solver may carry settings for its runs only: NAME+VAR=VALUE+... (e.g. "
+                    "cuda-general+GCUT_CUDAGENERAL_HYBRID=0; GCUT_BENCH_VERBOSE=1: its trace)\n"
                     "  INSTANCE: random:NODES:EDGES genrmf:A:B rlg:ROWS:LEVELS "
                     "grid:WxH[xD]:easy|hard\n"
                     "  a solver whose first run passes --max-ms is not repeated\n");
@@ -140,7 +174,7 @@ int main(int argc, char **argv) {
     }
     if (repeats < 1 || repeats > MAX_REPEATS)
         repeats = repeats < 1 ? 1 : MAX_REPEATS;
-    char solver_buf[256];
+    char solver_buf[1024];
     snprintf(solver_buf, sizeof solver_buf, "%s", solvers_arg);
     const char *solvers[MAX_SOLVERS];
     int num_solvers = 0;

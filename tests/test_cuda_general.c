@@ -3,6 +3,7 @@
  * cuda-grid on grids, and the cut certificate on every result. Skips (exit 77) without a GPU. */
 #define _POSIX_C_SOURCE 200809L
 
+#include "internal.h"
 #include "util_common.h"
 #include "util_oracle.h"
 
@@ -30,6 +31,57 @@ static int64_t bk_flow(gcut_graph *g) {
     return flow;
 }
 
+/* Settings that every case also runs under: push phases of about the BFS depth (the first
+ * version's rule, GCUT_CUDAGENERAL_BALANCE=0); the hybrid finish (bk on the residual problem,
+ * docs/CUDA-GENERAL.md, off by default): bk from the first global relabel (the whole problem
+ * cut out before any push); bk after one phase of 2 sweeps (a preflow in mid-flight,
+ * residuals past INT32_MAX split); the sub refused (a limit of 1 node: the forward search
+ * runs, the GPU carries on). And the 64-bit paired-arc path (taken past 2^32 arcs) forced on,
+ * with and without the hybrid. */
+#define MAX_ALL "2147483647"
+static const struct hybrid_mode {
+    const char *name;
+    const char *vars[5][2];
+} hybrid_modes[] = {
+    {"phases of about the BFS depth", {{"GCUT_CUDAGENERAL_BALANCE", "0"}}},
+    {"bk from the first relabel",
+     {{"GCUT_CUDAGENERAL_HYBRID", "1"},
+      {"GCUT_CUDAGENERAL_HYBRID_AFTER", "1"},
+      {"GCUT_CUDAGENERAL_HYBRID_ACTIVE", MAX_ALL},
+      {"GCUT_CUDAGENERAL_HYBRID_NODES", MAX_ALL}}},
+    {"bk after 2 sweeps",
+     {{"GCUT_CUDAGENERAL_HYBRID", "1"},
+      {"GCUT_CUDAGENERAL_SWEEPS", "2"},
+      {"GCUT_CUDAGENERAL_HYBRID_AFTER", "2"},
+      {"GCUT_CUDAGENERAL_HYBRID_ACTIVE", MAX_ALL},
+      {"GCUT_CUDAGENERAL_HYBRID_NODES", MAX_ALL}}},
+    {"sub refused",
+     {{"GCUT_CUDAGENERAL_HYBRID", "1"},
+      {"GCUT_CUDAGENERAL_HYBRID_AFTER", "1"},
+      {"GCUT_CUDAGENERAL_HYBRID_ACTIVE", MAX_ALL},
+      {"GCUT_CUDAGENERAL_HYBRID_NODES", "1"}}},
+    {"64-bit arc indices, bk after 2 sweeps",
+     {{"GCUT_CUDAGENERAL_WIDE_ARCS", "1"},
+      {"GCUT_CUDAGENERAL_HYBRID", "1"},
+      {"GCUT_CUDAGENERAL_SWEEPS", "2"},
+      {"GCUT_CUDAGENERAL_HYBRID_ACTIVE", MAX_ALL},
+      {"GCUT_CUDAGENERAL_HYBRID_NODES", MAX_ALL}}},
+    {"64-bit arc indices, GPU only", {{"GCUT_CUDAGENERAL_WIDE_ARCS", "1"}}},
+};
+enum { num_hybrid_modes = (int)(sizeof hybrid_modes / sizeof hybrid_modes[0]) };
+
+/* cuda-general on g under hybrid mode `mode`, flow against `expected`, cut certified. */
+static void check_mode(gcut_graph *g, int mode, int64_t expected, const char *what) {
+    const struct hybrid_mode *h = &hybrid_modes[mode];
+    for (int i = 0; i < 5 && h->vars[i][0]; i++)
+        setenv(h->vars[i][0], h->vars[i][1], 1);
+    char label[256];
+    snprintf(label, sizeof label, "%s [%s]", what, h->name);
+    checks += oracle_check_graph(g, "cuda-general", 0, expected, label);
+    for (int i = 0; i < 5 && h->vars[i][0]; i++)
+        unsetenv(h->vars[i][0]);
+}
+
 /* cuda-general on g against Dinic (and bk, which must agree with Dinic), certificate
  * included; twice, so that a second solve cannot depend on the first. */
 static void check_graph(gcut_graph *g, const char *what) {
@@ -55,6 +107,11 @@ static void check_graph(gcut_graph *g, const char *what) {
     CHECK(stats.device_bytes > 0);
     CHECK(strcmp(stats.solver, "cuda-general") == 0);
     checks++;
+    /* Past 50000 nodes (the hub, the path) two settings: the depth rule, bk after 2 sweeps. */
+    const int big = gcut_graph_num_nodes(g) > 50000;
+    for (int mode = 0; mode < num_hybrid_modes; mode++)
+        if (!big || mode == 0 || mode == 2)
+            check_mode(g, mode, expected, what);
 }
 
 /* Tiny graphs: brute force over every labeling is the oracle. */
@@ -76,6 +133,7 @@ static void tiny(test_rng *rng, int count) {
         snprintf(what, sizeof what, "tiny #%d (%lld nodes, %lld edges)", k, (long long)n,
                  (long long)m);
         checks += oracle_check_graph(g, "cuda-general", 0, expected, what);
+        check_mode(g, 1 + k % (num_hybrid_modes - 1), expected, what);
         gcut_graph_free(g);
     }
 }
@@ -280,9 +338,22 @@ static void errors(test_rng *rng) {
     checks++;
 }
 
-/* "auto" picks cuda-general for general graphs of 2,000,000 nodes and more (registry.c; the
- * measured threshold), bk below. */
-static void auto_rule(void) {
+/* "auto" (registry.c, from the measured table): cuda-general for graphs that are not lattices
+ * from 32768 nodes, for lattices (grids written as graphs) from 2,000,000 nodes; bk below. */
+static void auto_pick(gcut_graph *g, const char *expected, int64_t flow_expected) {
+    gcut_stats stats;
+    int64_t flow = -1;
+    CHECK_OK(gcut_graph_solve(g, NULL, &flow, NULL, &stats));
+    CHECK_EQ_I64(flow, flow_expected);
+    if (strcmp(stats.solver, expected) != 0) {
+        fprintf(stderr, "auto on %lld nodes picked %s, expected %s\n",
+                (long long)gcut_graph_num_nodes(g), stats.solver, expected);
+        test_failures++;
+    }
+    checks++;
+}
+
+static void auto_rule(test_rng *rng) {
     const int64_t sizes[2] = {1000, 2000000};
     for (int k = 0; k < 2; k++) {
         gcut_graph *g = NULL;
@@ -291,19 +362,79 @@ static void auto_rule(void) {
             return;
         CHECK_OK(gcut_graph_add_tweights(g, 0, 5, 3));
         CHECK_OK(gcut_graph_add_tweights(g, sizes[k] - 1, 2, 9));
-        gcut_stats stats;
-        int64_t flow = -1;
-        CHECK_OK(gcut_graph_solve(g, NULL, &flow, NULL, &stats));
-        CHECK_EQ_I64(flow, 5);
-        CHECK(strcmp(stats.solver, k == 0 ? "bk" : "cuda-general") == 0);
+        auto_pick(g, k == 0 ? "bk" : "cuda-general", 5);
         gcut_graph_free(g);
-        checks++;
     }
+    /* 40000 nodes: a random graph goes to the GPU, a 200 x 200 grid graph stays with bk. */
+    oracle_caps caps = oracle_caps_default();
+    gcut_graph *g = NULL;
+    CHECK_OK(oracle_make_random(rng, 40000, 120000, &caps, &g));
+    if (g != NULL)
+        auto_pick(g, "cuda-general", oracle_dinic(g));
+    gcut_graph_free(g);
+    g = NULL;
+    CHECK_OK(oracle_make_grid_graph(rng, 200, 200, 4, &caps, &g));
+    if (g != NULL)
+        auto_pick(g, "bk", oracle_dinic(g));
+    gcut_graph_free(g);
+}
+
+/* auto's shape test (registry.c, no GPU needed): grids written as graphs are lattices (share
+ * 1), random graphs are not (near 0), a GENRMF-like graph (frames of 4-connected lattices joined
+ * by random arcs between frames) is not (about 2/3). */
+static void lattice_share(test_rng *rng) {
+    oracle_caps caps = oracle_caps_default();
+    for (int conn = 4; conn <= 8; conn += 4) {
+        gcut_graph *g = NULL;
+        CHECK_OK(oracle_make_grid_graph(rng, 150, 201, conn, &caps, &g));
+        if (g != NULL)
+            CHECK(gcut__graph_lattice_share(g) == 1.0);
+        gcut_graph_free(g);
+    }
+    gcut_grid *grid = NULL;
+    gcut_graph *g = NULL;
+    CHECK_OK(gcut_synth_grid(40, 30, 20, 3, GCUT_SYNTH_HARD, 0, &grid));
+    CHECK_OK(gcut_grid_to_graph(grid, &g));
+    if (g != NULL)
+        CHECK(gcut__graph_lattice_share(g) == 1.0);
+    gcut_graph_free(g);
+    gcut_grid_free(grid);
+    g = NULL;
+    CHECK_OK(oracle_make_random(rng, 100000, 300000, &caps, &g));
+    if (g != NULL) {
+        double share = gcut__graph_lattice_share(g);
+        printf("lattice share of a random graph: %.4f\n", share);
+        CHECK(share < 0.05);
+    }
+    gcut_graph_free(g);
+    const int64_t a = 32, frames = 16, n = a * a * frames;
+    CHECK_OK(gcut_graph_create(n, 3 * n, &g));
+    if (g == NULL)
+        return;
+    for (int64_t f = 0; f < frames; f++)
+        for (int64_t i = 0; i < a * a; i++) {
+            const int64_t u = f * a * a + i;
+            if (i % a + 1 < a)
+                CHECK_OK(gcut_graph_add_edge(g, u, u + 1, 10, 10));
+            if (i + a < a * a)
+                CHECK_OK(gcut_graph_add_edge(g, u, u + a, 10, 10));
+            if (f + 1 < frames)
+                CHECK_OK(gcut_graph_add_edge(
+                    g, u, (f + 1) * a * a + test_rng_range(rng, 0, a * a - 1), 5, 0));
+        }
+    double share = gcut__graph_lattice_share(g);
+    printf("lattice share of a GENRMF-like graph: %.4f\n", share);
+    CHECK(share > 0.5 && share < 0.8);
+    gcut_graph_free(g);
+    checks += 5;
 }
 
 int main(void) {
     test_rng rng;
     test_rng_init(&rng, test_seed());
+    lattice_share(&rng);
+    if (test_failures)
+        return test_finish("test_cuda_general", checks);
     gcut_solver_info info;
     if (gcut_solver_find("cuda-general", &info) != GCUT_OK || !info.available) {
         printf("test_cuda_general: skipped (cuda-general not built or no usable GPU)\n");
@@ -323,6 +454,6 @@ int main(void) {
     big_flow();
     errors(&rng);
     if (quick < 2)
-        auto_rule();
+        auto_rule(&rng);
     return test_finish("test_cuda_general", checks);
 }

@@ -347,7 +347,7 @@ gcut_status gcut_graph_solve(gcut_graph *g, const gcut_options *options, int64_t
         options = &defaults;
     }
     gcut_status st;
-    const gcut__solver *solver = gcut__solver_pick(options, false, g->num_nodes, &st);
+    const gcut__solver *solver = gcut__graph_solver_pick(options, g, &st);
     if (solver == NULL)
         return st;
     if (g->state.data != NULL &&

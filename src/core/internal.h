@@ -184,6 +184,13 @@ typedef struct gcut__solver {
  *  @return the entry, or NULL with GCUT_ERR_NOT_FOUND / GCUT_ERR_UNSUPPORTED set in *status. */
 const gcut__solver *gcut__solver_pick(const gcut_options *options, bool grid, int64_t num_nodes,
                                       gcut_status *status);
+/** The same for general graph g: under "auto", also by the graph's shape (registry.c:
+ *  cuda-general for graphs that are not lattices from a smaller size than for lattices). */
+const gcut__solver *gcut__graph_solver_pick(const gcut_options *options, const gcut_graph *g,
+                                            gcut_status *status);
+/** Share of g's edges (a sample of at most 65536) whose endpoint ids differ by one of the 16
+ *  most common differences: 1.0 for a grid numbered row by row, near 0 for a random graph. */
+double gcut__graph_lattice_share(const gcut_graph *g);
 
 /* Solver entry points, each in its own folder. Solvers fill stats fields they track; the
  * dispatcher (gcut_graph_solve / gcut_grid_solve) fills solver name and flow. */

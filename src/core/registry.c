@@ -47,11 +47,20 @@ enum { num_solvers = (int)(sizeof solvers / sizeof solvers[0]) };
 /* Grids at least this large go to the GPU under "auto": below it, launch and upload costs
  * exceed bk's whole solve. */
 #define GCUT__AUTO_GPU_MIN_NODES ((int64_t)256 * 256)
-/* General graphs at least this large go to cuda-general under "auto": on the H100 it beat bk
- * (on a general graph) on every instance measured from 2.0M nodes up, 1.3x (hard 1920x1080 as
- * a graph) to 229x (random, 10^7 arcs) in solve time (docs/PERFORMANCE.md, "cuda-general");
- * smaller graphs were not measured, so they stay with bk. */
-#define GCUT__AUTO_GENERAL_MIN_NODES ((int64_t)2000000)
+/* General graphs under "auto" (gcut__graph_solver_pick), from the H100 tables of
+ * docs/PERFORMANCE.md ("cuda-general", both passes; same-process ratios to bk's solve): graphs
+ * that are not lattices (GENRMF, Washington RLG, random) go to cuda-general from
+ * GCUT__AUTO_GENERAL_MIN_NODES nodes (the smallest measured, GENRMF at 32768 nodes: 22-26x;
+ * RLG 67-2453x, random 10-213x); lattices written as graphs (images, volumes), where bk's
+ * augmenting paths are short, from GCUT__AUTO_LATTICE_MIN_NODES (the smallest measured, hard
+ * 1920x1080: 5.1x; 4K 9.9-10.2x, 256^3 21.7-25.0x). Nothing smaller was measured. */
+#define GCUT__AUTO_GENERAL_MIN_NODES ((int64_t)32768)
+#define GCUT__AUTO_LATTICE_MIN_NODES ((int64_t)2000000)
+/* A graph is a lattice when at least this share of its edges (a sample) join nodes whose ids
+ * differ by one of its GCUT__LATTICE_STRIDES most common differences: a grid numbered row by
+ * row has at most 13 (26-connected 3D); GENRMF has about 2/3, random graphs about none. */
+#define GCUT__LATTICE_SHARE 0.9
+#define GCUT__LATTICE_STRIDES 16
 
 /* Grids at least this large go to parallel-bk under "auto" when the options ask for more than
  * one thread: below it, starting threads and merging blocks cost about what they save. */
@@ -118,7 +127,7 @@ const gcut__solver *gcut__solver_pick(const gcut_options *options, bool grid, in
     const char *name = options && options->solver ? options->solver : "auto";
     if (strcmp(name, "auto") == 0) {
         const gcut__solver *gpu = find(grid ? "cuda-grid" : "cuda-general");
-        const int64_t min_nodes = grid ? GCUT__AUTO_GPU_MIN_NODES : GCUT__AUTO_GENERAL_MIN_NODES;
+        const int64_t min_nodes = grid ? GCUT__AUTO_GPU_MIN_NODES : GCUT__AUTO_LATTICE_MIN_NODES;
         if (gpu != NULL && num_nodes >= min_nodes && (grid || num_nodes < INT32_MAX) &&
             is_available(gpu))
             return gpu;
@@ -149,6 +158,65 @@ const gcut__solver *gcut__solver_pick(const gcut_options *options, bool grid, in
         return NULL;
     }
     return s;
+}
+
+double gcut__graph_lattice_share(const gcut_graph *g) {
+    enum { slots = 1024, samples = 65536 };
+    uint64_t key[slots], count[slots];
+    memset(count, 0, sizeof count);
+    const int64_t m = g->num_edges;
+    const int64_t take = m < samples ? m : samples;
+    int64_t counted = 0;
+    for (int64_t i = 0; i < take; i++) {
+        const int64_t e = (int64_t)((double)i * (double)m / (double)take);
+        const int64_t u = gcut__edge_u(g, e), v = gcut__edge_v(g, e);
+        if (u == v)
+            continue;
+        const uint64_t d = (uint64_t)(u > v ? u - v : v - u);
+        counted++;
+        /* Open addressing; differences past a full table count for nothing (not a lattice). */
+        uint64_t h = (d * 0x9e3779b97f4a7c15ull) >> 54;
+        for (int probe = 0; probe < 8; probe++, h = (h + 1) % slots) {
+            if (count[h] == 0) {
+                key[h] = d;
+                count[h] = 1;
+                break;
+            }
+            if (key[h] == d) {
+                count[h]++;
+                break;
+            }
+        }
+    }
+    if (counted == 0)
+        return 0.0;
+    /* The GCUT__LATTICE_STRIDES largest counts. */
+    uint64_t top[GCUT__LATTICE_STRIDES] = {0};
+    for (int h = 0; h < slots; h++) {
+        uint64_t c = count[h];
+        for (int j = 0; j < GCUT__LATTICE_STRIDES && c > 0; j++)
+            if (c > top[j]) {
+                uint64_t t = top[j];
+                top[j] = c;
+                c = t;
+            }
+    }
+    uint64_t sum = 0;
+    for (int j = 0; j < GCUT__LATTICE_STRIDES; j++)
+        sum += top[j];
+    return (double)sum / (double)counted;
+}
+
+const gcut__solver *gcut__graph_solver_pick(const gcut_options *options, const gcut_graph *g,
+                                            gcut_status *status) {
+    const char *name = options && options->solver ? options->solver : "auto";
+    if (strcmp(name, "auto") == 0 && g->num_nodes >= GCUT__AUTO_GENERAL_MIN_NODES &&
+        g->num_nodes < GCUT__AUTO_LATTICE_MIN_NODES && g->num_nodes < INT32_MAX) {
+        const gcut__solver *gpu = find("cuda-general");
+        if (gpu != NULL && is_available(gpu) && gcut__graph_lattice_share(g) < GCUT__LATTICE_SHARE)
+            return gpu;
+    }
+    return gcut__solver_pick(options, false, g->num_nodes, status);
 }
 
 gcut_status gcut_grid_solve(gcut_grid *grid, const gcut_options *options, int64_t *flow,

@@ -22,14 +22,15 @@ constexpr int kHeavyDegree = 32;
 constexpr int kBlock = 256;
 
 enum {
-    kSumSink = 0,     /* sum of the sink capacities (flow = this - final sink residuals) */
-    kSumSinkRes = 1,  /* sum of the final sink residuals */
-    kPushes = 2,      /* pushes, arcs and sink */
-    kSumExcess = 3,   /* sum of the preprocessed excesses */
-    kSumCaps = 4,     /* sum of cap + rev_cap over the non-loop edges */
-    kSumSinkHi = 5,   /* sum of the sink capacities' high 32 bits (int64 overflow check) */
-    kSumExcessHi = 6, /* the same for the excesses */
-    kNumCounters = 7
+    kSumSink = 0,      /* sum of the sink capacities (flow = this - final sink residuals) */
+    kSumSinkRes = 1,   /* sum of the final sink residuals */
+    kPushes = 2,       /* pushes, arcs and sink */
+    kSumExcess = 3,    /* sum of the preprocessed excesses */
+    kSumCaps = 4,      /* sum of cap + rev_cap over the non-loop edges */
+    kSumSinkHi = 5,    /* sum of the sink capacities' high 32 bits (int64 overflow check) */
+    kSumExcessHi = 6,  /* the same for the excesses */
+    kBigResiduals = 7, /* hybrid finish: sub residuals past INT32_MAX */
+    kNumCounters = 8
 };
 
 /* Device state of one solve, passed to every kernel by value. A: arc index type (uint32 while
@@ -47,6 +48,7 @@ template <typename A> struct Dev {
     unsigned *count;            /* [kNumCtl] list sizes and control words (below) */
     unsigned *mark;             /* [n] stamp of the last list a node was put on */
     unsigned long long *counters;
+    unsigned *sub; /* [n] hybrid finish: stamp of the forward search that reached the node */
 };
 
 __device__ __forceinline__ void list_append(unsigned *list, unsigned *count, unsigned *mark,
@@ -139,8 +141,13 @@ enum { kQ = 3, kLevel = 4, kSweeps = 5, kBfsLevels = 6, kDone = 7, kNumCtl = 8 }
 
 /* Threads of a one-block kernel that runs many steps while a list is small. */
 constexpr int kSmallBlock = 1024;
-/* Largest list a one-block kernel takes: one entry per thread. */
+/* Largest list a one-block push kernel takes: one entry per thread. */
 constexpr unsigned kSmallMax = kSmallBlock;
+/* Largest frontier a one-block BFS kernel takes by default. GCUT_CUDAGENERAL_BFS_SMALL sets it
+ * (its warps loop over a larger list): a level of a few thousand nodes may cost less in one
+ * block than a grid-wide launch; not measured yet, so the default stays one entry per thread
+ * (docs/CUDA-GENERAL.md). */
+constexpr int kSmallBfsMax = (int)kSmallMax;
 
 /* End of a multi-block step: the last block to finish advances q (and the level), and counts
  * the step if it had work. */
@@ -191,9 +198,24 @@ __device__ __forceinline__ void bfs_visit(const Dev<A> &D, unsigned long long a,
         list_append(D.list[out], &D.count[out], D.mark, w, stamp);
 }
 
-/* Expand `total` frontier nodes of list `in` (level `level`) into list `out`, warps
- * warp_id, warp_id + warps, ...: light nodes a thread each, heavy ones a warp each. */
+/* Forward search of the hybrid finish (below): w, at the head of a residual arc a = u -> w, is
+ * reached if it can reach the sink (finite height) and was not reached yet in search `fs`. */
 template <typename A>
+__device__ __forceinline__ void fwd_visit(const Dev<A> &D, unsigned long long a, int out,
+                                          unsigned fs) {
+    if (D.res[a] == 0)
+        return;
+    unsigned w = D.head[a];
+    if (D.height[w] >= kInf || __ldcg(&D.sub[w]) == fs)
+        return;
+    if (atomicExch(&D.sub[w], fs) != fs)
+        D.list[out][atomicAdd(&D.count[out], 1u)] = w;
+}
+
+/* Expand `total` frontier nodes of list `in` (level `level`) into list `out`, warps
+ * warp_id, warp_id + warps, ...: light nodes a thread each, heavy ones a warp each. Fwd: the
+ * hybrid's forward search (stamp `fs`), else the global relabel's BFS towards the sink. */
+template <bool Fwd, typename A>
 __device__ void bfs_body(const Dev<A> &D, unsigned total, int in, int out, int level,
                          unsigned stamp, unsigned warp_id, unsigned warps) {
     const int lane = threadIdx.x & 31;
@@ -213,33 +235,43 @@ __device__ void bfs_body(const Dev<A> &D, unsigned total, int in, int out, int l
             mask &= mask - 1;
             unsigned long long b = __shfl_sync(0xffffffffu, beg, leader);
             unsigned long long e = __shfl_sync(0xffffffffu, end, leader);
-            for (unsigned long long a = b + lane; a < e; a += 32)
-                bfs_visit(D, a, level, out, stamp);
+            for (unsigned long long a = b + lane; a < e; a += 32) {
+                if (Fwd)
+                    fwd_visit(D, a, out, stamp);
+                else
+                    bfs_visit(D, a, level, out, stamp);
+            }
         }
         if (has && !heavy)
-            for (unsigned long long a = beg; a < end; a++)
-                bfs_visit(D, a, level, out, stamp);
+            for (unsigned long long a = beg; a < end; a++) {
+                if (Fwd)
+                    fwd_visit(D, a, out, stamp);
+                else
+                    bfs_visit(D, a, level, out, stamp);
+            }
     }
 }
 
-/* One BFS level over the whole GPU. */
-template <typename A> __global__ void __launch_bounds__(kBlock) bfs_level_kernel(const Dev<A> D) {
+/* One BFS level over the whole GPU (fs: the forward search's stamp, unused otherwise). */
+template <bool Fwd, typename A>
+__global__ void __launch_bounds__(kBlock) bfs_level_kernel(const Dev<A> D, unsigned fs) {
     const unsigned q = __ldcg(&D.count[kQ]);
     const int level = (int)__ldcg(&D.count[kLevel]);
     if (blockIdx.x == 0 && threadIdx.x == 0)
         D.count[(q + 2) % 3] = 0;
     const unsigned total = __ldcg(&D.count[q % 3]);
     if (total > 0)
-        bfs_body(D, total, q % 3, (q + 1) % 3, level, 4 * q + 3,
-                 blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5),
-                 gridDim.x * (blockDim.x >> 5));
+        bfs_body<Fwd>(D, total, q % 3, (q + 1) % 3, level, Fwd ? fs : 4 * q + 3,
+                      blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5),
+                      gridDim.x * (blockDim.x >> 5));
     finish_step(D.count, q, kBfsLevels, total > 0);
 }
 
 /* Many BFS levels in one block while the frontier is small (long thin graphs: a path of 10^5
  * nodes would otherwise cost 10^5 launches); stops when it is empty or too large. */
-template <typename A>
-__global__ void __launch_bounds__(kSmallBlock) bfs_small_kernel(const Dev<A> D) {
+template <bool Fwd, typename A>
+__global__ void __launch_bounds__(kSmallBlock)
+    bfs_small_kernel(const Dev<A> D, unsigned fs, unsigned small_max) {
     __shared__ unsigned total_s;
     unsigned q = __ldcg(&D.count[kQ]);
     int level = (int)__ldcg(&D.count[kLevel]);
@@ -251,9 +283,10 @@ __global__ void __launch_bounds__(kSmallBlock) bfs_small_kernel(const Dev<A> D) 
         }
         __syncthreads();
         const unsigned total = total_s;
-        if (total == 0 || total > kSmallMax)
+        if (total == 0 || total > small_max)
             break;
-        bfs_body(D, total, q % 3, (q + 1) % 3, level, 4 * q + 3, threadIdx.x >> 5, blockDim.x >> 5);
+        bfs_body<Fwd>(D, total, q % 3, (q + 1) % 3, level, Fwd ? fs : 4 * q + 3, threadIdx.x >> 5,
+                      blockDim.x >> 5);
         __threadfence_block();
         __syncthreads();
         q++;
@@ -515,6 +548,86 @@ __global__ void __launch_bounds__(kSmallBlock)
     }
 }
 
+/* ---- hybrid finish (docs/CUDA-GENERAL.md, "Hybrid finish"): once few nodes are active, the
+ * residual problem restricted to the nodes that the active ones reach and that reach the sink
+ * (sub) is cut out on the device and solved exactly by bk on the host. ---- */
+
+/* The active list (list q % 3, after collect) starts forward search `fs`. */
+template <typename A> __global__ void fwd_init_kernel(const Dev<A> D, unsigned fs) {
+    const unsigned q = __ldcg(&D.count[kQ]);
+    const unsigned total = __ldcg(&D.count[q % 3]);
+    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x)
+        D.sub[D.list[q % 3][i]] = fs;
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        D.count[kLevel] = 0;
+}
+
+/* flag[v] = 1 iff forward search fs reached v (the scan of flag numbers the sub's nodes). */
+template <typename A> __global__ void sub_flag_kernel(const Dev<A> D, unsigned fs, unsigned *flag) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < D.n;
+         i += (long long)gridDim.x * blockDim.x)
+        flag[i] = __ldcg(&D.sub[i]) == fs ? 1u : 0u;
+}
+
+/* The sub's arc a = v -> w is kept (as one edge, from its smaller end) iff w is in the sub and
+ * either direction has residual capacity. */
+template <typename A>
+__device__ __forceinline__ bool sub_keeps(const Dev<A> &D, unsigned v, unsigned long long a,
+                                          unsigned fs) {
+    unsigned w = D.head[a];
+    return v < w && D.sub[w] == fs && (D.res[a] | D.res[D.rev[a]]) != 0;
+}
+
+/* Node k of the sub (v = the k-th flagged node): its terminal capacities (excess from the new
+ * source, the sink residual to the sink), its original id and its number of kept edges. */
+template <typename A>
+__global__ void sub_nodes_kernel(const Dev<A> D, unsigned fs, const unsigned *id, long long *ts,
+                                 long long *tt, unsigned *orig, unsigned long long *ecount) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < D.n;
+         i += (long long)gridDim.x * blockDim.x) {
+        const unsigned v = (unsigned)i;
+        if (D.sub[v] != fs)
+            continue;
+        const unsigned k = id[v];
+        ts[k] = D.excess[v];
+        tt[k] = D.sink_res[v];
+        orig[k] = v;
+        unsigned long long c = 0;
+        for (unsigned long long a = D.offset[v]; a < D.offset[v + 1]; a++)
+            c += sub_keeps(D, v, a, fs);
+        ecount[k] = c;
+    }
+}
+
+/* The kept edges, node by node in sub order (eoffset: the scan of ecount): endpoints in sub
+ * ids, the residuals both ways; residuals past INT32_MAX are counted (the host splits them). */
+template <typename A>
+__global__ void sub_edges_kernel(const Dev<A> D, unsigned fs, const unsigned *id,
+                                 const unsigned long long *eoffset, unsigned *eu, unsigned *ev,
+                                 unsigned *ecap, unsigned *erev) {
+    unsigned long long big = 0;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < D.n;
+         i += (long long)gridDim.x * blockDim.x) {
+        const unsigned v = (unsigned)i;
+        if (D.sub[v] != fs)
+            continue;
+        const unsigned k = id[v];
+        unsigned long long p = eoffset[k];
+        for (unsigned long long a = D.offset[v]; a < D.offset[v + 1]; a++) {
+            if (!sub_keeps(D, v, a, fs))
+                continue;
+            const unsigned r = D.res[a], rr = D.res[D.rev[a]];
+            eu[p] = k;
+            ev[p] = id[D.head[a]];
+            ecap[p] = r;
+            erev[p] = rr;
+            big += (r > 0x7fffffffu) + (rr > 0x7fffffffu);
+            p++;
+        }
+    }
+    warp_add(big, &D.counters[kBigResiduals]);
+}
+
 /* Result: sink side iff the final BFS reached the node; sums the final sink residuals. */
 template <typename A> __global__ void finish_kernel(const Dev<A> D, unsigned char *labels) {
     unsigned long long sum = 0;
@@ -532,8 +645,9 @@ template <typename A> __global__ void finish_kernel(const Dev<A> D, unsigned cha
 struct Session {
     cudaStream_t stream = nullptr;
     unsigned long long *host = nullptr; /* pinned: counters, then list sizes */
-    void *blocks[24] = {};
-    size_t sizes[24] = {};
+    static constexpr int kMaxBlocks = 48;
+    void *blocks[kMaxBlocks] = {};
+    size_t sizes[kMaxBlocks] = {};
     int num_blocks = 0;
     size_t device_bytes = 0, peak_bytes = 0;
     bool pinned_reserved = false;
@@ -548,7 +662,10 @@ struct Session {
         if (stream)
             cudaStreamDestroy(stream);
     }
-    static constexpr uint64_t kPinnedBytes = (kNumCounters + kNumCtl) * sizeof(unsigned long long);
+    /* counters, control words, then kExtraWords words for the hybrid's sizes */
+    static constexpr int kExtraWords = 4;
+    static constexpr uint64_t kPinnedBytes =
+        (kNumCounters + kNumCtl + kExtraWords) * sizeof(unsigned long long);
 };
 
 gcut_status cuda_fail(cudaError_t err, const char *what) {
@@ -593,6 +710,9 @@ gcut_status device_alloc(Session &S, T **ptr, size_t count, const char *what) {
                           "cuda-general: %zu bytes of device memory for %s would pass the device "
                           "cap GCUT_DEVICE_MEMORY_LIMIT=%llu (%zu held)",
                           bytes, what, (unsigned long long)cap, S.device_bytes);
+    if (S.num_blocks >= Session::kMaxBlocks)
+        return gcut__fail(GCUT_ERR_INTERNAL, "cuda-general: more than %d device allocations",
+                          Session::kMaxBlocks);
     cudaError_t err = cudaMalloc(&p, bytes > 0 ? bytes : 1);
     if (err != cudaSuccess) {
         cudaGetLastError();
@@ -626,6 +746,13 @@ void device_release(Session &S, void *p) {
 /* Knobs (benchmarks): cycles per vertex per sweep, sweeps between global relabels (0 =
  * adaptive), blocks per SM. */
 constexpr int kDefaultCycles = 4;
+/* A push phase ends once it has run this percentage of the last global relabel's time (0: no
+ * such limit, the phase runs about the BFS depth in sweeps). */
+constexpr int kDefaultBalance = 50;
+/* Hybrid finish defaults: switch to bk once at most n / kHybridActiveDiv + 64 nodes are active
+ * and the residual problem has at most n / kHybridNodesDiv + 1024 nodes. */
+constexpr long long kHybridActiveDiv = 64;
+constexpr long long kHybridNodesDiv = 4;
 
 template <typename A>
 gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *flow,
@@ -638,7 +765,7 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
 
     /* Peak: the edge upload and the CSR together (the upload is freed before the solve). */
     const size_t need =
-        edges * 16 + arcs * (8 + sizeof(A)) + (nodes + 1) * 16 + nodes * 32 + kNumCounters * 8 + 64;
+        edges * 16 + arcs * (8 + sizeof(A)) + (nodes + 1) * 16 + nodes * 36 + kNumCounters * 8 + 64;
     size_t free_bytes = 0, total_bytes = 0;
     GCUT__CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
     if (need > free_bytes)
@@ -700,6 +827,25 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
     const int work_blocks = sms * per_sm;
     const int cycles = gcut__env_int("GCUT_CUDAGENERAL_CYCLES", kDefaultCycles, 1, 1 << 20);
     const int fixed_sweeps = gcut__env_int("GCUT_CUDAGENERAL_SWEEPS", 0, 0, 1 << 20);
+    const int balance = gcut__env_int("GCUT_CUDAGENERAL_BALANCE", kDefaultBalance, 0, 1 << 20);
+    const unsigned bfs_small =
+        (unsigned)gcut__env_int("GCUT_CUDAGENERAL_BFS_SMALL", kSmallBfsMax, 0, 1 << 24);
+    /* Hybrid finish (docs/CUDA-GENERAL.md; off unless GCUT_CUDAGENERAL_HYBRID=1: measured slower
+     * than the GPU alone on the vision graphs once phases are balanced): on, at most `hyb_active`
+     * active nodes after a global relabel, at most `hyb_nodes` nodes in the residual problem handed
+     * to bk, and not before global relabel number `hyb_after` (0 for the knobs: the defaults). */
+    const int hybrid = gcut__env_int("GCUT_CUDAGENERAL_HYBRID", 0, 0, 1);
+    long long hyb_active = gcut__env_int("GCUT_CUDAGENERAL_HYBRID_ACTIVE", 0, 0, INT32_MAX);
+    long long hyb_nodes = gcut__env_int("GCUT_CUDAGENERAL_HYBRID_NODES", 0, 0, INT32_MAX);
+    const int hyb_after = gcut__env_int("GCUT_CUDAGENERAL_HYBRID_AFTER", 2, 1, 1 << 20);
+    if (hyb_active == 0)
+        hyb_active = n / kHybridActiveDiv + 64;
+    if (hyb_nodes == 0)
+        hyb_nodes = n / kHybridNodesDiv + 1024;
+    if (hybrid && (st = device_alloc(S, &D.sub, nodes, "hybrid search stamps")) != GCUT_OK)
+        return st;
+    if (hybrid)
+        GCUT__CUDA_TRY(cudaMemsetAsync(D.sub, 0, nodes * 4, S.stream), "memset");
 
     /* ---- construction: upload, then CSR on the device ---- */
     GCUT__CUDA_TRY(cudaMemcpyAsync(eu, g->edge_u32, edges * 4, cudaMemcpyHostToDevice, stream),
@@ -775,6 +921,15 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
         GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "solve");
         return GCUT_OK;
     };
+    /* The active list from the heights (list q % 3); *active: its size. */
+    auto collect = [&](unsigned *active) -> gcut_status {
+        GCUT__CUDA_TRY(cudaMemsetAsync(D.count, 0, 3 * sizeof(unsigned), stream), "memset");
+        collect_kernel<A><<<node_blocks, kBlock, 0, stream>>>(D);
+        GCUT__CUDA_TRY(cudaGetLastError(), "collect launch");
+        gcut_status rs = read_ctl();
+        *active = ctl[ctl[kQ] % 3];
+        return rs;
+    };
     /* Exact BFS distances to the sink, then the active list. *active: the number of active
      * nodes (0: the preflow is maximum); *depth: the BFS depth. */
     auto global_relabel = [&](unsigned *active, unsigned *depth) -> gcut_status {
@@ -790,8 +945,8 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
         GCUT__CUDA_TRY(cudaGetLastError(), "bfs init launch");
         for (int batch = 2;; batch = batch < 16 ? batch * 2 : 16) {
             for (int b = 0; b < batch; b++) {
-                bfs_small_kernel<A><<<1, kSmallBlock, 0, stream>>>(D);
-                bfs_level_kernel<A><<<work_blocks, kBlock, 0, stream>>>(D);
+                bfs_small_kernel<false, A><<<1, kSmallBlock, 0, stream>>>(D, 0u, bfs_small);
+                bfs_level_kernel<false, A><<<work_blocks, kBlock, 0, stream>>>(D, 0u);
             }
             GCUT__CUDA_TRY(cudaGetLastError(), "bfs level launch");
             gcut_status rs = read_ctl();
@@ -801,31 +956,222 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
                 break;
         }
         *depth = ctl[kLevel];
-        GCUT__CUDA_TRY(cudaMemsetAsync(D.count, 0, 3 * sizeof(unsigned), stream), "memset");
-        collect_kernel<A><<<node_blocks, kBlock, 0, stream>>>(D);
-        GCUT__CUDA_TRY(cudaGetLastError(), "collect launch");
-        gcut_status rs = read_ctl();
-        *active = ctl[ctl[kQ] % 3];
-        return rs;
+        return collect(active);
+    };
+
+    /* Hybrid finish, part 1 (device): forward search from the active nodes through residual
+     * arcs, inside the nodes that reach the sink; if it reaches at most hyb_nodes nodes, that
+     * residual problem (the sub) is cut out and downloaded into *subg (sub node i is node
+     * orig[i]); else *subg stays NULL and the active list must be collected again. */
+    unsigned fs = 0;
+    auto extract_sub = [&](unsigned active, gcut_graph **subg, unsigned **orig,
+                           bool *nomem) -> gcut_status {
+        *subg = nullptr;
+        *orig = nullptr;
+        *nomem = false;
+        const double t0 = gcut__now_ms();
+        fs++;
+        fwd_init_kernel<A><<<node_blocks, kBlock, 0, stream>>>(D, fs);
+        GCUT__CUDA_TRY(cudaGetLastError(), "hybrid search launch");
+        for (int batch = 2;; batch = batch < 16 ? batch * 2 : 16) {
+            for (int b = 0; b < batch; b++) {
+                bfs_small_kernel<true, A><<<1, kSmallBlock, 0, stream>>>(D, fs, bfs_small);
+                bfs_level_kernel<true, A><<<work_blocks, kBlock, 0, stream>>>(D, fs);
+            }
+            GCUT__CUDA_TRY(cudaGetLastError(), "hybrid search launch");
+            gcut_status rs = read_ctl();
+            if (rs != GCUT_OK)
+                return rs;
+            if (ctl[ctl[kQ] % 3] == 0)
+                break;
+        }
+        /* Number the sub's nodes in id order: flags in list 0, their exclusive scan in list 1. */
+        unsigned *flag = D.list[0], *id = D.list[1];
+        sub_flag_kernel<A><<<node_blocks, kBlock, 0, stream>>>(D, fs, flag);
+        GCUT__CUDA_TRY(cudaGetLastError(), "hybrid flag launch");
+        size_t tb = 0;
+        GCUT__CUDA_TRY(
+            cub::DeviceScan::ExclusiveSum(nullptr, tb, flag, id, (long long)nodes, stream),
+            "scan size");
+        void *tmp = nullptr;
+        gcut_status as =
+            device_alloc(S, reinterpret_cast<unsigned char **>(&tmp), tb, "hybrid scan scratch");
+        if (as != GCUT_OK) {
+            *nomem = as == GCUT_ERR_NOMEM;
+            return *nomem ? GCUT_OK : as;
+        }
+        GCUT__CUDA_TRY(cub::DeviceScan::ExclusiveSum(tmp, tb, flag, id, (long long)nodes, stream),
+                       "scan");
+        unsigned *words = reinterpret_cast<unsigned *>(S.host + kNumCounters + kNumCtl);
+        GCUT__CUDA_TRY(cudaMemcpyAsync(words, flag + nodes - 1, 4, cudaMemcpyDeviceToHost, stream),
+                       "read sub size");
+        GCUT__CUDA_TRY(
+            cudaMemcpyAsync(words + 1, id + nodes - 1, 4, cudaMemcpyDeviceToHost, stream),
+            "read sub size");
+        GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "hybrid search");
+        device_release(S, tmp);
+        const size_t k = (size_t)words[0] + words[1];
+        const double t1 = gcut__now_ms();
+        if (verbose)
+            fprintf(stderr,
+                    "cuda-general: hybrid: %u active reach %zu nodes that reach the sink "
+                    "(limit %lld), forward search %.3f ms\n",
+                    active, k, hyb_nodes, t1 - t0);
+        if ((long long)k > hyb_nodes)
+            return GCUT_OK;
+
+        long long *ts = nullptr, *tt = nullptr;
+        unsigned *dorig = nullptr;
+        unsigned long long *ecount = nullptr, *eoff = nullptr;
+        if ((as = device_alloc(S, &ts, k, "hybrid terminals")) != GCUT_OK ||
+            (as = device_alloc(S, &tt, k, "hybrid terminals")) != GCUT_OK ||
+            (as = device_alloc(S, &dorig, k, "hybrid node ids")) != GCUT_OK ||
+            (as = device_alloc(S, &ecount, k + 1, "hybrid edge counts")) != GCUT_OK ||
+            (as = device_alloc(S, &eoff, k + 1, "hybrid edge offsets")) != GCUT_OK) {
+            *nomem = as == GCUT_ERR_NOMEM;
+            return *nomem ? GCUT_OK : as;
+        }
+        GCUT__CUDA_TRY(cudaMemsetAsync(ecount, 0, (k + 1) * 8, stream), "memset");
+        sub_nodes_kernel<A><<<node_blocks, kBlock, 0, stream>>>(D, fs, id, ts, tt, dorig, ecount);
+        GCUT__CUDA_TRY(cudaGetLastError(), "hybrid nodes launch");
+        tb = 0;
+        GCUT__CUDA_TRY(
+            cub::DeviceScan::ExclusiveSum(nullptr, tb, ecount, eoff, (long long)k + 1, stream),
+            "scan size");
+        if ((as = device_alloc(S, reinterpret_cast<unsigned char **>(&tmp), tb,
+                               "hybrid scan scratch")) != GCUT_OK) {
+            *nomem = as == GCUT_ERR_NOMEM;
+            return *nomem ? GCUT_OK : as;
+        }
+        GCUT__CUDA_TRY(
+            cub::DeviceScan::ExclusiveSum(tmp, tb, ecount, eoff, (long long)k + 1, stream), "scan");
+        unsigned long long *ewords = S.host + kNumCounters + kNumCtl + 1;
+        GCUT__CUDA_TRY(cudaMemcpyAsync(ewords, eoff + k, 8, cudaMemcpyDeviceToHost, stream),
+                       "read sub edges");
+        GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "hybrid nodes");
+        device_release(S, tmp);
+        const size_t e = (size_t)*ewords;
+        unsigned *eu = nullptr, *ev = nullptr, *ecap = nullptr, *erev = nullptr;
+        if ((as = device_alloc(S, &eu, e, "hybrid edges")) != GCUT_OK ||
+            (as = device_alloc(S, &ev, e, "hybrid edges")) != GCUT_OK ||
+            (as = device_alloc(S, &ecap, e, "hybrid residuals")) != GCUT_OK ||
+            (as = device_alloc(S, &erev, e, "hybrid residuals")) != GCUT_OK) {
+            *nomem = as == GCUT_ERR_NOMEM;
+            return *nomem ? GCUT_OK : as;
+        }
+        GCUT__CUDA_TRY(cudaMemsetAsync(D.counters + kBigResiduals, 0, 8, stream), "memset");
+        sub_edges_kernel<A>
+            <<<node_blocks, kBlock, 0, stream>>>(D, fs, id, eoff, eu, ev, ecap, erev);
+        GCUT__CUDA_TRY(cudaGetLastError(), "hybrid edges launch");
+
+        /* Download straight into a host graph: bk solves it as it is. */
+        gcut_graph *h = nullptr;
+        gcut_status hs = gcut_graph_create((int64_t)k, (int64_t)e, &h);
+        if (hs != GCUT_OK)
+            return hs;
+        unsigned *horig = static_cast<unsigned *>(gcut__malloc(k * 4 + 4, "hybrid node ids"));
+        if (horig == nullptr) {
+            gcut_graph_free(h);
+            return GCUT_ERR_NOMEM;
+        }
+        *subg = h;
+        *orig = horig;
+        h->num_edges = (int64_t)e;
+        if (e > 0) {
+            GCUT__CUDA_TRY(cudaMemcpyAsync(h->edge_u32, eu, e * 4, cudaMemcpyDeviceToHost, stream),
+                           "download sub edges");
+            GCUT__CUDA_TRY(cudaMemcpyAsync(h->edge_v32, ev, e * 4, cudaMemcpyDeviceToHost, stream),
+                           "download sub edges");
+            GCUT__CUDA_TRY(
+                cudaMemcpyAsync(h->edge_cap, ecap, e * 4, cudaMemcpyDeviceToHost, stream),
+                "download sub residuals");
+            GCUT__CUDA_TRY(
+                cudaMemcpyAsync(h->edge_rev, erev, e * 4, cudaMemcpyDeviceToHost, stream),
+                "download sub residuals");
+        }
+        GCUT__CUDA_TRY(cudaMemcpyAsync(h->tw_source, ts, k * 8, cudaMemcpyDeviceToHost, stream),
+                       "download sub terminals");
+        GCUT__CUDA_TRY(cudaMemcpyAsync(h->tw_sink, tt, k * 8, cudaMemcpyDeviceToHost, stream),
+                       "download sub terminals");
+        GCUT__CUDA_TRY(cudaMemcpyAsync(horig, dorig, k * 4, cudaMemcpyDeviceToHost, stream),
+                       "download sub ids");
+        GCUT__CUDA_TRY(cudaMemcpyAsync(S.host + kBigResiduals, D.counters + kBigResiduals, 8,
+                                       cudaMemcpyDeviceToHost, stream),
+                       "read counters");
+        GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "hybrid download");
+        /* Residuals run to 2^32 - 2; gcut_graph edges take int32 each way: a residual past
+         * INT32_MAX keeps INT32_MAX and the rest goes on a parallel edge. */
+        if (S.host[kBigResiduals] > 0) {
+            for (size_t i = 0; i < e; i++) {
+                const uint32_t c = (uint32_t)h->edge_cap[i], r = (uint32_t)h->edge_rev[i];
+                if (c <= (uint32_t)INT32_MAX && r <= (uint32_t)INT32_MAX)
+                    continue;
+                const uint32_t c1 = c > (uint32_t)INT32_MAX ? (uint32_t)INT32_MAX : c;
+                const uint32_t r1 = r > (uint32_t)INT32_MAX ? (uint32_t)INT32_MAX : r;
+                h->edge_cap[i] = (int32_t)c1;
+                h->edge_rev[i] = (int32_t)r1;
+                if ((hs = gcut_graph_add_edge(h, h->edge_u32[i], h->edge_v32[i], (int32_t)(c - c1),
+                                              (int32_t)(r - r1))) != GCUT_OK)
+                    return hs;
+            }
+        }
+        for (void *p : {(void *)ts, (void *)tt, (void *)dorig, (void *)ecount, (void *)eoff,
+                        (void *)eu, (void *)ev, (void *)ecap, (void *)erev})
+            device_release(S, p);
+        if (verbose)
+            fprintf(stderr,
+                    "cuda-general: hybrid: residual problem of %zu nodes and %zu edges (%llu "
+                    "residuals split) cut out and downloaded in %.3f ms\n",
+                    k, e, S.host[kBigResiduals], gcut__now_ms() - t1);
+        return GCUT_OK;
     };
 
     unsigned active = 0, depth = 0;
     int64_t sweeps = 0;
     memset(ctl, 0, kNumCtl * sizeof(unsigned));
     GCUT__CUDA_TRY(cudaMemsetAsync(D.count, 0, kNumCtl * sizeof(unsigned), stream), "memset");
+    double relabel_ms = gcut__now_ms();
     if ((st = global_relabel(&active, &depth)) != GCUT_OK)
         return st;
+    relabel_ms = gcut__now_ms() - relabel_ms;
     /* A safety net, never a result: past this many sweeps the solve reports an error rather
      * than loop on (push-relabel does O(n^2) relabels, each sweep at least one per vertex that
      * cannot push). */
     const double sweep_limit = 4.0 * (double)n * (double)n + 1e6;
+    struct HostSub {
+        gcut_graph *g = nullptr;
+        unsigned *orig = nullptr;
+        ~HostSub() {
+            gcut_graph_free(g);
+            gcut__free(orig);
+        }
+    } sub;
+    bool hybrid_on = hybrid != 0;
+    unsigned rejected = 0; /* active count of the last refused try (0: none) */
     while (active > 0) {
-        /* Sweeps before the next global relabel: about the BFS depth (the hops the excess
-         * must travel), read back every few launches. */
+        if (hybrid_on && (long long)active <= hyb_active && relabels >= hyb_after &&
+            (rejected == 0 || active <= rejected / 2)) {
+            bool nomem = false;
+            if ((st = extract_sub(active, &sub.g, &sub.orig, &nomem)) != GCUT_OK)
+                return st;
+            if (sub.g != nullptr)
+                break;
+            if (nomem) /* no room on the device for the sub: carry on there, without it */
+                hybrid_on = false;
+            rejected = active;
+            if ((st = collect(&active)) != GCUT_OK)
+                return st;
+        }
+        /* Sweeps before the next global relabel: at most about the BFS depth (the hops the
+         * excess must travel), and (balance) no longer than `balance` percent of the last
+         * global relabel's time, so that the BFS and the sweeps cost about alike (Goldberg's
+         * rule, relabel after work of the order of the relabel's own, in time); read back
+         * every few launches. */
         const unsigned budget = fixed_sweeps > 0 ? (unsigned)fixed_sweeps
                                 : depth < 16     ? 16u
                                                  : depth;
         const unsigned start = ctl[kSweeps];
+        const double phase_start = gcut__now_ms();
         for (;;) {
             for (int b = 0; b < 4; b++) {
                 push_small_kernel<A><<<1, kSmallBlock, 0, stream>>>(D, cycles, budget);
@@ -836,14 +1182,21 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
                 return st;
             if (ctl[ctl[kQ] % 3] == 0 || ctl[kSweeps] - start >= budget)
                 break;
+            if (fixed_sweeps == 0 && balance > 0 &&
+                gcut__now_ms() - phase_start >= balance * 0.01 * relabel_ms)
+                break;
         }
         sweeps += (unsigned)(ctl[kSweeps] - start); /* 32-bit counter on the device */
+        const double relabel_start = gcut__now_ms();
         if ((st = global_relabel(&active, &depth)) != GCUT_OK)
             return st;
+        relabel_ms = gcut__now_ms() - relabel_start;
         if (verbose)
             fprintf(stderr,
-                    "cuda-general: %lld sweeps, %lld global relabels, %u active, depth %u\n",
-                    (long long)sweeps, (long long)relabels, active, depth);
+                    "cuda-general: %lld sweeps, %lld global relabels, %u active, depth %u, "
+                    "last relabel %.3f ms, %.3f ms\n",
+                    (long long)sweeps, (long long)relabels, active, depth, relabel_ms,
+                    gcut__now_ms() - t_solve);
         if ((double)sweeps > sweep_limit)
             return gcut__fail(GCUT_ERR_INTERNAL,
                               "cuda-general: no maximum preflow after %lld sweeps on %lld nodes "
@@ -852,6 +1205,8 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
     }
     const int64_t levels_total = ctl[kBfsLevels];
 
+    /* Labels: sink side iff the last BFS reached the node (the sub's nodes are overwritten
+     * below); the flow that reached the sink on the device. */
     unsigned char *labels_dev = reinterpret_cast<unsigned char *>(D.mark);
     finish_kernel<A><<<node_blocks, kBlock, 0, stream>>>(D, labels_dev);
     GCUT__CUDA_TRY(cudaGetLastError(), "finish kernel launch");
@@ -865,17 +1220,54 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
     const unsigned long long *c = S.host;
     const unsigned long long sink_total = (c[kSumSinkHi] << 32) + c[kSumSink];
     *flow = (int64_t)(sink_total - c[kSumSinkRes]);
+    const unsigned long long pushes = c[kPushes];
+
+    /* Hybrid finish, part 2 (host): bk on the residual problem. Its flow adds to the device's;
+     * its cut (source side: what its source still reaches) replaces the sub's labels. The rest
+     * keeps the device's labels: outside the sub, a node that reaches the sink is not reached
+     * from any excess and stays on the sink side, one that does not stays on the source side. */
+    int64_t bk_augmentations = 0;
+    if (sub.g != nullptr) {
+        const double t0 = gcut__now_ms();
+        const size_t k = (size_t)sub.g->num_nodes;
+        uint8_t *sub_labels = nullptr;
+        if (labels != NULL &&
+            (sub_labels = static_cast<uint8_t *>(gcut__malloc(k + 1, "hybrid labels"))) == nullptr)
+            return GCUT_ERR_NOMEM;
+        gcut_options bo;
+        gcut_options_init(&bo);
+        bo.solver = "bk";
+        bo.warm = 0;
+        gcut_stats bs;
+        int64_t sub_flow = 0;
+        st = gcut_graph_solve(sub.g, &bo, &sub_flow, sub_labels, &bs);
+        if (st == GCUT_OK && labels != NULL)
+            for (size_t i = 0; i < k; i++)
+                labels[sub.orig[i]] = sub_labels[i];
+        gcut__free(sub_labels);
+        if (st != GCUT_OK)
+            return st;
+        *flow += sub_flow;
+        bk_augmentations = bs.augmentations;
+        if (verbose)
+            fprintf(stderr,
+                    "cuda-general: hybrid: bk on the residual problem: flow %lld, %lld "
+                    "augmentations, %.3f ms\n",
+                    (long long)sub_flow, (long long)bs.augmentations, gcut__now_ms() - t0);
+    }
     stats->solve_ms = gcut__now_ms() - t_solve;
     stats->sweeps = sweeps;
     stats->global_relabels = relabels;
-    stats->pushes = (int64_t)c[kPushes];
+    stats->pushes = (int64_t)pushes;
+    stats->augmentations = bk_augmentations;
     stats->device_bytes = (int64_t)S.peak_bytes;
     if (verbose)
         fprintf(stderr,
                 "cuda-general: flow %lld, %lld sweeps, %lld global relabels (%lld BFS levels), "
-                "%llu pushes, build %.3f ms, solve %.3f ms, %zu device bytes at peak\n",
+                "%llu pushes, %s, build %.3f ms, solve %.3f ms, %zu device bytes at peak\n",
                 (long long)*flow, (long long)sweeps, (long long)relabels, (long long)levels_total,
-                c[kPushes], stats->build_ms, stats->solve_ms, S.peak_bytes);
+                pushes, sub.g != nullptr ? "finished by bk on the host" : "finished on the GPU",
+                stats->build_ms, stats->solve_ms, S.peak_bytes);
     return GCUT_OK;
 }
 
@@ -907,7 +1299,11 @@ extern "C" gcut_status gcut__cudageneral_solve_graph(gcut_graph *g, const gcut_o
     GCUT__CUDA_TRY(cudaSetDevice(device), "cudaSetDevice");
     const int verbose = options ? options->verbose : 0;
     Session S;
-    if ((unsigned long long)g->num_edges * 2 < 0xffffffffull)
+    /* Paired-arc indices are uint32 while the arcs fit, 64-bit past it;
+     * GCUT_CUDAGENERAL_WIDE_ARCS=1 takes the 64-bit path on any graph (tests: that path on graphs
+     * that fit a small GPU). */
+    if ((unsigned long long)g->num_edges * 2 < 0xffffffffull &&
+        gcut__env_int("GCUT_CUDAGENERAL_WIDE_ARCS", 0, 0, 1) == 0)
         return solve<unsigned>(S, g, device, verbose, flow, labels, stats, t_start);
     return solve<unsigned long long>(S, g, device, verbose, flow, labels, stats, t_start);
 }
