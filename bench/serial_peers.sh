@@ -19,7 +19,7 @@
 #             random-NODES, layered-NODES (gcut_bench's makers), genrmf-A-B (c1 1, c2 10000)
 #   -b DIR    CMake build folder (default build-serial; Release, CPU only)
 #   -o DIR    instance files and logs (default bench/out/serial)
-# One run of the default list takes 20-30 minutes on the 2-core build machine (reading the
+# One run of the default list takes 30-45 minutes on the 2-core build machine (reading the
 # large DIMACS files dominates the peer's side): split it with -i where a command has a time
 # limit. Instance files are kept in OUT_DIR and reused.
 # Exit status: 0, or 2 on any flow mismatch.
