@@ -19,8 +19,10 @@
 #             random-NODES, layered-NODES (gcut_bench's makers), genrmf-A-B (c1 1, c2 10000)
 #   -b DIR    CMake build folder (default build-serial; Release, CPU only)
 #   -o DIR    instance files and logs (default bench/out/serial)
-# One run of the default list takes 30-45 minutes on the 2-core build machine (reading the
-# large DIMACS files dominates the peer's side): split it with -i where a command has a time
+# On the 2-core build machine, with the instance files already written, -r 3 took 14 minutes
+# for the 8 hard grids (3 gcut solvers and EIBFS-I) and 5 for the 4 general graphs (2 solvers);
+# -r 5, more solvers and the first run (writing the DIMACS files) take longer, and reading the
+# large DIMACS files dominates the peer's side: split it with -i where a command has a time
 # limit. Instance files are kept in OUT_DIR and reused.
 # Exit status: 0, or 2 on any flow mismatch.
 set -euo pipefail
