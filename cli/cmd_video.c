@@ -63,8 +63,10 @@ static void usage(FILE *out) {
         "  --full-frame          cut the whole frame with hard seeds instead of the band's\n"
         "                        graph (same result; for comparison)\n"
         "  --readers N           threads decoding frame files at once (0 = one per 4 cores,\n"
-        "                        at most 4; a video file is decoded by one)\n"
-        "  --writers N           threads writing masks at once (0 = as --readers; one with an\n"
+        "                        at most 4; on the GPU path 4/7 of the cores but 2, at most\n"
+        "                        8; a video file is decoded by one)\n"
+        "  --writers N           threads writing masks at once (0 = as --readers; on the GPU\n"
+        "                        path the rest of the cores but 2, at most 8; one with an\n"
         "                        overlay video or a truth video)\n"
         "  --queue N             frames in flight between the decode, segment and write\n"
         "                        threads (default 4; 0 = no threads, one frame at a time)\n"
@@ -452,17 +454,32 @@ int cli_cmd_video(int argc, char **argv) {
             goto done;
         }
     }
+    if ((st = gcut_video_create(w, h, &params, &options, &video)) != GCUT_OK) {
+        cli_error("video", st, "bad parameters");
+        goto done;
+    }
     /* Decode and write threads: by default one each per 4 cores, at most 4, where frames can
      * be read by index (a folder or list) and written in any order (no overlay video, no
-     * truth video); the ring holds a frame for each and one being segmented. */
+     * truth video); on the GPU path, where the segmenting thread needs about one core, the
+     * file codecs get the rest: 4 readers for 3 writers (JPEG decoding costs about 4/3 of PNG
+     * encoding a mask, docs/PERFORMANCE.md), cores - 2 in all, at most 8 each (8 + 6 on 16
+     * cores: 1080p JPEG in, PNG out 85.6 -> 126.3 fps against 4 + 4 on the H100 host). The
+     * ring holds a frame for each and one being segmented. */
     {
         const long cores = sysconf(_SC_NPROCESSORS_ONLN);
         const int per4 = cores >= 8 ? (int)(cores / 4 < 4 ? cores / 4 : 4) : 1;
+        int gpu_readers = per4, gpu_writers = per4;
+        if (cores >= 8) {
+            const int spare = (int)cores - 2;
+            gpu_readers = spare * 4 / 7 < 8 ? spare * 4 / 7 : 8;
+            gpu_writers = spare - gpu_readers < 8 ? spare - gpu_readers : 8;
+        }
+        const bool gpu = strcmp(gcut_video_solver(video), "cuda-grid") == 0;
         ctx.truth_count = ctx.truth != NULL ? gcut_video_source_frames(ctx.truth) : -1;
         if (readers == 0)
-            readers = gcut_video_source_frames(source) >= 0 ? per4 : 1;
+            readers = gcut_video_source_frames(source) >= 0 ? (gpu ? gpu_readers : per4) : 1;
         if (writers == 0)
-            writers = per4;
+            writers = gpu ? gpu_writers : per4;
         if (ctx.writer != NULL || (ctx.truth != NULL && ctx.truth_count < 0))
             writers = 1; /* an overlay video or a truth video goes in order */
         if (queue == 0)
@@ -481,10 +498,6 @@ int cli_cmd_video(int argc, char **argv) {
             cli_error("video", st, "mask buffer");
             goto done;
         }
-    if ((st = gcut_video_create(w, h, &params, &options, &video)) != GCUT_OK) {
-        cli_error("video", st, "bad parameters");
-        goto done;
-    }
     ctx.mask_dir = out;
     ctx.mask_format = mask_format;
     ctx.overlay = overlay;

@@ -889,6 +889,11 @@ gcut_status gcut_video_push_frame(gcut_video *video, const gcut_image *frame, co
 gcut_status gcut_video_get_mask(const gcut_video *video, uint8_t *mask);
 /** @return the number of frames segmented so far. */
 int64_t gcut_video_frames(const gcut_video *video);
+/** @return the solver that cuts the frames: "cuda-grid" on the GPU path (the whole frame, the
+ *  model's counts, distances and seeds on the device), else the solver the options named for
+ *  the CPU path (bk when none or "auto": the band graphs a frame are measured with bk).
+ *  Never NULL. */
+const char *gcut_video_solver(const gcut_video *video);
 
 /** A sequence of frames to read: a folder of numbered PNG/JPEG/PNM frames (sorted by the
  *  number in their names; a gap in the numbering is an error naming the missing number), a

@@ -5,6 +5,7 @@
 #include "internal.h"
 #include "seg_internal.h"
 #include "video_internal.h"
+#include "video_kernels.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -74,6 +75,7 @@ struct gcut_video {
     int64_t changed;               /* pixels whose label differs between the last two masks */
     double motion;        /* mean boundary displacement of the last frame, pixels; < 0 unknown */
     gcut__video_gpu *gpu; /* the GPU path (cuda-grid on the whole frame), or NULL */
+    int32_t *row_dist;    /* gcut__video_emulate_gpu(): row distances of the GPU's rule */
     int last_warm;        /* the GPU path's last solve started warm */
 };
 
@@ -106,6 +108,7 @@ void gcut_video_free(gcut_video *v) {
     frame_free(v, v->labels);
     gcut__free(v->dist);
     gcut__free(v->dist_scratch);
+    gcut__free(v->row_dist);
     gcut__free(v->band_nodes);
     gcut__free(v->model);
     gcut__free(v->fresh);
@@ -220,6 +223,12 @@ gcut_status gcut_video_create(int64_t width, int64_t height, const gcut_video_pa
             v->params.warm = 0; /* the warm choice is the GPU path's own (docs/VIDEO.md) */
         }
     }
+    if (v->gpu == NULL && (v->options.solver == NULL || strcmp(v->options.solver, "auto") == 0)) {
+        /* The CPU path cuts a band graph per frame. auto's rule for general graphs was measured
+         * on single solves (it sends non-lattice graphs of 32768+ nodes to cuda-general where a
+         * device is present), not on a band a frame; the video's measurements are bk's. */
+        v->options.solver = "bk";
+    }
     const size_t nc = (size_t)v->tables->num_colors;
     const int64_t shape[2] = {height, width};
     if ((st = gcut_grid_create(2, shape, conn, &v->grid)) != GCUT_OK ||
@@ -282,12 +291,26 @@ gcut_status gcut_video_create(int64_t width, int64_t height, const gcut_video_pa
     for (int64_t c = 0; c < (int64_t)nc; c++)
         v->cell_lut[c] =
             (int32_t)(((int64_t)v->lut[c >> 12] * b + v->lut[(c >> 6) & 63]) * b + v->lut[c & 63]);
+    /* The GPU path keeps the colour cells and the masks on the device (docs/VIDEO.md, "GPU"). */
+    if (v->gpu != NULL &&
+        (st = gcut__video_gpu_model_init(v->gpu, v->cell_lut, b * b * b)) != GCUT_OK) {
+        gcut_video_free(v);
+        return st;
+    }
     *out = v;
     return GCUT_OK;
 }
 
 int64_t gcut_video_frames(const gcut_video *v) {
     return v == NULL ? 0 : v->frames;
+}
+
+const char *gcut_video_solver(const gcut_video *v) {
+    if (v == NULL)
+        return "none";
+    if (v->gpu != NULL)
+        return "cuda-grid";
+    return v->options.solver != NULL ? v->options.solver : "auto";
 }
 
 gcut_status gcut_video_get_mask(const gcut_video *v, uint8_t *mask) {
@@ -308,6 +331,7 @@ static void part_range(int64_t n, int part, int parts, int64_t *lo, int64_t *hi)
 typedef struct load_job {
     gcut_video *v;
     const gcut_image *f;
+    bool cells; /* also each pixel's histogram cell (not on the GPU path, which counts there) */
 } load_job;
 
 static void load_part(void *arg, int part, int parts) {
@@ -322,6 +346,8 @@ static void load_part(void *arg, int part, int parts) {
     part_range(job->v->n, part, parts, &lo, &hi);
     if (rgb8)
         memcpy(work + lo * 3, (const uint8_t *)f->pixels + lo * 3, (size_t)(hi - lo) * 3);
+    if (rgb8 && !job->cells)
+        return;
     for (int64_t i = lo; i < hi; i++) {
         uint8_t *px = work + i * 3;
         if (!rgb8)
@@ -331,14 +357,16 @@ static void load_part(void *arg, int part, int parts) {
                             ? ((const uint8_t *)f->pixels)[i * ch + src]
                             : (uint8_t)(((const uint16_t *)f->pixels)[i * ch + src] >> 8);
             }
-        cell[i] = lut[gcut__seg_color_index(px, 3)];
+        if (job->cells)
+            cell[i] = lut[gcut__seg_color_index(px, 3)];
     }
 }
 
-/* The frame as 8-bit RGB into v->work and each pixel's histogram cell into v->cell: gray is
+/* The frame as 8-bit RGB into v->work and (cells) each pixel's histogram cell into v->cell (the
+ * GPU path's propagated frames need none: the device counts the cells): gray is
  * replicated, alpha dropped, 16-bit samples give their high byte (a fixed map, so that colours
  * mean the same in every frame). One pass, in parallel. */
-static gcut_status load_frame(gcut_video *v, const gcut_image *f) {
+static gcut_status load_frame(gcut_video *v, const gcut_image *f, bool cells) {
     if (f == NULL || f->pixels == NULL)
         return gcut__fail(GCUT_ERR_INVALID_ARG, "video: frame or its pixels is NULL");
     if (f->width != v->width || f->height != v->height || f->depth != 1)
@@ -350,7 +378,7 @@ static gcut_status load_frame(gcut_video *v, const gcut_image *f) {
         return gcut__fail(GCUT_ERR_INVALID_ARG,
                           "video: frame %" PRId64 " has %d channels of %d bits", v->frames,
                           f->channels, f->bit_depth);
-    load_job job = {v, f};
+    load_job job = {v, f, cells};
     gcut__pool_run(v->pool, load_part, &job);
     return GCUT_OK;
 }
@@ -492,6 +520,85 @@ static void boundary_distance(gcut_video *v, int64_t reach_rows) {
         return;
     }
     gcut__pool_run(v->pool, dist_part, &job);
+}
+
+/* The GPU path's distance rule (video_kernels.h): the window of the last boundary widened by
+ * the rows the seeds' widest threshold reaches, as boundary_distance() takes it, and the rows
+ * a column scan may reach; the whole frame when the colour check reaches everywhere, nothing
+ * when the mask has no boundary (every distance then GCUT__VK_INF, as far_part() writes). */
+static void seed_rule(const gcut_video *v, int32_t limit, int32_t reach,
+                      gcut__video_gpu_seeds *rule) {
+    const int64_t w = v->width, h = v->height;
+    const int32_t widest = v->params.check_colour ? reach : limit;
+    rule->limit = limit;
+    rule->reach = reach;
+    rule->check = v->params.check_colour != 0;
+    if (v->boundary == 0) {
+        rule->box[0] = rule->box[1] = rule->box[2] = rule->box[3] = 0;
+        rule->max_rows = 0;
+    } else if (widest >= DIST_INF) {
+        rule->box[0] = 0, rule->box[1] = w, rule->box[2] = 0, rule->box[3] = h;
+        rule->max_rows = h;
+    } else {
+        const int64_t reach_rows = (widest + CHAMFER_AXIS - 1) / CHAMFER_AXIS,
+                      halo = reach_rows + 1;
+        rule->box[0] = v->box[0] - halo > 0 ? v->box[0] - halo : 0;
+        rule->box[1] = v->box[1] + 1 + halo < w ? v->box[1] + 1 + halo : w;
+        rule->box[2] = v->box[2] - halo > 0 ? v->box[2] - halo : 0;
+        rule->box[3] = v->box[3] + 1 + halo < h ? v->box[3] + 1 + halo : h;
+        rule->max_rows = reach_rows;
+    }
+}
+
+/* gcut__video_emulate_gpu(): v->dist by the GPU's rule on the host (row distances, then the
+ * column scan), so that the CPU tests check the rule the kernels run against the two-pass
+ * chamfer map's seeds. */
+typedef struct rows_job {
+    gcut_video *v;
+    gcut__video_gpu_seeds rule;
+    bool scan;
+} rows_job;
+
+static void rows_part(void *arg, int part, int parts) {
+    const rows_job *job = arg;
+    gcut_video *v = job->v;
+    const int64_t w = v->width, h = v->height, *b = job->rule.box;
+    int64_t lo, hi;
+    part_range(h, part, parts, &lo, &hi);
+    for (int64_t y = lo; y < hi; y++) {
+        const bool in = y >= b[2] && y < b[3] && b[1] > b[0];
+        if (!job->scan) {
+            if (in)
+                gcut__vk_row_distance(v->mask, w, h, y, b[0], b[1], v->row_dist + y * w);
+            continue;
+        }
+        for (int64_t x = 0; x < w; x++)
+            v->dist[y * w + x] =
+                in && x >= b[0] && x < b[1]
+                    ? gcut__vk_column_scan(v->row_dist, w, b[2], b[3], x, y, job->rule.max_rows)
+                    : GCUT__VK_INF;
+    }
+}
+
+static void rows_distance(gcut_video *v, int32_t limit, int32_t reach) {
+    rows_job job;
+    job.v = v;
+    seed_rule(v, limit, reach, &job.rule);
+    job.scan = false;
+    gcut__pool_run(v->pool, rows_part, &job);
+    job.scan = true;
+    gcut__pool_run(v->pool, rows_part, &job);
+}
+
+gcut_status gcut__video_emulate_gpu(gcut_video *v, int on) {
+    if (on && v->row_dist == NULL &&
+        (v->row_dist = gcut__malloc((size_t)v->n * sizeof(int32_t), "video row distances")) == NULL)
+        return GCUT_ERR_NOMEM;
+    if (!on) {
+        gcut__free(v->row_dist);
+        v->row_dist = NULL;
+    }
+    return GCUT_OK;
 }
 
 /* The previous frame's cell counts under its mask (v->prev_cell, v->mask) into v->fresh (and
@@ -843,17 +950,21 @@ static void sigma_part(void *arg, int part, int parts) {
     job->sum[part] = sum;
 }
 
-static double frame_sigma(gcut_video *v) {
+static double sigma_of_sum(const gcut_video *v, int64_t sum) {
     const int64_t w = v->width, h = v->height;
+    const int64_t pairs = (w - 1) * h + w * (h - 1);
+    const double sigma = pairs > 0 ? sqrt((double)sum / (double)pairs) : 0.0;
+    return sigma < 1.0 ? 1.0 : sigma;
+}
+
+static double frame_sigma(gcut_video *v) {
     sigma_job job;
     job.v = v;
     gcut__pool_run(v->pool, sigma_part, &job);
     int64_t sum = 0;
     for (int k = 0; k < v->threads; k++)
         sum += job.sum[k];
-    const int64_t pairs = (w - 1) * h + w * (h - 1);
-    const double sigma = pairs > 0 ? sqrt((double)sum / (double)pairs) : 0.0;
-    return sigma < 1.0 ? 1.0 : sigma;
+    return sigma_of_sum(v, sum);
 }
 
 /* The band graph's nodes [lo, hi) of part of parts: terminal capacities (each arc to a fixed
@@ -1054,20 +1165,24 @@ static void expand_tables(gcut_video *v) {
     gcut__pool_run(v->pool, expand_part, &job);
 }
 
-static gcut_status solve_grid(gcut_video *v, int64_t *flow, gcut_stats *stats, double *build_ms) {
-    const double t_expand = gcut__now_ms();
-    expand_tables(v);
-    const double expand_ms = gcut__now_ms() - t_expand;
+static gcut_status solve_grid(gcut_video *v, int32_t limit, int32_t reach, int64_t *flow,
+                              gcut_stats *stats, double *build_ms) {
     if (v->gpu != NULL) {
+        /* Distances, seeds and capacities on the device from the per-cell capacities. */
+        gcut__video_gpu_seeds rule;
+        seed_rule(v, limit, reach, &rule);
         gcut__video_gpu_report gr;
-        gcut_status st = gcut__video_gpu_solve(v->gpu, v->work, v->seeds, v->tables, v->labels,
-                                               flow, stats, &gr);
+        gcut_status st =
+            gcut__video_gpu_solve(v->gpu, v->cell_cap, v->tables, &rule, v->labels,
+                                  v->params.verify ? v->seeds : NULL, flow, stats, &gr);
         if (st != GCUT_OK)
             return st;
-        *build_ms = expand_ms + gr.upload_ms + gr.build_ms;
+        *build_ms = gr.upload_ms + gr.build_ms;
         stats->build_ms = 0;
         v->last_warm = gr.warm;
         if (v->params.verify) {
+            /* The host's grid from the seeds the device used and the host's tables. */
+            expand_tables(v);
             gcut__seg_fill_grid(v->work, v->seeds, v->tables, v->grid);
             st = gcut_grid_verify(v->grid, v->labels, *flow, NULL);
         }
@@ -1085,6 +1200,9 @@ static gcut_status solve_grid(gcut_video *v, int64_t *flow, gcut_stats *stats, d
         }
         return st;
     }
+    const double t_expand = gcut__now_ms();
+    expand_tables(v);
+    const double expand_ms = gcut__now_ms() - t_expand;
     const double t0 = gcut__now_ms();
     gcut__seg_fill_grid(v->work, v->seeds, v->tables, v->grid);
     *build_ms = expand_ms + gcut__now_ms() - t0;
@@ -1136,16 +1254,17 @@ static void seeds_part(void *arg, int part, int parts) {
     int64_t lo, hi, c = 0;
     part_range(v->n, part, parts, &lo, &hi);
     for (int64_t i = lo; i < hi; i++) {
+        /* The cell's capacities are read only where the rule compares them (as before the rule
+         * was shared with the GPU: no pass over every pixel's cell). */
         const int32_t d = dist[i];
-        bool unknown = d <= limit;
-        if (!unknown && check && d <= reach) {
+        int32_t cs = 0, ck = 0;
+        if (check && d > limit && d <= reach) {
             const int32_t q = cell[i];
-            unknown = mask[i] ? src[q] < snk[q] : snk[q] < src[q];
+            cs = src[q];
+            ck = snk[q];
         }
-        seeds[i] = unknown   ? GCUT_SEED_UNKNOWN
-                   : mask[i] ? GCUT_SEED_FOREGROUND
-                             : GCUT_SEED_BACKGROUND;
-        c += unknown;
+        seeds[i] = gcut__vk_seed(d, limit, reach, check, mask[i], cs, ck);
+        c += seeds[i] == GCUT_SEED_UNKNOWN;
     }
     v->chunk_count[part] = c;
 }
@@ -1222,7 +1341,7 @@ gcut_status gcut_video_push_frame(gcut_video *v, const gcut_image *frame, const 
     v->work = swap;
     v->prev_cell = v->cell;
     v->cell = swap_cell;
-    gcut_status st = load_frame(v, frame);
+    gcut_status st = load_frame(v, frame, v->gpu == NULL || init != NULL);
     if (st != GCUT_OK) {
         v->work = v->prev_work;
         v->prev_work = swap;
@@ -1249,12 +1368,33 @@ gcut_status gcut_video_push_frame(gcut_video *v, const gcut_image *frame, const 
         memcpy(v->prev_cell, v->cell, (size_t)n * sizeof(int32_t));
         count_cells(v);
         update_model(v, true, v->fresh);
+        /* The GPU path: this frame and its mask are the next frame's previous ones. */
+        if (v->gpu != NULL &&
+            ((st = gcut__video_gpu_put_frame(v->gpu, v->work)) != GCUT_OK ||
+             (st = gcut__video_gpu_put_masks(v->gpu, v->mask, v->prev_mask)) != GCUT_OK))
+            return st;
         r->model_ms += gcut__now_ms() - t0;
         v->motion = -1.0;
     } else {
         const double t0 = gcut__now_ms();
-        /* Model from the previous frame under its mask, for this frame's colours. */
-        count_cells(v);
+        /* Model from the previous frame under its mask, for this frame's colours: counted on
+         * the device on the GPU path (the frame goes up first), else on the host. */
+        int64_t sigma_sum = -1;
+        if (v->gpu != NULL) {
+            gcut__video_gpu_stats gs;
+            if ((st = gcut__video_gpu_put_frame(v->gpu, v->work)) != GCUT_OK ||
+                (st = gcut__video_gpu_frame_stats(v->gpu, &gs)) != GCUT_OK)
+                return st;
+            const int64_t bins = v->params.seg.histogram_bins, cells = bins * bins * bins;
+            for (int64_t c = 0; c < 2 * cells; c++)
+                v->fresh[c] = (double)gs.counts[c];
+            v->changed = gs.changed;
+            v->boundary = gs.boundary;
+            memcpy(v->box, gs.box, sizeof v->box);
+            sigma_sum = gs.sigma_sum;
+        } else {
+            count_cells(v);
+        }
         update_model(v, false, v->fresh);
         if (v->frames >= 2 && v->motion >= 0.0)
             v->motion = v->boundary > 0 ? (double)v->changed / ((double)v->boundary / 2.0) : 0.0;
@@ -1263,7 +1403,9 @@ gcut_status gcut_video_push_frame(gcut_video *v, const gcut_image *frame, const 
                                       : p->band_min + p->band_motion * v->motion;
         band = band < p->band_min ? p->band_min : band > p->band_max ? p->band_max : band;
         r->band = band;
-        const double sigma = p->seg.sigma > 0 ? p->seg.sigma : frame_sigma(v);
+        const double sigma = p->seg.sigma > 0 ? p->seg.sigma
+                             : sigma_sum >= 0 ? sigma_of_sum(v, sigma_sum)
+                                              : frame_sigma(v);
         if ((st = fill_tables(v, v->fresh, sigma)) != GCUT_OK)
             return st;
         /* Beyond the band a pixel keeps its previous label as a hard seed, unless (check_colour)
@@ -1274,10 +1416,18 @@ gcut_status gcut_video_push_frame(gcut_video *v, const gcut_image *frame, const 
         const int32_t reach = reach_px * CHAMFER_AXIS > (double)DIST_INF
                                   ? DIST_INF
                                   : (int32_t)ceil(reach_px * CHAMFER_AXIS);
-        /* The distance map, exact up to the largest threshold the seeds compare. */
+        /* The distance map, exact up to the largest threshold the seeds compare, and the seeds
+         * (on the GPU path both are computed on the device, in solve_grid()). */
         const int32_t widest = p->check_colour ? reach : limit;
-        boundary_distance(v, widest >= DIST_INF ? -1 : (widest + CHAMFER_AXIS - 1) / CHAMFER_AXIS);
-        const int64_t nb = make_seeds(v, limit, reach, p->restrict_band != 0);
+        int64_t nb = 0;
+        if (v->gpu == NULL) {
+            if (v->row_dist != NULL)
+                rows_distance(v, limit, reach);
+            else
+                boundary_distance(
+                    v, widest >= DIST_INF ? -1 : (widest + CHAMFER_AXIS - 1) / CHAMFER_AXIS);
+            nb = make_seeds(v, limit, reach, p->restrict_band != 0);
+        }
         r->model_ms = gcut__now_ms() - t0;
         gcut_stats stats;
         memset(&stats, 0, sizeof stats);
@@ -1288,7 +1438,7 @@ gcut_status gcut_video_push_frame(gcut_video *v, const gcut_image *frame, const 
             st = solve_band(v, nb, &flow, &stats, &build_ms);
             r->graph_nodes = nb;
         } else {
-            st = solve_grid(v, &flow, &stats, &build_ms);
+            st = solve_grid(v, limit, reach, &flow, &stats, &build_ms);
             r->graph_nodes = n;
         }
         if (st != GCUT_OK)
@@ -1298,7 +1448,10 @@ gcut_status gcut_video_push_frame(gcut_video *v, const gcut_image *frame, const 
         r->flow = flow;
         r->warm = v->gpu != NULL ? v->last_warm : p->warm;
         snprintf(r->solver, sizeof r->solver, "%s", stats.solver);
-        memcpy(v->prev_mask, v->mask, (size_t)n);
+        /* The last mask becomes the one before; the new one is written whole below. */
+        uint8_t *older = v->prev_mask;
+        v->prev_mask = v->mask;
+        v->mask = older;
         mask_job job;
         job.v = v;
         job.band = p->restrict_band != 0;

@@ -30,11 +30,34 @@ void gcut__video_gpu_host_free(void *ptr) {
     gcut__free(ptr);
 }
 
-gcut_status gcut__video_gpu_solve(gcut__video_gpu *gpu, const uint8_t *pixels, const uint8_t *seeds,
-                                  const gcut__seg_tables *tables, uint8_t *labels, int64_t *flow,
-                                  gcut_stats *stats, gcut__video_gpu_report *report) {
-    (void)gpu, (void)pixels, (void)seeds, (void)tables, (void)labels, (void)flow, (void)stats,
-        (void)report;
+gcut_status gcut__video_gpu_model_init(gcut__video_gpu *gpu, const int32_t *cell_lut,
+                                       int64_t cells) {
+    (void)gpu, (void)cell_lut, (void)cells;
+    return gcut__fail(GCUT_ERR_UNSUPPORTED, "video: no CUDA in this build");
+}
+
+gcut_status gcut__video_gpu_put_frame(gcut__video_gpu *gpu, const uint8_t *pixels) {
+    (void)gpu, (void)pixels;
+    return gcut__fail(GCUT_ERR_UNSUPPORTED, "video: no CUDA in this build");
+}
+
+gcut_status gcut__video_gpu_put_masks(gcut__video_gpu *gpu, const uint8_t *mask,
+                                      const uint8_t *prev_mask) {
+    (void)gpu, (void)mask, (void)prev_mask;
+    return gcut__fail(GCUT_ERR_UNSUPPORTED, "video: no CUDA in this build");
+}
+
+gcut_status gcut__video_gpu_frame_stats(gcut__video_gpu *gpu, gcut__video_gpu_stats *out) {
+    (void)gpu, (void)out;
+    return gcut__fail(GCUT_ERR_UNSUPPORTED, "video: no CUDA in this build");
+}
+
+gcut_status gcut__video_gpu_solve(gcut__video_gpu *gpu, const int32_t *cell_cap,
+                                  const gcut__seg_tables *tables, const gcut__video_gpu_seeds *rule,
+                                  uint8_t *labels, uint8_t *seeds, int64_t *flow, gcut_stats *stats,
+                                  gcut__video_gpu_report *report) {
+    (void)gpu, (void)cell_cap, (void)tables, (void)rule, (void)labels, (void)seeds, (void)flow,
+        (void)stats, (void)report;
     return gcut__fail(GCUT_ERR_UNSUPPORTED, "video: no CUDA in this build");
 }
 
