@@ -7,18 +7,24 @@
 #
 # Usage, from the repository root on the 16-core host (each PART fits a 10-minute command):
 #   bash bench/qpbo_16core.sh build                 # configure and build (about 1 minute)
+#   bash bench/qpbo_16core.sh faults                # what a first touch of memory costs here
 #   bash bench/qpbo_16core.sh objects 300x300:8     # ~1.3e5 nodes, with Kolmogorov
 #   bash bench/qpbo_16core.sh objects 1000x1000:16  # ~1.5e6 nodes
-#   bash bench/qpbo_16core.sh objects 2600x2600:32  # ~1.0e7 nodes (Kolmogorov's Python driver
-#                                                   #  holds the terms: several GB, minutes)
-#   bash bench/qpbo_16core.sh huge 8200x8200:64     # ~1.0e8 nodes, gcut only, made in process
-#                                                   #  (bench/qpbo_objects; ~30 GB; THREADS=16
+#   bash bench/qpbo_16core.sh objects 2600x2600:32  # ~1.0e7 nodes (Kolmogorov reads its own
+#                                                   #  text file with QPBO::Load: ~1 GB written)
+#   bash bench/qpbo_16core.sh huge 8200x8200:64     # ~1.0e8 nodes, gcut only (~35 GB; THREADS=16
 #                                                   #  alone if the whole list runs too long)
+#   bash bench/qpbo_16core.sh variants 1000x1000:16 # pqpbo at the largest THREADS count with
+#                                                   #  the GCUT_QPBO_* experiment knobs
+#   bash bench/qpbo_16core.sh plot                  # scaling curve: $OUT/scaling.svg
 #   bash bench/qpbo_16core.sh pbk 2d                # hard 4096x4096, bk vs parallel-bk
 #   bash bench/qpbo_16core.sh pbk 3d                # hard 512^3
 #   bash bench/qpbo_16core.sh report                # all tables gathered in one file
+# `objects` and `huge` run bench/qpbo_objects (the energy made in process, gcut in process, each
+# Kolmogorov run its own process) and append their medians to $OUT/rows.csv for `plot`.
 # Environment: THREADS (default 1,2,4,8,16), REPEATS (default 3), OUT (default
-# bench/out/qpbo16). Kolmogorov's QPBO: `import thinqpbo` must work; without network access put
+# bench/out/qpbo16; a file COMMIT names the commit of a copied tree), PROFILE=1 (one more pqpbo run with the phase profile on stderr),
+# SERIAL=0 (leave serial qpbo out). Kolmogorov's QPBO: `import thinqpbo` must work; without network access put
 # the wheel (`pip download thinqpbo -d .whl/` on a machine with access) in .whl/ and this script
 # installs it from there. Tables: $OUT/*.md; what was run and on what: $OUT/machine.txt.
 set -euo pipefail
@@ -32,7 +38,7 @@ mkdir -p "$out"
 machine() {
     {
         echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
-        echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+        echo "commit: $(cat COMMIT 2>/dev/null || git rev-parse --short HEAD 2>/dev/null || echo unknown)"
         echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
         echo "cores: $(nproc)"
         echo "memory: $(free -g | awk '/Mem:/ { print $2 " GiB" }')"
@@ -45,7 +51,10 @@ need_thinqpbo() {
     if ls .whl/thinqpbo-*.whl >/dev/null 2>&1; then
         python3 -m pip install --quiet --no-index --find-links .whl --user \
             --break-system-packages thinqpbo 2>/dev/null ||
-            python3 -m pip install --quiet --no-index --find-links .whl --user thinqpbo || true
+            python3 -m pip install --quiet --no-index --find-links .whl --user thinqpbo ||
+            { python3 -m pip install --quiet --no-index --no-deps --target /tmp/site \
+                .whl/thinqpbo-*.whl && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}; } ||
+            true
     fi
     python3 -c "import thinqpbo" 2>/dev/null || echo "thinqpbo missing: Kolmogorov's column is left out"
 }
@@ -54,20 +63,37 @@ case "${1:-}" in
 build)
     cmake -S . -B build-16core -DCMAKE_BUILD_TYPE=Release -DGCUT_CUDA=OFF \
         -DGCUT_BUILD_TESTS=OFF >/dev/null
-    cmake --build build-16core -j "$(nproc)" --target gcut_cli gcut_bench qpbo_objects
+    cmake --build build-16core -j "$(nproc)" --target gcut_cli gcut_bench qpbo_objects qpbo_faults
     need_thinqpbo
     machine
     ;;
-objects)
-    spec=${2:?objects needs a spec WxH:K or WxHxD:K}
-    need_thinqpbo
-    python3 bench/qpbo_bench.py --gcut "$gcut" --threads "$threads" --repeats "$repeats" \
-        --out "$out" "$spec" | tee "$out/objects-$spec.md"
+faults)
+    build-16core/qpbo_faults --mb "${MB:-512}" --repeats "$repeats" | tee "$out/faults.md"
     ;;
-huge)
-    spec=${2:?huge needs a spec WxH[xD]:K}
+objects | huge)
+    spec=${2:?$1 needs a spec WxH[xD]:K}
+    extra=()
+    [ "${PROFILE:-0}" = 1 ] && extra+=(--profile)
+    [ "${SERIAL:-1}" = 0 ] && extra+=(--no-serial)
+    if [ "$1" = objects ]; then
+        need_thinqpbo
+        python3 -c "import thinqpbo" 2>/dev/null && extra+=(--kolmogorov bench/qpbo_kolmogorov.py)
+    fi
     build-16core/qpbo_objects --size "${spec%:*}" --objects "${spec#*:}" --threads "$threads" \
-        --repeats "${REPEATS:-1}" | tee "$out/huge-$spec.md"
+        --repeats "$repeats" --csv "$out/rows.csv" "${extra[@]}" | tee "$out/$1-$spec.md"
+    ;;
+variants)
+    spec=${2:?variants needs a spec WxH[xD]:K}
+    t=${threads##*,}
+    for v in "" GCUT_QPBO_ACTIVATE_ALL=1 "GCUT_QPBO_ACTIVATE_ALL=1 GCUT_QPBO_LATE_MIRROR=1" \
+        GCUT_QPBO_SPLIT=2 GCUT_QPBO_SPLIT=4; do
+        echo "### ${v:-default}"
+        env $v build-16core/qpbo_objects --size "${spec%:*}" --objects "${spec#*:}" --threads "$t" \
+            --repeats "$repeats" --no-serial | tail -1
+    done | tee "$out/variants-$spec.md"
+    ;;
+plot)
+    python3 bench/qpbo_plot.py "$out/rows.csv" "$out/scaling.svg" | tee "$out/scaling.txt"
     ;;
 pbk)
     which=${2:?pbk needs 2d or 3d}
@@ -79,11 +105,12 @@ pbk)
     done | tee "$out/pbk-$which.md"
     ;;
 report)
-    cat "$out/machine.txt" "$out"/objects-*.md "$out"/huge-*.md "$out"/pbk-*.md 2>/dev/null |
+    { cat "$out/machine.txt" "$out"/faults.md "$out"/objects-*.md "$out"/huge-*.md \
+        "$out"/variants-*.md "$out"/pbk-*.md "$out"/scaling.txt 2>/dev/null || true; } |
         tee "$out/report.md"
     ;;
 *)
-    sed -n '2,30p' "$0"
+    sed -n '2,34p' "$0"
     exit 2
     ;;
 esac

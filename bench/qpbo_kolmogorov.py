@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """qpbo_kolmogorov.py - Kolmogorov's QPBO (v1.4, through thinqpbo from PyPI) on a gcut QPBO
-text file, for bench/qpbo_bench.sh: prints 'c add_ms', 'c solve_ms' (solve: both stages of
+text file, or on a file in Kolmogorov's own text format (first line `nodes=N`, as
+bench/qpbo_objects --kolmogorov writes it: read by QPBO::Load in C++, which is what makes 10^7
+nodes feasible; then `--labels OUT` writes one int8 label per node and the caller computes the
+energy), for bench/qpbo_bench.py and bench/qpbo_objects.c: prints 'c add_ms', 'c solve_ms' (solve: both stages of
 max flow), 'c weak_ms' (compute_weak_persistencies), 'c cpu_ms' (CPU time of both), 'c rss_bytes' (resident memory the
 solver added, from /proc/self/statm), 'c labeled K of N', 'c lower_bound LB' (ceil of half
 of ComputeTwiceLowerBound) and 's E' (its labels, unlabeled as 0). Exit 77 without thinqpbo."""
@@ -19,8 +22,41 @@ def rss():
         return int(f.read().split()[1]) * 4096
 
 
+def main_load(path, labels_out):
+    before = rss()
+    q = thinqpbo.QPBOInt()
+    if not q.load(path):
+        sys.exit("QPBO::Load failed on " + path)
+    n = q.get_node_num()
+    t1 = time.perf_counter()
+    c1 = time.process_time()
+    q.solve()
+    t2 = time.perf_counter()
+    q.compute_weak_persistencies()
+    t3 = time.perf_counter()
+    c3 = time.process_time()
+    grown = rss() - before
+    labels = bytes((q.get_label(i) & 0xFF) for i in range(n))
+    if labels_out:
+        with open(labels_out, "wb") as f:
+            f.write(labels)
+    twice = q.compute_twice_lower_bound()
+    print("c solve_ms %.1f" % (1e3 * (t2 - t1)))
+    print("c weak_ms %.1f" % (1e3 * (t3 - t2)))
+    print("c cpu_ms %.1f" % (1e3 * (c3 - c1)))
+    print("c rss_bytes %d" % grown)
+    print("c labeled %d of %d" % (n - labels.count(0xFF), n))
+    print("c lower_bound %d" % (-((-twice) // 2)))
+
+
 def main():
     path = sys.argv[1]
+    with open(path) as f:
+        head = f.read(6)
+    if head == "nodes=":
+        out = sys.argv[3] if len(sys.argv) > 3 and sys.argv[2] == "--labels" else None
+        main_load(path, out)
+        return
     with open(path) as f:
         lines = [l.split() for l in f if l[:1] in ("p", "u", "e")]
     n, m = int(lines[0][2]), int(lines[0][3])

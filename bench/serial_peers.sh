@@ -11,23 +11,25 @@
 #   -p PATH   the peers' mfa_maxflow binary (or env MFA_MAXFLOW); without it the peer columns
 #             are skipped, visibly
 #   -r N      runs per solver and instance (default 5; medians)
-#   -s LIST   gcut solvers (default grid-bk,bk; grids only: a grid-only solver is left out on
-#             general graphs)
+#   -s LIST   gcut solvers (default grid-ibfs,grid-bk,ibfs,bk; a grid-only solver is left out
+#             on general graphs)
 #   -P LIST   peer algorithms (default eibfs_i)
 #   -i LIST   instances (default: the hard grids and general graphs below), names:
 #             hard|easy-WxH-C (2D, C = 4 or 8), hard|easy-NxNxN-C (3D, C = 6 or 26),
 #             random-NODES, layered-NODES (gcut_bench's makers), genrmf-A-B (c1 1, c2 10000)
 #   -b DIR    CMake build folder (default build-serial; Release, CPU only)
 #   -o DIR    instance files and logs (default bench/out/serial)
-# One run of the default list takes 20-30 minutes on the 2-core build machine (reading the
-# large DIMACS files dominates the peer's side): split it with -i where a command has a time
+# On the 2-core build machine, with the instance files already written, -r 3 took 14 minutes
+# for the 8 hard grids (3 gcut solvers and EIBFS-I) and 5 for the 4 general graphs (2 solvers);
+# -r 5, more solvers and the first run (writing the DIMACS files) take longer, and reading the
+# large DIMACS files dominates the peer's side: split it with -i where a command has a time
 # limit. Instance files are kept in OUT_DIR and reused.
 # Exit status: 0, or 2 on any flow mismatch.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MFA=${MFA_MAXFLOW:-}
 REPEATS=5
-SOLVERS=grid-bk,bk
+SOLVERS=grid-ibfs,grid-bk,ibfs,bk
 PEERS=eibfs_i
 INSTANCES=hard-2048x2048-4,hard-4096x4096-4,hard-1920x1080-8,hard-4096x4096-8,hard-192x192x192-6,hard-256x256x256-6,hard-96x96x96-26,hard-128x128x128-26,random-1000000,layered-40000,genrmf-16-96,genrmf-48-8
 BUILD_DIR=build-serial

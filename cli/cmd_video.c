@@ -76,8 +76,9 @@ static void usage(FILE *out) {
         "  --help                this text\n\n"
         "exit status: 0 segmented, 1 bad input or failure (masks written so far are valid),\n"
         "2 usage error\n",
-        gcut_video_file_support() ? "decoded with FFmpeg's libraries"
-                                  : "not in this build: FFmpeg's libraries were not found");
+        gcut_video_file_support()
+            ? "decoded by gcut's FFmpeg module"
+            : "not available: gcut's FFmpeg module libgcut_ffmpeg.so was not found or not loaded");
 }
 
 static double now_ms(void) {

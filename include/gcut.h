@@ -106,8 +106,9 @@ enum { GCUT_SOURCE = 0, GCUT_SINK = 1 };
 /** Solve options. Always start from gcut_options_init(). */
 typedef struct gcut_options {
     const char *solver; /**< registered solver name, or "auto" / NULL: GPU when present and
-                             the problem is large, else "grid-bk" for grids and "bk" for
-                             graphs (a grid of 65536 nodes or more with threads > 1:
+                             the problem is large, else "ibfs" for graphs and "grid-bk" for
+                             grids ("grid-ibfs" for a one-off gcut_grid_solve of a 6-, 8- or
+                             26-connected grid; a grid of 65536 nodes or more with threads > 1:
                              "parallel-bk") */
     int threads;        /**< CPU threads for parallel solvers; 0 = all cores */
     int device;         /**< CUDA device ordinal for GPU solvers */
@@ -514,12 +515,18 @@ typedef struct gcut_seg_params {
                                 band around the projected boundary; GCUT_SEG_LEVELS_AUTO = picked by
                                 size (0 below 2^20 pixels). The result is a minimum cut of the band
                                 problem, not always of the full one: see gcut_seg_report.energy */
-    int band;       /**< band half-width d >= 0 in pixels at each finer level (default 2): pixels
-                         within Chebyshev distance d of the projected boundary (or of a seed the
-                         projection contradicts) are re-solved, the rest keep projected labels */
-    int band_grow;  /**< 1: where the band's cut touches the band's outer layer, widen the band
-                         there by d and re-solve, until it does not (at most 32 rounds); a
-                         heuristic, not a proof of optimality (docs/BAND.md). Default 0 */
+    int band;      /**< band half-width d >= 0 in pixels at each finer level (default 2): pixels
+                        within Chebyshev distance d of the projected boundary (or of a seed the
+                        projection contradicts) are re-solved, the rest keep projected labels */
+    int band_grow; /**< 1: where the band's cut touches the band's outer layer, widen the band
+                        there by d and re-solve, until it does not (at most 32 rounds); a
+                        heuristic, not a proof of optimality (docs/BAND.md). Default 0 */
+    /** Graph solver of the bands (the coarsest level uses the options' solver): a solver taking
+     *  general graphs ("bk", "cuda-general", ...), or NULL / "auto" (default): the options'
+     *  solver when it takes general graphs, else cuda-general when the coarsest level ran on
+     *  cuda-grid, else gcut's "auto" rule for graphs (bk, or cuda-general on a GPU host by the
+     *  graph's size and shape). */
+    const char *band_solver;
     int iterations; /**< GrabCut rounds (Rother et al. 2004): fit the colour models, cut,
                          re-fit them to the cut, cut again..., at most this many cuts,
                          fewer when the labels stop changing; 1 = one cut. 0 (default):
@@ -567,6 +574,7 @@ typedef struct gcut_seg_level {
     int64_t flow;                 /**< the last solve's flow (band problem's minimum) */
     double build_ms;              /**< coarsening, projection, band and graph building */
     double solve_ms;              /**< max-flow (all rounds) */
+    char solver[32];              /**< the solver of the level's (last) solve */
 } gcut_seg_level;
 
 /** What the energy builder and solver did. */
@@ -760,8 +768,9 @@ typedef struct gcut_qpbo_result {
 } gcut_qpbo_result;
 
 /** Minimise: options->solver "qpbo" (serial), "pqpbo" (parallel, options->threads, 0 = all
- *  cores) or "auto"/NULL. labels (may be NULL) gets num_nodes values 0, 1 or -1; result (may
- *  be NULL) the summary. The energy is not modified; it may be solved again.
+ *  cores) or "auto"/NULL ("pqpbo" for 65536 nodes or more with options->threads > 1, else
+ *  "qpbo"; the labels are the same either way). labels (may be NULL) gets num_nodes values 0, 1 or
+ * -1; result (may be NULL) the summary. The energy is not modified; it may be solved again.
  *  @return GCUT_ERR_NOT_FOUND for an unknown solver, GCUT_ERR_NOMEM, GCUT_ERR_OVERFLOW if an
  *  energy sum leaves int64. */
 gcut_status gcut_qpbo_solve(gcut_qpbo *qpbo, const gcut_options *options, int8_t *labels,
@@ -902,7 +911,8 @@ const char *gcut_video_solver(const gcut_video *video);
 typedef struct gcut_video_source gcut_video_source;
 
 /** Open path as above. @return GCUT_ERR_IO (missing, unreadable), GCUT_ERR_PARSE (no frames,
- *  a numbering gap, a corrupt header), GCUT_ERR_UNSUPPORTED (a video file without FFmpeg). */
+ *  a numbering gap, a corrupt header), GCUT_ERR_UNSUPPORTED (a video file without gcut's FFmpeg
+ *  module: the message says where it was looked for and what to install). */
 gcut_status gcut_video_source_open(const char *path, gcut_video_source **out);
 /** Frame geometry (of the first frame) and count (-1 when unknown, as for some video files). */
 void gcut_video_source_info(const gcut_video_source *source, int64_t *width, int64_t *height,
@@ -922,7 +932,10 @@ gcut_status gcut_video_source_read_frame(const gcut_video_source *source, int64_
                                          gcut_image *frame);
 /** Close the source. NULL is accepted. */
 void gcut_video_source_close(gcut_video_source *source);
-/** @return 1 if this build reads and writes video files (FFmpeg libraries found), else 0. */
+/** @return 1 if video files can be read and written: gcut's FFmpeg module (libgcut_ffmpeg.so,
+ *  made where the build found FFmpeg) was found and loaded (from $GCUT_FFMPEG_MODULE, beside
+ *  the executable, or where `cmake --install` put it), else 0. The first call (or the first
+ *  video file opened) loads it; nothing else in libgcut loads FFmpeg. */
 int gcut_video_file_support(void);
 
 /** Writes an overlay video (8-bit RGB frames) with FFmpeg (MPEG-4 Part 2 in .mp4/.avi/.mkv);

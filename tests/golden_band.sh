@@ -65,5 +65,11 @@ expect 2 "bad --levels" -- "$gcut" segment "$work/img.png" --seeds "$work/seeds.
 grep_out "bad value '9' for --levels" "names the bad --levels"
 expect 2 "bad --band" -- "$gcut" segment "$work/img.png" --seeds "$work/seeds.png" \
     -o "$work/x.png" --levels 1 --band -3
+expect 1 "grids-only band solver" -- "$gcut" segment "$work/img.png" --seeds "$work/seeds.png" \
+    -o "$work/x.png" --levels 1 --band-solver grid-bk
+grep_out "band_solver 'grid-bk' takes grids only" "names the band solver that cannot take a band"
+expect 0 "bands on bk, named" -- "$gcut" segment "$work/img.png" --seeds "$work/seeds.png" \
+    -o "$work/band.png" --solver bk --levels 2 --band 1 --band-solver bk
+grep_out '^level 0 .* band: .*\(bk\), flow' "the band's solver on its level line"
 echo "golden_band: $checks passed, $failures failed"
 [ "$failures" -eq 0 ]

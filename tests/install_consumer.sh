@@ -18,6 +18,15 @@ for f in libgcut.a libgcut.so pkgconfig/gcut.pc cmake/gcut/gcutConfig.cmake; do
     [ -e "$libdir/$f" ] || { echo "FAIL: $f not installed in $libdir"; exit 1; }
 done
 "$prefix/bin/gcut" --version
+# gcut's FFmpeg module (where the build made one) goes to LIBDIR/gcut, where the installed gcut
+# finds it relative to itself (src/io/ffmpeg_load.c), in this prefix as in any other.
+if [ -e "$build/libgcut_ffmpeg.so" ]; then
+    [ -e "$libdir/gcut/libgcut_ffmpeg.so" ] ||
+        { echo "FAIL: libgcut_ffmpeg.so not installed in $libdir/gcut"; exit 1; }
+    help=$(env -u GCUT_FFMPEG_MODULE "$prefix/bin/gcut" video --help)
+    grep -q "decoded by gcut's FFmpeg module" <<<"$help" ||
+        { echo "FAIL: the installed gcut does not find its FFmpeg module"; exit 1; }
+fi
 cc=${CC:-cc}
 export PKG_CONFIG_PATH=$libdir/pkgconfig
 # shellcheck disable=SC2046

@@ -1,8 +1,11 @@
-/* test_cuda_band.c - multilevel narrow-banded segmentation (docs/BAND.md) with the coarsest
- * level on the GPU (cuda-grid through gcut_grid_solve; bands on bk): the coarsest level's flow
- * equal to bk's on the same coarse grid, and the result certified on the full grid (its energy
- * is its cut capacity there, never below the exact minimum; seeds kept). Skips (exit 77) where
- * no GPU can be used. Written without a GPU at hand: not yet run on one. */
+/* test_cuda_band.c - multilevel narrow-banded segmentation (docs/BAND.md) on the GPU: the
+ * coarsest level on cuda-grid (through gcut_grid_solve), the bands on bk or on cuda-general
+ * (gcut_seg_params.band_solver). Oracles: the coarsest flow equal to bk's on the same coarse
+ * grid; the first band's flow on cuda-general equal to bk's on the same band problem (the same
+ * projection: cuda-grid's cut is the same in both runs); every result certified on the full
+ * grid (its energy is its cut capacity there, never below the exact minimum; seeds kept); and a
+ * constructed case where the band provably holds the minimum cut equal pixel for pixel to the
+ * full exact solve. Skips (exit 77) where no GPU can be used. */
 #include "internal.h"
 #include "util_common.h"
 
@@ -41,10 +44,19 @@ static void one_case(int64_t w, int64_t h, int64_t d, gcut_synth_level level, in
     gcut_options_init(&oc);
     og.solver = "cuda-grid";
     oc.solver = "bk";
-    gcut_seg_report rg, rc, rf;
+    gcut_seg_report rg, rc, rf, rx;
+    p.band_solver = "cuda-general";
     CHECK_OK(gcut_segment(&img, seeds, &p, &og, gpu, &rg));
+    p.band_solver = "bk";
+    CHECK_OK(gcut_segment(&img, seeds, &p, &og, cpu, &rx)); /* coarsest on cuda-grid, bands bk */
+    PASS_IF(strcmp(rg.stats.solver, "cuda-grid") == 0 &&
+            strcmp(rg.level[levels - 1].solver, "cuda-general") == 0 &&
+            strcmp(rx.level[levels - 1].solver, "bk") == 0);
+    /* the same first band problem (cuda-grid's cut does not depend on the run): same minimum */
+    PASS_IF(rg.level[levels].flow == rx.level[levels].flow &&
+            rg.level[levels - 1].nodes == rx.level[levels - 1].nodes &&
+            rg.level[levels - 1].flow == rx.level[levels - 1].flow);
     CHECK_OK(gcut_segment(&img, seeds, &p, &oc, cpu, &rc));
-    PASS_IF(strcmp(rg.stats.solver, "cuda-grid") == 0);
     PASS_IF(rg.level[levels].flow == rc.level[levels].flow); /* the same coarse grid, exactly */
     gcut_seg_params pf = p;
     pf.levels = 0;
@@ -62,13 +74,68 @@ static void one_case(int64_t w, int64_t h, int64_t d, gcut_synth_level level, in
         for (int64_t i = 0; i < n; i++)
             kept &= seeds[i] == 0 || (seeds[i] == GCUT_SEED_FOREGROUND) == (gpu[i] == 1);
         PASS_IF(kept);
-        printf("%lldx%lldx%lld %s, %d levels: coarsest flow %lld on both, energy gap %lld\n",
+        printf("%lldx%lldx%lld %s, %d levels: coarsest flow %lld on both, first band %lld nodes "
+               "flow %lld on both; energy gap to the exact minimum: cuda-general bands %lld, bk "
+               "bands %lld, all bk %lld\n",
                (long long)w, (long long)h, (long long)d, level ? "hard" : "easy", levels,
-               (long long)rg.level[levels].flow, (long long)(rg.energy - rf.stats.flow));
+               (long long)rg.level[levels].flow, (long long)rg.level[levels - 1].nodes,
+               (long long)rg.level[levels - 1].flow, (long long)(rg.energy - rf.stats.flow),
+               (long long)(rx.energy - rf.stats.flow), (long long)(rc.energy - rf.stats.flow));
+        PASS_IF(rx.energy >= rf.stats.flow && rc.energy >= rf.stats.flow);
     }
     gcut_grid_free(grid);
     free(seeds), free(gpu), free(cpu), free(labels);
     gcut_image_free(&img);
+}
+
+/* The regional term dominates and the foreground is a union of blocks aligned to 2^L: every
+ * level sees pure blocks, so the band holds the minimum cut (docs/BAND.md); the all-GPU banded
+ * mask equals the full exact solve's, pixel for pixel, at odd sizes, 2D and 3D. */
+static void provable_case(int64_t w, int64_t h, int64_t d, int levels) {
+    const int64_t n = w * h * d, a = (int64_t)1 << levels;
+    uint8_t *px = malloc((size_t)n), *seeds = calloc((size_t)n, 1);
+    uint8_t *banded = malloc((size_t)n), *full = malloc((size_t)n);
+    int64_t fgseed = -1;
+    for (int64_t z = 0; z < d; z++)
+        for (int64_t y = 0; y < h; y++)
+            for (int64_t x = 0; x < w; x++) {
+                const int64_t bx = x / a, by = y / a, bz = z / a;
+                const bool fg = ((bx + 2 * by + 3 * bz) % 5 == 1) || (bx >= 3 && bx < 7 && by >= 2);
+                px[(z * h + y) * w + x] = fg ? 200 : 40;
+                if (fg && fgseed < 0)
+                    fgseed = (z * h + y) * w + x;
+            }
+    seeds[fgseed] = GCUT_SEED_FOREGROUND;
+    for (int64_t i = 0; i < n; i++)
+        if (px[i] == 40) {
+            seeds[i] = GCUT_SEED_BACKGROUND;
+            break;
+        }
+    gcut_image img = {w, h, d, 1, 8, px};
+    gcut_seg_params p;
+    gcut_seg_params_init(&p);
+    p.model = GCUT_MODEL_HISTOGRAM;
+    p.lambda = 0.01;
+    p.levels = levels;
+    p.band = 1;
+    p.band_solver = NULL; /* auto: cuda-general after a coarsest level on cuda-grid */
+    gcut_options o;
+    gcut_options_init(&o);
+    o.solver = "cuda-grid";
+    gcut_seg_report rb, rf;
+    CHECK_OK(gcut_segment(&img, seeds, &p, &o, banded, &rb));
+    p.levels = 0;
+    CHECK_OK(gcut_segment(&img, seeds, &p, &o, full, &rf));
+    int64_t differ = 0;
+    for (int64_t i = 0; i < n; i++)
+        differ += banded[i] != full[i];
+    printf("provable %lldx%lldx%lld, %d levels: %lld pixels differ, energies %lld / %lld\n",
+           (long long)w, (long long)h, (long long)d, levels, (long long)differ,
+           (long long)rb.energy, (long long)rf.stats.flow);
+    PASS_IF(differ == 0 && rb.energy == rf.stats.flow);
+    PASS_IF(strcmp(rb.level[levels].solver, "cuda-grid") == 0 &&
+            strcmp(rb.level[0].solver, "cuda-general") == 0);
+    free(px), free(seeds), free(banded), free(full);
 }
 
 int main(void) {
@@ -79,6 +146,10 @@ int main(void) {
     one_case(1024, 768, 1, GCUT_SYNTH_HARD, 1);
     one_case(1025, 767, 1, GCUT_SYNTH_EASY, 2);
     one_case(130, 120, 110, GCUT_SYNTH_EASY, 1);
+    one_case(96, 80, 70, GCUT_SYNTH_HARD, 2);
+    provable_case(301, 203, 1, 2);
+    provable_case(67, 41, 1, 3);
+    provable_case(45, 37, 29, 2);
     return test_finish("test_cuda_band", checks);
 }
 #endif

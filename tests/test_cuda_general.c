@@ -339,7 +339,8 @@ static void errors(test_rng *rng) {
 }
 
 /* "auto" (registry.c, from the measured table): cuda-general for graphs that are not lattices
- * from 32768 nodes, for lattices (grids written as graphs) from 2,000,000 nodes; bk below. */
+ * from 32768 nodes, for lattices (grids written as graphs) from 2,000,000 nodes; the CPU pick
+ * (ibfs) below. */
 static void auto_pick(gcut_graph *g, const char *expected, int64_t flow_expected) {
     gcut_stats stats;
     int64_t flow = -1;
@@ -362,10 +363,10 @@ static void auto_rule(test_rng *rng) {
             return;
         CHECK_OK(gcut_graph_add_tweights(g, 0, 5, 3));
         CHECK_OK(gcut_graph_add_tweights(g, sizes[k] - 1, 2, 9));
-        auto_pick(g, k == 0 ? "bk" : "cuda-general", 5);
+        auto_pick(g, k == 0 ? "ibfs" : "cuda-general", 5);
         gcut_graph_free(g);
     }
-    /* 40000 nodes: a random graph goes to the GPU, a 200 x 200 grid graph stays with bk. */
+    /* 40000 nodes: a random graph goes to the GPU, a 200 x 200 grid graph stays on the CPU. */
     oracle_caps caps = oracle_caps_default();
     gcut_graph *g = NULL;
     CHECK_OK(oracle_make_random(rng, 40000, 120000, &caps, &g));
@@ -375,7 +376,7 @@ static void auto_rule(test_rng *rng) {
     g = NULL;
     CHECK_OK(oracle_make_grid_graph(rng, 200, 200, 4, &caps, &g));
     if (g != NULL)
-        auto_pick(g, "bk", oracle_dinic(g));
+        auto_pick(g, "ibfs", oracle_dinic(g));
     gcut_graph_free(g);
 }
 

@@ -3,7 +3,8 @@
  * against fresh bk and cpu-pr solves on larger ones), box and seeds together, the energy never
  * rising, warm and cold rounds giving the same masks and energies round by round (each round
  * certified), the early stop only on a round that changed no label, the half-size first rounds
- * (forced and automatic; certified, warm = cold), bad boxes rejected by name, and a picture of
+ * (forced and automatic; certified, warm = cold; the lone full-size cut on grid-bk equal to
+ * bk's), bad boxes rejected by name, and a picture of
  * one colour. Randomised cases print their seed (GCUT_TEST_SEED replays). */
 #include "internal.h"
 #include "util_common.h"
@@ -509,6 +510,19 @@ static void test_coarse(uint64_t seed) {
     if (grid != NULL)
         check_min_cut(grid, warm, n);
     gcut_grid_free(grid);
+    /* That lone full-size cut of a box goes to grid-bk under "auto"; bk named makes it on the
+     * graph of unknown pixels: the same mask, flow and energies. */
+    {
+        gcut_options o;
+        gcut_options_init(&o);
+        o.solver = "bk";
+        gcut_seg_report rb;
+        CHECK_OK(gcut_grabcut(&img, &box, NULL, &p, &o, cold, &rb));
+        PASS_IF(strcmp(r.stats.solver, "grid-bk") == 0 && strcmp(rb.stats.solver, "bk") == 0);
+        PASS_IF(memcmp(warm, cold, (size_t)n) == 0 && r.stats.flow == rb.stats.flow &&
+                r.iterations == rb.iterations &&
+                r.round_energy[r.iterations - 1] == rb.round_energy[rb.iterations - 1]);
+    }
     free(px), free(truth), free(warm), free(cold);
 }
 

@@ -410,6 +410,88 @@ static void test_parallel_agrees(test_rng *rng) {
     count(bad == 0);
 }
 
+/* Energies large enough for the threaded paths of the build (edge passes on several threads,
+ * the interface sort cut into slices): a random grid with random block ids (nearly every pair
+ * crosses blocks) and a multi-object energy (blocks = objects, every interface
+ * non-submodular). pqpbo at several thread counts, with the merges activating every end of a
+ * new pair (GCUT_QPBO_ACTIVATE_ALL=1) and with blocks mirrored only when a merge needs it
+ * (GCUT_QPBO_LATE_MIRROR=1), with each given block cut in three (GCUT_QPBO_SPLIT=3), and with
+ * merges putting their records into play on helper threads, 50 records each
+ * (GCUT_QPBO_ADD_SLICE=50), gives qpbo's labels, bound and energy; every solve also checks
+ * that the source tree is the set reachable from the source (GCUT_QPBO_CHECK_REACH, set in
+ * main), which fails if a merge left an augmenting path unfound. */
+static void test_parallel_large(test_rng *rng) {
+    int bad = 0;
+    for (int kind = 0; kind < 3; kind++) {
+        uint64_t seed = test_rng_next(rng);
+        gcut_qpbo *q = NULL;
+        if (kind == 0) /* 16900 nodes: every threaded pass (their floors are 16384) */
+            CHECK_OK(gcut_qpbo_random(130, 130, (int)test_rng_range(rng, 10, 60), 100, seed, &q));
+        else if (kind == 1)
+            CHECK_OK(gcut_qpbo_objects(160, 120, 1, 6, seed, &q));
+        else /* 67600 nodes, for "auto" only (its floor is 65536) */
+            CHECK_OK(gcut_qpbo_random(260, 260, (int)test_rng_range(rng, 10, 60), 100, seed, &q));
+        if (q == NULL)
+            return;
+        int64_t n = gcut_qpbo_num_nodes(q);
+        if (kind == 0) {
+            int32_t nb = (int32_t)test_rng_range(rng, 5, 23);
+            int32_t *block = malloc((size_t)n * sizeof *block);
+            for (int64_t p = 0; p < n; p++)
+                block[p] = (int32_t)test_rng_range(rng, 0, nb - 1);
+            CHECK_OK(gcut_qpbo_set_blocks(q, block, nb));
+            free(block);
+        }
+        int8_t *ref = malloc((size_t)n), *got = malloc((size_t)n);
+        gcut_qpbo_result r, pr;
+        CHECK_OK(solve(q, "qpbo", 1, ref, &r));
+        bool ok = r.lower_bound <= r.energy;
+        if (kind == 2) {
+            /* "auto" takes pqpbo with threads on a large energy, qpbo without; same answer. */
+            CHECK_OK(solve(q, "auto", 3, got, &pr));
+            ok = ok && strcmp(pr.solver, "pqpbo") == 0 && memcmp(ref, got, (size_t)n) == 0 &&
+                 pr.energy == r.energy && pr.lower_bound == r.lower_bound;
+            CHECK_OK(solve(q, "auto", 1, got, &pr));
+            ok = ok && strcmp(pr.solver, "qpbo") == 0 && memcmp(ref, got, (size_t)n) == 0;
+        }
+        /* The default at 1, 3 and 8 threads; each variant at 3. */
+        for (int variant = 0; variant < 5 && kind < 2; variant++) {
+            if (variant == 1)
+                setenv("GCUT_QPBO_ACTIVATE_ALL", "1", 1);
+            if (variant == 2)
+                setenv("GCUT_QPBO_LATE_MIRROR", "1", 1);
+            if (variant == 3)
+                setenv("GCUT_QPBO_SPLIT", "3", 1);
+            if (variant == 4)
+                setenv("GCUT_QPBO_ADD_SLICE", "50", 1);
+            const int threads[] = {3, 1, 8};
+            for (int t = 0; t < (variant == 0 ? 3 : 1); t++) {
+                CHECK_OK(solve(q, "pqpbo", threads[t], got, &pr));
+                bool same = memcmp(ref, got, (size_t)n) == 0 && pr.lower_bound == r.lower_bound &&
+                            pr.energy == r.energy && pr.labeled == r.labeled;
+                if (!same)
+                    fprintf(stderr,
+                            "large %s energy (seed %llu), variant %d, %d threads: pqpbo differs "
+                            "from qpbo\n",
+                            kind == 0 ? "random" : "objects", (unsigned long long)seed, variant,
+                            threads[t]);
+                ok = ok && same;
+            }
+            unsetenv("GCUT_QPBO_ACTIVATE_ALL");
+            unsetenv("GCUT_QPBO_LATE_MIRROR");
+            unsetenv("GCUT_QPBO_SPLIT");
+            unsetenv("GCUT_QPBO_ADD_SLICE");
+        }
+        if (!ok)
+            bad++;
+        free(ref);
+        free(got);
+        gcut_qpbo_free(q);
+    }
+    test_failures += bad;
+    count(bad == 0);
+}
+
 static void test_float_and_errors(void) {
     gcut_qpbo *q = NULL;
     CHECK_OK(gcut_qpbo_create(3, 0, &q));
@@ -458,6 +540,7 @@ int main(void) {
     test_tiny(&rng, 3000);
     test_submodular_vs_maxflow(&rng);
     test_parallel_agrees(&rng);
+    test_parallel_large(&rng);
     test_float_and_errors();
     return test_finish("test_qpbo", passed);
 }

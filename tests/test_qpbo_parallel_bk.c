@@ -22,10 +22,18 @@ static int passed = 0;
         }                                                                                          \
     } while (0)
 
+/* A random block count; one time in three, merges put their pairs into play on helper
+ * threads a few records each (GCUT_QPBO_ADD_SLICE), which real sizes do past 64 Ki records. */
 static void set_split(test_rng *rng) {
     char text[16];
     snprintf(text, sizeof text, "%d", (int)test_rng_range(rng, 1, 40));
     setenv("GCUT_QPBO_BLOCKS", text, 1);
+    if (test_rng_range(rng, 0, 2) == 0) {
+        snprintf(text, sizeof text, "%d", (int)test_rng_range(rng, 1, 8));
+        setenv("GCUT_QPBO_ADD_SLICE", text, 1);
+    } else {
+        unsetenv("GCUT_QPBO_ADD_SLICE");
+    }
 }
 
 /* parallel-bk with threads and a random split: flow, certificate, and bk's minimal cut. */

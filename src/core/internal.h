@@ -201,6 +201,12 @@ gcut_status gcut__bk_solve_grid(const gcut_grid *grid, const gcut_options *optio
 /** grid-bk (src/cpu/grid_bk.c): bk on the implicit grid topology. */
 gcut_status gcut__gridbk_solve_grid(const gcut_grid *grid, const gcut_options *options,
                                     int64_t *flow, uint8_t *labels, gcut_stats *stats);
+/** ibfs (src/cpu/eibfs.c): incremental breadth-first search on general graphs. */
+gcut_status gcut__ibfs_solve_graph(gcut_graph *graph, const gcut_options *options, int64_t *flow,
+                                   uint8_t *labels, gcut_stats *stats);
+/** grid-ibfs (src/cpu/grid_bk.c): ibfs on grid-bk's implicit grid layout. */
+gcut_status gcut__gridibfs_solve_grid(const gcut_grid *grid, const gcut_options *options,
+                                      int64_t *flow, uint8_t *labels, gcut_stats *stats);
 gcut_status gcut__pbk_solve_graph(gcut_graph *graph, const gcut_options *options, int64_t *flow,
                                   uint8_t *labels, gcut_stats *stats);
 gcut_status gcut__pbk_solve_grid(const gcut_grid *grid, const gcut_options *options, int64_t *flow,

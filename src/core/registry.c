@@ -23,6 +23,12 @@ static const gcut__solver solvers[] = {
      "Boykov-Kolmogorov on the implicit grid: arcs by index offset, 4 bytes per arc, warm "
      "re-solve",
      GCUT_TAKES_GRID | GCUT_WARM, NULL, NULL, gcut__gridbk_solve_grid},
+    {"ibfs",
+     "incremental breadth-first search (Goldberg et al.): two trees of exact BFS labels, serial",
+     GCUT_TAKES_GRAPH, NULL, gcut__ibfs_solve_graph, NULL},
+    {"grid-ibfs",
+     "incremental breadth-first search on the implicit grid (grid-bk's layout), serial",
+     GCUT_TAKES_GRID, NULL, NULL, gcut__gridibfs_solve_grid},
     {"parallel-bk", "Liu & Sun's parallel bk: blocks solved at once, merged bottom-up on threads",
      GCUT_TAKES_GRAPH | GCUT_TAKES_GRID, NULL, gcut__pbk_solve_graph, gcut__pbk_solve_grid},
     {"cpu-pr", "grid push-relabel on CPU threads (OpenMP), the CPU twin of cuda-grid",
@@ -59,6 +65,13 @@ enum { num_solvers = (int)(sizeof solvers / sizeof solvers[0]) };
 /* Grids at least this large go to parallel-bk under "auto" when the options ask for more than
  * one thread: below it, starting threads and merging blocks cost about what they save. */
 #define GCUT__AUTO_PARALLEL_MIN_NODES ((int64_t)256 * 256)
+
+/* Whether "auto" gives a one-off CPU grid solve to grid-ibfs rather than grid-bk: on the 6-, 8-
+ * and 26-connected hard grids of the serial table grid-ibfs's solve was the faster, on the
+ * 4-connected ones grid-bk's (docs/PERFORMANCE.md, "Serial CPU solvers against EIBFS-I"). */
+static bool gcut__auto_grid_ibfs(const gcut_grid *grid) {
+    return grid->num_dirs != 4;
+}
 
 void gcut_options_init(gcut_options *options) {
     if (options == NULL)
@@ -119,8 +132,14 @@ const gcut__solver *gcut__solver_pick(const gcut_options *options, bool grid, in
             is_available(gpu))
             return gpu;
         /* On the CPU a grid goes to grid-bk: bk's search on the implicit topology, faster
-         * than bk's CSR on every synthetic grid (docs/CPU-SERIAL.md). */
-        return find(grid ? "grid-bk" : "bk");
+         * than bk's CSR on every synthetic grid, and the solver of grid contexts (warm
+         * re-solves); gcut_grid_solve moves one-off solves of some shapes on to grid-ibfs. A
+         * general graph goes to ibfs, 1.2-3.4x bk's solve speed on the random, layered and
+         * GENRMF graphs measured (docs/CPU-SERIAL.md, "Second pass"; graphs past its 32-bit node
+         * ids go to bk); warm re-solves of a general graph need "bk" named. */
+        if (grid)
+            return find("grid-bk");
+        return find(num_nodes < (int64_t)INT32_MAX - 8 ? "ibfs" : "bk");
     }
     const gcut__solver *s = find(name);
     if (s == NULL) {
@@ -220,6 +239,11 @@ gcut_status gcut_grid_solve(gcut_grid *grid, const gcut_options *options, int64_
         grid->num_nodes >= GCUT__AUTO_PARALLEL_MIN_NODES &&
         (options->solver == NULL || strcmp(options->solver, "auto") == 0))
         solver = find("parallel-bk");
+    /* A one-off grid solve under "auto" that stayed serial: grid-ibfs where the serial table
+     * has it ahead of grid-bk (docs/CPU-SERIAL.md, "Second pass"). */
+    if (strcmp(solver->name, "grid-bk") == 0 && gcut__auto_grid_ibfs(grid) &&
+        (options->solver == NULL || strcmp(options->solver, "auto") == 0))
+        solver = find("grid-ibfs");
     st = gcut_grid_validate(grid);
     if (st != GCUT_OK)
         return st;

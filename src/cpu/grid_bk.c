@@ -779,3 +779,264 @@ void gcut__gridbk_ctx_free(void *state) {
     gbk_free(c->s);
     gcut__free(c);
 }
+
+/* ---- grid-ibfs: incremental breadth-first search (Goldberg, Hed, Kaplan, Tarjan & Werneck,
+ * ESA 2011, sections 2-3) on grid-bk's layout. The same algorithm as src/cpu/eibfs.c's "ibfs"
+ * (docs/CPU-SERIAL.md, "Second pass"), with a node's tree state in gbk_node read differently:
+ * info holds the tree bit and the parent code (its distance bits stay 0), ts the exact BFS
+ * label, next the number of the last active list the node was put in. The augmentation is
+ * grid-bk's; its orphans go on the orphan array as a stack (orphan_low grows down), so the
+ * lowest label of a path comes off first. ---- */
+
+typedef struct gib_list {
+    uint32_t *items;
+    uint32_t count;
+    uint32_t id;
+} gib_list;
+
+typedef struct gib {
+    gbk *s;
+    gib_list cur[2], next[2]; /* [0] source tree, [1] sink tree */
+    uint32_t level[2];        /* the label of cur's nodes */
+    int growing;              /* -1, or the tree whose pass is running */
+    uint32_t list_ids;
+} gib;
+
+#define GIB_TREE(info) (((info)&GBK_SINK) ? 1 : 0)
+
+GBK_INLINE void gib_push(gib *g, gib_list *l, uint32_t v) {
+    gbk_node *nd = g->s->nodes;
+    if (nd[v].next == l->id)
+        return;
+    nd[v].next = l->id;
+    l->items[l->count++] = v;
+}
+
+/* Re-attach orphan v (label L): a neighbour of its tree at L - 1 through a residual arc, or else
+ * the smallest such label + 1 (its children become orphans), or free past the tree's frontier. */
+GBK_INLINE void gib_adopt(gib *g, const int D, ptrdiff_t v) {
+    gbk *s = g->s;
+    uint32_t *res = s->res;
+    gbk_node *nd = s->nodes;
+    const ptrdiff_t *step = s->step;
+    const uint32_t sink = nd[v].info & GBK_SINK, L = nd[v].ts;
+    const int t = sink ? 1 : 0;
+    uint32_t best = UINT32_MAX;
+    int best_d = -1;
+    for (int d = 0; d < D; d++) {
+        const uint32_t r = sink ? GBK_OUT(v, d) : GBK_IN(v, d);
+        if (r == 0)
+            continue;
+        const ptrdiff_t j = v + step[d];
+        const uint32_t nj = nd[j].info;
+        if ((nj & GBK_SINK) != sink || GBK_PARENT(nj) == GBK_P_NONE)
+            continue;
+        const uint32_t lj = nd[j].ts;
+        if (lj == L - 1) {
+            nd[v].info = GBK_INFO(sink, d, 0u);
+            return;
+        }
+        if (lj < best) {
+            best = lj;
+            best_d = d;
+        }
+    }
+    /* A child's tree arc is residual (an augmentation that saturates one orphans the child at
+     * once), so only the neighbours with a residual arc from v's side are read. */
+    for (int d = 0; d < D; d++) {
+        if ((sink ? GBK_IN(v, d) : GBK_OUT(v, d)) == 0)
+            continue;
+        const ptrdiff_t j = v + step[d];
+        if (GBK_PARENT(nd[j].info) == (uint32_t)(d ^ 1))
+            gbk_orphan_front(s, (uint32_t)j);
+    }
+    const uint32_t frontier = g->level[t] + (g->growing == t ? 1u : 0u);
+    if (best_d < 0 || best + 1 > frontier) {
+        nd[v].info = GBK_INFO(sink, GBK_P_NONE, 0u);
+        return;
+    }
+    nd[v].info = GBK_INFO(sink, best_d, 0u);
+    nd[v].ts = best + 1;
+    if (best + 1 == g->level[t])
+        gib_push(g, &g->cur[t], (uint32_t)v);
+    else if (best + 1 == frontier)
+        gib_push(g, &g->next[t], (uint32_t)v);
+}
+
+GBK_INLINE void gib_adopt_orphans(gib *g, const int D) {
+    gbk *s = g->s;
+    while (s->orphan_low < s->n)
+        gib_adopt(g, D, s->orphans[s->orphan_low++]);
+}
+
+/* One pass of tree t over the nodes of label level[t]: claim free neighbours at the next level,
+ * augment where the other tree is met (the same arc again until it is saturated or v moves). */
+GBK_INLINE void gib_grow(gib *g, const int D, const int t) {
+    gbk *s = g->s;
+    uint32_t *res = s->res;
+    gbk_node *nd = s->nodes;
+    const ptrdiff_t *step = s->step;
+    const uint32_t level = g->level[t], sink = t ? GBK_SINK : 0u;
+    g->growing = t;
+    g->next[t].count = 0;
+    g->next[t].id = ++g->list_ids;
+    gib_list *cur = &g->cur[t];
+    for (uint32_t k = 0; k < cur->count; k++) {
+        const ptrdiff_t v = cur->items[k];
+        for (int d = 0; d < D; d++) {
+            const uint32_t nv = nd[v].info;
+            if (nd[v].ts != level || (nv & GBK_SINK) != sink || GBK_PARENT(nv) == GBK_P_NONE)
+                break;
+            if ((t ? GBK_IN(v, d) : GBK_OUT(v, d)) == 0)
+                continue;
+            const ptrdiff_t j = v + step[d];
+            const uint32_t nj = nd[j].info;
+            if (GBK_PARENT(nj) == GBK_P_NONE) {
+                nd[j].info = GBK_INFO(sink, d ^ 1, 0u);
+                nd[j].ts = level + 1;
+                gib_push(g, &g->next[t], (uint32_t)j);
+            } else if ((nj & GBK_SINK) != sink) {
+                if (t)
+                    gbk_augment(s, D, j, d ^ 1);
+                else
+                    gbk_augment(s, D, v, d);
+                gib_adopt_orphans(g, D);
+                d--;
+            }
+        }
+    }
+    g->growing = -1;
+    gib_list tmp = g->cur[t];
+    g->cur[t] = g->next[t];
+    g->next[t] = tmp;
+    g->level[t] = level + 1;
+}
+
+/* @return the tree that closed (0 source, 1 sink). */
+GBK_INLINE int gib_run(gib *g, const int D) {
+    /* The tree with the shorter frontier list grows next; on 26-connected grids the trees take
+     * turns instead (there the sink tree's first list, every sink-side node, otherwise never
+     * grows). GCUT_IBFS_GROW=0 / 1 forces one rule (docs/CPU-SERIAL.md, "Second pass"). */
+    const int alternate = gcut__env_int("GCUT_IBFS_GROW", D == 26 ? 1 : 0, 0, 1);
+    int last = 1;
+    for (;;) {
+        if (g->cur[0].count == 0)
+            return 0;
+        if (g->cur[1].count == 0)
+            return 1;
+        last = alternate ? 1 - last : (g->cur[0].count <= g->cur[1].count ? 0 : 1);
+        gib_grow(g, D, last);
+    }
+}
+
+static int gib_run_any(gib *g) {
+    switch (g->s->dirs) {
+    case 4:
+        return gib_run(g, 4);
+    case 6:
+        return gib_run(g, 6);
+    case 8:
+        return gib_run(g, 8);
+    default:
+        return gib_run(g, 26);
+    }
+}
+
+/* The source side of the smallest minimum cut: the source tree if it closed, else the nodes the
+ * source reaches in the residual graph (a breadth-first search; queue: the orphan array). */
+static void gib_write_labels(gib *g, int closed, uint8_t *labels) {
+    gbk *s = g->s;
+    if (closed == 0) {
+        gbk_write_labels(s, labels);
+        return;
+    }
+    const uint32_t *res = s->res;
+    const int D = s->dirs;
+    uint32_t *queue = s->orphans;
+    int64_t tail = 0;
+    for (int64_t i = 0; i < s->n; i++) {
+        labels[i] = s->tr[i] > 0 ? GCUT_SOURCE : GCUT_SINK;
+        if (s->tr[i] > 0)
+            queue[tail++] = (uint32_t)i;
+    }
+    for (int64_t h = 0; h < tail; h++) {
+        const ptrdiff_t v = queue[h];
+        for (int d = 0; d < D; d++) {
+            if (GBK_OUT(v, d) == 0)
+                continue;
+            const ptrdiff_t j = v + s->step[d];
+            if (labels[j] != GCUT_SOURCE) {
+                labels[j] = GCUT_SOURCE;
+                queue[tail++] = (uint32_t)j;
+            }
+        }
+    }
+}
+
+gcut_status gcut__gridibfs_solve_grid(const gcut_grid *grid, const gcut_options *options,
+                                      int64_t *flow, uint8_t *labels, gcut_stats *stats) {
+    /* Node indices are uint32: larger grids go to bk, as grid-bk's do. */
+    if (!gbk_fits(grid))
+        return gcut__bk_solve_grid(grid, options, flow, labels, stats);
+    double t0 = gcut__now_ms();
+    gib g = {0};
+    g.s = gbk_alloc(grid, false);
+    if (g.s == NULL)
+        return GCUT_ERR_NOMEM;
+    gbk *s = g.s;
+    const size_t n = (size_t)s->n;
+    bool ok = true;
+    for (int t = 0; t < 2 && ok; t++) {
+        g.cur[t].items = gcut__malloc(gcut__mul_size(n, sizeof(uint32_t)), "grid-ibfs lists");
+        g.next[t].items = gcut__malloc(gcut__mul_size(n, sizeof(uint32_t)), "grid-ibfs lists");
+        ok = g.cur[t].items != NULL && g.next[t].items != NULL;
+    }
+    gcut_status st = GCUT_OK;
+    if (!ok) {
+        st = GCUT_ERR_NOMEM;
+        goto done;
+    }
+    gbk_load(s, grid); /* every node free, next (the list stamp) GBK_NONE */
+    double t1 = gcut__now_ms();
+    s->orphan_low = s->n;
+    g.growing = -1;
+    for (int t = 0; t < 2; t++) {
+        g.cur[t].id = ++g.list_ids;
+        g.level[t] = 1;
+    }
+    for (int64_t i = 0; i < s->n; i++) {
+        if (s->tr[i] == 0)
+            continue;
+        const int t = s->tr[i] < 0;
+        s->nodes[i].info = GBK_INFO(t ? GBK_SINK : 0u, GBK_P_TERMINAL, 0u);
+        s->nodes[i].ts = 1;
+        gib_push(&g, &g.cur[t], (uint32_t)i);
+    }
+    const int closed = s->overflow ? 0 : gib_run_any(&g);
+    if (s->overflow) {
+        st = gcut__fail(GCUT_ERR_OVERFLOW, "grid-ibfs: the maximum flow of this problem passes "
+                                           "INT64_MAX (terminal capacities too large)");
+        goto done;
+    }
+    if (labels != NULL)
+        gib_write_labels(&g, closed, labels);
+    double t2 = gcut__now_ms();
+    *flow = s->flow;
+    stats->build_ms += t1 - t0;
+    stats->solve_ms += t2 - t1;
+    stats->augmentations += s->augmentations;
+    if (options->verbose)
+        fprintf(stderr,
+                "grid-ibfs: %" PRId64 " nodes, %d directions, flow %" PRId64 ", %" PRId64
+                " augmentations, %s tree closed at level %" PRIu32 ", build %.1f ms, solve %.1f "
+                "ms\n",
+                s->n, s->dirs, s->flow, s->augmentations, closed ? "sink" : "source",
+                g.level[closed], t1 - t0, t2 - t1);
+done:
+    for (int t = 0; t < 2; t++) {
+        gcut__free(g.cur[t].items);
+        gcut__free(g.next[t].items);
+    }
+    gbk_free(s);
+    return st;
+}

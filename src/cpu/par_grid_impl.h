@@ -372,7 +372,7 @@ static gcut_status QP_FN(from_grid)(QP_FN(core) * c, const gcut_grid *grid, int6
     *base_flow = flow;
     gcut__free(mask);
     mask = NULL;
-    st = QP_FN(finish)(c, pending, np);
+    st = QP_FN(finish)(c, pending, np, jobs);
     pending = NULL;
 done:
     gcut__free(mask);

@@ -28,6 +28,7 @@
 #define QP_TERMINAL ((QP_IDX)-2)
 #define QP_SINK_BIT 0x80000000u
 #define QP_NONSUB UINT32_MAX
+#define QP_BUILD_THREADS 64
 
 /* An arc pair held back until its blocks merge (or, non-submodular, until Stage 2). */
 typedef struct QP_FN(rec) {
@@ -61,6 +62,7 @@ typedef struct QP_FN(core) {
     QP_FN(bk_node) * nodes;
     int64_t *tr;
     int32_t B;
+    int32_t split;        /* GCUT_QPBO_SPLIT: pieces per given block */
     QP_IDX *block_start;  /* B + 1 */
     int64_t *inner_begin; /* B + 1: non-submodular records inside block b */
     QP_FN(rec) * inner;
@@ -68,16 +70,23 @@ typedef struct QP_FN(core) {
     QP_FN(iface) * ifaces;
     int64_t num_ifaces;
     int32_t *next_block;
-    int32_t *owner; /* union-find over blocks: the sub-graph a block belongs to */
+    uint8_t *nonsub_edge; /* per block: an interface pair of it is non-submodular */
+    int32_t *owner;       /* union-find over blocks: the sub-graph a block belongs to */
     QP_FN(sub) * subs;
     QP_IDX *orig; /* internal -> original node, NULL when identical */
     int32_t next_phase_a;
     uint8_t *ready;      /* per block: its Phase A is over (the overlapped schedule) */
     pthread_cond_t wake; /* a Phase A or a merge ended */
     pthread_mutex_t lock;
-    bool profile;    /* GCUT_PBK_PROFILE=1: each merge's size and time on stderr */
-    bool size_order; /* GCUT_PBK_ORDER=size: the smallest union first, not Liu & Sun's score */
+    bool profile;      /* GCUT_PBK_PROFILE=1: each merge's size and time on stderr */
+    bool size_order;   /* GCUT_PBK_ORDER=size: the smallest union first, not Liu & Sun's score */
+    bool activate_all; /* GCUT_QPBO_ACTIVATE_ALL=1: every end of a new pair active (tests) */
+    bool late_mirror;  /* GCUT_QPBO_LATE_MIRROR=1: mirror blocks only when a merge needs it */
+    int threads;       /* helpers a large merge may use to put its records into play */
+    int add_slice;     /* records per helper (GCUT_QPBO_ADD_SLICE; 65536) */
     double t_start;
+    double phase_a_end; /* when the last Phase A ended (profile) */
+    int32_t phase_a_done;
     gcut_status error;
     int64_t merges;
 } QP_FN(core);
@@ -94,6 +103,7 @@ static void QP_FN(core_free)(QP_FN(core) * c) {
     gcut__free(c->outer);
     gcut__free(c->ifaces);
     gcut__free(c->next_block);
+    gcut__free(c->nonsub_edge);
     gcut__free(c->owner);
     gcut__free(c->ready);
     if (c->subs != NULL)
@@ -115,30 +125,117 @@ typedef struct QP_FN(pending) {
     QP_FN(rec) rec;
 } QP_FN(pending);
 
-static bool QP_FN(sort_pending)(QP_FN(pending) * *items, int64_t count, int32_t B) {
+/* One job's slice [k0, k1) of a counting-sort pass by block (pass 0: by b, pass 1: by a):
+ * count its keys into hist, or (scatter) move its records to the offsets hist then holds. */
+typedef struct QP_FN(sort_job) {
+    const QP_FN(pending) * from;
+    QP_FN(pending) * to;
+    int64_t k0, k1;
+    int64_t *hist; /* B counters of this job */
+    int32_t B;
+    int pass; /* 0: by b, 1: by a, 2: by a * B + b (one pass; B * B counters) */
+    bool scatter;
+} QP_FN(sort_job);
+
+static inline int64_t QP_FN(sort_key)(const QP_FN(sort_job) * j, const QP_FN(pending) * p) {
+    return j->pass == 0 ? p->b : j->pass == 1 ? p->a : (int64_t)p->a * j->B + p->b;
+}
+
+static void *QP_FN(sort_slice)(void *arg) {
+    QP_FN(sort_job) *j = arg;
+    if (!j->scatter) {
+        size_t keys = j->pass == 2 ? (size_t)j->B * (size_t)j->B : (size_t)j->B;
+        memset(j->hist, 0, keys * sizeof(int64_t));
+        for (int64_t k = j->k0; k < j->k1; k++)
+            j->hist[QP_FN(sort_key)(j, &j->from[k])]++;
+    } else {
+        for (int64_t k = j->k0; k < j->k1; k++)
+            j->to[j->hist[QP_FN(sort_key)(j, &j->from[k])]++] = j->from[k];
+    }
+    return NULL;
+}
+
+static void QP_FN(run_jobs)(void *(*fn)(void *), void *job, size_t size, int jobs);
+
+/* Sort the held-back pairs by (a, b), stably: one counting sort by the key a * B + b where the
+ * B * B counters are few (B <= 256; the interfaces then come from the counts, *ifaces_out), else
+ * two (by b, then by a; *ifaces_out NULL: the caller scans for them). Each pass is cut into one
+ * slice per job (a job's counters per key, offsets taken key by key and job by job, so the
+ * order is the serial sort's whatever the number of jobs). */
+static bool QP_FN(sort_pending)(QP_FN(pending) * *items, int64_t count, int32_t B, int jobs,
+                                QP_FN(iface) * *ifaces_out, int64_t *ni_out) {
+    *ifaces_out = NULL;
+    *ni_out = 0;
+    const bool dense = B <= 256;
+    const int64_t keys = dense ? (int64_t)B * B : B;
+    if (count < 16384 || keys * jobs > ((int64_t)1 << 22))
+        jobs = 1;
     QP_FN(pending) *from = *items;
     QP_FN(pending) *to =
         gcut__malloc(gcut__mul_size((size_t)count + 1, sizeof *to), "qpbo block interfaces");
-    int64_t *bucket = gcut__malloc(gcut__mul_size((size_t)B + 1, sizeof(int64_t)), "qpbo sort");
-    if (to == NULL || bucket == NULL) {
+    int64_t *hist =
+        gcut__malloc(gcut__mul_size((size_t)keys * (size_t)jobs + 1, sizeof(int64_t)), "qpbo sort");
+    if (to == NULL || hist == NULL) {
         gcut__free(to);
-        gcut__free(bucket);
+        gcut__free(hist);
         return false;
     }
-    for (int pass = 0; pass < 2; pass++) {
-        memset(bucket, 0, ((size_t)B + 1) * sizeof(int64_t));
-        for (int64_t k = 0; k < count; k++)
-            bucket[(pass == 0 ? from[k].b : from[k].a) + 1]++;
-        for (int32_t b = 0; b < B; b++)
-            bucket[b + 1] += bucket[b];
-        for (int64_t k = 0; k < count; k++)
-            to[bucket[pass == 0 ? from[k].b : from[k].a]++] = from[k];
+    QP_FN(sort_job) job[QP_BUILD_THREADS];
+    for (int pass = dense ? 2 : 0; pass < (dense ? 3 : 2); pass++) {
+        for (int t = 0; t < jobs; t++)
+            job[t] = (QP_FN(sort_job)){from,
+                                       to,
+                                       count * t / jobs,
+                                       count * (t + 1) / jobs,
+                                       hist + (size_t)keys * (size_t)t,
+                                       B,
+                                       pass,
+                                       false};
+        QP_FN(run_jobs)(QP_FN(sort_slice), job, sizeof *job, jobs);
+        int64_t at = 0, ni = 0;
+        for (int64_t key = 0; key < keys; key++) {
+            int64_t total = 0;
+            for (int t = 0; t < jobs; t++) {
+                int64_t here = job[t].hist[key];
+                job[t].hist[key] = at;
+                at += here;
+                total += here;
+            }
+            ni += dense && total > 0;
+        }
+        if (dense) {
+            QP_FN(iface) *f =
+                gcut__calloc((size_t)ni + 1, sizeof(QP_FN(iface)), "qpbo block interfaces");
+            if (f == NULL) {
+                gcut__free(to);
+                gcut__free(hist);
+                return false;
+            }
+            /* Starts are job 0's offsets; ends the next key's start. */
+            int64_t k = 0;
+            for (int64_t key = 0; key < keys; key++) {
+                int64_t begin = job[0].hist[key];
+                int64_t end = key + 1 < keys ? job[0].hist[key + 1] : count;
+                if (end > begin) {
+                    f[k].a = (int32_t)(key / B);
+                    f[k].b = (int32_t)(key % B);
+                    f[k].begin = begin;
+                    f[k].end = end;
+                    k++;
+                }
+            }
+            *ifaces_out = f;
+            *ni_out = ni;
+        }
+        for (int t = 0; t < jobs; t++)
+            job[t].scatter = true;
+        QP_FN(run_jobs)(QP_FN(sort_slice), job, sizeof *job, jobs);
         QP_FN(pending) *swap = from;
         from = to;
         to = swap;
     }
     gcut__free(to);
-    gcut__free(bucket);
+    gcut__free(hist);
     *items = from;
     return true;
 }
@@ -157,7 +254,19 @@ static inline int32_t QP_FN(block_of)(const QP_FN(core) * c, QP_IDX v) {
     return b;
 }
 
-#define QP_BUILD_THREADS 64
+/* GCUT_PBK_PROFILE=1: one line per phase on stderr, `pbk phase NAME: MS ms`. */
+static bool QP_FN(profiling)(void) {
+    const char *p = getenv("GCUT_PBK_PROFILE");
+    return p != NULL && strcmp(p, "1") == 0;
+}
+
+static void QP_FN(phase)(bool on, const char *name, double *since) {
+    if (!on)
+        return;
+    double t = gcut__now_ms();
+    fprintf(stderr, "pbk phase %s: %.2f ms\n", name, t - *since);
+    *since = t;
+}
 
 /* One thread's share of a build pass over edges [k0, k1). */
 typedef struct QP_FN(build_job) {
@@ -175,6 +284,17 @@ typedef struct QP_FN(build_job) {
 } QP_FN(build_job);
 
 static inline int32_t QP_FN(block_of)(const QP_FN(core) * c, QP_IDX v);
+
+/* Block of internal node v whose given block is g: g itself, or with GCUT_QPBO_SPLIT=k the
+ * piece of g's k that holds v (pieces of one given block are adjacent; empty ones skipped). */
+static inline int32_t QP_FN(given_block)(const QP_FN(core) * c, int32_t g, QP_IDX v) {
+    if (c->split <= 1)
+        return g;
+    int32_t b = g * c->split;
+    while (b + 1 < c->B && c->block_start[b + 1] <= v)
+        b++;
+    return b;
+}
 
 #define QP_ADD(ptr, amount, atomic)                                                                \
     ((atomic) ? __atomic_fetch_add((ptr), (amount), __ATOMIC_RELAXED)                              \
@@ -203,6 +323,15 @@ static void QP_FN(build_slices)(QP_FN(build_job) * j) {
             c->tr[v] = 0;
         c->nodes[v] = (QP_FN(bk_node)){QP_NONE, QP_NONE, 0, 0};
     }
+    /* Terminal residuals of the variables, by original id (renumbered when blocks are given). */
+    const int64_t *tr = j->in->tr;
+    int64_t i0 = (int64_t)n * t / jobs, i1 = (int64_t)n * (t + 1) / jobs;
+    if (j->intern != NULL)
+        for (int64_t i = i0; i < i1; i++)
+            c->tr[j->intern[i]] = tr[i];
+    else
+        for (int64_t i = i0; i < i1; i++)
+            c->tr[i] = tr[i];
 }
 
 static void *QP_FN(build_pass)(void *arg) {
@@ -222,8 +351,10 @@ static void *QP_FN(build_pass)(void *arg) {
             continue;
         QP_IDX u = intern != NULL ? intern[e.u] : (QP_IDX)e.u;
         QP_IDX v = intern != NULL ? intern[e.v] : (QP_IDX)e.v;
-        int32_t bu = in->block != NULL ? in->block[e.u] : QP_FN(block_of)(c, u);
-        int32_t bv = in->block != NULL ? in->block[e.v] : QP_FN(block_of)(c, v);
+        int32_t bu =
+            in->block != NULL ? QP_FN(given_block)(c, in->block[e.u], u) : QP_FN(block_of)(c, u);
+        int32_t bv =
+            in->block != NULL ? QP_FN(given_block)(c, in->block[e.v], v) : QP_FN(block_of)(c, v);
         if (j->pass == 1) {
             (void)QP_ADD(&c->first[u], (QP_IDX)1, j->atomic);
             (void)QP_ADD(&c->first[v], (QP_IDX)1, j->atomic);
@@ -289,44 +420,115 @@ static void QP_FN(build_run)(QP_FN(build_job) * job, int jobs) {
     QP_FN(run_jobs)(QP_FN(build_pass), job, sizeof *job, jobs);
 }
 
-static gcut_status QP_FN(finish)(QP_FN(core) * c, QP_FN(pending) * pending, int64_t np);
+static gcut_status QP_FN(finish)(QP_FN(core) * c, QP_FN(pending) * pending, int64_t np, int jobs);
+
+/* Renumbering by given block (a stable counting sort of the nodes by block): each job counts
+ * its slice's nodes per block, offsets are taken block by block and job by job, then each job
+ * places its slice; the serial order for any number of jobs. cursor[b] holds block b's start
+ * and is advanced past it. */
+typedef struct QP_FN(renum_job) {
+    const int32_t *block;
+    int64_t i0, i1;
+    QP_IDX *count; /* per given block: this job's count, then its next position */
+    QP_IDX *intern, *orig;
+    bool place;
+} QP_FN(renum_job);
+
+static void *QP_FN(renum_slice)(void *arg) {
+    QP_FN(renum_job) *j = arg;
+    if (!j->place) {
+        for (int64_t i = j->i0; i < j->i1; i++)
+            j->count[j->block[i]]++;
+        return NULL;
+    }
+    for (int64_t i = j->i0; i < j->i1; i++) {
+        QP_IDX v = j->count[j->block[i]]++;
+        j->intern[i] = v;
+        j->orig[v] = (QP_IDX)i;
+    }
+    return NULL;
+}
+
+static void QP_FN(run_jobs)(void *(*fn)(void *), void *job, size_t size, int jobs);
+
+static void QP_FN(renumber)(const gcut__qp_input *in, QP_IDX *cursor, int32_t given, QP_IDX *intern,
+                            QP_IDX *orig) {
+    const int64_t n = in->num_nodes;
+    int jobs = in->threads < 1                  ? 1
+               : in->threads > QP_BUILD_THREADS ? QP_BUILD_THREADS
+                                                : in->threads;
+    QP_IDX *count = NULL;
+    if (jobs > 1 && n >= 16384 && (int64_t)given * jobs <= ((int64_t)1 << 22))
+        count = gcut__calloc((size_t)given * (size_t)jobs, sizeof(QP_IDX), "qpbo renumbering");
+    if (count == NULL) { /* one job (or no room for the counters: the same result serially) */
+        gcut__clear_error();
+        for (int64_t i = 0; i < n; i++) {
+            QP_IDX v = cursor[in->block[i]]++;
+            intern[i] = v;
+            orig[v] = (QP_IDX)i;
+        }
+        return;
+    }
+    QP_FN(renum_job) job[QP_BUILD_THREADS];
+    for (int t = 0; t < jobs; t++)
+        job[t] = (QP_FN(renum_job)){
+            in->block, n * t / jobs, n * (t + 1) / jobs, count + (size_t)given * (size_t)t, intern,
+            orig,      false};
+    QP_FN(run_jobs)(QP_FN(renum_slice), job, sizeof *job, jobs);
+    for (int32_t b = 0; b < given; b++)
+        for (int t = 0; t < jobs; t++) {
+            QP_IDX here = job[t].count[b];
+            job[t].count[b] = cursor[b];
+            cursor[b] += here;
+        }
+    for (int t = 0; t < jobs; t++)
+        job[t].place = true;
+    QP_FN(run_jobs)(QP_FN(renum_slice), job, sizeof *job, jobs);
+    gcut__free(count);
+}
 
 static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
     const int64_t n = in->num_nodes;
-    const int32_t B = in->num_blocks < 1 ? 1 : in->num_blocks;
+    const int32_t given = in->num_blocks < 1 ? 1 : in->num_blocks;
+    /* GCUT_QPBO_SPLIT=k (an experiment): each given block cut into k contiguous pieces. */
+    const int32_t split =
+        in->block != NULL ? (int32_t)gcut__env_int("GCUT_QPBO_SPLIT", 1, 1, 64) : 1;
+    const int32_t B = given * split;
     c->n = (QP_IDX)n;
     c->B = B;
+    c->split = split;
     c->mirror = in->has_nonsub;
     const size_t N = c->mirror ? 2 * (size_t)n : (size_t)n;
+    const bool prof = QP_FN(profiling)();
+    double since = gcut__now_ms();
     c->block_start = gcut__calloc((size_t)B + 1, sizeof(QP_IDX), "qpbo block starts");
     if (c->block_start == NULL)
         return GCUT_ERR_NOMEM;
     QP_IDX *intern = NULL; /* original -> internal, when blocks are given */
     if (in->block != NULL) {
-        for (int64_t i = 0; i < n; i++)
-            c->block_start[in->block[i] + 1]++;
-        for (int32_t b = 0; b < B; b++)
-            c->block_start[b + 1] += c->block_start[b];
+        QP_IDX *cursor =
+            gcut__calloc((size_t)given + 1, sizeof(QP_IDX), "qpbo cursor"); /* given starts */
         intern = gcut__malloc(gcut__mul_size((size_t)n, sizeof(QP_IDX)), "qpbo renumbering");
         c->orig = gcut__malloc(gcut__mul_size((size_t)n, sizeof(QP_IDX)), "qpbo renumbering");
-        QP_IDX *cursor = gcut__malloc(gcut__mul_size((size_t)B, sizeof(QP_IDX)), "qpbo cursor");
         if (intern == NULL || c->orig == NULL || cursor == NULL) {
             gcut__free(intern);
             gcut__free(cursor);
             return GCUT_ERR_NOMEM;
         }
-        memcpy(cursor, c->block_start, (size_t)B * sizeof(QP_IDX));
-        for (int64_t i = 0; i < n; i++) {
-            QP_IDX v = cursor[in->block[i]]++;
-            intern[i] = v;
-            c->orig[v] = (QP_IDX)i;
-        }
+        for (int64_t i = 0; i < n; i++)
+            cursor[in->block[i] + 1]++;
+        for (int32_t b = 0; b < given; b++)
+            cursor[b + 1] += cursor[b];
+        for (int32_t b = 0; b < given; b++)
+            for (int32_t k = 0; k <= split; k++)
+                c->block_start[b * split + k] =
+                    cursor[b] + (QP_IDX)((int64_t)(cursor[b + 1] - cursor[b]) * k / split);
+        QP_FN(renumber)(in, cursor, given, intern, c->orig);
         gcut__free(cursor);
     } else {
         for (int32_t b = 0; b <= B; b++)
             c->block_start[b] = (QP_IDX)((int64_t)b * n / B);
     }
-#define QP_INTERN(x) (intern != NULL ? intern[x] : (QP_IDX)(x))
 
     c->first = gcut__calloc(N + 1, sizeof(QP_IDX), "qpbo arc offsets");
     c->inner_begin = gcut__calloc((size_t)B + 1, sizeof(int64_t), "qpbo block records");
@@ -337,6 +539,7 @@ static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
         st = GCUT_ERR_NOMEM;
         goto done;
     }
+    QP_FN(phase)(prof, "build renumber+alloc", &since);
     /* Pass 1: count arcs per node, held-back records per block and across blocks (on several
      * threads for pqpbo: the counts are atomic; the arcs' order in a node's list then depends
      * on the threads' timing, which changes the search but not the answer). */
@@ -359,6 +562,7 @@ static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
         job[t].jobs = jobs;
     }
     QP_FN(build_run)(job, jobs);
+    QP_FN(phase)(prof, "build count", &since);
     /* Each job's pairs across blocks go to its own range of the pending list, in edge order. */
     int64_t num_outer = 0;
     for (int t = 0; t < jobs; t++) {
@@ -389,6 +593,7 @@ static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
         goto done;
     }
     memcpy(inner_cursor, c->inner_begin, (size_t)B * sizeof(int64_t));
+    QP_FN(phase)(prof, "build prefix+alloc", &since);
     /* Pass 2: place the arcs (counting sort by tail, as bk's build). */
     for (int t = 0; t < jobs; t++) {
         job[t].pass = 2;
@@ -396,6 +601,7 @@ static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
         job[t].inner_cursor = inner_cursor;
     }
     QP_FN(build_run)(job, jobs);
+    QP_FN(phase)(prof, "build place", &since);
     int64_t np = num_outer;
     gcut__free(inner_cursor);
     /* Pass 3: the flipped half of the arcs and every node's initial state, in slices (the
@@ -403,36 +609,61 @@ static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
     for (int t = 0; t < jobs; t++)
         job[t].pass = 3;
     QP_FN(build_run)(job, jobs);
-    for (int64_t i = 0; i < n; i++)
-        c->tr[QP_INTERN(i)] = in->tr[i];
-    st = QP_FN(finish)(c, pending, np);
+    QP_FN(phase)(prof, "build mirror+nodes+terminals", &since);
+    st = QP_FN(finish)(c, pending, np, jobs);
+    QP_FN(phase)(prof, "build interfaces", &since);
 done:
-#undef QP_INTERN
     gcut__free(intern);
     return st;
+}
+
+/* One slice of the held-back records copied to core->outer, marking the blocks with a
+ * non-submodular pair (the same byte may be set by two threads: atomic stores). */
+typedef struct QP_FN(copy_job) {
+    QP_FN(core) * c;
+    const QP_FN(pending) * pending;
+    int64_t k0, k1;
+} QP_FN(copy_job);
+
+static void *QP_FN(copy_slice)(void *arg) {
+    QP_FN(copy_job) *j = arg;
+    QP_FN(core) *c = j->c;
+    for (int64_t k = j->k0; k < j->k1; k++) {
+        c->outer[k] = j->pending[k].rec;
+        if (j->pending[k].rec.rev == QP_NONSUB) {
+            __atomic_store_n(&c->nonsub_edge[j->pending[k].a], 1, __ATOMIC_RELAXED);
+            __atomic_store_n(&c->nonsub_edge[j->pending[k].b], 1, __ATOMIC_RELAXED);
+        }
+    }
+    return NULL;
 }
 
 /* Group the held-back pairs by block pair into interfaces (two stable counting sorts, by the
  * second block and then the first; records keep the edges' order within a pair) and make the
  * per-block bookkeeping. Frees pending. */
-static gcut_status QP_FN(finish)(QP_FN(core) * c, QP_FN(pending) * pending, int64_t np) {
+static gcut_status QP_FN(finish)(QP_FN(core) * c, QP_FN(pending) * pending, int64_t np, int jobs) {
     const int32_t B = c->B;
-    if (!QP_FN(sort_pending)(&pending, np, B)) {
-        gcut__free(pending);
-        return GCUT_ERR_NOMEM;
-    }
     int64_t ni = 0;
-    for (int64_t k = 0; k < np; k++)
-        if (k == 0 || pending[k].a != pending[k - 1].a || pending[k].b != pending[k - 1].b)
-            ni++;
-    c->outer = gcut__malloc(gcut__mul_size((size_t)np + 1, sizeof(QP_FN(rec))), "qpbo records");
-    c->ifaces = gcut__calloc((size_t)ni + 1, sizeof(QP_FN(iface)), "qpbo block interfaces");
-    if (c->outer == NULL || c->ifaces == NULL) {
+    if (!QP_FN(sort_pending)(&pending, np, B, jobs, &c->ifaces, &ni)) {
         gcut__free(pending);
         return GCUT_ERR_NOMEM;
     }
-    ni = 0;
-    for (int64_t k = 0; k < np; k++) {
+    const bool scan = c->ifaces == NULL;
+    if (scan)
+        for (int64_t k = 0; k < np; k++)
+            if (k == 0 || pending[k].a != pending[k - 1].a || pending[k].b != pending[k - 1].b)
+                ni++;
+    c->outer = gcut__malloc(gcut__mul_size((size_t)np + 1, sizeof(QP_FN(rec))), "qpbo records");
+    if (scan)
+        c->ifaces = gcut__calloc((size_t)ni + 1, sizeof(QP_FN(iface)), "qpbo block interfaces");
+    c->nonsub_edge = gcut__calloc((size_t)B + 1, 1, "qpbo block states");
+    if (c->outer == NULL || c->ifaces == NULL || c->nonsub_edge == NULL) {
+        gcut__free(pending);
+        return GCUT_ERR_NOMEM;
+    }
+    if (scan)
+        ni = 0;
+    for (int64_t k = 0; k < np && scan; k++) {
         if (k == 0 || pending[k].a != pending[k - 1].a || pending[k].b != pending[k - 1].b) {
             c->ifaces[ni].a = pending[k].a;
             c->ifaces[ni].b = pending[k].b;
@@ -440,9 +671,14 @@ static gcut_status QP_FN(finish)(QP_FN(core) * c, QP_FN(pending) * pending, int6
             ni++;
         }
         c->ifaces[ni - 1].end = k + 1;
-        c->outer[k] = pending[k].rec;
     }
     c->num_ifaces = ni;
+    if (np < 16384)
+        jobs = 1;
+    QP_FN(copy_job) job[QP_BUILD_THREADS];
+    for (int t = 0; t < jobs; t++)
+        job[t] = (QP_FN(copy_job)){c, pending, np * t / jobs, np * (t + 1) / jobs};
+    QP_FN(run_jobs)(QP_FN(copy_slice), job, sizeof *job, jobs);
     gcut__free(pending);
     c->next_block = gcut__malloc(gcut__mul_size((size_t)B, sizeof(int32_t)), "qpbo blocks");
     c->owner = gcut__malloc(gcut__mul_size((size_t)B, sizeof(int32_t)), "qpbo blocks");
@@ -504,7 +740,7 @@ static gcut_status QP_FN(from_bk)(QP_FN(core) * c, QP_FN(bk_solver) * bk, int32_
                 p->rec.rev = c->arcs[c->sister[a]].residual;
                 c->arcs[a].residual = c->arcs[c->sister[a]].residual = 0;
             }
-    return QP_FN(finish)(c, pending, np);
+    return QP_FN(finish)(c, pending, np, 1);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -606,48 +842,185 @@ static bool QP_FN(to_stage2)(QP_FN(sub) * s) {
     return QP_FN(sub_room)(s);
 }
 
-/* Put a held-back arc pair into play (and its mirror in Stage 2); its ends turn active. */
-static void QP_FN(add_rec)(QP_FN(sub) * s, const QP_FN(rec) * r) {
-    QP_FN(core) *c = s->core;
+/* A residual arc u -> v just put into play breaks bk's finished state only if u is in the source
+ * tree and v is not (the source tree can grow, or a path exists), or v is in the sink tree and
+ * u is not; only then is an end made active (Kohli & Torr's marking of changed nodes). Ends
+ * whose trees already agree with the arc stay idle: a merge whose pairs carry no flow costs
+ * their writes only, not a search from every end. The ends to activate go to act[]. */
+static inline int QP_FN(touch_arc)(const QP_FN(bk_node) * nodes, QP_IDX u, QP_IDX v, QP_IDX *act) {
+    const QP_FN(bk_node) *nu = &nodes[u], *nv = &nodes[v];
+    bool u_source = nu->parent != QP_NONE && !(nu->dist_sink & QP_SINK_BIT);
+    bool v_source = nv->parent != QP_NONE && !(nv->dist_sink & QP_SINK_BIT);
+    bool u_sink = nu->parent != QP_NONE && (nu->dist_sink & QP_SINK_BIT);
+    bool v_sink = nv->parent != QP_NONE && (nv->dist_sink & QP_SINK_BIT);
+    int k = 0;
+    if (u_source && !v_source)
+        act[k++] = u;
+    if (v_sink && !u_sink)
+        act[k++] = v;
+    return k;
+}
+
+/* Put a held-back arc pair into play (and its mirror in Stage 2); the ends whose trees the new
+ * residual arcs disagree with go to act[] (at most 8), for the caller to make active.
+ * GCUT_QPBO_ACTIVATE_ALL=1 (c->activate_all) lists every end, as before, for the tests to
+ * compare. Reads node states and writes only the pair's own arcs, so slices of one merge's
+ * records can be put into play on several threads at once. */
+static int QP_FN(add_rec)(const QP_FN(core) * c, bool stage2, const QP_FN(rec) * r, QP_IDX *act) {
     QP_FN(bk_arc) *arcs = c->arcs;
+    const QP_FN(bk_node) *nodes = c->nodes;
     const QP_IDX n = c->n, M = c->M;
-    QP_FN(bk_solver) *bk = &s->bk;
     QP_IDX a = r->arc, b = c->sister[a];
+    int k = 0;
     if (r->rev != QP_NONSUB) {
         QP_IDX u = arcs[b].head, v = arcs[a].head;
         arcs[a].residual = r->cap;
         arcs[b].residual = r->rev;
-        QP_FN(bk_set_active)(bk, u);
-        QP_FN(bk_set_active)(bk, v);
-        if (s->stage2) {
+        if (stage2) {
             arcs[a + M].residual = r->rev;
             arcs[b + M].residual = r->cap;
-            QP_FN(bk_set_active)(bk, u + n);
-            QP_FN(bk_set_active)(bk, v + n);
         }
-        return;
+        if (c->activate_all) {
+            act[k++] = u;
+            act[k++] = v;
+            if (stage2) {
+                act[k++] = u + n;
+                act[k++] = v + n;
+            }
+            return k;
+        }
+        /* u -> v (cap), v -> u (rev); mirrors v' -> u' (cap), u' -> v' (rev). */
+        if (r->cap != 0)
+            k += QP_FN(touch_arc)(nodes, u, v, act + k);
+        if (r->rev != 0)
+            k += QP_FN(touch_arc)(nodes, v, u, act + k);
+        if (stage2) {
+            if (r->cap != 0)
+                k += QP_FN(touch_arc)(nodes, v + n, u + n, act + k);
+            if (r->rev != 0)
+                k += QP_FN(touch_arc)(nodes, u + n, v + n, act + k);
+        }
+        return k;
     }
     /* a: p -> q', b: q' -> p; the partner pair q -> p' (b - M), p' -> q (a + M). */
     QP_IDX p = arcs[b].head, q = arcs[a].head - n;
     arcs[b].residual = r->cap;
     arcs[a + M].residual = r->cap;
-    QP_FN(bk_set_active)(bk, p);
-    QP_FN(bk_set_active)(bk, q);
-    QP_FN(bk_set_active)(bk, p + n);
-    QP_FN(bk_set_active)(bk, q + n);
+    if (c->activate_all) {
+        act[k++] = p;
+        act[k++] = q;
+        act[k++] = p + n;
+        act[k++] = q + n;
+        return k;
+    }
+    if (r->cap != 0) {
+        k += QP_FN(touch_arc)(nodes, q + n, p, act + k); /* q' -> p */
+        k += QP_FN(touch_arc)(nodes, p + n, q, act + k); /* p' -> q */
+    }
+    return k;
 }
 
-/* Phase A for one block: Stage 1, then Stage 2 if the block holds a non-submodular term. */
+static void QP_FN(add_rec_now)(QP_FN(sub) * s, const QP_FN(rec) * r) {
+    QP_IDX act[8];
+    int k = QP_FN(add_rec)(s->core, s->stage2, r, act);
+    for (int i = 0; i < k; i++)
+        QP_FN(bk_set_active)(&s->bk, act[i]);
+}
+
+/* One slice of a large merge's records put into play on a helper thread; the ends to make
+ * active are kept, in record order, for the merging thread. */
+typedef struct QP_FN(add_job) {
+    const QP_FN(core) * c;
+    bool stage2;
+    const int64_t *list; /* the merge's interfaces */
+    int64_t count;
+    int64_t r0, r1; /* records [r0, r1) of the merge, counted across its interfaces */
+    QP_IDX *act;
+    size_t num_act, room;
+    bool failed;
+} QP_FN(add_job);
+
+static void *QP_FN(add_slice)(void *arg) {
+    QP_FN(add_job) *j = arg;
+    const QP_FN(core) *c = j->c;
+    int64_t at = 0; /* records before interface k */
+    for (int64_t k = 0; k < j->count && at < j->r1; k++) {
+        const QP_FN(iface) *f = &c->ifaces[j->list[k]];
+        int64_t len = f->end - f->begin;
+        int64_t lo = j->r0 > at ? j->r0 - at : 0, hi = j->r1 - at < len ? j->r1 - at : len;
+        for (int64_t r = lo; r < hi; r++) {
+            if (j->room - j->num_act < 8) {
+                size_t room = j->room < 1024 ? 1024 : 2 * j->room;
+                QP_IDX *grown =
+                    gcut__realloc(j->act, gcut__mul_size(room, sizeof(QP_IDX)), "qpbo merge");
+                if (grown == NULL) {
+                    j->failed = true;
+                    return NULL;
+                }
+                j->act = grown;
+                j->room = room;
+            }
+            j->num_act +=
+                (size_t)QP_FN(add_rec)(c, j->stage2, &c->outer[f->begin + r], j->act + j->num_act);
+        }
+        at += len;
+    }
+    return NULL;
+}
+
+static void QP_FN(run_jobs)(void *(*fn)(void *), void *job, size_t size, int jobs);
+
+/* Put a merge's records into play: on helper threads (up to c->threads, c->add_slice records
+ * each, 64 Ki unless GCUT_QPBO_ADD_SLICE says otherwise) when there are many, then their ends
+ * made active in record order. */
+static bool QP_FN(add_recs)(QP_FN(core) * c, QP_FN(sub) * x, const int64_t *list, int64_t count) {
+    int64_t total = 0;
+    for (int64_t k = 0; k < count; k++)
+        total += c->ifaces[list[k]].end - c->ifaces[list[k]].begin;
+    int64_t jobs = total / (c->add_slice > 0 ? c->add_slice : 65536);
+    if (jobs > c->threads)
+        jobs = c->threads;
+    if (jobs > QP_BUILD_THREADS)
+        jobs = QP_BUILD_THREADS;
+    if (jobs <= 1) {
+        for (int64_t k = 0; k < count; k++) {
+            const QP_FN(iface) *f = &c->ifaces[list[k]];
+            for (int64_t r = f->begin; r < f->end; r++)
+                QP_FN(add_rec_now)(x, &c->outer[r]);
+        }
+        return true;
+    }
+    QP_FN(add_job) job[QP_BUILD_THREADS];
+    for (int t = 0; t < jobs; t++)
+        job[t] = (QP_FN(add_job)){
+            c, x->stage2, list, count, total * t / jobs, total * (t + 1) / jobs, NULL, 0, 0, false};
+    QP_FN(run_jobs)(QP_FN(add_slice), job, sizeof *job, (int)jobs);
+    bool ok = true;
+    for (int t = 0; t < jobs; t++) {
+        ok = ok && !job[t].failed;
+        for (size_t i = 0; ok && i < job[t].num_act; i++)
+            QP_FN(bk_set_active)(&x->bk, job[t].act[i]);
+        gcut__free(job[t].act);
+    }
+    return ok;
+}
+
+/* Phase A for one block: Stage 1, then Stage 2 if the block holds a non-submodular term. A
+ * block with a non-submodular pair to another block is mirrored here too (with no flow to
+ * add, a copy): its merge would have to mirror it anyway, later and on fewer threads. */
 static bool QP_FN(phase_a)(QP_FN(core) * c, int32_t b) {
     if (!QP_FN(sub_init)(c, b))
         return false;
     QP_FN(sub) *s = &c->subs[b];
     QP_FN(bk_run)(&s->bk);
-    if (c->inner_begin[b] < c->inner_begin[b + 1]) {
+    bool inner = c->inner_begin[b] < c->inner_begin[b + 1];
+    if (inner || (c->nonsub_edge[b] && !c->late_mirror)) {
         if (!QP_FN(to_stage2)(s))
             return false;
+    }
+    if (inner) {
         for (int64_t k = c->inner_begin[b]; k < c->inner_begin[b + 1]; k++)
-            QP_FN(add_rec)(s, &c->inner[k]);
+            QP_FN(add_rec_now)(s, &c->inner[k]);
         QP_FN(bk_run)(&s->bk);
     }
     return true;
@@ -684,11 +1057,8 @@ static bool QP_FN(merge)(QP_FN(core) * c, QP_FN(sub) * x, QP_FN(sub) * y, const 
     x->bk.overflow = x->bk.overflow || y->bk.overflow;
     x->bk.augmentations += y->bk.augmentations;
     x->bk.active_first = x->bk.active_last = QP_NONE;
-    for (int64_t k = 0; k < count; k++) {
-        const QP_FN(iface) *f = &c->ifaces[list[k]];
-        for (int64_t r = f->begin; r < f->end; r++)
-            QP_FN(add_rec)(x, &c->outer[r]);
-    }
+    if (!QP_FN(add_recs)(c, x, list, count))
+        return false;
     QP_FN(bk_run)(&x->bk);
     return true;
 }
@@ -814,6 +1184,8 @@ static void *QP_FN(overlap_worker)(void *arg) {
             if (!ok && c->error == GCUT_OK)
                 c->error = GCUT_ERR_NOMEM;
             c->ready[b] = 1;
+            if (++c->phase_a_done == c->B)
+                c->phase_a_end = gcut__now_ms();
             pthread_cond_broadcast(&c->wake);
             continue;
         }
@@ -925,12 +1297,9 @@ static void QP_FN(order_ifaces)(QP_FN(core) * c) {
  * the same set for every maximum flow). bk stops only when its source tree holds every node
  * reachable from the source and no residual arc leaves it, and every sub-graph ended so (the
  * mirrored copies included: a mirror of a finished search is finished), so the set is the
- * source tree; GCUT_QPBO_CHECK_REACH=1 recomputes it by search and compares (tests). */
-static gcut_status QP_FN(reach_source)(const QP_FN(core) * c, size_t N, uint8_t *in_s) {
-    for (size_t v = 0; v < N; v++) {
-        const QP_FN(bk_node) *node = &c->nodes[v];
-        in_s[v] = node->parent != QP_NONE && !(node->dist_sink & QP_SINK_BIT);
-    }
+ * source tree, which in_s holds (label_slice, pass 0); GCUT_QPBO_CHECK_REACH=1 recomputes the
+ * set by search and compares (tests). */
+static gcut_status QP_FN(reach_source)(const QP_FN(core) * c, size_t N, const uint8_t *in_s) {
     const char *check = getenv("GCUT_QPBO_CHECK_REACH");
     if (check == NULL || strcmp(check, "1") != 0)
         return GCUT_OK;
@@ -1200,6 +1569,46 @@ static void QP_FN(cut_parallel)(const QP_FN(core) * c, int threads, uint8_t *cut
     }
 }
 
+/* The strong labels of the variables [p0, p1) (and their cut sides) from in_s, in slices on
+ * the threads; counts the variables neither side fixes (middle) for the weak pass. */
+typedef struct QP_FN(label_job) {
+    const QP_FN(core) * c;
+    const uint8_t *in_s;
+    gcut__qp_output *out;
+    bool stage2;
+    size_t v0, v1;   /* in_s slice (pass 0) */
+    QP_IDX p0, p1;   /* variables (pass 1) */
+    int64_t middle;  /* pass 1: variables with neither p nor p' reachable */
+    uint8_t *in_set; /* pass 0: in_s to fill */
+    int pass;
+} QP_FN(label_job);
+
+static void *QP_FN(label_slice)(void *arg) {
+    QP_FN(label_job) *j = arg;
+    const QP_FN(core) *c = j->c;
+    if (j->pass == 0) {
+        for (size_t v = j->v0; v < j->v1; v++) {
+            const QP_FN(bk_node) *node = &c->nodes[v];
+            j->in_set[v] = node->parent != QP_NONE && !(node->dist_sink & QP_SINK_BIT);
+        }
+        return NULL;
+    }
+    const uint8_t *in_s = j->in_s;
+    const QP_IDX n = c->n;
+    gcut__qp_output *out = j->out;
+    int64_t middle = 0;
+    for (QP_IDX p = j->p0; p < j->p1; p++) {
+        QP_IDX o = c->orig != NULL ? c->orig[p] : p;
+        if (out->cut != NULL)
+            out->cut[o] = in_s[p] ? GCUT_SOURCE : GCUT_SINK;
+        if (out->labels != NULL)
+            out->labels[o] = in_s[p] ? 0 : !j->stage2 ? 1 : in_s[p + n] ? 1 : GCUT_QPBO_UNLABELED;
+        middle += j->stage2 && !in_s[p] && !in_s[p + n];
+    }
+    j->middle = middle;
+    return NULL;
+}
+
 static gcut_status QP_FN(labels)(const QP_FN(core) * c, bool stage2, gcut__qp_output *out) {
     const QP_IDX n = c->n;
     const char *check = getenv("GCUT_QPBO_CHECK_REACH");
@@ -1213,21 +1622,39 @@ static gcut_status QP_FN(labels)(const QP_FN(core) * c, bool stage2, gcut__qp_ou
     uint8_t *in_s = gcut__malloc(N + 1, "qpbo labelling");
     if (in_s == NULL)
         return GCUT_ERR_NOMEM;
+    QP_FN(label_job) job[QP_BUILD_THREADS];
+    int jobs = out->threads < 1                  ? 1
+               : out->threads > QP_BUILD_THREADS ? QP_BUILD_THREADS
+                                                 : out->threads;
+    if (n < 16384)
+        jobs = 1;
+    for (int t = 0; t < jobs; t++)
+        job[t] = (QP_FN(label_job)){c,
+                                    in_s,
+                                    out,
+                                    stage2,
+                                    N * (size_t)t / (size_t)jobs,
+                                    N * (size_t)(t + 1) / (size_t)jobs,
+                                    (QP_IDX)((int64_t)n * t / jobs),
+                                    (QP_IDX)((int64_t)n * (t + 1) / jobs),
+                                    0,
+                                    in_s,
+                                    0};
+    QP_FN(run_jobs)(QP_FN(label_slice), job, sizeof *job, jobs);
     gcut_status reached = QP_FN(reach_source)(c, N, in_s);
     if (reached != GCUT_OK) {
         gcut__free(in_s);
         return reached;
     }
     uint64_t extra = gcut_memory_in_use() - before;
-    for (QP_IDX p = 0; p < n; p++) {
-        QP_IDX o = c->orig != NULL ? c->orig[p] : p;
-        if (out->cut != NULL)
-            out->cut[o] = in_s[p] ? GCUT_SOURCE : GCUT_SINK;
-        if (out->labels != NULL)
-            out->labels[o] = in_s[p] ? 0 : !stage2 ? 1 : in_s[p + n] ? 1 : GCUT_QPBO_UNLABELED;
-    }
+    for (int t = 0; t < jobs; t++)
+        job[t].pass = 1;
+    QP_FN(run_jobs)(QP_FN(label_slice), job, sizeof *job, jobs);
+    int64_t middle = 0;
+    for (int t = 0; t < jobs; t++)
+        middle += job[t].middle;
     gcut_status st = GCUT_OK;
-    if (stage2 && out->labels != NULL) {
+    if (stage2 && out->labels != NULL && middle > 0) {
         uint64_t weak = 0;
         st = QP_FN(weak_labels)(c, in_s, out->labels, &weak);
         extra += weak;
@@ -1292,6 +1719,12 @@ static gcut_status QP_FN(run_core)(QP_FN(core) * c, int threads_asked, gcut__qp_
     core.profile = profile != NULL && strcmp(profile, "1") == 0;
     const char *order = getenv("GCUT_PBK_ORDER");
     core.size_order = order != NULL && strcmp(order, "size") == 0;
+    const char *all = getenv("GCUT_QPBO_ACTIVATE_ALL");
+    core.activate_all = all != NULL && strcmp(all, "1") == 0;
+    const char *late = getenv("GCUT_QPBO_LATE_MIRROR");
+    core.late_mirror = late != NULL && strcmp(late, "1") == 0;
+    core.threads = threads;
+    core.add_slice = gcut__env_int("GCUT_QPBO_ADD_SLICE", 65536, 1, 1 << 30);
     core.t_start = t1;
     for (int32_t b = 0; b < core.B; b++)
         core.owner[b] = b;
@@ -1317,6 +1750,12 @@ static gcut_status QP_FN(run_core)(QP_FN(core) * c, int threads_asked, gcut__qp_
             st = QP_FN(run_threads)(&core, threads, QP_FN(merger));
         }
     }
+    double since = t1;
+    if (core.profile && core.phase_a_end > 0) {
+        since = gcut__now_ms();
+        fprintf(stderr, "pbk phase solve: Phase A ended at %.2f ms, the merges at %.2f ms\n",
+                core.phase_a_end - t1, since - t1);
+    }
     int64_t flow = 0;
     bool overflow = false;
     if (st == GCUT_OK) {
@@ -1340,6 +1779,7 @@ static gcut_status QP_FN(run_core)(QP_FN(core) * c, int threads_asked, gcut__qp_
     }
     double t2 = gcut__now_ms();
     out->solve_ms = t2 - t1;
+    QP_FN(phase)(core.profile, "solve last mirrors", &since);
     if (st == GCUT_OK && overflow)
         st = gcut__fail(GCUT_ERR_OVERFLOW, "qpbo: the maximum flow passes INT64_MAX");
     if (st == GCUT_OK) {
@@ -1348,6 +1788,7 @@ static gcut_status QP_FN(run_core)(QP_FN(core) * c, int threads_asked, gcut__qp_
         out->blocks = core.B;
         out->threads = threads;
         st = QP_FN(labels)(&core, out->stage2, out);
+        QP_FN(phase)(core.profile, "labels", &since);
     }
     out->label_ms = gcut__now_ms() - t2;
     if (st == GCUT_ERR_NOMEM && *gcut_last_error() == '\0')

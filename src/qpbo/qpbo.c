@@ -4,8 +4,14 @@
 #include "qpbo_internal.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+
+/* "auto" runs pqpbo on energies at least this large when options->threads > 1: at 2 threads
+ * and up it beat qpbo on every energy measured (docs/PERFORMANCE.md); labels are the same. */
+#define GCUT_QPBO_AUTO_PARALLEL_NODES 65536
 
 struct gcut_qpbo {
     int64_t num_nodes;
@@ -300,6 +306,152 @@ static void term_edge(void *ctx, int64_t k, gcut__qp_edge *e) {
     e->cap_vu = 0;
 }
 
+/* ---- the passes of gcut_qpbo_solve over every node and term, on pqpbo's threads ----
+ * Normal form: each job owns a range of nodes and adds, in term order, the contributions of
+ * every term to its own nodes' terminal residuals (no atomics: locked adds to random nodes
+ * serialise the cache misses, and measured no faster than one thread); the constant is summed
+ * per slice of terms. Every sum is checked; where a check fires the pass is redone serially
+ * (the serial order's exact result and error), so the outcome never depends on the thread
+ * count. */
+
+typedef struct prep_job {
+    const gcut_qpbo *q;
+    int64_t *tr;
+    int pass;         /* 0: nodes (tr, constant), 1: terms, 2: energy + labeled count */
+    int64_t k0, k1;   /* nodes or terms of this slice */
+    int64_t n0, n1;   /* pass 1: the nodes this job owns */
+    int64_t constant; /* pass 0, 1: this slice's part; pass 2: its energy */
+    int64_t labeled;  /* pass 2 */
+    const int8_t *labels;
+    bool has_nonsub, overflow;
+} prep_job;
+
+static void *prep_slice(void *arg) {
+    prep_job *j = arg;
+    const gcut_qpbo *q = j->q;
+    bool of = false;
+    if (j->pass == 0) {
+        for (int64_t p = j->k0; p < j->k1; p++)
+            of = of || __builtin_sub_overflow(q->unary1[p], q->unary0[p], &j->tr[p]) ||
+                 __builtin_add_overflow(j->constant, q->unary0[p], &j->constant);
+    } else if (j->pass == 1) {
+        bool nonsub = false;
+        for (int64_t k = j->k0; k < j->k1 && !of; k++) {
+            const int32_t *t = q->te[k];
+            int64_t w = (int64_t)t[1] + t[2] - t[0] - t[3];
+            of = __builtin_add_overflow(j->constant, (int64_t)t[0], &j->constant);
+            nonsub = nonsub || w < 0;
+        }
+        j->has_nonsub = nonsub;
+        /* Every term, for the ends this job owns (unsigned compare: one branch per end). */
+        const uint64_t n0 = (uint64_t)j->n0, span = (uint64_t)(j->n1 - j->n0);
+        int64_t *tr = j->tr;
+        for (int64_t k = 0; k < q->num_terms && !of; k++) {
+            uint64_t i = (uint64_t)term_i(q, k), jj = (uint64_t)term_j(q, k);
+            bool own_i = i - n0 < span, own_j = jj - n0 < span;
+            if (!own_i && !own_j)
+                continue;
+            const int32_t *t = q->te[k];
+            if (own_i)
+                of = __builtin_add_overflow(tr[i], (int64_t)t[2] - t[0], &tr[i]);
+            if (own_j) {
+                int64_t w = (int64_t)t[1] + t[2] - t[0] - t[3];
+                of = of || __builtin_add_overflow(tr[jj], (int64_t)t[3] - t[2] + (w < 0 ? w : 0),
+                                                  &tr[jj]);
+            }
+        }
+    } else {
+        const int8_t *x = j->labels;
+        int64_t labeled = 0, e = 0;
+        if (j->k0 < q->num_nodes) {
+            int64_t end = j->k1 < q->num_nodes ? j->k1 : q->num_nodes;
+            for (int64_t p = j->k0; p < end; p++) {
+                labeled += x[p] != GCUT_QPBO_UNLABELED;
+                of = of || __builtin_add_overflow(e, x[p] == 1 ? q->unary1[p] : q->unary0[p], &e);
+            }
+        }
+        j->labeled = labeled;
+        int64_t t0 = j->k0 - q->num_nodes, t1 = j->k1 - q->num_nodes;
+        for (int64_t t = t0 < 0 ? 0 : t0; t < t1; t++) {
+            int a = x[term_i(q, t)] == 1, b = x[term_j(q, t)] == 1;
+            of = of || __builtin_add_overflow(e, (int64_t)q->te[t][2 * a + b], &e);
+        }
+        j->constant = e;
+    }
+    j->overflow = of;
+    return NULL;
+}
+
+enum { PREP_MAX_JOBS = 64 };
+
+/* Run pass `pass` over [0, count) in `jobs` slices; false if a check fired. */
+static bool prep_run(prep_job *job, int jobs, int pass, int64_t count) {
+    pthread_t ids[PREP_MAX_JOBS];
+    bool started[PREP_MAX_JOBS] = {false};
+    for (int t = 0; t < jobs; t++) {
+        job[t].pass = pass;
+        job[t].k0 = count * t / jobs;
+        job[t].k1 = count * (t + 1) / jobs;
+        job[t].n0 = job[t].q->num_nodes * t / jobs;
+        job[t].n1 = job[t].q->num_nodes * (t + 1) / jobs;
+        job[t].constant = 0;
+        job[t].overflow = false;
+    }
+    for (int t = 1; t < jobs; t++)
+        started[t] = pthread_create(&ids[t], NULL, prep_slice, &job[t]) == 0;
+    prep_slice(&job[0]);
+    bool ok = true;
+    for (int t = 1; t < jobs; t++) {
+        if (started[t])
+            pthread_join(ids[t], NULL);
+        else
+            prep_slice(&job[t]);
+    }
+    for (int t = 0; t < jobs; t++)
+        ok = ok && !job[t].overflow;
+    return ok;
+}
+
+/* The terminal residuals and the constant on `jobs` threads; false if the serial pass must
+ * decide (a check fired; tr then holds garbage the serial pass overwrites). */
+static bool prep_parallel(const gcut_qpbo *q, int jobs, int64_t *tr, int64_t *constant,
+                          bool *has_nonsub) {
+    prep_job job[PREP_MAX_JOBS];
+    for (int t = 0; t < jobs; t++)
+        job[t] = (prep_job){.q = q, .tr = tr};
+    int64_t c = 0;
+    bool ok = prep_run(job, jobs, 0, q->num_nodes);
+    for (int t = 0; t < jobs && ok; t++)
+        ok = !__builtin_add_overflow(c, job[t].constant, &c);
+    ok = ok && prep_run(job, jobs, 1, q->num_terms);
+    bool nonsub = false;
+    for (int t = 0; t < jobs && ok; t++) {
+        ok = !__builtin_add_overflow(c, job[t].constant, &c);
+        nonsub = nonsub || job[t].has_nonsub;
+    }
+    *constant = c;
+    *has_nonsub = nonsub;
+    return ok;
+}
+
+/* The energy of a labeling and its labeled count on `jobs` threads; false where a sum left
+ * int64 (gcut_qpbo_energy then gives the serial answer and its error). */
+static bool energy_parallel(const gcut_qpbo *q, int jobs, const int8_t *labels, int64_t *energy,
+                            int64_t *labeled) {
+    prep_job job[PREP_MAX_JOBS];
+    for (int t = 0; t < jobs; t++)
+        job[t] = (prep_job){.q = q, .labels = labels};
+    bool ok = prep_run(job, jobs, 2, q->num_nodes + q->num_terms);
+    int64_t e = 0, count = 0;
+    for (int t = 0; t < jobs; t++) {
+        ok = ok && !__builtin_add_overflow(e, job[t].constant, &e);
+        count += job[t].labeled;
+    }
+    *energy = e;
+    *labeled = count;
+    return ok;
+}
+
 gcut_status gcut_qpbo_solve(gcut_qpbo *q, const gcut_options *options, int8_t *labels,
                             gcut_qpbo_result *result) {
     if (q == NULL)
@@ -315,14 +467,17 @@ gcut_status gcut_qpbo_solve(gcut_qpbo *q, const gcut_options *options, int8_t *l
         parallel = false;
     else if (strcmp(name, "pqpbo") == 0)
         parallel = true;
-    else if (strcmp(name, "auto") == 0)
-        parallel = false;
+    else if (strcmp(name, "auto") == 0) /* as grids' auto picks parallel-bk: asked for threads */
+        parallel = options->threads > 1 && q->num_nodes >= GCUT_QPBO_AUTO_PARALLEL_NODES;
     else
         return gcut__fail(GCUT_ERR_NOT_FOUND,
                           "gcut_qpbo_solve: no QPBO solver named '%s' (qpbo, pqpbo or auto)", name);
     int threads = parallel ? (options->threads > 0 ? options->threads : gcut__qp_cores()) : 1;
 
     /* Terminal residuals (source minus sink) and the constant, in 64 bits. */
+    const char *prof_env = getenv("GCUT_PBK_PROFILE");
+    const bool prof = prof_env != NULL && strcmp(prof_env, "1") == 0;
+    double t_prep = gcut__now_ms();
     const int64_t n = q->num_nodes;
     int64_t *tr = gcut__malloc(gcut__mul_size((size_t)n + 1, sizeof(int64_t)), "qpbo terminals");
     int8_t *own = NULL;
@@ -330,18 +485,26 @@ gcut_status gcut_qpbo_solve(gcut_qpbo *q, const gcut_options *options, int8_t *l
         return GCUT_ERR_NOMEM;
     int64_t constant = 0;
     bool overflow = false, has_nonsub = false;
-    for (int64_t p = 0; p < n; p++) {
-        overflow = overflow || __builtin_sub_overflow(q->unary1[p], q->unary0[p], &tr[p]) ||
-                   __builtin_add_overflow(constant, q->unary0[p], &constant);
-    }
-    for (int64_t k = 0; k < q->num_terms && !overflow; k++) {
-        const int32_t *t = q->te[k];
-        int64_t w = (int64_t)t[1] + t[2] - t[0] - t[3];
-        int64_t i = term_i(q, k), j = term_j(q, k);
-        overflow = __builtin_add_overflow(constant, (int64_t)t[0], &constant) ||
-                   __builtin_add_overflow(tr[i], (int64_t)t[2] - t[0], &tr[i]) ||
-                   __builtin_add_overflow(tr[j], (int64_t)t[3] - t[2] + (w < 0 ? w : 0), &tr[j]);
-        has_nonsub = has_nonsub || w < 0;
+    int jobs = threads < PREP_MAX_JOBS ? threads : PREP_MAX_JOBS;
+    if (n + q->num_terms < ((int64_t)1 << 16))
+        jobs = 1;
+    if (jobs <= 1 || !prep_parallel(q, jobs, tr, &constant, &has_nonsub)) {
+        constant = 0;
+        has_nonsub = false;
+        for (int64_t p = 0; p < n; p++) {
+            overflow = overflow || __builtin_sub_overflow(q->unary1[p], q->unary0[p], &tr[p]) ||
+                       __builtin_add_overflow(constant, q->unary0[p], &constant);
+        }
+        for (int64_t k = 0; k < q->num_terms && !overflow; k++) {
+            const int32_t *t = q->te[k];
+            int64_t w = (int64_t)t[1] + t[2] - t[0] - t[3];
+            int64_t i = term_i(q, k), j = term_j(q, k);
+            overflow =
+                __builtin_add_overflow(constant, (int64_t)t[0], &constant) ||
+                __builtin_add_overflow(tr[i], (int64_t)t[2] - t[0], &tr[i]) ||
+                __builtin_add_overflow(tr[j], (int64_t)t[3] - t[2] + (w < 0 ? w : 0), &tr[j]);
+            has_nonsub = has_nonsub || w < 0;
+        }
     }
     /* E = constant + sum_p tr_p x_p + pairs; the cut pays max(-tr, 0) on the source side
      * (label 0) and max(tr, 0) on the sink side: shed min(0, tr) into the constant. */
@@ -380,14 +543,22 @@ gcut_status gcut_qpbo_solve(gcut_qpbo *q, const gcut_options *options, int8_t *l
     }
     gcut__qp_output out = {0};
     out.labels = labels;
+    if (prof)
+        fprintf(stderr, "pbk phase normal form (gcut_qpbo_solve): %.2f ms\n",
+                gcut__now_ms() - t_prep);
     gcut_status st = gcut__qp_solve(&in, &out);
+    double t_after = gcut__now_ms();
     gcut__free(tr);
     if (st == GCUT_OK && result != NULL) {
         memset(result, 0, sizeof *result);
         snprintf(result->solver, sizeof result->solver, "%s", parallel ? "pqpbo" : "qpbo");
-        int64_t labeled = 0;
-        for (int64_t p = 0; p < n; p++)
-            labeled += labels[p] != GCUT_QPBO_UNLABELED;
+        int64_t labeled = 0, energy = 0;
+        bool have_energy = jobs > 1 && energy_parallel(q, jobs, labels, &energy, &labeled);
+        if (!have_energy) {
+            labeled = 0;
+            for (int64_t p = 0; p < n; p++)
+                labeled += labels[p] != GCUT_QPBO_UNLABELED;
+        }
         result->labeled = labeled;
         /* The doubled graph counts every energy twice; a single-copy flow (no non-submodular
          * term) is the minimum itself. */
@@ -395,7 +566,9 @@ gcut_status gcut_qpbo_solve(gcut_qpbo *q, const gcut_options *options, int8_t *l
         int64_t half = twice / 2 + (twice % 2 != 0 && twice > 0);
         if (__builtin_add_overflow(half, constant, &result->lower_bound))
             st = gcut__fail(GCUT_ERR_OVERFLOW, "gcut_qpbo_solve: the lower bound leaves int64");
-        if (st == GCUT_OK)
+        if (st == GCUT_OK && have_energy)
+            result->energy = energy;
+        else if (st == GCUT_OK)
             st = gcut_qpbo_energy(q, labels, &result->energy);
         result->stage2 = out.stage2;
         result->threads = out.threads;
@@ -407,6 +580,9 @@ gcut_status gcut_qpbo_solve(gcut_qpbo *q, const gcut_options *options, int8_t *l
         result->bytes = out.bytes;
         result->float_scale = q->scale;
     }
+    if (prof)
+        fprintf(stderr, "pbk phase count+energy (gcut_qpbo_solve): %.2f ms\n",
+                gcut__now_ms() - t_after);
     gcut__free(own);
     return st;
 }

@@ -6,11 +6,70 @@
 #include "seg_internal.h"
 
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Bits of a level's state byte (the caller's mask at the finest level). */
 enum { LABEL = 1, BAND = 2, MARK = 4 };
+
+/* ---- the host passes on several threads: fn(ctx, lo, hi) over [0, n) in chunks that threads
+ * take in turn; every pass below writes only what its own index range owns. ---- */
+typedef void (*band_job_fn)(void *ctx, int64_t lo, int64_t hi);
+
+typedef struct band_jobs {
+    band_job_fn fn;
+    void *ctx;
+    int64_t n, chunk;
+    atomic_llong next;
+} band_jobs;
+
+static void *band_worker(void *arg) {
+    band_jobs *j = arg;
+    for (;;) {
+        const int64_t lo = (int64_t)atomic_fetch_add(&j->next, (long long)j->chunk);
+        if (lo >= j->n)
+            return NULL;
+        j->fn(j->ctx, lo, lo + j->chunk < j->n ? lo + j->chunk : j->n);
+    }
+}
+
+#define BAND_MAX_THREADS 64
+
+static void band_parallel(int threads, int64_t n, band_job_fn fn, void *ctx) {
+    if (n <= 0)
+        return;
+    if (threads > n)
+        threads = (int)n;
+    if (threads <= 1) {
+        fn(ctx, 0, n);
+        return;
+    }
+    band_jobs j = {fn, ctx, n, 0, 0};
+    j.chunk = n / ((int64_t)threads * 8);
+    j.chunk = j.chunk < 1 ? 1 : j.chunk;
+    atomic_init(&j.next, 0);
+    pthread_t ids[BAND_MAX_THREADS];
+    bool started[BAND_MAX_THREADS];
+    for (int t = 1; t < threads; t++) /* a thread that fails to start leaves its chunks to us */
+        started[t] = pthread_create(&ids[t], NULL, band_worker, &j) == 0;
+    band_worker(&j);
+    for (int t = 1; t < threads; t++)
+        if (started[t])
+            pthread_join(ids[t], NULL);
+}
+
+/* Threads of the host passes: options->threads, 0 = every online core. */
+static int band_threads(const gcut_options *options) {
+    int t = options != NULL ? options->threads : 0;
+    if (t <= 0) {
+        const long c = sysconf(_SC_NPROCESSORS_ONLN);
+        t = c > 0 ? (int)c : 1;
+    }
+    return t < BAND_MAX_THREADS ? t : BAND_MAX_THREADS;
+}
 
 /* The canonical half of a neighbourhood: offsets (dz, dy, dx) whose first non-zero component
  * is positive; the other half are their negatives. @return their number. */
@@ -81,55 +140,98 @@ static int64_t half_up(int64_t side) {
     return (side + 1) / 2;
 }
 
+typedef struct seeds_job {
+    const uint8_t *fine;
+    const int64_t *dims;
+    uint8_t *coarse;
+} seeds_job;
+
+static void coarsen_seed_rows(void *arg, int64_t lo, int64_t hi) {
+    const seeds_job *j = arg;
+    const int64_t D = j->dims[0], H = j->dims[1], W = j->dims[2];
+    const int64_t cH = half_up(H), cW = half_up(W);
+    for (int64_t r = lo; r < hi; r++) { /* coarse row r = z * cH + y: its 1-4 fine rows */
+        const int64_t z = r / cH, y = r % cH;
+        uint8_t *dst = j->coarse + r * cW;
+        memset(dst, 0, (size_t)cW);
+        for (int64_t fz = 2 * z; fz < 2 * z + 2 && fz < D; fz++)
+            for (int64_t fy = 2 * y; fy < 2 * y + 2 && fy < H; fy++) {
+                const uint8_t *src = j->fine + (fz * H + fy) * W;
+                for (int64_t x = 0; x < W; x++)
+                    dst[x / 2] |= src[x] & (GCUT_SEED_FOREGROUND | GCUT_SEED_BACKGROUND);
+            }
+    }
+}
+
 void gcut__band_coarsen_seeds(const uint8_t *fine, const int64_t fine_dims[3], uint8_t *coarse,
-                              int64_t coarse_dims[3]) {
-    const int64_t D = fine_dims[0], H = fine_dims[1], W = fine_dims[2];
+                              int64_t coarse_dims[3], int threads) {
     for (int k = 0; k < 3; k++)
         coarse_dims[k] = half_up(fine_dims[k]);
-    const int64_t cH = coarse_dims[1], cW = coarse_dims[2];
-    memset(coarse, 0, (size_t)(coarse_dims[0] * cH * cW));
-    for (int64_t z = 0; z < D; z++)
-        for (int64_t y = 0; y < H; y++) {
-            const uint8_t *src = fine + (z * H + y) * W;
-            uint8_t *dst = coarse + ((z / 2) * cH + y / 2) * cW;
-            for (int64_t x = 0; x < W; x++)
-                dst[x / 2] |= src[x] & (GCUT_SEED_FOREGROUND | GCUT_SEED_BACKGROUND);
+    seeds_job j = {fine, fine_dims, coarse};
+    band_parallel(threads, coarse_dims[0] * coarse_dims[1], coarsen_seed_rows, &j);
+}
+
+typedef struct coarsen_job {
+    const uint8_t *fine;
+    const int64_t *dims;
+    int channels;
+    uint8_t *coarse;
+} coarsen_job;
+
+static void coarsen_rows(void *arg, int64_t lo, int64_t hi) {
+    const coarsen_job *j = arg;
+    const int64_t D = j->dims[0], H = j->dims[1], W = j->dims[2];
+    const int64_t cH = half_up(H), cW = half_up(W);
+    const int channels = j->channels;
+    for (int64_t r = lo; r < hi; r++) { /* coarse row r = z * cH + y */
+        const int64_t z = r / cH, y = r % cH;
+        for (int64_t x = 0; x < cW; x++) {
+            unsigned sum[3] = {0, 0, 0}, count = 0;
+            for (int64_t fz = 2 * z; fz < 2 * z + 2 && fz < D; fz++)
+                for (int64_t fy = 2 * y; fy < 2 * y + 2 && fy < H; fy++)
+                    for (int64_t fx = 2 * x; fx < 2 * x + 2 && fx < W; fx++) {
+                        const int64_t i = (fz * H + fy) * W + fx;
+                        for (int c = 0; c < channels; c++)
+                            sum[c] += j->fine[i * channels + c];
+                        count++;
+                    }
+            const int64_t k = r * cW + x;
+            for (int c = 0; c < channels; c++)
+                j->coarse[k * channels + c] = (uint8_t)((sum[c] + count / 2) / count);
         }
+    }
 }
 
 void gcut__band_coarsen_pixels(const uint8_t *fine, const int64_t fine_dims[3], int channels,
-                               uint8_t *coarse) {
-    const int64_t D = fine_dims[0], H = fine_dims[1], W = fine_dims[2];
-    const int64_t cd = half_up(D), cH = half_up(H), cW = half_up(W);
-    for (int64_t z = 0; z < cd; z++)
-        for (int64_t y = 0; y < cH; y++)
-            for (int64_t x = 0; x < cW; x++) {
-                unsigned sum[3] = {0, 0, 0}, count = 0;
-                for (int64_t fz = 2 * z; fz < 2 * z + 2 && fz < D; fz++)
-                    for (int64_t fy = 2 * y; fy < 2 * y + 2 && fy < H; fy++)
-                        for (int64_t fx = 2 * x; fx < 2 * x + 2 && fx < W; fx++) {
-                            const int64_t i = (fz * H + fy) * W + fx;
-                            for (int c = 0; c < channels; c++)
-                                sum[c] += fine[i * channels + c];
-                            count++;
-                        }
-                const int64_t j = (z * cH + y) * cW + x;
-                for (int c = 0; c < channels; c++)
-                    coarse[j * channels + c] = (uint8_t)((sum[c] + count / 2) / count);
-            }
+                               uint8_t *coarse, int threads) {
+    coarsen_job j = {fine, fine_dims, channels, coarse};
+    band_parallel(threads, half_up(fine_dims[0]) * half_up(fine_dims[1]), coarsen_rows, &j);
+}
+
+typedef struct project_job {
+    const uint8_t *coarse;
+    const int64_t *coarse_dims;
+    uint8_t *fine;
+    const int64_t *dims;
+} project_job;
+
+static void project_rows(void *arg, int64_t lo, int64_t hi) {
+    const project_job *j = arg;
+    const int64_t H = j->dims[1], W = j->dims[2];
+    const int64_t ch = j->coarse_dims[1], cw = j->coarse_dims[2];
+    for (int64_t r = lo; r < hi; r++) { /* fine row r = z * H + y */
+        const int64_t z = r / H, y = r % H;
+        const uint8_t *src = j->coarse + ((z / 2) * ch + y / 2) * cw;
+        uint8_t *dst = j->fine + r * W;
+        for (int64_t x = 0; x < W; x++)
+            dst[x] = src[x / 2] & LABEL;
+    }
 }
 
 void gcut__band_project(const uint8_t *coarse, const int64_t coarse_dims[3], uint8_t *fine,
-                        const int64_t fine_dims[3]) {
-    const int64_t D = fine_dims[0], H = fine_dims[1], W = fine_dims[2];
-    const int64_t ch = coarse_dims[1], cw = coarse_dims[2];
-    for (int64_t z = 0; z < D; z++)
-        for (int64_t y = 0; y < H; y++) {
-            const uint8_t *src = coarse + ((z / 2) * ch + y / 2) * cw;
-            uint8_t *dst = fine + (z * H + y) * W;
-            for (int64_t x = 0; x < W; x++)
-                dst[x] = src[x / 2] & LABEL;
-        }
+                        const int64_t fine_dims[3], int threads) {
+    project_job j = {coarse, coarse_dims, fine, fine_dims};
+    band_parallel(threads, fine_dims[0] * fine_dims[1], project_rows, &j);
 }
 
 /* Unary capacities (source, sink) of finest pixel i. */
@@ -152,37 +254,55 @@ static int32_t pairwise(const gcut__band_image *lv, const gcut__seg_tables *t, c
                       [gcut__seg_sqdiff(lv->pixels + i * ch, lv->pixels + j * ch, ch)];
 }
 
-int64_t gcut__band_energy(const gcut__band_image *lv, const gcut__seg_tables *tables,
-                          int connectivity, const uint8_t *labels) {
-    const struct offsets *offs = offsets_of(connectivity);
+typedef struct energy_job {
+    const gcut__band_image *lv;
+    const gcut__seg_tables *tables;
+    int connectivity;
+    const uint8_t *labels;
+    atomic_llong energy;
+} energy_job;
+
+static void energy_rows(void *arg, int64_t lo, int64_t hi) {
+    energy_job *j = arg;
+    const gcut__band_image *lv = j->lv;
+    const gcut__seg_tables *tables = j->tables;
+    const uint8_t *labels = j->labels;
+    const struct offsets *offs = offsets_of(j->connectivity);
     const int64_t D = lv->dims[0], H = lv->dims[1], W = lv->dims[2];
     const int ch = tables->channels;
     int64_t energy = 0;
-    for (int64_t z = 0; z < D; z++)
-        for (int64_t y = 0; y < H; y++) {
-            const int64_t row = (z * H + y) * W;
-            for (int64_t x = 0; x < W; x++) {
-                int32_t s, k;
-                unary(lv, tables, row + x, &s, &k);
-                /* foreground cuts pixel->sink, background source->pixel */
-                energy += (labels[row + x] & LABEL) ? k : s;
-            }
-            /* Pairs row by row per direction; the table only where the labels differ. */
-            for (int h = 0; h < offs->count; h++) {
-                const int *o = offs->off[h];
-                const int64_t nz = z + o[0], ny = y + o[1];
-                if (nz >= D || ny < 0 || ny >= H)
-                    continue;
-                const int64_t x0 = o[2] < 0 ? 1 : 0, x1 = o[2] > 0 ? W - 1 : W;
-                const int64_t other = (nz * H + ny) * W + o[2];
-                const int32_t *table = tables->pairwise[gcut__seg_offset_class(o)];
-                for (int64_t x = x0; x < x1; x++)
-                    if ((labels[row + x] ^ labels[other + x]) & LABEL)
-                        energy += table[gcut__seg_sqdiff(lv->pixels + (row + x) * ch,
-                                                         lv->pixels + (other + x) * ch, ch)];
-            }
+    for (int64_t r = lo; r < hi; r++) {
+        const int64_t z = r / H, y = r % H, row = r * W;
+        for (int64_t x = 0; x < W; x++) {
+            int32_t s, k;
+            unary(lv, tables, row + x, &s, &k);
+            /* foreground cuts pixel->sink, background source->pixel */
+            energy += (labels[row + x] & LABEL) ? k : s;
         }
-    return energy;
+        /* Pairs row by row per direction; the table only where the labels differ. */
+        for (int h = 0; h < offs->count; h++) {
+            const int *o = offs->off[h];
+            const int64_t nz = z + o[0], ny = y + o[1];
+            if (nz >= D || ny < 0 || ny >= H)
+                continue;
+            const int64_t x0 = o[2] < 0 ? 1 : 0, x1 = o[2] > 0 ? W - 1 : W;
+            const int64_t other = (nz * H + ny) * W + o[2];
+            const int32_t *table = tables->pairwise[gcut__seg_offset_class(o)];
+            for (int64_t x = x0; x < x1; x++)
+                if ((labels[row + x] ^ labels[other + x]) & LABEL)
+                    energy += table[gcut__seg_sqdiff(lv->pixels + (row + x) * ch,
+                                                     lv->pixels + (other + x) * ch, ch)];
+        }
+    }
+    atomic_fetch_add(&j->energy, (long long)energy);
+}
+
+int64_t gcut__band_energy(const gcut__band_image *lv, const gcut__seg_tables *tables,
+                          int connectivity, const uint8_t *labels, int threads) {
+    energy_job j = {lv, tables, connectivity, labels, 0};
+    atomic_init(&j.energy, 0);
+    band_parallel(threads, lv->dims[0] * lv->dims[1], energy_rows, &j);
+    return (int64_t)atomic_load(&j.energy);
 }
 
 /* Slot of a coarse offset (dz, dy, dx), each in -1..1, in a 27-entry array. */
@@ -208,10 +328,15 @@ static void finish_coarse(const gcut__seg_tables *tables, int connectivity, int 
      * face, which drops low-contrast objects: 4.2% of voxels lost on easy 128^3 seed 3), and the
      * contrast of the downsampled image (which averages noise away and so makes noisy
      * images too smooth: 3.3% of pixels lost on hard 1920x1080 at one level). The minimum
-     * lost 0.05-0.07% and 0.34% there (docs/BAND.md). All per pixel of a block face: the
-     * sums are scaled down by the face's 2^k (2D) or 4^k (3D) pixels with rounding, after
-     * taking out the part of the terminals every labelling pays; terminals capped at 2^28.
-     */
+     * lost 0.05-0.07% and 0.34% there (docs/BAND.md). That minimum is then halved: the
+     * finest cut is free to follow the cheapest pairs around a block (noise makes some
+     * cheap), a block-aligned cut is not, so both estimates overstate what the object's
+     * boundary costs, and on noisy volumes whole objects were lost (hard 256^3: 1.76% of the
+     * voxels differed from the exact cut; halved, 0.0024%; hard 128^3 at 2 levels: 7.2% and
+     * 0.0040%; hard 1920x1080: 0.0485% and 0.0093%; no case measured got worse: docs/BAND.md).
+     * All per pixel of a block face: the sums are scaled down by the face's 2^k (2D) or 4^k
+     * (3D) pixels with rounding, after taking out the part of the terminals every labelling
+     * pays; terminals capped at 2^28. */
     const int shift = k * (three_d ? 2 : 1);
     const int64_t half = ((int64_t)1 << shift) / 2, m = s < t ? s : t;
     s = (s - m + half) >> shift, t = (t - m + half) >> shift;
@@ -230,7 +355,7 @@ static void finish_coarse(const gcut__seg_tables *tables, int connectivity, int 
             const int64_t c =
                 tables->pairwise[gcut__seg_offset_class(o->off[h])][gcut__seg_sqdiff(pc, qc, ch)];
             const int64_t a = (w[slot(dz, dy, dx)] + half) >> shift;
-            w[slot(dz, dy, dx)] = a < c ? a : c;
+            w[slot(dz, dy, dx)] = (a < c ? a : c) / 2;
         }
     *sp = s, *tp = t;
 }
@@ -281,7 +406,7 @@ void gcut__band_node(const gcut__band_image *lv, const gcut__seg_tables *tables,
 
 /* Set BAND on every pixel within Chebyshev distance d of a MARK pixel, and clear MARK.
  * @return the number of MARK pixels found. */
-static int64_t dilate_marks(uint8_t *state, const int64_t dims[3], int64_t d) {
+static int64_t dilate_marks_serial(uint8_t *state, const int64_t dims[3], int64_t d) {
     const int64_t D = dims[0], H = dims[1], W = dims[2];
     int64_t marks = 0;
     for (int64_t z = 0; z < D; z++)
@@ -307,7 +432,7 @@ static int64_t dilate_marks(uint8_t *state, const int64_t dims[3], int64_t d) {
 
 /* MARK the pixels of the projected boundary (both sides of every axis pair with different
  * labels) and the seeds the projection contradicts. */
-static void mark_boundary(uint8_t *state, const uint8_t *seeds, const int64_t dims[3]) {
+static void mark_boundary_serial(uint8_t *state, const uint8_t *seeds, const int64_t dims[3]) {
     const int64_t D = dims[0], H = dims[1], W = dims[2];
     for (int64_t z = 0; z < D; z++)
         for (int64_t y = 0; y < H; y++)
@@ -326,6 +451,163 @@ static void mark_boundary(uint8_t *state, const uint8_t *seeds, const int64_t di
             }
 }
 
+/* ---- the same two passes on several threads. A thread writes only bytes it owns: MARK in
+ * units (planes in 3D, rows in 2D) of one parity at a time, reading the neighbouring units of
+ * the other parity; the dilation as three one-dimensional passes (any MARK within d along x,
+ * then along y, then along z), each over lines that one thread owns, through two spare bits. */
+enum { XBIT = 8, YBIT = 16 };
+#define STRIP 64 /* columns of one y or z line job: one cache line of each row */
+
+typedef struct select_job {
+    uint8_t *state;
+    const uint8_t *seeds;
+    const int64_t *dims;
+    int64_t d;
+    int parity;
+} select_job;
+
+static void mark_units(void *arg, int64_t lo, int64_t hi) {
+    const select_job *j = arg;
+    const int64_t D = j->dims[0], H = j->dims[1], W = j->dims[2];
+    uint8_t *state = j->state;
+    for (int64_t u = 2 * lo + j->parity; u < 2 * hi + j->parity; u += 2) {
+        const int64_t z0 = D > 1 ? u : 0, y0 = D > 1 ? 0 : u, y1 = D > 1 ? H : u + 1;
+        for (int64_t y = y0; y < y1; y++) {
+            const int64_t row = (z0 * H + y) * W;
+            for (int64_t x = 0; x < W; x++) {
+                const int64_t i = row + x;
+                const uint8_t l = state[i] & LABEL;
+                bool m = ((j->seeds[i] & GCUT_SEED_FOREGROUND) && !l) ||
+                         ((j->seeds[i] & GCUT_SEED_BACKGROUND) && l);
+                m |= x > 0 && (state[i - 1] & LABEL) != l;
+                m |= x + 1 < W && (state[i + 1] & LABEL) != l;
+                m |= y > 0 && (state[i - W] & LABEL) != l;
+                m |= y + 1 < H && (state[i + W] & LABEL) != l;
+                m |= z0 > 0 && (state[i - W * H] & LABEL) != l;
+                m |= z0 + 1 < D && (state[i + W * H] & LABEL) != l;
+                if (m)
+                    state[i] |= MARK;
+            }
+        }
+    }
+}
+
+/* Along x: XBIT where a MARK is within d in the row (rows [lo, hi)). */
+static void dilate_x(void *arg, int64_t lo, int64_t hi) {
+    const select_job *j = arg;
+    const int64_t W = j->dims[2], d = j->d;
+    for (int64_t r = lo; r < hi; r++) {
+        uint8_t *row = j->state + r * W;
+        int64_t last = -d - 1;
+        for (int64_t x = 0; x < W; x++) {
+            if (row[x] & MARK)
+                last = x;
+            if (x - last <= d)
+                row[x] |= XBIT;
+        }
+        last = W + d;
+        for (int64_t x = W - 1; x >= 0; x--) {
+            if (row[x] & MARK)
+                last = x;
+            if (last - x <= d)
+                row[x] |= XBIT;
+        }
+    }
+}
+
+/* One line direction over lines of STRIP columns: bit `to` where bit `from` is within d along
+ * the line; count lines of length len, stride step, starting at base + c for c < cols. */
+static void dilate_line(uint8_t *base, int64_t cols, int64_t len, int64_t step, int64_t d,
+                        uint8_t from, uint8_t to) {
+    int64_t last[STRIP];
+    for (int64_t c = 0; c < cols; c++)
+        last[c] = -d - 1;
+    for (int64_t t = 0; t < len; t++) {
+        uint8_t *p = base + t * step;
+        for (int64_t c = 0; c < cols; c++) {
+            if (p[c] & from)
+                last[c] = t;
+            if (t - last[c] <= d)
+                p[c] |= to;
+        }
+    }
+    for (int64_t c = 0; c < cols; c++)
+        last[c] = len + d;
+    for (int64_t t = len - 1; t >= 0; t--) {
+        uint8_t *p = base + t * step;
+        for (int64_t c = 0; c < cols; c++) {
+            if (p[c] & from)
+                last[c] = t;
+            if (last[c] - t <= d)
+                p[c] |= to;
+        }
+    }
+}
+
+/* Along y: units (z, strip of x). */
+static void dilate_y(void *arg, int64_t lo, int64_t hi) {
+    const select_job *j = arg;
+    const int64_t H = j->dims[1], W = j->dims[2], strips = (W + STRIP - 1) / STRIP;
+    for (int64_t u = lo; u < hi; u++) {
+        const int64_t z = u / strips, x0 = (u % strips) * STRIP;
+        const int64_t cols = W - x0 < STRIP ? W - x0 : STRIP;
+        dilate_line(j->state + z * H * W + x0, cols, H, W, j->d, XBIT,
+                    j->dims[0] > 1 ? YBIT : BAND);
+    }
+}
+
+/* Along z (3D): units (y, strip of x). */
+static void dilate_z(void *arg, int64_t lo, int64_t hi) {
+    const select_job *j = arg;
+    const int64_t D = j->dims[0], H = j->dims[1], W = j->dims[2];
+    const int64_t strips = (W + STRIP - 1) / STRIP;
+    for (int64_t u = lo; u < hi; u++) {
+        const int64_t y = u / strips, x0 = (u % strips) * STRIP;
+        const int64_t cols = W - x0 < STRIP ? W - x0 : STRIP;
+        dilate_line(j->state + y * W + x0, cols, D, H * W, j->d, YBIT, BAND);
+    }
+}
+
+static void clear_bits(void *arg, int64_t lo, int64_t hi) {
+    const select_job *j = arg;
+    const int64_t W = j->dims[2];
+    for (int64_t i = lo * W; i < hi * W; i++)
+        j->state[i] &= (uint8_t) ~(MARK | XBIT | YBIT);
+}
+
+/* The parallel band selection does 2-2.7x the one-thread version's work (measured on the
+ * build machine: 52-69 against 25-38 ms of CPU at 3840x2160, 137-143 against 49-53 at 256^3),
+ * so it is used from this many threads on. */
+#define SELECT_MIN_THREADS 4
+
+/* MARK the projected boundary and the contradicted seeds (mark_boundary_serial). */
+static void mark_boundary(uint8_t *state, const uint8_t *seeds, const int64_t dims[3],
+                          int threads) {
+    if (threads < SELECT_MIN_THREADS) {
+        mark_boundary_serial(state, seeds, dims);
+        return;
+    }
+    select_job j = {state, seeds, dims, 0, 0};
+    const int64_t units = dims[0] > 1 ? dims[0] : dims[1];
+    for (j.parity = 0; j.parity < 2; j.parity++)
+        band_parallel(threads, (units - j.parity + 1) / 2, mark_units, &j);
+}
+
+/* BAND within Chebyshev distance d of every MARK, MARK cleared (dilate_marks_serial). */
+static void dilate_marks(uint8_t *state, const int64_t dims[3], int64_t d, int threads) {
+    if (threads < SELECT_MIN_THREADS) {
+        dilate_marks_serial(state, dims, d);
+        return;
+    }
+    select_job j = {state, NULL, dims, d, 0};
+    const int64_t D = dims[0], H = dims[1], W = dims[2], strips = (W + STRIP - 1) / STRIP;
+    band_parallel(threads, D * H, dilate_x, &j);
+    band_parallel(threads, D * strips, dilate_y, &j);
+    if (D > 1)
+        band_parallel(threads, H * strips, dilate_z, &j);
+    band_parallel(threads, D * H, clear_bits, &j);
+}
+
 /* The band, numbered compactly in raster order: node k is at x = xs[k] in row r (= z * H + y)
  * for row_start[r] <= k < row_start[r + 1]. */
 typedef struct band_index {
@@ -341,33 +623,53 @@ static void band_index_free(band_index *b) {
     memset(b, 0, sizeof *b);
 }
 
-static gcut_status band_index_build(const uint8_t *state, const int64_t dims[3], band_index *b) {
+typedef struct index_job {
+    const uint8_t *state;
+    int64_t W;
+    band_index *b;
+} index_job;
+
+static void index_count(void *arg, int64_t lo, int64_t hi) {
+    const index_job *j = arg;
+    for (int64_t r = lo; r < hi; r++) {
+        const uint8_t *row = j->state + r * j->W;
+        int64_t count = 0;
+        for (int64_t x = 0; x < j->W; x++)
+            count += (row[x] & BAND) != 0;
+        j->b->row_start[r + 1] = count; /* turned into starts below */
+    }
+}
+
+static void index_fill(void *arg, int64_t lo, int64_t hi) {
+    const index_job *j = arg;
+    for (int64_t r = lo; r < hi; r++) {
+        const uint8_t *row = j->state + r * j->W;
+        int64_t k = j->b->row_start[r];
+        for (int64_t x = 0; x < j->W; x++)
+            if (row[x] & BAND)
+                j->b->xs[k++] = (int32_t)x;
+    }
+}
+
+static gcut_status band_index_build(const uint8_t *state, const int64_t dims[3], band_index *b,
+                                    int threads) {
     memset(b, 0, sizeof *b);
-    const int64_t W = dims[2];
     b->rows = dims[0] * dims[1];
     b->row_start = gcut__malloc(gcut__mul_size((size_t)b->rows + 1, sizeof(int64_t)), "band rows");
     if (b->row_start == NULL)
         return GCUT_ERR_NOMEM;
-    int64_t count = 0;
-    for (int64_t r = 0; r < b->rows; r++) {
-        b->row_start[r] = count;
-        const uint8_t *row = state + r * W;
-        for (int64_t x = 0; x < W; x++)
-            count += (row[x] & BAND) != 0;
-    }
-    b->row_start[b->rows] = count;
-    b->nodes = count;
-    b->xs = gcut__malloc(gcut__mul_size((size_t)count + 1, sizeof(int32_t)), "band nodes");
+    index_job j = {state, dims[2], b};
+    band_parallel(threads, b->rows, index_count, &j);
+    b->row_start[0] = 0;
+    for (int64_t r = 0; r < b->rows; r++)
+        b->row_start[r + 1] += b->row_start[r];
+    b->nodes = b->row_start[b->rows];
+    b->xs = gcut__malloc(gcut__mul_size((size_t)b->nodes + 1, sizeof(int32_t)), "band nodes");
     if (b->xs == NULL) {
         band_index_free(b);
         return GCUT_ERR_NOMEM;
     }
-    for (int64_t r = 0, k = 0; r < b->rows; r++) {
-        const uint8_t *row = state + r * W;
-        for (int64_t x = 0; x < W; x++)
-            if (row[x] & BAND)
-                b->xs[k++] = (int32_t)x;
-    }
+    band_parallel(threads, b->rows, index_fill, &j);
     return GCUT_OK;
 }
 
@@ -384,14 +686,125 @@ static int64_t band_find(const band_index *b, int64_t r, int64_t x) {
     return lo;
 }
 
-/* The graph solver for bands: the one asked for if it takes general graphs, else bk. */
-static const char *band_solver(const gcut_options *options) {
+/* The graph solver for bands: params->band_solver if named, else the options' solver if it takes
+ * general graphs, else cuda-general when the coarsest level ran on the GPU (on the H100 it solved
+ * every band measured faster than bk, from 23 thousand nodes up: docs/PERFORMANCE.md), else
+ * gcut's "auto" rule for graphs (bk, or cuda-general on a GPU host by the graph's size and
+ * shape). */
+static const char *band_solver(const gcut_seg_params *params, const gcut_options *options,
+                               const char *coarsest) {
+    if (params->band_solver != NULL && strcmp(params->band_solver, "auto") != 0)
+        return params->band_solver; /* checked by gcut_segment */
     gcut_solver_info info;
     if (options != NULL && options->solver != NULL && strcmp(options->solver, "auto") != 0 &&
         gcut_solver_find(options->solver, &info) == GCUT_OK && (info.flags & GCUT_TAKES_GRAPH) &&
         info.available)
         return info.name;
-    return "bk";
+    if (strcmp(coarsest, "cuda-grid") == 0 && gcut_solver_find("cuda-general", &info) == GCUT_OK &&
+        info.available)
+        return "cuda-general";
+    return "auto";
+}
+
+/* The band problem's graph, filled by rows of the band on several threads: pass 1 counts each
+ * row's edges (a band node's edge to every band neighbour at a canonical offset), pass 2 writes
+ * nodes' terminals and edges at their row's offset, in the order one thread would. */
+typedef struct graph_job {
+    const gcut__band_image *base;
+    const gcut__seg_tables *tables;
+    int connectivity, k;
+    const uint8_t *coarse;
+    const int64_t *dims;
+    const uint8_t *state;
+    const band_index *b;
+    int64_t *row_edges; /* rows + 1: pass 1 counts, then starts */
+    gcut_graph *g;
+    const uint8_t *labels; /* the write-back: the solve's labels */
+    uint8_t *out;
+} graph_job;
+
+static void graph_count(void *arg, int64_t lo, int64_t hi) {
+    const graph_job *j = arg;
+    const struct offsets *offs = offsets_of(j->connectivity);
+    const int64_t D = j->dims[0], H = j->dims[1], W = j->dims[2];
+    const band_index *b = j->b;
+    for (int64_t r = lo; r < hi; r++) {
+        const int64_t z = r / H, y = r % H;
+        int64_t count = 0;
+        for (int64_t n = b->row_start[r]; n < b->row_start[r + 1]; n++) {
+            const int64_t x = b->xs[n];
+            for (int h = 0; h < offs->count; h++) {
+                const int *o = offs->off[h];
+                const int64_t nz = z + o[0], ny = y + o[1], nx = x + o[2];
+                if (nz < D && ny >= 0 && ny < H && nx >= 0 && nx < W &&
+                    (j->state[(nz * H + ny) * W + nx] & BAND))
+                    count++;
+            }
+        }
+        j->row_edges[r + 1] = count;
+    }
+}
+
+static void graph_fill(void *arg, int64_t lo, int64_t hi) {
+    const graph_job *j = arg;
+    const struct offsets *offs = offsets_of(j->connectivity);
+    const int64_t D = j->dims[0], H = j->dims[1], W = j->dims[2];
+    const band_index *b = j->b;
+    const uint8_t *state = j->state;
+    gcut_graph *g = j->g;
+    for (int64_t r = lo; r < hi; r++) {
+        const int64_t z = r / H, y = r % H;
+        int64_t e = j->row_edges[r];
+        for (int64_t n = b->row_start[r]; n < b->row_start[r + 1]; n++) {
+            const int64_t x = b->xs[n];
+            int64_t s, t, w[27];
+            gcut__band_node(j->base, j->tables, j->connectivity, j->k, j->coarse, j->dims, z, y, x,
+                            &s, &t, w);
+            for (int h = 0; h < offs->count; h++) { /* edges, as graph_count found them */
+                const int *o = offs->off[h];
+                const int64_t nz = z + o[0], ny = y + o[1], nx = x + o[2];
+                if (nz < D && ny >= 0 && ny < H && nx >= 0 && nx < W &&
+                    (state[(nz * H + ny) * W + nx] & BAND)) {
+                    /* the next pixel of the row is the next node */
+                    const int64_t m =
+                        o[0] == 0 && o[1] == 0 ? n + 1 : band_find(b, nz * H + ny, nx);
+                    const int32_t c = (int32_t)w[slot(o[0], o[1], o[2])];
+                    if (g->ids32)
+                        g->edge_u32[e] = (uint32_t)n, g->edge_v32[e] = (uint32_t)m;
+                    else
+                        g->edge_u64[e] = n, g->edge_v64[e] = m;
+                    g->edge_cap[e] = c, g->edge_rev[e] = c;
+                    e++;
+                }
+            }
+            /* the outer layer: neighbours outside the band keep their projected labels */
+            for (int dz = -1; dz <= 1; dz++)
+                for (int dy = -1; dy <= 1; dy++)
+                    for (int dx = -1; dx <= 1; dx++) {
+                        const int64_t c = w[slot(dz, dy, dx)];
+                        if (c == 0)
+                            continue;
+                        const uint8_t q = state[((z + dz) * H + (y + dy)) * W + (x + dx)];
+                        if (q & BAND)
+                            continue;
+                        if (q & LABEL)
+                            s += c;
+                        else
+                            t += c;
+                    }
+            g->tw_source[n] = s, g->tw_sink[n] = t;
+        }
+    }
+}
+
+static void graph_labels(void *arg, int64_t lo, int64_t hi) {
+    const graph_job *j = arg;
+    const int64_t W = j->dims[2];
+    for (int64_t r = lo; r < hi; r++)
+        for (int64_t n = j->b->row_start[r]; n < j->b->row_start[r + 1]; n++) {
+            uint8_t *p = &j->out[r * W + j->b->xs[n]];
+            *p = (uint8_t)((*p & ~LABEL) | (j->labels[n] == GCUT_SOURCE ? LABEL : 0));
+        }
 }
 
 /* Build the band problem of level k and solve it; the band's labels go to bit 0 of state.
@@ -400,49 +813,27 @@ static const char *band_solver(const gcut_options *options) {
  * foreground: cut when the node goes to background). */
 static gcut_status solve_band(const gcut__band_image *base, const gcut__seg_tables *tables,
                               int connectivity, int k, const uint8_t *coarse, const int64_t dims[3],
-                              const gcut_options *options, uint8_t *state, const band_index *b,
-                              gcut_seg_level *rep) {
-    const int64_t H = dims[1], W = dims[2];
+                              const gcut_seg_params *params, const gcut_options *options,
+                              const char *coarsest, int threads, uint8_t *state,
+                              const band_index *b, gcut_seg_level *rep) {
     const double t0 = gcut__now_ms();
     gcut_graph *g = NULL;
     uint8_t *labels = NULL;
-    const int half = connectivity / 2;
-    gcut_status st = gcut_graph_create(b->nodes, b->nodes * half, &g);
-    if (st != GCUT_OK)
-        return st;
-    for (int64_t r = 0; r < b->rows && st == GCUT_OK; r++) {
-        const int64_t z = r / H, y = r % H;
-        for (int64_t n = b->row_start[r]; n < b->row_start[r + 1] && st == GCUT_OK; n++) {
-            const int64_t x = b->xs[n];
-            int64_t s, t, w[27];
-            gcut__band_node(base, tables, connectivity, k, coarse, dims, z, y, x, &s, &t, w);
-            for (int dz = -1; dz <= 1; dz++)
-                for (int dy = -1; dy <= 1; dy++)
-                    for (int dx = -1; dx <= 1; dx++) {
-                        const int64_t c = w[slot(dz, dy, dx)];
-                        if (c == 0)
-                            continue;
-                        const int64_t nz = z + dz, ny = y + dy, nx = x + dx;
-                        const int64_t j = (nz * H + ny) * W + nx;
-                        if (state[j] & BAND) {
-                            const bool forward =
-                                dz > 0 || (dz == 0 && (dy > 0 || (dy == 0 && dx > 0)));
-                            if (forward) {
-                                /* the next pixel of the row is the next node */
-                                const int64_t m =
-                                    dz == 0 && dy == 0 ? n + 1 : band_find(b, nz * H + ny, nx);
-                                st = gcut_graph_add_edge(g, n, m, (int32_t)c, (int32_t)c);
-                                rep->edges++;
-                            }
-                        } else if (state[j] & LABEL) {
-                            s += c;
-                        } else {
-                            t += c;
-                        }
-                    }
-            if (st == GCUT_OK)
-                st = gcut_graph_add_tweights(g, n, (int32_t)s, (int32_t)t);
-        }
+    graph_job j = {base, tables, connectivity, k, coarse, dims, state, b, NULL, NULL, NULL, state};
+    j.row_edges = gcut__malloc(gcut__mul_size((size_t)b->rows + 1, sizeof(int64_t)), "band rows");
+    if (j.row_edges == NULL)
+        return GCUT_ERR_NOMEM;
+    band_parallel(threads, b->rows, graph_count, &j);
+    j.row_edges[0] = 0;
+    for (int64_t r = 0; r < b->rows; r++)
+        j.row_edges[r + 1] += j.row_edges[r];
+    const int64_t edges = j.row_edges[b->rows];
+    gcut_status st = gcut_graph_create(b->nodes, edges, &g);
+    if (st == GCUT_OK) {
+        j.g = g;
+        g->num_edges = edges; /* a fresh graph with room for exactly these: filled in place */
+        band_parallel(threads, b->rows, graph_fill, &j);
+        rep->edges = edges;
     }
     const double t1 = gcut__now_ms();
     rep->build_ms += t1 - t0;
@@ -456,19 +847,20 @@ static gcut_status solve_band(const gcut__band_image *base, const gcut__seg_tabl
         gcut_options_init(&o);
         if (options != NULL)
             o = *options;
-        o.solver = band_solver(options);
+        o.solver = band_solver(params, options, coarsest);
         o.verbose = 0;
         gcut_stats stats;
         st = gcut_graph_solve(g, &o, &rep->flow, labels, &stats);
+        if (st == GCUT_OK)
+            snprintf(rep->solver, sizeof rep->solver, "%s", stats.solver);
     }
     gcut_graph_free(g);
-    if (st == GCUT_OK)
-        for (int64_t r = 0; r < b->rows; r++)
-            for (int64_t n = b->row_start[r]; n < b->row_start[r + 1]; n++) {
-                uint8_t *p = &state[r * W + b->xs[n]];
-                *p = (uint8_t)((*p & ~LABEL) | (labels[n] == GCUT_SOURCE ? LABEL : 0));
-            }
+    if (st == GCUT_OK) {
+        j.labels = labels;
+        band_parallel(threads, b->rows, graph_labels, &j);
+    }
     gcut__free(labels);
+    gcut__free(j.row_edges);
     rep->solve_ms += gcut__now_ms() - t1;
     rep->rounds++;
     return st;
@@ -504,16 +896,34 @@ static bool mark_touches(uint8_t *state, const int64_t dims[3], int connectivity
     return any;
 }
 
-int64_t gcut__band_select(uint8_t *state, const uint8_t *seeds, const int64_t dims[3], int64_t d) {
+int64_t gcut__band_select(uint8_t *state, const uint8_t *seeds, const int64_t dims[3], int64_t d,
+                          int threads) {
     const int64_t n = dims[0] * dims[1] * dims[2];
     for (int64_t i = 0; i < n; i++)
         state[i] &= LABEL;
-    mark_boundary(state, seeds, dims);
-    dilate_marks(state, dims, d);
+    mark_boundary(state, seeds, dims, threads);
+    dilate_marks(state, dims, d, threads);
     int64_t count = 0;
     for (int64_t i = 0; i < n; i++)
         count += (state[i] & BAND) != 0;
     return count;
+}
+
+/* The caller's mask from the finest level's state: bit 0 only; foreground counted. */
+typedef struct mask_job {
+    uint8_t *mask;
+    int64_t W;
+    atomic_llong foreground;
+} mask_job;
+
+static void mask_rows(void *arg, int64_t lo, int64_t hi) {
+    mask_job *j = arg;
+    int64_t fg = 0;
+    for (int64_t i = lo * j->W; i < hi * j->W; i++) {
+        j->mask[i] &= LABEL;
+        fg += j->mask[i];
+    }
+    atomic_fetch_add(&j->foreground, (long long)fg);
 }
 
 /* Levels for GCUT_SEG_LEVELS_AUTO: none below 2^20 pixels; else halve until the coarsest
@@ -534,48 +944,49 @@ static int auto_levels(const int64_t dims[3]) {
     return levels;
 }
 
-/* Fill the coarsest level's grid (level k >= 1 of base) with what gcut__band_node gives each
- * node, in one pass over the image: terminal sums per block, and each pair that crosses
- * blocks added once, to the block whose offset to the other is canonical. */
-gcut_status gcut__band_coarse_grid(const gcut__band_image *base, const gcut__seg_tables *tables,
-                                   int connectivity, int k, const uint8_t *coarse,
-                                   gcut_grid *grid) {
-    const int64_t cD = grid->depth, cH = grid->height, cW = grid->width;
-    const int64_t cdims[3] = {cD, cH, cW}, nc = grid->num_nodes;
-    const int64_t D = base->dims[0], H = base->dims[1], W = base->dims[2];
-    const struct offsets *offs = offsets_of(connectivity);
-    const int nh = offs->count;
+/* The coarsest level's pass over the image, shared by its jobs. */
+typedef struct coarse_job {
+    const gcut__band_image *base;
+    const gcut__seg_tables *tables;
+    int connectivity, k;
+    const uint8_t *coarse;
+    gcut_grid *grid;
     int canon[27]; /* slot of a canonical offset -> its half index, else -1 */
-    for (int j = 0; j < 27; j++)
-        canon[j] = -1;
-    for (int h = 0; h < nh; h++)
-        canon[slot(offs->off[h][0], offs->off[h][1], offs->off[h][2])] = h;
-    int64_t *st = gcut__calloc((size_t)nc, 2 * sizeof(int64_t), "coarse terminal sums");
-    int64_t *wa = gcut__calloc((size_t)nc, (size_t)nh * sizeof(int64_t), "coarse pair sums");
-    /* Both unary capacities of a colour in one word (source high, sink low): one cache miss per
-     * pixel instead of two. A run of at most 64 pixels sums each half below 2^32 (capacities
-     * are below 2^26). */
-    const int64_t ncol = tables->num_colors;
-    uint64_t *packed = gcut__malloc(gcut__mul_size((size_t)ncol, 8), "packed unary table");
-    if (st == NULL || wa == NULL || packed == NULL) {
-        gcut__free(st);
-        gcut__free(wa);
-        gcut__free(packed);
-        return GCUT_ERR_NOMEM;
-    }
-    for (int64_t c = 0; c < ncol; c++)
-        packed[c] =
-            ((uint64_t)(uint32_t)tables->unary_source[c] << 32) | (uint32_t)tables->unary_sink[c];
+    int64_t *st;   /* terminal sums, 2 per coarse node */
+    int64_t *wa;   /* pair sums, one per coarse node and canonical offset */
+    const uint64_t *packed;
+} coarse_job;
+
+/* Slabs [lo, hi) of the image: the fine rows of coarse planes (3D) or coarse rows (2D). A pair
+ * crossing blocks is added to its canonical block, or to the other block when the offset from
+ * this block to that one is not canonical: (0, 0, -1) or (0, -1, *), the same slab (a pair's
+ * pixel offset has dz >= 0, and dy >= 0 when dz = 0), so slabs on different threads never
+ * write the same sums. */
+static void coarse_slabs(void *arg, int64_t lo, int64_t hi) {
+    const coarse_job *j = arg;
+    const gcut__band_image *base = j->base;
+    const gcut__seg_tables *tables = j->tables;
+    const int k = j->k;
+    const int64_t cH = j->grid->height, cW = j->grid->width;
+    const int64_t D = base->dims[0], H = base->dims[1], W = base->dims[2];
+    const struct offsets *offs = offsets_of(j->connectivity);
+    const int nh = offs->count;
+    int64_t *st = j->st, *wa = j->wa;
     const uint64_t hard_fg = (uint64_t)(uint32_t)tables->hard << 32;
     const uint64_t hard_bg = (uint32_t)tables->hard;
     const int ch = tables->channels;
     const int64_t mb = ((int64_t)1 << k) - 1, run = mb + 1 < 64 ? mb + 1 : 64;
-    for (int64_t z = 0; z < D; z++)
-        for (int64_t y = 0; y < H; y++) {
+    const bool planes = D > 1;
+    const int64_t a0 = lo << k, a1 = (hi << k) < (planes ? D : H) ? hi << k : (planes ? D : H);
+    for (int64_t z = planes ? a0 : 0; z < (planes ? a1 : 1); z++)
+        for (int64_t y = planes ? 0 : a0; y < (planes ? H : a1); y++) {
             const bool row_edge = (D > 1 && ((z & mb) == 0 || (z & mb) == mb || z == D - 1)) ||
                                   (H > 1 && ((y & mb) == 0 || (y & mb) == mb || y == H - 1));
             const int64_t prow = ((z >> k) * cH + (y >> k)) * cW, row = (z * H + y) * W;
             const uint8_t *px = base->pixels + row * ch, *sd = base->seeds + row;
+            /* Both unary capacities of a colour in one word (source high, sink low): one
+             * cache miss per pixel instead of two. A run of at most 64 pixels sums each half
+             * below 2^32 (capacities are below 2^26). */
             for (int64_t x0 = 0; x0 < W; x0 += run) {
                 const int64_t x1 = x0 + run < W ? x0 + run : W, P = prow + (x0 >> k);
                 uint64_t acc = 0;
@@ -583,7 +994,7 @@ gcut_status gcut__band_coarse_grid(const gcut__band_image *base, const gcut__seg
                     acc += sd[x] == GCUT_SEED_FOREGROUND ? hard_fg
                            : sd[x] == GCUT_SEED_BACKGROUND
                                ? hard_bg
-                               : packed[gcut__seg_color_index(px + x * ch, ch)];
+                               : j->packed[gcut__seg_color_index(px + x * ch, ch)];
                 st[2 * P] += (int64_t)(acc >> 32), st[2 * P + 1] += (int64_t)(acc & 0xFFFFFFFFu);
             }
             /* Pairs that cross blocks: every pixel of a row on a block's edge, else only the
@@ -600,38 +1011,86 @@ gcut_status gcut__band_coarse_grid(const gcut__band_image *base, const gcut__seg
                     if (bz == 0 && by == 0 && bx == 0)
                         continue;
                     const int64_t w = pairwise(base, tables, o, i, (nz * H + ny) * W + nx);
-                    const int c = canon[slot(bz, by, bx)];
+                    const int c = j->canon[slot(bz, by, bx)];
                     if (c >= 0)
                         wa[P * nh + c] += w;
                     else /* the other block's offset to this one is the canonical one */
                         wa[(((nz >> k) * cH + (ny >> k)) * cW + (nx >> k)) * nh +
-                           canon[slot(-bz, -by, -bx)]] += w;
+                           j->canon[slot(-bz, -by, -bx)]] += w;
                 }
             }
         }
+}
+
+/* Coarse rows [lo, hi) of the grid from the sums (reads neighbours' sums, writes its own). */
+static void coarse_fill(void *arg, int64_t lo, int64_t hi) {
+    const coarse_job *j = arg;
+    gcut_grid *grid = j->grid;
+    const int64_t cD = grid->depth, cH = grid->height, cW = grid->width;
+    const int64_t cdims[3] = {cD, cH, cW};
+    const struct offsets *offs = offsets_of(j->connectivity);
+    const int nh = offs->count;
+    const int64_t *st = j->st, *wa = j->wa;
     int32_t *src = grid->terminal[GCUT_SOURCE], *snk = grid->terminal[GCUT_SINK];
-    for (int64_t z = 0; z < cD; z++)
-        for (int64_t y = 0; y < cH; y++)
-            for (int64_t x = 0; x < cW; x++) {
-                const int64_t P = (z * cH + y) * cW + x;
-                int64_t s = st[2 * P], t = st[2 * P + 1], w[27];
-                memset(w, 0, sizeof w);
-                for (int h = 0; h < nh; h++) {
-                    const int *o = offs->off[h];
-                    w[slot(o[0], o[1], o[2])] = wa[P * nh + h];
-                    const int64_t qz = z - o[0], qy = y - o[1], qx = x - o[2];
-                    if (qz >= 0 && qy >= 0 && qy < cH && qx >= 0 && qx < cW)
-                        w[slot(-o[0], -o[1], -o[2])] = wa[((qz * cH + qy) * cW + qx) * nh + h];
-                }
-                finish_coarse(tables, connectivity, k, D > 1, coarse, cdims, z, y, x, &s, &t, w);
-                src[P] = (int32_t)s, snk[P] = (int32_t)t;
-                for (int d = 0; d < grid->num_dirs; d++) {
-                    const int *o = grid->offset[d];
-                    grid->cap[d][P] = (int32_t)w[slot(o[0], o[1], o[2])];
-                }
+    for (int64_t r = lo; r < hi; r++) {
+        const int64_t z = r / cH, y = r % cH;
+        for (int64_t x = 0; x < cW; x++) {
+            const int64_t P = r * cW + x;
+            int64_t s = st[2 * P], t = st[2 * P + 1], w[27];
+            memset(w, 0, sizeof w);
+            for (int h = 0; h < nh; h++) {
+                const int *o = offs->off[h];
+                w[slot(o[0], o[1], o[2])] = wa[P * nh + h];
+                const int64_t qz = z - o[0], qy = y - o[1], qx = x - o[2];
+                if (qz >= 0 && qy >= 0 && qy < cH && qx >= 0 && qx < cW)
+                    w[slot(-o[0], -o[1], -o[2])] = wa[((qz * cH + qy) * cW + qx) * nh + h];
             }
-    gcut__free(st);
-    gcut__free(wa);
+            finish_coarse(j->tables, j->connectivity, j->k, j->base->dims[0] > 1, j->coarse, cdims,
+                          z, y, x, &s, &t, w);
+            src[P] = (int32_t)s, snk[P] = (int32_t)t;
+            for (int d = 0; d < grid->num_dirs; d++) {
+                const int *o = grid->offset[d];
+                grid->cap[d][P] = (int32_t)w[slot(o[0], o[1], o[2])];
+            }
+        }
+    }
+}
+
+/* Fill the coarsest level's grid (level k >= 1 of base) with what gcut__band_node gives each
+ * node, in one pass over the image: terminal sums per block, and each pair that crosses
+ * blocks added once, to the block whose offset to the other is canonical. */
+gcut_status gcut__band_coarse_grid(const gcut__band_image *base, const gcut__seg_tables *tables,
+                                   int connectivity, int k, const uint8_t *coarse, gcut_grid *grid,
+                                   int threads) {
+    const int64_t nc = grid->num_nodes;
+    const struct offsets *offs = offsets_of(connectivity);
+    const int nh = offs->count;
+    coarse_job j;
+    memset(&j, 0, sizeof j);
+    j.base = base, j.tables = tables, j.connectivity = connectivity, j.k = k;
+    j.coarse = coarse, j.grid = grid;
+    for (int s = 0; s < 27; s++)
+        j.canon[s] = -1;
+    for (int h = 0; h < nh; h++)
+        j.canon[slot(offs->off[h][0], offs->off[h][1], offs->off[h][2])] = h;
+    j.st = gcut__calloc((size_t)nc, 2 * sizeof(int64_t), "coarse terminal sums");
+    j.wa = gcut__calloc((size_t)nc, (size_t)nh * sizeof(int64_t), "coarse pair sums");
+    const int64_t ncol = tables->num_colors;
+    uint64_t *packed = gcut__malloc(gcut__mul_size((size_t)ncol, 8), "packed unary table");
+    if (j.st == NULL || j.wa == NULL || packed == NULL) {
+        gcut__free(j.st);
+        gcut__free(j.wa);
+        gcut__free(packed);
+        return GCUT_ERR_NOMEM;
+    }
+    for (int64_t c = 0; c < ncol; c++)
+        packed[c] =
+            ((uint64_t)(uint32_t)tables->unary_source[c] << 32) | (uint32_t)tables->unary_sink[c];
+    j.packed = packed;
+    band_parallel(threads, base->dims[0] > 1 ? grid->depth : grid->height, coarse_slabs, &j);
+    band_parallel(threads, grid->depth * grid->height, coarse_fill, &j);
+    gcut__free(j.st);
+    gcut__free(j.wa);
     gcut__free(packed);
     return GCUT_OK;
 }
@@ -658,6 +1117,7 @@ gcut_status gcut__band_segment(const gcut_image *image, const uint8_t *seeds,
     const double tables_ms = r->build_ms;
     const int conn = r->connectivity;
     const bool verbose = options != NULL && options->verbose;
+    const int threads = band_threads(options);
     const gcut__band_image base = {
         {image->depth, image->height, image->width}, tables->channels, pixels, seeds};
     int64_t dims[GCUT_SEG_MAX_LEVELS + 1][3];
@@ -684,10 +1144,10 @@ gcut_status gcut__band_segment(const gcut_image *image, const uint8_t *seeds,
             st = GCUT_ERR_NOMEM;
             goto done;
         }
-        gcut__band_coarsen_seeds(lseeds[k - 1], dims[k - 1], block[k], dims[k]);
+        gcut__band_coarsen_seeds(lseeds[k - 1], dims[k - 1], block[k], dims[k], threads);
         lseeds[k] = block[k];
         state[k] = block[k] + n;
-        gcut__band_coarsen_pixels(lpixels[k - 1], dims[k - 1], ch, block[k] + 2 * n);
+        gcut__band_coarsen_pixels(lpixels[k - 1], dims[k - 1], ch, block[k] + 2 * n, threads);
         lpixels[k] = block[k] + 2 * n;
         r->level[k].build_ms += gcut__now_ms() - t0;
     }
@@ -705,8 +1165,8 @@ gcut_status gcut__band_segment(const gcut_image *image, const uint8_t *seeds,
                               &grid);
         if (st != GCUT_OK)
             goto done;
-        if ((st = gcut__band_coarse_grid(&base, tables, conn, levels, lpixels[levels], grid)) !=
-            GCUT_OK) {
+        if ((st = gcut__band_coarse_grid(&base, tables, conn, levels, lpixels[levels], grid,
+                                         threads)) != GCUT_OK) {
             gcut_grid_free(grid);
             goto done;
         }
@@ -721,6 +1181,7 @@ gcut_status gcut__band_segment(const gcut_image *image, const uint8_t *seeds,
             state[levels][i] = state[levels][i] == GCUT_SOURCE ? LABEL : 0;
         rep->nodes = n;
         rep->rounds = 1;
+        snprintf(rep->solver, sizeof rep->solver, "%s", r->stats.solver);
         rep->solve_ms = gcut__now_ms() - t1;
         if (verbose)
             fprintf(stderr,
@@ -732,16 +1193,16 @@ gcut_status gcut__band_segment(const gcut_image *image, const uint8_t *seeds,
     for (int k = levels - 1; k >= 0; k--) {
         gcut_seg_level *rep = &r->level[k];
         const double t0 = gcut__now_ms();
-        gcut__band_project(state[k + 1], dims[k + 1], state[k], dims[k]);
+        gcut__band_project(state[k + 1], dims[k + 1], state[k], dims[k], threads);
         gcut__free(block[k + 1]); /* the coarser level is done with */
         block[k + 1] = NULL;
-        mark_boundary(state[k], lseeds[k], dims[k]);
-        dilate_marks(state[k], dims[k], d);
+        mark_boundary(state[k], lseeds[k], dims[k], threads);
+        dilate_marks(state[k], dims[k], d, threads);
         rep->build_ms += gcut__now_ms() - t0;
         for (int round = 0;; round++) {
             const double t1 = gcut__now_ms();
             band_index b;
-            if ((st = band_index_build(state[k], dims[k], &b)) != GCUT_OK)
+            if ((st = band_index_build(state[k], dims[k], &b, threads)) != GCUT_OK)
                 goto done;
             rep->build_ms += gcut__now_ms() - t1;
             rep->nodes = b.nodes;
@@ -751,14 +1212,14 @@ gcut_status gcut__band_segment(const gcut_image *image, const uint8_t *seeds,
                 band_index_free(&b);
                 break; /* an empty band: the projection stands */
             }
-            st =
-                solve_band(&base, tables, conn, k, lpixels[k], dims[k], options, state[k], &b, rep);
+            st = solve_band(&base, tables, conn, k, lpixels[k], dims[k], params, options,
+                            r->level[levels].solver, threads, state[k], &b, rep);
             bool grow = false;
             if (st == GCUT_OK && params->band_grow && round < 31) {
                 const double t2 = gcut__now_ms();
                 grow = mark_touches(state[k], dims[k], conn, &b);
                 if (grow)
-                    dilate_marks(state[k], dims[k], d > 0 ? d : 1);
+                    dilate_marks(state[k], dims[k], d > 0 ? d : 1, threads);
                 rep->build_ms += gcut__now_ms() - t2;
             }
             band_index_free(&b);
@@ -779,17 +1240,14 @@ gcut_status gcut__band_segment(const gcut_image *image, const uint8_t *seeds,
     }
     {
         const double t0 = gcut__now_ms();
-        r->energy = gcut__band_energy(&base, tables, conn, mask);
+        r->energy = gcut__band_energy(&base, tables, conn, mask, threads);
         r->energy_ms = gcut__now_ms() - t0;
     }
     {
-        const int64_t n = image->width * image->height * image->depth;
-        int64_t fg = 0;
-        for (int64_t i = 0; i < n; i++) {
-            mask[i] = mask[i] & LABEL;
-            fg += mask[i];
-        }
-        r->foreground_pixels = fg;
+        mask_job j = {mask, image->width, 0};
+        atomic_init(&j.foreground, 0);
+        band_parallel(threads, image->height * image->depth, mask_rows, &j);
+        r->foreground_pixels = (int64_t)atomic_load(&j.foreground);
     }
     r->build_ms = tables_ms;
     r->solve_ms = 0;

@@ -152,8 +152,9 @@ gcut_status gcut__seg_model_costs(const double *counts, const uint8_t *present, 
 typedef struct gcut__gaussian {
     double weight;
     double mean[3];
-    double chol[3][3]; /**< lower Cholesky factor of the covariance */
-    double log_norm;   /**< ln(weight) - ln((2 pi)^(d/2) |cov|^(1/2)) */
+    double chol[3][3];  /**< lower Cholesky factor of the covariance */
+    double inv_diag[3]; /**< 1 / chol[i][i]: the solve multiplies instead of dividing */
+    double log_norm;    /**< ln(weight) - ln((2 pi)^(d/2) |cov|^(1/2)) */
 } gcut__gaussian;
 
 /** A Gaussian mixture over quantised colours (bin centres), kept between GrabCut rounds. */
@@ -197,7 +198,9 @@ void gcut__seg_pixel_name(const gcut_image *image, int64_t i, char *buf, size_t 
 double gcut__seg_estimate_sigma(const uint8_t *pixels, int channels, int64_t width, int64_t height,
                                 int64_t depth);
 
-/* ---- multilevel narrow-banded cuts (src/seg/band.c; Lattari 2010 3.5, 5.4) ---- */
+/* ---- multilevel narrow-banded cuts (src/seg/band.c; Lattari 2010 3.5, 5.4) ----
+ * The passes that take `threads` split their rows between that many threads (1: this one);
+ * results do not depend on it. */
 
 /** The finest level of a banded segmentation: dims = {depth, height, width}; pixels the
  *  working image (channels 1 or 3), seeds one code per pixel (GCUT_SEED_*). */
@@ -213,12 +216,12 @@ typedef struct gcut__band_image {
  *  code is the OR of its 1-8 children's (GCUT_SEED_FOREGROUND | GCUT_SEED_BACKGROUND: a block
  *  holding both kinds, where the seeds are lost as hard constraints at that level). */
 void gcut__band_coarsen_seeds(const uint8_t *fine, const int64_t fine_dims[3], uint8_t *coarse,
-                              int64_t coarse_dims[3]);
+                              int64_t coarse_dims[3], int threads);
 
 /** Downsample a level's pixels (channels 1 or 3): each coarse pixel the rounded mean of its
  *  1-8 children; coarse is a caller buffer of the halved size. */
 void gcut__band_coarsen_pixels(const uint8_t *fine, const int64_t fine_dims[3], int channels,
-                               uint8_t *coarse);
+                               uint8_t *coarse, int threads);
 
 /** The capacities of pixel (cz, cy, cx) of level k (blocks of 2^k pixels per axis of base,
  *  clipped at the far edges): *source and *sink are the sums of its pixels' terminal
@@ -226,8 +229,8 @@ void gcut__band_coarsen_pixels(const uint8_t *fine, const int64_t fine_dims[3], 
  *  the pair capacities between its block and the neighbouring block at (dz, dy, dx), so that a
  *  labelling's energy at level k is the energy of its projection onto the image (level 0: the
  *  image's own capacities). coarse != NULL and k > 0 (what the solves use): coarse is level
- *  k's downsampled image (coarse_dims); each pair capacity is the smaller of that sum and the
- *  tables' capacity for the contrast of the two coarse pixels times a face's pixels; all is
+ *  k's downsampled image (coarse_dims); each pair capacity is half the smaller of that sum and
+ *  the tables' capacity for the contrast of the two coarse pixels times a face's pixels; all is
  *  scaled down by a block face's 2^k (2D) or 4^k (3D) pixels with rounding, the terminals
  *  after taking out min(source, sink), and capped at 2^28. */
 void gcut__band_node(const gcut__band_image *base, const gcut__seg_tables *tables, int connectivity,
@@ -237,25 +240,27 @@ void gcut__band_node(const gcut__band_image *base, const gcut__seg_tables *table
 /** Project coarse labels (bit 0 = foreground) onto fine (every fine pixel takes its parent's
  *  bit 0; other bits cleared). */
 void gcut__band_project(const uint8_t *coarse, const int64_t coarse_dims[3], uint8_t *fine,
-                        const int64_t fine_dims[3]);
+                        const int64_t fine_dims[3], int threads);
 
 /** The energy of labels (bit 0 = foreground, other bits ignored) of the image's pixels and
  *  seeds under tables: the capacity of its cut in the image's grid, computed pixel by pixel
  *  without building the grid. */
 int64_t gcut__band_energy(const gcut__band_image *level, const gcut__seg_tables *tables,
-                          int connectivity, const uint8_t *labels);
+                          int connectivity, const uint8_t *labels, int threads);
 
 /** Fill grid (the size of level k >= 1 of base, connectivity's neighbours) with what
  *  gcut__band_node gives each of its nodes for the downsampled image coarse, in one pass over
  *  the image (the coarsest level's full solve). */
 gcut_status gcut__band_coarse_grid(const gcut__band_image *base, const gcut__seg_tables *tables,
-                                   int connectivity, int k, const uint8_t *coarse, gcut_grid *grid);
+                                   int connectivity, int k, const uint8_t *coarse, gcut_grid *grid,
+                                   int threads);
 
 /** Select the band of a level: state holds labels in bit 0 (other bits are cleared); on
  *  return bit 1 is set on every pixel within Chebyshev distance d of a pixel that has an
  *  axis neighbour of the other label or a seed (bits GCUT_SEED_FOREGROUND/BACKGROUND of
  *  seeds) its label contradicts. @return the band's size (0: an empty band). */
-int64_t gcut__band_select(uint8_t *state, const uint8_t *seeds, const int64_t dims[3], int64_t d);
+int64_t gcut__band_select(uint8_t *state, const uint8_t *seeds, const int64_t dims[3], int64_t d,
+                          int threads);
 
 /** @return 0 if band.c's constant neighbour tables match the neighbourhoods they stand for,
  *  else the connectivity that differs (for test_band). */

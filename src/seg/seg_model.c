@@ -205,6 +205,7 @@ static bool gaussian_finish(gaussian *g, double cov[3][3], int d) {
                 if (!(s > 0))
                     return false;
                 g->chol[i][i] = sqrt(s);
+                g->inv_diag[i] = 1.0 / g->chol[i][i];
                 log_det += 2 * log(g->chol[i][i]);
             } else {
                 g->chol[i][j] = s / g->chol[j][j];
@@ -215,12 +216,20 @@ static bool gaussian_finish(gaussian *g, double cov[3][3], int d) {
 }
 
 static double gaussian_log(const gaussian *g, const double *v, int d) {
+    if (d == 3) {
+        /* The loop below written out for colour (the same operations in the same order). */
+        const double y0 = (v[0] - g->mean[0]) * g->inv_diag[0];
+        const double y1 = (v[1] - g->mean[1] - g->chol[1][0] * y0) * g->inv_diag[1];
+        const double y2 =
+            (v[2] - g->mean[2] - g->chol[2][0] * y0 - g->chol[2][1] * y1) * g->inv_diag[2];
+        return g->log_norm - 0.5 * (y0 * y0 + y1 * y1 + y2 * y2);
+    }
     double y[3], r = 0;
     for (int i = 0; i < d; i++) {
         double s = v[i] - g->mean[i];
         for (int k = 0; k < i; k++)
             s -= g->chol[i][k] * y[k];
-        y[i] = s / g->chol[i][i];
+        y[i] = s * g->inv_diag[i];
         r += y[i] * y[i];
     }
     return g->log_norm - 0.5 * r;

@@ -25,6 +25,7 @@ void gcut_seg_params_init(gcut_seg_params *params) {
     params->levels = 0;
     params->band = 2;
     params->band_grow = 0;
+    params->band_solver = NULL;
 }
 
 gcut_status gcut__seg_check_image(const char *fn, const gcut_image *image) {
@@ -89,6 +90,24 @@ gcut_status gcut__seg_resolve_params(const gcut_seg_params *given, bool three_d,
     if (p->band_grow != 0 && p->band_grow != 1)
         return gcut__fail(GCUT_ERR_INVALID_ARG, "segmentation: band_grow %d must be 0 or 1",
                           p->band_grow);
+    if (p->band_solver != NULL && strcmp(p->band_solver, "auto") != 0) {
+        gcut_solver_info info;
+        if (gcut_solver_find(p->band_solver, &info) != GCUT_OK)
+            return gcut__fail(GCUT_ERR_NOT_FOUND,
+                              "segmentation: band_solver '%s': no such solver in this build "
+                              "(see `gcut solvers`)",
+                              p->band_solver);
+        if (!(info.flags & GCUT_TAKES_GRAPH))
+            return gcut__fail(GCUT_ERR_UNSUPPORTED,
+                              "segmentation: band_solver '%s' takes grids only; bands are "
+                              "general graphs (bk, cuda-general, ...)",
+                              p->band_solver);
+        if (!info.available)
+            return gcut__fail(GCUT_ERR_NO_DEVICE,
+                              "segmentation: band_solver '%s' needs a CUDA GPU and none is "
+                              "usable here",
+                              p->band_solver);
+    }
     if (p->iterations < 0 || p->iterations > GCUT_SEG_MAX_ITERATIONS)
         return gcut__fail(GCUT_ERR_INVALID_ARG,
                           "segmentation: iterations %d must be in 1..%d (0 = default)",

@@ -1,7 +1,7 @@
 /* source.c - where video frames come from and where overlay videos go: folders and lists of
- * numbered frames (PNG/JPEG/PNM through src/io/image.c), and video files decoded / encoded
- * with FFmpeg's libavformat, libavcodec and libswscale where the build found them (Garrett &
- * Saito 2009, 4: frames are acquired while earlier ones are cut). */
+ * numbered frames (PNG/JPEG/PNM through src/io/image.c), and video files decoded / encoded by
+ * gcut's FFmpeg module, loaded only when a video file is opened (src/io/ffmpeg_load.c; Garrett
+ * & Saito 2009, 4: frames are acquired while earlier ones are cut). */
 #define _POSIX_C_SOURCE 200809L
 #include "internal.h"
 
@@ -14,19 +14,15 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#ifdef GCUT_HAVE_FFMPEG
-#include <libavcodec/avcodec.h>
-#include <libavformat/avformat.h>
-#include <libavutil/imgutils.h>
-#include <libswscale/swscale.h>
-#endif
+#include "ffmpeg_module.h"
 
 int gcut_video_file_support(void) {
-#ifdef GCUT_HAVE_FFMPEG
-    return 1;
-#else
-    return 0;
-#endif
+    return gcut__ffmpeg_module(NULL) != NULL;
+}
+
+/* A failure of the FFmpeg module, its message into gcut_last_error(). */
+static gcut_status module_fail(int status, const char *message) {
+    return gcut__fail((gcut_status)status, "%s", message);
 }
 
 struct gcut_video_source {
@@ -34,16 +30,9 @@ struct gcut_video_source {
     int64_t count, next;
     int64_t width, height;
     double fps;
-    char *name; /* the path given, for messages */
-#ifdef GCUT_HAVE_FFMPEG
-    AVFormatContext *fmt;
-    AVCodecContext *dec;
-    AVFrame *frame;
-    AVPacket *packet;
-    struct SwsContext *sws;
-    int stream;
-    bool draining, ended;
-#endif
+    char *name;                 /* the path given, for messages */
+    const gcut__ffmpeg_api *av; /* a video file: the FFmpeg module and its decoder */
+    void *file;
 };
 
 static char *dup_string(const char *s) {
@@ -219,80 +208,20 @@ static gcut_status open_list(gcut_video_source *s, const char *path) {
     return st;
 }
 
-#ifdef GCUT_HAVE_FFMPEG
-static gcut_status av_fail(gcut_status st, const char *path, const char *what, int err) {
-    char buf[256];
-    av_strerror(err, buf, sizeof buf);
-    return gcut__fail(st, "%s: %s: %s", path, what, buf);
-}
-
+/* A video file, through the FFmpeg module. */
 static gcut_status open_file(gcut_video_source *s, const char *path) {
-    av_log_set_level(AV_LOG_FATAL);
-    int err = avformat_open_input(&s->fmt, path, NULL, NULL);
-    if (err < 0)
-        return av_fail(GCUT_ERR_PARSE, path, "not a readable video", err);
-    if ((err = avformat_find_stream_info(s->fmt, NULL)) < 0)
-        return av_fail(GCUT_ERR_PARSE, path, "no stream information", err);
-    const AVCodec *codec = NULL;
-    s->stream = av_find_best_stream(s->fmt, AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0);
-    if (s->stream < 0 || codec == NULL)
-        return gcut__fail(GCUT_ERR_PARSE, "%s: no video stream this build can decode", path);
-    AVStream *stream = s->fmt->streams[s->stream];
-    if ((s->dec = avcodec_alloc_context3(codec)) == NULL)
-        return gcut__fail(GCUT_ERR_NOMEM, "%s: decoder context", path);
-    if ((err = avcodec_parameters_to_context(s->dec, stream->codecpar)) < 0 ||
-        (err = avcodec_open2(s->dec, codec, NULL)) < 0)
-        return av_fail(GCUT_ERR_PARSE, path, "cannot open the decoder", err);
-    s->frame = av_frame_alloc();
-    s->packet = av_packet_alloc();
-    if (s->frame == NULL || s->packet == NULL)
-        return gcut__fail(GCUT_ERR_NOMEM, "%s: decoder frame", path);
-    s->width = s->dec->width;
-    s->height = s->dec->height;
-    if (s->width < 1 || s->height < 1)
-        return gcut__fail(GCUT_ERR_PARSE, "%s: video has no frame size", path);
-    s->count = stream->nb_frames > 0 ? stream->nb_frames : -1;
-    AVRational r = stream->avg_frame_rate.num > 0 ? stream->avg_frame_rate : stream->r_frame_rate;
-    s->fps = r.num > 0 && r.den > 0 ? av_q2d(r) : 25.0;
+    const char *why = NULL;
+    const gcut__ffmpeg_api *av = gcut__ffmpeg_module(&why);
+    if (av == NULL)
+        return gcut__fail(GCUT_ERR_UNSUPPORTED, "%s: %s", path, why);
+    char err[1024] = "";
+    const int st =
+        av->source_open(path, &s->file, &s->width, &s->height, &s->count, &s->fps, err, sizeof err);
+    if (st != GCUT_OK)
+        return module_fail(st, err);
+    s->av = av;
     return GCUT_OK;
 }
-
-/* Next decoded frame into s->frame: 1 got one, 0 end of stream, < 0 error (message set). */
-static int decode_next(gcut_video_source *s) {
-    for (;;) {
-        int err = avcodec_receive_frame(s->dec, s->frame);
-        if (err == 0)
-            return 1;
-        if (err == AVERROR_EOF)
-            return 0;
-        if (err != AVERROR(EAGAIN)) {
-            av_fail(GCUT_ERR_PARSE, s->name, "corrupt video data", err);
-            return -1;
-        }
-        if (s->draining)
-            return 0;
-        err = av_read_frame(s->fmt, s->packet);
-        if (err == AVERROR_EOF) {
-            s->draining = true;
-            avcodec_send_packet(s->dec, NULL);
-            continue;
-        }
-        if (err < 0) {
-            av_fail(GCUT_ERR_PARSE, s->name, "cannot read the video (truncated?)", err);
-            return -1;
-        }
-        if (s->packet->stream_index == s->stream) {
-            err = avcodec_send_packet(s->dec, s->packet);
-            if (err < 0 && err != AVERROR(EAGAIN) && err != AVERROR_INVALIDDATA) {
-                av_packet_unref(s->packet);
-                av_fail(GCUT_ERR_PARSE, s->name, "corrupt video data", err);
-                return -1;
-            }
-        }
-        av_packet_unref(s->packet);
-    }
-}
-#endif
 
 gcut_status gcut_video_source_open(const char *path, gcut_video_source **out) {
     if (path == NULL || out == NULL)
@@ -321,14 +250,7 @@ gcut_status gcut_video_source_open(const char *path, gcut_video_source **out) {
         st = gcut__fail(GCUT_ERR_INVALID_ARG,
                         "%s: a single image; give the folder of frames or a list file", path);
     } else {
-#ifdef GCUT_HAVE_FFMPEG
         st = open_file(s, path);
-#else
-        st = gcut__fail(GCUT_ERR_UNSUPPORTED,
-                        "%s: video files need FFmpeg (libavformat, libavcodec, libswscale), "
-                        "which this build did not find; give a folder or list of frames",
-                        path);
-#endif
     }
     if (st == GCUT_OK && s->paths != NULL) {
         /* Geometry from the first frame. */
@@ -447,41 +369,15 @@ gcut_status gcut_video_source_read(gcut_video_source *s, gcut_image *frame, int 
         s->next++;
         return GCUT_OK;
     }
-#ifdef GCUT_HAVE_FFMPEG
-    uint8_t *dst = frame->pixels;
-    if (s->ended) {
-        *done = 1;
-        return GCUT_OK;
-    }
-    int got = decode_next(s);
-    if (got < 0)
-        return GCUT_ERR_PARSE;
-    if (got == 0) {
-        s->ended = true;
-        *done = 1;
-        return GCUT_OK;
-    }
-    if (s->frame->width != s->width || s->frame->height != s->height)
-        return gcut__fail(GCUT_ERR_PARSE,
-                          "%s: frame %" PRId64 " is %dx%d but the first frame is %" PRId64
-                          "x%" PRId64,
-                          s->name, s->next, s->frame->width, s->frame->height, s->width, s->height);
-    s->sws = sws_getCachedContext(s->sws, s->frame->width, s->frame->height,
-                                  (enum AVPixelFormat)s->frame->format, (int)s->width,
-                                  (int)s->height, AV_PIX_FMT_RGB24, SWS_BILINEAR, NULL, NULL, NULL);
-    if (s->sws == NULL)
-        return gcut__fail(GCUT_ERR_UNSUPPORTED, "%s: cannot convert pixel format %d to RGB",
-                          s->name, s->frame->format);
-    uint8_t *planes[4] = {dst, NULL, NULL, NULL};
-    int strides[4] = {(int)s->width * 3, 0, 0, 0};
-    sws_scale(s->sws, (const uint8_t *const *)s->frame->data, s->frame->linesize, 0,
-              s->frame->height, planes, strides);
-    av_frame_unref(s->frame);
-    s->next++;
+    if (s->file == NULL)
+        return gcut__fail(GCUT_ERR_INTERNAL, "video source without frames");
+    char err[1024] = "";
+    const int got = s->av->source_read(s->file, frame->pixels, done, err, sizeof err);
+    if (got != GCUT_OK)
+        return module_fail(got, err);
+    if (!*done)
+        s->next++;
     return GCUT_OK;
-#else
-    return gcut__fail(GCUT_ERR_INTERNAL, "video source without frames");
-#endif
 }
 
 void gcut_video_source_close(gcut_video_source *s) {
@@ -491,13 +387,8 @@ void gcut_video_source_close(gcut_video_source *s) {
         gcut__free(s->paths[k]);
     gcut__free(s->paths);
     gcut__free(s->name);
-#ifdef GCUT_HAVE_FFMPEG
-    sws_freeContext(s->sws);
-    av_frame_free(&s->frame);
-    av_packet_free(&s->packet);
-    avcodec_free_context(&s->dec);
-    avformat_close_input(&s->fmt);
-#endif
+    if (s->file != NULL)
+        s->av->source_close(s->file);
     gcut__free(s);
 }
 
@@ -505,138 +396,36 @@ void gcut_video_source_close(gcut_video_source *s) {
 
 struct gcut_video_writer {
     int64_t width, height;
-    char *path;
-#ifdef GCUT_HAVE_FFMPEG
-    AVFormatContext *fmt;
-    AVCodecContext *enc;
-    AVStream *stream;
-    AVFrame *frame;
-    AVPacket *packet;
-    struct SwsContext *sws;
-    int64_t pts;
-    bool header;
-#endif
+    const gcut__ffmpeg_api *av;
+    void *file;
 };
-
-#ifdef GCUT_HAVE_FFMPEG
-static gcut_status drain(gcut_video_writer *w) {
-    for (;;) {
-        int err = avcodec_receive_packet(w->enc, w->packet);
-        if (err == AVERROR(EAGAIN) || err == AVERROR_EOF)
-            return GCUT_OK;
-        if (err < 0)
-            return av_fail(GCUT_ERR_IO, w->path, "encoding", err);
-        /* One frame per tick: a packet without a duration makes the MP4 muxer's edit list
-         * end before the last frame. */
-        if (w->packet->duration == 0)
-            w->packet->duration = 1;
-        av_packet_rescale_ts(w->packet, w->enc->time_base, w->stream->time_base);
-        w->packet->stream_index = w->stream->index;
-        err = av_interleaved_write_frame(w->fmt, w->packet);
-        if (err < 0)
-            return av_fail(GCUT_ERR_IO, w->path, "writing", err);
-    }
-}
-#endif
 
 gcut_status gcut_video_writer_open(const char *path, int64_t width, int64_t height, double fps,
                                    gcut_video_writer **out) {
     if (path == NULL || out == NULL)
         return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_video_writer_open: path or out is NULL");
     *out = NULL;
-#ifndef GCUT_HAVE_FFMPEG
-    (void)width;
-    (void)height;
-    (void)fps;
-    return gcut__fail(GCUT_ERR_UNSUPPORTED,
-                      "%s: writing video needs FFmpeg (libavformat, libavcodec, libswscale), which "
-                      "this build did not find; write frames to a folder instead",
-                      path);
-#else
     if (width < 2 || height < 2 || width > 16384 || height > 16384)
         return gcut__fail(GCUT_ERR_INVALID_ARG, "video writer: size %" PRId64 "x%" PRId64, width,
                           height);
+    const char *why = NULL;
+    const gcut__ffmpeg_api *av = gcut__ffmpeg_module(&why);
+    if (av == NULL)
+        return gcut__fail(GCUT_ERR_UNSUPPORTED, "%s: writing a video: %s", path, why);
     gcut_video_writer *w = gcut__calloc(1, sizeof *w, "video writer");
     if (w == NULL)
         return GCUT_ERR_NOMEM;
     w->width = width;
     w->height = height;
-    gcut_status st = GCUT_OK;
-    int err;
-    if ((w->path = dup_string(path)) == NULL) {
-        st = GCUT_ERR_NOMEM;
-        goto fail;
+    w->av = av;
+    char err[1024] = "";
+    const int st = av->writer_open(path, width, height, fps, &w->file, err, sizeof err);
+    if (st != GCUT_OK) {
+        gcut__free(w);
+        return module_fail(st, err);
     }
-    av_log_set_level(AV_LOG_FATAL);
-    if ((err = avformat_alloc_output_context2(&w->fmt, NULL, NULL, path)) < 0 || w->fmt == NULL) {
-        st = av_fail(GCUT_ERR_INVALID_ARG, path,
-                     "no container for this file name (use .mp4, .avi or .mkv)", err);
-        goto fail;
-    }
-    const AVCodec *codec = avcodec_find_encoder(AV_CODEC_ID_MPEG4);
-    if (codec == NULL) {
-        st = gcut__fail(GCUT_ERR_UNSUPPORTED, "%s: FFmpeg has no MPEG-4 encoder", path);
-        goto fail;
-    }
-    w->stream = avformat_new_stream(w->fmt, NULL);
-    w->enc = avcodec_alloc_context3(codec);
-    w->frame = av_frame_alloc();
-    w->packet = av_packet_alloc();
-    if (w->stream == NULL || w->enc == NULL || w->frame == NULL || w->packet == NULL) {
-        st = gcut__fail(GCUT_ERR_NOMEM, "%s: encoder", path);
-        goto fail;
-    }
-    /* MPEG-4 Part 2 with 4:2:0 chroma needs even sides: an odd last row/column is dropped. */
-    w->enc->width = (int)(width & ~1);
-    w->enc->height = (int)(height & ~1);
-    const int rate = fps > 0 && fps < 1000 ? (int)(fps * 1000 + 0.5) : 25000;
-    w->enc->time_base = (AVRational){1000, rate};
-    w->enc->framerate = (AVRational){rate, 1000};
-    w->enc->pix_fmt = AV_PIX_FMT_YUV420P;
-    w->enc->gop_size = 12;
-    w->enc->bit_rate = (int64_t)(width * height) * 4;
-    w->enc->qmax = 8;
-    if (w->fmt->oformat->flags & AVFMT_GLOBALHEADER)
-        w->enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
-    if ((err = avcodec_open2(w->enc, codec, NULL)) < 0) {
-        st = av_fail(GCUT_ERR_UNSUPPORTED, path, "cannot open the encoder", err);
-        goto fail;
-    }
-    if ((err = avcodec_parameters_from_context(w->stream->codecpar, w->enc)) < 0) {
-        st = av_fail(GCUT_ERR_INTERNAL, path, "encoder parameters", err);
-        goto fail;
-    }
-    w->stream->time_base = w->enc->time_base;
-    w->frame->format = AV_PIX_FMT_YUV420P;
-    w->frame->width = w->enc->width;
-    w->frame->height = w->enc->height;
-    if ((err = av_frame_get_buffer(w->frame, 0)) < 0) {
-        st = av_fail(GCUT_ERR_NOMEM, path, "frame buffer", err);
-        goto fail;
-    }
-    w->sws = sws_getContext(w->enc->width, w->enc->height, AV_PIX_FMT_RGB24, w->enc->width,
-                            w->enc->height, AV_PIX_FMT_YUV420P, SWS_BILINEAR, NULL, NULL, NULL);
-    if (w->sws == NULL) {
-        st = gcut__fail(GCUT_ERR_UNSUPPORTED, "%s: colour conversion", path);
-        goto fail;
-    }
-    if (!(w->fmt->oformat->flags & AVFMT_NOFILE) &&
-        (err = avio_open(&w->fmt->pb, path, AVIO_FLAG_WRITE)) < 0) {
-        st = av_fail(GCUT_ERR_IO, path, "cannot create", err);
-        goto fail;
-    }
-    if ((err = avformat_write_header(w->fmt, NULL)) < 0) {
-        st = av_fail(GCUT_ERR_IO, path, "cannot write the header", err);
-        goto fail;
-    }
-    w->header = true;
     *out = w;
     return GCUT_OK;
-fail:
-    gcut_video_writer_close(w);
-    remove(path);
-    return st;
-#endif
 }
 
 gcut_status gcut_video_writer_write(gcut_video_writer *w, const gcut_image *frame) {
@@ -648,43 +437,16 @@ gcut_status gcut_video_writer_write(gcut_video_writer *w, const gcut_image *fram
                           "video writer: frame is %" PRId64 "x%" PRId64
                           " (%d channels) but the video is %" PRId64 "x%" PRId64 " RGB",
                           frame->width, frame->height, frame->channels, w->width, w->height);
-#ifdef GCUT_HAVE_FFMPEG
-    int err = av_frame_make_writable(w->frame);
-    if (err < 0)
-        return av_fail(GCUT_ERR_NOMEM, w->path, "frame buffer", err);
-    const uint8_t *planes[4] = {frame->pixels, NULL, NULL, NULL};
-    const int strides[4] = {(int)w->width * 3, 0, 0, 0};
-    sws_scale(w->sws, planes, strides, 0, w->enc->height, w->frame->data, w->frame->linesize);
-    w->frame->pts = w->pts++;
-    if ((err = avcodec_send_frame(w->enc, w->frame)) < 0)
-        return av_fail(GCUT_ERR_IO, w->path, "encoding", err);
-    return drain(w);
-#else
-    return gcut__fail(GCUT_ERR_UNSUPPORTED, "video writer without FFmpeg");
-#endif
+    char err[1024] = "";
+    const int st = w->av->writer_write(w->file, frame->pixels, err, sizeof err);
+    return st == GCUT_OK ? GCUT_OK : module_fail(st, err);
 }
 
 gcut_status gcut_video_writer_close(gcut_video_writer *w) {
     if (w == NULL)
         return GCUT_OK;
-    gcut_status st = GCUT_OK;
-#ifdef GCUT_HAVE_FFMPEG
-    if (w->header) {
-        if (avcodec_send_frame(w->enc, NULL) >= 0)
-            st = drain(w);
-        int err = av_write_trailer(w->fmt);
-        if (st == GCUT_OK && err < 0)
-            st = av_fail(GCUT_ERR_IO, w->path, "writing the trailer", err);
-    }
-    if (w->fmt != NULL && !(w->fmt->oformat->flags & AVFMT_NOFILE) && w->fmt->pb != NULL)
-        avio_closep(&w->fmt->pb);
-    sws_freeContext(w->sws);
-    av_frame_free(&w->frame);
-    av_packet_free(&w->packet);
-    avcodec_free_context(&w->enc);
-    avformat_free_context(w->fmt);
-#endif
-    gcut__free(w->path);
+    char err[1024] = "";
+    const int st = w->av->writer_close(w->file, err, sizeof err);
     gcut__free(w);
-    return st;
+    return st == GCUT_OK ? GCUT_OK : module_fail(st, err);
 }

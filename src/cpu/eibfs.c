@@ -1,0 +1,421 @@
+/* eibfs.c - "ibfs": the incremental breadth-first search max-flow of Goldberg, Hed, Kaplan,
+ * Tarjan & Werneck (ESA 2011, sections 2-3; the same search as the 2015 paper's, section 2) on
+ * general graphs: two trees with exact BFS labels, grown a level per pass, orphans re-attached by
+ * label. Design and measurements: docs/CPU-SERIAL.md, "Second pass". */
+#include "internal.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#define IB_NONE UINT32_MAX           /* parent: free node */
+#define IB_TERMINAL (UINT32_MAX - 1) /* parent: attached to its tree's terminal */
+#define IB_ORPHAN (UINT32_MAX - 2)   /* parent: lost in an augmentation, waiting for adoption */
+#define IB_SINK 0x80000000u          /* label bit: in the sink tree */
+#define IB_LABEL 0x7fffffffu
+
+/* One arc, 8 bytes: arcs are grouped by tail (CSR), the reverse arc is sister[a]. */
+typedef struct ib_arc {
+    uint32_t head;
+    uint32_t residual; /* a pair's two residuals sum to at most 2 x INT32_MAX */
+} ib_arc;
+
+/* One node, 16 bytes: its arcs are first .. (this + 1)->first - 1. */
+typedef struct ib_node {
+    uint32_t first;
+    uint32_t parent; /* arc node -> parent (source tree: the flow runs parent -> node on the
+                        reverse arc), or IB_NONE / IB_TERMINAL / IB_ORPHAN */
+    uint32_t label;  /* IB_SINK bit and the BFS distance from the node's terminal (1 = next to
+                        it); meaningless while free */
+    uint32_t stamp;  /* the last active list the node was put in (lists are numbered) */
+} ib_node;
+
+/* The nodes of one tree waiting to be scanned at one level; each node at most once. */
+typedef struct ib_list {
+    uint32_t *items;
+    uint32_t count;
+    uint32_t id;
+} ib_list;
+
+typedef struct ib_solver {
+    uint32_t num_nodes, num_arcs;
+    ib_node *nodes; /* num_nodes + 1: the last one closes the CSR */
+    ib_arc *arcs;
+    uint32_t *sister;
+    int64_t *tr;       /* terminal residual: > 0 from the source, < 0 to the sink */
+    ib_list cur[2];    /* [0] source tree, [1] sink tree: the level to be scanned next */
+    ib_list next[2];   /* the level after it, filled while that tree grows */
+    uint32_t level[2]; /* the label of cur's nodes */
+    int growing;       /* -1, or the tree whose pass is running */
+    uint32_t list_ids; /* numbers handed to lists */
+    /* Orphans, a stack (a node is in it at most once at a time): an augmentation stacks each
+     * tree's orphans from the meeting point towards the root, so the lowest label comes off
+     * first, and a relabelled node's children next. */
+    uint32_t *orphans;
+    uint32_t orphan_count;
+    int64_t flow;
+    bool overflow;
+    int64_t augmentations;
+} ib_solver;
+
+static void ib_free(ib_solver *ib) {
+    if (ib == NULL)
+        return;
+    gcut__free(ib->nodes);
+    gcut__free(ib->arcs);
+    gcut__free(ib->sister);
+    gcut__free(ib->tr);
+    for (int t = 0; t < 2; t++) {
+        gcut__free(ib->cur[t].items);
+        gcut__free(ib->next[t].items);
+    }
+    gcut__free(ib->orphans);
+    gcut__free(ib);
+}
+
+static inline void ib_add_flow(ib_solver *ib, int64_t amount) {
+    if (amount > 0 ? ib->flow > INT64_MAX - amount : ib->flow < INT64_MIN - amount)
+        ib->overflow = true;
+    else
+        ib->flow += amount;
+}
+
+static inline bool ib_in_tree(const ib_node *n, int tree) {
+    return n->parent != IB_NONE && (tree ? (n->label & IB_SINK) != 0 : (n->label & IB_SINK) == 0);
+}
+
+/* Put node v in list l unless it is there already (its stamp is the list's number). */
+static inline void ib_list_push(ib_solver *ib, ib_list *l, uint32_t v) {
+    if (ib->nodes[v].stamp == l->id)
+        return;
+    ib->nodes[v].stamp = l->id;
+    l->items[l->count++] = v;
+}
+
+static inline void ib_list_reset(ib_solver *ib, ib_list *l) {
+    l->count = 0;
+    l->id = ++ib->list_ids;
+}
+
+static inline void ib_orphan(ib_solver *ib, uint32_t v) {
+    ib->nodes[v].parent = IB_ORPHAN;
+    ib->orphans[ib->orphan_count++] = v;
+}
+
+/* Build the CSR from the graph's edge arrays (self-loops dropped), cancel each node's common
+ * terminal capacity into the flow. */
+static gcut_status ib_build(const gcut_graph *g, ib_solver **out) {
+    *out = NULL;
+    if (g->num_nodes >= (int64_t)INT32_MAX - 8 || g->num_edges >= (int64_t)(UINT32_MAX / 2) - 8)
+        return gcut__fail(GCUT_ERR_UNSUPPORTED,
+                          "ibfs: %" PRId64 " nodes and %" PRId64
+                          " edges pass its 32-bit layout (at most 2^31 - 9 nodes and 2^31 - 9 "
+                          "edges); use bk",
+                          g->num_nodes, g->num_edges);
+    size_t n = (size_t)g->num_nodes;
+    ib_solver *ib = gcut__calloc(1, sizeof *ib, "ibfs solver");
+    if (ib == NULL)
+        return GCUT_ERR_NOMEM;
+    ib->num_nodes = (uint32_t)n;
+    ib->nodes = gcut__calloc(n + 1, sizeof(ib_node), "ibfs nodes");
+    ib->tr = gcut__malloc(gcut__mul_size(n, sizeof(int64_t)), "ibfs terminal residuals");
+    ib->orphans = gcut__malloc(gcut__mul_size(n, sizeof(uint32_t)), "ibfs orphan queue");
+    bool ok = ib->nodes && ib->tr && ib->orphans;
+    for (int t = 0; t < 2 && ok; t++) {
+        ib->cur[t].items = gcut__malloc(gcut__mul_size(n, sizeof(uint32_t)), "ibfs active lists");
+        ib->next[t].items = gcut__malloc(gcut__mul_size(n, sizeof(uint32_t)), "ibfs active lists");
+        ok = ib->cur[t].items && ib->next[t].items;
+    }
+    if (!ok) {
+        ib_free(ib);
+        return GCUT_ERR_NOMEM;
+    }
+    ib_node *nodes = ib->nodes;
+    for (int64_t e = 0; e < g->num_edges; e++) {
+        int64_t u = gcut__edge_u(g, e), v = gcut__edge_v(g, e);
+        if (u != v) {
+            nodes[u].first++;
+            nodes[v].first++;
+        }
+    }
+    /* Counts to block ends; placing an arc decrements its tail's entry, which leaves each
+     * node's entry at the start of its block. */
+    uint32_t sum = 0;
+    for (size_t v = 0; v <= n; v++) {
+        sum += nodes[v].first;
+        nodes[v].first = sum;
+    }
+    ib->num_arcs = sum;
+    ib->arcs = gcut__malloc(gcut__mul_size(sum, sizeof(ib_arc)), "ibfs arcs");
+    ib->sister = gcut__malloc(gcut__mul_size(sum, sizeof(uint32_t)), "ibfs reverse arcs");
+    if (ib->arcs == NULL || ib->sister == NULL) {
+        ib_free(ib);
+        return GCUT_ERR_NOMEM;
+    }
+    for (int64_t e = g->num_edges - 1; e >= 0; e--) {
+        uint32_t u = (uint32_t)gcut__edge_u(g, e), v = (uint32_t)gcut__edge_v(g, e);
+        if (u == v)
+            continue;
+        uint32_t a = --nodes[u].first, b = --nodes[v].first;
+        ib->arcs[a] = (ib_arc){v, (uint32_t)g->edge_cap[e]};
+        ib->arcs[b] = (ib_arc){u, (uint32_t)g->edge_rev[e]};
+        ib->sister[a] = b;
+        ib->sister[b] = a;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int64_t s = g->tw_source[i], t = g->tw_sink[i];
+        ib_add_flow(ib, s < t ? s : t);
+        ib->tr[i] = s - t;
+        nodes[i].parent = IB_NONE;
+        nodes[i].stamp = 0;
+    }
+    *out = ib;
+    return GCUT_OK;
+}
+
+/* Push the bottleneck of source -> ... -> v -> w -> ... -> sink (arc a = v -> w); the tree arcs
+ * it saturates leave orphans. */
+static void ib_augment(ib_solver *ib, uint32_t v, uint32_t a, uint32_t w) {
+    ib_node *nodes = ib->nodes;
+    ib_arc *arcs = ib->arcs;
+    const uint32_t *sister = ib->sister;
+    int64_t delta = arcs[a].residual;
+    uint32_t x = v;
+    for (uint32_t p; (p = nodes[x].parent) != IB_TERMINAL; x = arcs[p].head) {
+        int64_t r = arcs[sister[p]].residual;
+        if (r < delta)
+            delta = r;
+    }
+    if (ib->tr[x] < delta)
+        delta = ib->tr[x];
+    x = w;
+    for (uint32_t p; (p = nodes[x].parent) != IB_TERMINAL; x = arcs[p].head) {
+        int64_t r = arcs[p].residual;
+        if (r < delta)
+            delta = r;
+    }
+    if (-ib->tr[x] < delta)
+        delta = -ib->tr[x];
+
+    uint32_t d32 = (uint32_t)delta;
+    arcs[a].residual -= d32;
+    arcs[sister[a]].residual += d32;
+    x = v;
+    for (uint32_t p; (p = nodes[x].parent) != IB_TERMINAL;) {
+        uint32_t up = arcs[p].head;
+        arcs[p].residual += d32;
+        if ((arcs[sister[p]].residual -= d32) == 0)
+            ib_orphan(ib, x);
+        x = up;
+    }
+    if ((ib->tr[x] -= delta) == 0)
+        ib_orphan(ib, x);
+    x = w;
+    for (uint32_t p; (p = nodes[x].parent) != IB_TERMINAL;) {
+        uint32_t up = arcs[p].head;
+        arcs[sister[p]].residual += d32;
+        if ((arcs[p].residual -= d32) == 0)
+            ib_orphan(ib, x);
+        x = up;
+    }
+    if ((ib->tr[x] += delta) == 0)
+        ib_orphan(ib, x);
+    ib_add_flow(ib, delta);
+    ib->augmentations++;
+}
+
+/* Re-attach orphan v of tree t (label d): a parent at label d - 1 through a residual arc, or
+ * else the smallest label + 1 over its residual neighbours in the tree (its children become
+ * orphans), or free if that is past the tree's frontier (a free node next to an unscanned tree
+ * node is found again when that node is scanned). */
+static void ib_adopt(ib_solver *ib, uint32_t v, int t) {
+    ib_node *nodes = ib->nodes;
+    const ib_arc *arcs = ib->arcs;
+    const uint32_t *sister = ib->sister;
+    const uint32_t d = nodes[v].label & IB_LABEL, tree_bit = t ? IB_SINK : 0;
+    uint32_t best = IB_LABEL, best_arc = IB_NONE;
+    const uint32_t end = nodes[v + 1].first;
+    for (uint32_t b = nodes[v].first; b < end; b++) {
+        const ib_node *nu = &nodes[arcs[b].head];
+        if (nu->parent == IB_NONE || (nu->label & IB_SINK) != tree_bit)
+            continue;
+        /* Source tree: the arc u -> v must be residual; sink tree: v -> u. */
+        if ((t ? arcs[b].residual : arcs[sister[b]].residual) == 0)
+            continue;
+        uint32_t lu = nu->label & IB_LABEL;
+        if (lu == d - 1) {
+            nodes[v].parent = b;
+            return;
+        }
+        if (lu < best) {
+            best = lu;
+            best_arc = b;
+        }
+    }
+    /* No parent at d - 1: v's label rises, so its children lose theirs. A child's tree arc is
+     * residual (an augmentation that saturates one orphans the child at once), so only the
+     * heads of residual arcs from v's side are read. */
+    for (uint32_t b = nodes[v].first; b < end; b++) {
+        if ((t ? arcs[sister[b]].residual : arcs[b].residual) == 0)
+            continue;
+        uint32_t u = arcs[b].head;
+        if (nodes[u].parent == sister[b])
+            ib_orphan(ib, u);
+    }
+    const uint32_t frontier = ib->level[t] + (ib->growing == t ? 1u : 0u);
+    if (best_arc == IB_NONE || best + 1 > frontier) {
+        nodes[v].parent = IB_NONE;
+        return;
+    }
+    nodes[v].parent = best_arc;
+    nodes[v].label = (best + 1) | tree_bit;
+    if (best + 1 == ib->level[t])
+        ib_list_push(ib, &ib->cur[t], v);
+    else if (best + 1 == frontier)
+        ib_list_push(ib, &ib->next[t], v);
+}
+
+static void ib_adopt_orphans(ib_solver *ib) {
+    while (ib->orphan_count > 0) {
+        uint32_t v = ib->orphans[--ib->orphan_count];
+        /* Only the source tree's nodes have no sink bit; an orphan keeps its label. */
+        ib_adopt(ib, v, (ib->nodes[v].label & IB_SINK) ? 1 : 0);
+    }
+}
+
+/* One pass of tree t: scan every node of label level[t] (the list may grow while it runs: an
+ * orphan relabelled to that level joins it), claim free neighbours at the next level, augment
+ * where the other tree is met. */
+static void ib_grow(ib_solver *ib, int t) {
+    ib_node *nodes = ib->nodes;
+    ib_arc *arcs = ib->arcs;
+    const uint32_t *sister = ib->sister;
+    const uint32_t level = ib->level[t], tree_bit = t ? IB_SINK : 0;
+    const uint32_t want = level | tree_bit;
+    ib->growing = t;
+    ib_list_reset(ib, &ib->next[t]);
+    ib_list *cur = &ib->cur[t];
+    for (uint32_t i = 0; i < cur->count; i++) {
+        const uint32_t v = cur->items[i];
+        for (uint32_t b = nodes[v].first; b < nodes[v + 1].first; b++) {
+            /* v must still be a tree node at this level (an augmentation can move it). */
+            if (nodes[v].label != want || nodes[v].parent == IB_NONE)
+                break;
+            const uint32_t w = arcs[b].head;
+            /* The arc out of the tree: v -> w for the source tree, w -> v for the sink's. */
+            const uint32_t out = t ? sister[b] : b;
+            if (arcs[out].residual == 0)
+                continue;
+            ib_node *nw = &nodes[w];
+            if (nw->parent == IB_NONE) {
+                nw->parent = sister[b];
+                nw->label = (level + 1) | tree_bit;
+                ib_list_push(ib, &ib->next[t], w);
+            } else if ((nw->label & IB_SINK) != tree_bit) {
+                if (t)
+                    ib_augment(ib, w, out, v);
+                else
+                    ib_augment(ib, v, out, w);
+                ib_adopt_orphans(ib);
+                b--; /* the same arc again: it may still be residual */
+            }
+        }
+    }
+    ib->growing = -1;
+    ib_list tmp = ib->cur[t];
+    ib->cur[t] = ib->next[t];
+    ib->next[t] = tmp;
+    ib->level[t] = level + 1;
+}
+
+/* @return the tree that closed (0 source, 1 sink): no residual arc leaves it. */
+static int ib_run(ib_solver *ib) {
+    ib_node *nodes = ib->nodes;
+    ib->growing = -1;
+    for (int t = 0; t < 2; t++) {
+        ib_list_reset(ib, &ib->cur[t]);
+        ib->level[t] = 1;
+    }
+    for (uint32_t i = 0; i < ib->num_nodes; i++) {
+        if (ib->tr[i] == 0)
+            continue;
+        int t = ib->tr[i] < 0;
+        nodes[i].parent = IB_TERMINAL;
+        nodes[i].label = 1u | (t ? IB_SINK : 0);
+        ib_list_push(ib, &ib->cur[t], i);
+    }
+    /* The trees take turns, a pass each (GCUT_IBFS_GROW=0: the tree with the shorter frontier
+     * list grows instead, the first version's rule; docs/CPU-SERIAL.md, "Second pass", item 4). */
+    const int shorter = gcut__env_int("GCUT_IBFS_GROW", 1, 0, 1) == 0;
+    int last = 1;
+    for (;;) {
+        if (ib->cur[0].count == 0)
+            return 0;
+        if (ib->cur[1].count == 0)
+            return 1;
+        last = shorter ? (ib->cur[0].count <= ib->cur[1].count ? 0 : 1) : 1 - last;
+        ib_grow(ib, last);
+    }
+}
+
+/* The source side of the smallest minimum cut: the nodes the source reaches in the residual
+ * graph. If the source tree closed, that is the tree; otherwise a breadth-first search. */
+static void ib_write_labels(ib_solver *ib, int closed, uint8_t *labels) {
+    const ib_node *nodes = ib->nodes;
+    const uint32_t n = ib->num_nodes;
+    if (closed == 0) {
+        for (uint32_t i = 0; i < n; i++)
+            labels[i] = ib_in_tree(&nodes[i], 0) ? GCUT_SOURCE : GCUT_SINK;
+        return;
+    }
+    uint32_t *queue = ib->orphans; /* free now: no orphans are left */
+    uint32_t tail = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        labels[i] = ib->tr[i] > 0 ? GCUT_SOURCE : GCUT_SINK;
+        if (ib->tr[i] > 0)
+            queue[tail++] = i;
+    }
+    for (uint32_t h = 0; h < tail; h++) {
+        uint32_t v = queue[h];
+        for (uint32_t b = nodes[v].first; b < nodes[v + 1].first; b++) {
+            uint32_t w = ib->arcs[b].head;
+            if (ib->arcs[b].residual > 0 && labels[w] != GCUT_SOURCE) {
+                labels[w] = GCUT_SOURCE;
+                queue[tail++] = w;
+            }
+        }
+    }
+}
+
+gcut_status gcut__ibfs_solve_graph(gcut_graph *graph, const gcut_options *options, int64_t *flow,
+                                   uint8_t *labels, gcut_stats *stats) {
+    double t0 = gcut__now_ms();
+    ib_solver *ib = NULL;
+    gcut_status st = ib_build(graph, &ib);
+    if (st != GCUT_OK)
+        return st;
+    double t1 = gcut__now_ms();
+    int closed = ib->overflow ? 0 : ib_run(ib);
+    if (ib->overflow) {
+        ib_free(ib);
+        return gcut__fail(GCUT_ERR_OVERFLOW,
+                          "ibfs: the maximum flow of this problem passes INT64_MAX (terminal "
+                          "capacities too large)");
+    }
+    if (labels != NULL)
+        ib_write_labels(ib, closed, labels);
+    double t2 = gcut__now_ms();
+    *flow = ib->flow;
+    stats->build_ms += t1 - t0;
+    stats->solve_ms += t2 - t1;
+    stats->augmentations += ib->augmentations;
+    if (options->verbose)
+        fprintf(stderr,
+                "ibfs: %" PRIu32 " nodes, %" PRIu32 " arcs, flow %" PRId64 ", %" PRId64
+                " augmentations, %s tree closed at level %" PRIu32 ", build %.1f ms, solve %.1f "
+                "ms\n",
+                ib->num_nodes, ib->num_arcs, ib->flow, ib->augmentations,
+                closed ? "sink" : "source", ib->level[closed], t1 - t0, t2 - t1);
+    ib_free(ib);
+    return GCUT_OK;
+}
