@@ -354,6 +354,22 @@ static void test_auto_pick(void) {
     CHECK_OK(gcut_graph_add_tweights(g, 1, 0, 4));
     CHECK_OK(gcut_graph_solve(g, NULL, &flow, NULL, &stats));
     count(flow == 3 && strcmp(stats.solver, "ibfs") == 0);
+    /* A re-solve after a capacity change goes to bk (warm from then on); with warm off, or
+     * after an edge is added, it stays on ibfs. */
+    CHECK_OK(gcut_graph_set_tweights(g, 1, 0, 2));
+    CHECK_OK(gcut_graph_solve(g, NULL, &flow, NULL, &stats));
+    count(flow == 2 && strcmp(stats.solver, "bk") == 0);
+    CHECK_OK(gcut_graph_set_tweights(g, 1, 0, 1));
+    CHECK_OK(gcut_graph_solve(g, NULL, &flow, NULL, &stats));
+    count(flow == 1 && strcmp(stats.solver, "bk") == 0);
+    gcut_options cold;
+    gcut_options_init(&cold);
+    cold.warm = 0;
+    CHECK_OK(gcut_graph_solve(g, &cold, &flow, NULL, &stats));
+    count(flow == 1 && strcmp(stats.solver, "ibfs") == 0);
+    CHECK_OK(gcut_graph_add_edge(g, 1, 2, 1, 0));
+    CHECK_OK(gcut_graph_solve(g, NULL, &flow, NULL, &stats));
+    count(flow == 1 && strcmp(stats.solver, "ibfs") == 0);
     gcut_graph_free(g);
     static const struct {
         int ndim, connectivity;

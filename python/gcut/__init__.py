@@ -616,7 +616,8 @@ class Graph(_gcut.GraphCore):
 
         ``solver``: a name from :func:`solvers` or ``"auto"`` (the GPU for large native grids
         when one is present, else ``grid-bk`` / ``grid-ibfs`` for native grids and ``ibfs``
-        for other graphs; name ``bk`` for warm re-solves of a general graph); ``threads``: CPU threads of parallel solvers
+        for the first solve of other graphs, ``bk`` for their re-solves, which it then re-solves
+        warm); ``threads``: CPU threads of parallel solvers
         (0 = all cores). Re-solving after :meth:`set_edges` / :meth:`set_tedges` /
         :meth:`add_tedges` is warm where the solver can, whatever ``reuse_trees`` says (it
         is accepted for PyMaxflow compatibility). The GIL is released while solving."""

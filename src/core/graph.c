@@ -164,6 +164,7 @@ gcut_status gcut_graph_add_edge(gcut_graph *g, int64_t u, int64_t v, int32_t cap
     g->edge_rev[e] = rev_cap;
     if (g->state.data != NULL)
         g->structure_changed = true;
+    g->solved = false;
     return GCUT_OK;
 }
 
@@ -361,6 +362,7 @@ gcut_status gcut_graph_solve(gcut_graph *g, const gcut_options *options, int64_t
     if (st != GCUT_OK)
         return st;
     value += g->flow_offset;
+    g->solved = true;
     stats_end(s, solver, value);
     if (flow)
         *flow = value;

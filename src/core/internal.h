@@ -88,6 +88,7 @@ struct gcut_graph {
                               solver's flow and every cut */
     gcut__graph_state state;
     bool structure_changed; /**< edges added since the state was made: state is stale */
+    bool solved;            /**< solved since its last edge was added: auto re-solves with bk */
     gcut__change *changes;  /**< capacity changes since the last solve */
     int64_t num_changes;
     int64_t change_room;

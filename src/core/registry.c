@@ -136,7 +136,8 @@ const gcut__solver *gcut__solver_pick(const gcut_options *options, bool grid, in
          * re-solves); gcut_grid_solve moves one-off solves of some shapes on to grid-ibfs. A
          * general graph goes to ibfs, 1.2-3.4x bk's solve speed on the random, layered and
          * GENRMF graphs measured (docs/CPU-SERIAL.md, "Second pass"; graphs past its 32-bit node
-         * ids go to bk); warm re-solves of a general graph need "bk" named. */
+         * ids go to bk); gcut__graph_solver_pick turns re-solves of a graph to bk, for its warm
+         * state. */
         if (grid)
             return find("grid-bk");
         return find(num_nodes < (int64_t)INT32_MAX - 8 ? "ibfs" : "bk");
@@ -216,7 +217,14 @@ const gcut__solver *gcut__graph_solver_pick(const gcut_options *options, const g
         if (gpu != NULL && is_available(gpu) && gcut__graph_lattice_share(g) < GCUT__LATTICE_SHARE)
             return gpu;
     }
-    return gcut__solver_pick(options, false, g->num_nodes, status);
+    const gcut__solver *s = gcut__solver_pick(options, false, g->num_nodes, status);
+    /* A re-solve after capacity changes (options.warm, no edges added since): ibfs keeps no
+     * state, so auto's CPU pick turns to bk, which re-solves warm from then on (its first
+     * re-solve is cold, as every ibfs solve is). */
+    if (s != NULL && strcmp(name, "auto") == 0 && strcmp(s->name, "ibfs") == 0 && options &&
+        options->warm && g->solved && !g->structure_changed)
+        s = find("bk");
+    return s;
 }
 
 gcut_status gcut_grid_solve(gcut_grid *grid, const gcut_options *options, int64_t *flow,

@@ -3,6 +3,7 @@
  * CSR built on the device, BFS global relabel from the sink and cuda-grid's exact stop.
  * docs/CUDA-GENERAL.md. */
 #include "internal.h"
+#include "cuda_check.h"
 
 #include <cub/cub.cuh>
 #include <cuda_runtime.h>
@@ -669,19 +670,8 @@ struct Session {
 };
 
 gcut_status cuda_fail(cudaError_t err, const char *what) {
-    cudaGetLastError();
-    if (err == cudaErrorMemoryAllocation)
-        return gcut__fail(GCUT_ERR_NOMEM, "cuda-general: %s: %s", what, cudaGetErrorString(err));
-    return gcut__fail(GCUT_ERR_DEVICE, "cuda-general: %s: %s (%s)", what, cudaGetErrorString(err),
-                      cudaGetErrorName(err));
+    return gcut__cuda_fail("cuda-general", err, what);
 }
-
-#define GCUT__CUDA_TRY(call, what)                                                                 \
-    do {                                                                                           \
-        cudaError_t cuda_err_ = (call);                                                            \
-        if (cuda_err_ != cudaSuccess)                                                              \
-            return cuda_fail(cuda_err_, what);                                                     \
-    } while (0)
 
 /* The device cap: GCUT_DEVICE_MEMORY_LIMIT (bytes; K/M/G suffix) if set, else no cap beyond
  * what the device has free. */

@@ -8,6 +8,7 @@
 #include "internal.h"
 #include "video_internal.h"
 #include "video_kernels.h"
+#include "../cuda/cuda_check.h"
 
 #include <cuda_runtime.h>
 
@@ -164,19 +165,8 @@ __global__ void changed_kernel(long long n, const unsigned char *a, const unsign
 }
 
 gcut_status cuda_fail(cudaError_t err, const char *what) {
-    cudaGetLastError();
-    if (err == cudaErrorMemoryAllocation)
-        return gcut__fail(GCUT_ERR_NOMEM, "video (cuda-grid): %s: %s", what,
-                          cudaGetErrorString(err));
-    return gcut__fail(GCUT_ERR_DEVICE, "video (cuda-grid): %s: %s", what, cudaGetErrorString(err));
+    return gcut__cuda_fail("video (cuda-grid)", err, what);
 }
-
-#define VTRY(call, what)                                                                           \
-    do {                                                                                           \
-        cudaError_t err_ = (call);                                                                 \
-        if (err_ != cudaSuccess)                                                                   \
-            return cuda_fail(err_, what);                                                          \
-    } while (0)
 
 /* Pinned blocks carry their size in front, for the memory cap's accounting. */
 constexpr size_t kHeader = 64;
@@ -298,30 +288,30 @@ static gcut_status setup(gcut__video_gpu *g) {
     }
     g->classes = g->conn == 8 ? 2 : 1;
     g->pair_stride = 255 * 255 * 3 + 1;
-    VTRY(cudaSetDevice(g->options.device), "cudaSetDevice");
-    VTRY(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking), "stream");
+    GCUT__CUDA_TRY(cudaSetDevice(g->options.device), "cudaSetDevice");
+    GCUT__CUDA_TRY(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking), "stream");
     for (int k = 0; k < 2; k++) {
-        VTRY(cudaMalloc(&g->d_pixels[k], n * 3), "frame pixels");
-        VTRY(cudaMalloc(&g->d_seeds[k], n), "frame seeds");
-        VTRY(cudaMemset(g->d_seeds[k], 0, n), "frame seeds");
-        VTRY(cudaMalloc(&g->d_mask[k], n), "masks");
-        VTRY(cudaMemset(g->d_mask[k], 0, n), "masks");
+        GCUT__CUDA_TRY(cudaMalloc(&g->d_pixels[k], n * 3), "frame pixels");
+        GCUT__CUDA_TRY(cudaMalloc(&g->d_seeds[k], n), "frame seeds");
+        GCUT__CUDA_TRY(cudaMemset(g->d_seeds[k], 0, n), "frame seeds");
+        GCUT__CUDA_TRY(cudaMalloc(&g->d_mask[k], n), "masks");
+        GCUT__CUDA_TRY(cudaMemset(g->d_mask[k], 0, n), "masks");
     }
-    VTRY(cudaMalloc(&g->d_hd, n * sizeof(int)), "row distances");
-    VTRY(cudaMalloc(&g->d_sums, 3 * sizeof(unsigned long long)), "frame sums");
-    VTRY(cudaMallocHost(&g->h_sums, 3 * sizeof(unsigned long long)), "frame sums");
-    VTRY(cudaMalloc(&g->d_box, 4 * sizeof(int)), "boundary box");
-    VTRY(cudaMallocHost(&g->h_box, 4 * sizeof(int)), "boundary box");
-    VTRY(cudaMalloc(&g->d_pair, (size_t)g->classes * g->pair_stride * sizeof(int)),
-         "pairwise tables");
-    VTRY(cudaMemset(g->d_pair, 0, (size_t)g->classes * g->pair_stride * sizeof(int)),
-         "pairwise tables");
-    VTRY(cudaMallocHost(&g->h_pair, (size_t)g->classes * g->pair_stride * sizeof(int)),
-         "pairwise staging");
-    VTRY(cudaMalloc(&g->d_caps, (size_t)(2 + g->conn) * n * sizeof(int)), "capacities");
-    VTRY(cudaMalloc(&g->d_labels, n), "labels");
-    VTRY(cudaMalloc(&g->d_count, sizeof(unsigned long long)), "counter");
-    VTRY(cudaMallocHost(&g->h_count, sizeof(unsigned long long)), "counter");
+    GCUT__CUDA_TRY(cudaMalloc(&g->d_hd, n * sizeof(int)), "row distances");
+    GCUT__CUDA_TRY(cudaMalloc(&g->d_sums, 3 * sizeof(unsigned long long)), "frame sums");
+    GCUT__CUDA_TRY(cudaMallocHost(&g->h_sums, 3 * sizeof(unsigned long long)), "frame sums");
+    GCUT__CUDA_TRY(cudaMalloc(&g->d_box, 4 * sizeof(int)), "boundary box");
+    GCUT__CUDA_TRY(cudaMallocHost(&g->h_box, 4 * sizeof(int)), "boundary box");
+    GCUT__CUDA_TRY(cudaMalloc(&g->d_pair, (size_t)g->classes * g->pair_stride * sizeof(int)),
+                   "pairwise tables");
+    GCUT__CUDA_TRY(cudaMemset(g->d_pair, 0, (size_t)g->classes * g->pair_stride * sizeof(int)),
+                   "pairwise tables");
+    GCUT__CUDA_TRY(cudaMallocHost(&g->h_pair, (size_t)g->classes * g->pair_stride * sizeof(int)),
+                   "pairwise staging");
+    GCUT__CUDA_TRY(cudaMalloc(&g->d_caps, (size_t)(2 + g->conn) * n * sizeof(int)), "capacities");
+    GCUT__CUDA_TRY(cudaMalloc(&g->d_labels, n), "labels");
+    GCUT__CUDA_TRY(cudaMalloc(&g->d_count, sizeof(unsigned long long)), "counter");
+    GCUT__CUDA_TRY(cudaMallocHost(&g->h_count, sizeof(unsigned long long)), "counter");
     return GCUT_OK;
 }
 
@@ -358,14 +348,17 @@ extern "C" gcut_status gcut__video_gpu_model_init(gcut__video_gpu *g, const int3
                                                   int64_t cells) {
     const size_t colours = (size_t)1 << 18;
     g->cells = cells;
-    VTRY(cudaSetDevice(g->options.device), "cudaSetDevice");
-    VTRY(cudaMalloc(&g->d_cell_lut, colours * sizeof(int)), "colour cells");
-    VTRY(cudaMemcpy(g->d_cell_lut, cell_lut, colours * sizeof(int), cudaMemcpyHostToDevice),
-         "colour cells");
-    VTRY(cudaMalloc(&g->d_cell_cap, 2 * (size_t)cells * sizeof(int)), "cell capacities");
-    VTRY(cudaMallocHost(&g->h_cell_cap, 2 * (size_t)cells * sizeof(int)), "cell capacities");
-    VTRY(cudaMalloc(&g->d_counts, 2 * (size_t)cells * sizeof(unsigned)), "cell counts");
-    VTRY(cudaMallocHost(&g->h_counts, 2 * (size_t)cells * sizeof(unsigned)), "cell counts");
+    GCUT__CUDA_TRY(cudaSetDevice(g->options.device), "cudaSetDevice");
+    GCUT__CUDA_TRY(cudaMalloc(&g->d_cell_lut, colours * sizeof(int)), "colour cells");
+    GCUT__CUDA_TRY(
+        cudaMemcpy(g->d_cell_lut, cell_lut, colours * sizeof(int), cudaMemcpyHostToDevice),
+        "colour cells");
+    GCUT__CUDA_TRY(cudaMalloc(&g->d_cell_cap, 2 * (size_t)cells * sizeof(int)), "cell capacities");
+    GCUT__CUDA_TRY(cudaMallocHost(&g->h_cell_cap, 2 * (size_t)cells * sizeof(int)),
+                   "cell capacities");
+    GCUT__CUDA_TRY(cudaMalloc(&g->d_counts, 2 * (size_t)cells * sizeof(unsigned)), "cell counts");
+    GCUT__CUDA_TRY(cudaMallocHost(&g->h_counts, 2 * (size_t)cells * sizeof(unsigned)),
+                   "cell counts");
     return GCUT_OK;
 }
 
@@ -375,53 +368,57 @@ static int blocks_for(int64_t n, int threads) {
 }
 
 extern "C" gcut_status gcut__video_gpu_put_frame(gcut__video_gpu *g, const uint8_t *pixels) {
-    VTRY(cudaSetDevice(g->options.device), "cudaSetDevice");
+    GCUT__CUDA_TRY(cudaSetDevice(g->options.device), "cudaSetDevice");
     g->cur = 1 - g->cur;
-    VTRY(cudaMemcpyAsync(g->d_pixels[g->cur], pixels, (size_t)g->n * 3, cudaMemcpyHostToDevice,
-                         g->stream),
-         "frame upload");
+    GCUT__CUDA_TRY(cudaMemcpyAsync(g->d_pixels[g->cur], pixels, (size_t)g->n * 3,
+                                   cudaMemcpyHostToDevice, g->stream),
+                   "frame upload");
     return GCUT_OK;
 }
 
 extern "C" gcut_status gcut__video_gpu_put_masks(gcut__video_gpu *g, const uint8_t *mask,
                                                  const uint8_t *prev_mask) {
-    VTRY(cudaSetDevice(g->options.device), "cudaSetDevice");
-    VTRY(cudaMemcpyAsync(g->d_mask[g->mask_cur], mask, (size_t)g->n, cudaMemcpyHostToDevice,
-                         g->stream),
-         "mask upload");
-    VTRY(cudaMemcpyAsync(g->d_mask[1 - g->mask_cur], prev_mask, (size_t)g->n,
-                         cudaMemcpyHostToDevice, g->stream),
-         "mask upload");
+    GCUT__CUDA_TRY(cudaSetDevice(g->options.device), "cudaSetDevice");
+    GCUT__CUDA_TRY(cudaMemcpyAsync(g->d_mask[g->mask_cur], mask, (size_t)g->n,
+                                   cudaMemcpyHostToDevice, g->stream),
+                   "mask upload");
+    GCUT__CUDA_TRY(cudaMemcpyAsync(g->d_mask[1 - g->mask_cur], prev_mask, (size_t)g->n,
+                                   cudaMemcpyHostToDevice, g->stream),
+                   "mask upload");
     /* (Host buffers need not outlive the call: wait for the copies.) */
-    VTRY(cudaStreamSynchronize(g->stream), "mask upload");
+    GCUT__CUDA_TRY(cudaStreamSynchronize(g->stream), "mask upload");
     g->prev_seeds = false;
     return GCUT_OK;
 }
 
 extern "C" gcut_status gcut__video_gpu_frame_stats(gcut__video_gpu *g, gcut__video_gpu_stats *out) {
-    VTRY(cudaSetDevice(g->options.device), "cudaSetDevice");
+    GCUT__CUDA_TRY(cudaSetDevice(g->options.device), "cudaSetDevice");
     const size_t cbytes = 2 * (size_t)g->cells * sizeof(unsigned);
-    VTRY(cudaMemsetAsync(g->d_counts, 0, cbytes, g->stream), "cell counts");
-    VTRY(cudaMemsetAsync(g->d_sums, 0, 3 * sizeof(unsigned long long), g->stream), "frame sums");
+    GCUT__CUDA_TRY(cudaMemsetAsync(g->d_counts, 0, cbytes, g->stream), "cell counts");
+    GCUT__CUDA_TRY(cudaMemsetAsync(g->d_sums, 0, 3 * sizeof(unsigned long long), g->stream),
+                   "frame sums");
     const int box0[4] = {(int)g->width, -1, (int)g->height, -1};
     memcpy(g->h_box, box0, sizeof box0);
-    VTRY(cudaMemcpyAsync(g->d_box, g->h_box, 4 * sizeof(int), cudaMemcpyHostToDevice, g->stream),
-         "boundary box");
+    GCUT__CUDA_TRY(
+        cudaMemcpyAsync(g->d_box, g->h_box, 4 * sizeof(int), cudaMemcpyHostToDevice, g->stream),
+        "boundary box");
     const int threads = 256;
     stats_kernel<<<blocks_for(g->n, threads) < 2048 ? blocks_for(g->n, threads) : 2048, threads, 0,
                    g->stream>>>((long long)g->n, (int)g->width, (int)g->height,
                                 g->d_pixels[1 - g->cur], g->d_pixels[g->cur],
                                 g->d_mask[g->mask_cur], g->d_mask[1 - g->mask_cur], g->d_cell_lut,
                                 (int)g->cells, g->d_counts, g->d_sums, g->d_box);
-    VTRY(cudaGetLastError(), "frame statistics");
-    VTRY(cudaMemcpyAsync(g->h_counts, g->d_counts, cbytes, cudaMemcpyDeviceToHost, g->stream),
-         "cell counts");
-    VTRY(cudaMemcpyAsync(g->h_sums, g->d_sums, 3 * sizeof(unsigned long long),
-                         cudaMemcpyDeviceToHost, g->stream),
-         "frame sums");
-    VTRY(cudaMemcpyAsync(g->h_box, g->d_box, 4 * sizeof(int), cudaMemcpyDeviceToHost, g->stream),
-         "boundary box");
-    VTRY(cudaStreamSynchronize(g->stream), "frame statistics");
+    GCUT__CUDA_TRY(cudaGetLastError(), "frame statistics");
+    GCUT__CUDA_TRY(
+        cudaMemcpyAsync(g->h_counts, g->d_counts, cbytes, cudaMemcpyDeviceToHost, g->stream),
+        "cell counts");
+    GCUT__CUDA_TRY(cudaMemcpyAsync(g->h_sums, g->d_sums, 3 * sizeof(unsigned long long),
+                                   cudaMemcpyDeviceToHost, g->stream),
+                   "frame sums");
+    GCUT__CUDA_TRY(
+        cudaMemcpyAsync(g->h_box, g->d_box, 4 * sizeof(int), cudaMemcpyDeviceToHost, g->stream),
+        "boundary box");
+    GCUT__CUDA_TRY(cudaStreamSynchronize(g->stream), "frame statistics");
     out->counts = g->h_counts;
     out->sigma_sum = (int64_t)g->h_sums[0];
     out->changed = (int64_t)g->h_sums[1];
@@ -453,9 +450,9 @@ static gcut_status upload_tables(gcut__video_gpu *g, const int32_t *cell_cap,
     if (equal)
         return GCUT_OK;
     memcpy(g->h_cell_cap, cell_cap, cc * sizeof(int));
-    VTRY(cudaMemcpyAsync(g->d_cell_cap, g->h_cell_cap, cc * sizeof(int), cudaMemcpyHostToDevice,
-                         g->stream),
-         "cell capacities upload");
+    GCUT__CUDA_TRY(cudaMemcpyAsync(g->d_cell_cap, g->h_cell_cap, cc * sizeof(int),
+                                   cudaMemcpyHostToDevice, g->stream),
+                   "cell capacities upload");
     for (int k = 0; k < g->classes; k++) {
         /* The row's non-zero prefix, and zeros over what the last row had beyond it. */
         const int up = extent[k] > g->pair_extent[k] ? extent[k] : g->pair_extent[k];
@@ -464,9 +461,10 @@ static gcut_status upload_tables(gcut__video_gpu *g, const int32_t *cell_cap,
             memcpy(row, t->pairwise[k], (size_t)extent[k] * sizeof(int));
             memset(row + extent[k], 0, (size_t)(up - extent[k]) * sizeof(int));
             if (up > 0)
-                VTRY(cudaMemcpyAsync(g->d_pair + (size_t)k * g->pair_stride, row,
-                                     (size_t)up * sizeof(int), cudaMemcpyHostToDevice, g->stream),
-                     "pairwise tables upload");
+                GCUT__CUDA_TRY(cudaMemcpyAsync(g->d_pair + (size_t)k * g->pair_stride, row,
+                                               (size_t)up * sizeof(int), cudaMemcpyHostToDevice,
+                                               g->stream),
+                               "pairwise tables upload");
         }
         g->pair_extent[k] = extent[k];
     }
@@ -486,7 +484,7 @@ extern "C" gcut_status gcut__video_gpu_solve(gcut__video_gpu *g, const int32_t *
         return gcut__fail(GCUT_ERR_INVALID_ARG, "video (cuda-grid): tables of another kind");
     const size_t n = (size_t)g->n;
     const double t0 = gcut__now_ms();
-    VTRY(cudaSetDevice(g->options.device), "cudaSetDevice");
+    GCUT__CUDA_TRY(cudaSetDevice(g->options.device), "cudaSetDevice");
     const int cur = g->cur, prev = 1 - cur;
     bool same = false;
     gcut_status st = upload_tables(g, cell_cap, t, &same);
@@ -500,7 +498,7 @@ extern "C" gcut_status gcut__video_gpu_solve(gcut__video_gpu *g, const int32_t *
         row_kernel<<<(int)((rows + 127) / 128), 128, 0, g->stream>>>(
             (int)g->width, (int)g->height, g->d_mask[g->mask_cur], rule->box[0], rule->box[1],
             rule->box[2], rule->box[3], g->d_hd);
-        VTRY(cudaGetLastError(), "row distances");
+        GCUT__CUDA_TRY(cudaGetLastError(), "row distances");
     }
     const unsigned char *mask = g->d_mask[g->mask_cur];
     if (g->conn == 8)
@@ -513,25 +511,27 @@ extern "C" gcut_status gcut__video_gpu_solve(gcut__video_gpu *g, const int32_t *
             (long long)n, (int)g->width, (int)g->height, g->d_pixels[cur], mask, g->d_hd, *rule,
             g->d_cell_lut, g->d_cell_cap, (int)g->cells, g->d_pair, g->pair_stride, t->hard,
             g->dirs, g->d_seeds[cur], g->d_caps);
-    VTRY(cudaGetLastError(), "capacity build");
+    GCUT__CUDA_TRY(cudaGetLastError(), "capacity build");
     bool warm = false;
     if (g->warm_allowed && same && g->prev_seeds) {
-        VTRY(cudaMemsetAsync(g->d_count, 0, sizeof(unsigned long long), g->stream), "counter");
+        GCUT__CUDA_TRY(cudaMemsetAsync(g->d_count, 0, sizeof(unsigned long long), g->stream),
+                       "counter");
         changed_kernel<<<blocks, threads, 0, g->stream>>>((long long)n, g->d_pixels[cur],
                                                           g->d_pixels[prev], g->d_seeds[cur],
                                                           g->d_seeds[prev], g->d_count);
-        VTRY(cudaGetLastError(), "change count");
-        VTRY(cudaMemcpyAsync(g->h_count, g->d_count, sizeof(unsigned long long),
-                             cudaMemcpyDeviceToHost, g->stream),
-             "change count");
-        VTRY(cudaStreamSynchronize(g->stream), "change count");
+        GCUT__CUDA_TRY(cudaGetLastError(), "change count");
+        GCUT__CUDA_TRY(cudaMemcpyAsync(g->h_count, g->d_count, sizeof(unsigned long long),
+                                       cudaMemcpyDeviceToHost, g->stream),
+                       "change count");
+        GCUT__CUDA_TRY(cudaStreamSynchronize(g->stream), "change count");
         report->changed_pixels = (int64_t)*g->h_count;
         warm = (double)*g->h_count <= kWarmShare * (double)n;
     }
     if (seeds != NULL)
-        VTRY(cudaMemcpyAsync(seeds, g->d_seeds[cur], n, cudaMemcpyDeviceToHost, g->stream),
-             "seeds download");
-    VTRY(cudaStreamSynchronize(g->stream), "upload and build");
+        GCUT__CUDA_TRY(
+            cudaMemcpyAsync(seeds, g->d_seeds[cur], n, cudaMemcpyDeviceToHost, g->stream),
+            "seeds download");
+    GCUT__CUDA_TRY(cudaStreamSynchronize(g->stream), "upload and build");
     const double t2 = gcut__now_ms();
     report->upload_ms = t1 - t0;
     report->build_ms = t2 - t1;
@@ -550,10 +550,10 @@ extern "C" gcut_status gcut__video_gpu_solve(gcut__video_gpu *g, const int32_t *
     /* The new mask replaces the one before the last, and becomes the last. */
     mask_kernel<<<blocks, threads, 0, g->stream>>>((long long)n, g->d_labels,
                                                    g->d_mask[1 - g->mask_cur]);
-    VTRY(cudaGetLastError(), "mask");
-    VTRY(cudaMemcpyAsync(labels, g->d_labels, n, cudaMemcpyDeviceToHost, g->stream),
-         "labels download");
-    VTRY(cudaStreamSynchronize(g->stream), "labels download");
+    GCUT__CUDA_TRY(cudaGetLastError(), "mask");
+    GCUT__CUDA_TRY(cudaMemcpyAsync(labels, g->d_labels, n, cudaMemcpyDeviceToHost, g->stream),
+                   "labels download");
+    GCUT__CUDA_TRY(cudaStreamSynchronize(g->stream), "labels download");
     g->mask_cur = 1 - g->mask_cur;
     g->prev_seeds = true;
     gcut_grid_context_info after;
