@@ -20,6 +20,11 @@
 #   TUNE_VARIANTS="GCUT_CUDAGRID_COOP=0 GCUT_CUDAGRID_COOP=1" (env settings, ',' between two),
 #   or else the grid TUNE_K="2 4 8" x TUNE_R="16 32 64" (sweeps per relabel x rounds per visit)
 #   SANITIZE_GRID_ONLY=1           sanitize test_cuda_grid only
+#   ab stage: gcut_bench under each variant of AB_VARIANTS ("name:ENV=V,ENV=V;name:..."; default
+#   passes / default), the variants alternating for AB_REPS rounds on AB_SIZES
+#   (default 1920x1080), AB_VOLUMES (none), AB_CONN, hard instances, AB_SOLVERS (cuda-grid,bk,
+#   flows compared), AB_REPEATS solves each (5), AB_SEED; prints round, variant, instance,
+#   solver, solve ms, flow, sweeps, relabels
 # Exit status: non-zero if a stage fails (a flow MISMATCH included).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -130,6 +135,24 @@ if has tune; then
             --csv - 2>/dev/null | grep cuda-grid | tr '\n' ' ')
         echo "$variant $line"
     done | tee "$OUT/tune.log"
+fi
+if has ab; then
+    echo "== ab: round variant instance solver solve_ms flow sweeps relabels"
+    IFS=";" read -ra abv <<<"${AB_VARIANTS:-passes:GCUT_CUDAGRID_RELAX=0;default:}"
+    for rep in $(seq 1 "${AB_REPS:-2}"); do
+        for v in "${abv[@]}"; do
+            name=${v%%:*}
+            envs=${v#*:}
+            # shellcheck disable=SC2086
+            env ${envs//,/ } timeout 200 "$BUILD_DIR/gcut_bench" --sizes "${AB_SIZES:-1920x1080}" \
+                --volumes "${AB_VOLUMES:-none}" --levels hard --solvers "${AB_SOLVERS:-cuda-grid,bk}" \
+                --repeats "${AB_REPEATS:-5}" --threads "$THREADS" --seed "${AB_SEED:-1}" \
+                ${AB_CONN:+--connectivity "$AB_CONN"} --no-markdown --csv - 2>>"$OUT/ab.err" |
+                grep -v '^instance,' | awk -F, -v n="$name" -v r="$rep" '{print r, n, $1, $6, $10, $11, $14, $15}'
+            rc=${PIPESTATUS[0]}
+            [ "$rc" -eq 0 ] || { echo "gcut_bench exit $rc ($name)"; status=1; }
+        done
+    done | tee -a "$OUT/ab.log"
 fi
 if has construct; then
     echo "== construction: host-built + upload vs built on the GPU from the image"

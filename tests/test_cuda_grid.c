@@ -1,6 +1,7 @@
 /* test_cuda_grid.c - the cuda-grid solver (src/cuda/cuda_grid.cu) against independent answers:
  * Dinic on the same grid (tests/util_oracle.h) on small grids, bk and cpu-pr on larger ones,
  * and the cut certificate on every result. Skips (exit 77) where no GPU can be used. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "util_common.h"
 #include "util_oracle.h"
 
@@ -238,6 +239,42 @@ static void larger_cases(test_rng *rng) {
     }
 }
 
+/* The global relabel's other paths, each read when a solve sets up: passes with host reads
+ * (GCUT_CUDAGRID_RELAX=0), and a relabel queue of one entry, so that one-launch relabels run
+ * out of room and fall back to passes (GCUT_CUDAGRID_QUEUE=1). The same small and synthetic grids
+ * as above, against Dinic or bk, with the certificate. */
+static void relabel_paths(test_rng *rng, int full) {
+    static const char *const variants[][2] = {{"GCUT_CUDAGRID_RELAX", "0"},
+                                              {"GCUT_CUDAGRID_QUEUE", "1"}};
+    for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+        setenv(variants[v][0], variants[v][1], 1);
+        random_small(rng, 1);
+        snake_case(9, 40);
+        if (full) {
+            const struct {
+                int64_t w, h, d;
+                int conn;
+            } synth[] = {{320, 240, 1, 4}, {200, 150, 1, 8}, {24, 20, 28, 6}, {16, 18, 20, 26}};
+            for (size_t k = 0; k < sizeof synth / sizeof synth[0]; k++) {
+                gcut_grid *grid = NULL;
+                if (gcut_synth_grid(synth[k].w, synth[k].h, synth[k].d, test_seed() + 7 * k,
+                                    GCUT_SYNTH_HARD, synth[k].conn, &grid) != GCUT_OK)
+                    break;
+                int64_t expected = reference_flow(grid, "bk");
+                if (expected < 0)
+                    expected = oracle_dinic_grid(grid);
+                char what[128];
+                snprintf(what, sizeof what, "%s=%s synth hard %lldx%lldx%lld conn %d",
+                         variants[v][0], variants[v][1], (long long)synth[k].w,
+                         (long long)synth[k].h, (long long)synth[k].d, synth[k].conn);
+                check_cuda(grid, expected, what);
+                gcut_grid_free(grid);
+            }
+        }
+        unsetenv(variants[v][0]);
+    }
+}
+
 /* A device ordinal that does not exist is an error with a message, not a crash. */
 static void bad_device(void) {
     const int64_t shape[2] = {4, 4};
@@ -275,6 +312,7 @@ int main(void) {
         snake_case(64, 97);
         larger_cases(&rng);
     }
+    relabel_paths(&rng, full);
     bad_device();
     return test_finish("test_cuda_grid", checks);
 }

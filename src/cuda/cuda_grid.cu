@@ -130,9 +130,30 @@ struct Problem {
                            over every tile */
     unsigned *mark;     /* per tile: stamp of the last list it was put on (no duplicates) */
     unsigned long long *counters; /* kSumSink, kSumSinkResidual, kVisits, kPushes */
+    /* The global relabel in one launch (relax_async_kernel): a device work queue of tiles. */
+    int *rctl;                 /* [kRctlWords] head, tail, pending, overflow, visits */
+    int *qflag;                /* per tile: 1 while the tile waits on the queue */
+    unsigned long long *queue; /* [queue_cap]: (epoch << 32) | tile, written once per relabel */
+    int queue_cap;
 };
 
 enum { kAllTiles = 3 };
+
+/* Control words of the one-launch relabel: kHead/kTail are queue positions (position p <
+ * num_tiles is tile p, the first pass over every tile; later positions are queue[p -
+ * num_tiles]), kPending counts tiles queued or being relaxed (0 = the fixed point is reached),
+ * kQOverflow is set when the queue ran out of room (the host then relabels with passes),
+ * kRelaxVisits counts tile relaxations (for --verbose), kEpoch tags the queue entries of the
+ * current relabel (kept across solves: the queue is never cleared, only outgrown). */
+enum {
+    kHead = 0,
+    kTail = 1,
+    kPending = 2,
+    kQOverflow = 3,
+    kRelaxVisits = 4,
+    kEpoch = 7,
+    kRctlWords = 8
+};
 
 /* kChanged: nodes a warm repair found changed; kBadIndex: smallest (node * arrays + array) of a
  * negative device capacity (all ones = none); kOverflow: a repaired sink residual passed
@@ -199,8 +220,9 @@ template <int CONN> __global__ void init_kernel(const Problem P) {
     block_add(sink_sum, &P.counters[kSumSink]);
 }
 
-/* Global relabel, step 1: heights 1 next to the sink, INF elsewhere; residual arc masks. */
-template <int CONN> __global__ void relabel_init_kernel(const Problem P) {
+/* Global relabel, step 1: heights 1 next to the sink, INF elsewhere; residual arc masks.
+ * async: also every tile queued for relax_async_kernel (its first pass). */
+template <int CONN> __global__ void relabel_init_kernel(const Problem P, int async) {
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < P.n;
          i += (long long)gridDim.x * blockDim.x) {
         unsigned mask = 0;
@@ -210,6 +232,22 @@ template <int CONN> __global__ void relabel_init_kernel(const Problem P) {
                 mask |= 1u << d;
         P.arc_mask[i] = mask;
         P.dist[i] = P.sink_residual[i] > 0 ? 1 : kInf;
+    }
+    if (async) {
+        for (int t = blockIdx.x * blockDim.x + threadIdx.x; t < P.num_tiles;
+             t += gridDim.x * blockDim.x)
+            P.qflag[t] = 1;
+        if (blockIdx.x == 0 && threadIdx.x == 0) {
+            P.rctl[kHead] = 0;
+            P.rctl[kTail] = P.num_tiles;
+            P.rctl[kPending] = P.num_tiles;
+            P.rctl[kQOverflow] = 0;
+            P.rctl[kEpoch] += 1;
+            for (int l = 0; l < 4; l++) {
+                P.count[l] = 0;
+                P.next[l] = 0;
+            }
+        }
     }
 }
 
@@ -376,6 +414,159 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
     clear_list(P, list_clear);
     for (int tile; (tile = next_tile(P, list_in, &slot_s)) >= 0;)
         relax_tile<CONN>(P, tile, hs, list_out, stamp);
+}
+
+/* Relax one tile of the one-launch relabel: relax_tile's local fixed point, but heights are
+ * lowered with atomicMin (a tile re-queued while a block still relaxes it may be relaxed by two
+ * blocks at once; both write upper bounds that are lengths of residual paths, and the smaller
+ * wins), and only the tiles holding a neighbour of a node whose height fell are queued. */
+template <int CONN>
+__device__ void relax_tile_async(const Problem &P, int tile, int *hs, int *nb, unsigned epoch) {
+    using G = Geo<CONN>;
+    const int lx = threadIdx.x % G::TX, ly = threadIdx.x / G::TX % G::TY,
+              lz = threadIdx.x / (G::TX * G::TY);
+    const int me = ((lz + G::HZ) * G::BY + ly + 1) * G::BX + lx + 1;
+    TilePos<CONN> pos(P, tile, lx, ly, lz);
+    if (threadIdx.x < 27)
+        nb[threadIdx.x] = 0;
+    load_box<CONN>(P, hs, pos.x0, pos.y0, pos.z0);
+    const unsigned mask = pos.valid ? __ldcg(&P.arc_mask[pos.g]) : 0u;
+    __syncthreads();
+    const int h0 = hs[me];
+    int h = h0;
+    for (;;) {
+        int best = h;
+#pragma unroll
+        for (int d = 0; d < CONN; d++)
+            if (mask & (1u << d)) {
+                int hn = hs[me + G::box_step(d)];
+                if (hn < kInf && hn + 1 < best)
+                    best = hn + 1;
+            }
+        best = row_scan<G::TX>(best, mask, lx);
+        __syncthreads();
+        bool changed = best < h;
+        if (changed) {
+            h = best;
+            hs[me] = h;
+        }
+        if (!__syncthreads_or(changed))
+            break;
+    }
+    if (pos.valid && h != h0 && h < atomicMin(&P.dist[pos.g], h) &&
+        !tile_interior<CONN>(lx, ly, lz)) {
+        /* Every neighbour of this node outside the tile reads its height: flag its tile. */
+#pragma unroll
+        for (int d = 0; d < CONN; d++) {
+            const int nx = lx + dir_dx(CONN, d), ny = ly + dir_dy(CONN, d),
+                      nz = lz + dir_dz(CONN, d);
+            if (!in_tile<CONN>(nx, ny, nz)) {
+                const int tdx = nx < 0 ? -1 : nx >= G::TX ? 1 : 0;
+                const int tdy = ny < 0 ? -1 : ny >= G::TY ? 1 : 0;
+                const int tdz = nz < 0 ? -1 : nz >= G::TZ ? 1 : 0;
+                nb[(tdz + 1) * 9 + (tdy + 1) * 3 + tdx + 1] = 1;
+            }
+        }
+    }
+    __threadfence(); /* the heights before the queue entries that announce them */
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        const int tx = tile % P.tiles_x, ty = tile / P.tiles_x % P.tiles_y,
+                  tz = tile / (P.tiles_x * P.tiles_y);
+        for (int code = 0; code < 27; code++) {
+            if (!nb[code])
+                continue;
+            const int nx = tx + code % 3 - 1, ny = ty + code / 3 % 3 - 1, nz = tz + code / 9 - 1;
+            if (nx < 0 || nx >= P.tiles_x || ny < 0 || ny >= P.tiles_y || nz < 0 || nz >= P.tiles_z)
+                continue;
+            const int t = (nz * P.tiles_y + ny) * P.tiles_x + nx;
+            if (atomicExch(&P.qflag[t], 1) != 0)
+                continue; /* still waiting on the queue: it will read the new heights */
+            atomicAdd(&P.rctl[kPending], 1);
+            const int p = atomicAdd(&P.rctl[kTail], 1) - P.num_tiles;
+            if (p >= P.queue_cap) {
+                atomicExch(&P.rctl[kQOverflow], 1);
+                atomicSub(&P.rctl[kPending], 1);
+            } else {
+                atomicExch(&P.queue[p], ((unsigned long long)epoch << 32) | (unsigned)t);
+            }
+        }
+        __threadfence();
+        atomicSub(&P.rctl[kPending], 1); /* this tile's relaxation is done */
+    }
+}
+
+/* The global relabel's steps 2 and 3 in one launch, with no barrier between passes and no host
+ * read: blocks take tiles from a device queue (first every tile, then the tiles a relaxation
+ * queued) until kPending is 0, i.e. no tile is queued or being relaxed: the heights are then
+ * the fixed point of h(v) = min(h(v), 1 + h(w)), the exact BFS distances (every tile not queued
+ * satisfies its equations, since a tile is queued whenever a neighbour's height falls after
+ * the tile was taken off the queue). Then every block collects its share of the tiles holding an
+ * active node into list_out (an empty list is the exact stop). If the queue runs out of room
+ * (kQOverflow), blocks leave and the host relabels with passes instead. epoch tags this
+ * relabel's queue entries, so the queue need not be cleared between relabels. */
+template <int CONN>
+__global__ void __launch_bounds__(Geo<CONN>::T)
+    relax_async_kernel(const Problem P, int list_out, unsigned stamp) {
+    using G = Geo<CONN>;
+    __shared__ int hs[G::BOX];
+    __shared__ int nb[27];
+    __shared__ int slot_s;
+    volatile int *rctl = P.rctl;
+    const unsigned epoch = (unsigned)rctl[kEpoch];
+    int visits = 0;
+    for (;;) {
+        if (threadIdx.x == 0) {
+            int tile = -1;
+            const int p = atomicAdd(&P.rctl[kHead], 1);
+            if (p < P.num_tiles) {
+                tile = p;
+            } else if (p - P.num_tiles < P.queue_cap) {
+                volatile unsigned long long *slot = P.queue + (p - P.num_tiles);
+                for (;;) {
+                    const unsigned long long v = *slot;
+                    if ((unsigned)(v >> 32) == epoch) {
+                        tile = (int)(unsigned)(v & 0xffffffffu);
+                        break;
+                    }
+                    if (rctl[kPending] == 0 || rctl[kQOverflow] != 0)
+                        break;
+                    __nanosleep(64);
+                }
+            }
+            if (tile >= 0) {
+                atomicExch(&P.qflag[tile], 0); /* a neighbour that falls from now on re-queues it */
+                __threadfence();
+            }
+            slot_s = tile;
+        }
+        __syncthreads();
+        const int tile = slot_s;
+        __syncthreads();
+        if (tile < 0)
+            break;
+        visits++;
+        relax_tile_async<CONN>(P, tile, hs, nb, epoch);
+    }
+    if (threadIdx.x == 0) {
+        if (visits != 0)
+            atomicAdd(&P.rctl[kRelaxVisits], visits);
+        while (rctl[kPending] != 0 && rctl[kQOverflow] == 0)
+            __nanosleep(64);
+        __threadfence();
+        slot_s = rctl[kQOverflow];
+    }
+    __syncthreads();
+    if (slot_s != 0)
+        return;
+    const int lx = threadIdx.x % G::TX, ly = threadIdx.x / G::TX % G::TY,
+              lz = threadIdx.x / (G::TX * G::TY);
+    for (int tile = blockIdx.x; tile < P.num_tiles; tile += gridDim.x) {
+        TilePos<CONN> pos(P, tile, lx, ly, lz);
+        bool active = pos.valid && __ldcg(&P.excess[pos.g]) > 0 && __ldcg(&P.dist[pos.g]) < kInf;
+        if (__syncthreads_or(active) && threadIdx.x == 0)
+            list_append(P, list_out, tile, stamp);
+    }
 }
 
 /* The whole global relabel in one cooperative launch (grid-wide barriers between passes, no
@@ -657,13 +848,14 @@ __global__ void finish_kernel(const Problem P, unsigned char *labels) {
 namespace {
 
 /* Pinned host memory of a solve: host_count and host_counters below. */
-constexpr uint64_t kPinnedBytes = 4 * sizeof(int) + kNumCounters * sizeof(unsigned long long);
+constexpr uint64_t kPinnedBytes =
+    (4 + kRctlWords) * sizeof(int) + kNumCounters * sizeof(unsigned long long);
 
 /* Device allocations and the stream of one solve, released on every path out. */
 struct Session {
     Problem P{};
     cudaStream_t stream = nullptr;
-    int *host_count = nullptr; /* pinned [4], for the list-size reads */
+    int *host_count = nullptr; /* pinned [4 + kRctlWords]: list sizes, then P.rctl */
     unsigned long long *host_counters = nullptr;
     cudaEvent_t events[5] = {}; /* 0-2: verbose phase times, 3-4: construction */
     void *blocks[32] = {};
@@ -672,7 +864,9 @@ struct Session {
     bool pinned_reserved = false;
     /* Launch shapes and knobs, fixed at setup. */
     int device = 0, node_blocks = 1, sweep_blocks = 1, relax_blocks = 1, coop = 0, coop_blocks = 1,
-        sweeps_per_relabel = 1, rounds = 1, warm_sweeps = 1;
+        sweeps_per_relabel = 1, rounds = 1, warm_sweeps = 1, relax_async = 1, async_blocks = 1;
+    /* One-launch relabels since the queue was last cleared (their epochs tag its entries). */
+    long long epochs = 0;
     ~Session() {
         if (pinned_reserved)
             gcut__unreserve(kPinnedBytes);
@@ -770,8 +964,13 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
         P.step[d] = in.step[d];
 
     const size_t nodes = (size_t)n, tiles = (size_t)P.num_tiles;
-    size_t need =
-        nodes * (4u * CONN + 4 + 8 + 4 + 4) + tiles * 4 * 4 + kNumCounters * 8 + 8 * sizeof(int);
+    /* Room for tiles queued again within one relabel: 4 per tile by default (more makes the
+     * relabel fall back to passes, exact either way); GCUT_CUDAGRID_QUEUE sets it (tests force
+     * the fallback with 1). */
+    const size_t queue_cap = (size_t)gcut__env_int(
+        "GCUT_CUDAGRID_QUEUE", (int)(tiles < (1u << 28) ? 4 * tiles + 4096 : 1u << 30), 1, 1 << 30);
+    size_t need = nodes * (4u * CONN + 4 + 8 + 4 + 4) + tiles * 4 * 5 + queue_cap * 8 +
+                  kNumCounters * 8 + (8 + kRctlWords) * sizeof(int);
     if (in.grid == NULL) {
         const gcut__seg_tables *t = in.tables;
         need += nodes * ((size_t)t->channels + (in.seeds ? 1 : 0)) + (size_t)t->num_colors * 8 +
@@ -791,7 +990,7 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
     if (gcut__reserve(kPinnedBytes, "cuda-grid pinned list sizes and counters") != 0)
         return GCUT_ERR_NOMEM;
     S.pinned_reserved = true;
-    GCUT__CUDA_TRY(cudaMallocHost(&S.host_count, 4 * sizeof(int)), "cudaMallocHost");
+    GCUT__CUDA_TRY(cudaMallocHost(&S.host_count, (4 + kRctlWords) * sizeof(int)), "cudaMallocHost");
     GCUT__CUDA_TRY(cudaMallocHost(&S.host_counters, kNumCounters * sizeof(unsigned long long)),
                    "cudaMallocHost");
     gcut_status st;
@@ -806,8 +1005,16 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
         (st = device_alloc(S, &P.mark, tiles, "tile marks")) != GCUT_OK ||
         (st = device_alloc(S, &P.count, 4, "list counters")) != GCUT_OK ||
         (st = device_alloc(S, &P.next, 4, "list cursors")) != GCUT_OK ||
-        (st = device_alloc(S, &P.counters, kNumCounters, "counters")) != GCUT_OK)
+        (st = device_alloc(S, &P.counters, kNumCounters, "counters")) != GCUT_OK ||
+        (st = device_alloc(S, &P.rctl, kRctlWords, "relabel queue words")) != GCUT_OK ||
+        (st = device_alloc(S, &P.qflag, tiles, "relabel queue flags")) != GCUT_OK ||
+        (st = device_alloc(S, &P.queue, queue_cap, "relabel queue")) != GCUT_OK)
         return st;
+    P.queue_cap = (int)queue_cap;
+    /* Entries carry the epoch of their relabel, from 1 up: zeros match none. */
+    GCUT__CUDA_TRY(cudaMemsetAsync(P.queue, 0, queue_cap * 8, S.stream), "memset");
+    GCUT__CUDA_TRY(cudaMemsetAsync(P.rctl, 0, kRctlWords * sizeof(int), S.stream), "memset");
+    S.epochs = 0;
 
     int sms = 1, sweep_per_sm = 1, relax_per_sm = 1;
     GCUT__CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
@@ -822,6 +1029,16 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
         (int)((nodes + 255) / 256 < (size_t)sms * 16 ? (nodes + 255) / 256 : (size_t)sms * 16);
     S.sweep_blocks = sweep_per_sm * sms < P.num_tiles ? sweep_per_sm * sms : P.num_tiles;
     S.relax_blocks = relax_per_sm * sms < P.num_tiles ? relax_per_sm * sms : P.num_tiles;
+    /* GCUT_CUDAGRID_RELAX: 1 (default) the global relabel's relaxation and collection in one
+     * launch over a device queue (relax_async_kernel); 0 as passes, one launch each, with a
+     * host read of the list size every kRelaxBatch passes (hard 1920x1080 on the H100: 2.9
+     * against 3.3-3.9 ms per solve, docs/CUDA-GRID.md). */
+    int async_per_sm = 1;
+    GCUT__CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&async_per_sm,
+                                                                 relax_async_kernel<CONN>, G::T, 0),
+                   "occupancy");
+    S.async_blocks = async_per_sm * sms < P.num_tiles ? async_per_sm * sms : P.num_tiles;
+    S.relax_async = gcut__env_int("GCUT_CUDAGRID_RELAX", 1, 0, 1);
     S.sweeps_per_relabel = gcut__env_int(
         "GCUT_CUDAGRID_SWEEPS",
         G::NDIM == 2 ? kDefaultSweepsPerRelabel2D : kDefaultSweepsPerRelabel3D, 1, 1 << 20);
@@ -899,9 +1116,17 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
     gcut_status st = GCUT_OK;
     GCUT__CUDA_TRY(cudaMemsetAsync(P.mark, 0, tiles * 4, stream), "memset");
     GCUT__CUDA_TRY(cudaMemsetAsync(P.counters + kSumSinkResidual, 0, 3 * 8, stream), "memset");
+    /* Queue words and visits from 0; the epoch goes on, unless two billion relabels ran since
+     * the queue was cleared (then clear it, so that no old tag can match). */
+    if (S.epochs > (1ll << 31)) {
+        GCUT__CUDA_TRY(cudaMemsetAsync(P.queue, 0, (size_t)P.queue_cap * 8, stream), "memset");
+        GCUT__CUDA_TRY(cudaMemsetAsync(P.rctl + kEpoch, 0, sizeof(int), stream), "memset");
+        S.epochs = 0;
+    }
+    GCUT__CUDA_TRY(cudaMemsetAsync(P.rctl, 0, kEpoch * sizeof(int), stream), "memset");
     unsigned stamp = 0;
     int q = 0; /* rotation index of the next launch */
-    int64_t sweeps = 0, relabels = 0, relax_passes = 0;
+    int64_t sweeps = 0, relabels = 0, relax_passes = 0, relax_visits = 0, queue_overflows = 0;
     auto read_count = [&](int list, int *out) -> gcut_status {
         GCUT__CUDA_TRY(cudaMemcpyAsync(S.host_count, P.count + list, sizeof(int),
                                        cudaMemcpyDeviceToHost, stream),
@@ -932,7 +1157,29 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
             *active_tiles = S.host_count[q % 3];
             return GCUT_OK;
         }
-        relabel_init_kernel<CONN><<<node_blocks, 256, 0, stream>>>(P);
+        if (S.relax_async) {
+            S.epochs++;
+            relabel_init_kernel<CONN><<<node_blocks, 256, 0, stream>>>(P, 1);
+            relax_async_kernel<CONN><<<S.async_blocks, G::T, 0, stream>>>(P, q % 3, ++stamp);
+            GCUT__CUDA_TRY(cudaGetLastError(), "relax kernel launch");
+            GCUT__CUDA_TRY(cudaMemcpyAsync(S.host_count, P.count, 4 * sizeof(int),
+                                           cudaMemcpyDeviceToHost, stream),
+                           "read list sizes");
+            GCUT__CUDA_TRY(cudaMemcpyAsync(S.host_count + 4, P.rctl, kRctlWords * sizeof(int),
+                                           cudaMemcpyDeviceToHost, stream),
+                           "read list sizes");
+            GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "global relabel");
+            relax_visits = S.host_count[4 + kRelaxVisits]; /* since the solve began */
+            if (S.host_count[4 + kQOverflow] == 0) {
+                *active_tiles = S.host_count[q % 3];
+                return GCUT_OK;
+            }
+            /* The queue ran out of room: relabel again with passes (exact from any state). */
+            queue_overflows++;
+            GCUT__CUDA_TRY(cudaMemsetAsync(P.count, 0, 4 * sizeof(int), stream), "memset");
+            GCUT__CUDA_TRY(cudaMemsetAsync(P.next, 0, 4 * sizeof(int), stream), "memset");
+        }
+        relabel_init_kernel<CONN><<<node_blocks, 256, 0, stream>>>(P, 0);
         relax_kernel<CONN>
             <<<relax_blocks, G::T, 0, stream>>>(P, kAllTiles, (q + 1) % 3, (q + 2) % 3, ++stamp);
         q++;
@@ -1037,11 +1284,12 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         sweeps > 0 ? (double)c[kVisits] * G::T * node_visit_bytes / (double)sweeps : 0.0;
     if (verbose)
         fprintf(stderr,
-                "cuda-grid: flow %lld, %lld sweeps, %lld global relabels (%lld relax passes), "
-                "%llu tile visits, %.0f bytes/sweep; device ms: sweeps %.3f, global relabels "
-                "%.3f\n",
+                "cuda-grid: flow %lld, %lld sweeps, %lld global relabels (%lld relax passes, "
+                "%lld one-launch tile relaxations, %lld queue overflows), %llu tile visits, %.0f "
+                "bytes/sweep; device ms: sweeps %.3f, global relabels %.3f\n",
                 (long long)*flow, (long long)sweeps, (long long)relabels, (long long)relax_passes,
-                c[kVisits], stats->bytes_per_sweep, sweep_ms, relabel_ms);
+                (long long)relax_visits, (long long)queue_overflows, c[kVisits],
+                stats->bytes_per_sweep, sweep_ms, relabel_ms);
     return GCUT_OK;
 }
 
@@ -1287,6 +1535,7 @@ template <int CONN> void preload_kernels() {
     cudaFuncGetAttributes(&a, init_kernel<CONN>);
     cudaFuncGetAttributes(&a, relabel_init_kernel<CONN>);
     cudaFuncGetAttributes(&a, relax_kernel<CONN>);
+    cudaFuncGetAttributes(&a, relax_async_kernel<CONN>);
     cudaFuncGetAttributes(&a, relabel_coop_kernel<CONN>);
     cudaFuncGetAttributes(&a, collect_kernel<CONN>);
     cudaFuncGetAttributes(&a, sweep_kernel<CONN>);
