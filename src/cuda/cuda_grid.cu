@@ -3,6 +3,7 @@
  * segmentation capacities built on the device from src/seg's tables, and contexts kept across
  * solves with warm repair on the device (Kohli & Torr 2005, sec. 4). docs/CUDA-GRID.md. */
 #include "internal.h"
+#include "cuda_check.h"
 #include "../seg/seg_internal.h"
 
 #include <cooperative_groups.h>
@@ -885,19 +886,8 @@ struct Session {
 };
 
 gcut_status cuda_fail(cudaError_t err, const char *what) {
-    cudaGetLastError(); /* clear a non-sticky error so later calls in the process can work */
-    if (err == cudaErrorMemoryAllocation)
-        return gcut__fail(GCUT_ERR_NOMEM, "cuda-grid: %s: %s", what, cudaGetErrorString(err));
-    return gcut__fail(GCUT_ERR_DEVICE, "cuda-grid: %s: %s (%s)", what, cudaGetErrorString(err),
-                      cudaGetErrorName(err));
+    return gcut__cuda_fail("cuda-grid", err, what);
 }
-
-#define GCUT__CUDA_TRY(call, what)                                                                 \
-    do {                                                                                           \
-        cudaError_t cuda_err_ = (call);                                                            \
-        if (cuda_err_ != cudaSuccess)                                                              \
-            return cuda_fail(cuda_err_, what);                                                     \
-    } while (0)
 
 template <typename T>
 gcut_status device_alloc(Session &S, T **ptr, size_t count, const char *what) {
