@@ -361,21 +361,12 @@ template <int TX> __device__ int row_scan(int best, unsigned mask, int lx) {
     return best;
 }
 
-/* Relax one tile to its local fixed point (see relax_kernel). Heights and masks of other tiles
- * are read through L2 (__ldcg), since in the cooperative relabel other blocks write them within
- * the same launch and L1 is not coherent. */
-template <int CONN>
-__device__ void relax_tile(const Problem &P, int tile, int *hs, int list_out, unsigned stamp) {
+/* The local fixed point of a tile loaded into hs (the box with its halo): Jacobi steps of
+ * h(v) = min(h(v), 1 + h(w) over residual arcs v->w inside the box, plus row scans, until no
+ * height in the block falls. Called by every thread of the block; returns this thread's height. */
+template <int CONN> __device__ int relax_box(int *hs, int me, unsigned mask, int lx) {
     using G = Geo<CONN>;
-    const int lx = threadIdx.x % G::TX, ly = threadIdx.x / G::TX % G::TY,
-              lz = threadIdx.x / (G::TX * G::TY);
-    const int me = ((lz + G::HZ) * G::BY + ly + 1) * G::BX + lx + 1;
-    TilePos<CONN> pos(P, tile, lx, ly, lz);
-    load_box<CONN>(P, hs, pos.x0, pos.y0, pos.z0);
-    const unsigned mask = pos.valid ? __ldcg(&P.arc_mask[pos.g]) : 0u;
-    __syncthreads();
-    const int h0 = hs[me];
-    int h = h0;
+    int h = hs[me];
     for (;;) {
         int best = h;
 #pragma unroll
@@ -393,8 +384,25 @@ __device__ void relax_tile(const Problem &P, int tile, int *hs, int list_out, un
             hs[me] = h;
         }
         if (!__syncthreads_or(changed))
-            break;
+            return h;
     }
+}
+
+/* Relax one tile to its local fixed point (see relax_kernel). Heights and masks of other tiles
+ * are read through L2 (__ldcg), since in the cooperative relabel other blocks write them within
+ * the same launch and L1 is not coherent. */
+template <int CONN>
+__device__ void relax_tile(const Problem &P, int tile, int *hs, int list_out, unsigned stamp) {
+    using G = Geo<CONN>;
+    const int lx = threadIdx.x % G::TX, ly = threadIdx.x / G::TX % G::TY,
+              lz = threadIdx.x / (G::TX * G::TY);
+    const int me = ((lz + G::HZ) * G::BY + ly + 1) * G::BX + lx + 1;
+    TilePos<CONN> pos(P, tile, lx, ly, lz);
+    load_box<CONN>(P, hs, pos.x0, pos.y0, pos.z0);
+    const unsigned mask = pos.valid ? __ldcg(&P.arc_mask[pos.g]) : 0u;
+    __syncthreads();
+    const int h0 = hs[me];
+    const int h = relax_box<CONN>(hs, me, mask, lx);
     if (pos.valid && h != h0)
         P.dist[pos.g] = h;
     bool edge_fell = h != h0 && !tile_interior<CONN>(lx, ly, lz);
@@ -434,26 +442,7 @@ __device__ void relax_tile_async(const Problem &P, int tile, int *hs, int *nb, u
     const unsigned mask = pos.valid ? __ldcg(&P.arc_mask[pos.g]) : 0u;
     __syncthreads();
     const int h0 = hs[me];
-    int h = h0;
-    for (;;) {
-        int best = h;
-#pragma unroll
-        for (int d = 0; d < CONN; d++)
-            if (mask & (1u << d)) {
-                int hn = hs[me + G::box_step(d)];
-                if (hn < kInf && hn + 1 < best)
-                    best = hn + 1;
-            }
-        best = row_scan<G::TX>(best, mask, lx);
-        __syncthreads();
-        bool changed = best < h;
-        if (changed) {
-            h = best;
-            hs[me] = h;
-        }
-        if (!__syncthreads_or(changed))
-            break;
-    }
+    const int h = relax_box<CONN>(hs, me, mask, lx);
     if (pos.valid && h != h0 && h < atomicMin(&P.dist[pos.g], h) &&
         !tile_interior<CONN>(lx, ly, lz)) {
         /* Every neighbour of this node outside the tile reads its height: flag its tile. */
