@@ -410,20 +410,29 @@ static void gmm_hard_step(gcut__gmm *gmm, const double *pts, const double *wts, 
     gmm->k = next;
 }
 
+/* The point and weight arrays of a fit over np distinct colours (an error when np is 0). */
+static gcut_status gmm_points_alloc(int64_t np, double **pts, double **wts) {
+    if (np == 0)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "gmm: no pixels to fit a colour model to");
+    *pts = gcut__malloc(gcut__mul_size((size_t)np, 3 * sizeof(double)), "gmm points");
+    *wts = gcut__malloc(gcut__mul_size((size_t)np, sizeof(double)), "gmm weights");
+    if (*pts == NULL || *wts == NULL) {
+        gcut__free(*pts);
+        gcut__free(*wts);
+        return GCUT_ERR_NOMEM;
+    }
+    return GCUT_OK;
+}
+
 gcut_status gcut__gmm_fit(gcut__gmm *gmm, const double *counts, int64_t num_colors, int channels,
                           int components, uint64_t seed, int warm_rounds, bool hard) {
     int64_t np = 0;
     for (int64_t c = 0; c < num_colors; c++)
         np += counts[c] > 0;
-    if (np == 0)
-        return gcut__fail(GCUT_ERR_INVALID_ARG, "gmm: no pixels to fit a colour model to");
-    double *pts = gcut__malloc(gcut__mul_size((size_t)np, 3 * sizeof(double)), "gmm points");
-    double *wts = gcut__malloc(gcut__mul_size((size_t)np, sizeof(double)), "gmm weights");
-    if (pts == NULL || wts == NULL) {
-        gcut__free(pts);
-        gcut__free(wts);
-        return GCUT_ERR_NOMEM;
-    }
+    double *pts = NULL, *wts = NULL;
+    gcut_status st = gmm_points_alloc(np, &pts, &wts);
+    if (st != GCUT_OK)
+        return st;
     double total;
     gmm_points(counts, num_colors, channels, pts, wts, &total);
     return gmm_fit_points(gmm, pts, wts, np, total, channels, components, seed, warm_rounds, hard);
@@ -435,15 +444,10 @@ gcut_status gcut__gmm_fit_list(gcut__gmm *gmm, const int32_t *colors, const doub
     int64_t np = 0;
     for (int64_t k = 0; k < count; k++)
         np += counts[k] > 0;
-    if (np == 0)
-        return gcut__fail(GCUT_ERR_INVALID_ARG, "gmm: no pixels to fit a colour model to");
-    double *pts = gcut__malloc(gcut__mul_size((size_t)np, 3 * sizeof(double)), "gmm points");
-    double *wts = gcut__malloc(gcut__mul_size((size_t)np, sizeof(double)), "gmm weights");
-    if (pts == NULL || wts == NULL) {
-        gcut__free(pts);
-        gcut__free(wts);
-        return GCUT_ERR_NOMEM;
-    }
+    double *pts = NULL, *wts = NULL;
+    gcut_status st = gmm_points_alloc(np, &pts, &wts);
+    if (st != GCUT_OK)
+        return st;
     /* The points gmm_points would list from the scattered counts, in the same order. */
     double total = 0;
     for (int64_t k = 0, p = 0; k < count; k++)
