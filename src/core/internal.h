@@ -251,6 +251,13 @@ gcut_status gcut__cudagrid_ctx_solve_device(void *state, const int32_t *source, 
 void gcut__cudagrid_ctx_free(void *state, gcut_grid *grid);
 #endif
 
+/* The most threads gcut__run_jobs starts (jobs past it run on the calling thread). */
+#define GCUT__MAX_JOBS 64
+/** Run fn on each of the `jobs` records of `size` bytes at `job`, on threads, the calling
+ *  thread taking the first; a job whose thread cannot start runs on the caller after its own.
+ *  Returns once every job has run. */
+void gcut__run_jobs(void *(*fn)(void *), void *job, size_t size, int jobs);
+
 #ifdef __cplusplus
 }
 #endif

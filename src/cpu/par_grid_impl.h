@@ -266,7 +266,7 @@ static void *QP_FN(tile_pass)(void *arg) {
 static void QP_FN(tile_run)(QP_FN(tile_job) * job, int jobs, int pass) {
     for (int t = 0; t < jobs; t++)
         job[t].pass = pass;
-    QP_FN(run_jobs)(QP_FN(tile_pass), job, sizeof *job, jobs);
+    gcut__run_jobs(QP_FN(tile_pass), job, sizeof *job, jobs);
 }
 
 /* The residual graph of the grid in tiles: nodes and arcs of each tile written by one thread,

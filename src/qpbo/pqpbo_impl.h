@@ -155,8 +155,6 @@ static void *QP_FN(sort_slice)(void *arg) {
     return NULL;
 }
 
-static void QP_FN(run_jobs)(void *(*fn)(void *), void *job, size_t size, int jobs);
-
 /* Sort the held-back pairs by (a, b), stably: one counting sort by the key a * B + b where the
  * B * B counters are few (B <= 256; the interfaces then come from the counts, *ifaces_out), else
  * two (by b, then by a; *ifaces_out NULL: the caller scans for them). Each pass is cut into one
@@ -191,7 +189,7 @@ static bool QP_FN(sort_pending)(QP_FN(pending) * *items, int64_t count, int32_t 
                                        B,
                                        pass,
                                        false};
-        QP_FN(run_jobs)(QP_FN(sort_slice), job, sizeof *job, jobs);
+        gcut__run_jobs(QP_FN(sort_slice), job, sizeof *job, jobs);
         int64_t at = 0, ni = 0;
         for (int64_t key = 0; key < keys; key++) {
             int64_t total = 0;
@@ -229,7 +227,7 @@ static bool QP_FN(sort_pending)(QP_FN(pending) * *items, int64_t count, int32_t 
         }
         for (int t = 0; t < jobs; t++)
             job[t].scatter = true;
-        QP_FN(run_jobs)(QP_FN(sort_slice), job, sizeof *job, jobs);
+        gcut__run_jobs(QP_FN(sort_slice), job, sizeof *job, jobs);
         QP_FN(pending) *swap = from;
         from = to;
         to = swap;
@@ -398,26 +396,8 @@ static void *QP_FN(build_pass)(void *arg) {
     return NULL;
 }
 
-/* Run fn on each of the `jobs` records of `size` bytes at `job` (at most QP_BUILD_THREADS),
- * the calling thread taking the first; a thread that cannot start leaves its job to the
- * caller. */
-static void QP_FN(run_jobs)(void *(*fn)(void *), void *job, size_t size, int jobs) {
-    pthread_t ids[QP_BUILD_THREADS];
-    bool started[QP_BUILD_THREADS] = {false};
-    char *at = job;
-    for (int t = 1; t < jobs; t++)
-        started[t] = pthread_create(&ids[t], NULL, fn, at + (size_t)t * size) == 0;
-    fn(at);
-    for (int t = 1; t < jobs; t++) {
-        if (started[t])
-            pthread_join(ids[t], NULL);
-        else
-            fn(at + (size_t)t * size);
-    }
-}
-
 static void QP_FN(build_run)(QP_FN(build_job) * job, int jobs) {
-    QP_FN(run_jobs)(QP_FN(build_pass), job, sizeof *job, jobs);
+    gcut__run_jobs(QP_FN(build_pass), job, sizeof *job, jobs);
 }
 
 static gcut_status QP_FN(finish)(QP_FN(core) * c, QP_FN(pending) * pending, int64_t np, int jobs);
@@ -449,8 +429,6 @@ static void *QP_FN(renum_slice)(void *arg) {
     return NULL;
 }
 
-static void QP_FN(run_jobs)(void *(*fn)(void *), void *job, size_t size, int jobs);
-
 static void QP_FN(renumber)(const gcut__qp_input *in, QP_IDX *cursor, int32_t given, QP_IDX *intern,
                             QP_IDX *orig) {
     const int64_t n = in->num_nodes;
@@ -474,7 +452,7 @@ static void QP_FN(renumber)(const gcut__qp_input *in, QP_IDX *cursor, int32_t gi
         job[t] = (QP_FN(renum_job)){
             in->block, n * t / jobs, n * (t + 1) / jobs, count + (size_t)given * (size_t)t, intern,
             orig,      false};
-    QP_FN(run_jobs)(QP_FN(renum_slice), job, sizeof *job, jobs);
+    gcut__run_jobs(QP_FN(renum_slice), job, sizeof *job, jobs);
     for (int32_t b = 0; b < given; b++)
         for (int t = 0; t < jobs; t++) {
             QP_IDX here = job[t].count[b];
@@ -483,7 +461,7 @@ static void QP_FN(renumber)(const gcut__qp_input *in, QP_IDX *cursor, int32_t gi
         }
     for (int t = 0; t < jobs; t++)
         job[t].place = true;
-    QP_FN(run_jobs)(QP_FN(renum_slice), job, sizeof *job, jobs);
+    gcut__run_jobs(QP_FN(renum_slice), job, sizeof *job, jobs);
     gcut__free(count);
 }
 
@@ -678,7 +656,7 @@ static gcut_status QP_FN(finish)(QP_FN(core) * c, QP_FN(pending) * pending, int6
     QP_FN(copy_job) job[QP_BUILD_THREADS];
     for (int t = 0; t < jobs; t++)
         job[t] = (QP_FN(copy_job)){c, pending, np * t / jobs, np * (t + 1) / jobs};
-    QP_FN(run_jobs)(QP_FN(copy_slice), job, sizeof *job, jobs);
+    gcut__run_jobs(QP_FN(copy_slice), job, sizeof *job, jobs);
     gcut__free(pending);
     c->next_block = gcut__malloc(gcut__mul_size((size_t)B, sizeof(int32_t)), "qpbo blocks");
     c->owner = gcut__malloc(gcut__mul_size((size_t)B, sizeof(int32_t)), "qpbo blocks");
@@ -968,8 +946,6 @@ static void *QP_FN(add_slice)(void *arg) {
     return NULL;
 }
 
-static void QP_FN(run_jobs)(void *(*fn)(void *), void *job, size_t size, int jobs);
-
 /* Put a merge's records into play: on helper threads (up to c->threads, c->add_slice records
  * each, 64 Ki unless GCUT_QPBO_ADD_SLICE says otherwise) when there are many, then their ends
  * made active in record order. */
@@ -994,7 +970,7 @@ static bool QP_FN(add_recs)(QP_FN(core) * c, QP_FN(sub) * x, const int64_t *list
     for (int t = 0; t < jobs; t++)
         job[t] = (QP_FN(add_job)){
             c, x->stage2, list, count, total * t / jobs, total * (t + 1) / jobs, NULL, 0, 0, false};
-    QP_FN(run_jobs)(QP_FN(add_slice), job, sizeof *job, (int)jobs);
+    gcut__run_jobs(QP_FN(add_slice), job, sizeof *job, (int)jobs);
     bool ok = true;
     for (int t = 0; t < jobs; t++) {
         ok = ok && !job[t].failed;
@@ -1550,23 +1526,13 @@ static void *QP_FN(cut_slice)(void *arg) {
 
 static void QP_FN(cut_parallel)(const QP_FN(core) * c, int threads, uint8_t *cut) {
     QP_FN(cut_job) job[QP_BUILD_THREADS];
-    pthread_t ids[QP_BUILD_THREADS];
-    bool started[QP_BUILD_THREADS] = {false};
     int jobs = threads < 1 ? 1 : threads > QP_BUILD_THREADS ? QP_BUILD_THREADS : threads;
     if (c->n < 65536)
         jobs = 1;
     for (int t = 0; t < jobs; t++)
         job[t] = (QP_FN(cut_job)){c, cut, (QP_IDX)((int64_t)c->n * t / jobs),
                                   (QP_IDX)((int64_t)c->n * (t + 1) / jobs)};
-    for (int t = 1; t < jobs; t++)
-        started[t] = pthread_create(&ids[t], NULL, QP_FN(cut_slice), &job[t]) == 0;
-    QP_FN(cut_slice)(&job[0]);
-    for (int t = 1; t < jobs; t++) {
-        if (started[t])
-            pthread_join(ids[t], NULL);
-        else
-            QP_FN(cut_slice)(&job[t]);
-    }
+    gcut__run_jobs(QP_FN(cut_slice), job, sizeof *job, jobs);
 }
 
 /* The strong labels of the variables [p0, p1) (and their cut sides) from in_s, in slices on
@@ -1640,7 +1606,7 @@ static gcut_status QP_FN(labels)(const QP_FN(core) * c, bool stage2, gcut__qp_ou
                                     0,
                                     in_s,
                                     0};
-    QP_FN(run_jobs)(QP_FN(label_slice), job, sizeof *job, jobs);
+    gcut__run_jobs(QP_FN(label_slice), job, sizeof *job, jobs);
     gcut_status reached = QP_FN(reach_source)(c, N, in_s);
     if (reached != GCUT_OK) {
         gcut__free(in_s);
@@ -1649,7 +1615,7 @@ static gcut_status QP_FN(labels)(const QP_FN(core) * c, bool stage2, gcut__qp_ou
     uint64_t extra = gcut_memory_in_use() - before;
     for (int t = 0; t < jobs; t++)
         job[t].pass = 1;
-    QP_FN(run_jobs)(QP_FN(label_slice), job, sizeof *job, jobs);
+    gcut__run_jobs(QP_FN(label_slice), job, sizeof *job, jobs);
     int64_t middle = 0;
     for (int t = 0; t < jobs; t++)
         middle += job[t].middle;

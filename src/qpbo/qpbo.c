@@ -4,7 +4,6 @@
 #include "qpbo_internal.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -386,8 +385,6 @@ enum { PREP_MAX_JOBS = 64 };
 
 /* Run pass `pass` over [0, count) in `jobs` slices; false if a check fired. */
 static bool prep_run(prep_job *job, int jobs, int pass, int64_t count) {
-    pthread_t ids[PREP_MAX_JOBS];
-    bool started[PREP_MAX_JOBS] = {false};
     for (int t = 0; t < jobs; t++) {
         job[t].pass = pass;
         job[t].k0 = count * t / jobs;
@@ -397,16 +394,8 @@ static bool prep_run(prep_job *job, int jobs, int pass, int64_t count) {
         job[t].constant = 0;
         job[t].overflow = false;
     }
-    for (int t = 1; t < jobs; t++)
-        started[t] = pthread_create(&ids[t], NULL, prep_slice, &job[t]) == 0;
-    prep_slice(&job[0]);
+    gcut__run_jobs(prep_slice, job, sizeof *job, jobs);
     bool ok = true;
-    for (int t = 1; t < jobs; t++) {
-        if (started[t])
-            pthread_join(ids[t], NULL);
-        else
-            prep_slice(&job[t]);
-    }
     for (int t = 0; t < jobs; t++)
         ok = ok && !job[t].overflow;
     return ok;
