@@ -251,6 +251,8 @@ gcut_status gcut__cudagrid_ctx_solve_device(void *state, const int32_t *source, 
 void gcut__cudagrid_ctx_free(void *state, gcut_grid *grid);
 #endif
 
+/** The online cores (sysconf), in [1, 256]: what options.threads = 0 means. */
+int gcut__online_cores(void);
 /* The most threads gcut__run_jobs starts (jobs past it run on the calling thread). */
 #define GCUT__MAX_JOBS 64
 /** Run fn on each of the `jobs` records of `size` bytes at `job`, on threads, the calling

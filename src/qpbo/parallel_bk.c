@@ -9,7 +9,7 @@
 
 static gcut_status run(const gcut_graph *g, const gcut_grid *grid, const gcut_options *options,
                        int64_t *flow, uint8_t *labels, gcut_stats *stats) {
-    int threads = options->threads > 0 ? options->threads : gcut__qp_cores();
+    int threads = options->threads > 0 ? options->threads : gcut__online_cores();
     int32_t blocks = (int32_t)gcut__env_int("GCUT_QPBO_BLOCKS", 4 * threads, 1, 1 << 20);
     gcut__qp_output out;
     memset(&out, 0, sizeof out);

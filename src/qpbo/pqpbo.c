@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define QP_IDX uint32_t
 #define QP_FN(name) qp32_##name
@@ -23,11 +22,6 @@
 #include "../cpu/par_grid_impl.h"
 #undef QP_IDX
 #undef QP_FN
-
-int gcut__qp_cores(void) {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    return cores < 1 ? 1 : cores > 256 ? 256 : (int)cores;
-}
 
 /* 32-bit indices need the doubled graph's nodes and arcs below the reserved values. Arcs are
  * at most two per edge and half; GCUT_QPBO_INDEX_BITS=64 forces the wide layout (tests). */

@@ -461,7 +461,7 @@ gcut_status gcut_qpbo_solve(gcut_qpbo *q, const gcut_options *options, int8_t *l
     else
         return gcut__fail(GCUT_ERR_NOT_FOUND,
                           "gcut_qpbo_solve: no QPBO solver named '%s' (qpbo, pqpbo or auto)", name);
-    int threads = parallel ? (options->threads > 0 ? options->threads : gcut__qp_cores()) : 1;
+    int threads = parallel ? (options->threads > 0 ? options->threads : gcut__online_cores()) : 1;
 
     /* Terminal residuals (source minus sink) and the constant, in 64 bits. */
     const char *prof_env = getenv("GCUT_PBK_PROFILE");

@@ -66,7 +66,4 @@ void gcut__qpbo_unary(const gcut_qpbo *q, int64_t p, int64_t *e0, int64_t *e1);
 gcut_status gcut__qp_solve_bk(const gcut_graph *g, const gcut_grid *grid, int32_t blocks,
                               int threads, bool verbose, int64_t *base_flow, gcut__qp_output *out);
 
-/** @return the number of online CPU cores (>= 1). */
-int gcut__qp_cores(void);
-
 #endif /* GCUT_QPBO_INTERNAL_H */

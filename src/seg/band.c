@@ -10,7 +10,6 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 /* Bits of a level's state byte (the caller's mask at the finest level). */
 enum { LABEL = 1, BAND = 2, MARK = 4 };
@@ -64,10 +63,8 @@ static void band_parallel(int threads, int64_t n, band_job_fn fn, void *ctx) {
 /* Threads of the host passes: options->threads, 0 = every online core. */
 static int band_threads(const gcut_options *options) {
     int t = options != NULL ? options->threads : 0;
-    if (t <= 0) {
-        const long c = sysconf(_SC_NPROCESSORS_ONLN);
-        t = c > 0 ? (int)c : 1;
-    }
+    if (t <= 0)
+        t = gcut__online_cores();
     return t < BAND_MAX_THREADS ? t : BAND_MAX_THREADS;
 }
 

@@ -10,7 +10,6 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdatomic.h>
-#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -192,8 +191,7 @@ gcut_status gcut_video_create(int64_t width, int64_t height, const gcut_video_pa
         gcut_options_init(&v->options);
     /* Threads: as options say (0 = the online cores), at most one per 2^16 pixels (below that
      * waking them costs more than they save) and 64. */
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int64_t threads = v->options.threads > 0 ? v->options.threads : cores > 0 ? cores : 1;
+    int64_t threads = v->options.threads > 0 ? v->options.threads : gcut__online_cores();
     if (threads > v->n / 65536)
         threads = v->n / 65536;
     v->threads = threads < 1 ? 1 : threads > 64 ? 64 : (int)threads;
