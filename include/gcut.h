@@ -524,8 +524,8 @@ typedef struct gcut_seg_params {
     /** Graph solver of the bands (the coarsest level uses the options' solver): a solver taking
      *  general graphs ("bk", "cuda-general", ...), or NULL / "auto" (default): the options'
      *  solver when it takes general graphs, else cuda-general when the coarsest level ran on
-     *  cuda-grid, else gcut's "auto" rule for graphs (bk, or cuda-general on a GPU host by the
-     *  graph's size and shape). */
+     *  cuda-grid, else gcut's "auto" rule for graphs (ibfs on the CPU, or cuda-general on a GPU
+     * host by the graph's size and shape). */
     const char *band_solver;
     int iterations; /**< GrabCut rounds (Rother et al. 2004): fit the colour models, cut,
                          re-fit them to the cut, cut again..., at most this many cuts,

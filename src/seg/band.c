@@ -686,8 +686,8 @@ static int64_t band_find(const band_index *b, int64_t r, int64_t x) {
 /* The graph solver for bands: params->band_solver if named, else the options' solver if it takes
  * general graphs, else cuda-general when the coarsest level ran on the GPU (on the H100 it solved
  * every band measured faster than bk, from 23 thousand nodes up: docs/PERFORMANCE.md), else
- * gcut's "auto" rule for graphs (bk, or cuda-general on a GPU host by the graph's size and
- * shape). */
+ * gcut's "auto" rule for graphs (ibfs on the CPU, or cuda-general on a GPU host by the graph's size
+ * and shape). */
 static const char *band_solver(const gcut_seg_params *params, const gcut_options *options,
                                const char *coarsest) {
     if (params->band_solver != NULL && strcmp(params->band_solver, "auto") != 0)
