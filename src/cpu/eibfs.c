@@ -14,11 +14,18 @@
 #define IB_SINK 0x80000000u          /* label bit: in the sink tree */
 #define IB_LABEL 0x7fffffffu
 
-/* One arc, 8 bytes: arcs are grouped by tail (CSR), the reverse arc is sister[a]. */
+/* One arc, 8 bytes: arcs are grouped by tail (CSR), the reverse arc is sister[a]. The head's top
+ * bit says whether the reverse arc is residual (the 2015 paper's implementation keeps the same
+ * bit), so a scan of a node's arcs in the direction into the node (the source tree's adoption,
+ * the sink tree's growth) reads only the node's own arcs, never the reverse arcs scattered over
+ * the array; pushes keep it (ib_push). Node indices are below 2^31. */
 typedef struct ib_arc {
-    uint32_t head;
+    uint32_t head;     /* IB_REV_RESIDUAL | the head node */
     uint32_t residual; /* a pair's two residuals sum to at most 2 x INT32_MAX */
 } ib_arc;
+
+#define IB_REV_RESIDUAL 0x80000000u
+#define IB_HEAD 0x7fffffffu
 
 /* One node, 16 bytes: its arcs are first .. (this + 1)->first - 1. */
 typedef struct ib_node {
@@ -157,8 +164,9 @@ static gcut_status ib_build(const gcut_graph *g, ib_solver **out) {
         if (u == v)
             continue;
         uint32_t a = --nodes[u].first, b = --nodes[v].first;
-        ib->arcs[a] = (ib_arc){v, (uint32_t)g->edge_cap[e]};
-        ib->arcs[b] = (ib_arc){u, (uint32_t)g->edge_rev[e]};
+        const uint32_t cap = (uint32_t)g->edge_cap[e], rev = (uint32_t)g->edge_rev[e];
+        ib->arcs[a] = (ib_arc){v | (rev ? IB_REV_RESIDUAL : 0), cap};
+        ib->arcs[b] = (ib_arc){u | (cap ? IB_REV_RESIDUAL : 0), rev};
         ib->sister[a] = b;
         ib->sister[b] = a;
     }
@@ -173,6 +181,17 @@ static gcut_status ib_build(const gcut_graph *g, ib_solver **out) {
     return GCUT_OK;
 }
 
+/* Move amount (> 0) along arc a (reverse arc s), keeping both reverse-residual bits.
+ * @return whether a is saturated. */
+static inline bool ib_push(ib_arc *arcs, uint32_t a, uint32_t s, uint32_t amount) {
+    arcs[s].residual += amount;
+    arcs[a].head |= IB_REV_RESIDUAL;
+    if ((arcs[a].residual -= amount) != 0)
+        return false;
+    arcs[s].head &= IB_HEAD;
+    return true;
+}
+
 /* Push the bottleneck of source -> ... -> v -> w -> ... -> sink (arc a = v -> w); the tree arcs
  * it saturates leave orphans. */
 static void ib_augment(ib_solver *ib, uint32_t v, uint32_t a, uint32_t w) {
@@ -181,7 +200,7 @@ static void ib_augment(ib_solver *ib, uint32_t v, uint32_t a, uint32_t w) {
     const uint32_t *sister = ib->sister;
     int64_t delta = arcs[a].residual;
     uint32_t x = v;
-    for (uint32_t p; (p = nodes[x].parent) != IB_TERMINAL; x = arcs[p].head) {
+    for (uint32_t p; (p = nodes[x].parent) != IB_TERMINAL; x = arcs[p].head & IB_HEAD) {
         int64_t r = arcs[sister[p]].residual;
         if (r < delta)
             delta = r;
@@ -189,7 +208,7 @@ static void ib_augment(ib_solver *ib, uint32_t v, uint32_t a, uint32_t w) {
     if (ib->tr[x] < delta)
         delta = ib->tr[x];
     x = w;
-    for (uint32_t p; (p = nodes[x].parent) != IB_TERMINAL; x = arcs[p].head) {
+    for (uint32_t p; (p = nodes[x].parent) != IB_TERMINAL; x = arcs[p].head & IB_HEAD) {
         int64_t r = arcs[p].residual;
         if (r < delta)
             delta = r;
@@ -198,13 +217,11 @@ static void ib_augment(ib_solver *ib, uint32_t v, uint32_t a, uint32_t w) {
         delta = -ib->tr[x];
 
     uint32_t d32 = (uint32_t)delta;
-    arcs[a].residual -= d32;
-    arcs[sister[a]].residual += d32;
+    ib_push(arcs, a, sister[a], d32);
     x = v;
     for (uint32_t p; (p = nodes[x].parent) != IB_TERMINAL;) {
-        uint32_t up = arcs[p].head;
-        arcs[p].residual += d32;
-        if ((arcs[sister[p]].residual -= d32) == 0)
+        uint32_t up = arcs[p].head & IB_HEAD;
+        if (ib_push(arcs, sister[p], p, d32))
             ib_orphan(ib, x);
         x = up;
     }
@@ -212,9 +229,8 @@ static void ib_augment(ib_solver *ib, uint32_t v, uint32_t a, uint32_t w) {
         ib_orphan(ib, x);
     x = w;
     for (uint32_t p; (p = nodes[x].parent) != IB_TERMINAL;) {
-        uint32_t up = arcs[p].head;
-        arcs[sister[p]].residual += d32;
-        if ((arcs[p].residual -= d32) == 0)
+        uint32_t up = arcs[p].head & IB_HEAD;
+        if (ib_push(arcs, p, sister[p], d32))
             ib_orphan(ib, x);
         x = up;
     }
@@ -236,11 +252,12 @@ static void ib_adopt(ib_solver *ib, uint32_t v, int t) {
     uint32_t best = IB_LABEL, best_arc = IB_NONE;
     const uint32_t end = nodes[v + 1].first;
     for (uint32_t b = nodes[v].first; b < end; b++) {
-        const ib_node *nu = &nodes[arcs[b].head];
-        if (nu->parent == IB_NONE || (nu->label & IB_SINK) != tree_bit)
+        /* Source tree: the arc u -> v must be residual; sink tree: v -> u. Both are known from
+         * v's own arc, so the neighbour's record is read only across residual arcs. */
+        if ((t ? arcs[b].residual : arcs[b].head & IB_REV_RESIDUAL) == 0)
             continue;
-        /* Source tree: the arc u -> v must be residual; sink tree: v -> u. */
-        if ((t ? arcs[b].residual : arcs[sister[b]].residual) == 0)
+        const ib_node *nu = &nodes[arcs[b].head & IB_HEAD];
+        if (nu->parent == IB_NONE || (nu->label & IB_SINK) != tree_bit)
             continue;
         uint32_t lu = nu->label & IB_LABEL;
         if (lu == d - 1) {
@@ -256,9 +273,9 @@ static void ib_adopt(ib_solver *ib, uint32_t v, int t) {
      * residual (an augmentation that saturates one orphans the child at once), so only the
      * heads of residual arcs from v's side are read. */
     for (uint32_t b = nodes[v].first; b < end; b++) {
-        if ((t ? arcs[sister[b]].residual : arcs[b].residual) == 0)
+        if ((t ? arcs[b].head & IB_REV_RESIDUAL : arcs[b].residual) == 0)
             continue;
-        uint32_t u = arcs[b].head;
+        uint32_t u = arcs[b].head & IB_HEAD;
         if (nodes[u].parent == sister[b])
             ib_orphan(ib, u);
     }
@@ -301,11 +318,11 @@ static void ib_grow(ib_solver *ib, int t) {
             /* v must still be a tree node at this level (an augmentation can move it). */
             if (nodes[v].label != want || nodes[v].parent == IB_NONE)
                 break;
-            const uint32_t w = arcs[b].head;
             /* The arc out of the tree: v -> w for the source tree, w -> v for the sink's. */
-            const uint32_t out = t ? sister[b] : b;
-            if (arcs[out].residual == 0)
+            if ((t ? arcs[b].head & IB_REV_RESIDUAL : arcs[b].residual) == 0)
                 continue;
+            const uint32_t w = arcs[b].head & IB_HEAD;
+            const uint32_t out = t ? sister[b] : b;
             ib_node *nw = &nodes[w];
             if (nw->parent == IB_NONE) {
                 nw->parent = sister[b];
@@ -378,7 +395,7 @@ static void ib_write_labels(ib_solver *ib, int closed, uint8_t *labels) {
     for (uint32_t h = 0; h < tail; h++) {
         uint32_t v = queue[h];
         for (uint32_t b = nodes[v].first; b < nodes[v + 1].first; b++) {
-            uint32_t w = ib->arcs[b].head;
+            uint32_t w = ib->arcs[b].head & IB_HEAD;
             if (ib->arcs[b].residual > 0 && labels[w] != GCUT_SOURCE) {
                 labels[w] = GCUT_SOURCE;
                 queue[tail++] = w;
