@@ -60,6 +60,16 @@ typedef struct ib_solver {
      * first, and a relabelled node's children next. */
     uint32_t *orphans;
     uint32_t orphan_count;
+    /* Excesses (GCUT_IBFS_EXCESS=1; the 2015 paper's idea, section 3): an augmentation pushes
+     * the whole residual of the arc between the trees and leaves what a tree arc cannot carry
+     * at the node below it (tr > 0 in the sink tree, tr < 0 in the source tree); such a node,
+     * once adopted, forwards it (excess[], a stack; in_excess[] marks its members). tr then
+     * means a node's own excess: > 0 supply (source-tree roots), < 0 demand (sink-tree roots),
+     * and the flow value is the final cut's capacity (ib_cut_value). */
+    bool use_excess;
+    uint32_t *excess;
+    uint32_t excess_count;
+    uint8_t *in_excess;
     int64_t flow;
     bool overflow;
     int64_t augmentations;
@@ -77,6 +87,8 @@ static void ib_free(ib_solver *ib) {
         gcut__free(ib->next[t].items);
     }
     gcut__free(ib->orphans);
+    gcut__free(ib->excess);
+    gcut__free(ib->in_excess);
     gcut__free(ib);
 }
 
@@ -128,6 +140,12 @@ static gcut_status ib_build(const gcut_graph *g, ib_solver **out) {
     ib->tr = gcut__malloc(gcut__mul_size(n, sizeof(int64_t)), "ibfs terminal residuals");
     ib->orphans = gcut__malloc(gcut__mul_size(n, sizeof(uint32_t)), "ibfs orphan queue");
     bool ok = ib->nodes && ib->tr && ib->orphans;
+    ib->use_excess = gcut__env_int("GCUT_IBFS_EXCESS", 0, 0, 1) == 1;
+    if (ok && ib->use_excess) {
+        ib->excess = gcut__malloc(gcut__mul_size(n + 1, sizeof(uint32_t)), "ibfs excess stack");
+        ib->in_excess = gcut__calloc(n + 1, 1, "ibfs excess stack");
+        ok = ib->excess && ib->in_excess;
+    }
     for (int t = 0; t < 2 && ok; t++) {
         ib->cur[t].items = gcut__malloc(gcut__mul_size(n, sizeof(uint32_t)), "ibfs active lists");
         ib->next[t].items = gcut__malloc(gcut__mul_size(n, sizeof(uint32_t)), "ibfs active lists");
@@ -240,11 +258,117 @@ static void ib_augment(ib_solver *ib, uint32_t v, uint32_t a, uint32_t w) {
     ib->augmentations++;
 }
 
+/* Excess mode: node v (adopted, with a parent) holds an excess its tree must forward. */
+static inline void ib_excess_push(ib_solver *ib, uint32_t v) {
+    if (ib->in_excess[v])
+        return;
+    ib->in_excess[v] = 1;
+    ib->excess[ib->excess_count++] = v;
+}
+
+/* Excess mode: orphan v found no place in its tree but holds an excess: a source-tree node with
+ * a demand (tr < 0) becomes a root of the sink tree, a sink-tree node with a supply (tr > 0) one
+ * of the source tree, at that tree's frontier. Its children are orphans already, and every
+ * residual arc into v from its old tree starts at that tree's frontier (why it found no place),
+ * so both trees' invariants hold; at the new tree's frontier it is scanned like any node there. */
+static void ib_switch_tree(ib_solver *ib, uint32_t v, int o) {
+    const uint32_t frontier = ib->level[o] + (ib->growing == o ? 1u : 0u);
+    ib->nodes[v].parent = IB_TERMINAL;
+    ib->nodes[v].label = frontier | (o ? IB_SINK : 0);
+    ib_list_push(ib, frontier == ib->level[o] ? &ib->cur[o] : &ib->next[o], v);
+}
+
+/* Excess mode: carry amount from x towards the root of tree t (the sink tree: flow arriving at x
+ * goes on to the sink; the source tree: flow leaving x is drawn from the source), merging the
+ * excesses of the nodes passed. What a tree arc cannot carry stays at the node below it, which
+ * becomes an orphan; the root keeps the rest (and is an orphan if its own excess no longer has
+ * its tree's sign). */
+static void ib_walk(ib_solver *ib, uint32_t x, int t, int64_t amount) {
+    ib_node *nodes = ib->nodes;
+    ib_arc *arcs = ib->arcs;
+    const uint32_t *sister = ib->sister;
+    int64_t *tr = ib->tr;
+    for (;;) {
+        const uint32_t p = nodes[x].parent;
+        if (p == IB_TERMINAL) {
+            tr[x] += t ? amount : -amount;
+            if (t ? tr[x] >= 0 : tr[x] <= 0)
+                ib_orphan(ib, x);
+            return;
+        }
+        amount += t ? tr[x] : -tr[x];
+        tr[x] = 0;
+        /* The arc the flow takes: x -> parent in the sink tree, parent -> x in the source's. */
+        const uint32_t fa = t ? p : sister[p], up = arcs[p].head & IB_HEAD;
+        const uint32_t cap = arcs[fa].residual;
+        if (amount < (int64_t)cap) {
+            ib_push(arcs, fa, sister[fa], (uint32_t)amount);
+            x = up;
+            continue;
+        }
+        ib_push(arcs, fa, sister[fa], cap);
+        tr[x] = t ? amount - cap : cap - amount;
+        amount = cap;
+        ib_orphan(ib, x);
+        x = up;
+    }
+}
+
+/* Excess mode: push arc a = v -> w's residual from the source tree's v into the sink tree's w,
+ * and carry it towards both roots. Only between two roots of label 1 (the terminals'
+ * neighbours; the 2015 paper's implementation keeps the same rule): a path whose root is a node
+ * that changed trees (at a frontier label) takes the bottleneck as without excesses, so excess
+ * cannot go round between the trees for ever. A root at the arc's own end limits the amount to
+ * its supply or demand. */
+static void ib_augment_excess(ib_solver *ib, uint32_t v, uint32_t a, uint32_t w) {
+    const ib_node *nodes = ib->nodes;
+    const ib_arc *arcs = ib->arcs;
+    uint32_t rs = v, rt = w;
+    while (nodes[rs].parent != IB_TERMINAL)
+        rs = arcs[nodes[rs].parent].head & IB_HEAD;
+    while (nodes[rt].parent != IB_TERMINAL)
+        rt = arcs[nodes[rt].parent].head & IB_HEAD;
+    if ((nodes[rs].label & IB_LABEL) != 1 || (nodes[rt].label & IB_LABEL) != 1) {
+        ib_augment(ib, v, a, w);
+        return;
+    }
+    int64_t amount = arcs[a].residual;
+    if (rs == v && ib->tr[v] < amount)
+        amount = ib->tr[v];
+    if (rt == w && -ib->tr[w] < amount)
+        amount = -ib->tr[w];
+    ib_push(ib->arcs, a, ib->sister[a], (uint32_t)amount);
+    ib_walk(ib, w, 1, amount);
+    ib_walk(ib, v, 0, amount);
+    ib->augmentations++;
+}
+
+static void ib_adopt_orphans(ib_solver *ib);
+
+/* Excess mode: adopt the orphans, then forward the adopted nodes' excesses (which may leave new
+ * orphans and excesses) until none is left. */
+static void ib_settle(ib_solver *ib) {
+    for (;;) {
+        ib_adopt_orphans(ib);
+        if (ib->excess_count == 0)
+            return;
+        const uint32_t x = ib->excess[--ib->excess_count];
+        ib->in_excess[x] = 0;
+        const uint32_t p = ib->nodes[x].parent;
+        if (ib->tr[x] == 0 || p == IB_TERMINAL || p == IB_NONE)
+            continue; /* merged into a walk, or now a root */
+        const int t = (ib->nodes[x].label & IB_SINK) ? 1 : 0;
+        const int64_t amount = t ? ib->tr[x] : -ib->tr[x];
+        ib->tr[x] = 0;
+        ib_walk(ib, x, t, amount);
+    }
+}
+
 /* Re-attach orphan v of tree t (label d): a parent at label d - 1 through a residual arc, or
  * else the smallest label + 1 over its residual neighbours in the tree (its children become
  * orphans), or free if that is past the tree's frontier (a free node next to an unscanned tree
  * node is found again when that node is scanned). */
-static void ib_adopt(ib_solver *ib, uint32_t v, int t) {
+static inline __attribute__((always_inline)) void ib_adopt(ib_solver *ib, uint32_t v, const int t) {
     ib_node *nodes = ib->nodes;
     const ib_arc *arcs = ib->arcs;
     const uint32_t *sister = ib->sister;
@@ -262,6 +386,8 @@ static void ib_adopt(ib_solver *ib, uint32_t v, int t) {
         uint32_t lu = nu->label & IB_LABEL;
         if (lu == d - 1) {
             nodes[v].parent = b;
+            if (ib->use_excess && ib->tr[v] != 0)
+                ib_excess_push(ib, v);
             return;
         }
         if (lu < best) {
@@ -281,6 +407,10 @@ static void ib_adopt(ib_solver *ib, uint32_t v, int t) {
     }
     const uint32_t frontier = ib->level[t] + (ib->growing == t ? 1u : 0u);
     if (best_arc == IB_NONE || best + 1 > frontier) {
+        if (ib->use_excess && ib->tr[v] != 0) {
+            ib_switch_tree(ib, v, 1 - t);
+            return;
+        }
         nodes[v].parent = IB_NONE;
         return;
     }
@@ -290,13 +420,19 @@ static void ib_adopt(ib_solver *ib, uint32_t v, int t) {
         ib_list_push(ib, &ib->cur[t], v);
     else if (best + 1 == frontier)
         ib_list_push(ib, &ib->next[t], v);
+    if (ib->use_excess && ib->tr[v] != 0)
+        ib_excess_push(ib, v);
 }
 
 static void ib_adopt_orphans(ib_solver *ib) {
     while (ib->orphan_count > 0) {
         uint32_t v = ib->orphans[--ib->orphan_count];
         /* Only the source tree's nodes have no sink bit; an orphan keeps its label. */
-        ib_adopt(ib, v, (ib->nodes[v].label & IB_SINK) ? 1 : 0);
+        /* One copy per tree (t a constant in each), so the direction tests leave the loops. */
+        if (ib->nodes[v].label & IB_SINK)
+            ib_adopt(ib, v, 1);
+        else
+            ib_adopt(ib, v, 0);
     }
 }
 
@@ -329,11 +465,19 @@ static void ib_grow(ib_solver *ib, int t) {
                 nw->label = (level + 1) | tree_bit;
                 ib_list_push(ib, &ib->next[t], w);
             } else if ((nw->label & IB_SINK) != tree_bit) {
-                if (t)
-                    ib_augment(ib, w, out, v);
-                else
-                    ib_augment(ib, v, out, w);
-                ib_adopt_orphans(ib);
+                if (ib->use_excess) {
+                    if (t)
+                        ib_augment_excess(ib, w, out, v);
+                    else
+                        ib_augment_excess(ib, v, out, w);
+                    ib_settle(ib);
+                } else {
+                    if (t)
+                        ib_augment(ib, w, out, v);
+                    else
+                        ib_augment(ib, v, out, w);
+                    ib_adopt_orphans(ib);
+                }
                 b--; /* the same arc again: it may still be residual */
             }
         }
@@ -404,6 +548,32 @@ static void ib_write_labels(ib_solver *ib, int closed, uint8_t *labels) {
     }
 }
 
+/* Excess mode's flow value: the capacity of the cut labels describes (the original capacities:
+ * terminal arcs of both kinds and the edges from the source side to the sink side). The source
+ * side is closed in the residual graph and holds every supply, the sink side every demand, so
+ * the cut is minimum and its capacity is the maximum flow. @return false past INT64_MAX. */
+static bool ib_cut_value(const gcut_graph *g, const uint8_t *labels, int64_t *value) {
+    int64_t sum = 0;
+    for (int64_t i = 0; i < g->num_nodes; i++) {
+        int64_t c = labels[i] == GCUT_SOURCE ? g->tw_sink[i] : g->tw_source[i];
+        if (c > INT64_MAX - sum)
+            return false;
+        sum += c;
+    }
+    for (int64_t e = 0; e < g->num_edges; e++) {
+        int64_t u = gcut__edge_u(g, e), v = gcut__edge_v(g, e), c = 0;
+        if (labels[u] == GCUT_SOURCE && labels[v] != GCUT_SOURCE)
+            c = g->edge_cap[e];
+        else if (labels[v] == GCUT_SOURCE && labels[u] != GCUT_SOURCE)
+            c = g->edge_rev[e];
+        if (c > INT64_MAX - sum)
+            return false;
+        sum += c;
+    }
+    *value = sum;
+    return true;
+}
+
 gcut_status gcut__ibfs_solve_graph(gcut_graph *graph, const gcut_options *options, int64_t *flow,
                                    uint8_t *labels, gcut_stats *stats) {
     double t0 = gcut__now_ms();
@@ -419,8 +589,26 @@ gcut_status gcut__ibfs_solve_graph(gcut_graph *graph, const gcut_options *option
                           "ibfs: the maximum flow of this problem passes INT64_MAX (terminal "
                           "capacities too large)");
     }
-    if (labels != NULL)
+    if (ib->use_excess) {
+        uint8_t *side = labels;
+        if (side == NULL)
+            side = gcut__malloc((size_t)ib->num_nodes + 1, "ibfs cut");
+        if (side == NULL) {
+            ib_free(ib);
+            return GCUT_ERR_NOMEM;
+        }
+        ib_write_labels(ib, closed, side);
+        bool fits = ib_cut_value(graph, side, &ib->flow);
+        if (side != labels)
+            gcut__free(side);
+        if (!fits) {
+            ib_free(ib);
+            return gcut__fail(GCUT_ERR_OVERFLOW, "ibfs: the maximum flow of this problem passes "
+                                                 "INT64_MAX (terminal capacities too large)");
+        }
+    } else if (labels != NULL) {
         ib_write_labels(ib, closed, labels);
+    }
     double t2 = gcut__now_ms();
     *flow = ib->flow;
     stats->build_ms += t1 - t0;
