@@ -67,6 +67,8 @@ typedef struct ib_solver {
      * means a node's own excess: > 0 supply (source-tree roots), < 0 demand (sink-tree roots),
      * and the flow value is the final cut's capacity (ib_cut_value). */
     bool use_excess;
+    bool excess_used;         /* an augmentation left excesses: the flow is the cut's capacity */
+    uint32_t excess_min_path; /* excesses only on paths of at least this many arcs */
     uint32_t *excess;
     uint32_t excess_count;
     uint8_t *in_excess;
@@ -140,7 +142,8 @@ static gcut_status ib_build(const gcut_graph *g, ib_solver **out) {
     ib->tr = gcut__malloc(gcut__mul_size(n, sizeof(int64_t)), "ibfs terminal residuals");
     ib->orphans = gcut__malloc(gcut__mul_size(n, sizeof(uint32_t)), "ibfs orphan queue");
     bool ok = ib->nodes && ib->tr && ib->orphans;
-    ib->use_excess = gcut__env_int("GCUT_IBFS_EXCESS", 0, 0, 1) == 1;
+    ib->use_excess = gcut__env_int("GCUT_IBFS_EXCESS", 1, 0, 1) == 1;
+    ib->excess_min_path = (uint32_t)gcut__env_int("GCUT_IBFS_EXCESS_MIN", 32, 0, 1 << 30);
     if (ok && ib->use_excess) {
         ib->excess = gcut__malloc(gcut__mul_size(n + 1, sizeof(uint32_t)), "ibfs excess stack");
         ib->in_excess = gcut__calloc(n + 1, 1, "ibfs excess stack");
@@ -210,8 +213,15 @@ static inline bool ib_push(ib_arc *arcs, uint32_t a, uint32_t s, uint32_t amount
     return true;
 }
 
+static void ib_walk(ib_solver *ib, uint32_t x, int t, int64_t amount);
+
 /* Push the bottleneck of source -> ... -> v -> w -> ... -> sink (arc a = v -> w); the tree arcs
- * it saturates leave orphans. */
+ * it saturates leave orphans. In excess mode, between two roots of label 1 (the terminals'
+ * neighbours; the 2015 paper's implementation keeps the same rule), push arc a's whole residual
+ * instead and let ib_walk leave what the trees cannot carry as excesses; a path whose root is a
+ * node that changed trees (at a frontier label) takes the bottleneck, so excess cannot go round
+ * between the trees for ever. A root at the arc's own end limits the amount to its supply or
+ * demand. */
 static void ib_augment(ib_solver *ib, uint32_t v, uint32_t a, uint32_t w) {
     ib_node *nodes = ib->nodes;
     ib_arc *arcs = ib->arcs;
@@ -225,6 +235,7 @@ static void ib_augment(ib_solver *ib, uint32_t v, uint32_t a, uint32_t w) {
     }
     if (ib->tr[x] < delta)
         delta = ib->tr[x];
+    const uint32_t rs = x;
     x = w;
     for (uint32_t p; (p = nodes[x].parent) != IB_TERMINAL; x = arcs[p].head & IB_HEAD) {
         int64_t r = arcs[p].residual;
@@ -233,6 +244,20 @@ static void ib_augment(ib_solver *ib, uint32_t v, uint32_t a, uint32_t w) {
     }
     if (-ib->tr[x] < delta)
         delta = -ib->tr[x];
+    if (ib->use_excess && (nodes[x].label & IB_LABEL) == 1 && (nodes[rs].label & IB_LABEL) == 1 &&
+        (nodes[v].label & IB_LABEL) + (nodes[w].label & IB_LABEL) >= ib->excess_min_path) {
+        int64_t amount = arcs[a].residual;
+        if (rs == v && ib->tr[v] < amount)
+            amount = ib->tr[v];
+        if (x == w && -ib->tr[w] < amount)
+            amount = -ib->tr[w];
+        ib->excess_used = true;
+        ib_push(arcs, a, sister[a], (uint32_t)amount);
+        ib_walk(ib, w, 1, amount);
+        ib_walk(ib, v, 0, amount);
+        ib->augmentations++;
+        return;
+    }
 
     uint32_t d32 = (uint32_t)delta;
     ib_push(arcs, a, sister[a], d32);
@@ -258,7 +283,7 @@ static void ib_augment(ib_solver *ib, uint32_t v, uint32_t a, uint32_t w) {
     ib->augmentations++;
 }
 
-/* Excess mode: node v (adopted, with a parent) holds an excess its tree must forward. */
+/* Excess mode: node v holds an excess its tree must forward once v is adopted (ib_settle). */
 static inline void ib_excess_push(ib_solver *ib, uint32_t v) {
     if (ib->in_excess[v])
         return;
@@ -292,8 +317,11 @@ static void ib_walk(ib_solver *ib, uint32_t x, int t, int64_t amount) {
         const uint32_t p = nodes[x].parent;
         if (p == IB_TERMINAL) {
             tr[x] += t ? amount : -amount;
-            if (t ? tr[x] >= 0 : tr[x] <= 0)
+            if (t ? tr[x] >= 0 : tr[x] <= 0) {
                 ib_orphan(ib, x);
+                if (tr[x] != 0)
+                    ib_excess_push(ib, x);
+            }
             return;
         }
         amount += t ? tr[x] : -tr[x];
@@ -307,40 +335,14 @@ static void ib_walk(ib_solver *ib, uint32_t x, int t, int64_t amount) {
             continue;
         }
         ib_push(arcs, fa, sister[fa], cap);
-        tr[x] = t ? amount - cap : cap - amount;
-        amount = cap;
         ib_orphan(ib, x);
+        if (amount > cap) {
+            tr[x] = t ? amount - cap : cap - amount;
+            ib_excess_push(ib, x);
+        }
+        amount = cap;
         x = up;
     }
-}
-
-/* Excess mode: push arc a = v -> w's residual from the source tree's v into the sink tree's w,
- * and carry it towards both roots. Only between two roots of label 1 (the terminals'
- * neighbours; the 2015 paper's implementation keeps the same rule): a path whose root is a node
- * that changed trees (at a frontier label) takes the bottleneck as without excesses, so excess
- * cannot go round between the trees for ever. A root at the arc's own end limits the amount to
- * its supply or demand. */
-static void ib_augment_excess(ib_solver *ib, uint32_t v, uint32_t a, uint32_t w) {
-    const ib_node *nodes = ib->nodes;
-    const ib_arc *arcs = ib->arcs;
-    uint32_t rs = v, rt = w;
-    while (nodes[rs].parent != IB_TERMINAL)
-        rs = arcs[nodes[rs].parent].head & IB_HEAD;
-    while (nodes[rt].parent != IB_TERMINAL)
-        rt = arcs[nodes[rt].parent].head & IB_HEAD;
-    if ((nodes[rs].label & IB_LABEL) != 1 || (nodes[rt].label & IB_LABEL) != 1) {
-        ib_augment(ib, v, a, w);
-        return;
-    }
-    int64_t amount = arcs[a].residual;
-    if (rs == v && ib->tr[v] < amount)
-        amount = ib->tr[v];
-    if (rt == w && -ib->tr[w] < amount)
-        amount = -ib->tr[w];
-    ib_push(ib->arcs, a, ib->sister[a], (uint32_t)amount);
-    ib_walk(ib, w, 1, amount);
-    ib_walk(ib, v, 0, amount);
-    ib->augmentations++;
 }
 
 static void ib_adopt_orphans(ib_solver *ib);
@@ -386,8 +388,6 @@ static inline __attribute__((always_inline)) void ib_adopt(ib_solver *ib, uint32
         uint32_t lu = nu->label & IB_LABEL;
         if (lu == d - 1) {
             nodes[v].parent = b;
-            if (ib->use_excess && ib->tr[v] != 0)
-                ib_excess_push(ib, v);
             return;
         }
         if (lu < best) {
@@ -420,8 +420,6 @@ static inline __attribute__((always_inline)) void ib_adopt(ib_solver *ib, uint32
         ib_list_push(ib, &ib->cur[t], v);
     else if (best + 1 == frontier)
         ib_list_push(ib, &ib->next[t], v);
-    if (ib->use_excess && ib->tr[v] != 0)
-        ib_excess_push(ib, v);
 }
 
 static void ib_adopt_orphans(ib_solver *ib) {
@@ -465,19 +463,14 @@ static void ib_grow(ib_solver *ib, int t) {
                 nw->label = (level + 1) | tree_bit;
                 ib_list_push(ib, &ib->next[t], w);
             } else if ((nw->label & IB_SINK) != tree_bit) {
-                if (ib->use_excess) {
-                    if (t)
-                        ib_augment_excess(ib, w, out, v);
-                    else
-                        ib_augment_excess(ib, v, out, w);
+                if (t)
+                    ib_augment(ib, w, out, v);
+                else
+                    ib_augment(ib, v, out, w);
+                if (ib->use_excess)
                     ib_settle(ib);
-                } else {
-                    if (t)
-                        ib_augment(ib, w, out, v);
-                    else
-                        ib_augment(ib, v, out, w);
+                else
                     ib_adopt_orphans(ib);
-                }
                 b--; /* the same arc again: it may still be residual */
             }
         }
@@ -589,7 +582,7 @@ gcut_status gcut__ibfs_solve_graph(gcut_graph *graph, const gcut_options *option
                           "ibfs: the maximum flow of this problem passes INT64_MAX (terminal "
                           "capacities too large)");
     }
-    if (ib->use_excess) {
+    if (ib->excess_used) {
         uint8_t *side = labels;
         if (side == NULL)
             side = gcut__malloc((size_t)ib->num_nodes + 1, "ibfs cut");
