@@ -324,8 +324,12 @@ static void ib_walk(ib_solver *ib, uint32_t x, int t, int64_t amount) {
             }
             return;
         }
-        amount += t ? tr[x] : -tr[x];
-        tr[x] = 0;
+        /* A node below its root holds an excess only while on the excess stack, whose flags
+         * (a byte per node) are cheaper to read than tr[]. */
+        if (ib->in_excess[x]) {
+            amount += t ? tr[x] : -tr[x];
+            tr[x] = 0;
+        }
         /* The arc the flow takes: x -> parent in the sink tree, parent -> x in the source's. */
         const uint32_t fa = t ? p : sister[p], up = arcs[p].head & IB_HEAD;
         const uint32_t cap = arcs[fa].residual;
