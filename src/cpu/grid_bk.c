@@ -814,13 +814,12 @@ GBK_INLINE void gib_push(gib *g, gib_list *l, uint32_t v) {
 
 /* Re-attach orphan v (label L): a neighbour of its tree at L - 1 through a residual arc, or else
  * the smallest such label + 1 (its children become orphans), or free past the tree's frontier. */
-GBK_INLINE void gib_adopt(gib *g, const int D, ptrdiff_t v) {
+GBK_INLINE void gib_adopt(gib *g, const int D, ptrdiff_t v, const int t) {
     gbk *s = g->s;
     uint32_t *res = s->res;
     gbk_node *nd = s->nodes;
     const ptrdiff_t *step = s->step;
-    const uint32_t sink = nd[v].info & GBK_SINK, L = nd[v].ts;
-    const int t = sink ? 1 : 0;
+    const uint32_t sink = t ? GBK_SINK : 0u, L = nd[v].ts;
     uint32_t best = UINT32_MAX;
     int best_d = -1;
     for (int d = 0; d < D; d++) {
@@ -865,8 +864,14 @@ GBK_INLINE void gib_adopt(gib *g, const int D, ptrdiff_t v) {
 
 GBK_INLINE void gib_adopt_orphans(gib *g, const int D) {
     gbk *s = g->s;
-    while (s->orphan_low < s->n)
-        gib_adopt(g, D, s->orphans[s->orphan_low++]);
+    /* One copy per tree (t a constant in each), so the direction tests leave the loops. */
+    while (s->orphan_low < s->n) {
+        const ptrdiff_t v = s->orphans[s->orphan_low++];
+        if (s->nodes[v].info & GBK_SINK)
+            gib_adopt(g, D, v, 1);
+        else
+            gib_adopt(g, D, v, 0);
+    }
 }
 
 /* One pass of tree t over the nodes of label level[t]: claim free neighbours at the next level,
@@ -925,7 +930,10 @@ GBK_INLINE int gib_run(gib *g, const int D) {
         if (g->cur[1].count == 0)
             return 1;
         last = alternate ? 1 - last : (g->cur[0].count <= g->cur[1].count ? 0 : 1);
-        gib_grow(g, D, last);
+        if (last)
+            gib_grow(g, D, 1);
+        else
+            gib_grow(g, D, 0);
     }
 }
 
