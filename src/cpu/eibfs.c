@@ -441,7 +441,7 @@ static void ib_adopt_orphans(ib_solver *ib) {
 /* One pass of tree t: scan every node of label level[t] (the list may grow while it runs: an
  * orphan relabelled to that level joins it), claim free neighbours at the next level, augment
  * where the other tree is met. */
-static void ib_grow(ib_solver *ib, int t) {
+static inline __attribute__((always_inline)) void ib_grow(ib_solver *ib, const int t) {
     ib_node *nodes = ib->nodes;
     ib_arc *arcs = ib->arcs;
     const uint32_t *sister = ib->sister;
@@ -512,7 +512,10 @@ static int ib_run(ib_solver *ib) {
         if (ib->cur[1].count == 0)
             return 1;
         last = shorter ? (ib->cur[0].count <= ib->cur[1].count ? 0 : 1) : 1 - last;
-        ib_grow(ib, last);
+        if (last) /* one copy per tree, as the adoption */
+            ib_grow(ib, 1);
+        else
+            ib_grow(ib, 0);
     }
 }
 
