@@ -452,10 +452,11 @@ static inline __attribute__((always_inline)) void ib_grow(ib_solver *ib, const i
     ib_list *cur = &ib->cur[t];
     for (uint32_t i = 0; i < cur->count; i++) {
         const uint32_t v = cur->items[i];
+        /* v must still be a tree node at this level: only an augmentation (and the settling
+         * after it) can move it, so it is checked here and after each. */
+        if (nodes[v].label != want || nodes[v].parent == IB_NONE)
+            continue;
         for (uint32_t b = nodes[v].first; b < nodes[v + 1].first; b++) {
-            /* v must still be a tree node at this level (an augmentation can move it). */
-            if (nodes[v].label != want || nodes[v].parent == IB_NONE)
-                break;
             /* The arc out of the tree: v -> w for the source tree, w -> v for the sink's. */
             if ((t ? arcs[b].head & IB_REV_RESIDUAL : arcs[b].residual) == 0)
                 continue;
@@ -475,6 +476,8 @@ static inline __attribute__((always_inline)) void ib_grow(ib_solver *ib, const i
                     ib_settle(ib);
                 else
                     ib_adopt_orphans(ib);
+                if (nodes[v].label != want || nodes[v].parent == IB_NONE)
+                    break;
                 b--; /* the same arc again: it may still be residual */
             }
         }

@@ -907,10 +907,13 @@ GBK_INLINE void gib_grow(gib *g, const int D, const int t) {
     gib_list *cur = &g->cur[t];
     for (uint32_t k = 0; k < cur->count; k++) {
         const ptrdiff_t v = cur->items[k];
+        /* v must still be a tree node at this level: only an augmentation (and the adoption after
+         * it) can move it, so it is checked here and after each. */
+#define GIB_MOVED(v)                                                                               \
+    (nd[v].ts != level || (nd[v].info & GBK_SINK) != sink || GBK_PARENT(nd[v].info) == GBK_P_NONE)
+        if (GIB_MOVED(v))
+            continue;
         for (int d = 0; d < D; d++) {
-            const uint32_t nv = nd[v].info;
-            if (nd[v].ts != level || (nv & GBK_SINK) != sink || GBK_PARENT(nv) == GBK_P_NONE)
-                break;
             if ((t ? GBK_IN(v, d) : GBK_OUT(v, d)) == 0)
                 continue;
             const ptrdiff_t j = v + step[d];
@@ -925,9 +928,12 @@ GBK_INLINE void gib_grow(gib *g, const int D, const int t) {
                 else
                     gbk_augment(s, D, v, d);
                 gib_adopt_orphans(g, D);
+                if (GIB_MOVED(v))
+                    break;
                 d--;
             }
         }
+#undef GIB_MOVED
     }
     g->growing = -1;
     gib_list tmp = g->cur[t];
