@@ -263,6 +263,9 @@ int main(void) {
      * creation. */
     setenv("GCUT_CUDAGRID_RELAX", "0", 1);
     run_sequence(&rng, "cuda-grid", 2, s2, 4, quick ? 3 : 6);
+    setenv("GCUT_CUDAGRID_RELAX", "1", 1); /* every tile in the one-launch first pass */
+    run_sequence(&rng, "cuda-grid", 2, s2, 8, quick ? 3 : 6);
+    run_sequence(&rng, "cuda-grid", 3, s3, 26, quick ? 3 : 6);
     unsetenv("GCUT_CUDAGRID_RELAX");
     setenv("GCUT_CUDAGRID_QUEUE", "1", 1);
     run_sequence(&rng, "cuda-grid", 2, s2, 8, quick ? 3 : 6);

@@ -140,6 +140,11 @@ struct Problem {
 
 enum { kAllTiles = 3 };
 
+/* qflag values of the one-launch relabel: kQueued while the tile waits on the queue,
+ * kFirstPass while it waits for its position in the first pass (relabel_init_kernel). A tile
+ * is queued only from 0 (atomicCAS), so a waiting tile is never queued twice. */
+enum { kQueued = 1, kFirstPass = 2 };
+
 /* Control words of the one-launch relabel: kHead/kTail are queue positions (position p <
  * num_tiles is tile p, the first pass over every tile; later positions are queue[p -
  * num_tiles]), kPending counts tiles queued or being relaxed (0 = the fixed point is reached),
@@ -221,9 +226,24 @@ template <int CONN> __global__ void init_kernel(const Problem P) {
     block_add(sink_sum, &P.counters[kSumSink]);
 }
 
+/* Tile holding node (x, y, z). */
+template <int CONN> __device__ int tile_of(const Problem &P, int x, int y, int z) {
+    using G = Geo<CONN>;
+    return (z / G::TZ * P.tiles_y + y / G::TY) * P.tiles_x + x / G::TX;
+}
+
 /* Global relabel, step 1: heights 1 next to the sink, INF elsewhere; residual arc masks.
- * async: also every tile queued for relax_async_kernel (its first pass). */
-template <int CONN> __global__ void relabel_init_kernel(const Problem P, int async) {
+ * levels 2: also height 2 for a node with a residual arc into a node next to the sink (the
+ * length of a residual path to the sink, so a valid start for the relaxation from above,
+ * which lowers heights only; on hard 1920x1080 89% of the nodes are then at their distance
+ * before any tile is relaxed, and fewer tile edges fall).
+ * async 1: also every tile queued for relax_async_kernel's first pass (qflag kFirstPass);
+ * async 2 ("seeded"): only the tiles that hold a node of finite height or a neighbour of one,
+ * the only tiles whose relaxation can lower a height before a neighbouring tile's height
+ * falls (every other tile and its halo are all INF; a fall queues it). For async 2 the host
+ * zeroes qflag and rctl[kHead .. kQOverflow] before the launch; kPending counts the seeded
+ * tiles. */
+template <int CONN> __global__ void relabel_init_kernel(const Problem P, int async, int levels) {
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < P.n;
          i += (long long)gridDim.x * blockDim.x) {
         unsigned mask = 0;
@@ -232,17 +252,45 @@ template <int CONN> __global__ void relabel_init_kernel(const Problem P, int asy
             if (P.residual[d * P.n + i] > 0)
                 mask |= 1u << d;
         P.arc_mask[i] = mask;
-        P.dist[i] = P.sink_residual[i] > 0 ? 1 : kInf;
+        int h = P.sink_residual[i] > 0 ? 1 : kInf;
+        if (h == kInf && levels >= 2) {
+#pragma unroll
+            for (int d = 0; d < CONN; d++) /* arcs out of the grid have residual 0 */
+                if ((mask & (1u << d)) && P.sink_residual[i + P.step[d]] > 0)
+                    h = 2;
+        }
+        P.dist[i] = h;
+        if (async == 2 && h < kInf) {
+            const int x = (int)(i % P.width), y = (int)(i / P.width % P.height),
+                      z = (int)(i / ((long long)P.width * P.height));
+            const int own = tile_of<CONN>(P, x, y, z);
+            if (__ldcg(&P.qflag[own]) == 0 && atomicCAS(&P.qflag[own], 0, kFirstPass) == 0)
+                atomicAdd(&P.rctl[kPending], 1);
+#pragma unroll
+            for (int d = 0; d < CONN; d++) {
+                const int nx = x + dir_dx(CONN, d), ny = y + dir_dy(CONN, d),
+                          nz = z + dir_dz(CONN, d);
+                if (nx < 0 || nx >= P.width || ny < 0 || ny >= P.height || nz < 0 || nz >= P.depth)
+                    continue;
+                const int t = tile_of<CONN>(P, nx, ny, nz);
+                if (t != own && __ldcg(&P.qflag[t]) == 0 &&
+                    atomicCAS(&P.qflag[t], 0, kFirstPass) == 0)
+                    atomicAdd(&P.rctl[kPending], 1);
+            }
+        }
     }
     if (async) {
-        for (int t = blockIdx.x * blockDim.x + threadIdx.x; t < P.num_tiles;
-             t += gridDim.x * blockDim.x)
-            P.qflag[t] = 1;
+        if (async == 1)
+            for (int t = blockIdx.x * blockDim.x + threadIdx.x; t < P.num_tiles;
+                 t += gridDim.x * blockDim.x)
+                P.qflag[t] = kFirstPass;
         if (blockIdx.x == 0 && threadIdx.x == 0) {
             P.rctl[kHead] = 0;
             P.rctl[kTail] = P.num_tiles;
-            P.rctl[kPending] = P.num_tiles;
-            P.rctl[kQOverflow] = 0;
+            if (async == 1) {
+                P.rctl[kPending] = P.num_tiles;
+                P.rctl[kQOverflow] = 0;
+            }
             P.rctl[kEpoch] += 1;
             for (int l = 0; l < 4; l++) {
                 P.count[l] = 0;
@@ -470,8 +518,8 @@ __device__ void relax_tile_async(const Problem &P, int tile, int *hs, int *nb, u
             if (nx < 0 || nx >= P.tiles_x || ny < 0 || ny >= P.tiles_y || nz < 0 || nz >= P.tiles_z)
                 continue;
             const int t = (nz * P.tiles_y + ny) * P.tiles_x + nx;
-            if (atomicExch(&P.qflag[t], 1) != 0)
-                continue; /* still waiting on the queue: it will read the new heights */
+            if (atomicCAS(&P.qflag[t], 0, kQueued) != 0)
+                continue; /* still waiting (queue or first pass): it will read the new heights */
             atomicAdd(&P.rctl[kPending], 1);
             const int p = atomicAdd(&P.rctl[kTail], 1) - P.num_tiles;
             if (p >= P.queue_cap) {
@@ -507,8 +555,12 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
     int visits = 0;
     for (;;) {
         if (threadIdx.x == 0) {
-            int tile = -1;
-            const int p = atomicAdd(&P.rctl[kHead], 1);
+            int tile = -1, p;
+            /* First-pass positions of tiles that are not waiting for them (not seeded, or
+             * queued meanwhile: their queue entry relaxes them) are skipped. */
+            while ((p = atomicAdd(&P.rctl[kHead], 1)) < P.num_tiles &&
+                   atomicCAS(&P.qflag[p], kFirstPass, 0) != kFirstPass) {
+            }
             if (p < P.num_tiles) {
                 tile = p;
             } else if (p - P.num_tiles < P.queue_cap) {
@@ -525,7 +577,10 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
                 }
             }
             if (tile >= 0) {
-                atomicExch(&P.qflag[tile], 0); /* a neighbour that falls from now on re-queues it */
+                /* A neighbour that falls from now on re-queues it (the first pass cleared its
+                 * flag above). */
+                if (p >= P.num_tiles)
+                    atomicExch(&P.qflag[tile], 0);
                 __threadfence();
             }
             slot_s = tile;
@@ -854,7 +909,8 @@ struct Session {
     bool pinned_reserved = false;
     /* Launch shapes and knobs, fixed at setup. */
     int device = 0, node_blocks = 1, sweep_blocks = 1, relax_blocks = 1, coop = 0, coop_blocks = 1,
-        sweeps_per_relabel = 1, rounds = 1, warm_sweeps = 1, relax_async = 1, async_blocks = 1;
+        sweeps_per_relabel = 1, rounds = 1, warm_sweeps = 1, relax_async = 1, async_blocks = 1,
+        init_levels = 1;
     /* One-launch relabels since the queue was last cleared (their epochs tag its entries). */
     long long epochs = 0;
     ~Session() {
@@ -1008,16 +1064,21 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
         (int)((nodes + 255) / 256 < (size_t)sms * 16 ? (nodes + 255) / 256 : (size_t)sms * 16);
     S.sweep_blocks = sweep_per_sm * sms < P.num_tiles ? sweep_per_sm * sms : P.num_tiles;
     S.relax_blocks = relax_per_sm * sms < P.num_tiles ? relax_per_sm * sms : P.num_tiles;
-    /* GCUT_CUDAGRID_RELAX: 1 (default) the global relabel's relaxation and collection in one
-     * launch over a device queue (relax_async_kernel); 0 as passes, one launch each, with a
-     * host read of the list size every kRelaxBatch passes (hard 1920x1080 on the H100: 2.9
-     * against 3.3-3.9 ms per solve, docs/CUDA-GRID.md). */
+    /* GCUT_CUDAGRID_RELAX: 2 (default) the global relabel's relaxation and collection in one
+     * launch over a device queue (relax_async_kernel), whose first pass takes only the seeded
+     * tiles (next to a node next to the sink); 1 the same with every tile in the first pass;
+     * 0 as passes, one launch each, with a host read of the list size every kRelaxBatch
+     * passes (hard 1920x1080 on the H100: one launch 2.9 against 3.3-3.9 ms per solve,
+     * docs/CUDA-GRID.md). */
     int async_per_sm = 1;
     GCUT__CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&async_per_sm,
                                                                  relax_async_kernel<CONN>, G::T, 0),
                    "occupancy");
     S.async_blocks = async_per_sm * sms < P.num_tiles ? async_per_sm * sms : P.num_tiles;
-    S.relax_async = gcut__env_int("GCUT_CUDAGRID_RELAX", 1, 0, 1);
+    S.relax_async = gcut__env_int("GCUT_CUDAGRID_RELAX", 2, 0, 2);
+    /* GCUT_CUDAGRID_INIT_LEVELS: 2 (default) a global relabel starts with heights 1 and 2
+     * set node by node (relabel_init_kernel); 1 with heights 1 only. */
+    S.init_levels = gcut__env_int("GCUT_CUDAGRID_INIT_LEVELS", 2, 1, 2);
     S.sweeps_per_relabel = gcut__env_int(
         "GCUT_CUDAGRID_SWEEPS",
         G::NDIM == 2 ? kDefaultSweepsPerRelabel2D : kDefaultSweepsPerRelabel3D, 1, 1 << 20);
@@ -1138,7 +1199,13 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         }
         if (S.relax_async) {
             S.epochs++;
-            relabel_init_kernel<CONN><<<node_blocks, 256, 0, stream>>>(P, 1);
+            if (S.relax_async == 2) {
+                GCUT__CUDA_TRY(cudaMemsetAsync(P.qflag, 0, tiles * sizeof(int), stream), "memset");
+                GCUT__CUDA_TRY(cudaMemsetAsync(P.rctl, 0, (kQOverflow + 1) * sizeof(int), stream),
+                               "memset");
+            }
+            relabel_init_kernel<CONN>
+                <<<node_blocks, 256, 0, stream>>>(P, S.relax_async, S.init_levels);
             relax_async_kernel<CONN><<<S.async_blocks, G::T, 0, stream>>>(P, q % 3, ++stamp);
             GCUT__CUDA_TRY(cudaGetLastError(), "relax kernel launch");
             GCUT__CUDA_TRY(cudaMemcpyAsync(S.host_count, P.count, 4 * sizeof(int),
@@ -1158,7 +1225,7 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
             GCUT__CUDA_TRY(cudaMemsetAsync(P.count, 0, 4 * sizeof(int), stream), "memset");
             GCUT__CUDA_TRY(cudaMemsetAsync(P.next, 0, 4 * sizeof(int), stream), "memset");
         }
-        relabel_init_kernel<CONN><<<node_blocks, 256, 0, stream>>>(P, 0);
+        relabel_init_kernel<CONN><<<node_blocks, 256, 0, stream>>>(P, 0, S.init_levels);
         relax_kernel<CONN>
             <<<relax_blocks, G::T, 0, stream>>>(P, kAllTiles, (q + 1) % 3, (q + 2) % 3, ++stamp);
         q++;
@@ -1184,7 +1251,7 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
     };
 
     /* With verbose, device time of sweeps and of global relabels (host waits included). */
-    float sweep_ms = 0, relabel_ms = 0;
+    float sweep_ms = 0, relabel_ms = 0, start_ms = 0, finish_ms = 0;
     auto lap = [&](int from, int to, float *total) -> gcut_status {
         GCUT__CUDA_TRY(cudaEventRecord(S.events[to], stream), "cudaEventRecord");
         GCUT__CUDA_TRY(cudaEventSynchronize(S.events[to]), "cudaEventSynchronize");
@@ -1203,21 +1270,23 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
     if (keep_heights) {
         /* Warm start: sweep first on the previous solve's heights (exact distances before the
          * changes; stale ones cost work, never exactness: pushes keep the preflow, and only a
-         * global relabel can stop the solve), listing the tiles with an active node. */
+         * global relabel can stop the solve), on the tiles with an active node. The sweeps read
+         * the list's size on the device, so the host does not wait for it (-1: not known; an
+         * empty list makes the sweeps return at once, and the relabel after them decides). */
         GCUT__CUDA_TRY(cudaMemsetAsync(P.count, 0, 4 * sizeof(int), stream), "memset");
         GCUT__CUDA_TRY(cudaMemsetAsync(P.next, 0, 4 * sizeof(int), stream), "memset");
         collect_kernel<CONN><<<P.num_tiles, G::T, 0, stream>>>(P, q % 3, ++stamp);
         GCUT__CUDA_TRY(cudaGetLastError(), "collect kernel launch");
-        if ((st = read_count(q % 3, &active_tiles)) != GCUT_OK)
+        active_tiles = -1;
+        if (verbose && (st = lap(0, 1, &start_ms)) != GCUT_OK)
             return st;
-    }
-    if ((!keep_heights || active_tiles == 0) &&
-        ((st = global_relabel(&active_tiles)) != GCUT_OK ||
-         (verbose && (st = lap(0, 1, &relabel_ms)) != GCUT_OK)))
+    } else if ((st = global_relabel(&active_tiles)) != GCUT_OK ||
+               (verbose && (st = lap(0, 1, &relabel_ms)) != GCUT_OK)) {
         return st;
+    }
     /* The first batch of a warm start may be longer (GCUT_CUDAGRID_WARM_SWEEPS). */
-    int batch = keep_heights && active_tiles > 0 ? S.warm_sweeps : sweeps_per_relabel;
-    while (active_tiles > 0) {
+    int batch = keep_heights ? S.warm_sweeps : sweeps_per_relabel;
+    while (active_tiles != 0) {
         if (verbose)
             GCUT__CUDA_TRY(cudaEventRecord(S.events[0], stream), "cudaEventRecord");
         const int this_batch = batch;
@@ -1236,6 +1305,8 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
                     (long long)sweeps, (long long)relabels, active_tiles);
     }
 
+    if (verbose)
+        GCUT__CUDA_TRY(cudaEventRecord(S.events[0], stream), "cudaEventRecord");
     unsigned char *labels_dev =
         labels_on_device && labels != NULL ? labels : reinterpret_cast<unsigned char *>(P.arc_mask);
     finish_kernel<<<node_blocks, 256, 0, stream>>>(P, labels_dev);
@@ -1247,6 +1318,8 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
     if (labels != NULL && !labels_on_device)
         GCUT__CUDA_TRY(cudaMemcpyAsync(labels, labels_dev, nodes, cudaMemcpyDeviceToHost, stream),
                        "download labels");
+    if (verbose && (st = lap(0, 1, &finish_ms)) != GCUT_OK)
+        return st;
     GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "solve");
 
     const unsigned long long *c = S.host_counters;
@@ -1265,10 +1338,11 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         fprintf(stderr,
                 "cuda-grid: flow %lld, %lld sweeps, %lld global relabels (%lld relax passes, "
                 "%lld one-launch tile relaxations, %lld queue overflows), %llu tile visits, %.0f "
-                "bytes/sweep; device ms: sweeps %.3f, global relabels %.3f\n",
+                "bytes/sweep; device ms: sweeps %.3f, global relabels %.3f, warm start's "
+                "collection %.3f, labels and download %.3f\n",
                 (long long)*flow, (long long)sweeps, (long long)relabels, (long long)relax_passes,
                 (long long)relax_visits, (long long)queue_overflows, c[kVisits],
-                stats->bytes_per_sweep, sweep_ms, relabel_ms);
+                stats->bytes_per_sweep, sweep_ms, relabel_ms, start_ms, finish_ms);
     return GCUT_OK;
 }
 
@@ -1697,6 +1771,8 @@ template <int CONN>
 __global__ void repair_kernel(const Problem P, const int *cur, const int *nw,
                               const unsigned char *changed, const unsigned *list, long long count) {
     const long long n = P.n;
+    if (P.counters[kBadIndex] != ~0ull)
+        return; /* the gather found a negative value: refused, nothing kept changes */
     unsigned long long sink_delta = 0, changed_nodes = 0;
     for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < count;
          k += (long long)gridDim.x * blockDim.x) {
@@ -1750,6 +1826,8 @@ __global__ void repair_kernel(const Problem P, const int *cur, const int *nw,
  * amount): the deficit becomes flow already at the sink, and sum(sink caps) - sum(sink
  * residuals) stays the flow value. */
 __global__ void deficit_kernel(const Problem P) {
+    if (P.counters[kBadIndex] != ~0ull)
+        return;
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < P.n;
          i += (long long)gridDim.x * blockDim.x) {
         const long long e = P.excess[i];
@@ -1805,7 +1883,10 @@ __global__ void gather_kernel(const Problem P, int arrays, const unsigned *list,
 
 /* List mode, after the repair: the listed nodes' values become the current ones. */
 __global__ void commit_kernel(long long n, int arrays, const unsigned *list, long long count,
-                              int *cur, const int *nw, unsigned char *changed) {
+                              int *cur, const int *nw, unsigned char *changed,
+                              const unsigned long long *counters) {
+    if (counters[kBadIndex] != ~0ull)
+        return; /* a negative value: refused, nothing kept changes */
     for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < count;
          k += (long long)gridDim.x * blockDim.x) {
         const long long i = list[k];
@@ -1910,11 +1991,12 @@ template <int CONN> gcut_status cold_init(CudaContext &C) {
  * *fallback set when a repaired residual would overflow and the state was rebuilt cold. */
 template <int CONN>
 gcut_status warm_repair(CudaContext &C, bool listed, long long count, bool *fallback,
-                        int64_t *changed_nodes) {
+                        int64_t *changed_nodes, bool checked_on_device = false) {
     Session &S = C.S;
     Problem &P = S.P;
     cudaStream_t stream = S.stream;
-    gcut_status st = reset_check(C);
+    /* After device_gather, counters[kBadIndex] holds its check (read below, once). */
+    gcut_status st = checked_on_device ? GCUT_OK : reset_check(C);
     if (st != GCUT_OK)
         return st;
     GCUT__CUDA_TRY(cudaMemsetAsync(P.counters + kChanged, 0, 8, stream), "memset");
@@ -1934,7 +2016,7 @@ gcut_status warm_repair(CudaContext &C, bool listed, long long count, bool *fall
             commit_kernel<<<(int)((count + 255) / 256 < S.node_blocks ? (count + 255) / 256
                                                                       : S.node_blocks),
                             256, 0, stream>>>(C.n, C.arrays, C.dev_idx, count, C.cur, C.nw,
-                                              C.changed);
+                                              C.changed, P.counters);
         GCUT__CUDA_TRY(cudaGetLastError(), "commit kernel launch");
     } else {
         int *t = C.cur;
@@ -2051,7 +2133,9 @@ gcut_status device_gather(CudaContext &C, const gcut__ctx_changes *changes, long
                     256, 0, stream>>>(S.P, C.arrays, C.dev_idx, count, C.pinned_grid, C.nw,
                                       C.changed);
     GCUT__CUDA_TRY(cudaGetLastError(), "gather kernel launch");
-    return read_counters(C, "gcut_grid_context_solve");
+    /* No host read here: the repair kernels that follow leave every kept array alone when the
+     * gather found a negative value, and warm_repair's one read of the counters names it. */
+    return GCUT_OK;
 }
 
 template <int CONN>
@@ -2087,12 +2171,13 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
             return st;
         /* GCUT_CUDAGRID_GATHER: 1 (default) the device reads the listed nodes' values from
          * the pinned grid; 0 the host gathers them into pinned staging and uploads them. */
-        if (C.gather_on_device && grid->terminal[GCUT_SOURCE] == C.pinned_grid)
+        const bool on_device = C.gather_on_device && grid->terminal[GCUT_SOURCE] == C.pinned_grid;
+        if (on_device)
             st = device_gather(C, changes, count);
         else
             st = host_gather<CONN>(C, grid, changes, count);
         if (st == GCUT_OK)
-            st = warm_repair<CONN>(C, true, count, &fallback, &changed);
+            st = warm_repair<CONN>(C, true, count, &fallback, &changed, on_device && count > 0);
     }
     if (st != GCUT_OK) {
         C.loaded = false;

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# gpu_ab.sh - one device call for issue #17's third pass (docs/CUDA-GRID.md, "Fourth session"):
+# builds this tree (build-new) and, when BASE_DIR names another checkout, that one (build-base,
+# the "before" of every A/B), runs the cuda tests of this tree, then alternates the variants of
+# VARIANTS ("name:build-dir:ENV=V,ENV=V;..."; build-dir is build-new or build-base) for REPS
+# rounds through gcut_bench (hard AB_SIZES, cuda-grid and bk in the same process tree, flows
+# compared, AB_REPEATS solves) and through gpu_context (CTX_ARGS: warm re-solves against the cold
+# solve of the new problem); then --verbose profiles of PROF_VARIANTS and, with SANITIZE=1,
+# compute-sanitizer memcheck on the quick sets. Logs under $OUT.
+# Run from the tree to test: BASE_DIR=.. bash bench/gpu_ab.sh
+set -u
+O=${OUT:-bench/out/ab}
+mkdir -p "$O"
+nvidia-smi -L
+targets="gcut_bench gpu_context"
+cmake -S . -B build-new -DGCUT_WERROR=ON -DGCUT_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
+    -DCMAKE_BUILD_TYPE=Release >"$O/build-new.log" 2>&1 &&
+    cmake --build build-new -j"${JOBS:-16}" --target $targets gcut test_cuda_grid test_cuda_context \
+        test_cuda_seg >>"$O/build-new.log" 2>&1 &
+new_pid=$!
+if [ -n "${BASE_DIR:-}" ]; then
+    cmake -S "$BASE_DIR" -B build-base -DGCUT_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
+        -DCMAKE_BUILD_TYPE=Release >"$O/build-base.log" 2>&1 &&
+        cmake --build build-base -j"${JOBS:-16}" --target $targets >>"$O/build-base.log" 2>&1 &
+    base_pid=$!
+    wait $base_pid || { tail -20 "$O/build-base.log"; exit 1; }
+fi
+wait $new_pid || { tail -40 "$O/build-new.log"; exit 1; }
+for t in ${TESTS:-test_cuda_grid test_cuda_context test_cuda_seg}; do
+    s=$(date +%s%N)
+    timeout "${TEST_TIMEOUT:-150}" build-new/tests/$t >"$O/t.tmp" 2>&1
+    rc=$?
+    echo "$t rc=$rc $((($(date +%s%N) - s) / 1000000)) ms: $(tail -1 "$O/t.tmp")"
+    grep -E "FAIL|MISMATCH|CHECK failed" "$O/t.tmp" | head -5
+    cat "$O/t.tmp" >>"$O/tests.log"
+done
+rm -f "$O/t.tmp"
+IFS=";" read -ra variants <<<"${VARIANTS:-base:build-base:;new:build-new:}"
+echo "== gcut_bench: round variant instance solver solve_ms flow sweeps relabels"
+for r in $(seq 1 "${REPS:-2}"); do
+    for v in "${variants[@]}"; do
+        IFS=":" read -r name dir envs <<<"$v"
+        # shellcheck disable=SC2086
+        env ${envs//,/ } timeout 120 "$dir/gcut_bench" --sizes "${AB_SIZES:-1920x1080}" --volumes none \
+            --levels hard --solvers cuda-grid,bk --repeats "${AB_REPEATS:-5}" --seed 1 \
+            ${AB_CONN:+--connectivity "$AB_CONN"} --no-markdown --csv - 2>>"$O/ab.err" |
+            grep -v '^instance,' | awk -F, -v n="$name" -v r="$r" '{print r, n, $1, $6, $10, $11, $14, $15}'
+        [ "${PIPESTATUS[0]}" -eq 0 ] || echo "gcut_bench exit ${PIPESTATUS[0]} ($name): flows differ or a run failed"
+    done
+done 2>&1 | tee "$O/ab.log"
+echo "== gpu_context ${CTX_ARGS:---size 1920x1080 --repeats 7}"
+IFS=";" read -ra ctx_variants <<<"${CTX_VARIANTS:-${VARIANTS:-base:build-base:;new:build-new:}}"
+for r in $(seq 1 "${CTX_REPS:-2}"); do
+    for v in "${ctx_variants[@]}"; do
+        IFS=":" read -r name dir envs <<<"$v"
+        echo "-- round $r $name"
+        # shellcheck disable=SC2086
+        env ${envs//,/ } timeout 90 "$dir/gpu_context" ${CTX_ARGS:---size 1920x1080 --repeats 7} 2>&1 |
+            grep -E "^\| |MISMATCH|flows|warm \(|relabel first"
+    done
+done 2>&1 | tee "$O/ctx.log"
+IFS=";" read -ra prof <<<"${PROF_VARIANTS:-${VARIANTS:-base:build-base:;new:build-new:}}"
+for v in "${prof[@]}"; do
+    IFS=":" read -r name dir envs <<<"$v"
+    echo "== profile $name (cold, gcut_bench --verbose, 2 solves)"
+    # shellcheck disable=SC2086
+    env ${envs//,/ } timeout 60 "$dir/gcut_bench" --sizes "${AB_SIZES:-1920x1080}" --volumes none \
+        --levels hard --solvers cuda-grid --repeats 2 --verbose --no-markdown --csv /dev/null 2>&1 |
+        grep "flow"
+    echo "== profile $name (warm marked and cold, gpu_context --verbose)"
+    # shellcheck disable=SC2086
+    env ${envs//,/ } timeout 60 "$dir/gpu_context" --size "${AB_SIZES:-1920x1080}" --repeats 1 --verbose 2>&1 |
+        grep -E "^-- verbose|cuda-grid: flow"
+done 2>&1 | tee "$O/prof.log"
+if [ -n "${SANITIZE:-}" ]; then
+    for t in test_cuda_grid test_cuda_context; do
+        s=$(date +%s%N)
+        GCUT_TEST_QUICK=1 timeout "${SAN_TIMEOUT:-120}" compute-sanitizer --tool memcheck --error-exitcode 9 \
+            build-new/tests/$t >"$O/san.tmp" 2>&1
+        echo "memcheck $t rc=$? $((($(date +%s%N) - s) / 1000000)) ms: $(grep -E 'ERROR SUMMARY|passed,' "$O/san.tmp" | tr '\n' ' ')"
+        cat "$O/san.tmp" >>"$O/sanitize.log"
+    done
+    rm -f "$O/san.tmp"
+fi
