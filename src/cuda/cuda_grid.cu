@@ -172,7 +172,10 @@ enum {
     kChanged = 4,
     kBadIndex = 5,
     kOverflow = 6,
-    kNumCounters = 7
+    kRelaxCycles = 7,  /* one-launch relabel, summed over blocks (clock64 of thread 0): relaxing */
+    kTakeCycles = 8,   /* taking a tile (queue positions, waits for entries) */
+    kFinishCycles = 9, /* waiting for the fixed point, then collecting the active tiles */
+    kNumCounters = 10
 };
 
 __device__ void list_append(const Problem &P, int list, int tile, unsigned stamp) {
@@ -232,18 +235,39 @@ template <int CONN> __device__ int tile_of(const Problem &P, int x, int y, int z
     return (z / G::TZ * P.tiles_y + y / G::TY) * P.tiles_x + x / G::TX;
 }
 
+/* Put the tile of node i and the tiles of its neighbours on the one-launch relabel's first
+ * pass (qflag 0 -> kFirstPass, counted in kPending once per tile). */
+template <int CONN> __device__ void mark_first_pass(const Problem &P, long long i) {
+    const int x = (int)(i % P.width), y = (int)(i / P.width % P.height),
+              z = (int)(i / ((long long)P.width * P.height));
+    const int own = tile_of<CONN>(P, x, y, z);
+    if (__ldcg(&P.qflag[own]) == 0 && atomicCAS(&P.qflag[own], 0, kFirstPass) == 0)
+        atomicAdd(&P.rctl[kPending], 1);
+#pragma unroll
+    for (int d = 0; d < CONN; d++) {
+        const int nx = x + dir_dx(CONN, d), ny = y + dir_dy(CONN, d), nz = z + dir_dz(CONN, d);
+        if (nx < 0 || nx >= P.width || ny < 0 || ny >= P.height || nz < 0 || nz >= P.depth)
+            continue;
+        const int t = tile_of<CONN>(P, nx, ny, nz);
+        if (t != own && __ldcg(&P.qflag[t]) == 0 && atomicCAS(&P.qflag[t], 0, kFirstPass) == 0)
+            atomicAdd(&P.rctl[kPending], 1);
+    }
+}
+
 /* Global relabel, step 1: heights 1 next to the sink, INF elsewhere; residual arc masks.
  * levels 2: also height 2 for a node with a residual arc into a node next to the sink (the
  * length of a residual path to the sink, so a valid start for the relaxation from above,
  * which lowers heights only; on hard 1920x1080 89% of the nodes are then at their distance
  * before any tile is relaxed, and fewer tile edges fall).
  * async 1: also every tile queued for relax_async_kernel's first pass (qflag kFirstPass);
- * async 2 ("seeded"): only the tiles that hold a node of finite height or a neighbour of one,
- * the only tiles whose relaxation can lower a height before a neighbouring tile's height
- * falls (every other tile and its halo are all INF; a fall queues it). For async 2 the host
+ * async 2 ("seeded"), with mark: only the tiles that hold a node of finite height or a
+ * neighbour of one, the only tiles whose relaxation can lower a height before a neighbouring
+ * tile's height falls (every other tile and its halo are all INF; a fall queues it); without
+ * mark, jacobi_kernel's last step seeds the first pass instead. For async 2 the host
  * zeroes qflag and rctl[kHead .. kQOverflow] before the launch; kPending counts the seeded
  * tiles. */
-template <int CONN> __global__ void relabel_init_kernel(const Problem P, int async, int levels) {
+template <int CONN>
+__global__ void relabel_init_kernel(const Problem P, int async, int levels, int mark) {
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < P.n;
          i += (long long)gridDim.x * blockDim.x) {
         unsigned mask = 0;
@@ -260,24 +284,8 @@ template <int CONN> __global__ void relabel_init_kernel(const Problem P, int asy
                     h = 2;
         }
         P.dist[i] = h;
-        if (async == 2 && h < kInf) {
-            const int x = (int)(i % P.width), y = (int)(i / P.width % P.height),
-                      z = (int)(i / ((long long)P.width * P.height));
-            const int own = tile_of<CONN>(P, x, y, z);
-            if (__ldcg(&P.qflag[own]) == 0 && atomicCAS(&P.qflag[own], 0, kFirstPass) == 0)
-                atomicAdd(&P.rctl[kPending], 1);
-#pragma unroll
-            for (int d = 0; d < CONN; d++) {
-                const int nx = x + dir_dx(CONN, d), ny = y + dir_dy(CONN, d),
-                          nz = z + dir_dz(CONN, d);
-                if (nx < 0 || nx >= P.width || ny < 0 || ny >= P.height || nz < 0 || nz >= P.depth)
-                    continue;
-                const int t = tile_of<CONN>(P, nx, ny, nz);
-                if (t != own && __ldcg(&P.qflag[t]) == 0 &&
-                    atomicCAS(&P.qflag[t], 0, kFirstPass) == 0)
-                    atomicAdd(&P.rctl[kPending], 1);
-            }
-        }
+        if (async == 2 && mark && h < kInf)
+            mark_first_pass<CONN>(P, i);
     }
     if (async) {
         if (async == 1)
@@ -296,6 +304,36 @@ template <int CONN> __global__ void relabel_init_kernel(const Problem P, int asy
                 P.count[l] = 0;
                 P.next[l] = 0;
             }
+        }
+    }
+}
+
+/* Global relabel, between steps 1 and 2 (GCUT_CUDAGRID_JACOBI steps): one step of
+ * h(v) = min(h(v), 1 + h(w) over residual arcs v->w) node by node over the whole grid, in place
+ * (every height read or written is the length of a residual path to the sink, so heights stay
+ * valid starts for the relaxation from above). With mark, the last step puts every node whose
+ * height fell, and its neighbours' tiles, on the seeded first pass: every other tile is then
+ * at its fixed point with the heights as they are (a neighbour that fell during this step
+ * marked it), so only a fall seen later, which queues it, can lower a height in it. */
+template <int CONN> __global__ void jacobi_kernel(const Problem P, int mark) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < P.n;
+         i += (long long)gridDim.x * blockDim.x) {
+        const int h = P.dist[i];
+        if (h <= 1)
+            continue;
+        const unsigned mask = P.arc_mask[i];
+        int best = h;
+#pragma unroll
+        for (int d = 0; d < CONN; d++)
+            if (mask & (1u << d)) {
+                const int hn = __ldcg(&P.dist[i + P.step[d]]);
+                if (hn < kInf && hn + 1 < best)
+                    best = hn + 1;
+            }
+        if (best < h) {
+            P.dist[i] = best;
+            if (mark)
+                mark_first_pass<CONN>(P, i);
         }
     }
 }
@@ -477,8 +515,30 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
  * lowered with atomicMin (a tile re-queued while a block still relaxes it may be relaxed by two
  * blocks at once; both write upper bounds that are lengths of residual paths, and the smaller
  * wins), and only the tiles holding a neighbour of a node whose height fell are queued. */
+/* Queue the tile at offset code (dz, dy, dx each -1..1 as code / 9, code / 3 % 3, code % 3)
+ * from `tile` for the one-launch relabel, unless it is outside the grid or already waiting. */
+__device__ void queue_neighbor_tile(const Problem &P, int tile, int code, unsigned epoch) {
+    const int tx = tile % P.tiles_x, ty = tile / P.tiles_x % P.tiles_y,
+              tz = tile / (P.tiles_x * P.tiles_y);
+    const int nx = tx + code % 3 - 1, ny = ty + code / 3 % 3 - 1, nz = tz + code / 9 - 1;
+    if (nx < 0 || nx >= P.tiles_x || ny < 0 || ny >= P.tiles_y || nz < 0 || nz >= P.tiles_z)
+        return;
+    const int t = (nz * P.tiles_y + ny) * P.tiles_x + nx;
+    if (atomicCAS(&P.qflag[t], 0, kQueued) != 0)
+        return; /* still waiting (queue or first pass): it will read the new heights */
+    atomicAdd(&P.rctl[kPending], 1);
+    const int p = atomicAdd(&P.rctl[kTail], 1) - P.num_tiles;
+    if (p >= P.queue_cap) {
+        atomicExch(&P.rctl[kQOverflow], 1);
+        atomicSub(&P.rctl[kPending], 1);
+    } else {
+        atomicExch(&P.queue[p], ((unsigned long long)epoch << 32) | (unsigned)t);
+    }
+}
+
 template <int CONN>
-__device__ void relax_tile_async(const Problem &P, int tile, int *hs, int *nb, unsigned epoch) {
+__device__ void relax_tile_async(const Problem &P, int tile, int *hs, int *nb, unsigned epoch,
+                                 bool parallel_queue) {
     using G = Geo<CONN>;
     const int lx = threadIdx.x % G::TX, ly = threadIdx.x / G::TX % G::TY,
               lz = threadIdx.x / (G::TX * G::TY);
@@ -508,27 +568,24 @@ __device__ void relax_tile_async(const Problem &P, int tile, int *hs, int *nb, u
     }
     __threadfence(); /* the heights before the queue entries that announce them */
     __syncthreads();
-    if (threadIdx.x == 0) {
-        const int tx = tile % P.tiles_x, ty = tile / P.tiles_x % P.tiles_y,
-                  tz = tile / (P.tiles_x * P.tiles_y);
-        for (int code = 0; code < 27; code++) {
-            if (!nb[code])
-                continue;
-            const int nx = tx + code % 3 - 1, ny = ty + code / 3 % 3 - 1, nz = tz + code / 9 - 1;
-            if (nx < 0 || nx >= P.tiles_x || ny < 0 || ny >= P.tiles_y || nz < 0 || nz >= P.tiles_z)
-                continue;
-            const int t = (nz * P.tiles_y + ny) * P.tiles_x + nx;
-            if (atomicCAS(&P.qflag[t], 0, kQueued) != 0)
-                continue; /* still waiting (queue or first pass): it will read the new heights */
-            atomicAdd(&P.rctl[kPending], 1);
-            const int p = atomicAdd(&P.rctl[kTail], 1) - P.num_tiles;
-            if (p >= P.queue_cap) {
-                atomicExch(&P.rctl[kQOverflow], 1);
-                atomicSub(&P.rctl[kPending], 1);
-            } else {
-                atomicExch(&P.queue[p], ((unsigned long long)epoch << 32) | (unsigned)t);
-            }
+    if (parallel_queue) {
+        /* Thread c queues the neighbour at offset code c, so the atomics of up to 26
+         * neighbours overlap instead of following one another in thread 0. */
+        if (threadIdx.x < 27 && nb[threadIdx.x]) {
+            queue_neighbor_tile(P, tile, threadIdx.x, epoch);
+            __threadfence();
         }
+        __syncthreads(); /* every neighbour counted in kPending before this tile leaves it */
+        if (threadIdx.x == 0) {
+            __threadfence();
+            atomicSub(&P.rctl[kPending], 1); /* this tile's relaxation is done */
+        }
+        return;
+    }
+    if (threadIdx.x == 0) {
+        for (int code = 0; code < 27; code++)
+            if (nb[code])
+                queue_neighbor_tile(P, tile, code, epoch);
         __threadfence();
         atomicSub(&P.rctl[kPending], 1); /* this tile's relaxation is done */
     }
@@ -545,7 +602,7 @@ __device__ void relax_tile_async(const Problem &P, int tile, int *hs, int *nb, u
  * relabel's queue entries, so the queue need not be cleared between relabels. */
 template <int CONN>
 __global__ void __launch_bounds__(Geo<CONN>::T)
-    relax_async_kernel(const Problem P, int list_out, unsigned stamp) {
+    relax_async_kernel(const Problem P, int list_out, unsigned stamp, int parallel_queue) {
     using G = Geo<CONN>;
     __shared__ int hs[G::BOX];
     __shared__ int nb[27];
@@ -553,6 +610,7 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
     volatile int *rctl = P.rctl;
     const unsigned epoch = (unsigned)rctl[kEpoch];
     int visits = 0;
+    long long take_cycles = 0, relax_cycles = 0, t_mark = clock64();
     for (;;) {
         if (threadIdx.x == 0) {
             int tile = -1, p;
@@ -588,14 +646,22 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
         __syncthreads();
         const int tile = slot_s;
         __syncthreads();
+        long long t = clock64();
+        take_cycles += t - t_mark;
+        t_mark = t;
         if (tile < 0)
             break;
         visits++;
-        relax_tile_async<CONN>(P, tile, hs, nb, epoch);
+        relax_tile_async<CONN>(P, tile, hs, nb, epoch, parallel_queue != 0);
+        t = clock64();
+        relax_cycles += t - t_mark;
+        t_mark = t;
     }
     if (threadIdx.x == 0) {
         if (visits != 0)
             atomicAdd(&P.rctl[kRelaxVisits], visits);
+        atomicAdd(&P.counters[kTakeCycles], (unsigned long long)take_cycles);
+        atomicAdd(&P.counters[kRelaxCycles], (unsigned long long)relax_cycles);
         while (rctl[kPending] != 0 && rctl[kQOverflow] == 0)
             __nanosleep(64);
         __threadfence();
@@ -612,6 +678,8 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
         if (__syncthreads_or(active) && threadIdx.x == 0)
             list_append(P, list_out, tile, stamp);
     }
+    if (threadIdx.x == 0)
+        atomicAdd(&P.counters[kFinishCycles], (unsigned long long)(clock64() - t_mark));
 }
 
 /* The whole global relabel in one cooperative launch (grid-wide barriers between passes, no
@@ -902,7 +970,7 @@ struct Session {
     cudaStream_t stream = nullptr;
     int *host_count = nullptr; /* pinned [4 + kRctlWords]: list sizes, then P.rctl */
     unsigned long long *host_counters = nullptr;
-    cudaEvent_t events[5] = {}; /* 0-2: verbose phase times, 3-4: construction */
+    cudaEvent_t events[8] = {}; /* 0-2, 5-7: verbose phase times, 3-4: construction */
     void *blocks[32] = {};
     int num_blocks = 0;
     size_t device_bytes = 0;
@@ -910,7 +978,7 @@ struct Session {
     /* Launch shapes and knobs, fixed at setup. */
     int device = 0, node_blocks = 1, sweep_blocks = 1, relax_blocks = 1, coop = 0, coop_blocks = 1,
         sweeps_per_relabel = 1, rounds = 1, warm_sweeps = 1, relax_async = 1, async_blocks = 1,
-        init_levels = 1;
+        init_levels = 1, parallel_queue = 1, jacobi = 0;
     /* One-launch relabels since the queue was last cleared (their epochs tag its entries). */
     long long epochs = 0;
     ~Session() {
@@ -1079,6 +1147,12 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
     /* GCUT_CUDAGRID_INIT_LEVELS: 2 (default) a global relabel starts with heights 1 and 2
      * set node by node (relabel_init_kernel); 1 with heights 1 only. */
     S.init_levels = gcut__env_int("GCUT_CUDAGRID_INIT_LEVELS", 2, 1, 2);
+    /* GCUT_CUDAGRID_QPAR: 1 (default) a relaxed tile queues its neighbours from one thread per
+     * neighbour; 0 from thread 0, one after the other. */
+    S.parallel_queue = gcut__env_int("GCUT_CUDAGRID_QPAR", 1, 0, 1);
+    /* GCUT_CUDAGRID_JACOBI: node-by-node relaxation steps over the whole grid before the tile
+     * relaxation (jacobi_kernel; the last one seeds the first pass with RELAX=2); 0 none. */
+    S.jacobi = gcut__env_int("GCUT_CUDAGRID_JACOBI", 0, 0, 64);
     S.sweeps_per_relabel = gcut__env_int(
         "GCUT_CUDAGRID_SWEEPS",
         G::NDIM == 2 ? kDefaultSweepsPerRelabel2D : kDefaultSweepsPerRelabel3D, 1, 1 << 20);
@@ -1156,6 +1230,7 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
     gcut_status st = GCUT_OK;
     GCUT__CUDA_TRY(cudaMemsetAsync(P.mark, 0, tiles * 4, stream), "memset");
     GCUT__CUDA_TRY(cudaMemsetAsync(P.counters + kSumSinkResidual, 0, 3 * 8, stream), "memset");
+    GCUT__CUDA_TRY(cudaMemsetAsync(P.counters + kRelaxCycles, 0, 3 * 8, stream), "memset");
     /* Queue words and visits from 0; the epoch goes on, unless two billion relabels ran since
      * the queue was cleared (then clear it, so that no old tag can match). */
     if (S.epochs > (1ll << 31)) {
@@ -1175,6 +1250,7 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         *out = *S.host_count;
         return GCUT_OK;
     };
+    float init_ms = 0, relax_kernel_ms = 0; /* --verbose: of the one-launch relabels */
     /* Exact heights, then the active tiles; 0 active tiles means the preflow is maximum. */
     auto global_relabel = [&](int *active_tiles) -> gcut_status {
         relabels++;
@@ -1199,15 +1275,25 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         }
         if (S.relax_async) {
             S.epochs++;
+            if (verbose)
+                GCUT__CUDA_TRY(cudaEventRecord(S.events[5], stream), "cudaEventRecord");
             if (S.relax_async == 2) {
                 GCUT__CUDA_TRY(cudaMemsetAsync(P.qflag, 0, tiles * sizeof(int), stream), "memset");
                 GCUT__CUDA_TRY(cudaMemsetAsync(P.rctl, 0, (kQOverflow + 1) * sizeof(int), stream),
                                "memset");
             }
             relabel_init_kernel<CONN>
-                <<<node_blocks, 256, 0, stream>>>(P, S.relax_async, S.init_levels);
-            relax_async_kernel<CONN><<<S.async_blocks, G::T, 0, stream>>>(P, q % 3, ++stamp);
+                <<<node_blocks, 256, 0, stream>>>(P, S.relax_async, S.init_levels, S.jacobi == 0);
+            for (int k = 0; k < S.jacobi; k++)
+                jacobi_kernel<CONN>
+                    <<<node_blocks, 256, 0, stream>>>(P, S.relax_async == 2 && k == S.jacobi - 1);
+            if (verbose)
+                GCUT__CUDA_TRY(cudaEventRecord(S.events[6], stream), "cudaEventRecord");
+            relax_async_kernel<CONN>
+                <<<S.async_blocks, G::T, 0, stream>>>(P, q % 3, ++stamp, S.parallel_queue);
             GCUT__CUDA_TRY(cudaGetLastError(), "relax kernel launch");
+            if (verbose)
+                GCUT__CUDA_TRY(cudaEventRecord(S.events[7], stream), "cudaEventRecord");
             GCUT__CUDA_TRY(cudaMemcpyAsync(S.host_count, P.count, 4 * sizeof(int),
                                            cudaMemcpyDeviceToHost, stream),
                            "read list sizes");
@@ -1215,6 +1301,13 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
                                            cudaMemcpyDeviceToHost, stream),
                            "read list sizes");
             GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "global relabel");
+            if (verbose) {
+                float a = 0, b = 0;
+                GCUT__CUDA_TRY(cudaEventElapsedTime(&a, S.events[5], S.events[6]), "event time");
+                GCUT__CUDA_TRY(cudaEventElapsedTime(&b, S.events[6], S.events[7]), "event time");
+                init_ms += a;
+                relax_kernel_ms += b;
+            }
             relax_visits = S.host_count[4 + kRelaxVisits]; /* since the solve began */
             if (S.host_count[4 + kQOverflow] == 0) {
                 *active_tiles = S.host_count[q % 3];
@@ -1225,7 +1318,9 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
             GCUT__CUDA_TRY(cudaMemsetAsync(P.count, 0, 4 * sizeof(int), stream), "memset");
             GCUT__CUDA_TRY(cudaMemsetAsync(P.next, 0, 4 * sizeof(int), stream), "memset");
         }
-        relabel_init_kernel<CONN><<<node_blocks, 256, 0, stream>>>(P, 0, S.init_levels);
+        relabel_init_kernel<CONN><<<node_blocks, 256, 0, stream>>>(P, 0, S.init_levels, 0);
+        for (int k = 0; k < S.jacobi; k++)
+            jacobi_kernel<CONN><<<node_blocks, 256, 0, stream>>>(P, 0);
         relax_kernel<CONN>
             <<<relax_blocks, G::T, 0, stream>>>(P, kAllTiles, (q + 1) % 3, (q + 2) % 3, ++stamp);
         q++;
@@ -1261,7 +1356,7 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         return GCUT_OK;
     };
     if (verbose) {
-        for (int k = 0; k < 3; k++)
+        for (int k = 0; k < 8; k++)
             if (S.events[k] == nullptr)
                 GCUT__CUDA_TRY(cudaEventCreate(&S.events[k]), "cudaEventCreate");
         GCUT__CUDA_TRY(cudaEventRecord(S.events[0], stream), "cudaEventRecord");
@@ -1343,6 +1438,17 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
                 (long long)*flow, (long long)sweeps, (long long)relabels, (long long)relax_passes,
                 (long long)relax_visits, (long long)queue_overflows, c[kVisits],
                 stats->bytes_per_sweep, sweep_ms, relabel_ms, start_ms, finish_ms);
+    if (verbose && relax_visits > 0) {
+        const double rc = (double)c[kRelaxCycles], tc = (double)c[kTakeCycles],
+                     fc = (double)c[kFinishCycles], all = rc + tc + fc > 0 ? rc + tc + fc : 1;
+        fprintf(stderr,
+                "cuda-grid: one-launch relabel, block time (thread 0's clock): relaxing %.0f%%, "
+                "taking and waiting for tiles %.0f%%, waiting for the end and collecting %.0f%%; "
+                "%.1f kcycles per tile relaxation, %d blocks; device ms: init kernels %.3f, "
+                "relax kernels %.3f (of the global relabels' %.3f)\n",
+                100 * rc / all, 100 * tc / all, 100 * fc / all, rc / 1e3 / (double)relax_visits,
+                S.async_blocks, init_ms, relax_kernel_ms, relabel_ms);
+    }
     return GCUT_OK;
 }
 
