@@ -5,7 +5,8 @@
 # VARIANTS ("name:build-dir:ENV=V,ENV=V;..."; build-dir is build-new or build-base) for REPS
 # rounds through gcut_bench (hard AB_SIZES, cuda-grid and bk in the same process tree, flows
 # compared, AB_REPEATS solves) and through gpu_context (CTX_ARGS: warm re-solves against the cold
-# solve of the new problem); then --verbose profiles of PROF_VARIANTS and, with SANITIZE=1,
+# solve of the new problem); then --verbose profiles of PROF_VARIANTS, with EXTRA=1 hard
+# 1920x1080 8-connected and 128^3 / 256^3 6-connected against bk, and with SANITIZE=1
 # compute-sanitizer memcheck on the quick sets. Logs under $OUT.
 # Run from the tree to test: BASE_DIR=.. bash bench/gpu_ab.sh
 set -u
@@ -72,10 +73,20 @@ for v in "${prof[@]}"; do
     env ${envs//,/ } timeout 60 "$dir/gpu_context" --size "${AB_SIZES:-1920x1080}" --repeats 1 --verbose 2>&1 |
         grep -E "^-- verbose|cuda-grid: flow"
 done 2>&1 | tee "$O/prof.log"
+if [ -n "${EXTRA:-}" ]; then
+    # 8-connected and 3D figures beside the 4-connected bar: this tree's default against bk.
+    echo "== extra: instance solver solve_ms flow sweeps relabels"
+    for args in "--sizes 1920x1080 --volumes none --connectivity 8" "--sizes none --volumes 128,256"; do
+        # shellcheck disable=SC2086
+        timeout 120 build-new/gcut_bench $args --levels hard --seed 1 --solvers cuda-grid,bk \
+            --repeats 3 --no-markdown --csv - 2>>"$O/ab.err" | grep -v '^instance,' |
+            awk -F, '{print $1, $6, $10, $11, $14, $15}'
+    done 2>&1 | tee "$O/extra.log"
+fi
 if [ -n "${SANITIZE:-}" ]; then
     for t in test_cuda_grid test_cuda_context; do
         s=$(date +%s%N)
-        GCUT_TEST_QUICK=1 timeout "${SAN_TIMEOUT:-120}" compute-sanitizer --tool memcheck --error-exitcode 9 \
+        GCUT_TEST_QUICK=1 timeout "${SAN_TIMEOUT:-60}" compute-sanitizer --tool memcheck --error-exitcode 9 \
             build-new/tests/$t >"$O/san.tmp" 2>&1
         echo "memcheck $t rc=$? $((($(date +%s%N) - s) / 1000000)) ms: $(grep -E 'ERROR SUMMARY|passed,' "$O/san.tmp" | tr '\n' ' ')"
         cat "$O/san.tmp" >>"$O/sanitize.log"
