@@ -67,11 +67,11 @@ for v in "${prof[@]}"; do
     # shellcheck disable=SC2086
     env ${envs//,/ } timeout 60 "$dir/gcut_bench" --sizes "${AB_SIZES:-1920x1080}" --volumes none \
         --levels hard --solvers cuda-grid --repeats 2 --verbose --no-markdown --csv /dev/null 2>&1 |
-        grep "flow"
+        grep -E "flow|block time"
     echo "== profile $name (warm marked and cold, gpu_context --verbose)"
     # shellcheck disable=SC2086
     env ${envs//,/ } timeout 60 "$dir/gpu_context" --size "${AB_SIZES:-1920x1080}" --repeats 1 --verbose 2>&1 |
-        grep -E "^-- verbose|cuda-grid: flow"
+        grep -E "^-- verbose|cuda-grid: flow|block time"
 done 2>&1 | tee "$O/prof.log"
 if [ -n "${EXTRA:-}" ]; then
     # 8-connected and 3D figures beside the 4-connected bar: this tree's default against bk.

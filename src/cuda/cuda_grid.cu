@@ -1151,8 +1151,10 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
      * neighbour; 0 from thread 0, one after the other. */
     S.parallel_queue = gcut__env_int("GCUT_CUDAGRID_QPAR", 1, 0, 1);
     /* GCUT_CUDAGRID_JACOBI: node-by-node relaxation steps over the whole grid before the tile
-     * relaxation (jacobi_kernel; the last one seeds the first pass with RELAX=2); 0 none. */
-    S.jacobi = gcut__env_int("GCUT_CUDAGRID_JACOBI", 0, 0, 64);
+     * relaxation (jacobi_kernel; the last one seeds the first pass with RELAX=2), default 2
+     * (hard 1920x1080 on the H100: 2.20 / 2.33 ms per solve against 2.87 / 2.57 with none and
+     * 2.74 / 2.51 before this session's relabel changes, docs/CUDA-GRID.md); 0 none. */
+    S.jacobi = gcut__env_int("GCUT_CUDAGRID_JACOBI", 2, 0, 64);
     S.sweeps_per_relabel = gcut__env_int(
         "GCUT_CUDAGRID_SWEEPS",
         G::NDIM == 2 ? kDefaultSweepsPerRelabel2D : kDefaultSweepsPerRelabel3D, 1, 1 << 20);
