@@ -6,8 +6,9 @@
 # rounds through gcut_bench (hard AB_SIZES, cuda-grid and bk in the same process tree, flows
 # compared, AB_REPEATS solves) and through gpu_context (CTX_ARGS: warm re-solves against the cold
 # solve of the new problem); then --verbose profiles of PROF_VARIANTS, with EXTRA=1 hard
-# 1920x1080 8-connected and 128^3 / 256^3 6-connected against bk, and with SANITIZE=1
-# compute-sanitizer memcheck on the quick sets. Logs under $OUT.
+# 1920x1080 8-connected and 128^3 / 256^3 6-connected against bk (PEER_SIZES=1: also the P-EIBFS
+# instances of issue #17, seed 5, cuda-grid alone), and with SANITIZE=1 compute-sanitizer
+# memcheck on the quick sets. Logs under $OUT.
 # Run from the tree to test: BASE_DIR=.. bash bench/gpu_ab.sh
 set -u
 O=${OUT:-bench/out/ab}
@@ -15,26 +16,26 @@ mkdir -p "$O"
 nvidia-smi -L
 targets="gcut_bench gpu_context"
 cmake -S . -B build-new -DGCUT_WERROR=ON -DGCUT_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
-    -DCMAKE_BUILD_TYPE=Release >"$O/build-new.log" 2>&1 &&
+    -DCMAKE_BUILD_TYPE=Release >/tmp/build-new.log 2>&1 &&
     cmake --build build-new -j"${JOBS:-16}" --target $targets gcut test_cuda_grid test_cuda_context \
-        test_cuda_seg >>"$O/build-new.log" 2>&1 &
+        test_cuda_seg >>/tmp/build-new.log 2>&1 &
 new_pid=$!
 if [ -n "${BASE_DIR:-}" ]; then
     cmake -S "$BASE_DIR" -B build-base -DGCUT_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
-        -DCMAKE_BUILD_TYPE=Release >"$O/build-base.log" 2>&1 &&
-        cmake --build build-base -j"${JOBS:-16}" --target $targets >>"$O/build-base.log" 2>&1 &
+        -DCMAKE_BUILD_TYPE=Release >/tmp/build-base.log 2>&1 &&
+        cmake --build build-base -j"${JOBS:-16}" --target $targets >>/tmp/build-base.log 2>&1 &
     base_pid=$!
-    wait $base_pid || { tail -20 "$O/build-base.log"; exit 1; }
+    wait $base_pid || { tail -20 /tmp/build-base.log; exit 1; }
 fi
-wait $new_pid || { tail -40 "$O/build-new.log"; exit 1; }
+wait $new_pid || { tail -40 /tmp/build-new.log; exit 1; }
 for t in ${TESTS:-test_cuda_grid test_cuda_context test_cuda_seg}; do
     s=$(date +%s%N)
     timeout "${TEST_TIMEOUT:-150}" build-new/tests/$t >"$O/t.tmp" 2>&1
     rc=$?
     echo "$t rc=$rc $((($(date +%s%N) - s) / 1000000)) ms: $(tail -1 "$O/t.tmp")"
     grep -E "FAIL|MISMATCH|CHECK failed" "$O/t.tmp" | head -5
-    cat "$O/t.tmp" >>"$O/tests.log"
-done
+    cat "$O/t.tmp" >>/tmp/tests.log
+done 2>&1 | tee "$O/tests-summary.log"
 rm -f "$O/t.tmp"
 IFS=";" read -ra variants <<<"${VARIANTS:-base:build-base:;new:build-new:}"
 echo "== gcut_bench: round variant instance solver solve_ms flow sweeps relabels"
@@ -74,14 +75,32 @@ for v in "${prof[@]}"; do
         grep -E "^-- verbose|cuda-grid: flow|block time"
 done 2>&1 | tee "$O/prof.log"
 if [ -n "${EXTRA:-}" ]; then
-    # 8-connected and 3D figures beside the 4-connected bar: this tree's default against bk.
-    echo "== extra: instance solver solve_ms flow sweeps relabels"
+    # 8-connected and 3D figures beside the 4-connected bar, each variant of EXTRA_VARIANTS
+    # (default: VARIANTS) against bk in the same process tree; then, with PEER_SIZES=1, the
+    # instances of the issue's P-EIBFS figures (hard, seed 5) through cuda-grid alone.
+    echo "== extra: variant instance solver solve_ms flow sweeps relabels"
+    IFS=";" read -ra extra_variants <<<"${EXTRA_VARIANTS:-${VARIANTS:-base:build-base:;new:build-new:}}"
     for args in "--sizes 1920x1080 --volumes none --connectivity 8" "--sizes none --volumes 128,256"; do
-        # shellcheck disable=SC2086
-        timeout 120 build-new/gcut_bench $args --levels hard --seed 1 --solvers cuda-grid,bk \
-            --repeats 3 --no-markdown --csv - 2>>"$O/ab.err" | grep -v '^instance,' |
-            awk -F, '{print $1, $6, $10, $11, $14, $15}'
+        for v in "${extra_variants[@]}"; do
+            IFS=":" read -r name dir envs <<<"$v"
+            # shellcheck disable=SC2086
+            env ${envs//,/ } timeout 120 "$dir/gcut_bench" $args --levels hard --seed 1 \
+                --solvers cuda-grid,bk --repeats 3 --no-markdown --csv - 2>>"$O/ab.err" |
+                grep -v '^instance,' | awk -F, -v n="$name" '{print n, $1, $6, $10, $11, $14, $15}'
+        done
     done 2>&1 | tee "$O/extra.log"
+    if [ -n "${PEER_SIZES:-}" ]; then
+        for args in "--sizes 2048x2048 --volumes none" "--sizes 1920x1080 --volumes none --connectivity 8" \
+            "--sizes none --volumes 192"; do
+            for v in "${extra_variants[@]}"; do
+                IFS=":" read -r name dir envs <<<"$v"
+                # shellcheck disable=SC2086
+                env ${envs//,/ } timeout 60 "$dir/gcut_bench" $args --levels hard --seed 5 \
+                    --solvers cuda-grid --repeats 5 --no-markdown --csv - 2>>"$O/ab.err" |
+                    grep -v '^instance,' | awk -F, -v n="$name" '{print n, $1, "seed 5", $6, $10, $11}'
+            done
+        done 2>&1 | tee -a "$O/extra.log"
+    fi
 fi
 if [ -n "${SANITIZE:-}" ]; then
     for t in test_cuda_grid test_cuda_context; do
