@@ -7,7 +7,8 @@
 # compared, AB_REPEATS solves) and through gpu_context (CTX_ARGS: warm re-solves against the cold
 # solve of the new problem); then --verbose profiles of PROF_VARIANTS, with EXTRA=1 hard
 # 1920x1080 8-connected and 128^3 / 256^3 6-connected against bk (PEER_SIZES=1: also the P-EIBFS
-# instances of issue #17, seed 5, cuda-grid alone), and with SANITIZE=1 compute-sanitizer
+# instances of issue #17, seed 5, cuda-grid alone), with STARTUP=1 one `gcut segment` process
+# per run with CUDA's lazy and eager module loading, and with SANITIZE=1 compute-sanitizer
 # memcheck on the quick sets. Logs under $OUT.
 # Run from the tree to test: BASE_DIR=.. bash bench/gpu_ab.sh
 set -u
@@ -17,7 +18,7 @@ nvidia-smi -L
 targets="gcut_bench gpu_context"
 cmake -S . -B build-new -DGCUT_WERROR=ON -DGCUT_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
     -DCMAKE_BUILD_TYPE=Release >/tmp/build-new.log 2>&1 &&
-    cmake --build build-new -j"${JOBS:-16}" --target $targets gcut test_cuda_grid test_cuda_context \
+    cmake --build build-new -j"${JOBS:-16}" --target $targets gcut gcut_cli test_cuda_grid test_cuda_context \
         test_cuda_seg >>/tmp/build-new.log 2>&1 &
 new_pid=$!
 if [ -n "${BASE_DIR:-}" ]; then
@@ -80,7 +81,7 @@ if [ -n "${EXTRA:-}" ]; then
     # instances of the issue's P-EIBFS figures (hard, seed 5) through cuda-grid alone.
     echo "== extra: variant instance solver solve_ms flow sweeps relabels"
     IFS=";" read -ra extra_variants <<<"${EXTRA_VARIANTS:-${VARIANTS:-base:build-base:;new:build-new:}}"
-    for args in "--sizes 1920x1080 --volumes none --connectivity 8" "--sizes none --volumes 128,256"; do
+    for args in "--sizes 1920x1080 --volumes none --connectivity 8" "--sizes none --volumes ${EXTRA_VOLUMES:-128,256}"; do
         for v in "${extra_variants[@]}"; do
             IFS=":" read -r name dir envs <<<"$v"
             # shellcheck disable=SC2086
@@ -92,7 +93,7 @@ if [ -n "${EXTRA:-}" ]; then
     if [ -n "${PEER_SIZES:-}" ]; then
         for args in "--sizes 2048x2048 --volumes none" "--sizes 1920x1080 --volumes none --connectivity 8" \
             "--sizes none --volumes 192"; do
-            for v in "${extra_variants[@]}"; do
+            for v in ${PEER_VARIANTS:-new:build-new:}; do
                 IFS=":" read -r name dir envs <<<"$v"
                 # shellcheck disable=SC2086
                 env ${envs//,/ } timeout 60 "$dir/gcut_bench" $args --levels hard --seed 5 \
@@ -101,6 +102,24 @@ if [ -n "${EXTRA:-}" ]; then
             done
         done 2>&1 | tee -a "$O/extra.log"
     fi
+fi
+if [ -n "${STARTUP:-}" ]; then
+    # One `gcut segment` process on a hard synthetic 1920x1080 photo, file to mask, with CUDA's
+    # module loading lazy (its default) and eager, alternating; the start-up's split from
+    # GCUT_DEVICE_INIT_VERBOSE=1 and the phases the process prints.
+    d=$(mktemp -d)
+    build-new/gcut gen synth --size 1920x1080 --level hard --seed 1 -o "$d/img.png" \
+        --seeds "$d/seeds.png" >/dev/null 2>&1
+    for r in 1 2 3; do
+        for mode in LAZY EAGER; do
+            s=$(date +%s%N)
+            CUDA_MODULE_LOADING=$mode GCUT_DEVICE_INIT_VERBOSE=1 build-new/gcut segment "$d/img.png" \
+                --seeds "$d/seeds.png" --solver cuda-grid --iterations 1 -o "$d/mask.png" >"$d/out.txt" 2>&1
+            rc=$?
+            echo "$mode run $r rc=$rc wall $((($(date +%s%N) - s) / 1000000)) ms | $(grep -E '^(gcut_device_init|total|solve|model|image|write)' "$d/out.txt" | sed -E 's/  +/ /g' | tr '\n' '|' | cut -c1-300)"
+        done
+    done 2>&1 | tee "$O/startup.log"
+    rm -rf "$d"
 fi
 if [ -n "${SANITIZE:-}" ]; then
     for t in test_cuda_grid test_cuda_context; do

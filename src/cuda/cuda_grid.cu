@@ -1697,6 +1697,7 @@ template <int CONN> void preload_kernels() {
     cudaFuncGetAttributes(&a, relabel_init_kernel<CONN>);
     cudaFuncGetAttributes(&a, relax_kernel<CONN>);
     cudaFuncGetAttributes(&a, relax_async_kernel<CONN>);
+    cudaFuncGetAttributes(&a, jacobi_kernel<CONN>);
     cudaFuncGetAttributes(&a, relabel_coop_kernel<CONN>);
     cudaFuncGetAttributes(&a, collect_kernel<CONN>);
     cudaFuncGetAttributes(&a, sweep_kernel<CONN>);
