@@ -511,10 +511,6 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
         relax_tile<CONN>(P, tile, hs, list_out, stamp);
 }
 
-/* Relax one tile of the one-launch relabel: relax_tile's local fixed point, but heights are
- * lowered with atomicMin (a tile re-queued while a block still relaxes it may be relaxed by two
- * blocks at once; both write upper bounds that are lengths of residual paths, and the smaller
- * wins), and only the tiles holding a neighbour of a node whose height fell are queued. */
 /* Queue the tile at offset code (dz, dy, dx each -1..1 as code / 9, code / 3 % 3, code % 3)
  * from `tile` for the one-launch relabel, unless it is outside the grid or already waiting. */
 __device__ void queue_neighbor_tile(const Problem &P, int tile, int code, unsigned epoch) {
@@ -536,6 +532,10 @@ __device__ void queue_neighbor_tile(const Problem &P, int tile, int code, unsign
     }
 }
 
+/* Relax one tile of the one-launch relabel: relax_tile's local fixed point, but heights are
+ * lowered with atomicMin (a tile re-queued while a block still relaxes it may be relaxed by two
+ * blocks at once; both write upper bounds that are lengths of residual paths, and the smaller
+ * wins), and only the tiles holding a neighbour of a node whose height fell are queued. */
 template <int CONN>
 __device__ void relax_tile_async(const Problem &P, int tile, int *hs, int *nb, unsigned epoch,
                                  bool parallel_queue) {
@@ -1133,8 +1133,9 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
     S.sweep_blocks = sweep_per_sm * sms < P.num_tiles ? sweep_per_sm * sms : P.num_tiles;
     S.relax_blocks = relax_per_sm * sms < P.num_tiles ? relax_per_sm * sms : P.num_tiles;
     /* GCUT_CUDAGRID_RELAX: 2 (default) the global relabel's relaxation and collection in one
-     * launch over a device queue (relax_async_kernel), whose first pass takes only the seeded
-     * tiles (next to a node next to the sink); 1 the same with every tile in the first pass;
+     * launch over a device queue (relax_async_kernel), whose first pass takes only the tiles
+     * that the last Jacobi step (or, with none, a finite height) marks; 1 the same with every
+     * tile in the first pass;
      * 0 as passes, one launch each, with a host read of the list size every kRelaxBatch
      * passes (hard 1920x1080 on the H100: one launch 2.9 against 3.3-3.9 ms per solve,
      * docs/CUDA-GRID.md). */
