@@ -15,23 +15,23 @@ set -u
 O=${OUT:-bench/out/ab}
 mkdir -p "$O"
 nvidia-smi -L
-targets="gcut_bench gpu_context"
+targets=(gcut_bench gpu_context)
 cmake -S . -B build-new -DGCUT_WERROR=ON -DGCUT_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
     -DCMAKE_BUILD_TYPE=Release >/tmp/build-new.log 2>&1 &&
-    cmake --build build-new -j"${JOBS:-16}" --target $targets gcut gcut_cli test_cuda_grid test_cuda_context \
+    cmake --build build-new -j"${JOBS:-16}" --target "${targets[@]}" gcut gcut_cli test_cuda_grid test_cuda_context \
         test_cuda_seg >>/tmp/build-new.log 2>&1 &
 new_pid=$!
 if [ -n "${BASE_DIR:-}" ]; then
     cmake -S "$BASE_DIR" -B build-base -DGCUT_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
         -DCMAKE_BUILD_TYPE=Release >/tmp/build-base.log 2>&1 &&
-        cmake --build build-base -j"${JOBS:-16}" --target $targets >>/tmp/build-base.log 2>&1 &
+        cmake --build build-base -j"${JOBS:-16}" --target "${targets[@]}" >>/tmp/build-base.log 2>&1 &
     base_pid=$!
     wait $base_pid || { tail -20 /tmp/build-base.log; exit 1; }
 fi
 wait $new_pid || { tail -40 /tmp/build-new.log; exit 1; }
 for t in ${TESTS:-test_cuda_grid test_cuda_context test_cuda_seg}; do
     s=$(date +%s%N)
-    timeout "${TEST_TIMEOUT:-150}" build-new/tests/$t >"$O/t.tmp" 2>&1
+    timeout "${TEST_TIMEOUT:-150}" build-new/tests/"$t" >"$O/t.tmp" 2>&1
     rc=$?
     echo "$t rc=$rc $((($(date +%s%N) - s) / 1000000)) ms: $(tail -1 "$O/t.tmp")"
     grep -E "FAIL|MISMATCH|CHECK failed" "$O/t.tmp" | head -5
