@@ -37,7 +37,11 @@ static int64_t bk_flow(gcut_graph *g) {
  * cut out before any push); bk after one phase of 2 sweeps (a preflow in mid-flight,
  * residuals past INT32_MAX split); the sub refused (a limit of 1 node: the forward search
  * runs, the GPU carries on). And the 64-bit paired-arc path (taken past 2^32 arcs) forced on,
- * with and without the hybrid. */
+ * with and without the hybrid. Third pass: the launch-per-step path (GCUT_CUDAGENERAL_PERSIST=0;
+ * the default is one cooperative launch per BFS and per push phase) with the hybrid's forward
+ * search; the grid kernels with every step grid-wide, phases cut by the device clock after
+ * their first 4 sweeps and bottom-up BFS levels past a frontier of 1% of the nodes; and with
+ * block 0 running every step alone. */
 #define MAX_ALL "2147483647"
 static const struct hybrid_mode {
     const char *name;
@@ -67,6 +71,18 @@ static const struct hybrid_mode {
       {"GCUT_CUDAGENERAL_HYBRID_ACTIVE", MAX_ALL},
       {"GCUT_CUDAGENERAL_HYBRID_NODES", MAX_ALL}}},
     {"64-bit arc indices, GPU only", {{"GCUT_CUDAGENERAL_WIDE_ARCS", "1"}}},
+    {"launch per step, sub refused",
+     {{"GCUT_CUDAGENERAL_PERSIST", "0"},
+      {"GCUT_CUDAGENERAL_HYBRID", "1"},
+      {"GCUT_CUDAGENERAL_HYBRID_AFTER", "1"},
+      {"GCUT_CUDAGENERAL_HYBRID_ACTIVE", MAX_ALL},
+      {"GCUT_CUDAGENERAL_HYBRID_NODES", "1"}}},
+    {"grid kernels, every step grid-wide, 1% phases, bottom-up BFS levels",
+     {{"GCUT_CUDAGENERAL_GRID_SMALL", "0"},
+      {"GCUT_CUDAGENERAL_BALANCE", "1"},
+      {"GCUT_CUDAGENERAL_BOTTOM_UP", "1"}}},
+    {"grid kernels, block 0 alone, 1 cycle",
+     {{"GCUT_CUDAGENERAL_GRID_SMALL", "16777216"}, {"GCUT_CUDAGENERAL_CYCLES", "1"}}},
 };
 enum { num_hybrid_modes = (int)(sizeof hybrid_modes / sizeof hybrid_modes[0]) };
 
@@ -107,10 +123,11 @@ static void check_graph(gcut_graph *g, const char *what) {
     CHECK(stats.device_bytes > 0);
     CHECK(strcmp(stats.solver, "cuda-general") == 0);
     checks++;
-    /* Past 50000 nodes (the hub, the path) two settings: the depth rule, bk after 2 sweeps. */
+    /* Past 50000 nodes (the hub, the path) three settings: the depth rule, bk after 2 sweeps,
+     * the launch-per-step path. */
     const int big = gcut_graph_num_nodes(g) > 50000;
     for (int mode = 0; mode < num_hybrid_modes; mode++)
-        if (!big || mode == 0 || mode == 2)
+        if (!big || mode == 0 || mode == 2 || mode == 6)
             check_mode(g, mode, expected, what);
 }
 

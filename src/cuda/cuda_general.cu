@@ -5,6 +5,7 @@
 #include "internal.h"
 #include "cuda_check.h"
 
+#include <cooperative_groups.h>
 #include <cub/cub.cuh>
 #include <cuda_runtime.h>
 
@@ -14,6 +15,8 @@
 #include <string.h>
 
 namespace {
+
+namespace cg = cooperative_groups;
 
 /* Height of a node that cannot reach the sink; above every BFS distance since n < kInf. */
 constexpr int kInf = 0x7fffffff;
@@ -138,7 +141,16 @@ template <typename A> __global__ void init_kernel(const Dev<A> D) {
  * reads q on the device, so the host launches steps without knowing how far the device got.
  * List fills are stamped 4q + 1 (BFS level 1), 4q + 2 (active list) and 4q + 3 (step q's
  * output): a stamp is never reused. ---- */
-enum { kQ = 3, kLevel = 4, kSweeps = 5, kBfsLevels = 6, kDone = 7, kNumCtl = 8 };
+enum {
+    kQ = 3,
+    kLevel = 4,
+    kSweeps = 5,
+    kBfsLevels = 6,
+    kDone = 7,
+    kSlotQ = 8, /* grid kernels: q after block 0's run of small steps */
+    kStop0 = 9, /* grid kernels: block 0's stop decision of round r in kStop0 + (r & 1) */
+    kNumCtl = 11
+};
 
 /* Threads of a one-block kernel that runs many steps while a list is small. */
 constexpr int kSmallBlock = 1024;
@@ -549,6 +561,186 @@ __global__ void __launch_bounds__(kSmallBlock)
     }
 }
 
+/* ---- persistent grid kernels (third pass): a whole BFS, or a whole push phase, in one
+ * cooperative launch, a grid-wide barrier per step instead of two launches per step and a host
+ * read every few steps. While a step's list has at most small_max entries, block 0 runs the
+ * steps alone (a __syncthreads each) and the other blocks wait at the next grid barrier: long
+ * thin graphs keep the one-block kernels' cost per step.
+ *
+ * Agreement: every block must take the same branch at every barrier, or the grid deadlocks.
+ * The list size of step q, count[q % 3], is final at the barrier that ends step q - 1 and no
+ * one writes it before the barrier that ends step q in the grid-wide branch; block 0's run of
+ * small steps would zero it two steps on, hence one barrier before the run (every block has
+ * read it by then). What only block 0 knows (q after its run, the clock) crosses a barrier in
+ * a control word; a stop decision uses word kStop0 + (round & 1), so that block 0's write for
+ * round r + 1 cannot overtake a slow block's read for round r. ---- */
+
+__device__ __forceinline__ unsigned long long global_ns() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+/* A bottom-up BFS level (Beamer et al. 2012's direction-optimising BFS): every node w without a
+ * level looks for an arc w -> u with residual capacity into the frontier (height `level`) and
+ * takes level + 1; only w's thread writes w's height, and nodes given level + 1 in this step
+ * cannot pass for the frontier. Cheaper than the top-down step when the frontier's arcs
+ * outnumber the unreached nodes' (a frontier of a large share of the graph). */
+template <typename A>
+__device__ void bfs_bottom_up(const Dev<A> &D, int level, int out, unsigned stamp) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < D.n;
+         i += (long long)gridDim.x * blockDim.x) {
+        if (__ldcg(&D.height[i]) != kInf)
+            continue;
+        const unsigned long long end = D.offset[i + 1];
+        for (unsigned long long a = D.offset[i]; a < end; a++)
+            if (D.res[a] != 0 && __ldcg(&D.height[D.head[a]]) == level) {
+                __stcg(&D.height[i], level + 1);
+                list_append(D.list[out], &D.count[out], D.mark, (unsigned)i, stamp);
+                break;
+            }
+    }
+}
+
+/* Every BFS level until the frontier is empty (Fwd: the hybrid's forward search `fs`); a level
+ * whose frontier has more than bottom_up nodes (0: never) runs bottom-up. */
+template <bool Fwd, typename A>
+__global__ void __launch_bounds__(kBlock)
+    bfs_grid_kernel(const Dev<A> D, unsigned fs, unsigned small_max, unsigned bottom_up) {
+    cg::grid_group grid = cg::this_grid();
+    __shared__ unsigned total_s;
+    unsigned q = __ldcg(&D.count[kQ]);
+    int level = (int)__ldcg(&D.count[kLevel]);
+    const unsigned q_start = q;
+    const unsigned warp_id = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    const unsigned warps = gridDim.x * (blockDim.x >> 5);
+    for (;;) {
+        const unsigned total = __ldcg(&D.count[q % 3]);
+        if (total == 0)
+            break;
+        if (total <= small_max) {
+            grid.sync();
+            if (blockIdx.x == 0) {
+                for (;;) {
+                    if (threadIdx.x == 0) {
+                        total_s = __ldcg(&D.count[q % 3]);
+                        D.count[(q + 2) % 3] = 0;
+                    }
+                    __syncthreads();
+                    const unsigned t = total_s;
+                    if (t == 0 || t > small_max)
+                        break;
+                    bfs_body<Fwd>(D, t, q % 3, (q + 1) % 3, level, Fwd ? fs : 4 * q + 3,
+                                  threadIdx.x >> 5, blockDim.x >> 5);
+                    __threadfence_block();
+                    __syncthreads();
+                    q++;
+                    level++;
+                }
+                if (threadIdx.x == 0)
+                    D.count[kSlotQ] = q;
+            }
+            grid.sync();
+            if (blockIdx.x != 0) {
+                const unsigned nq = __ldcg(&D.count[kSlotQ]);
+                level += (int)(nq - q);
+                q = nq;
+            }
+            continue;
+        }
+        if (blockIdx.x == 0 && threadIdx.x == 0)
+            D.count[(q + 2) % 3] = 0;
+        if (!Fwd && bottom_up > 0 && total > bottom_up)
+            bfs_bottom_up(D, level, (q + 1) % 3, 4 * q + 3);
+        else
+            bfs_body<Fwd>(D, total, q % 3, (q + 1) % 3, level, Fwd ? fs : 4 * q + 3, warp_id,
+                          warps);
+        grid.sync();
+        q++;
+        level++;
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        D.count[kQ] = q;
+        D.count[kLevel] = (unsigned)level;
+        D.count[kBfsLevels] += q - q_start;
+    }
+}
+
+/* Sweeps a push phase runs before its clock is read (the launch-per-step path read it after
+ * 4 launches of each push kernel). */
+constexpr unsigned kMinPhaseSteps = 4;
+
+/* One push phase: sweeps until the active list is empty, max_steps sweeps, or (limit_ns > 0)
+ * limit_ns nanoseconds on the device clock, read by block 0 after each step from step
+ * kMinPhaseSteps on. */
+template <typename A>
+__global__ void __launch_bounds__(kBlock)
+    push_grid_kernel(const Dev<A> D, int cycles, unsigned max_steps, unsigned long long limit_ns,
+                     unsigned small_max) {
+    cg::grid_group grid = cg::this_grid();
+    __shared__ unsigned total_s;
+    __shared__ int stop_s;
+    unsigned q = __ldcg(&D.count[kQ]);
+    const unsigned q_start = q;
+    const unsigned warp_id = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    const unsigned warps = gridDim.x * (blockDim.x >> 5);
+    const unsigned long long t0 = blockIdx.x == 0 && threadIdx.x == 0 ? global_ns() : 0;
+    unsigned long long pushes = 0;
+    for (unsigned round = 0; q - q_start < max_steps; round++) {
+        const unsigned total = __ldcg(&D.count[q % 3]);
+        if (total == 0)
+            break;
+        const bool small = total <= small_max;
+        if (small) {
+            grid.sync();
+            if (blockIdx.x == 0) {
+                for (;;) {
+                    if (threadIdx.x == 0) {
+                        total_s = __ldcg(&D.count[q % 3]);
+                        D.count[(q + 2) % 3] = 0;
+                        stop_s = q - q_start >= max_steps ||
+                                 (limit_ns > 0 && q - q_start >= kMinPhaseSteps &&
+                                  global_ns() - t0 >= limit_ns);
+                    }
+                    __syncthreads();
+                    const unsigned t = total_s;
+                    if (t == 0 || t > small_max || stop_s)
+                        break;
+                    push_body(D, t, q % 3, (q + 1) % 3, 4 * q + 3, cycles, threadIdx.x >> 5,
+                              blockDim.x >> 5, &pushes);
+                    __threadfence_block();
+                    __syncthreads();
+                    q++;
+                }
+                if (threadIdx.x == 0)
+                    D.count[kSlotQ] = q;
+            }
+        } else {
+            if (blockIdx.x == 0 && threadIdx.x == 0)
+                D.count[(q + 2) % 3] = 0;
+            push_body(D, total, q % 3, (q + 1) % 3, 4 * q + 3, cycles, warp_id, warps, &pushes);
+        }
+        if (blockIdx.x == 0 && threadIdx.x == 0)
+            D.count[kStop0 + (round & 1)] = limit_ns > 0 &&
+                                            q + !small - q_start >= kMinPhaseSteps &&
+                                            global_ns() - t0 >= limit_ns;
+        grid.sync();
+        if (small) {
+            if (blockIdx.x != 0)
+                q = __ldcg(&D.count[kSlotQ]);
+        } else {
+            q++;
+        }
+        if (__ldcg(&D.count[kStop0 + (round & 1)]) != 0)
+            break;
+    }
+    warp_add(pushes, &D.counters[kPushes]);
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        D.count[kQ] = q;
+        D.count[kSweeps] += q - q_start;
+    }
+}
+
 /* ---- hybrid finish (docs/CUDA-GENERAL.md, "Hybrid finish"): once few nodes are active, the
  * residual problem restricted to the nodes that the active ones reach and that reach the sink
  * (sub) is cut out on the device and solved exactly by bk on the host. ---- */
@@ -820,6 +1012,35 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
     const int balance = gcut__env_int("GCUT_CUDAGENERAL_BALANCE", kDefaultBalance, 0, 1 << 20);
     const unsigned bfs_small =
         (unsigned)gcut__env_int("GCUT_CUDAGENERAL_BFS_SMALL", kSmallBfsMax, 0, 1 << 24);
+    /* Persistent grid kernels (a BFS or a push phase per cooperative launch) where the device
+     * has cooperative launch; GCUT_CUDAGENERAL_PERSIST=0 keeps the launch-per-step path (the
+     * second pass's; compute-sanitizer racecheck cannot run cooperative kernels).
+     * GCUT_CUDAGENERAL_GRID_SMALL: list size up to which block 0 runs the steps alone. */
+    int coop_support = 0, push_per_sm = 0, bfs_per_sm = 0, fwd_per_sm = 0;
+    GCUT__CUDA_TRY(cudaDeviceGetAttribute(&coop_support, cudaDevAttrCooperativeLaunch, device),
+                   "cudaDeviceGetAttribute");
+    GCUT__CUDA_TRY(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&push_per_sm, push_grid_kernel<A>, kBlock, 0),
+        "occupancy");
+    GCUT__CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                       &bfs_per_sm, bfs_grid_kernel<false, A>, kBlock, 0),
+                   "occupancy");
+    GCUT__CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                       &fwd_per_sm, bfs_grid_kernel<true, A>, kBlock, 0),
+                   "occupancy");
+    int grid_per_sm = push_per_sm < bfs_per_sm ? push_per_sm : bfs_per_sm;
+    grid_per_sm = fwd_per_sm < grid_per_sm ? fwd_per_sm : grid_per_sm;
+    grid_per_sm = gcut__env_int("GCUT_CUDAGENERAL_GRID_BLOCKS_PER_SM", grid_per_sm, 1, grid_per_sm);
+    const bool persist = coop_support != 0 && grid_per_sm > 0 &&
+                         gcut__env_int("GCUT_CUDAGENERAL_PERSIST", 1, 0, 1) != 0;
+    const int grid_blocks = sms * grid_per_sm;
+    unsigned grid_small =
+        (unsigned)gcut__env_int("GCUT_CUDAGENERAL_GRID_SMALL", kBlock, 0, 1 << 24);
+    /* Bottom-up BFS levels (grid kernels only) when the frontier passes this percentage of the
+     * nodes; 0 = top-down always. */
+    const int bottom_up_pct = gcut__env_int("GCUT_CUDAGENERAL_BOTTOM_UP", 0, 0, 100);
+    unsigned bottom_up =
+        bottom_up_pct > 0 ? (unsigned)((long long)n * bottom_up_pct / 100 + 1) : 0u;
     /* Hybrid finish (docs/CUDA-GENERAL.md; off unless GCUT_CUDAGENERAL_HYBRID=1: measured slower
      * than the GPU alone on the vision graphs once phases are balanced): on, at most `hyb_active`
      * active nodes after a global relabel, at most `hyb_nodes` nodes in the residual problem handed
@@ -933,6 +1154,16 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
         GCUT__CUDA_TRY(cudaMemsetAsync(D.count, 0, 3 * sizeof(unsigned), stream), "memset");
         bfs_init_kernel<A><<<node_blocks, kBlock, 0, stream>>>(D);
         GCUT__CUDA_TRY(cudaGetLastError(), "bfs init launch");
+        if (persist) {
+            unsigned no_fs = 0;
+            void *args[] = {&D, &no_fs, &grid_small, &bottom_up};
+            GCUT__CUDA_TRY(cudaLaunchCooperativeKernel((const void *)bfs_grid_kernel<false, A>,
+                                                       grid_blocks, kBlock, args, 0, stream),
+                           "cooperative bfs launch");
+            gcut_status rs = collect(active);
+            *depth = ctl[kLevel];
+            return rs;
+        }
         for (int batch = 2;; batch = batch < 16 ? batch * 2 : 16) {
             for (int b = 0; b < batch; b++) {
                 bfs_small_kernel<false, A><<<1, kSmallBlock, 0, stream>>>(D, 0u, bfs_small);
@@ -963,7 +1194,14 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
         fs++;
         fwd_init_kernel<A><<<node_blocks, kBlock, 0, stream>>>(D, fs);
         GCUT__CUDA_TRY(cudaGetLastError(), "hybrid search launch");
-        for (int batch = 2;; batch = batch < 16 ? batch * 2 : 16) {
+        if (persist) {
+            unsigned no_bottom_up = 0;
+            void *args[] = {&D, &fs, &grid_small, &no_bottom_up};
+            GCUT__CUDA_TRY(cudaLaunchCooperativeKernel((const void *)bfs_grid_kernel<true, A>,
+                                                       grid_blocks, kBlock, args, 0, stream),
+                           "cooperative forward search launch");
+        }
+        for (int batch = 2; !persist; batch = batch < 16 ? batch * 2 : 16) {
             for (int b = 0; b < batch; b++) {
                 bfs_small_kernel<true, A><<<1, kSmallBlock, 0, stream>>>(D, fs, bfs_small);
                 bfs_level_kernel<true, A><<<work_blocks, kBlock, 0, stream>>>(D, fs);
@@ -1162,7 +1400,22 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
                                                  : depth;
         const unsigned start = ctl[kSweeps];
         const double phase_start = gcut__now_ms();
-        for (;;) {
+        if (persist) {
+            unsigned max_steps = budget;
+            unsigned long long limit_ns = 0;
+            if (fixed_sweeps == 0 && balance > 0) {
+                const double ns = balance * 0.01 * relabel_ms * 1e6;
+                limit_ns = ns < 1.0 ? 1ull : (unsigned long long)ns;
+            }
+            int cyc = cycles;
+            void *args[] = {&D, &cyc, &max_steps, &limit_ns, &grid_small};
+            GCUT__CUDA_TRY(cudaLaunchCooperativeKernel((const void *)push_grid_kernel<A>,
+                                                       grid_blocks, kBlock, args, 0, stream),
+                           "cooperative push launch");
+            if ((st = read_ctl()) != GCUT_OK)
+                return st;
+        }
+        for (; !persist;) {
             for (int b = 0; b < 4; b++) {
                 push_small_kernel<A><<<1, kSmallBlock, 0, stream>>>(D, cycles, budget);
                 push_kernel<A><<<work_blocks, kBlock, 0, stream>>>(D, cycles);

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# general_persist.sh - the device run behind cuda-general's third pass (docs/CUDA-GENERAL.md,
+# "Third pass"; docs/PERFORMANCE.md): the persistent grid kernels (one cooperative launch per BFS
+# and per push phase) against the launch-per-step path in the same process, bk alongside, flows
+# checked equal and first cuts certified by bench/general_bench; tests and compute-sanitizer.
+#
+# Environment: BIN (folder with general_bench and test_cuda_general, else built here into
+# build-general), OUT (logs; default bench/out/general), STAGES (any of "quick full memcheck
+# racecheck ab dimacs trace knobs"; default "quick ab dimacs trace").
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-bench/out/general}
+STAGES=${STAGES:-quick ab dimacs trace}
+mkdir -p "$OUT"
+has() { [[ " $STAGES " == *" $1 "* ]]; }
+B=${BIN:-}
+if [ -n "$B" ]; then
+    "$B/general_bench" --help >/dev/null 2>&1
+    [ $? -eq 2 ] || { echo "prebuilt binaries do not run here; building"; B=""; }
+fi
+if [ -z "$B" ]; then
+    echo "== build"
+    cmake -S . -B build-general -DGCUT_WERROR=ON -DGCUT_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
+        >"$OUT/build.log" 2>&1 &&
+        cmake --build build-general -j"$(nproc)" --target test_cuda_general general_bench \
+            >>"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+    mkdir -p build-general/bin
+    cp build-general/general_bench build-general/tests/test_cuda_general build-general/bin/
+    B=build-general/bin
+fi
+T=$B/test_cuda_general
+[ -x "$T" ] || T=$B/tests/test_cuda_general
+G=$B/general_bench
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+status=0
+old=cuda-general+GCUT_CUDAGENERAL_PERSIST=0
+run_test() { # NAME TIMEOUT ENV... -- test_cuda_general under ENV
+    local name=$1 limit=$2
+    shift 2
+    echo "== test_cuda_general $name"
+    local s
+    s=$(date +%s)
+    env "$@" timeout "$limit" "$T" >"$OUT/test_$name.log" 2>&1
+    local rc=$?
+    tail -2 "$OUT/test_$name.log"
+    echo "exit $rc, $(($(date +%s) - s)) s"
+    [ $rc -eq 0 ] || status=1
+}
+has quick && run_test quick 150 GCUT_TEST_QUICK=1
+has full && run_test full "${FULL_TIMEOUT:-240}" GCUT_TEST_QUICK=0
+if has memcheck; then
+    echo "== compute-sanitizer memcheck (GCUT_TEST_QUICK=2)"
+    GCUT_TEST_QUICK=2 timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$T" \
+        >"$OUT/memcheck.log" 2>&1
+    rc=$?; tail -3 "$OUT/memcheck.log"; echo "exit $rc"; [ $rc -eq 0 ] || status=1
+fi
+if has racecheck; then
+    # racecheck cannot run cooperative launches: the launch-per-step path only.
+    echo "== compute-sanitizer racecheck (GCUT_TEST_QUICK=2, GCUT_CUDAGENERAL_PERSIST=0)"
+    GCUT_CUDAGENERAL_PERSIST=0 GCUT_TEST_QUICK=2 timeout 120 compute-sanitizer --tool racecheck \
+        --error-exitcode 9 "$T" >"$OUT/racecheck.log" 2>&1
+    rc=$?; tail -3 "$OUT/racecheck.log"; echo "exit $rc"; [ $rc -eq 0 ] || status=1
+fi
+if has ab; then
+    echo "== grids: bk, grid kernels (default), launch per step, block-0 limit 1024, bottom-up past 5%"
+    timeout 150 "$G" --repeats "${REPEATS:-3}" --solvers \
+        "bk,cuda-general,$old,cuda-general+GCUT_CUDAGENERAL_GRID_SMALL=1024,cuda-general+GCUT_CUDAGENERAL_BOTTOM_UP=5" \
+        grid:3840x2160:hard grid:256x256x256:hard grid:1920x1080:hard || status=1
+fi
+if has dimacs; then
+    echo "== DIMACS families and random graphs: grid kernels against launch per step"
+    timeout 90 "$G" --repeats "${REPEATS:-3}" --solvers "cuda-general,$old" genrmf:32:32 \
+        rlg:64:2048 rlg:2048:64 random:1000000:500000 random:2000000:5000000 || status=1
+fi
+if has trace; then
+    echo "== traces of hard 4K (stderr in $OUT/trace_4k.log)"
+    timeout 60 "$G" --repeats 1 --solvers \
+        "cuda-general+GCUT_BENCH_VERBOSE=1,$old+GCUT_BENCH_VERBOSE=1" grid:3840x2160:hard \
+        2>"$OUT/trace_4k.log" >/dev/null
+    grep -h "flow" "$OUT/trace_4k.log"
+fi
+if has knobs; then
+    echo "== balance 25 / 50 (default) / 100 under the grid kernels"
+    timeout 90 "$G" --repeats "${REPEATS:-3}" --solvers \
+        "bk,cuda-general,cuda-general+GCUT_CUDAGENERAL_BALANCE=25,cuda-general+GCUT_CUDAGENERAL_BALANCE=100" \
+        grid:3840x2160:hard grid:1920x1080:hard || status=1
+fi
+exit $status
