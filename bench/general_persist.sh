@@ -46,11 +46,11 @@ run_test() { # NAME TIMEOUT ENV... -- test_cuda_general under ENV
     echo "exit $rc, $(($(date +%s) - s)) s"
     [ $rc -eq 0 ] || status=1
 }
-has quick && run_test quick 150 GCUT_TEST_QUICK=1
+has quick && run_test quick "${QUICK_TIMEOUT:-150}" GCUT_TEST_QUICK=1
 has full && run_test full "${FULL_TIMEOUT:-240}" GCUT_TEST_QUICK=0
 if has memcheck; then
     echo "== compute-sanitizer memcheck (GCUT_TEST_QUICK=2)"
-    GCUT_TEST_QUICK=2 timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$T" \
+    GCUT_TEST_QUICK=2 timeout "${MEMCHECK_TIMEOUT:-200}" compute-sanitizer --tool memcheck --error-exitcode 9 "$T" \
         >"$OUT/memcheck.log" 2>&1
     rc=$?; tail -3 "$OUT/memcheck.log"; echo "exit $rc"; [ $rc -eq 0 ] || status=1
 fi
