@@ -6,11 +6,12 @@
 #
 # Environment: BIN (folder with general_bench and test_cuda_general, else built here into
 # build-general), OUT (logs; default bench/out/general), STAGES (any of "quick full memcheck
-# racecheck ab dimacs trace knobs"; default "quick ab dimacs trace").
+# racecheck" and "ab dimacs trace knobs" (first run), "ab2 dimacs2 trace2 knobs2" (second);
+# default "quick ab2 dimacs2 trace2").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-bench/out/general}
-STAGES=${STAGES:-quick ab dimacs trace}
+STAGES=${STAGES:-quick ab2 dimacs2 trace2}
 mkdir -p "$OUT"
 has() { [[ " $STAGES " == *" $1 "* ]]; }
 B=${BIN:-}
@@ -83,6 +84,33 @@ if has knobs; then
     echo "== balance 25 / 50 (default) / 100 under the grid kernels"
     timeout 90 "$G" --repeats "${REPEATS:-3}" --solvers \
         "bk,cuda-general,cuda-general+GCUT_CUDAGENERAL_BALANCE=25,cuda-general+GCUT_CUDAGENERAL_BALANCE=100" \
+        grid:3840x2160:hard grid:1920x1080:hard || status=1
+fi
+# Second run: list appends aggregated per warp and BFS arcs spread over the lanes (both paths),
+# against the second pass's kernels (sp2: launch per step, one atomic per append, arcs in turn).
+sp2=cuda-general+GCUT_CUDAGENERAL_PERSIST=0+GCUT_CUDAGENERAL_AGGREGATE=0+GCUT_CUDAGENERAL_BFS_SPREAD=0
+if has ab2; then
+    echo "== grids: bk, default, second pass's kernels, launch per step, no aggregation, min 8 sweeps"
+    timeout 200 "$G" --repeats "${REPEATS:-3}" --solvers \
+        "bk,cuda-general,$sp2,$old,cuda-general+GCUT_CUDAGENERAL_AGGREGATE=0,cuda-general+GCUT_CUDAGENERAL_MIN_SWEEPS=8" \
+        grid:3840x2160:hard grid:256x256x256:hard grid:1920x1080:hard grid:1920x1080:easy || status=1
+fi
+if has dimacs2; then
+    echo "== DIMACS families and random graphs: default, second pass's kernels, launch per step"
+    timeout 120 "$G" --repeats "${REPEATS:-3}" --solvers "cuda-general,$sp2,$old" genrmf:32:32 \
+        genrmf:16:128 rlg:64:2048 rlg:2048:64 random:1000000:500000 random:2000000:5000000 ||
+        status=1
+fi
+if has trace2; then
+    echo "== traces of hard 4K and 256^3, default (stderr in $OUT/trace2.log)"
+    timeout 60 "$G" --repeats 1 --solvers "cuda-general+GCUT_BENCH_VERBOSE=1,$sp2+GCUT_BENCH_VERBOSE=1" \
+        grid:3840x2160:hard grid:256x256x256:hard 2>"$OUT/trace2.log" >/dev/null
+    grep -h "flow" "$OUT/trace2.log"
+fi
+if has knobs2; then
+    echo "== knobs on hard 4K: balance 25/100, min sweeps 16, bottom-up 5%, block-0 limit 1024, no spread"
+    timeout 120 "$G" --repeats "${REPEATS:-3}" --solvers \
+        "cuda-general,cuda-general+GCUT_CUDAGENERAL_BALANCE=25,cuda-general+GCUT_CUDAGENERAL_BALANCE=100,cuda-general+GCUT_CUDAGENERAL_MIN_SWEEPS=16,cuda-general+GCUT_CUDAGENERAL_BOTTOM_UP=5,cuda-general+GCUT_CUDAGENERAL_GRID_SMALL=1024,cuda-general+GCUT_CUDAGENERAL_BFS_SPREAD=0" \
         grid:3840x2160:hard grid:1920x1080:hard || status=1
 fi
 exit $status

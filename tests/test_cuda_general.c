@@ -37,15 +37,16 @@ static int64_t bk_flow(gcut_graph *g) {
  * cut out before any push); bk after one phase of 2 sweeps (a preflow in mid-flight,
  * residuals past INT32_MAX split); the sub refused (a limit of 1 node: the forward search
  * runs, the GPU carries on). And the 64-bit paired-arc path (taken past 2^32 arcs) forced on,
- * with and without the hybrid. Third pass: the launch-per-step path (GCUT_CUDAGENERAL_PERSIST=0;
- * the default is one cooperative launch per BFS and per push phase) with the hybrid's forward
- * search; the grid kernels with every step grid-wide, phases cut by the device clock after
- * their first 4 sweeps and bottom-up BFS levels past a frontier of 1% of the nodes; and with
- * block 0 running every step alone. */
+ * with and without the hybrid. Third pass: the second pass's kernels (one launch per step,
+ * one atomic per list append, a light BFS node's arcs in turn: GCUT_CUDAGENERAL_PERSIST=0,
+ * _AGGREGATE=0, _BFS_SPREAD=0) with the hybrid's forward search; the grid kernels (the default:
+ * one cooperative launch per BFS and per push phase) with every step grid-wide, phases cut by
+ * the device clock after their first 4 sweeps and bottom-up BFS levels past a frontier of 1% of
+ * the nodes; and with block 0 running every step alone, phases cut from their first sweep. */
 #define MAX_ALL "2147483647"
 static const struct hybrid_mode {
     const char *name;
-    const char *vars[5][2];
+    const char *vars[7][2];
 } hybrid_modes[] = {
     {"phases of about the BFS depth", {{"GCUT_CUDAGENERAL_BALANCE", "0"}}},
     {"bk from the first relabel",
@@ -71,8 +72,10 @@ static const struct hybrid_mode {
       {"GCUT_CUDAGENERAL_HYBRID_ACTIVE", MAX_ALL},
       {"GCUT_CUDAGENERAL_HYBRID_NODES", MAX_ALL}}},
     {"64-bit arc indices, GPU only", {{"GCUT_CUDAGENERAL_WIDE_ARCS", "1"}}},
-    {"launch per step, sub refused",
+    {"launch per step, one atomic per append, BFS arcs in turn, sub refused",
      {{"GCUT_CUDAGENERAL_PERSIST", "0"},
+      {"GCUT_CUDAGENERAL_AGGREGATE", "0"},
+      {"GCUT_CUDAGENERAL_BFS_SPREAD", "0"},
       {"GCUT_CUDAGENERAL_HYBRID", "1"},
       {"GCUT_CUDAGENERAL_HYBRID_AFTER", "1"},
       {"GCUT_CUDAGENERAL_HYBRID_ACTIVE", MAX_ALL},
@@ -81,20 +84,23 @@ static const struct hybrid_mode {
      {{"GCUT_CUDAGENERAL_GRID_SMALL", "0"},
       {"GCUT_CUDAGENERAL_BALANCE", "1"},
       {"GCUT_CUDAGENERAL_BOTTOM_UP", "1"}}},
-    {"grid kernels, block 0 alone, 1 cycle",
-     {{"GCUT_CUDAGENERAL_GRID_SMALL", "16777216"}, {"GCUT_CUDAGENERAL_CYCLES", "1"}}},
+    {"grid kernels, block 0 alone, 1 cycle, phases cut from their first sweep",
+     {{"GCUT_CUDAGENERAL_GRID_SMALL", "16777216"},
+      {"GCUT_CUDAGENERAL_CYCLES", "1"},
+      {"GCUT_CUDAGENERAL_BALANCE", "1"},
+      {"GCUT_CUDAGENERAL_MIN_SWEEPS", "1"}}},
 };
 enum { num_hybrid_modes = (int)(sizeof hybrid_modes / sizeof hybrid_modes[0]) };
 
 /* cuda-general on g under hybrid mode `mode`, flow against `expected`, cut certified. */
 static void check_mode(gcut_graph *g, int mode, int64_t expected, const char *what) {
     const struct hybrid_mode *h = &hybrid_modes[mode];
-    for (int i = 0; i < 5 && h->vars[i][0]; i++)
+    for (int i = 0; i < 7 && h->vars[i][0]; i++)
         setenv(h->vars[i][0], h->vars[i][1], 1);
     char label[256];
     snprintf(label, sizeof label, "%s [%s]", what, h->name);
     checks += oracle_check_graph(g, "cuda-general", 0, expected, label);
-    for (int i = 0; i < 5 && h->vars[i][0]; i++)
+    for (int i = 0; i < 7 && h->vars[i][0]; i++)
         unsetenv(h->vars[i][0]);
 }
 

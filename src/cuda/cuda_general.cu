@@ -53,12 +53,36 @@ template <typename A> struct Dev {
     unsigned *mark;             /* [n] stamp of the last list a node was put on */
     unsigned long long *counters;
     unsigned *sub; /* [n] hybrid finish: stamp of the forward search that reached the node */
+    int spread;    /* BFS: the light frontier nodes' arcs spread over the warp's lanes */
+    int aggregate; /* list appends: one atomicAdd per group of lanes (list_add) */
 };
 
+/* Append v to a list once per stamp. aggregate: the lanes of a warp that append together take
+ * their slots with one atomicAdd on the list size (a sweep appends up to millions of nodes, and
+ * one atomic each on a single counter serialises in L2); the lanes that reach this point
+ * together (__activemask) form the group, so divergent callers stay correct. */
+__device__ __forceinline__ void list_add(unsigned *list, unsigned *count, unsigned v, bool need,
+                                         bool aggregate) {
+    if (!aggregate) {
+        if (need)
+            list[atomicAdd(count, 1u)] = v;
+        return;
+    }
+    const unsigned want = __ballot_sync(__activemask(), need);
+    if (!need)
+        return;
+    const unsigned lane = threadIdx.x & 31u;
+    const int leader = __ffs(want) - 1;
+    unsigned base = 0;
+    if ((int)lane == leader)
+        base = atomicAdd(count, (unsigned)__popc(want));
+    base = __shfl_sync(want, base, leader);
+    list[base + (unsigned)__popc(want & ((1u << lane) - 1u))] = v;
+}
+
 __device__ __forceinline__ void list_append(unsigned *list, unsigned *count, unsigned *mark,
-                                            unsigned v, unsigned stamp) {
-    if (atomicExch(&mark[v], stamp) != stamp)
-        list[atomicAdd(count, 1u)] = v;
+                                            unsigned v, unsigned stamp, bool aggregate) {
+    list_add(list, count, v, atomicExch(&mark[v], stamp) != stamp, aggregate);
 }
 
 __device__ __forceinline__ long long load_excess(const long long *p) {
@@ -193,7 +217,7 @@ template <typename A> __global__ void bfs_init_kernel(const Dev<A> D) {
         bool first = D.sink_res[i] > 0;
         D.height[i] = first ? 1 : kInf;
         if (first)
-            list_append(D.list[in], &D.count[in], D.mark, (unsigned)i, 4 * q + 1);
+            list_append(D.list[in], &D.count[in], D.mark, (unsigned)i, 4 * q + 1, D.aggregate);
     }
     if (blockIdx.x == 0 && threadIdx.x == 0)
         D.count[kLevel] = 1;
@@ -204,11 +228,15 @@ template <typename A> __global__ void bfs_init_kernel(const Dev<A> D) {
 template <typename A>
 __device__ __forceinline__ void bfs_visit(const Dev<A> &D, unsigned long long a, int level, int out,
                                           unsigned stamp) {
-    unsigned w = D.head[a];
-    if (__ldcg(&D.height[w]) != kInf || D.res[D.rev[a]] == 0)
+    /* Two rounds of independent loads (head and rev, then height and res), not four in turn. */
+    const unsigned w = D.head[a];
+    const A r = D.rev[a];
+    const int hw = __ldcg(&D.height[w]);
+    const unsigned rr = D.res[r];
+    if ((hw != kInf) | (rr == 0))
         return;
     if (atomicCAS(&D.height[w], kInf, level + 1) == kInf)
-        list_append(D.list[out], &D.count[out], D.mark, w, stamp);
+        list_append(D.list[out], &D.count[out], D.mark, w, stamp, D.aggregate);
 }
 
 /* Forward search of the hybrid finish (below): w, at the head of a residual arc a = u -> w, is
@@ -216,13 +244,12 @@ __device__ __forceinline__ void bfs_visit(const Dev<A> &D, unsigned long long a,
 template <typename A>
 __device__ __forceinline__ void fwd_visit(const Dev<A> &D, unsigned long long a, int out,
                                           unsigned fs) {
-    if (D.res[a] == 0)
-        return;
-    unsigned w = D.head[a];
-    if (D.height[w] >= kInf || __ldcg(&D.sub[w]) == fs)
+    const unsigned r = D.res[a];
+    const unsigned w = D.head[a];
+    if (r == 0 || D.height[w] >= kInf || __ldcg(&D.sub[w]) == fs)
         return;
     if (atomicExch(&D.sub[w], fs) != fs)
-        D.list[out][atomicAdd(&D.count[out], 1u)] = w;
+        list_add(D.list[out], &D.count[out], w, true, D.aggregate);
 }
 
 /* Expand `total` frontier nodes of list `in` (level `level`) into list `out`, warps
@@ -255,13 +282,44 @@ __device__ void bfs_body(const Dev<A> &D, unsigned total, int in, int out, int l
                     bfs_visit(D, a, level, out, stamp);
             }
         }
-        if (has && !heavy)
-            for (unsigned long long a = beg; a < end; a++) {
+        if (!D.spread) {
+            if (has && !heavy)
+                for (unsigned long long a = beg; a < end; a++) {
+                    if (Fwd)
+                        fwd_visit(D, a, out, stamp);
+                    else
+                        bfs_visit(D, a, level, out, stamp);
+                }
+            continue;
+        }
+        /* The light nodes' arcs (at most 32 each) spread over the lanes, 32 arcs a round: a
+         * warp scan of the degrees, and each lane finds the node of its arc by a binary search
+         * over the scan; a level then waits on one arc's loads per lane, not a node's arcs in
+         * turn. */
+        const unsigned deg = has && !heavy ? (unsigned)(end - beg) : 0u;
+        unsigned incl = deg;
+        for (int o = 1; o < 32; o <<= 1) {
+            const unsigned up = __shfl_up_sync(0xffffffffu, incl, o);
+            if (lane >= o)
+                incl += up;
+        }
+        const unsigned arcs = __shfl_sync(0xffffffffu, incl, 31);
+        for (unsigned c = 0; c < arcs; c += 32) {
+            const unsigned k = c + lane;
+            int j = 0;
+            for (int step = 16; step > 0; step >>= 1)
+                if (__shfl_sync(0xffffffffu, incl, j + step - 1) <= k)
+                    j += step;
+            const unsigned excl_j = __shfl_sync(0xffffffffu, incl - deg, j & 31);
+            const unsigned long long beg_j = __shfl_sync(0xffffffffu, beg, j & 31);
+            if (k < arcs) {
+                const unsigned long long a = beg_j + (k - excl_j);
                 if (Fwd)
                     fwd_visit(D, a, out, stamp);
                 else
                     bfs_visit(D, a, level, out, stamp);
             }
+        }
     }
 }
 
@@ -321,7 +379,7 @@ template <typename A> __global__ void collect_kernel(const Dev<A> D) {
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < D.n;
          i += (long long)gridDim.x * blockDim.x)
         if (D.excess[i] > 0 && D.height[i] < kInf)
-            list_append(D.list[in], &D.count[in], D.mark, (unsigned)i, 4 * q + 2);
+            list_append(D.list[in], &D.count[in], D.mark, (unsigned)i, 4 * q + 2, D.aggregate);
 }
 
 /* ---- lock-free push-relabel (He & Hong): only v's worker lowers v's excess, v's outgoing
@@ -337,7 +395,7 @@ __device__ __forceinline__ void push_arc(const Dev<A> &D, unsigned long long a, 
     long long old = (long long)atomicAdd(reinterpret_cast<unsigned long long *>(&D.excess[w]),
                                          (unsigned long long)d);
     if (old == 0)
-        list_append(D.list[out], &D.count[out], D.mark, w, stamp);
+        list_append(D.list[out], &D.count[out], D.mark, w, stamp, D.aggregate);
 }
 
 /* New height of v from the lowest residual neighbour's: INF when none or past n. */
@@ -397,7 +455,7 @@ __device__ void discharge_thread(const Dev<A> &D, unsigned v, unsigned long long
         e = load_excess(&D.excess[v]);
     }
     if (e > 0)
-        list_append(D.list[out], &D.count[out], D.mark, v, stamp);
+        list_append(D.list[out], &D.count[out], D.mark, v, stamp, D.aggregate);
 }
 
 /* The warp discharges heavy v together: per chunk of 32 arcs, a warp prefix sum over the
@@ -478,7 +536,7 @@ __device__ void discharge_warp(const Dev<A> &D, unsigned v, unsigned long long b
         e = __shfl_sync(0xffffffffu, lane == 0 ? load_excess(&D.excess[v]) : 0ll, 0);
     }
     if (lane == 0 && e > 0)
-        list_append(D.list[out], &D.count[out], D.mark, v, stamp);
+        list_append(D.list[out], &D.count[out], D.mark, v, stamp, D.aggregate);
 }
 
 /* One sweep over `total` vertices of list `in`: each discharged for up to `cycles` rounds;
@@ -596,7 +654,7 @@ __device__ void bfs_bottom_up(const Dev<A> &D, int level, int out, unsigned stam
         for (unsigned long long a = D.offset[i]; a < end; a++)
             if (D.res[a] != 0 && __ldcg(&D.height[D.head[a]]) == level) {
                 __stcg(&D.height[i], level + 1);
-                list_append(D.list[out], &D.count[out], D.mark, (unsigned)i, stamp);
+                list_append(D.list[out], &D.count[out], D.mark, (unsigned)i, stamp, D.aggregate);
                 break;
             }
     }
@@ -667,16 +725,16 @@ __global__ void __launch_bounds__(kBlock)
 }
 
 /* Sweeps a push phase runs before its clock is read (the launch-per-step path read it after
- * 4 launches of each push kernel). */
-constexpr unsigned kMinPhaseSteps = 4;
+ * 4 launches of each push kernel); GCUT_CUDAGENERAL_MIN_SWEEPS sets it. */
+constexpr int kMinPhaseSteps = 4;
 
 /* One push phase: sweeps until the active list is empty, max_steps sweeps, or (limit_ns > 0)
  * limit_ns nanoseconds on the device clock, read by block 0 after each step from step
- * kMinPhaseSteps on. */
+ * min_steps on. */
 template <typename A>
 __global__ void __launch_bounds__(kBlock)
     push_grid_kernel(const Dev<A> D, int cycles, unsigned max_steps, unsigned long long limit_ns,
-                     unsigned small_max) {
+                     unsigned small_max, unsigned min_steps) {
     cg::grid_group grid = cg::this_grid();
     __shared__ unsigned total_s;
     __shared__ int stop_s;
@@ -698,9 +756,9 @@ __global__ void __launch_bounds__(kBlock)
                     if (threadIdx.x == 0) {
                         total_s = __ldcg(&D.count[q % 3]);
                         D.count[(q + 2) % 3] = 0;
-                        stop_s = q - q_start >= max_steps ||
-                                 (limit_ns > 0 && q - q_start >= kMinPhaseSteps &&
-                                  global_ns() - t0 >= limit_ns);
+                        stop_s =
+                            q - q_start >= max_steps || (limit_ns > 0 && q - q_start >= min_steps &&
+                                                         global_ns() - t0 >= limit_ns);
                     }
                     __syncthreads();
                     const unsigned t = total_s;
@@ -721,9 +779,8 @@ __global__ void __launch_bounds__(kBlock)
             push_body(D, total, q % 3, (q + 1) % 3, 4 * q + 3, cycles, warp_id, warps, &pushes);
         }
         if (blockIdx.x == 0 && threadIdx.x == 0)
-            D.count[kStop0 + (round & 1)] = limit_ns > 0 &&
-                                            q + !small - q_start >= kMinPhaseSteps &&
-                                            global_ns() - t0 >= limit_ns;
+            D.count[kStop0 + (round & 1)] =
+                limit_ns > 0 && q + !small - q_start >= min_steps && global_ns() - t0 >= limit_ns;
         grid.sync();
         if (small) {
             if (blockIdx.x != 0)
@@ -944,6 +1001,12 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
     const long long m = g->num_edges;
     const size_t nodes = (size_t)n, edges = (size_t)m, arcs = 2 * edges;
     D.n = n;
+    /* GCUT_CUDAGENERAL_BFS_SPREAD=0: a light frontier node's arcs in turn by one thread (the
+     * second pass's BFS), for comparison. */
+    D.spread = gcut__env_int("GCUT_CUDAGENERAL_BFS_SPREAD", 1, 0, 1);
+    /* GCUT_CUDAGENERAL_AGGREGATE=0: one atomicAdd on the list size per appended node (the
+     * second pass's appends), for comparison. */
+    D.aggregate = gcut__env_int("GCUT_CUDAGENERAL_AGGREGATE", 1, 0, 1);
 
     /* Peak: the edge upload and the CSR together (the upload is freed before the solve). */
     const size_t need =
@@ -1038,6 +1101,8 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
         (unsigned)gcut__env_int("GCUT_CUDAGENERAL_GRID_SMALL", kBlock, 0, 1 << 24);
     /* Bottom-up BFS levels (grid kernels only) when the frontier passes this percentage of the
      * nodes; 0 = top-down always. */
+    unsigned min_sweeps =
+        (unsigned)gcut__env_int("GCUT_CUDAGENERAL_MIN_SWEEPS", kMinPhaseSteps, 1, 1 << 20);
     const int bottom_up_pct = gcut__env_int("GCUT_CUDAGENERAL_BOTTOM_UP", 0, 0, 100);
     unsigned bottom_up =
         bottom_up_pct > 0 ? (unsigned)((long long)n * bottom_up_pct / 100 + 1) : 0u;
@@ -1408,7 +1473,7 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
                 limit_ns = ns < 1.0 ? 1ull : (unsigned long long)ns;
             }
             int cyc = cycles;
-            void *args[] = {&D, &cyc, &max_steps, &limit_ns, &grid_small};
+            void *args[] = {&D, &cyc, &max_steps, &limit_ns, &grid_small, &min_sweeps};
             GCUT__CUDA_TRY(cudaLaunchCooperativeKernel((const void *)push_grid_kernel<A>,
                                                        grid_blocks, kBlock, args, 0, stream),
                            "cooperative push launch");
