@@ -86,13 +86,13 @@ if has knobs; then
         "bk,cuda-general,cuda-general+GCUT_CUDAGENERAL_BALANCE=25,cuda-general+GCUT_CUDAGENERAL_BALANCE=100" \
         grid:3840x2160:hard grid:1920x1080:hard || status=1
 fi
-# Second run: list appends aggregated per warp and BFS arcs spread over the lanes (both paths),
-# against the second pass's kernels (sp2: launch per step, one atomic per append, arcs in turn).
-sp2=cuda-general+GCUT_CUDAGENERAL_PERSIST=0+GCUT_CUDAGENERAL_AGGREGATE=0+GCUT_CUDAGENERAL_BFS_SPREAD=0
+# Second run: list appends aggregated per warp, BFS arcs spread over the lanes, a light vertex's
+# arcs loaded before its pushes (all on both paths), against the second pass's kernels (sp2).
+sp2=cuda-general+GCUT_CUDAGENERAL_PERSIST=0+GCUT_CUDAGENERAL_AGGREGATE=0+GCUT_CUDAGENERAL_BFS_SPREAD=0+GCUT_CUDAGENERAL_PREFETCH=0
 if has ab2; then
-    echo "== grids: bk, default, second pass's kernels, launch per step, no aggregation, min 8 sweeps"
+    echo "== grids: bk, default, second pass's kernels, launch per step, no aggregation, no prefetch, min 8 sweeps"
     timeout 200 "$G" --repeats "${REPEATS:-3}" --solvers \
-        "bk,cuda-general,$sp2,$old,cuda-general+GCUT_CUDAGENERAL_AGGREGATE=0,cuda-general+GCUT_CUDAGENERAL_MIN_SWEEPS=8" \
+        "bk,cuda-general,$sp2,$old,cuda-general+GCUT_CUDAGENERAL_AGGREGATE=0,cuda-general+GCUT_CUDAGENERAL_PREFETCH=0,cuda-general+GCUT_CUDAGENERAL_MIN_SWEEPS=8" \
         grid:3840x2160:hard grid:256x256x256:hard grid:1920x1080:hard grid:1920x1080:easy || status=1
 fi
 if has dimacs2; then

@@ -38,15 +38,16 @@ static int64_t bk_flow(gcut_graph *g) {
  * residuals past INT32_MAX split); the sub refused (a limit of 1 node: the forward search
  * runs, the GPU carries on). And the 64-bit paired-arc path (taken past 2^32 arcs) forced on,
  * with and without the hybrid. Third pass: the second pass's kernels (one launch per step,
- * one atomic per list append, a light BFS node's arcs in turn: GCUT_CUDAGENERAL_PERSIST=0,
- * _AGGREGATE=0, _BFS_SPREAD=0) with the hybrid's forward search; the grid kernels (the default:
- * one cooperative launch per BFS and per push phase) with every step grid-wide, phases cut by
- * the device clock after their first 4 sweeps and bottom-up BFS levels past a frontier of 1% of
- * the nodes; and with block 0 running every step alone, phases cut from their first sweep. */
+ * one atomic per list append, a light BFS node's arcs in turn, a light vertex's arcs loaded one
+ * by one: GCUT_CUDAGENERAL_PERSIST=0, _AGGREGATE=0, _BFS_SPREAD=0, _PREFETCH=0) with the hybrid's
+ * forward search; the grid kernels (the default: one cooperative launch per BFS and per push phase)
+ * with every step grid-wide, phases cut by the device clock after their first 4 sweeps and
+ * bottom-up BFS levels past a frontier of 1% of the nodes; and with block 0 running every step
+ * alone, phases cut from their first sweep. */
 #define MAX_ALL "2147483647"
 static const struct hybrid_mode {
     const char *name;
-    const char *vars[7][2];
+    const char *vars[8][2];
 } hybrid_modes[] = {
     {"phases of about the BFS depth", {{"GCUT_CUDAGENERAL_BALANCE", "0"}}},
     {"bk from the first relabel",
@@ -76,6 +77,7 @@ static const struct hybrid_mode {
      {{"GCUT_CUDAGENERAL_PERSIST", "0"},
       {"GCUT_CUDAGENERAL_AGGREGATE", "0"},
       {"GCUT_CUDAGENERAL_BFS_SPREAD", "0"},
+      {"GCUT_CUDAGENERAL_PREFETCH", "0"},
       {"GCUT_CUDAGENERAL_HYBRID", "1"},
       {"GCUT_CUDAGENERAL_HYBRID_AFTER", "1"},
       {"GCUT_CUDAGENERAL_HYBRID_ACTIVE", MAX_ALL},
@@ -95,12 +97,12 @@ enum { num_hybrid_modes = (int)(sizeof hybrid_modes / sizeof hybrid_modes[0]) };
 /* cuda-general on g under hybrid mode `mode`, flow against `expected`, cut certified. */
 static void check_mode(gcut_graph *g, int mode, int64_t expected, const char *what) {
     const struct hybrid_mode *h = &hybrid_modes[mode];
-    for (int i = 0; i < 7 && h->vars[i][0]; i++)
+    for (int i = 0; i < 8 && h->vars[i][0]; i++)
         setenv(h->vars[i][0], h->vars[i][1], 1);
     char label[256];
     snprintf(label, sizeof label, "%s [%s]", what, h->name);
     checks += oracle_check_graph(g, "cuda-general", 0, expected, label);
-    for (int i = 0; i < 7 && h->vars[i][0]; i++)
+    for (int i = 0; i < 8 && h->vars[i][0]; i++)
         unsetenv(h->vars[i][0]);
 }
 

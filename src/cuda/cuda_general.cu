@@ -55,6 +55,7 @@ template <typename A> struct Dev {
     unsigned *sub; /* [n] hybrid finish: stamp of the forward search that reached the node */
     int spread;    /* BFS: the light frontier nodes' arcs spread over the warp's lanes */
     int aggregate; /* list appends: one atomicAdd per group of lanes (list_add) */
+    int prefetch;  /* thread discharge: arcs loaded before pushing up to degree kPrefetch */
 };
 
 /* Append v to a list once per stamp. aggregate: the lanes of a warp that append together take
@@ -403,6 +404,10 @@ __device__ __forceinline__ int relabel_height(int minh, long long n) {
     return minh >= kInf - 1 || (long long)minh + 1 >= n + 1 ? kInf : minh + 1;
 }
 
+/* Degree up to which a thread discharge loads all of a vertex's arcs before pushing (grids:
+ * 4, 6 or 8 arcs). */
+constexpr int kPrefetch = 8;
+
 /* One thread discharges v for up to `cycles` push/relabel rounds. */
 template <typename A>
 __device__ void discharge_thread(const Dev<A> &D, unsigned v, unsigned long long beg,
@@ -425,7 +430,41 @@ __device__ void discharge_thread(const Dev<A> &D, unsigned v, unsigned long long
         }
         int minh = kInf;
         long long pushed = 0;
-        for (unsigned long long a = beg; a < end; a++) {
+        if (D.prefetch && end - beg <= (unsigned long long)kPrefetch) {
+            /* Every arc's residual and head, then every residual neighbour's height, loaded
+             * before the first push (three rounds of loads in flight, not three per arc); the
+             * values are lower bounds as in the loop below, read once per round as there. */
+            const int deg = (int)(end - beg);
+            unsigned r[kPrefetch], w[kPrefetch];
+            int hw[kPrefetch];
+#pragma unroll
+            for (int k = 0; k < kPrefetch; k++) {
+                r[k] = k < deg ? __ldcg(&D.res[beg + k]) : 0u;
+                w[k] = k < deg ? D.head[beg + k] : 0u;
+            }
+#pragma unroll
+            for (int k = 0; k < kPrefetch; k++)
+                hw[k] = r[k] > 0 ? __ldcg(&D.height[w[k]]) : kInf;
+#pragma unroll
+            for (int k = 0; k < kPrefetch; k++) {
+                if (r[k] == 0)
+                    continue;
+                if (hw[k] < h && e > 0) {
+                    long long d = e < (long long)r[k] ? e : (long long)r[k];
+                    push_arc(D, beg + k, w[k], d, out, stamp);
+                    e -= d;
+                    pushed += d;
+                    ++*pushes;
+                    if (d < (long long)r[k] && hw[k] < minh)
+                        minh = hw[k];
+                } else if (hw[k] < minh) {
+                    minh = hw[k];
+                }
+            }
+        }
+        for (unsigned long long a = D.prefetch && end - beg <= (unsigned long long)kPrefetch ? end
+                                                                                             : beg;
+             a < end; a++) {
             unsigned r = __ldcg(&D.res[a]);
             if (r == 0)
                 continue;
@@ -1007,6 +1046,8 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
     /* GCUT_CUDAGENERAL_AGGREGATE=0: one atomicAdd on the list size per appended node (the
      * second pass's appends), for comparison. */
     D.aggregate = gcut__env_int("GCUT_CUDAGENERAL_AGGREGATE", 1, 0, 1);
+    /* GCUT_CUDAGENERAL_PREFETCH=0: a thread discharge loads arc by arc (the second pass's). */
+    D.prefetch = gcut__env_int("GCUT_CUDAGENERAL_PREFETCH", 1, 0, 1);
 
     /* Peak: the edge upload and the CSR together (the upload is freed before the solve). */
     const size_t need =
