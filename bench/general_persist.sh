@@ -6,12 +6,12 @@
 #
 # Environment: BIN (folder with general_bench and test_cuda_general, else built here into
 # build-general), OUT (logs; default bench/out/general), STAGES (any of "quick full memcheck
-# racecheck" and "ab dimacs trace knobs" (first run), "ab2 dimacs2 trace2 knobs2" (second);
-# default "quick ab2 dimacs2 trace2").
+# racecheck" and "ab dimacs trace knobs" (first run), "ab2 dimacs2 trace2 knobs2" (second),
+# "ab3 dimacs3 trace3 knobs3" (third); default "quick ab3 dimacs3 trace3").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-bench/out/general}
-STAGES=${STAGES:-quick ab2 dimacs2 trace2}
+STAGES=${STAGES:-quick ab3 dimacs3 trace3}
 mkdir -p "$OUT"
 has() { [[ " $STAGES " == *" $1 "* ]]; }
 B=${BIN:-}
@@ -112,5 +112,31 @@ if has knobs2; then
     timeout 120 "$G" --repeats "${REPEATS:-3}" --solvers \
         "cuda-general,cuda-general+GCUT_CUDAGENERAL_BALANCE=25,cuda-general+GCUT_CUDAGENERAL_BALANCE=100,cuda-general+GCUT_CUDAGENERAL_MIN_SWEEPS=16,cuda-general+GCUT_CUDAGENERAL_BOTTOM_UP=5,cuda-general+GCUT_CUDAGENERAL_GRID_SMALL=1024,cuda-general+GCUT_CUDAGENERAL_BFS_SPREAD=0" \
         grid:3840x2160:hard grid:1920x1080:hard || status=1
+fi
+# Third run: dense sweeps (every node in id order while more than 5% are active) and BFS
+# appends without list marks, against the second pass's kernels and the knobs.
+if has ab3; then
+    echo "== grids: bk, default, second pass's kernels, list sweeps, launch per step, balance 100, min 16 sweeps"
+    timeout 240 "$G" --repeats "${REPEATS:-5}" --solvers \
+        "bk,cuda-general,$sp2,cuda-general+GCUT_CUDAGENERAL_DENSE=0,$old,cuda-general+GCUT_CUDAGENERAL_BALANCE=100,cuda-general+GCUT_CUDAGENERAL_MIN_SWEEPS=16" \
+        grid:3840x2160:hard grid:256x256x256:hard grid:1920x1080:hard || status=1
+fi
+if has dimacs3; then
+    echo "== DIMACS families and random graphs: default, second pass's kernels, list sweeps"
+    timeout 120 "$G" --repeats 3 --solvers "cuda-general,$sp2,cuda-general+GCUT_CUDAGENERAL_DENSE=0" \
+        genrmf:32:32 genrmf:16:128 rlg:64:2048 rlg:2048:64 random:1000000:500000 \
+        random:2000000:5000000 || status=1
+fi
+if has trace3; then
+    echo "== traces of hard 4K and 256^3, default (stderr in $OUT/trace3.log)"
+    timeout 60 "$G" --repeats 1 --solvers "cuda-general+GCUT_BENCH_VERBOSE=1" \
+        grid:3840x2160:hard grid:256x256x256:hard 2>"$OUT/trace3.log" >/dev/null
+    grep -h "flow" "$OUT/trace3.log"
+fi
+if has knobs3; then
+    echo "== knobs: dense 2 / 10 percent, grid blocks per SM 1 / 2, balance 100 with min 8 sweeps"
+    timeout 120 "$G" --repeats 3 --solvers \
+        "cuda-general,cuda-general+GCUT_CUDAGENERAL_DENSE=2,cuda-general+GCUT_CUDAGENERAL_DENSE=10,cuda-general+GCUT_CUDAGENERAL_GRID_BLOCKS_PER_SM=1,cuda-general+GCUT_CUDAGENERAL_GRID_BLOCKS_PER_SM=2,cuda-general+GCUT_CUDAGENERAL_BALANCE=100+GCUT_CUDAGENERAL_MIN_SWEEPS=8" \
+        grid:3840x2160:hard grid:256x256x256:hard grid:1920x1080:hard || status=1
 fi
 exit $status

@@ -41,9 +41,10 @@ static int64_t bk_flow(gcut_graph *g) {
  * one atomic per list append, a light BFS node's arcs in turn, a light vertex's arcs loaded one
  * by one: GCUT_CUDAGENERAL_PERSIST=0, _AGGREGATE=0, _BFS_SPREAD=0, _PREFETCH=0) with the hybrid's
  * forward search; the grid kernels (the default: one cooperative launch per BFS and per push phase)
- * with every step grid-wide, phases cut by the device clock after their first 4 sweeps and
- * bottom-up BFS levels past a frontier of 1% of the nodes; and with block 0 running every step
- * alone, phases cut from their first sweep. */
+ * with every step grid-wide, phases cut by the device clock after their first 4 sweeps,
+ * bottom-up BFS levels past a frontier of 1% of the nodes and dense sweeps past 1% active; with
+ * block 0 running every step alone, phases cut from their first sweep; list sweeps only
+ * (GCUT_CUDAGENERAL_DENSE=0) on the 64-bit path. */
 #define MAX_ALL "2147483647"
 static const struct hybrid_mode {
     const char *name;
@@ -72,7 +73,8 @@ static const struct hybrid_mode {
       {"GCUT_CUDAGENERAL_SWEEPS", "2"},
       {"GCUT_CUDAGENERAL_HYBRID_ACTIVE", MAX_ALL},
       {"GCUT_CUDAGENERAL_HYBRID_NODES", MAX_ALL}}},
-    {"64-bit arc indices, GPU only", {{"GCUT_CUDAGENERAL_WIDE_ARCS", "1"}}},
+    {"64-bit arc indices, GPU only, list sweeps",
+     {{"GCUT_CUDAGENERAL_WIDE_ARCS", "1"}, {"GCUT_CUDAGENERAL_DENSE", "0"}}},
     {"launch per step, one atomic per append, BFS arcs in turn, sub refused",
      {{"GCUT_CUDAGENERAL_PERSIST", "0"},
       {"GCUT_CUDAGENERAL_AGGREGATE", "0"},
@@ -82,10 +84,11 @@ static const struct hybrid_mode {
       {"GCUT_CUDAGENERAL_HYBRID_AFTER", "1"},
       {"GCUT_CUDAGENERAL_HYBRID_ACTIVE", MAX_ALL},
       {"GCUT_CUDAGENERAL_HYBRID_NODES", "1"}}},
-    {"grid kernels, every step grid-wide, 1% phases, bottom-up BFS levels",
+    {"grid kernels, every step grid-wide, 1% phases, bottom-up BFS, dense sweeps",
      {{"GCUT_CUDAGENERAL_GRID_SMALL", "0"},
       {"GCUT_CUDAGENERAL_BALANCE", "1"},
-      {"GCUT_CUDAGENERAL_BOTTOM_UP", "1"}}},
+      {"GCUT_CUDAGENERAL_BOTTOM_UP", "1"},
+      {"GCUT_CUDAGENERAL_DENSE", "1"}}},
     {"grid kernels, block 0 alone, 1 cycle, phases cut from their first sweep",
      {{"GCUT_CUDAGENERAL_GRID_SMALL", "16777216"},
       {"GCUT_CUDAGENERAL_CYCLES", "1"},

@@ -164,8 +164,9 @@ template <typename A> __global__ void init_kernel(const Dev<A> D) {
  * q % 3, steps done and a block counter. Kernel step q reads list q % 3, appends to list
  * (q + 1) % 3 (empty when it starts) and empties list (q + 2) % 3 for step q + 1. Every kernel
  * reads q on the device, so the host launches steps without knowing how far the device got.
- * List fills are stamped 4q + 1 (BFS level 1), 4q + 2 (active list) and 4q + 3 (step q's
- * output): a stamp is never reused. ---- */
+ * A push step's appends are stamped 4q + 3 (step q's output): a stamp is never reused. The
+ * BFS, the collect pass and bfs_init list each node at most once by construction (a CAS on the
+ * height, one thread per node) and write no stamps. ---- */
 enum {
     kQ = 3,
     kLevel = 4,
@@ -218,7 +219,7 @@ template <typename A> __global__ void bfs_init_kernel(const Dev<A> D) {
         bool first = D.sink_res[i] > 0;
         D.height[i] = first ? 1 : kInf;
         if (first)
-            list_append(D.list[in], &D.count[in], D.mark, (unsigned)i, 4 * q + 1, D.aggregate);
+            list_add(D.list[in], &D.count[in], (unsigned)i, true, D.aggregate);
     }
     if (blockIdx.x == 0 && threadIdx.x == 0)
         D.count[kLevel] = 1;
@@ -236,8 +237,10 @@ __device__ __forceinline__ void bfs_visit(const Dev<A> &D, unsigned long long a,
     const unsigned rr = D.res[r];
     if ((hw != kInf) | (rr == 0))
         return;
+    /* The CAS lists w once; no list mark needed. */
+    (void)stamp;
     if (atomicCAS(&D.height[w], kInf, level + 1) == kInf)
-        list_append(D.list[out], &D.count[out], D.mark, w, stamp, D.aggregate);
+        list_add(D.list[out], &D.count[out], w, true, D.aggregate);
 }
 
 /* Forward search of the hybrid finish (below): w, at the head of a residual arc a = u -> w, is
@@ -380,7 +383,7 @@ template <typename A> __global__ void collect_kernel(const Dev<A> D) {
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < D.n;
          i += (long long)gridDim.x * blockDim.x)
         if (D.excess[i] > 0 && D.height[i] < kInf)
-            list_append(D.list[in], &D.count[in], D.mark, (unsigned)i, 4 * q + 2, D.aggregate);
+            list_add(D.list[in], &D.count[in], (unsigned)i, true, D.aggregate);
 }
 
 /* ---- lock-free push-relabel (He & Hong): only v's worker lowers v's excess, v's outgoing
@@ -578,6 +581,27 @@ __device__ void discharge_warp(const Dev<A> &D, unsigned v, unsigned long long b
         list_append(D.list[out], &D.count[out], D.mark, v, stamp, D.aggregate);
 }
 
+/* The warp's 32 vertices (lanes with has): heavy ones by the whole warp in turn, light ones a
+ * thread each. Every lane must call. */
+template <typename A>
+__device__ __forceinline__ void discharge_lanes(const Dev<A> &D, bool has, unsigned v,
+                                                unsigned long long beg, unsigned long long end,
+                                                int cycles, int out, unsigned stamp,
+                                                unsigned long long *pushes) {
+    const bool heavy = has && end - beg > kHeavyDegree;
+    unsigned mask = __ballot_sync(0xffffffffu, heavy);
+    while (mask) {
+        int leader = __ffs(mask) - 1;
+        mask &= mask - 1;
+        unsigned lv = __shfl_sync(0xffffffffu, v, leader);
+        unsigned long long b = __shfl_sync(0xffffffffu, beg, leader);
+        unsigned long long e = __shfl_sync(0xffffffffu, end, leader);
+        discharge_warp(D, lv, b, e, cycles, out, stamp, pushes);
+    }
+    if (has && !heavy)
+        discharge_thread(D, v, beg, end, cycles, out, stamp, pushes);
+}
+
 /* One sweep over `total` vertices of list `in`: each discharged for up to `cycles` rounds;
  * vertices that keep or gain excess go on `out`. */
 template <typename A>
@@ -595,18 +619,30 @@ __device__ void push_body(const Dev<A> &D, unsigned total, int in, int out, unsi
             beg = D.offset[v];
             end = D.offset[v + 1];
         }
-        const bool heavy = has && end - beg > kHeavyDegree;
-        unsigned mask = __ballot_sync(0xffffffffu, heavy);
-        while (mask) {
-            int leader = __ffs(mask) - 1;
-            mask &= mask - 1;
-            unsigned lv = __shfl_sync(0xffffffffu, v, leader);
-            unsigned long long b = __shfl_sync(0xffffffffu, beg, leader);
-            unsigned long long e = __shfl_sync(0xffffffffu, end, leader);
-            discharge_warp(D, lv, b, e, cycles, out, stamp, pushes);
+        discharge_lanes(D, has, v, beg, end, cycles, out, stamp, pushes);
+    }
+}
+
+/* A dense sweep: every vertex with excess, in id order (warps take 32 consecutive ids), instead
+ * of the list's order; for a large active set, whose list order scatters the accesses, while
+ * id order keeps a vertex's arcs and (on a grid numbered row by row) its neighbours' heights
+ * near the previous vertex's. The output list is built as by a list sweep: a vertex that keeps
+ * excess appends itself, one that gains excess from zero is appended by its pusher, so every
+ * vertex with excess is on `out` afterwards. */
+template <typename A>
+__device__ void push_dense_body(const Dev<A> &D, int out, unsigned stamp, int cycles,
+                                unsigned warp_id, unsigned warps, unsigned long long *pushes) {
+    const int lane = threadIdx.x & 31;
+    for (long long base = (long long)warp_id * 32; base < D.n; base += (long long)warps * 32) {
+        const long long i = base + lane;
+        bool has = false;
+        unsigned long long beg = 0, end = 0;
+        if (i < D.n && load_excess(&D.excess[i]) > 0) {
+            has = true;
+            beg = D.offset[i];
+            end = D.offset[i + 1];
         }
-        if (has && !heavy)
-            discharge_thread(D, v, beg, end, cycles, out, stamp, pushes);
+        discharge_lanes(D, has, (unsigned)i, beg, end, cycles, out, stamp, pushes);
     }
 }
 
@@ -683,8 +719,7 @@ __device__ __forceinline__ unsigned long long global_ns() {
  * takes level + 1; only w's thread writes w's height, and nodes given level + 1 in this step
  * cannot pass for the frontier. Cheaper than the top-down step when the frontier's arcs
  * outnumber the unreached nodes' (a frontier of a large share of the graph). */
-template <typename A>
-__device__ void bfs_bottom_up(const Dev<A> &D, int level, int out, unsigned stamp) {
+template <typename A> __device__ void bfs_bottom_up(const Dev<A> &D, int level, int out) {
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < D.n;
          i += (long long)gridDim.x * blockDim.x) {
         if (__ldcg(&D.height[i]) != kInf)
@@ -693,7 +728,7 @@ __device__ void bfs_bottom_up(const Dev<A> &D, int level, int out, unsigned stam
         for (unsigned long long a = D.offset[i]; a < end; a++)
             if (D.res[a] != 0 && __ldcg(&D.height[D.head[a]]) == level) {
                 __stcg(&D.height[i], level + 1);
-                list_append(D.list[out], &D.count[out], D.mark, (unsigned)i, stamp, D.aggregate);
+                list_add(D.list[out], &D.count[out], (unsigned)i, true, D.aggregate);
                 break;
             }
     }
@@ -748,7 +783,7 @@ __global__ void __launch_bounds__(kBlock)
         if (blockIdx.x == 0 && threadIdx.x == 0)
             D.count[(q + 2) % 3] = 0;
         if (!Fwd && bottom_up > 0 && total > bottom_up)
-            bfs_bottom_up(D, level, (q + 1) % 3, 4 * q + 3);
+            bfs_bottom_up(D, level, (q + 1) % 3);
         else
             bfs_body<Fwd>(D, total, q % 3, (q + 1) % 3, level, Fwd ? fs : 4 * q + 3, warp_id,
                           warps);
@@ -769,11 +804,11 @@ constexpr int kMinPhaseSteps = 4;
 
 /* One push phase: sweeps until the active list is empty, max_steps sweeps, or (limit_ns > 0)
  * limit_ns nanoseconds on the device clock, read by block 0 after each step from step
- * min_steps on. */
+ * min_steps on. A step whose list has at least `dense` entries (0: never) is a dense sweep. */
 template <typename A>
 __global__ void __launch_bounds__(kBlock)
     push_grid_kernel(const Dev<A> D, int cycles, unsigned max_steps, unsigned long long limit_ns,
-                     unsigned small_max, unsigned min_steps) {
+                     unsigned small_max, unsigned min_steps, unsigned dense) {
     cg::grid_group grid = cg::this_grid();
     __shared__ unsigned total_s;
     __shared__ int stop_s;
@@ -815,7 +850,10 @@ __global__ void __launch_bounds__(kBlock)
         } else {
             if (blockIdx.x == 0 && threadIdx.x == 0)
                 D.count[(q + 2) % 3] = 0;
-            push_body(D, total, q % 3, (q + 1) % 3, 4 * q + 3, cycles, warp_id, warps, &pushes);
+            if (dense > 0 && total >= dense)
+                push_dense_body(D, (q + 1) % 3, 4 * q + 3, cycles, warp_id, warps, &pushes);
+            else
+                push_body(D, total, q % 3, (q + 1) % 3, 4 * q + 3, cycles, warp_id, warps, &pushes);
         }
         if (blockIdx.x == 0 && threadIdx.x == 0)
             D.count[kStop0 + (round & 1)] =
@@ -1024,6 +1062,9 @@ void device_release(Session &S, void *p) {
 /* Knobs (benchmarks): cycles per vertex per sweep, sweeps between global relabels (0 =
  * adaptive), blocks per SM. */
 constexpr int kDefaultCycles = 4;
+/* Percentage of active nodes above which a push step of the grid kernels sweeps all nodes in
+ * id order (push_dense_body). */
+constexpr int kDefaultDense = 5;
 /* A push phase ends once it has run this percentage of the last global relabel's time (0: no
  * such limit, the phase runs about the BFS depth in sweeps). */
 constexpr int kDefaultBalance = 50;
@@ -1144,6 +1185,10 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
      * nodes; 0 = top-down always. */
     unsigned min_sweeps =
         (unsigned)gcut__env_int("GCUT_CUDAGENERAL_MIN_SWEEPS", kMinPhaseSteps, 1, 1 << 20);
+    /* Dense sweeps (grid kernels only) while more than this percentage of the nodes are
+     * active (1 on a graph of under 100 nodes: every grid-wide step); 0 = list sweeps always. */
+    const int dense_pct = gcut__env_int("GCUT_CUDAGENERAL_DENSE", kDefaultDense, 0, 100);
+    unsigned dense = dense_pct > 0 ? (unsigned)((long long)n * dense_pct / 100 + 1) : 0u;
     const int bottom_up_pct = gcut__env_int("GCUT_CUDAGENERAL_BOTTOM_UP", 0, 0, 100);
     unsigned bottom_up =
         bottom_up_pct > 0 ? (unsigned)((long long)n * bottom_up_pct / 100 + 1) : 0u;
@@ -1514,7 +1559,7 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
                 limit_ns = ns < 1.0 ? 1ull : (unsigned long long)ns;
             }
             int cyc = cycles;
-            void *args[] = {&D, &cyc, &max_steps, &limit_ns, &grid_small, &min_sweeps};
+            void *args[] = {&D, &cyc, &max_steps, &limit_ns, &grid_small, &min_sweeps, &dense};
             GCUT__CUDA_TRY(cudaLaunchCooperativeKernel((const void *)push_grid_kernel<A>,
                                                        grid_blocks, kBlock, args, 0, stream),
                            "cooperative push launch");
