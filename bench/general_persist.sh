@@ -7,7 +7,8 @@
 # Environment: BIN (folder with general_bench and test_cuda_general, else built here into
 # build-general), OUT (logs; default bench/out/general), STAGES (any of "quick full memcheck
 # racecheck" and "ab dimacs trace knobs" (first run), "ab2 dimacs2 trace2 knobs2" (second),
-# "ab3 dimacs3 trace3 knobs3" (third); default "quick ab3 dimacs3 trace3").
+# "ab3 dimacs3 trace3 knobs3" (third), "big" (past 2^31 arcs); default "quick ab3 dimacs3
+# trace3").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-bench/out/general}
@@ -138,5 +139,14 @@ if has knobs3; then
     timeout 120 "$G" --repeats 3 --solvers \
         "cuda-general,cuda-general+GCUT_CUDAGENERAL_DENSE=2,cuda-general+GCUT_CUDAGENERAL_DENSE=10,cuda-general+GCUT_CUDAGENERAL_GRID_BLOCKS_PER_SM=1,cuda-general+GCUT_CUDAGENERAL_GRID_BLOCKS_PER_SM=2,cuda-general+GCUT_CUDAGENERAL_BALANCE=100+GCUT_CUDAGENERAL_MIN_SWEEPS=8" \
         grid:3840x2160:hard grid:256x256x256:hard grid:1920x1080:hard || status=1
+fi
+# A graph past 2^31 arcs (arc offsets and arc indices past INT32_MAX for real): 10^7 nodes and
+# 1.1 x 10^9 edges, 2.2 x 10^9 arcs; device peak about 44.5 GB (17.6 GB upload, 26.4 GB CSR,
+# 0.5 GB per-node arrays), host graph 17.6 GB. bk would take hours: the oracles are the two
+# device paths' flows (equal) and the certificate on each cut.
+if has big; then
+    echo "== past 2^31 arcs: random:10000000:1100000000, grid kernels and launch per step"
+    timeout "${BIG_TIMEOUT:-400}" "$G" --repeats 1 --solvers "cuda-general,$old" \
+        random:10000000:1100000000 || status=1
 fi
 exit $status
