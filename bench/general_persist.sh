@@ -7,7 +7,7 @@
 # Environment: BIN (folder with general_bench and test_cuda_general, else built here into
 # build-general), OUT (logs; default bench/out/general), STAGES (any of "quick full memcheck
 # racecheck" and "ab dimacs trace knobs" (first run), "ab2 dimacs2 trace2 knobs2" (second),
-# "ab3 dimacs3 trace3 knobs3" (third), "big" (past 2^31 arcs); default "quick ab3 dimacs3
+# "ab3 dimacs3 trace3 knobs3" (third), "confirm", "big" (past 2^31 arcs); default "quick ab3 dimacs3
 # trace3").
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -138,6 +138,12 @@ if has knobs3; then
     echo "== knobs: dense 2 / 10 percent, grid blocks per SM 1 / 2, balance 100 with min 8 sweeps"
     timeout 120 "$G" --repeats 3 --solvers \
         "cuda-general,cuda-general+GCUT_CUDAGENERAL_DENSE=2,cuda-general+GCUT_CUDAGENERAL_DENSE=10,cuda-general+GCUT_CUDAGENERAL_GRID_BLOCKS_PER_SM=1,cuda-general+GCUT_CUDAGENERAL_GRID_BLOCKS_PER_SM=2,cuda-general+GCUT_CUDAGENERAL_BALANCE=100+GCUT_CUDAGENERAL_MIN_SWEEPS=8" \
+        grid:3840x2160:hard grid:256x256x256:hard grid:1920x1080:hard || status=1
+fi
+# Confirmation of the defaults against bk, cuda-grid and the second pass's kernels.
+if has confirm; then
+    echo "== confirm: bk, default, cuda-grid, second pass's kernels"
+    timeout 200 "$G" --repeats "${REPEATS:-5}" --solvers "bk,cuda-general,cuda-grid,$sp2" \
         grid:3840x2160:hard grid:256x256x256:hard grid:1920x1080:hard || status=1
 fi
 # A graph past 2^31 arcs (arc offsets and arc indices past INT32_MAX for real): 10^7 nodes and
