@@ -257,8 +257,9 @@ __device__ __forceinline__ void fwd_visit(const Dev<A> &D, unsigned long long a,
 }
 
 /* Expand `total` frontier nodes of list `in` (level `level`) into list `out`, warps
- * warp_id, warp_id + warps, ...: light nodes a thread each, heavy ones a warp each. Fwd: the
- * hybrid's forward search (stamp `fs`), else the global relabel's BFS towards the sink. */
+ * warp_id, warp_id + warps, ...: heavy nodes a warp each, the light nodes' arcs spread over the
+ * warp's lanes (D.spread; else a thread per light node). Fwd: the hybrid's forward search
+ * (stamp `fs`), else the global relabel's BFS towards the sink. */
 template <bool Fwd, typename A>
 __device__ void bfs_body(const Dev<A> &D, unsigned total, int in, int out, int level,
                          unsigned stamp, unsigned warp_id, unsigned warps) {
