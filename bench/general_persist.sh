@@ -57,7 +57,8 @@ if has memcheck; then
     rc=$?; tail -3 "$OUT/memcheck.log"; echo "exit $rc"; [ $rc -eq 0 ] || status=1
 fi
 if has racecheck; then
-    # racecheck cannot run cooperative launches: the launch-per-step path only.
+    # racecheck stopped cuda-grid's cooperative kernel ("illegal instruction"): the
+    # launch-per-step path only.
     echo "== compute-sanitizer racecheck (GCUT_TEST_QUICK=2, GCUT_CUDAGENERAL_PERSIST=0)"
     GCUT_CUDAGENERAL_PERSIST=0 GCUT_TEST_QUICK=2 timeout 120 compute-sanitizer --tool racecheck \
         --error-exitcode 9 "$T" >"$OUT/racecheck.log" 2>&1

@@ -1160,8 +1160,8 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
         (unsigned)gcut__env_int("GCUT_CUDAGENERAL_BFS_SMALL", kSmallBfsMax, 0, 1 << 24);
     /* Persistent grid kernels (a BFS or a push phase per cooperative launch) where the device
      * has cooperative launch; GCUT_CUDAGENERAL_PERSIST=0 keeps the launch-per-step path (the
-     * second pass's; compute-sanitizer racecheck cannot run cooperative kernels).
-     * GCUT_CUDAGENERAL_GRID_SMALL: list size up to which block 0 runs the steps alone. */
+     * second pass's; for compute-sanitizer racecheck, which stopped cuda-grid's cooperative
+     * kernel). GCUT_CUDAGENERAL_GRID_SMALL: list size up to which block 0 runs the steps alone. */
     int coop_support = 0, push_per_sm = 0, bfs_per_sm = 0, fwd_per_sm = 0;
     GCUT__CUDA_TRY(cudaDeviceGetAttribute(&coop_support, cudaDevAttrCooperativeLaunch, device),
                    "cudaDeviceGetAttribute");
