@@ -4,6 +4,8 @@
  * learnt from the seeds as `gcut segment` does), after one untimed warm-up of each GPU variant,
  * RUNS rounds of, in turn:
  *   full-gpu     the full solve on cuda-grid (the baseline of the GPU bar)
+ *   band-gpu-dev the device pipeline: every level's capacities, projection, band and labels on
+ *                the GPU, each level solved by cuda-grid as a masked grid (docs/BAND.md, "GPU")
  *   band-gpu-bk  coarsest level on cuda-grid, bands on bk (host)
  *   band-gpu-gen coarsest level on cuda-grid, bands on cuda-general (device)
  *   band-cpu     coarsest level and bands on bk, host passes on THREADS threads
@@ -28,9 +30,13 @@
 #include <string.h>
 #include <time.h>
 
-enum { FULL_GPU, BAND_GPU_BK, BAND_GPU_GEN, BAND_CPU, BAND_CPU_1, FULL_BK, NVAR };
-static const char *names[NVAR] = {"full-gpu", "band-gpu-bk", "band-gpu-gen",
-                                  "band-cpu", "band-cpu-1",  "full-bk"};
+enum { FULL_GPU, BAND_GPU_DEV, BAND_GPU_BK, BAND_GPU_GEN, BAND_CPU, BAND_CPU_1, FULL_BK, NVAR };
+static const char *names[NVAR] = {"full-gpu", "band-gpu-dev", "band-gpu-bk", "band-gpu-gen",
+                                  "band-cpu", "band-cpu-1",   "full-bk"};
+
+static bool on_gpu(int v) {
+    return v == FULL_GPU || v == BAND_GPU_DEV || v == BAND_GPU_BK || v == BAND_GPU_GEN;
+}
 
 #define MAX_RUNS 32
 
@@ -67,8 +73,9 @@ static gcut_status solve(int v, const config *c, const gcut_image *img, const ui
     p.levels = v == FULL_GPU || v == FULL_BK ? 0 : c->levels;
     p.band = c->band;
     o.threads = v == BAND_CPU_1 ? 1 : c->threads;
-    o.solver = v == FULL_GPU || v == BAND_GPU_BK || v == BAND_GPU_GEN ? "cuda-grid" : "bk";
-    p.band_solver = v == BAND_GPU_GEN ? "cuda-general" : "bk";
+    o.solver = on_gpu(v) ? "cuda-grid" : "bk";
+    /* band-gpu-dev names no band solver: gcut's rule takes the device pipeline */
+    p.band_solver = v == BAND_GPU_GEN ? "cuda-general" : v == BAND_GPU_DEV ? NULL : "bk";
     const double t0 = now_ms();
     gcut_status st = gcut_segment(img, seeds, &p, &o, mask, r);
     *wall = now_ms() - t0;
@@ -107,8 +114,7 @@ static int run_case(const config *c, int64_t w, int64_t h, int64_t d, gcut_synth
     int status = 0;
     /* warm-up: CUDA start-up, the device pool, kernel loads */
     for (int v = 0; v < NVAR; v++)
-        if (c->use[v] && (v == FULL_GPU || v == BAND_GPU_BK || v == BAND_GPU_GEN) &&
-            solve(v, c, &img, seeds, mask[v], &r, &wl) != GCUT_OK)
+        if (c->use[v] && on_gpu(v) && solve(v, c, &img, seeds, mask[v], &r, &wl) != GCUT_OK)
             return 1;
     for (int run = 0; run < c->runs; run++)
         for (int v = 0; v < NVAR; v++) {
@@ -246,7 +252,8 @@ int main(int argc, char **argv) {
                 return 2;
             }
             if (!gpu) /* the GPU variants cannot run here */
-                c.use[FULL_GPU] = c.use[BAND_GPU_BK] = c.use[BAND_GPU_GEN] = false;
+                c.use[FULL_GPU] = c.use[BAND_GPU_DEV] = c.use[BAND_GPU_BK] = c.use[BAND_GPU_GEN] =
+                    false;
             cases++;
             status |=
                 run_case(&c, w, h, d, strcmp(lv, "hard") == 0 ? GCUT_SYNTH_HARD : GCUT_SYNTH_EASY);

@@ -1191,19 +1191,28 @@ gcut_status gcut__band_segment_route(const gcut_image *image, const uint8_t *see
     if (st != GCUT_OK)
         return st;
     const double tables_ms = r->build_ms;
-    if (route == GCUT__BAND_AUTO)
+    const bool picked = route == GCUT__BAND_AUTO;
+    if (picked)
         route = band_route(image, params, options, levels, tables->channels, r->connectivity);
 #ifdef GCUT_HAVE_CUDA
     if (route == GCUT__BAND_DEVICE) {
         const gcut__band_image dev_base = {
             {image->depth, image->height, image->width}, tables->channels, pixels, seeds};
+        const gcut_seg_report before = *r;
         st = gcut__band_device_segment(&dev_base, tables, r->connectivity, levels, params->band,
                                        options, mask, r);
         if (st == GCUT_OK)
             r->build_ms += tables_ms;
-        gcut__seg_tables_free(tables);
-        gcut__free(owned);
-        return st;
+        /* Picked by the rule and short of device memory after all: the host passes. */
+        if (!(picked && st == GCUT_ERR_NOMEM)) {
+            gcut__seg_tables_free(tables);
+            gcut__free(owned);
+            return st;
+        }
+        gcut__clear_error();
+        *r = before;
+        route = GCUT__BAND_GRAPH;
+        st = GCUT_OK;
     }
 #else
     if (route == GCUT__BAND_DEVICE) {
