@@ -181,6 +181,8 @@ static void device_case(int64_t w, int64_t h, int64_t d, gcut_synth_level level,
         same_graph &=
             rd.level[k].nodes == rg.level[k].nodes && rd.level[k].flow == rg.level[k].flow;
     }
+    /* sigma estimated on the device (device route) and on the host (twin): the same value */
+    PASS_IF(rd.sigma == rt.sigma);
     PASS_IF(same_twin && differ_twin == 0 && rd.energy == rt.energy);
     PASS_IF(same_graph && differ_graph == 0 && rd.energy == rg.energy);
     PASS_IF(strcmp(rd.level[0].solver, "cuda-grid (masked)") == 0);

@@ -9,6 +9,7 @@
 
 #include <cuda_runtime.h>
 
+#include <math.h>
 #include <mutex>
 #include <new>
 #include <stdio.h>
@@ -196,6 +197,28 @@ __global__ void energy_kernel(gcut__band_image base, gcut__seg_tables tables, in
         atomicAdd(sum, e);
 }
 
+/* The sum of the squared colour differences of every axis pair (gcut__seg_estimate_sigma's sum,
+ * exactly: integers below 2^53) into *sum. */
+__global__ void sigma_kernel(const uint8_t *px, int ch, long long D, long long H, long long W,
+                             unsigned long long *sum) {
+    const long long n = D * H * W;
+    unsigned long long e = 0;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        const long long x = i % W, y = (i / W) % H, z = i / (W * H);
+        if (x + 1 < W)
+            e += (unsigned long long)gcut__seg_sqdiff(px + i * ch, px + (i + 1) * ch, ch);
+        if (y + 1 < H)
+            e += (unsigned long long)gcut__seg_sqdiff(px + i * ch, px + (i + W) * ch, ch);
+        if (z + 1 < D)
+            e += (unsigned long long)gcut__seg_sqdiff(px + i * ch, px + (i + W * H) * ch, ch);
+    }
+    for (int o = 16; o > 0; o /= 2)
+        e += __shfl_down_sync(0xffffffffu, e, o);
+    if ((threadIdx.x & 31) == 0 && e != 0)
+        atomicAdd(sum, e);
+}
+
 /* One level's device arrays and cuda-grid context. */
 struct Level {
     int64_t dims[3] = {1, 1, 1};
@@ -218,7 +241,8 @@ struct Pipe {
     uint8_t *labels = nullptr;            /* the solve's labels, level 0's size */
     int32_t *tab = nullptr;               /* unary and pairwise tables */
     size_t tab_count = 0;
-    unsigned long long *sums = nullptr; /* [0] band count, [1] energy, [2] foreground */
+    unsigned long long *sums = nullptr; /* counters: band, energy, foreground, sigma's sum */
+    bool image_loaded = false;          /* level 0's pixels uploaded by gcut__band_device_begin */
     cudaStream_t stream = nullptr;
     ~Pipe() {
         for (Level &L : level) {
@@ -568,27 +592,92 @@ extern "C" bool gcut__band_device_fits(const int64_t dims[3], int channels, int 
     return pipe_bytes(dims, channels, connectivity, levels) < (uint64_t)(0.85 * (double)free_bytes);
 }
 
-extern "C" gcut_status gcut__band_device_segment(const gcut__band_image *base,
+extern "C" gcut_status gcut__band_device_begin(const uint8_t *pixels, int channels,
+                                               const int64_t dims[3], int connectivity, int levels,
+                                               const gcut_options *options, void **handle,
+                                               double *sigma) {
+    *handle = nullptr;
+    if (!gcut__cuda_available())
+        return gcut__fail(GCUT_ERR_NO_DEVICE, "banded segmentation: no CUDA device is usable here");
+    const int64_t n = dims[0] * dims[1] * dims[2];
+    if (levels < 1 || levels > GCUT_SEG_MAX_LEVELS || n >= (int64_t)1 << 31)
+        return gcut__fail(GCUT_ERR_INVALID_ARG,
+                          "banded segmentation (device): levels %d not in 1..%d or %lld pixels "
+                          "(fewer than 2^31)",
+                          levels, GCUT_SEG_MAX_LEVELS, (long long)n);
+    Pipe *P = nullptr;
+    gcut_status st = pipe_take(dims, channels, connectivity, levels, options, &P);
+    if (st != GCUT_OK)
+        return st;
+    cudaStream_t s = P->stream;
+    const Level &L0 = P->level[0];
+    unsigned long long sum = 0;
+    cudaError_t err = cudaSetDevice(P->device);
+    if (err == cudaSuccess)
+        err = cudaMemcpyAsync(L0.pixels, pixels, (size_t)n * channels, cudaMemcpyHostToDevice, s);
+    if (err == cudaSuccess)
+        err = cudaMemsetAsync(P->sums + 3, 0, sizeof(unsigned long long), s);
+    if (err == cudaSuccess) {
+        sigma_kernel<<<blocks_for(n), kThreads, 0, s>>>(L0.pixels, channels, dims[0], dims[1],
+                                                        dims[2], P->sums + 3);
+        err = cudaGetLastError();
+    }
+    if (err == cudaSuccess)
+        err = cudaMemcpyAsync(&sum, P->sums + 3, sizeof sum, cudaMemcpyDeviceToHost, s);
+    if (err == cudaSuccess)
+        err = cudaStreamSynchronize(s);
+    if (err != cudaSuccess) {
+        pipe_destroy(P);
+        return cuda_fail(err, "image upload and sigma");
+    }
+    const int64_t D = dims[0], H = dims[1], W = dims[2];
+    const int64_t pairs = D * H * (W - 1) + D * (H - 1) * W + (D - 1) * H * W;
+    const double v = pairs > 0 ? sqrt((double)sum / (double)pairs) : 0.0;
+    *sigma = v < 1.0 ? 1.0 : v;
+    P->image_loaded = true;
+    *handle = P;
+    return GCUT_OK;
+}
+
+extern "C" void gcut__band_device_end(void *handle) {
+    Pipe *P = static_cast<Pipe *>(handle);
+    if (P != nullptr) {
+        P->image_loaded = false;
+        pipe_give(P);
+    }
+}
+
+extern "C" gcut_status gcut__band_device_segment(void *handle, const gcut__band_image *base,
                                                  const gcut__seg_tables *tables, int connectivity,
                                                  int levels, int64_t band,
                                                  const gcut_options *options, uint8_t *mask,
                                                  gcut_seg_report *r) {
-    if (!gcut__cuda_available())
-        return gcut__fail(GCUT_ERR_NO_DEVICE, "banded segmentation: no CUDA device is usable here");
-    if (levels < 1 || levels > GCUT_SEG_MAX_LEVELS)
-        return gcut__fail(GCUT_ERR_INVALID_ARG,
-                          "banded segmentation (device): levels %d not in 1..%d", levels,
-                          GCUT_SEG_MAX_LEVELS);
-    if (base->dims[0] * base->dims[1] * base->dims[2] >= (int64_t)1 << 31)
-        return gcut__fail(GCUT_ERR_UNSUPPORTED,
-                          "banded segmentation (device): %lld pixels; the device pipeline takes "
-                          "fewer than 2^31",
-                          (long long)(base->dims[0] * base->dims[1] * base->dims[2]));
-    Pipe *P = nullptr;
-    gcut_status st = pipe_take(base->dims, tables->channels, connectivity, levels, options, &P);
-    if (st != GCUT_OK)
-        return st;
-    st = run_pipe(*P, base, tables, band, mask, r);
+    Pipe *P = static_cast<Pipe *>(handle);
+    if (P != nullptr &&
+        (memcmp(P->dims, base->dims, sizeof P->dims) != 0 || P->channels != tables->channels ||
+         P->conn != connectivity || P->levels != levels)) {
+        gcut__band_device_end(P);
+        return gcut__fail(GCUT_ERR_INTERNAL,
+                          "banded segmentation (device): the pipeline begun is of another shape");
+    }
+    if (P == nullptr) {
+        if (!gcut__cuda_available())
+            return gcut__fail(GCUT_ERR_NO_DEVICE,
+                              "banded segmentation: no CUDA device is usable here");
+        if (levels < 1 || levels > GCUT_SEG_MAX_LEVELS)
+            return gcut__fail(GCUT_ERR_INVALID_ARG,
+                              "banded segmentation (device): levels %d not in 1..%d", levels,
+                              GCUT_SEG_MAX_LEVELS);
+        if (base->dims[0] * base->dims[1] * base->dims[2] >= (int64_t)1 << 31)
+            return gcut__fail(GCUT_ERR_UNSUPPORTED,
+                              "banded segmentation (device): %lld pixels; the device pipeline "
+                              "takes fewer than 2^31",
+                              (long long)(base->dims[0] * base->dims[1] * base->dims[2]));
+        gcut_status st = pipe_take(base->dims, tables->channels, connectivity, levels, options, &P);
+        if (st != GCUT_OK)
+            return st;
+    }
+    gcut_status st = run_pipe(*P, base, tables, band, mask, r);
     if (st == GCUT_OK)
         pipe_give(P);
     else

@@ -1184,23 +1184,70 @@ gcut_status gcut__band_segment_route(const gcut_image *image, const uint8_t *see
             return gcut_segment(image, seeds, &full, options, mask, r);
         }
     }
+    const bool picked = route == GCUT__BAND_AUTO;
+    gcut_seg_params pp = *params;
+    double sigma_ms = 0;
+    gcut_status st = GCUT_OK;
+#ifdef GCUT_HAVE_CUDA
+    /* The device pipeline begins before the tables: the image is uploaded and the boundary
+     * term's sigma estimated on the device (the same value as the host's pass over the image,
+     * gcut__seg_estimate_sigma), then given to the tables. Bad input is left to
+     * gcut__seg_prepare below, which names it. */
+    void *dev = NULL;
+    if ((route == GCUT__BAND_AUTO || route == GCUT__BAND_DEVICE) &&
+        gcut__seg_check_image("segmentation", image) == GCUT_OK) {
+        gcut_seg_params rp;
+        const uint8_t *wp = NULL;
+        uint8_t *wo = NULL;
+        int ch = 0;
+        if (gcut__seg_resolve_params(params, image->depth > 1, image->channels >= 3, &rp) ==
+                GCUT_OK &&
+            gcut__seg_working_image(image, &wp, &wo, &ch) == GCUT_OK) {
+            if (picked)
+                route = band_route(image, params, options, levels, ch, rp.connectivity);
+            if (route == GCUT__BAND_DEVICE) {
+                const int64_t dims[3] = {image->depth, image->height, image->width};
+                double sigma = 0;
+                const double t0 = gcut__now_ms();
+                st = gcut__band_device_begin(wp, ch, dims, rp.connectivity, levels, options, &dev,
+                                             &sigma);
+                if (st == GCUT_OK) {
+                    if (params->sigma <= 0)
+                        pp.sigma = sigma;
+                    sigma_ms = gcut__now_ms() - t0;
+                } else if (picked && st == GCUT_ERR_NOMEM) {
+                    route = GCUT__BAND_GRAPH; /* short of device memory: the host passes */
+                    st = GCUT_OK;
+                } else {
+                    gcut__free(wo);
+                    return st;
+                }
+            }
+        }
+        gcut__free(wo);
+        gcut__clear_error();
+    }
+#endif
     gcut__seg_tables *tables;
     const uint8_t *pixels;
     uint8_t *owned;
-    gcut_status st = gcut__seg_prepare(image, seeds, params, &tables, &pixels, &owned, r);
-    if (st != GCUT_OK)
+    st = gcut__seg_prepare(image, seeds, &pp, &tables, &pixels, &owned, r);
+    if (st != GCUT_OK) {
+#ifdef GCUT_HAVE_CUDA
+        gcut__band_device_end(dev);
+#endif
         return st;
-    const double tables_ms = r->build_ms;
-    const bool picked = route == GCUT__BAND_AUTO;
-    if (picked)
+    }
+    const double tables_ms = r->build_ms + sigma_ms; /* sigma (host or device) and tables */
+    if (route == GCUT__BAND_AUTO)
         route = band_route(image, params, options, levels, tables->channels, r->connectivity);
 #ifdef GCUT_HAVE_CUDA
     if (route == GCUT__BAND_DEVICE) {
         const gcut__band_image dev_base = {
             {image->depth, image->height, image->width}, tables->channels, pixels, seeds};
         const gcut_seg_report before = *r;
-        st = gcut__band_device_segment(&dev_base, tables, r->connectivity, levels, params->band,
-                                       options, mask, r);
+        st = gcut__band_device_segment(dev, &dev_base, tables, r->connectivity, levels,
+                                       params->band, options, mask, r);
         if (st == GCUT_OK)
             r->build_ms += tables_ms;
         /* Picked by the rule and short of device memory after all: the host passes. */
@@ -1215,6 +1262,7 @@ gcut_status gcut__band_segment_route(const gcut_image *image, const uint8_t *see
         st = GCUT_OK;
     }
 #else
+    (void)picked;
     if (route == GCUT__BAND_DEVICE) {
         gcut__seg_tables_free(tables);
         gcut__free(owned);

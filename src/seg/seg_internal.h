@@ -287,13 +287,21 @@ gcut_status gcut__band_segment_route(const gcut_image *image, const uint8_t *see
 /** Whether the device pipeline of an image of dims {d, h, w} fits the device's free memory. */
 bool gcut__band_device_fits(const int64_t dims[3], int channels, int connectivity, int levels,
                             const gcut_options *options);
-/** The device pipeline (src/cuda/band_gpu.cu; docs/BAND.md, "GPU"): levels >= 1, every level's
- *  capacities, projection, band and labels on the device, each level solved by cuda-grid as a
- *  masked grid; one copy of the mask back. Fills the report as the host routes do (build_ms
- *  without the tables). */
-gcut_status gcut__band_device_segment(const gcut__band_image *base, const gcut__seg_tables *tables,
-                                      int connectivity, int levels, int64_t band,
-                                      const gcut_options *options, uint8_t *mask,
+/** Begin a device pipeline (src/cuda/band_gpu.cu) of a working image of dims {d, h, w}: the
+ *  pipeline of its shape taken (or made), the image uploaded, and the boundary term's sigma
+ *  estimated on the device (gcut__seg_estimate_sigma's value exactly) into *sigma. *handle goes
+ *  to gcut__band_device_segment, or to gcut__band_device_end when it will not run. */
+gcut_status gcut__band_device_begin(const uint8_t *pixels, int channels, const int64_t dims[3],
+                                    int connectivity, int levels, const gcut_options *options,
+                                    void **handle, double *sigma);
+void gcut__band_device_end(void *handle);
+/** The device pipeline (docs/BAND.md, "GPU"): levels >= 1, every level's capacities,
+ *  projection, band and labels on the device, each level solved by cuda-grid as a masked grid;
+ *  one copy of the mask back. handle: from gcut__band_device_begin (the image already there), or
+ *  NULL. Fills the report as the host routes do (build_ms without the tables). */
+gcut_status gcut__band_device_segment(void *handle, const gcut__band_image *base,
+                                      const gcut__seg_tables *tables, int connectivity, int levels,
+                                      int64_t band, const gcut_options *options, uint8_t *mask,
                                       gcut_seg_report *report);
 #endif
 
