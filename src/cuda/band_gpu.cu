@@ -78,6 +78,49 @@ __global__ void caps_kernel(gcut__band_image base, gcut__seg_tables tables, int 
     }
 }
 
+/* The coarsest level's full grid, one warp per node: its lanes share the block's 2^k x 2^k
+ * (x 2^k) pixels (gcut__band_pixel_add, the same code as a thread of caps_kernel runs), the sums
+ * are reduced over the warp (integers: the same sums in any order), lane 0 finishes and writes.
+ * A thread per node does 64 (2D) to 512 (3D) pixels at 3 levels, with a few hundred thousand
+ * threads in all: too few for the device. */
+__global__ void coarse_caps_kernel(gcut__band_image base, gcut__seg_tables tables, int conn, int k,
+                                   const uint8_t *coarse, long long D, long long H, long long W,
+                                   Dirs dirs, int32_t *caps) {
+    const long long n = D * H * W;
+    const int lane = threadIdx.x & 31;
+    const long long warps = (long long)gridDim.x * (blockDim.x / 32);
+    const int64_t dims[3] = {D, H, W};
+    for (long long i = (blockIdx.x * (long long)blockDim.x + threadIdx.x) / 32; i < n; i += warps) {
+        const long long cx = i % W, cy = (i / W) % H, cz = i / (W * H);
+        const int64_t FD = base.dims[0], FH = base.dims[1], FW = base.dims[2];
+        const int64_t z0 = cz << k, y0 = cy << k, x0 = cx << k, side = (int64_t)1 << k;
+        const int64_t box[6] = {z0, z0 + side < FD ? z0 + side : FD,
+                                y0, y0 + side < FH ? y0 + side : FH,
+                                x0, x0 + side < FW ? x0 + side : FW};
+        const int64_t bx = box[5] - x0, by = box[3] - y0, bz = box[1] - z0;
+        int64_t s = 0, t = 0, w[27];
+        for (int a = 0; a < 27; a++)
+            w[a] = 0;
+        for (int64_t v = lane; v < bx * by * bz; v += 32)
+            gcut__band_pixel_add(&base, &tables, conn, k, box, z0 + v / (bx * by),
+                                 y0 + (v / bx) % by, x0 + v % bx, &s, &t, w);
+        for (int o = 16; o > 0; o /= 2) {
+            s += __shfl_down_sync(0xffffffffu, s, o);
+            t += __shfl_down_sync(0xffffffffu, t, o);
+            for (int a = 0; a < 27; a++)
+                w[a] += __shfl_down_sync(0xffffffffu, w[a], o);
+        }
+        if (lane == 0) {
+            gcut__band_finish(&tables, conn, k, FD > 1, coarse, dims, cz, cy, cx, &s, &t, w);
+            caps[i] = (int32_t)s;
+            caps[n + i] = (int32_t)t;
+            for (int d = 0; d < dirs.num; d++)
+                caps[(2 + d) * n + i] =
+                    (int32_t)w[gcut__band_slot(dirs.off[d][0], dirs.off[d][1], dirs.off[d][2])];
+        }
+    }
+}
+
 /* Every fine pixel takes its parent's label (gcut__band_project). */
 __global__ void project_kernel(const uint8_t *coarse, long long D, long long H, long long W,
                                uint8_t *fine) {
@@ -396,9 +439,13 @@ gcut_status solve_level(Pipe &P, const gcut__band_image &dbase, const gcut__seg_
     Level &L = P.level[k];
     cudaStream_t s = P.stream;
     const double t0 = gcut__now_ms();
-    caps_kernel<<<blocks_for(L.n), kThreads, 0, s>>>(
-        dbase, dtab, P.conn, k, k > 0 ? L.pixels : nullptr, L.dims[0], L.dims[1], L.dims[2],
-        masked ? L.state : nullptr, L.dirs, L.caps);
+    if (!masked && k > 0) /* the coarsest level in full: a warp per node */
+        coarse_caps_kernel<<<blocks_for(32 * L.n), kThreads, 0, s>>>(
+            dbase, dtab, P.conn, k, L.pixels, L.dims[0], L.dims[1], L.dims[2], L.dirs, L.caps);
+    else
+        caps_kernel<<<blocks_for(L.n), kThreads, 0, s>>>(
+            dbase, dtab, P.conn, k, k > 0 ? L.pixels : nullptr, L.dims[0], L.dims[1], L.dims[2],
+            masked ? L.state : nullptr, L.dirs, L.caps);
     GCUT__CUDA_TRY(cudaGetLastError(), "capacity kernel");
     GCUT__CUDA_TRY(cudaStreamSynchronize(s), "capacity kernel");
     const double t1 = gcut__now_ms();

@@ -92,6 +92,41 @@ static inline GCUT__SEG_HD void gcut__band_finish(const gcut__seg_tables *tables
     *sp = s, *tp = t;
 }
 
+/** Add finest pixel (z, y, x) of the block box = {z0, z1, y0, y1, x0, x1} of level k's node
+ *  (box[0] >> k, box[2] >> k, box[4] >> k) to its sums: its terminal capacities to *s and *t,
+ *  and each pair that leaves the block to w at the slot of the neighbouring block. */
+static inline GCUT__SEG_HD void gcut__band_pixel_add(const gcut__band_image *lv,
+                                                     const gcut__seg_tables *tables, int conn,
+                                                     int k, const int64_t box[6], int64_t z,
+                                                     int64_t y, int64_t x, int64_t *s, int64_t *t,
+                                                     int64_t w[27]) {
+    const int64_t D = lv->dims[0], H = lv->dims[1], W = lv->dims[2];
+    const int64_t i = (z * H + y) * W + x;
+    int32_t us, ut;
+    gcut__band_unary(lv, tables, i, &us, &ut);
+    *s += us, *t += ut;
+    /* Only pairs that leave the block: those inside it are never cut at level k. */
+    if ((D == 1 || (z > box[0] && z + 1 < box[1])) && y > box[2] && y + 1 < box[3] && x > box[4] &&
+        x + 1 < box[5])
+        return;
+    const int64_t cz = box[0] >> k, cy = box[2] >> k, cx = box[4] >> k;
+    for (int dz = -1; dz <= 1; dz++)
+        for (int dy = -1; dy <= 1; dy++)
+            for (int dx = -1; dx <= 1; dx++) {
+                if (!gcut__band_conn_has(conn, dz, dy, dx))
+                    continue;
+                const int64_t nz = z + dz, ny = y + dy, nx = x + dx;
+                if (nz < 0 || nz >= D || ny < 0 || ny >= H || nx < 0 || nx >= W)
+                    continue;
+                const int bz = (int)((nz >> k) - cz), by = (int)((ny >> k) - cy);
+                const int bx = (int)((nx >> k) - cx);
+                if (bz == 0 && by == 0 && bx == 0)
+                    continue;
+                w[gcut__band_slot(bz, by, bx)] +=
+                    gcut__band_pair(lv, tables, dz, dy, dx, i, (nz * H + ny) * W + nx);
+            }
+}
+
 /** gcut__band_node (seg_internal.h): the block sums of node (cz, cy, cx) of level k, finished
  *  for the solves when coarse != NULL and k > 0. */
 static inline GCUT__SEG_HD void
@@ -106,33 +141,11 @@ gcut__band_node_sums(const gcut__band_image *lv, const gcut__seg_tables *tables,
     int64_t s = 0, t = 0;
     for (int a = 0; a < 27; a++)
         w[a] = 0;
+    const int64_t box[6] = {z0, z1, y0, y1, x0, x1};
     for (int64_t z = z0; z < z1; z++)
         for (int64_t y = y0; y < y1; y++)
-            for (int64_t x = x0; x < x1; x++) {
-                const int64_t i = (z * H + y) * W + x;
-                int32_t us, ut;
-                gcut__band_unary(lv, tables, i, &us, &ut);
-                s += us, t += ut;
-                /* Only pairs that leave the block: those inside it are never cut at level k. */
-                if ((D == 1 || (z > z0 && z + 1 < z1)) && y > y0 && y + 1 < y1 && x > x0 &&
-                    x + 1 < x1)
-                    continue;
-                for (int dz = -1; dz <= 1; dz++)
-                    for (int dy = -1; dy <= 1; dy++)
-                        for (int dx = -1; dx <= 1; dx++) {
-                            if (!gcut__band_conn_has(conn, dz, dy, dx))
-                                continue;
-                            const int64_t nz = z + dz, ny = y + dy, nx = x + dx;
-                            if (nz < 0 || nz >= D || ny < 0 || ny >= H || nx < 0 || nx >= W)
-                                continue;
-                            const int bz = (int)((nz >> k) - cz), by = (int)((ny >> k) - cy);
-                            const int bx = (int)((nx >> k) - cx);
-                            if (bz == 0 && by == 0 && bx == 0)
-                                continue;
-                            w[gcut__band_slot(bz, by, bx)] +=
-                                gcut__band_pair(lv, tables, dz, dy, dx, i, (nz * H + ny) * W + nx);
-                        }
-            }
+            for (int64_t x = x0; x < x1; x++)
+                gcut__band_pixel_add(lv, tables, conn, k, box, z, y, x, &s, &t, w);
     if (k > 0 && coarse != NULL)
         gcut__band_finish(tables, conn, k, D > 1, coarse, coarse_dims, cz, cy, cx, &s, &t, w);
     *source = s, *sink = t;
