@@ -672,6 +672,13 @@ static void test_errors(void) {
     PASS_IF(gcut_segment(&img, seeds, &p, NULL, mask, NULL) == GCUT_ERR_UNSUPPORTED &&
             strstr(gcut_last_error(), "band_solver") != NULL);
     p.band_solver = NULL;
+    /* the device route without a usable GPU (or without CUDA): a clear error, not a crash */
+    gcut_solver_info info;
+    if (gcut_solver_find("cuda-grid", &info) != GCUT_OK || !info.available) {
+        gcut_status st =
+            gcut__band_segment_route(&img, seeds, &p, NULL, mask, NULL, GCUT__BAND_DEVICE);
+        PASS_IF(st == GCUT_ERR_NO_DEVICE && strstr(gcut_last_error(), "CUDA") != NULL);
+    }
     p.levels = GCUT_SEG_LEVELS_AUTO; /* small: auto is the full solve */
     gcut_seg_report r;
     PASS_IF(gcut_segment(&img, seeds, &p, NULL, mask, &r) == GCUT_OK && r.levels == 0 &&

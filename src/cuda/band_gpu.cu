@@ -621,14 +621,17 @@ extern "C" bool gcut__band_device_fits(const int64_t dims[3], int channels, int 
         return false;
     const int64_t n = dims[0] * dims[1] * dims[2];
     if (n >= (int64_t)1 << 31)
-        return false; /* cuda-grid's int32 node indices */
+        return false;    /* cuda-grid's int32 node indices */
+    uint64_t cached = 0; /* a cached pipeline of another shape is freed before a new one */
     {
         std::lock_guard<std::mutex> lock(pipe_mutex);
         const Pipe *P = pipe_cached;
+        const int device = options != NULL ? options->device : 0;
         if (P != nullptr && memcmp(P->dims, dims, sizeof P->dims) == 0 && P->channels == channels &&
-            P->conn == connectivity && P->levels == levels &&
-            P->device == (options != NULL ? options->device : 0))
+            P->conn == connectivity && P->levels == levels && P->device == device)
             return true; /* already there */
+        if (P != nullptr && P->device == device)
+            cached = pipe_bytes(P->dims, P->channels, P->conn, P->levels);
     }
     size_t free_bytes = 0, total = 0;
     if (cudaSetDevice(options != NULL ? options->device : 0) != cudaSuccess ||
@@ -636,7 +639,18 @@ extern "C" bool gcut__band_device_fits(const int64_t dims[3], int channels, int 
         cudaGetLastError();
         return false;
     }
-    return pipe_bytes(dims, channels, connectivity, levels) < (uint64_t)(0.85 * (double)free_bytes);
+    return pipe_bytes(dims, channels, connectivity, levels) <
+           (uint64_t)(0.85 * (double)(free_bytes + cached));
+}
+
+extern "C" void gcut__band_device_release(void) {
+    Pipe *old;
+    {
+        std::lock_guard<std::mutex> lock(pipe_mutex);
+        old = pipe_cached;
+        pipe_cached = nullptr;
+    }
+    pipe_destroy(old);
 }
 
 extern "C" gcut_status gcut__band_device_begin(const uint8_t *pixels, int channels,

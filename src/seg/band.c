@@ -1173,7 +1173,9 @@ gcut_status gcut__band_segment(const gcut_image *image, const uint8_t *seeds,
 
 gcut_status gcut__band_segment_route(const gcut_image *image, const uint8_t *seeds,
                                      const gcut_seg_params *params, const gcut_options *options,
-                                     uint8_t *mask, gcut_seg_report *r, int route) {
+                                     uint8_t *mask, gcut_seg_report *report, int route) {
+    gcut_seg_report local;
+    gcut_seg_report *r = report != NULL ? report : &local;
     int levels = params->levels;
     if (levels == GCUT_SEG_LEVELS_AUTO && image != NULL && image->width > 0 && image->height > 0 &&
         image->depth > 0) {

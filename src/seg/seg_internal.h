@@ -295,6 +295,9 @@ gcut_status gcut__band_device_begin(const uint8_t *pixels, int channels, const i
                                     int connectivity, int levels, const gcut_options *options,
                                     void **handle, double *sigma);
 void gcut__band_device_end(void *handle);
+/** Free the device pipeline kept for the last image shape (what gcut_device_release_cache()
+ *  should also do; src/core/grid.c is another branch's: see docs/BAND.md). */
+void gcut__band_device_release(void);
 /** The device pipeline (docs/BAND.md, "GPU"): levels >= 1, every level's capacities,
  *  projection, band and labels on the device, each level solved by cuda-grid as a masked grid;
  *  one copy of the mask back. handle: from gcut__band_device_begin (the image already there), or
