@@ -386,8 +386,11 @@ static void test_parallel_agrees(test_rng *rng) {
                 snprintf(text, sizeof text, "%d", (int)test_rng_range(rng, 1, 64));
                 setenv("GCUT_QPBO_BLOCKS", text, 1);
             }
+            if (split == 5) /* the atomic build (others take the buckets where they can) */
+                setenv("GCUT_QPBO_ATOMIC_BUILD", "1", 1);
             CHECK_OK(solve(q, "pqpbo", threads, got, &pr));
             unsetenv("GCUT_QPBO_BLOCKS");
+            unsetenv("GCUT_QPBO_ATOMIC_BUILD");
             bool same = memcmp(ref, got, (size_t)n) == 0 && pr.lower_bound == r.lower_bound &&
                         pr.energy == r.energy && pr.labeled == r.labeled;
             if (!same)
@@ -417,8 +420,9 @@ static void test_parallel_agrees(test_rng *rng) {
  * new pair (GCUT_QPBO_ACTIVATE_ALL=1) and with blocks mirrored only when a merge needs it
  * (GCUT_QPBO_LATE_MIRROR=1), with each given block cut in three (GCUT_QPBO_SPLIT=3), and with
  * merges putting their records into play on helper threads, 50 records each
- * (GCUT_QPBO_ADD_SLICE=50), gives qpbo's labels, bound and energy; every solve also checks
- * that the source tree is the set reachable from the source (GCUT_QPBO_CHECK_REACH, set in
+ * (GCUT_QPBO_ADD_SLICE=50), and with the build's atomic edge passes instead of its per-block
+ * buckets (GCUT_QPBO_ATOMIC_BUILD=1), gives qpbo's labels, bound and energy; every solve also
+ * checks that the source tree is the set reachable from the source (GCUT_QPBO_CHECK_REACH, set in
  * main), which fails if a merge left an augmenting path unfound. */
 static void test_parallel_large(test_rng *rng) {
     int bad = 0;
@@ -455,7 +459,7 @@ static void test_parallel_large(test_rng *rng) {
             ok = ok && strcmp(pr.solver, "qpbo") == 0 && memcmp(ref, got, (size_t)n) == 0;
         }
         /* The default at 1, 3 and 8 threads; each variant at 3. */
-        for (int variant = 0; variant < 5 && kind < 2; variant++) {
+        for (int variant = 0; variant < 6 && kind < 2; variant++) {
             if (variant == 1)
                 setenv("GCUT_QPBO_ACTIVATE_ALL", "1", 1);
             if (variant == 2)
@@ -464,6 +468,8 @@ static void test_parallel_large(test_rng *rng) {
                 setenv("GCUT_QPBO_SPLIT", "3", 1);
             if (variant == 4)
                 setenv("GCUT_QPBO_ADD_SLICE", "50", 1);
+            if (variant == 5) /* the build's atomic edge passes instead of its buckets */
+                setenv("GCUT_QPBO_ATOMIC_BUILD", "1", 1);
             const int threads[] = {3, 1, 8};
             for (int t = 0; t < (variant == 0 ? 3 : 1); t++) {
                 CHECK_OK(solve(q, "pqpbo", threads[t], got, &pr));
@@ -481,6 +487,7 @@ static void test_parallel_large(test_rng *rng) {
             unsetenv("GCUT_QPBO_LATE_MIRROR");
             unsetenv("GCUT_QPBO_SPLIT");
             unsetenv("GCUT_QPBO_ADD_SLICE");
+            unsetenv("GCUT_QPBO_ATOMIC_BUILD");
         }
         if (!ok)
             bad++;

@@ -465,6 +465,290 @@ static void QP_FN(renumber)(const gcut__qp_input *in, QP_IDX *cursor, int32_t gi
     gcut__free(count);
 }
 
+/* ---- the build without atomics (pqpbo on threads, B <= QP_BUCKET_MAX_BLOCKS blocks) ----
+ * Pass 1 counts, per job (a range of edges) and block, the edges inside the block and the
+ * ends of edges across blocks; pass 2 scatters them into one bucket per block (the blocks'
+ * buckets one after the other, inside a bucket the jobs in order: the edges' order); pass 3
+ * builds each block's CSR on one thread from its own bucket (its nodes' counters, arcs and
+ * records are its alone: no atomics, no writes outside its ranges but the flipped half and
+ * one slot per end across blocks); pass 4 links the two arcs of each pair across blocks. */
+#define QP_BUCKET_MAX_BLOCKS 1024
+
+typedef struct QP_FN(entry) {
+    QP_IDX tail, head;
+    uint32_t cap, rev; /* rev: the sister's residual, or QP_NONSUB */
+    QP_IDX x;          /* QP_NONE: an edge inside the block (both arcs here); else 2 x (its
+                          number among the pairs across blocks) + (0: u's end, 1: v's end) */
+} QP_FN(entry);
+
+typedef struct QP_FN(bucket_job) {
+    QP_FN(core) * c;
+    const gcut__qp_input *in;
+    const QP_IDX *intern;
+    int pass, index, jobs;
+    int64_t k0, k1;
+    int64_t *inside, *ends; /* pass 1: this job's counts per block; pass 2: its cursors */
+    int64_t *nonsub;        /* pass 1: this job's non-submodular edges inside each block */
+    int64_t cross, next_cross;
+    QP_FN(entry) * entries;
+    QP_FN(pending) * pending;
+    QP_IDX *other;          /* per pair across blocks: the arc of v's end */
+    const int64_t *e_begin; /* B + 1: each block's bucket */
+    const QP_IDX *a_begin;  /* B + 1: each block's arcs */
+    int32_t *next_block;    /* pass 3: shared counter of blocks taken */
+    int64_t x0, x1;         /* pass 4: pairs of this job */
+} QP_FN(bucket_job);
+
+static void QP_FN(bucket_block)(QP_FN(bucket_job) * j, int32_t b) {
+    QP_FN(core) *c = j->c;
+    const QP_IDX n = c->n, M = c->M, s = c->block_start[b], e = c->block_start[b + 1];
+    const QP_FN(entry) *en = j->entries + j->e_begin[b], *end = j->entries + j->e_begin[b + 1];
+    QP_IDX *first = c->first;
+    for (const QP_FN(entry) *p = en; p < end; p++) {
+        first[p->tail]++;
+        if (p->x == QP_NONE)
+            first[p->head]++;
+    }
+    QP_IDX sum = j->a_begin[b];
+    for (QP_IDX v = s; v < e; v++) {
+        sum += first[v];
+        first[v] = sum;
+    }
+    int64_t inner = c->inner_begin[b];
+    const bool mirror = c->mirror;
+    for (const QP_FN(entry) *p = en; p < end; p++) {
+        const QP_IDX u = p->tail, v = p->head;
+        const bool nonsub = p->rev == QP_NONSUB;
+        const QP_IDX a = --first[u];
+        if (p->x != QP_NONE) { /* one end of a pair across blocks: residuals 0 until merged */
+            c->arcs[a].head = nonsub ? v + n : v;
+            c->arcs[a].residual = 0;
+            if (mirror) {
+                c->arcs[a + M].head = nonsub ? v : v + n;
+                c->arcs[a + M].residual = 0;
+            }
+            if ((p->x & 1) == 0)
+                j->pending[p->x >> 1].rec.arc = a;
+            else
+                j->other[p->x >> 1] = a;
+            continue;
+        }
+        const QP_IDX bb = --first[v];
+        QP_FN(rec) rec = {a, p->cap, p->rev};
+        if (nonsub) {
+            c->arcs[a].head = v + n; /* u -> v' */
+            c->arcs[bb].head = u + n;
+            c->sister[a] = bb + M;
+            c->sister[bb] = a + M;
+            c->arcs[a].residual = c->arcs[bb].residual = 0;
+            c->inner[inner++] = rec;
+        } else {
+            c->arcs[a].head = v;
+            c->arcs[bb].head = u;
+            c->sister[a] = bb;
+            c->sister[bb] = a;
+            c->arcs[a].residual = p->cap;
+            c->arcs[bb].residual = p->rev;
+        }
+        if (mirror) {
+            c->arcs[a + M].head = QP_FN(flip)(c, c->arcs[a].head);
+            c->arcs[bb + M].head = QP_FN(flip)(c, c->arcs[bb].head);
+            c->arcs[a + M].residual = c->arcs[bb + M].residual = 0;
+            c->sister[a + M] = nonsub ? bb : bb + M;
+            c->sister[bb + M] = nonsub ? a : a + M;
+        }
+    }
+    /* The block's nodes: their flipped copies' offsets, states and terminal residuals. */
+    const int64_t *tr = j->in->tr;
+    for (QP_IDX v = s; v < e; v++) {
+        c->nodes[v] = (QP_FN(bk_node)){QP_NONE, QP_NONE, 0, 0};
+        c->tr[v] = tr[c->orig != NULL ? c->orig[v] : v];
+        if (mirror) {
+            first[n + v] = first[v] + M;
+            c->nodes[n + v] = (QP_FN(bk_node)){QP_NONE, QP_NONE, 0, 0};
+            c->tr[n + v] = 0;
+        }
+    }
+}
+
+static void *QP_FN(bucket_pass)(void *arg) {
+    QP_FN(bucket_job) *j = arg;
+    QP_FN(core) *c = j->c;
+    if (j->pass == 3) {
+        for (;;) {
+            int32_t b = __atomic_fetch_add(j->next_block, 1, __ATOMIC_RELAXED);
+            if (b >= c->B)
+                return NULL;
+            QP_FN(bucket_block)(j, b);
+        }
+    }
+    const QP_IDX M = c->M;
+    if (j->pass == 4) {
+        for (int64_t x = j->x0; x < j->x1; x++) {
+            const QP_IDX a = j->pending[x].rec.arc, b = j->other[x];
+            const bool nonsub = j->pending[x].rec.rev == QP_NONSUB;
+            c->sister[a] = nonsub ? b + M : b;
+            c->sister[b] = nonsub ? a + M : a;
+            if (c->mirror) {
+                c->sister[a + M] = nonsub ? b : b + M;
+                c->sister[b + M] = nonsub ? a : a + M;
+            }
+        }
+        return NULL;
+    }
+    const gcut__qp_input *in = j->in;
+    const QP_IDX *intern = j->intern;
+    for (int64_t k = j->k0; k < j->k1; k++) {
+        gcut__qp_edge e;
+        in->edge(in->ctx, k, &e);
+        if (e.u == e.v || (e.cap_uv == 0 && (e.nonsub || e.cap_vu == 0)))
+            continue;
+        QP_IDX u = intern != NULL ? intern[e.u] : (QP_IDX)e.u;
+        QP_IDX v = intern != NULL ? intern[e.v] : (QP_IDX)e.v;
+        int32_t bu =
+            in->block != NULL ? QP_FN(given_block)(c, in->block[e.u], u) : QP_FN(block_of)(c, u);
+        int32_t bv =
+            in->block != NULL ? QP_FN(given_block)(c, in->block[e.v], v) : QP_FN(block_of)(c, v);
+        if (j->pass == 1) {
+            if (bu == bv) {
+                j->inside[bu]++;
+                j->nonsub[bu] += e.nonsub;
+            } else {
+                j->ends[bu]++;
+                j->ends[bv]++;
+                j->cross++;
+            }
+            continue;
+        }
+        const uint32_t cap = (uint32_t)e.cap_uv, rev = e.nonsub ? QP_NONSUB : (uint32_t)e.cap_vu;
+        if (bu == bv) {
+            j->entries[j->inside[bu]++] = (QP_FN(entry)){u, v, cap, rev, QP_NONE};
+            continue;
+        }
+        const int64_t x = j->next_cross++;
+        j->entries[j->ends[bu]++] = (QP_FN(entry)){u, v, cap, rev, (QP_IDX)(2 * x)};
+        j->entries[j->ends[bv]++] = (QP_FN(entry)){v, u, 0, rev, (QP_IDX)(2 * x + 1)};
+        QP_FN(pending) *p = &j->pending[x];
+        p->a = bu < bv ? bu : bv;
+        p->b = bu < bv ? bv : bu;
+        p->rec.cap = cap;
+        p->rec.rev = rev;
+    }
+    return NULL;
+}
+
+/* The layout from the edges by buckets (see above); first, inner_begin, tr and nodes are
+ * allocated, first zeroed. *pending_out gets the pairs across blocks in edge order, as the
+ * atomic build's. */
+static gcut_status QP_FN(build_buckets)(QP_FN(core) * c, const gcut__qp_input *in,
+                                        const QP_IDX *intern, int jobs, bool prof, double *since,
+                                        QP_FN(pending) * *pending_out, int64_t *np_out) {
+    const int32_t B = c->B;
+    const size_t JB = (size_t)jobs * (size_t)B;
+    gcut_status st = GCUT_ERR_NOMEM;
+    int64_t *counts = gcut__calloc(3 * JB, sizeof(int64_t), "qpbo build counters");
+    int64_t *e_begin = gcut__calloc((size_t)B + 1, sizeof(int64_t), "qpbo build buckets");
+    QP_IDX *a_begin = gcut__calloc((size_t)B + 1, sizeof(QP_IDX), "qpbo build buckets");
+    QP_FN(entry) *entries = NULL;
+    QP_FN(pending) *pending = NULL;
+    QP_IDX *other = NULL;
+    if (!counts || !e_begin || !a_begin)
+        goto fail;
+    QP_FN(bucket_job) job[QP_BUILD_THREADS];
+    for (int t = 0; t < jobs; t++) {
+        job[t] = (QP_FN(bucket_job)){
+            .c = c, .in = in, .intern = intern, .pass = 1, .index = t, .jobs = jobs};
+        job[t].k0 = in->num_edges * t / jobs;
+        job[t].k1 = in->num_edges * (t + 1) / jobs;
+        job[t].inside = counts + (size_t)t * B;
+        job[t].ends = counts + JB + (size_t)t * B;
+        job[t].nonsub = counts + 2 * JB + (size_t)t * B;
+    }
+    gcut__run_jobs(QP_FN(bucket_pass), job, sizeof *job, jobs);
+    QP_FN(phase)(prof, "build count (by block)", since);
+    /* Buckets block by block, in each the jobs in order: first the edges inside, then the
+     * ends across (each in edge order). Arcs: 2 per edge inside, 1 per end across. */
+    int64_t total = 0, np = 0;
+    uint64_t arcs = 0;
+    for (int32_t b = 0; b < B; b++) {
+        e_begin[b] = total;
+        a_begin[b] = (QP_IDX)arcs;
+        int64_t inside = 0, ends = 0, nonsub = 0;
+        for (int t = 0; t < jobs; t++) {
+            int64_t i = job[t].inside[b];
+            job[t].inside[b] = total + inside;
+            inside += i;
+        }
+        for (int t = 0; t < jobs; t++) {
+            int64_t x = job[t].ends[b];
+            job[t].ends[b] = total + inside + ends;
+            ends += x;
+            nonsub += job[t].nonsub[b];
+        }
+        total += inside + ends;
+        arcs += 2 * (uint64_t)inside + (uint64_t)ends;
+        c->inner_begin[b + 1] = c->inner_begin[b] + nonsub;
+    }
+    e_begin[B] = total;
+    a_begin[B] = (QP_IDX)arcs;
+    for (int t = 0; t < jobs; t++) {
+        job[t].next_cross = np;
+        np += job[t].cross;
+    }
+    c->M = (QP_IDX)arcs;
+    c->first[c->n] = c->M;
+    const size_t A = c->mirror ? 2 * (size_t)arcs : (size_t)arcs;
+    if (c->mirror)
+        c->first[2 * (size_t)c->n] = 2 * c->M;
+    c->arcs = gcut__malloc(gcut__mul_size(A, sizeof(QP_FN(bk_arc))), "qpbo arcs");
+    c->sister = gcut__malloc(gcut__mul_size(A, sizeof(QP_IDX)), "qpbo reverse arcs");
+    c->inner = gcut__malloc(gcut__mul_size((size_t)c->inner_begin[B] + 1, sizeof(QP_FN(rec))),
+                            "qpbo non-submodular records");
+    entries = gcut__malloc(gcut__mul_size((size_t)total + 1, sizeof *entries), "qpbo buckets");
+    pending =
+        gcut__malloc(gcut__mul_size((size_t)np + 1, sizeof *pending), "qpbo block interfaces");
+    other = gcut__malloc(gcut__mul_size((size_t)np + 1, sizeof *other), "qpbo block interfaces");
+    if (!c->arcs || !c->sister || !c->inner || !entries || !pending || !other)
+        goto fail;
+    QP_FN(phase)(prof, "build prefix+alloc", since);
+    for (int t = 0; t < jobs; t++) {
+        job[t].pass = 2;
+        job[t].entries = entries;
+        job[t].pending = pending;
+        job[t].other = other;
+        job[t].e_begin = e_begin;
+        job[t].a_begin = a_begin;
+    }
+    gcut__run_jobs(QP_FN(bucket_pass), job, sizeof *job, jobs);
+    QP_FN(phase)(prof, "build scatter", since);
+    int32_t next_block = 0;
+    for (int t = 0; t < jobs; t++) {
+        job[t].pass = 3;
+        job[t].next_block = &next_block;
+    }
+    gcut__run_jobs(QP_FN(bucket_pass), job, sizeof *job, jobs < B ? jobs : B);
+    QP_FN(phase)(prof, "build blocks (CSR, mirror, nodes, terminals)", since);
+    for (int t = 0; t < jobs; t++) {
+        job[t].pass = 4;
+        job[t].x0 = np * t / jobs;
+        job[t].x1 = np * (t + 1) / jobs;
+    }
+    gcut__run_jobs(QP_FN(bucket_pass), job, sizeof *job, jobs);
+    QP_FN(phase)(prof, "build link pairs across blocks", since);
+    *pending_out = pending;
+    *np_out = np;
+    pending = NULL;
+    st = GCUT_OK;
+fail:
+    gcut__free(counts);
+    gcut__free(e_begin);
+    gcut__free(a_begin);
+    gcut__free(entries);
+    gcut__free(pending);
+    gcut__free(other);
+    return st;
+}
+
 static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
     const int64_t n = in->num_nodes;
     const int32_t given = in->num_blocks < 1 ? 1 : in->num_blocks;
@@ -518,15 +802,29 @@ static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
         goto done;
     }
     QP_FN(phase)(prof, "build renumber+alloc", &since);
-    /* Pass 1: count arcs per node, held-back records per block and across blocks (on several
-     * threads for pqpbo: the counts are atomic; the arcs' order in a node's list then depends
-     * on the threads' timing, which changes the search but not the answer). */
-    QP_FN(build_job) job[QP_BUILD_THREADS];
     int jobs = in->threads < 1                  ? 1
                : in->threads > QP_BUILD_THREADS ? QP_BUILD_THREADS
                                                 : in->threads;
     if (in->num_edges < 1024)
         jobs = 1;
+    /* On threads: by buckets, no atomics (GCUT_QPBO_ATOMIC_BUILD=1 keeps the atomic passes
+     * below, for tests and measurements; so do many blocks and fewer blocks than half the
+     * threads, where a block's pass would run on too few of them). */
+    if (jobs > 1 && B <= QP_BUCKET_MAX_BLOCKS && 2 * B >= jobs &&
+        gcut__env_int("GCUT_QPBO_ATOMIC_BUILD", 0, 0, 1) == 0) {
+        QP_FN(pending) *pending = NULL;
+        int64_t np = 0;
+        st = QP_FN(build_buckets)(c, in, intern, jobs, prof, &since, &pending, &np);
+        if (st == GCUT_OK) {
+            st = QP_FN(finish)(c, pending, np, jobs);
+            QP_FN(phase)(prof, "build interfaces", &since);
+        }
+        goto done;
+    }
+    /* Pass 1: count arcs per node, held-back records per block and across blocks (on several
+     * threads for pqpbo: the counts are atomic; the arcs' order in a node's list then depends
+     * on the threads' timing, which changes the search but not the answer). */
+    QP_FN(build_job) job[QP_BUILD_THREADS];
     for (int t = 0; t < jobs; t++) {
         memset(&job[t], 0, sizeof job[t]);
         job[t].c = c;
