@@ -302,14 +302,7 @@ static void QP_FN(build_slices)(QP_FN(build_job) * j) {
     QP_FN(core) *c = j->c;
     const QP_IDX M = c->M, n = c->n;
     const int64_t jobs = j->jobs, t = j->index;
-    if (c->mirror) {
-        QP_IDX a0 = (QP_IDX)((int64_t)M * t / jobs), a1 = (QP_IDX)((int64_t)M * (t + 1) / jobs);
-        for (QP_IDX a = a0; a < a1; a++) {
-            c->arcs[a + M].head = QP_FN(flip)(c, c->arcs[a].head);
-            c->arcs[a + M].residual = 0;
-            QP_IDX s = c->sister[a];
-            c->sister[a + M] = s < M ? s + M : s - M;
-        }
+    if (c->mirror) { /* (the flipped half's arcs were written with the primal ones) */
         QP_IDX v0 = (QP_IDX)((int64_t)n * t / jobs), v1 = (QP_IDX)((int64_t)n * (t + 1) / jobs);
         for (QP_IDX v = v0 + 1; v <= v1; v++)
             c->first[n + v] = c->first[v] + M;
@@ -384,6 +377,13 @@ static void *QP_FN(build_pass)(void *arg) {
             c->arcs[a].residual = now ? rec.cap : 0;
             c->arcs[b].residual = now ? rec.rev : 0;
         }
+        if (c->mirror) { /* the flipped half: arc a + M leaves u' towards the flip of a's head */
+            c->arcs[a + M].head = e.nonsub ? v : v + n;
+            c->arcs[b + M].head = e.nonsub ? u : u + n;
+            c->arcs[a + M].residual = c->arcs[b + M].residual = 0;
+            c->sister[a + M] = e.nonsub ? b : b + M;
+            c->sister[b + M] = e.nonsub ? a : a + M;
+        }
         if (bu != bv) {
             QP_FN(pending) *p = &j->pending[j->next_pending++];
             p->a = bu < bv ? bu : bv;
@@ -404,8 +404,8 @@ static gcut_status QP_FN(finish)(QP_FN(core) * c, QP_FN(pending) * pending, int6
 
 /* Renumbering by given block (a stable counting sort of the nodes by block): each job counts
  * its slice's nodes per block, offsets are taken block by block and job by job, then each job
- * places its slice; the serial order for any number of jobs. cursor[b] holds block b's start
- * and is advanced past it. */
+ * places its slice; the serial order for any number of jobs. cursor (given + 1, zeroed) ends
+ * with cursor[b] = block b's end. */
 typedef struct QP_FN(renum_job) {
     const int32_t *block;
     int64_t i0, i1;
@@ -440,6 +440,10 @@ static void QP_FN(renumber)(const gcut__qp_input *in, QP_IDX *cursor, int32_t gi
         count = gcut__calloc((size_t)given * (size_t)jobs, sizeof(QP_IDX), "qpbo renumbering");
     if (count == NULL) { /* one job (or no room for the counters: the same result serially) */
         gcut__clear_error();
+        for (int64_t i = 0; i < n; i++)
+            cursor[in->block[i] + 1]++;
+        for (int32_t b = 0; b < given; b++)
+            cursor[b + 1] += cursor[b];
         for (int64_t i = 0; i < n; i++) {
             QP_IDX v = cursor[in->block[i]]++;
             intern[i] = v;
@@ -453,12 +457,15 @@ static void QP_FN(renumber)(const gcut__qp_input *in, QP_IDX *cursor, int32_t gi
             in->block, n * t / jobs, n * (t + 1) / jobs, count + (size_t)given * (size_t)t, intern,
             orig,      false};
     gcut__run_jobs(QP_FN(renum_slice), job, sizeof *job, jobs);
-    for (int32_t b = 0; b < given; b++)
+    QP_IDX at = 0;
+    for (int32_t b = 0; b < given; b++) {
         for (int t = 0; t < jobs; t++) {
             QP_IDX here = job[t].count[b];
-            job[t].count[b] = cursor[b];
-            cursor[b] += here;
+            job[t].count[b] = at;
+            at += here;
         }
+        cursor[b] = at;
+    }
     for (int t = 0; t < jobs; t++)
         job[t].place = true;
     gcut__run_jobs(QP_FN(renum_slice), job, sizeof *job, jobs);
@@ -777,15 +784,12 @@ static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
             gcut__free(cursor);
             return GCUT_ERR_NOMEM;
         }
-        for (int64_t i = 0; i < n; i++)
-            cursor[in->block[i] + 1]++;
-        for (int32_t b = 0; b < given; b++)
-            cursor[b + 1] += cursor[b];
-        for (int32_t b = 0; b < given; b++)
-            for (int32_t k = 0; k <= split; k++)
-                c->block_start[b * split + k] =
-                    cursor[b] + (QP_IDX)((int64_t)(cursor[b + 1] - cursor[b]) * k / split);
         QP_FN(renumber)(in, cursor, given, intern, c->orig);
+        for (int32_t b = 0; b < given; b++) {
+            const QP_IDX s0 = b == 0 ? 0 : cursor[b - 1], s1 = cursor[b];
+            for (int32_t k = 0; k <= split; k++)
+                c->block_start[b * split + k] = s0 + (QP_IDX)((int64_t)(s1 - s0) * k / split);
+        }
         gcut__free(cursor);
     } else {
         for (int32_t b = 0; b <= B; b++)
