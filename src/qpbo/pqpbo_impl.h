@@ -342,10 +342,12 @@ static void *QP_FN(build_pass)(void *arg) {
             continue;
         QP_IDX u = intern != NULL ? intern[e.u] : (QP_IDX)e.u;
         QP_IDX v = intern != NULL ? intern[e.v] : (QP_IDX)e.v;
-        int32_t bu =
-            in->block != NULL ? QP_FN(given_block)(c, in->block[e.u], u) : QP_FN(block_of)(c, u);
-        int32_t bv =
-            in->block != NULL ? QP_FN(given_block)(c, in->block[e.v], v) : QP_FN(block_of)(c, v);
+        int32_t bu = c->B == 1           ? 0 /* serial qpbo */
+                     : in->block != NULL ? QP_FN(given_block)(c, in->block[e.u], u)
+                                         : QP_FN(block_of)(c, u);
+        int32_t bv = c->B == 1           ? 0
+                     : in->block != NULL ? QP_FN(given_block)(c, in->block[e.v], v)
+                                         : QP_FN(block_of)(c, v);
         if (j->pass == 1) {
             (void)QP_ADD(&c->first[u], (QP_IDX)1, j->atomic);
             (void)QP_ADD(&c->first[v], (QP_IDX)1, j->atomic);
