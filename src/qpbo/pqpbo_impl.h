@@ -75,8 +75,9 @@ typedef struct QP_FN(core) {
     QP_FN(sub) * subs;
     QP_IDX *orig; /* internal -> original node, NULL when identical */
     int32_t next_phase_a;
-    uint8_t *ready;      /* per block: its Phase A is over (the overlapped schedule) */
-    pthread_cond_t wake; /* a Phase A or a merge ended */
+    int32_t *phase_a_order; /* blocks by size, largest first (the longest Phase A starts first) */
+    uint8_t *ready;         /* per block: its Phase A is over (the overlapped schedule) */
+    pthread_cond_t wake;    /* a Phase A or a merge ended */
     pthread_mutex_t lock;
     bool profile;      /* GCUT_PBK_PROFILE=1: each merge's size and time on stderr */
     bool size_order;   /* GCUT_PBK_ORDER=size: the smallest union first, not Liu & Sun's score */
@@ -106,6 +107,7 @@ static void QP_FN(core_free)(QP_FN(core) * c) {
     gcut__free(c->nonsub_edge);
     gcut__free(c->owner);
     gcut__free(c->ready);
+    gcut__free(c->phase_a_order);
     if (c->subs != NULL)
         for (int32_t b = 0; b < c->B; b++)
             gcut__free(c->subs[b].bk.orphans);
@@ -1367,6 +1369,7 @@ static void *QP_FN(worker)(void *arg) {
         pthread_mutex_unlock(&c->lock);
         if (b >= c->B)
             break;
+        b = c->phase_a_order[b];
         if (!QP_FN(phase_a)(c, b)) {
             QP_FN(set_error)(c, GCUT_ERR_NOMEM);
             return NULL;
@@ -1457,7 +1460,7 @@ static void *QP_FN(overlap_worker)(void *arg) {
         c->error = GCUT_ERR_NOMEM;
     while (c->error == GCUT_OK) {
         if (c->next_phase_a < c->B) {
-            int32_t b = c->next_phase_a++;
+            int32_t b = c->phase_a_order[c->next_phase_a++];
             pthread_mutex_unlock(&c->lock);
             bool ok = QP_FN(phase_a)(c, b);
             pthread_mutex_lock(&c->lock);
@@ -1977,6 +1980,19 @@ static gcut_status QP_FN(solve_bk)(const gcut_graph *g, const gcut_grid *grid, i
     return QP_FN(run_core)(&core, threads, out);
 }
 
+typedef struct QP_FN(block_size) {
+    uint64_t nodes;
+    int32_t block;
+} QP_FN(block_size);
+
+/* Larger first; equal sizes in block order. */
+static int QP_FN(cmp_block_size)(const void *x, const void *y) {
+    const QP_FN(block_size) *a = x, *b = y;
+    if (a->nodes != b->nodes)
+        return a->nodes > b->nodes ? -1 : 1;
+    return (a->block > b->block) - (a->block < b->block);
+}
+
 /* Phase A, Phase B, the last mirrors, the labels; frees the core. */
 static gcut_status QP_FN(run_core)(QP_FN(core) * c, int threads_asked, gcut__qp_output *out) {
     QP_FN(core) core = *c;
@@ -1998,6 +2014,28 @@ static gcut_status QP_FN(run_core)(QP_FN(core) * c, int threads_asked, gcut__qp_
     core.t_start = t1;
     for (int32_t b = 0; b < core.B; b++)
         core.owner[b] = b;
+    /* Phase A takes the blocks largest first (longest processing time first: with blocks of
+     * unequal size, the last to start is a small one); GCUT_QPBO_PHASE_A_ORDER=index keeps
+     * the blocks' order. */
+    core.phase_a_order =
+        gcut__malloc(gcut__mul_size((size_t)core.B + 1, sizeof(int32_t)), "qpbo block order");
+    QP_FN(block_size) *by_size = gcut__malloc(
+        gcut__mul_size((size_t)core.B + 1, sizeof(QP_FN(block_size))), "qpbo block order");
+    if (core.phase_a_order == NULL || by_size == NULL) {
+        gcut__free(by_size);
+        pthread_mutex_destroy(&core.lock);
+        QP_FN(core_free)(&core);
+        return GCUT_ERR_NOMEM;
+    }
+    const char *pa_order = getenv("GCUT_QPBO_PHASE_A_ORDER");
+    const bool by_index = pa_order != NULL && strcmp(pa_order, "index") == 0;
+    for (int32_t b = 0; b < core.B; b++)
+        by_size[b] = (QP_FN(block_size)){
+            by_index ? 0 : (uint64_t)(core.block_start[b + 1] - core.block_start[b]), b};
+    qsort(by_size, (size_t)core.B, sizeof *by_size, QP_FN(cmp_block_size));
+    for (int32_t b = 0; b < core.B; b++)
+        core.phase_a_order[b] = by_size[b].block;
+    gcut__free(by_size);
     /* GCUT_PBK_OVERLAP=0: Phase A on every block, then the merges (the paper's two phases;
      * kept to measure the overlapped schedule against). */
     const char *overlap = getenv("GCUT_PBK_OVERLAP");
