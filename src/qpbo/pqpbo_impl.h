@@ -406,6 +406,17 @@ static void QP_FN(build_run)(QP_FN(build_job) * job, int jobs) {
 
 static gcut_status QP_FN(finish)(QP_FN(core) * c, QP_FN(pending) * pending, int64_t np, int jobs);
 
+/* The per-block bookkeeping of the sub-graphs. */
+static gcut_status QP_FN(alloc_subs)(QP_FN(core) * c) {
+    const int32_t B = c->B;
+    c->next_block = gcut__malloc(gcut__mul_size((size_t)B, sizeof(int32_t)), "qpbo blocks");
+    c->owner = gcut__malloc(gcut__mul_size((size_t)B, sizeof(int32_t)), "qpbo blocks");
+    c->subs = gcut__calloc((size_t)B, sizeof(QP_FN(sub)), "qpbo sub-graphs");
+    if (!c->next_block || !c->owner || !c->subs)
+        return GCUT_ERR_NOMEM;
+    return GCUT_OK;
+}
+
 /* Renumbering by given block (a stable counting sort of the nodes by block): each job counts
  * its slice's nodes per block, offsets are taken block by block and job by job, then each job
  * places its slice; the serial order for any number of jobs. cursor (given + 1, zeroed) ends
@@ -484,6 +495,20 @@ static void QP_FN(renumber)(const gcut__qp_input *in, QP_IDX *cursor, int32_t gi
  * records are its alone: no atomics, no writes outside its ranges but the flipped half and
  * one slot per end across blocks); pass 4 links the two arcs of each pair across blocks. */
 #define QP_BUCKET_MAX_BLOCKS 1024
+#define QP_DIRECT_MAX_BLOCKS 64
+
+typedef struct QP_FN(block_size) {
+    uint64_t nodes;
+    int32_t block;
+} QP_FN(block_size);
+
+/* Larger first; equal sizes in block order. */
+static int QP_FN(cmp_block_size)(const void *x, const void *y) {
+    const QP_FN(block_size) *a = x, *b = y;
+    if (a->nodes != b->nodes)
+        return a->nodes > b->nodes ? -1 : 1;
+    return (a->block > b->block) - (a->block < b->block);
+}
 
 typedef struct QP_FN(entry) {
     QP_IDX tail, head;
@@ -501,13 +526,17 @@ typedef struct QP_FN(bucket_job) {
     int64_t *inside, *ends; /* pass 1: this job's counts per block; pass 2: its cursors */
     int64_t *nonsub;        /* pass 1: this job's non-submodular edges inside each block */
     int64_t cross, next_cross;
+    int64_t *key, *key_nonsub; /* direct (B <= QP_DIRECT_MAX_BLOCKS): per block pair a * B + b,
+                                  pass 1 its pairs (and non-submodular ones), pass 2 cursors */
     QP_FN(entry) * entries;
-    QP_FN(pending) * pending;
-    QP_IDX *other;          /* per pair across blocks: the arc of v's end */
-    const int64_t *e_begin; /* B + 1: each block's bucket */
-    const QP_IDX *a_begin;  /* B + 1: each block's arcs */
-    int32_t *next_block;    /* pass 3: shared counter of blocks taken */
-    int64_t x0, x1;         /* pass 4: pairs of this job */
+    QP_FN(pending) * pending; /* not direct: the pairs across blocks in edge order */
+    QP_FN(rec) * outer;       /* direct: the core's records, already by interface */
+    QP_IDX *other;            /* per pair across blocks: the arc of v's end */
+    const int64_t *e_begin;   /* B + 1: each block's bucket */
+    const QP_IDX *a_begin;    /* B + 1: each block's arcs */
+    int32_t *next_block;      /* pass 3: shared counter of blocks taken */
+    const int32_t *order;     /* pass 3: blocks by bucket size, largest first */
+    int64_t x0, x1;           /* pass 4: pairs of this job */
 } QP_FN(bucket_job);
 
 static void QP_FN(bucket_block)(QP_FN(bucket_job) * j, int32_t b) {
@@ -538,7 +567,9 @@ static void QP_FN(bucket_block)(QP_FN(bucket_job) * j, int32_t b) {
                 c->arcs[a + M].head = nonsub ? v : v + n;
                 c->arcs[a + M].residual = 0;
             }
-            if ((p->x & 1) == 0)
+            if ((p->x & 1) == 0 && j->outer != NULL)
+                j->outer[p->x >> 1].arc = a;
+            else if ((p->x & 1) == 0)
                 j->pending[p->x >> 1].rec.arc = a;
             else
                 j->other[p->x >> 1] = a;
@@ -590,14 +621,15 @@ static void *QP_FN(bucket_pass)(void *arg) {
             int32_t b = __atomic_fetch_add(j->next_block, 1, __ATOMIC_RELAXED);
             if (b >= c->B)
                 return NULL;
-            QP_FN(bucket_block)(j, b);
+            QP_FN(bucket_block)(j, j->order[b]);
         }
     }
     const QP_IDX M = c->M;
     if (j->pass == 4) {
         for (int64_t x = j->x0; x < j->x1; x++) {
-            const QP_IDX a = j->pending[x].rec.arc, b = j->other[x];
-            const bool nonsub = j->pending[x].rec.rev == QP_NONSUB;
+            const QP_FN(rec) *r = j->outer != NULL ? &j->outer[x] : &j->pending[x].rec;
+            const QP_IDX a = r->arc, b = j->other[x];
+            const bool nonsub = r->rev == QP_NONSUB;
             c->sister[a] = nonsub ? b + M : b;
             c->sister[b] = nonsub ? a + M : a;
             if (c->mirror) {
@@ -628,6 +660,11 @@ static void *QP_FN(bucket_pass)(void *arg) {
                 j->ends[bu]++;
                 j->ends[bv]++;
                 j->cross++;
+                if (j->key != NULL) {
+                    const int64_t key = bu < bv ? (int64_t)bu * c->B + bv : (int64_t)bv * c->B + bu;
+                    j->key[key]++;
+                    j->key_nonsub[key] += e.nonsub;
+                }
             }
             continue;
         }
@@ -636,21 +673,31 @@ static void *QP_FN(bucket_pass)(void *arg) {
             j->entries[j->inside[bu]++] = (QP_FN(entry)){u, v, cap, rev, QP_NONE};
             continue;
         }
-        const int64_t x = j->next_cross++;
+        int64_t x;
+        if (j->outer != NULL) { /* straight to its interface's range */
+            x = j->key[bu < bv ? (int64_t)bu * c->B + bv : (int64_t)bv * c->B + bu]++;
+            j->outer[x].cap = cap;
+            j->outer[x].rev = rev;
+        } else {
+            x = j->next_cross++;
+            QP_FN(pending) *p = &j->pending[x];
+            p->a = bu < bv ? bu : bv;
+            p->b = bu < bv ? bv : bu;
+            p->rec.cap = cap;
+            p->rec.rev = rev;
+        }
         j->entries[j->ends[bu]++] = (QP_FN(entry)){u, v, cap, rev, (QP_IDX)(2 * x)};
         j->entries[j->ends[bv]++] = (QP_FN(entry)){v, u, 0, rev, (QP_IDX)(2 * x + 1)};
-        QP_FN(pending) *p = &j->pending[x];
-        p->a = bu < bv ? bu : bv;
-        p->b = bu < bv ? bv : bu;
-        p->rec.cap = cap;
-        p->rec.rev = rev;
     }
     return NULL;
 }
 
 /* The layout from the edges by buckets (see above); first, inner_begin, tr and nodes are
- * allocated, first zeroed. *pending_out gets the pairs across blocks in edge order, as the
- * atomic build's. */
+ * allocated, first zeroed. With B <= QP_DIRECT_MAX_BLOCKS the pairs across blocks go straight
+ * to their interface's range of core->outer (per job and block pair counters in pass 1,
+ * offsets taken pair by pair and job by job: the order of the stable sort by (a, b) that
+ * finish() makes, so the same interfaces) and the core is complete (*pending_out NULL);
+ * else *pending_out gets the pairs in edge order, as the atomic build's, for finish(). */
 static gcut_status QP_FN(build_buckets)(QP_FN(core) * c, const gcut__qp_input *in,
                                         const QP_IDX *intern, int jobs, bool prof, double *since,
                                         QP_FN(pending) * *pending_out, int64_t *np_out) {
@@ -658,12 +705,22 @@ static gcut_status QP_FN(build_buckets)(QP_FN(core) * c, const gcut__qp_input *i
     const size_t JB = (size_t)jobs * (size_t)B;
     gcut_status st = GCUT_ERR_NOMEM;
     int64_t *counts = gcut__calloc(3 * JB, sizeof(int64_t), "qpbo build counters");
+    const bool direct = B <= QP_DIRECT_MAX_BLOCKS;
+    const size_t keys = direct ? (size_t)B * (size_t)B : 0;
+    int64_t *key_counts =
+        direct ? gcut__calloc(2 * keys * (size_t)jobs + 1, sizeof(int64_t), "qpbo build counters")
+               : NULL;
+    QP_FN(block_size) *by_size =
+        gcut__malloc(gcut__mul_size((size_t)B + 1, sizeof *by_size), "qpbo block order");
+    int32_t *order = gcut__malloc(gcut__mul_size((size_t)B + 1, sizeof *order), "qpbo block order");
     int64_t *e_begin = gcut__calloc((size_t)B + 1, sizeof(int64_t), "qpbo build buckets");
     QP_IDX *a_begin = gcut__calloc((size_t)B + 1, sizeof(QP_IDX), "qpbo build buckets");
     QP_FN(entry) *entries = NULL;
     QP_FN(pending) *pending = NULL;
     QP_IDX *other = NULL;
-    if (!counts || !e_begin || !a_begin)
+    *pending_out = NULL;
+    *np_out = 0;
+    if (!counts || !e_begin || !a_begin || (direct && !key_counts) || !by_size || !order)
         goto fail;
     QP_FN(bucket_job) job[QP_BUILD_THREADS];
     for (int t = 0; t < jobs; t++) {
@@ -674,6 +731,10 @@ static gcut_status QP_FN(build_buckets)(QP_FN(core) * c, const gcut__qp_input *i
         job[t].inside = counts + (size_t)t * B;
         job[t].ends = counts + JB + (size_t)t * B;
         job[t].nonsub = counts + 2 * JB + (size_t)t * B;
+        if (direct) {
+            job[t].key = key_counts + keys * (size_t)t;
+            job[t].key_nonsub = key_counts + keys * (size_t)(jobs + t);
+        }
     }
     gcut__run_jobs(QP_FN(bucket_pass), job, sizeof *job, jobs);
     QP_FN(phase)(prof, "build count (by block)", since);
@@ -706,6 +767,49 @@ static gcut_status QP_FN(build_buckets)(QP_FN(core) * c, const gcut__qp_input *i
         job[t].next_cross = np;
         np += job[t].cross;
     }
+    /* Pass 3 takes the blocks largest bucket first. */
+    for (int32_t b = 0; b < B; b++)
+        by_size[b] = (QP_FN(block_size)){(uint64_t)(e_begin[b + 1] - e_begin[b]), b};
+    qsort(by_size, (size_t)B, sizeof *by_size, QP_FN(cmp_block_size));
+    for (int32_t b = 0; b < B; b++)
+        order[b] = by_size[b].block;
+    if (direct) { /* the interfaces from the counts; the records' ranges by block pair */
+        int64_t at = 0, ni = 0;
+        c->nonsub_edge = gcut__calloc((size_t)B + 1, 1, "qpbo block states");
+        if (c->nonsub_edge == NULL)
+            goto fail;
+        for (size_t key = 0; key < keys; key++) {
+            int64_t here = 0, nonsub = 0;
+            for (int t = 0; t < jobs; t++) {
+                int64_t k = job[t].key[key];
+                job[t].key[key] = at + here;
+                here += k;
+                nonsub += job[t].key_nonsub[key];
+            }
+            job[0].key_nonsub[key] = nonsub; /* reused: the pair's total of non-submodular */
+            ni += here > 0;
+            at += here;
+        }
+        c->ifaces = gcut__calloc((size_t)ni + 1, sizeof(QP_FN(iface)), "qpbo block interfaces");
+        c->outer = gcut__malloc(gcut__mul_size((size_t)np + 1, sizeof(QP_FN(rec))), "qpbo records");
+        if (c->ifaces == NULL || c->outer == NULL)
+            goto fail;
+        ni = 0;
+        for (size_t key = 0; key < keys; key++) {
+            int64_t begin = job[0].key[key];
+            int64_t end = key + 1 < keys ? job[0].key[key + 1] : np;
+            if (end == begin)
+                continue;
+            QP_FN(iface) *f = &c->ifaces[ni++];
+            f->a = (int32_t)(key / (size_t)B);
+            f->b = (int32_t)(key % (size_t)B);
+            f->begin = begin;
+            f->end = end;
+            if (job[0].key_nonsub[key] > 0)
+                c->nonsub_edge[f->a] = c->nonsub_edge[f->b] = 1;
+        }
+        c->num_ifaces = ni;
+    }
     c->M = (QP_IDX)arcs;
     c->first[c->n] = c->M;
     const size_t A = c->mirror ? 2 * (size_t)arcs : (size_t)arcs;
@@ -716,16 +820,18 @@ static gcut_status QP_FN(build_buckets)(QP_FN(core) * c, const gcut__qp_input *i
     c->inner = gcut__malloc(gcut__mul_size((size_t)c->inner_begin[B] + 1, sizeof(QP_FN(rec))),
                             "qpbo non-submodular records");
     entries = gcut__malloc(gcut__mul_size((size_t)total + 1, sizeof *entries), "qpbo buckets");
-    pending =
-        gcut__malloc(gcut__mul_size((size_t)np + 1, sizeof *pending), "qpbo block interfaces");
+    if (!direct)
+        pending =
+            gcut__malloc(gcut__mul_size((size_t)np + 1, sizeof *pending), "qpbo block interfaces");
     other = gcut__malloc(gcut__mul_size((size_t)np + 1, sizeof *other), "qpbo block interfaces");
-    if (!c->arcs || !c->sister || !c->inner || !entries || !pending || !other)
+    if (!c->arcs || !c->sister || !c->inner || !entries || (!direct && !pending) || !other)
         goto fail;
     QP_FN(phase)(prof, "build prefix+alloc", since);
     for (int t = 0; t < jobs; t++) {
         job[t].pass = 2;
         job[t].entries = entries;
         job[t].pending = pending;
+        job[t].outer = direct ? c->outer : NULL;
         job[t].other = other;
         job[t].e_begin = e_begin;
         job[t].a_begin = a_begin;
@@ -736,6 +842,7 @@ static gcut_status QP_FN(build_buckets)(QP_FN(core) * c, const gcut__qp_input *i
     for (int t = 0; t < jobs; t++) {
         job[t].pass = 3;
         job[t].next_block = &next_block;
+        job[t].order = order;
     }
     gcut__run_jobs(QP_FN(bucket_pass), job, sizeof *job, jobs < B ? jobs : B);
     QP_FN(phase)(prof, "build blocks (CSR, mirror, nodes, terminals)", since);
@@ -746,12 +853,19 @@ static gcut_status QP_FN(build_buckets)(QP_FN(core) * c, const gcut__qp_input *i
     }
     gcut__run_jobs(QP_FN(bucket_pass), job, sizeof *job, jobs);
     QP_FN(phase)(prof, "build link pairs across blocks", since);
-    *pending_out = pending;
-    *np_out = np;
-    pending = NULL;
-    st = GCUT_OK;
+    if (direct) {
+        st = QP_FN(alloc_subs)(c);
+    } else {
+        *pending_out = pending;
+        *np_out = np;
+        pending = NULL;
+        st = GCUT_OK;
+    }
 fail:
     gcut__free(counts);
+    gcut__free(key_counts);
+    gcut__free(by_size);
+    gcut__free(order);
     gcut__free(e_begin);
     gcut__free(a_begin);
     gcut__free(entries);
@@ -823,7 +937,7 @@ static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
         QP_FN(pending) *pending = NULL;
         int64_t np = 0;
         st = QP_FN(build_buckets)(c, in, intern, jobs, prof, &since, &pending, &np);
-        if (st == GCUT_OK) {
+        if (st == GCUT_OK && pending != NULL) {
             st = QP_FN(finish)(c, pending, np, jobs);
             QP_FN(phase)(prof, "build interfaces", &since);
         }
@@ -964,12 +1078,7 @@ static gcut_status QP_FN(finish)(QP_FN(core) * c, QP_FN(pending) * pending, int6
         job[t] = (QP_FN(copy_job)){c, pending, np * t / jobs, np * (t + 1) / jobs};
     gcut__run_jobs(QP_FN(copy_slice), job, sizeof *job, jobs);
     gcut__free(pending);
-    c->next_block = gcut__malloc(gcut__mul_size((size_t)B, sizeof(int32_t)), "qpbo blocks");
-    c->owner = gcut__malloc(gcut__mul_size((size_t)B, sizeof(int32_t)), "qpbo blocks");
-    c->subs = gcut__calloc((size_t)B, sizeof(QP_FN(sub)), "qpbo sub-graphs");
-    if (!c->next_block || !c->owner || !c->subs)
-        return GCUT_ERR_NOMEM;
-    return GCUT_OK;
+    return QP_FN(alloc_subs)(c);
 }
 
 /* parallel-bk: take the residual graph bk's own build made (from a graph, or straight from a
@@ -1978,19 +2087,6 @@ static gcut_status QP_FN(solve_bk)(const gcut_graph *g, const gcut_grid *grid, i
     out->bytes = gcut_memory_in_use() - before;
     out->build_ms = gcut__now_ms() - t0;
     return QP_FN(run_core)(&core, threads, out);
-}
-
-typedef struct QP_FN(block_size) {
-    uint64_t nodes;
-    int32_t block;
-} QP_FN(block_size);
-
-/* Larger first; equal sizes in block order. */
-static int QP_FN(cmp_block_size)(const void *x, const void *y) {
-    const QP_FN(block_size) *a = x, *b = y;
-    if (a->nodes != b->nodes)
-        return a->nodes > b->nodes ? -1 : 1;
-    return (a->block > b->block) - (a->block < b->block);
 }
 
 /* Phase A, Phase B, the last mirrors, the labels; frees the core. */
