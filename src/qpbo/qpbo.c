@@ -338,16 +338,18 @@ typedef struct prep_job {
     bool has_nonsub, overflow;
 } prep_job;
 
-/* The job that owns node i (bound is increasing; a guess and a step or two). */
-static inline int prep_owner(const prep_job *j, int64_t i, int64_t n) {
-    int o = (int)((double)i * j->jobs / (double)n);
-    if (o >= j->jobs)
-        o = j->jobs - 1;
-    while (o > 0 && j->bound[o] > i)
-        o--;
-    while (o + 1 < j->jobs && j->bound[o + 1] <= i)
-        o++;
-    return o;
+/* The job that owns node i: the last t with bound[t] <= i (bound is nondecreasing, bound[0]
+ * = 0; a binary search over at most 64 jobs). */
+static inline int prep_owner(const prep_job *j, int64_t i) {
+    int lo = 0, hi = j->jobs - 1;
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (j->bound[mid] <= i)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
 }
 
 static void *prep_slice(void *arg) {
@@ -356,7 +358,6 @@ static void *prep_slice(void *arg) {
     bool of = false;
     if (j->pass == 3) { /* the constant, and how many ends this slice spills to each job */
         bool nonsub = false;
-        const int64_t n = q->num_nodes;
         const uint64_t n0 = (uint64_t)j->n0, span = (uint64_t)(j->n1 - j->n0);
         for (int64_t k = j->k0; k < j->k1 && !of; k++) {
             const int32_t *t = q->te[k];
@@ -365,9 +366,9 @@ static void *prep_slice(void *arg) {
             nonsub = nonsub || w < 0;
             int64_t i = term_i(q, k), jj = term_j(q, k);
             if ((uint64_t)i - n0 >= span)
-                j->spills[prep_owner(j, i, n)]++;
+                j->spills[prep_owner(j, i)]++;
             if ((uint64_t)jj - n0 >= span)
-                j->spills[prep_owner(j, jj, n)]++;
+                j->spills[prep_owner(j, jj)]++;
         }
         j->has_nonsub = nonsub;
         j->overflow = of;
@@ -382,7 +383,6 @@ static void *prep_slice(void *arg) {
         return NULL;
     }
     if (j->pass == 1) { /* own ends added, the others spilled */
-        const int64_t n = q->num_nodes;
         const uint64_t n0 = (uint64_t)j->n0, span = (uint64_t)(j->n1 - j->n0);
         int64_t *tr = j->tr;
         for (int64_t k = j->k0; k < j->k1 && !of; k++) {
@@ -393,11 +393,11 @@ static void *prep_slice(void *arg) {
             if ((uint64_t)i - n0 < span)
                 of = __builtin_add_overflow(tr[i], di, &tr[i]);
             else
-                j->spill[j->spills[prep_owner(j, i, n)]++] = (prep_spill){i, di};
+                j->spill[j->spills[prep_owner(j, i)]++] = (prep_spill){i, di};
             if ((uint64_t)jj - n0 < span)
                 of = of || __builtin_add_overflow(tr[jj], dj, &tr[jj]);
             else
-                j->spill[j->spills[prep_owner(j, jj, n)]++] = (prep_spill){jj, dj};
+                j->spill[j->spills[prep_owner(j, jj)]++] = (prep_spill){jj, dj};
         }
         j->overflow = of;
         return NULL;
@@ -438,8 +438,9 @@ static bool prep_run(prep_job *job, int jobs, int pass, int64_t count) {
         job[t].jobs = jobs;
         job[t].k0 = count * t / jobs;
         job[t].k1 = count * (t + 1) / jobs;
-        job[t].n0 = job[t].q->num_nodes * t / jobs;
-        job[t].n1 = job[t].q->num_nodes * (t + 1) / jobs;
+        job[t].n0 = job[t].bound != NULL ? job[t].bound[t] : job[t].q->num_nodes * t / jobs;
+        job[t].n1 =
+            job[t].bound != NULL ? job[t].bound[t + 1] : job[t].q->num_nodes * (t + 1) / jobs;
         job[t].constant = 0;
         job[t].overflow = false;
     }
@@ -462,8 +463,18 @@ static bool prep_parallel(const gcut_qpbo *q, int jobs, int64_t *tr, int64_t *co
         gcut__clear_error();
         return false; /* the serial pass decides */
     }
-    for (int t = 0; t <= jobs; t++)
-        bound[t] = q->num_nodes * t / jobs;
+    /* Job t owns the nodes from its slice's first term's larger node on (terms made node by
+     * node, as grids' and the multi-object energies' are, then mostly touch their own job's
+     * nodes), kept nondecreasing. */
+    bound[0] = 0;
+    for (int t = 1; t < jobs; t++) {
+        int64_t k = q->num_terms * t / jobs;
+        int64_t first = k >= q->num_terms             ? q->num_nodes
+                        : term_i(q, k) > term_j(q, k) ? term_i(q, k)
+                                                      : term_j(q, k);
+        bound[t] = first > bound[t - 1] ? first : bound[t - 1];
+    }
+    bound[jobs] = q->num_nodes;
     for (int t = 0; t < jobs; t++)
         job[t] = (prep_job){.q = q, .tr = tr, .bound = bound, .spills = spills + (size_t)t * jobs};
     int64_t c = 0;
@@ -487,6 +498,10 @@ static bool prep_parallel(const gcut_qpbo *q, int jobs, int64_t *tr, int64_t *co
         }
     }
     spill_begin[jobs] = total;
+    const char *prof = getenv("GCUT_PBK_PROFILE");
+    if (prof != NULL && strcmp(prof, "1") == 0)
+        fprintf(stderr, "pbk phase normal form: %lld of %lld term ends spilled to other jobs\n",
+                (long long)total, 2 * (long long)q->num_terms);
     prep_spill *spill =
         ok ? gcut__malloc(gcut__mul_size((size_t)total + 1, sizeof *spill), "qpbo normal form")
            : NULL;
