@@ -306,13 +306,16 @@ static void term_edge(void *ctx, int64_t k, gcut__qp_edge *e) {
 }
 
 /* ---- the passes of gcut_qpbo_solve over every node and term, on pqpbo's threads ----
- * Normal form: each job owns a range of nodes and a slice of the terms. It adds its terms'
+ * Normal form, from 8 jobs on (GCUT_QPBO_PREP=spill|owner chooses): each job owns a range of
+ * nodes and a slice of the terms. It adds its terms'
  * contributions to the terminal residuals of the ends it owns, and hands each other end's to
  * that end's owner through a spill list (counted first, then written: one list per pair of
  * jobs); then each job adds the contributions spilled to it. No atomics (locked adds to random
  * nodes serialise the cache misses, and measured no faster than one thread), and each term is
  * read by one job (the second pass gave every job every term's ids: 113 ms at 1e7 nodes on 16
- * threads). The constant is summed per slice of terms. Every sum is checked; where a check
+ * threads). Below 8 jobs, the owner rule: each job reads every term's ids and adds the
+ * contributions to the ends it owns (measured faster at 2 threads on the build machine). The
+ * constant is summed per slice of terms. Every sum is checked; where a check
  * fires the pass is redone serially (the serial order's exact result and error), so the
  * outcome never depends on the thread count. */
 
@@ -324,7 +327,8 @@ typedef struct prep_job {
     const gcut_qpbo *q;
     int64_t *tr;
     int pass; /* 0: nodes (tr, constant), 1: terms, 2: energy + labeled count,
-                 3: terms' spills counted, 4: spills applied */
+                 3: terms' spills counted, 4: spills applied, 5: terms, every job reading
+                 all (the owner rule) */
     int index, jobs;
     int64_t k0, k1;             /* nodes or terms of this slice */
     int64_t n0, n1;             /* pass 1: the nodes this job owns */
@@ -402,6 +406,34 @@ static void *prep_slice(void *arg) {
         j->overflow = of;
         return NULL;
     }
+    if (j->pass == 5) { /* every job reads every term, adding to the ends it owns */
+        bool nonsub = false;
+        for (int64_t k = j->k0; k < j->k1 && !of; k++) {
+            const int32_t *t = q->te[k];
+            int64_t w = (int64_t)t[1] + t[2] - t[0] - t[3];
+            of = __builtin_add_overflow(j->constant, (int64_t)t[0], &j->constant);
+            nonsub = nonsub || w < 0;
+        }
+        j->has_nonsub = nonsub;
+        const uint64_t n0 = (uint64_t)j->n0, span = (uint64_t)(j->n1 - j->n0);
+        int64_t *tr = j->tr;
+        for (int64_t k = 0; k < q->num_terms && !of; k++) {
+            uint64_t i = (uint64_t)term_i(q, k), jj = (uint64_t)term_j(q, k);
+            bool own_i = i - n0 < span, own_j = jj - n0 < span;
+            if (!own_i && !own_j)
+                continue;
+            const int32_t *t = q->te[k];
+            if (own_i)
+                of = __builtin_add_overflow(tr[i], (int64_t)t[2] - t[0], &tr[i]);
+            if (own_j) {
+                int64_t w = (int64_t)t[1] + t[2] - t[0] - t[3];
+                of = of || __builtin_add_overflow(tr[jj], (int64_t)t[3] - t[2] + (w < 0 ? w : 0),
+                                                  &tr[jj]);
+            }
+        }
+        j->overflow = of;
+        return NULL;
+    }
     if (j->pass == 0) {
         for (int64_t p = j->k0; p < j->k1; p++)
             of = of || __builtin_sub_overflow(q->unary1[p], q->unary0[p], &j->tr[p]) ||
@@ -456,6 +488,27 @@ static bool prep_run(prep_job *job, int jobs, int pass, int64_t count) {
 static bool prep_parallel(const gcut_qpbo *q, int jobs, int64_t *tr, int64_t *constant,
                           bool *has_nonsub) {
     prep_job job[PREP_MAX_JOBS];
+    /* GCUT_QPBO_PREP=owner|spill; by default the spill lists from 8 jobs on (each job reads
+     * 1/jobs of the terms twice instead of every term's ids once), the owner rule below. */
+    const char *mode = getenv("GCUT_QPBO_PREP");
+    const bool spill_mode = mode != NULL ? strcmp(mode, "spill") == 0 : jobs >= 8;
+    if (!spill_mode) {
+        for (int t = 0; t < jobs; t++)
+            job[t] = (prep_job){.q = q, .tr = tr};
+        int64_t c = 0;
+        bool ok = prep_run(job, jobs, 0, q->num_nodes);
+        for (int t = 0; t < jobs && ok; t++)
+            ok = !__builtin_add_overflow(c, job[t].constant, &c);
+        ok = ok && prep_run(job, jobs, 5, q->num_terms);
+        bool nonsub = false;
+        for (int t = 0; t < jobs && ok; t++) {
+            ok = !__builtin_add_overflow(c, job[t].constant, &c);
+            nonsub = nonsub || job[t].has_nonsub;
+        }
+        *constant = c;
+        *has_nonsub = nonsub;
+        return ok;
+    }
     int64_t bound[PREP_MAX_JOBS + 1], spill_begin[PREP_MAX_JOBS + 1];
     const size_t jj = (size_t)jobs * (size_t)jobs;
     int64_t *spills = gcut__calloc(jj, sizeof(int64_t), "qpbo normal form");
