@@ -422,9 +422,9 @@ static void test_parallel_agrees(test_rng *rng) {
  * merges putting their records into play on helper threads, 50 records each
  * (GCUT_QPBO_ADD_SLICE=50), and with the build's atomic edge passes instead of its per-block
  * buckets (GCUT_QPBO_ATOMIC_BUILD=1), and with the normal form by spill lists
- * (GCUT_QPBO_PREP=spill), gives qpbo's labels, bound and energy; every solve also
- * checks that the source tree is the set reachable from the source (GCUT_QPBO_CHECK_REACH, set in
- * main), which fails if a merge left an augmenting path unfound. */
+ * (GCUT_QPBO_PREP=spill; the owner rule below 8 threads is the default), gives qpbo's labels, bound
+ * and energy; every solve also checks that the source tree is the set reachable from the source
+ * (GCUT_QPBO_CHECK_REACH, set in main), which fails if a merge left an augmenting path unfound. */
 static void test_parallel_large(test_rng *rng) {
     int bad = 0;
     for (int kind = 0; kind < 3; kind++) {
@@ -458,13 +458,16 @@ static void test_parallel_large(test_rng *rng) {
                  pr.energy == r.energy && pr.lower_bound == r.lower_bound;
             CHECK_OK(solve(q, "auto", 1, got, &pr));
             ok = ok && strcmp(pr.solver, "qpbo") == 0 && memcmp(ref, got, (size_t)n) == 0;
-            /* The normal form by spill lists, whose spilled contributions are nonzero here
-             * (random terms; the multi-object energies' exclusion terms add none). */
-            setenv("GCUT_QPBO_PREP", "spill", 1);
-            for (int threads = 3; threads <= 8; threads += 5) {
-                CHECK_OK(solve(q, "pqpbo", threads, got, &pr));
-                ok = ok && memcmp(ref, got, (size_t)n) == 0 && pr.energy == r.energy &&
-                     pr.lower_bound == r.lower_bound && pr.labeled == r.labeled;
+            /* The normal form by spill lists and by the owner rule, each forced at 3 and 8
+             * threads: the spilled contributions are nonzero here (random terms; the
+             * multi-object energies' exclusion terms add none). */
+            for (int mode = 0; mode < 2; mode++) {
+                setenv("GCUT_QPBO_PREP", mode == 0 ? "spill" : "owner", 1);
+                for (int threads = 3; threads <= 8; threads += 5) {
+                    CHECK_OK(solve(q, "pqpbo", threads, got, &pr));
+                    ok = ok && memcmp(ref, got, (size_t)n) == 0 && pr.energy == r.energy &&
+                         pr.lower_bound == r.lower_bound && pr.labeled == r.labeled;
+                }
             }
             unsetenv("GCUT_QPBO_PREP");
         }

@@ -306,17 +306,17 @@ static void term_edge(void *ctx, int64_t k, gcut__qp_edge *e) {
 }
 
 /* ---- the passes of gcut_qpbo_solve over every node and term, on pqpbo's threads ----
- * Normal form, by default the owner rule: each job owns a range of nodes and adds, in term
- * order, the contributions of every term to its own nodes' terminal residuals (no atomics:
- * locked adds to random nodes serialise the cache misses, and measured no faster than one
- * thread). With GCUT_QPBO_PREP=spill (an experiment) each job reads only its slice of the
- * terms, adds the ends it owns and hands each other end's contribution to its owner through a
- * spill list (counted, written, then applied by the owner; one list per pair of jobs); job t
- * owns the nodes from its slice's first term's larger node on (with equal node ranges 70% of
- * the multi-object energies' ends were spilled and it measured no faster than the owner rule
- * on 16 threads; 12-13% now, not yet measured there). The constant is summed per slice of
- * terms. Every sum is checked; where a check fires the pass is redone serially (the serial
- * order's exact result and error), so the outcome never depends on the thread count. */
+ * Normal form. From 8 jobs on, spill lists: each job reads only its slice of the terms, adds
+ * the ends it owns and hands each other end's contribution to its owner through a spill list
+ * (counted, written, then applied by the owner; one list per pair of jobs); job t owns the
+ * nodes from its slice's first term's larger node on (equal node ranges spilled 70% of the
+ * multi-object energies' ends; these 12-13%). Below 8 jobs, the owner rule: each job owns a
+ * range of nodes and adds, in term order, the contributions of every term to its own nodes.
+ * GCUT_QPBO_PREP=spill|owner chooses. No atomics either way (locked adds to random nodes
+ * serialise the cache misses, and measured no faster than one thread). The constant is
+ * summed per slice of terms. Every sum is checked; where a check fires the pass is redone
+ * serially (the serial order's exact result and error), so the outcome never depends on the
+ * thread count. */
 
 typedef struct prep_spill {
     int64_t node, delta;
@@ -487,11 +487,11 @@ static bool prep_run(prep_job *job, int jobs, int pass, int64_t count) {
 static bool prep_parallel(const gcut_qpbo *q, int jobs, int64_t *tr, int64_t *constant,
                           bool *has_nonsub) {
     prep_job job[PREP_MAX_JOBS];
-    /* GCUT_QPBO_PREP=spill: the spill lists (each job reads 1/jobs of the terms twice instead
-     * of every term's ids once; not yet measured on a 16-core host with the term-slice node
-     * ranges, docs/QPBO.md); by default the owner rule, measured in both earlier passes. */
+    /* GCUT_QPBO_PREP=spill|owner; by default the spill lists from 8 jobs on (each job reads
+     * 1/jobs of the terms twice instead of every term's ids once: 104-114 ms against 171-177
+     * at 1e7 nodes on 16 threads), the owner rule below (faster at 2 threads). */
     const char *mode = getenv("GCUT_QPBO_PREP");
-    const bool spill_mode = mode != NULL && strcmp(mode, "spill") == 0;
+    const bool spill_mode = mode != NULL ? strcmp(mode, "spill") == 0 : jobs >= 8;
     if (!spill_mode) {
         for (int t = 0; t < jobs; t++)
             job[t] = (prep_job){.q = q, .tr = tr};
