@@ -383,7 +383,7 @@ static void test_parallel_agrees(test_rng *rng) {
             } else {
                 CHECK_OK(gcut_qpbo_set_blocks(q, NULL, 0));
                 char text[16];
-                snprintf(text, sizeof text, "%d", (int)test_rng_range(rng, 1, 64));
+                snprintf(text, sizeof text, "%d", (int)test_rng_range(rng, 1, 200));
                 setenv("GCUT_QPBO_BLOCKS", text, 1);
             }
             if (split == 5) /* the atomic build (others take the buckets where they can) */
