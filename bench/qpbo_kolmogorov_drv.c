@@ -63,15 +63,32 @@ int qpbo_kolmogorov_run(const char *module, const char *path, const char *labels
         fprintf(stderr, "qpbo_kolmogorov_drv: %s is not loaded (%s)\n", module, dlerror());
         return 1;
     }
-    ctor_fn ctor = (ctor_fn)dlsym(h, "_ZN4QPBOIiEC1EixPFvPKcE");
-    dtor_fn dtor = (dtor_fn)dlsym(h, "_ZN4QPBOIiED1Ev");
-    add_node_fn add_node = (add_node_fn)dlsym(h, "_ZN4QPBOIiE7AddNodeEi");
-    add_unary_fn add_unary = (add_unary_fn)dlsym(h, "_ZN4QPBOIiE12AddUnaryTermEiii");
-    add_pair_fn add_pair = (add_pair_fn)dlsym(h, "_ZN4QPBOIiE15AddPairwiseTermEiiiiii");
-    void_fn solve = (void_fn)dlsym(h, "_ZN4QPBOIiE5SolveEv");
-    void_fn weak = (void_fn)dlsym(h, "_ZN4QPBOIiE24ComputeWeakPersistenciesEv");
-    int_fn twice_lb = (int_fn)dlsym(h, "_ZN4QPBOIiE22ComputeTwiceLowerBoundEv");
-    label_fn get_label = (label_fn)dlsym(h, "_ZN4QPBOIiE8GetLabelEi");
+    ctor_fn ctor = NULL;
+    dtor_fn dtor = NULL;
+    add_node_fn add_node = NULL;
+    add_unary_fn add_unary = NULL;
+    add_pair_fn add_pair = NULL;
+    void_fn solve = NULL, weak = NULL;
+    int_fn twice_lb = NULL;
+    label_fn get_label = NULL;
+    /* dlsym's object pointer copied into a function pointer (ISO C has no cast between them;
+     * POSIX guarantees the representation) */
+#define QK_LOAD(fn, name)                                                                          \
+    do {                                                                                           \
+        void *at = dlsym(h, name);                                                                 \
+        _Static_assert(sizeof at == sizeof fn, "function and object pointers differ in size");     \
+        memcpy(&fn, &at, sizeof fn);                                                               \
+    } while (0)
+    QK_LOAD(ctor, "_ZN4QPBOIiEC1EixPFvPKcE");
+    QK_LOAD(dtor, "_ZN4QPBOIiED1Ev");
+    QK_LOAD(add_node, "_ZN4QPBOIiE7AddNodeEi");
+    QK_LOAD(add_unary, "_ZN4QPBOIiE12AddUnaryTermEiii");
+    QK_LOAD(add_pair, "_ZN4QPBOIiE15AddPairwiseTermEiiiiii");
+    QK_LOAD(solve, "_ZN4QPBOIiE5SolveEv");
+    QK_LOAD(weak, "_ZN4QPBOIiE24ComputeWeakPersistenciesEv");
+    QK_LOAD(twice_lb, "_ZN4QPBOIiE22ComputeTwiceLowerBoundEv");
+    QK_LOAD(get_label, "_ZN4QPBOIiE8GetLabelEi");
+#undef QK_LOAD
     if (!ctor || !dtor || !add_node || !add_unary || !add_pair || !solve || !weak || !twice_lb ||
         !get_label) {
         fprintf(stderr, "qpbo_kolmogorov_drv: %s lacks a QPBO<int> member this driver calls\n",
