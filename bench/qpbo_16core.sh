@@ -10,8 +10,8 @@
 #   bash bench/qpbo_16core.sh faults                # what a first touch of memory costs here
 #   bash bench/qpbo_16core.sh objects 300x300:8     # ~1.3e5 nodes, with Kolmogorov
 #   bash bench/qpbo_16core.sh objects 1000x1000:16  # ~1.5e6 nodes
-#   bash bench/qpbo_16core.sh objects 2600x2600:32  # ~1.0e7 nodes (Kolmogorov reads its own
-#                                                   #  text file with QPBO::Load: ~1 GB written)
+#   bash bench/qpbo_16core.sh objects 2600x2600:32  # ~1.0e7 nodes (Kolmogorov's energy goes
+#                                                   #  through a ~1 GB text file, then binary)
 #   bash bench/qpbo_16core.sh huge 8200x8200:64     # ~1.0e8 nodes, gcut only (~35 GB; THREADS=16
 #                                                   #  alone if the whole list runs too long)
 #   bash bench/qpbo_16core.sh variants 1000x1000:16 # pqpbo at the largest THREADS count with
