@@ -33,21 +33,6 @@
  * share of their bounding box (docs/GRABCUT.md, "Speed"): a box's crop is all unknown, a lasso
  * trimap's mostly fixed (its band is a few percent of the picture). */
 #define GRID_CROP_UNKNOWN 0.75
-/* The full-size cut after half-size rounds starts from the copy's last flow, each copy edge's
- * flow times this spread over the arcs it stands for (warm_start_grid; 0: cold). */
-#ifndef WARM_START_MULT
-#define WARM_START_MULT 1
-#endif
-
-/* The last cut of a half-size copy, as flows on its neighbour edges: what the full-size cut is
- * warm-started from (warm_start_grid). */
-typedef struct gc_flows {
-    int64_t w, h;  /* the copy's size */
-    int nd;        /* its forward offsets */
-    int off[4][2]; /* (dy, dx) of each */
-    int64_t *f;    /* f[e * w * h + i]: flow from copy pixel i to i + off[e] (< 0: back) */
-    int64_t edges; /* edges that carry flow */
-} gc_flows;
 
 /* Everything a run keeps between rounds. */
 typedef struct gc_run {
@@ -86,7 +71,6 @@ typedef struct gc_run {
     int32_t *fold_source, *fold_sink;
     int64_t *crop_index;            /* crop pixel (or graph node) -> image pixel */
     int32_t *cur_source, *cur_sink; /* graph path: the terminal capacities in the graph */
-    gc_flows coarse_flows;          /* the half-size copy's last cut (f NULL: none) */
 } gc_run;
 
 static void run_free(gc_run *r) {
@@ -113,7 +97,6 @@ static void run_free(gc_run *r) {
     gcut__free(r->crop_index);
     gcut__free(r->cur_source);
     gcut__free(r->cur_sink);
-    gcut__free(r->coarse_flows.f);
 }
 
 static void terminals(const gc_run *r, int64_t j, int32_t *s, int32_t *t);
@@ -218,218 +201,6 @@ static gcut_status make_graph(gc_run *r, const gcut_image *image, gcut_graph **o
     *out = g;
 done:
     gcut__free(node_of);
-    return st;
-}
-
-/* The flows bk's last solve left on the graph of make_graph (its edges re-counted in the same
- * order), per pixel and forward offset, into fl; a 2D image only. GCUT_ERR_UNSUPPORTED when bk
- * kept no state to read (options.warm off): then the full-size cut starts cold. */
-static gcut_status graph_flows(const gc_run *r, const gcut_image *image, const gcut_graph *g,
-                               gc_flows *fl) {
-    const int64_t w = image->width, h = image->height, m = gcut_graph_num_edges(g);
-    int64_t *ef = gcut__malloc(gcut__mul_size((size_t)m + 1, sizeof(int64_t)), "edge flows");
-    if (ef == NULL)
-        return GCUT_ERR_NOMEM;
-    gcut_status st = gcut__bk_edge_flows(g, ef);
-    if (st != GCUT_OK) {
-        gcut__free(ef);
-        return st;
-    }
-    int off[13][3];
-    fl->nd = forward_offsets(r->p.connectivity, off);
-    fl->w = w, fl->h = h, fl->edges = 0;
-    for (int e = 0; e < fl->nd; e++)
-        fl->off[e][0] = off[e][1], fl->off[e][1] = off[e][2];
-    fl->f = gcut__calloc((size_t)(fl->nd * w * h), sizeof(int64_t), "half-size flows");
-    if (fl->f == NULL) {
-        gcut__free(ef);
-        return GCUT_ERR_NOMEM;
-    }
-    int64_t edge = 0;
-    for (int64_t y = 0; y < h; y++)
-        for (int64_t x = 0; x < w; x++) {
-            const int64_t i = y * w + x;
-            if (r->hard[i] != GCUT_SEED_UNKNOWN)
-                continue;
-            for (int e = 0; e < fl->nd; e++) {
-                const int64_t ny = y + off[e][1], nx = x + off[e][2];
-                if (ny < 0 || ny >= h || nx < 0 || nx >= w ||
-                    r->hard[ny * w + nx] != GCUT_SEED_UNKNOWN)
-                    continue;
-                fl->f[e * w * h + i] = ef[edge];
-                fl->edges += ef[edge] != 0;
-                edge++;
-            }
-        }
-    gcut__free(ef);
-    if (edge != m) { /* cannot happen: make_graph adds exactly these */
-        gcut__free(fl->f);
-        fl->f = NULL;
-        return gcut__fail(GCUT_ERR_INTERNAL,
-                          "grabcut: %" PRId64 " graph edges, %" PRId64 " re-counted", m, edge);
-    }
-    return GCUT_OK;
-}
-
-/* Warm start of the full-size cut from the half-size copy's last flow (a reparametrisation,
- * Kohli & Torr 2005 sec. 4): each copy edge's flow, times mult, is spread over the full-size
- * arcs between the two 2x2 blocks it stands for (in proportion to their capacities, each capped
- * by its own) and pushed: an arc u -> v carrying f loses f of capacity, v -> u gains f, and u's
- * cost of being on the source side gains f, v's loses f (each pixel's two terminal capacities
- * are then cut down by their common part, added to *constant). The cut function of the grid
- * changes by *constant alone, for every labelling: the same minimum cuts (the solver's minimal
- * source side is the cold one's), and the maximum flow is *constant plus the new grid's. Arcs
- * with a fixed pixel at either end are left alone. */
-static gcut_status warm_start_grid(const gc_run *r, const gcut_image *image, gcut_grid *grid,
-                                   const gc_flows *fl, int64_t mult, int64_t *constant,
-                                   int64_t *pushed_arcs) {
-    *constant = 0, *pushed_arcs = 0;
-    const int64_t w = image->width, cw = r->hi[2] - r->lo[2];
-    int opposite[GCUT__MAX_DIRS];
-    for (int d = 0; d < grid->num_dirs; d++) {
-        opposite[d] = -1;
-        for (int e = 0; e < grid->num_dirs; e++)
-            if (grid->offset[e][0] == -grid->offset[d][0] &&
-                grid->offset[e][1] == -grid->offset[d][1] &&
-                grid->offset[e][2] == -grid->offset[d][2])
-                opposite[d] = e;
-        if (opposite[d] < 0)
-            return gcut__fail(GCUT_ERR_INTERNAL, "grabcut: grid direction %d has no opposite", d);
-    }
-    int64_t *out = gcut__calloc((size_t)r->cn, sizeof(int64_t), "warm-start excess");
-    if (out == NULL)
-        return GCUT_ERR_NOMEM;
-    const int64_t plane = fl->w * fl->h;
-    for (int e = 0; e < fl->nd; e++)
-        for (int64_t cy = 0; cy < fl->h; cy++)
-            for (int64_t cx = 0; cx < fl->w; cx++) {
-                const int64_t F = fl->f[e * plane + cy * fl->w + cx];
-                if (F == 0)
-                    continue;
-                /* Blocks A (the flow's tail) and B, in full-size pixels. */
-                int64_t ay = 2 * cy, ax = 2 * cx, by = 2 * (cy + fl->off[e][0]),
-                        bx = 2 * (cx + fl->off[e][1]);
-                if (F < 0) {
-                    int64_t t = ay;
-                    ay = by, by = t;
-                    t = ax, ax = bx, bx = t;
-                }
-                const int64_t G = (F < 0 ? -F : F) * mult;
-                /* Arcs from A to B, inside the crop, between unknown pixels: first their sum. */
-                int64_t node[8], dir[8], cap_sum = 0;
-                int na = 0;
-                for (int64_t y = ay; y < ay + 2; y++)
-                    for (int64_t x = ax; x < ax + 2; x++) {
-                        if (y < r->lo[1] || y >= r->hi[1] || x < r->lo[2] || x >= r->hi[2] ||
-                            r->hard[y * w + x] != GCUT_SEED_UNKNOWN)
-                            continue;
-                        for (int d = 0; d < grid->num_dirs; d++) {
-                            const int64_t ny = y + grid->offset[d][1], nx = x + grid->offset[d][2];
-                            if (ny < by || ny >= by + 2 || nx < bx || nx >= bx + 2 ||
-                                ny < r->lo[1] || ny >= r->hi[1] || nx < r->lo[2] ||
-                                nx >= r->hi[2] || r->hard[ny * w + nx] != GCUT_SEED_UNKNOWN)
-                                continue;
-                            const int64_t j = (y - r->lo[1]) * cw + (x - r->lo[2]);
-                            if (na < 8) {
-                                node[na] = j, dir[na] = d;
-                                cap_sum += grid->cap[d][j];
-                                na++;
-                            }
-                        }
-                    }
-                if (cap_sum == 0)
-                    continue;
-                for (int a = 0; a < na; a++) {
-                    const int64_t j = node[a];
-                    const int d = (int)dir[a];
-                    const int64_t cap = grid->cap[d][j];
-                    const int64_t f = G >= cap_sum ? cap : G * cap / cap_sum;
-                    if (f <= 0)
-                        continue;
-                    const int64_t k = j + grid->offset[d][1] * cw + grid->offset[d][2];
-                    const int64_t back = (int64_t)grid->cap[opposite[d]][k] + f;
-                    if (back > INT32_MAX)
-                        continue;
-                    grid->cap[d][j] = (int32_t)(cap - f);
-                    grid->cap[opposite[d]][k] = (int32_t)back;
-                    out[j] += f, out[k] -= f;
-                    (*pushed_arcs)++;
-                }
-            }
-    /* Within each 2x2 block the flow arrives at some pixels and leaves from others: route it
-     * across the block (its pixels are neighbours of one another when 8-connected) so that
-     * each pixel's net outflow is near the block's mean, largest surplus to largest deficit,
-     * each push capped by its arc. What is left is for the solver. */
-    int dir_of[3][3];
-    for (int a = 0; a < 3; a++)
-        for (int b = 0; b < 3; b++)
-            dir_of[a][b] = -1;
-    for (int d = 0; d < grid->num_dirs; d++)
-        if (grid->offset[d][0] == 0)
-            dir_of[grid->offset[d][1] + 1][grid->offset[d][2] + 1] = d;
-    for (int64_t cy = 0; cy < fl->h; cy++)
-        for (int64_t cx = 0; cx < fl->w; cx++) {
-            int64_t px[4], py[4], node[4], net = 0;
-            int np = 0;
-            for (int64_t y = 2 * cy; y < 2 * cy + 2; y++)
-                for (int64_t x = 2 * cx; x < 2 * cx + 2; x++)
-                    if (y >= r->lo[1] && y < r->hi[1] && x >= r->lo[2] && x < r->hi[2] &&
-                        r->hard[y * w + x] == GCUT_SEED_UNKNOWN) {
-                        px[np] = x, py[np] = y;
-                        node[np] = (y - r->lo[1]) * cw + (x - r->lo[2]);
-                        net += out[node[np]];
-                        np++;
-                    }
-            if (np < 2)
-                continue;
-            for (int step = 0; step < 12; step++) {
-                /* The pair (surplus a, deficit b: out below / above the mean) that can move the
-                 * most along its arc a -> b. */
-                int64_t best = 0, bj = -1, bk = -1;
-                int bd = -1;
-                for (int a = 0; a < np; a++) {
-                    const int64_t sa = net - out[node[a]] * np; /* np times the surplus */
-                    if (sa <= 0)
-                        continue;
-                    for (int b = 0; b < np; b++) {
-                        const int64_t db = out[node[b]] * np - net;
-                        const int d = dir_of[py[b] - py[a] + 1][px[b] - px[a] + 1];
-                        if (db <= 0 || d < 0)
-                            continue;
-                        int64_t g = (sa < db ? sa : db) / np;
-                        g = g < grid->cap[d][node[a]] ? g : grid->cap[d][node[a]];
-                        if (g > best)
-                            best = g, bj = node[a], bk = node[b], bd = d;
-                    }
-                }
-                if (best <= 0)
-                    break;
-                const int64_t back = (int64_t)grid->cap[opposite[bd]][bk] + best;
-                if (back > INT32_MAX)
-                    break;
-                grid->cap[bd][bj] = (int32_t)(grid->cap[bd][bj] - best);
-                grid->cap[opposite[bd]][bk] = (int32_t)back;
-                out[bj] += best, out[bk] -= best;
-            }
-        }
-    int32_t *src = grid->terminal[GCUT_SOURCE], *snk = grid->terminal[GCUT_SINK];
-    gcut_status st = GCUT_OK;
-    for (int64_t j = 0; j < r->cn && st == GCUT_OK; j++) {
-        if (out[j] == 0)
-            continue;
-        /* Cost on the sink side (source arc cut): src; on the source side: snk + out. */
-        const int64_t a = src[j], b = (int64_t)snk[j] + out[j], m = a < b ? a : b;
-        if (a - m > INT32_MAX || b - m > INT32_MAX) {
-            st = gcut__fail(GCUT_ERR_OVERFLOW,
-                            "grabcut: a warm-start terminal capacity of "
-                            "pixel %" PRId64 " passes int32",
-                            j);
-            break;
-        }
-        src[j] = (int32_t)(a - m), snk[j] = (int32_t)(b - m);
-        *constant += m;
-    }
-    gcut__free(out);
     return st;
 }
 
@@ -769,7 +540,7 @@ static gcut_status grabcut_rounds(const gcut_image *image, const gcut_rect *rect
                                   const uint8_t *seeds, bool boxed, const gcut_seg_params *params,
                                   const gcut_options *options, uint8_t *mask,
                                   gcut_seg_report *report, gcut_grid **final_grid, const char *tag,
-                                  gcut__gmm *gmm_out, gc_flows *flows_out);
+                                  gcut__gmm *gmm_out);
 
 /* The rounds: boxed says the unknown pixels start as foreground (a box given here, or the
  * box of the full-size run this half-size copy stands for, then in seeds); tag names the run
@@ -779,17 +550,15 @@ static gcut_status grabcut_run(const gcut_image *image, const gcut_rect *rect, c
                                const gcut_options *options, uint8_t *mask, gcut_seg_report *report,
                                gcut_grid **final_grid, const char *tag) {
     return grabcut_rounds(image, rect, seeds, boxed, params, options, mask, report, final_grid, tag,
-                          NULL, NULL);
+                          NULL);
 }
 
-/* grabcut_run(), and gmm_out (may be NULL) gets the last round's mixtures, flows_out (may be
- * NULL; f NULL when none could be read) the last cut's flows (then that cut is made by bk on the
- * graph of unknown pixels, whose flows can be read). */
+/* grabcut_run(), and gmm_out (may be NULL) gets the last round's mixtures. */
 static gcut_status grabcut_rounds(const gcut_image *image, const gcut_rect *rect,
                                   const uint8_t *seeds, bool boxed, const gcut_seg_params *params,
                                   const gcut_options *options, uint8_t *mask,
                                   gcut_seg_report *report, gcut_grid **final_grid, const char *tag,
-                                  gcut__gmm *gmm_out, gc_flows *flows_out) {
+                                  gcut__gmm *gmm_out) {
     if (final_grid != NULL)
         *final_grid = NULL;
     if (mask == NULL)
@@ -828,8 +597,7 @@ static gcut_status grabcut_rounds(const gcut_image *image, const gcut_rect *rect
     r->n = image->width * image->height * image->depth;
     gcut_grid *grid = NULL;
     gcut_graph *graph = NULL;
-    int64_t warm_constant = 0; /* flow placed by warm_start_grid: added to the solver's */
-    uint8_t *labels = mask;    /* the solver's GCUT_SOURCE / GCUT_SINK land in mask (whole image) */
+    uint8_t *labels = mask; /* the solver's GCUT_SOURCE / GCUT_SINK land in mask (whole image) */
     uint8_t *crop_labels = NULL; /* or here, for a crop */
     r->hard = gcut__malloc((size_t)r->n, "grabcut hard constraints");
     r->label = gcut__malloc((size_t)r->n, "grabcut labels");
@@ -952,8 +720,7 @@ static gcut_status grabcut_rounds(const gcut_image *image, const gcut_rect *rect
      * the nodes reachable from the source in the residual graph) with less building. */
     if (strcmp(solver->name, "grid-bk") == 0 &&
         (options->solver == NULL || strcmp(options->solver, "auto") == 0) &&
-        (flows_out != NULL ||
-         !(rounds == 1 && mostly_unknown(r, image, r->n - count_fg - count_bg)))) {
+        !(rounds == 1 && mostly_unknown(r, image, r->n - count_fg - count_bg))) {
         gcut_options serial = *options;
         serial.solver = "bk";
         solver = gcut__solver_pick(&serial, true, r->n, &st);
@@ -983,17 +750,6 @@ static gcut_status grabcut_rounds(const gcut_image *image, const gcut_rect *rect
             gcut__seg_fill_grid(r->crop_pixels ? r->crop_pixels : r->pixels,
                                 r->crop_hard ? r->crop_hard : r->hard, r->tables, grid);
             fold_boundary(r, image, grid);
-        }
-        if (!on_gpu && rounds == 1 && r->coarse_flows.f != NULL) {
-            int64_t arcs = 0;
-            if ((st = warm_start_grid(r, image, grid, &r->coarse_flows, WARM_START_MULT,
-                                      &warm_constant, &arcs)) != GCUT_OK)
-                goto done;
-            if (options->verbose)
-                fprintf(stderr,
-                        "grabcut: full-size cut warm-started from the half-size flow (%" PRId64
-                        " edges): %" PRId64 " arcs pushed, %" PRId64 " of the flow placed\n",
-                        r->coarse_flows.edges, arcs, warm_constant);
         }
         if (r->cn != r->n && (crop_labels = gcut__malloc((size_t)r->cn, "crop labels")) == NULL) {
             st = GCUT_ERR_NOMEM;
@@ -1028,19 +784,12 @@ static gcut_status grabcut_rounds(const gcut_image *image, const gcut_rect *rect
             st = gcut__fail(GCUT_ERR_INTERNAL, "grabcut: cuda-grid picked in a build without it");
 #endif
         } else if (use_graph) {
-            /* The last round's flows go to a warm start (flows_out): a cold solve, whose arc
-             * flows are a maximum flow of this round's energy alone; a warm one's carry what
-             * the earlier rounds pushed (Kohli-Torr's reparametrised terminals balance them). */
-            if (flows_out != NULL && t > 0 && t + 1 == rounds)
-                gcut__graph_drop_state(graph);
             st = gcut_graph_solve(graph, &opts, &flow, labels, &stats);
         } else {
             st = gcut_grid_solve(grid, &opts, &flow, labels, &stats);
         }
         if (st != GCUT_OK)
             goto done;
-        if (t == 0)
-            flow += warm_constant;
         rep->solve_ms += gcut__now_ms() - t0;
         rep->stats.build_ms += stats.build_ms;
         rep->stats.solve_ms += stats.solve_ms;
@@ -1145,16 +894,6 @@ static gcut_status grabcut_rounds(const gcut_image *image, const gcut_rect *rect
         }
         rep->build_ms += gcut__now_ms() - tb;
     }
-    if (flows_out != NULL && use_graph && image->depth == 1) {
-        /* The last cut's flows, for the warm start of the next size's cut. */
-        const gcut_status fs = graph_flows(r, image, graph, flows_out);
-        if (fs == GCUT_ERR_NOMEM) {
-            st = fs;
-            goto done;
-        }
-        if (fs != GCUT_OK && options->verbose)
-            fprintf(stderr, "grabcut%s: no flows for a warm start: %s\n", tag, gcut_last_error());
-    }
     if (final_grid != NULL) {
         /* The last round's energy on the whole image, for certificates. */
         int64_t shape[3] = {image->depth, image->height, image->width};
@@ -1249,7 +988,7 @@ static gcut_status coarse_start(gc_run *r, const gcut_image *image, bool boxed, 
     cp.coarse_rounds = unknown >= PYRAMID_MIN && coarse > 1 ? coarse - 1 : -1;
     gcut__gmm gmm[2];
     st = grabcut_rounds(&half, NULL, codes, boxed, &cp, options, cmask, crep, NULL, " (half size)",
-                        gmm, options->warm && WARM_START_MULT > 0 ? &r->coarse_flows : NULL);
+                        gmm);
     if (st == GCUT_ERR_INVALID_ARG) {
         if (options->verbose)
             fprintf(stderr, "grabcut: no half-size rounds: %s\n", gcut_last_error());
@@ -1273,8 +1012,6 @@ static gcut_status coarse_start(gc_run *r, const gcut_image *image, bool boxed, 
             for (int64_t i = 0; i < r->n; i++)
                 r->label[i] = r->hard[i] == GCUT_SEED_FOREGROUND ||
                               (boxed && r->hard[i] == GCUT_SEED_UNKNOWN);
-            gcut__free(r->coarse_flows.f);
-            r->coarse_flows.f = NULL;
             if (options->verbose)
                 fprintf(stderr, "grabcut: the half-size cut left a class empty: not used\n");
             goto done;

@@ -93,12 +93,6 @@ gcut_status gcut__seg_tables_fill(gcut__seg_tables *tables, const double *cost_f
 void gcut__seg_fill_grid(const uint8_t *pixels, const uint8_t *seeds,
                          const gcut__seg_tables *tables, gcut_grid *grid);
 
-/** The flow on each edge of g (u -> v positive, v -> u negative; flows[num_edges]) that bk's
- *  last solve of g left in its kept warm state (bk_flows.c). GCUT_ERR_UNSUPPORTED when g holds
- *  no such state (solved by another solver, with options.warm off, changed since, or on bk's
- *  64-bit layout). */
-gcut_status gcut__bk_edge_flows(const gcut_graph *g, int64_t *flows);
-
 /** The synthetic benchmark's tables for level and connectivity (4/8 in 2D RGB, 6/26 in 3D
  *  gray): regional term from the two generating mixtures, the level's lambda and sigma.
  *  Built once per (level, connectivity) and cached for the process (thread-safe; they stay
