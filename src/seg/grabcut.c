@@ -596,6 +596,8 @@ static gcut_status grabcut_rounds(const gcut_image *image, const gcut_rect *rect
     const double t_start = gcut__now_ms();
     r->n = image->width * image->height * image->depth;
     gcut_grid *grid = NULL;
+    gcut_grid_context *ctx = NULL; /* a box's rounds on grid-bk, warm (grid is its grid) */
+    int64_t *marks = NULL;         /* crop pixels whose terminals a re-fit changed */
     gcut_graph *graph = NULL;
     uint8_t *labels = mask; /* the solver's GCUT_SOURCE / GCUT_SINK land in mask (whole image) */
     uint8_t *crop_labels = NULL; /* or here, for a crop */
@@ -714,16 +716,22 @@ static gcut_status grabcut_rounds(const gcut_image *image, const gcut_rect *rect
     const gcut__solver *solver = gcut__solver_pick(options, true, r->n, &st);
     if (solver == NULL)
         goto done;
-    /* "auto" on the CPU picks grid-bk for grids; GrabCut's rounds keep bk, warm through the
-     * graph, as before, except for a lone cold cut (the half-size rounds made the others) of a
-     * crop mostly unknown (a box): grid-bk on the crop's grid makes the same cut (both label
-     * the nodes reachable from the source in the residual graph) with less building. */
+    /* "auto" on the CPU picks grid-bk for grids. A crop mostly unknown (a box) is cut on its
+     * grid by grid-bk: a lone cut (the half-size rounds made the others) as a plain grid solve,
+     * several rounds through a grid-bk context that re-solves warm (docs/GRABCUT.md, "Third
+     * pass"). Otherwise (a lasso trimap's band) bk, warm through the graph of unknown pixels.
+     * All of them label the nodes reachable from the source in the residual graph: the same
+     * masks. */
+    bool use_ctx = false;
     if (strcmp(solver->name, "grid-bk") == 0 &&
-        (options->solver == NULL || strcmp(options->solver, "auto") == 0) &&
-        !(rounds == 1 && mostly_unknown(r, image, r->n - count_fg - count_bg))) {
-        gcut_options serial = *options;
-        serial.solver = "bk";
-        solver = gcut__solver_pick(&serial, true, r->n, &st);
+        (options->solver == NULL || strcmp(options->solver, "auto") == 0)) {
+        if (!mostly_unknown(r, image, r->n - count_fg - count_bg)) {
+            gcut_options serial = *options;
+            serial.solver = "bk";
+            solver = gcut__solver_pick(&serial, true, r->n, &st);
+        } else {
+            use_ctx = rounds > 1;
+        }
     }
     const bool on_gpu = strcmp(solver->name, "cuda-grid") == 0;
     const bool use_graph = strcmp(solver->name, "bk") == 0;
@@ -742,8 +750,19 @@ static gcut_status grabcut_rounds(const gcut_image *image, const gcut_rect *rect
         if ((st = make_crop(r, image, on_gpu)) != GCUT_OK)
             goto done;
         int64_t shape[3] = {r->hi[0] - r->lo[0], r->hi[1] - r->lo[1], r->hi[2] - r->lo[2]};
-        st = gcut_grid_create(three_d ? 3 : 2, three_d ? shape : shape + 1, r->p.connectivity,
-                              &grid);
+        if (use_ctx) {
+            gcut_options co = *options;
+            co.solver = solver->name;
+            st = gcut_grid_context_create(three_d ? 3 : 2, three_d ? shape : shape + 1,
+                                          r->p.connectivity, &co, &ctx);
+            grid = ctx != NULL ? gcut_grid_context_grid(ctx) : NULL;
+            marks = gcut__malloc(gcut__mul_size((size_t)r->cn, sizeof(int64_t)), "marks");
+            if (st == GCUT_OK && marks == NULL)
+                st = GCUT_ERR_NOMEM;
+        } else {
+            st = gcut_grid_create(three_d ? 3 : 2, three_d ? shape : shape + 1, r->p.connectivity,
+                                  &grid);
+        }
         if (st != GCUT_OK)
             goto done;
         if (!on_gpu) {
@@ -785,6 +804,8 @@ static gcut_status grabcut_rounds(const gcut_image *image, const gcut_rect *rect
 #endif
         } else if (use_graph) {
             st = gcut_graph_solve(graph, &opts, &flow, labels, &stats);
+        } else if (ctx != NULL) {
+            st = gcut_grid_context_solve(ctx, &flow, labels, &stats);
         } else {
             st = gcut_grid_solve(grid, &opts, &flow, labels, &stats);
         }
@@ -882,6 +903,7 @@ static gcut_status grabcut_rounds(const gcut_image *image, const gcut_rect *rect
         } else if (!on_gpu) {
             int32_t *src = gcut_grid_terminal_data(grid, GCUT_SOURCE);
             int32_t *snk = gcut_grid_terminal_data(grid, GCUT_SINK);
+            int64_t num_marks = 0;
             for (int64_t j = 0; j < r->cn; j++) {
                 if (r->hard[r->crop_index[j]] != GCUT_SEED_UNKNOWN)
                     continue;
@@ -890,7 +912,13 @@ static gcut_status grabcut_rounds(const gcut_image *image, const gcut_rect *rect
                 if (s == src[j] && u == snk[j])
                     continue;
                 src[j] = s, snk[j] = u;
+                if (marks != NULL)
+                    marks[num_marks++] = j;
             }
+            /* The context's warm re-solve reads only the nodes marked (their terminals). */
+            if (ctx != NULL &&
+                (st = gcut_grid_context_mark_nodes(ctx, marks, num_marks)) != GCUT_OK)
+                goto done;
         }
         rep->build_ms += gcut__now_ms() - tb;
     }
@@ -921,8 +949,12 @@ static gcut_status grabcut_rounds(const gcut_image *image, const gcut_rect *rect
         memcpy(gmm_out, r->gmm, sizeof r->gmm);
 done:
     gcut__free(crop_labels);
+    gcut__free(marks);
     gcut_graph_free(graph);
-    gcut_grid_free(grid);
+    if (ctx != NULL)
+        gcut_grid_context_free(ctx); /* and its grid */
+    else
+        gcut_grid_free(grid);
     run_free(r);
     return st;
 }
