@@ -341,11 +341,13 @@ static void test_each_round(uint64_t seed) {
         p.coarse_rounds = coarse;
         p.iterations = 6;
         CHECK_OK(gcut_grabcut(&img, &box, NULL, &p, NULL, warm, &longest));
-        for (int t = coarse > 0 ? coarse + 1 : 1; t <= 6; t++) {
+        for (int t = coarse > 0 ? coarse + 1 : 1, sv = 0; t <= 6; sv = !sv, t += !sv) {
+            /* bk named (warm through the graph of unknown pixels), then auto (grid-bk: a lone
+             * cut as a plain grid solve, several rounds through a warm grid-bk context). */
             p.iterations = t;
             gcut_options o;
             gcut_options_init(&o);
-            o.solver = "bk";
+            o.solver = sv ? "auto" : "bk";
             gcut_seg_report rw, rc;
             gcut_grid *grid = NULL;
             CHECK_OK(gcut__grabcut(&img, &box, NULL, &p, &o, warm, &rw, &grid));
@@ -362,11 +364,14 @@ static void test_each_round(uint64_t seed) {
                 same = rw.coarse_energy[k] == rc.coarse_energy[k];
             PASS_IF(same);
             if (!same)
-                printf("round %d (coarse %d): warm, cold and the longer run differ\n", t, coarse);
+                printf("round %d (coarse %d, %s): warm, cold and the longer run differ\n", t,
+                       coarse, o.solver);
+            PASS_IF(strcmp(rw.stats.solver, sv ? "grid-bk" : "bk") == 0 &&
+                    strcmp(rc.stats.solver, rw.stats.solver) == 0);
             if (grid != NULL)
                 check_min_cut(grid, warm, n);
             gcut_grid_free(grid);
-            if (rw.stopped_by != GCUT_SEG_STOP_LIMIT)
+            if (rw.stopped_by != GCUT_SEG_STOP_LIMIT && sv)
                 break; /* the rounds ended before t: later limits repeat this run */
         }
     }
