@@ -1035,11 +1035,12 @@ static gcut_status coarse_start(gc_run *r, const gcut_image *image, bool boxed, 
         /* The half-size cut, upsampled; one that leaves a class empty has no models to give
          * (nothing to fit one of them to): the full-size rounds then start as without it. */
         int64_t fg = 0;
-        for (int64_t i = 0; i < r->n; i++) {
-            if (r->hard[i] == GCUT_SEED_UNKNOWN)
-                r->label[i] = cmask[((i / w) / 2) * cw + (i % w) / 2];
-            fg += r->label[i];
-        }
+        for (int64_t y = 0, i = 0; y < h; y++) /* row by row: no division per pixel */
+            for (int64_t x = 0; x < w; x++, i++) {
+                if (r->hard[i] == GCUT_SEED_UNKNOWN)
+                    r->label[i] = cmask[(y / 2) * cw + x / 2];
+                fg += r->label[i];
+            }
         if (fg == 0 || fg == r->n) {
             for (int64_t i = 0; i < r->n; i++)
                 r->label[i] = r->hard[i] == GCUT_SEED_FOREGROUND ||
