@@ -502,7 +502,8 @@ typedef struct gcut_seg_params {
     double lambda;         /**< smoothness weight; default 50 */
     double sigma;          /**< contrast scale in intensity units (0-255 scale); <= 0: estimated
                                 from the image as the RMS neighbour difference */
-    int connectivity;      /**< 4 or 8 (2D), 6 or 26 (3D); default 8 in 2D, 6 in 3D */
+    int connectivity;      /**< 4 or 8 (2D), 6 or 26 (3D); default (0) 8 in 2D, 6 in 3D;
+                                gcut_grabcut() with a box and 0 here: 4 at twice lambda */
     gcut_model_kind model; /**< default GCUT_MODEL_GMM for colour, HISTOGRAM for gray */
     int gmm_components;    /**< default 5 */
     int histogram_bins;    /**< per channel; default 32 */

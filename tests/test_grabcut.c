@@ -506,6 +506,15 @@ static void test_coarse(uint64_t seed) {
     gcut_grid *grid = NULL;
     CHECK_OK(gcut__grabcut(&img, &box, NULL, &p, NULL, warm, &r, &grid));
     PASS_IF(r.coarse_iterations >= 1 && r.coarse_iterations <= 4 && r.iterations == 1);
+    /* A box with the connectivity left to gcut: 4-connected at twice lambda; 8 when asked. */
+    PASS_IF(r.connectivity == 4 && r.lambda == 2 * p.lambda);
+    {
+        gcut_seg_params p8 = p;
+        p8.connectivity = 8;
+        gcut_seg_report r8;
+        CHECK_OK(gcut_grabcut(&img, &box, NULL, &p8, NULL, cold, &r8));
+        PASS_IF(r8.connectivity == 8 && r8.lambda == p.lambda);
+    }
     int64_t wrong = 0;
     for (int64_t i = 0; i < n; i++)
         wrong += warm[i] != truth[i];
