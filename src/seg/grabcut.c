@@ -256,42 +256,45 @@ static void fold_boundary(gc_run *r, const gcut_image *image, const gcut_grid *g
         return;
     const int64_t dims[3] = {image->depth, image->height, image->width};
     const int64_t cw = r->hi[2] - r->lo[2], chh = r->hi[1] - r->lo[1];
-    const int64_t cd = r->hi[0] - r->lo[0];
-    for (int64_t j = 0; j < r->cn; j++) {
-        if (r->crop_hard[j] != GCUT_SEED_UNKNOWN)
-            continue;
-        const int64_t c[3] = {r->lo[0] + j / (cw * chh), r->lo[1] + (j / cw) % chh,
-                              r->lo[2] + j % cw};
-        /* Only the crop's outer layer has neighbours outside it: skip the rest of the row. */
-        const bool edge_row = c[0] == r->lo[0] || c[0] == r->hi[0] - 1 || c[1] == r->lo[1] ||
-                              c[1] == r->hi[1] - 1 || cd < 1;
-        if (!edge_row && c[2] > r->lo[2] && c[2] < r->hi[2] - 1) {
-            j += r->hi[2] - 2 - c[2]; /* to the row's last pixel (the loop's j++ lands on it) */
-            continue;
-        }
-        const int64_t i = r->crop_index[j];
-        for (int d = 0; d < grid->num_dirs; d++) {
-            const int *off = grid->offset[d];
-            bool inside_crop = true, inside_image = true;
-            int64_t nb[3];
-            for (int a = 0; a < 3; a++) {
-                nb[a] = c[a] + off[a];
-                inside_image = inside_image && nb[a] >= 0 && nb[a] < dims[a];
-                inside_crop = inside_crop && nb[a] >= r->lo[a] && nb[a] < r->hi[a];
+    for (int64_t z = r->lo[0]; z < r->hi[0]; z++)
+        for (int64_t y = r->lo[1]; y < r->hi[1]; y++) {
+            /* Only the crop's outer layer has neighbours outside it: in the other rows only the
+             * first and last pixel are visited (2D images have no neighbours in z). */
+            const bool edge_row = (dims[0] > 1 && (z == r->lo[0] || z == r->hi[0] - 1)) ||
+                                  y == r->lo[1] || y == r->hi[1] - 1;
+            const int64_t row = ((z - r->lo[0]) * chh + (y - r->lo[1])) * cw;
+            for (int64_t x = r->lo[2]; x < r->hi[2];
+                 x = !edge_row && x == r->lo[2] && r->hi[2] - 1 > x ? r->hi[2] - 1 : x + 1) {
+                const int64_t j = row + (x - r->lo[2]);
+                if (r->crop_hard[j] != GCUT_SEED_UNKNOWN)
+                    continue;
+                const int64_t c[3] = {z, y, x};
+                const int64_t i = r->crop_index[j];
+                for (int d = 0; d < grid->num_dirs; d++) {
+                    const int *off = grid->offset[d];
+                    bool inside_crop = true, inside_image = true;
+                    int64_t nb[3];
+                    for (int a = 0; a < 3; a++) {
+                        nb[a] = c[a] + off[a];
+                        inside_image = inside_image && nb[a] >= 0 && nb[a] < dims[a];
+                        inside_crop = inside_crop && nb[a] >= r->lo[a] && nb[a] < r->hi[a];
+                    }
+                    if (inside_crop || !inside_image)
+                        continue;
+                    const int64_t k = (nb[0] * dims[1] + nb[1]) * dims[2] + nb[2];
+                    const int32_t w =
+                        r->tables->pairwise[gcut__seg_offset_class(off)][gcut__seg_sqdiff(
+                            r->pixels + i * r->ch, r->pixels + k * r->ch, r->ch)];
+                    /* Outside the crop every pixel is fixed: a background neighbour costs w if
+                     * this pixel is foreground (sink side), a foreground one w if it is
+                     * background. */
+                    if (r->hard[k] == GCUT_SEED_BACKGROUND)
+                        r->fold_sink[j] += w;
+                    else if (r->hard[k] == GCUT_SEED_FOREGROUND)
+                        r->fold_source[j] += w;
+                }
             }
-            if (inside_crop || !inside_image)
-                continue;
-            const int64_t k = (nb[0] * dims[1] + nb[1]) * dims[2] + nb[2];
-            const int32_t w = r->tables->pairwise[gcut__seg_offset_class(off)][gcut__seg_sqdiff(
-                r->pixels + i * r->ch, r->pixels + k * r->ch, r->ch)];
-            /* Outside the crop every pixel is fixed: a background neighbour costs w if this
-             * pixel is foreground (sink side), a foreground one w if it is background. */
-            if (r->hard[k] == GCUT_SEED_BACKGROUND)
-                r->fold_sink[j] += w;
-            else if (r->hard[k] == GCUT_SEED_FOREGROUND)
-                r->fold_source[j] += w;
         }
-    }
     int32_t *src = gcut_grid_terminal_data((gcut_grid *)grid, GCUT_SOURCE);
     int32_t *snk = gcut_grid_terminal_data((gcut_grid *)grid, GCUT_SINK);
     for (int64_t j = 0; j < r->cn; j++)
