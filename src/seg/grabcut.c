@@ -301,6 +301,49 @@ static void fold_boundary(gc_run *r, const gcut_image *image, const gcut_grid *g
         src[j] += r->fold_source[j], snk[j] += r->fold_sink[j];
 }
 
+/* Push flow along the paths source -> u -> v -> sink of the grid where u has source capacity
+ * and its neighbour v sink capacity (after each pixel's common terminal part is cancelled),
+ * greedily, each push the least of the three residuals; @return the flow pushed. What is left
+ * is the residual graph of a feasible flow: its maximum flow plus the return value is the
+ * grid's, and the nodes a solver finds reachable from the source in it (bk's and grid-bk's
+ * labels) are those of a cold solve of the grid, since the final residual graph is that of a
+ * maximum flow of the grid either way (docs/GRABCUT.md, "Third pass"). */
+static int64_t prepush(gcut_grid *grid) {
+    int32_t *src = grid->terminal[GCUT_SOURCE], *snk = grid->terminal[GCUT_SINK];
+    int opposite[GCUT__MAX_DIRS];
+    for (int d = 0; d < grid->num_dirs; d++)
+        for (int e = 0; e < grid->num_dirs; e++)
+            if (grid->offset[e][0] == -grid->offset[d][0] &&
+                grid->offset[e][1] == -grid->offset[d][1] &&
+                grid->offset[e][2] == -grid->offset[d][2])
+                opposite[d] = e;
+    int64_t pushed = 0;
+    for (int64_t u = 0; u < grid->num_nodes; u++) {
+        const int32_t m = src[u] < snk[u] ? src[u] : snk[u];
+        src[u] -= m, snk[u] -= m;
+        pushed += m;
+    }
+    for (int64_t u = 0; u < grid->num_nodes; u++) {
+        for (int d = 0; d < grid->num_dirs && src[u] > 0; d++) {
+            const int32_t c = grid->cap[d][u];
+            if (c == 0) /* no arc, or one leaving the grid (those are 0) */
+                continue;
+            const int64_t v = u + grid->step[d];
+            if (snk[v] == 0)
+                continue;
+            int32_t f = src[u] < snk[v] ? src[u] : snk[v];
+            f = f < c ? f : c;
+            if ((int64_t)grid->cap[opposite[d]][v] + f > INT32_MAX)
+                continue;
+            src[u] -= f, snk[v] -= f;
+            grid->cap[d][u] = c - f;
+            grid->cap[opposite[d]][v] += f;
+            pushed += f;
+        }
+    }
+    return pushed;
+}
+
 /* Whether the bounding box of the unknown pixels holds at least GRID_CROP_UNKNOWN of them (its
  * other pixels are fixed: nodes a grid solver carries for nothing). */
 static bool mostly_unknown(const gc_run *r, const gcut_image *image, int64_t unknown) {
@@ -612,6 +655,7 @@ static gcut_status grabcut_rounds(const gcut_image *image, const gcut_rect *rect
     gcut_grid *grid = NULL;
     gcut_grid_context *ctx = NULL; /* a box's rounds on grid-bk, warm (grid is its grid) */
     int64_t *marks = NULL;         /* crop pixels whose terminals a re-fit changed */
+    int64_t prepushed = 0;         /* flow prepush() placed before the first solve */
     gcut_graph *graph = NULL;
     uint8_t *labels = mask; /* the solver's GCUT_SOURCE / GCUT_SINK land in mask (whole image) */
     uint8_t *crop_labels = NULL; /* or here, for a crop */
@@ -783,6 +827,10 @@ static gcut_status grabcut_rounds(const gcut_image *image, const gcut_rect *rect
             gcut__seg_fill_grid(r->crop_pixels ? r->crop_pixels : r->pixels,
                                 r->crop_hard ? r->crop_hard : r->hard, r->tables, grid);
             fold_boundary(r, image, grid);
+            /* A lone cut (the grid is solved once): the shortest paths pushed here, the solver
+             * finishes from their residual graph (same minimum cut, flow added back). */
+            if (ctx == NULL && rounds == 1)
+                prepushed = prepush(grid);
         }
         if (r->cn != r->n && (crop_labels = gcut__malloc((size_t)r->cn, "crop labels")) == NULL) {
             st = GCUT_ERR_NOMEM;
@@ -825,6 +873,7 @@ static gcut_status grabcut_rounds(const gcut_image *image, const gcut_rect *rect
         }
         if (st != GCUT_OK)
             goto done;
+        flow += t == 0 ? prepushed : 0;
         rep->solve_ms += gcut__now_ms() - t0;
         rep->stats.build_ms += stats.build_ms;
         rep->stats.solve_ms += stats.solve_ms;
