@@ -109,6 +109,14 @@ static void test_brute_force(uint64_t seed) {
         /* The reported flow is the last cut's maximum flow: the minimum (a lone cut's flow is
          * partly pushed before the solver starts, prepush(); added back). */
         PASS_IF(rep.stats.flow == best);
+        /* bk named: the graph of unknown pixels (its lone cut pre-pushed too): the same. */
+        gcut_options o;
+        gcut_options_init(&o);
+        o.solver = "bk";
+        uint8_t mask_bk[20];
+        gcut_seg_report rep_bk;
+        CHECK_OK(gcut_grabcut(&img, &box, NULL, &p, &o, mask_bk, &rep_bk));
+        PASS_IF(memcmp(mask, mask_bk, (size_t)n) == 0 && rep_bk.stats.flow == best);
         gcut_grid_free(grid);
     }
 }

@@ -344,6 +344,36 @@ static int64_t prepush(gcut_grid *grid) {
     return pushed;
 }
 
+/* prepush() on the graph of unknown pixels: each edge's two ends with source and sink
+ * capacity (after the common parts are cancelled) carry what the edge allows; the flow goes to
+ * the graph's flow offset, which every solver's flow includes. */
+static void prepush_graph(gcut_graph *g) {
+    int64_t pushed = 0;
+    for (int64_t u = 0; u < g->num_nodes; u++) {
+        const int64_t m = g->tw_source[u] < g->tw_sink[u] ? g->tw_source[u] : g->tw_sink[u];
+        g->tw_source[u] -= m, g->tw_sink[u] -= m;
+        pushed += m;
+    }
+    for (int64_t e = 0; e < g->num_edges; e++) {
+        int64_t u = gcut__edge_u(g, e), v = gcut__edge_v(g, e);
+        int32_t *fwd = &g->edge_cap[e], *bwd = &g->edge_rev[e];
+        if (g->tw_source[u] == 0 || g->tw_sink[v] == 0) { /* try v -> u */
+            const int64_t t = u;
+            u = v, v = t;
+            int32_t *p = fwd;
+            fwd = bwd, bwd = p;
+        }
+        int64_t f = g->tw_source[u] < g->tw_sink[v] ? g->tw_source[u] : g->tw_sink[v];
+        f = f < *fwd ? f : *fwd;
+        if (f <= 0 || (int64_t)*bwd + f > INT32_MAX)
+            continue;
+        g->tw_source[u] -= f, g->tw_sink[v] -= f;
+        *fwd -= (int32_t)f, *bwd += (int32_t)f;
+        pushed += f;
+    }
+    gcut__graph_add_flow_offset(g, pushed);
+}
+
 /* Whether the bounding box of the unknown pixels holds at least GRID_CROP_UNKNOWN of them (its
  * other pixels are fixed: nodes a grid solver carries for nothing). */
 static bool mostly_unknown(const gc_run *r, const gcut_image *image, int64_t unknown) {
@@ -797,6 +827,8 @@ static gcut_status grabcut_rounds(const gcut_image *image, const gcut_rect *rect
         const double t0 = gcut__now_ms();
         if ((st = make_graph(r, image, &graph)) != GCUT_OK)
             goto done;
+        if (rounds == 1) /* a lone cut: no later round re-solves this graph */
+            prepush_graph(graph);
         if ((crop_labels = gcut__malloc((size_t)r->cn + 1, "node labels")) == NULL) {
             st = GCUT_ERR_NOMEM;
             goto done;
