@@ -71,6 +71,7 @@ typedef struct gc_run {
     int32_t *fold_source, *fold_sink;
     int64_t *crop_index;            /* crop pixel (or graph node) -> image pixel */
     int32_t *cur_source, *cur_sink; /* graph path: the terminal capacities in the graph */
+    int64_t *pushed;                /* grid path: each crop pixel's pushed net outflow */
 } gc_run;
 
 static void run_free(gc_run *r) {
@@ -97,6 +98,7 @@ static void run_free(gc_run *r) {
     gcut__free(r->crop_index);
     gcut__free(r->cur_source);
     gcut__free(r->cur_sink);
+    gcut__free(r->pushed);
 }
 
 static void terminals(const gc_run *r, int64_t j, int32_t *s, int32_t *t);
@@ -301,15 +303,30 @@ static void fold_boundary(gc_run *r, const gcut_image *image, const gcut_grid *g
         src[j] += r->fold_source[j], snk[j] += r->fold_sink[j];
 }
 
-/* Push flow along the paths source -> u -> v -> sink of the grid where u has source capacity
- * and its neighbour v sink capacity (after each pixel's common terminal part is cancelled),
- * greedily, each push the least of the three residuals; @return the flow pushed. What is left
- * is the residual graph of a feasible flow: its maximum flow plus the return value is the
- * grid's, and the nodes a solver finds reachable from the source in it (bk's and grid-bk's
- * labels) are those of a cold solve of the grid, since the final residual graph is that of a
- * maximum flow of the grid either way (docs/GRABCUT.md, "Third pass"). */
-static int64_t prepush(gcut_grid *grid) {
+/* Terminal capacities (s, t) of an unknown pixel whose arcs carry a pushed net outflow out
+ * (prepush()): pushing f along an arc u -> v adds f to u's cost of the source side and takes f
+ * from v's (Kohli & Torr 2005 sec. 4), so the pixel's pair becomes (s, t + out), less its
+ * common part, which *constant gets. */
+static inline void pushed_terminals(int64_t s, int64_t t, int64_t out, int32_t *src, int32_t *snk,
+                                    int64_t *constant) {
+    const int64_t b = t + out, m = s < b ? s : b;
+    *src = (int32_t)(s - m), *snk = (int32_t)(b - m);
+    *constant += m;
+}
+
+/* Push flow along the paths source -> u -> v -> sink of the crop's grid, u and v unknown
+ * neighbours, u with source capacity and v with sink capacity (each pixel's common terminal
+ * part cancelled first), greedily, each push the least of the three residuals; r->pushed gets
+ * each pixel's net pushed outflow. The arcs keep what was pushed for every later round (the
+ * pairwise terms never change); each round's terminals are written by pushed_terminals(), and
+ * the grid's maximum flow plus the returned constant is the round's. The nodes a solver finds
+ * reachable from the source (bk's and grid-bk's labels) are those of the unpushed grid: the
+ * final residual graph is that of a maximum flow of it either way (docs/GRABCUT.md, "Third
+ * pass"). @return the constant of the first round. */
+static int64_t prepush(gc_run *r, gcut_grid *grid) {
     int32_t *src = grid->terminal[GCUT_SOURCE], *snk = grid->terminal[GCUT_SINK];
+    const uint8_t *hard = r->crop_hard != NULL ? r->crop_hard : r->hard;
+    int64_t *out = r->pushed;
     int opposite[GCUT__MAX_DIRS];
     for (int d = 0; d < grid->num_dirs; d++)
         for (int e = 0; e < grid->num_dirs; e++)
@@ -317,19 +334,21 @@ static int64_t prepush(gcut_grid *grid) {
                 grid->offset[e][1] == -grid->offset[d][1] &&
                 grid->offset[e][2] == -grid->offset[d][2])
                 opposite[d] = e;
-    int64_t pushed = 0;
+    int64_t constant = 0;
     for (int64_t u = 0; u < grid->num_nodes; u++) {
-        const int32_t m = src[u] < snk[u] ? src[u] : snk[u];
-        src[u] -= m, snk[u] -= m;
-        pushed += m;
+        out[u] = 0;
+        if (hard[u] == GCUT_SEED_UNKNOWN)
+            pushed_terminals(src[u], snk[u], 0, &src[u], &snk[u], &constant);
     }
     for (int64_t u = 0; u < grid->num_nodes; u++) {
+        if (hard[u] != GCUT_SEED_UNKNOWN)
+            continue;
         for (int d = 0; d < grid->num_dirs && src[u] > 0; d++) {
             const int32_t c = grid->cap[d][u];
             if (c == 0) /* no arc, or one leaving the grid (those are 0) */
                 continue;
             const int64_t v = u + grid->step[d];
-            if (snk[v] == 0)
+            if (snk[v] == 0 || hard[v] != GCUT_SEED_UNKNOWN)
                 continue;
             int32_t f = src[u] < snk[v] ? src[u] : snk[v];
             f = f < c ? f : c;
@@ -338,10 +357,11 @@ static int64_t prepush(gcut_grid *grid) {
             src[u] -= f, snk[v] -= f;
             grid->cap[d][u] = c - f;
             grid->cap[opposite[d]][v] += f;
-            pushed += f;
+            out[u] += f, out[v] -= f;
+            constant += f;
         }
     }
-    return pushed;
+    return constant;
 }
 
 /* prepush() on the graph of unknown pixels: each edge's two ends with source and sink
@@ -685,7 +705,7 @@ static gcut_status grabcut_rounds(const gcut_image *image, const gcut_rect *rect
     gcut_grid *grid = NULL;
     gcut_grid_context *ctx = NULL; /* a box's rounds on grid-bk, warm (grid is its grid) */
     int64_t *marks = NULL;         /* crop pixels whose terminals a re-fit changed */
-    int64_t prepushed = 0;         /* flow prepush() placed before the first solve */
+    int64_t prepushed = 0;         /* the round's constant of the pushed arcs (prepush()) */
     gcut_graph *graph = NULL;
     uint8_t *labels = mask; /* the solver's GCUT_SOURCE / GCUT_SINK land in mask (whole image) */
     uint8_t *crop_labels = NULL; /* or here, for a crop */
@@ -859,10 +879,14 @@ static gcut_status grabcut_rounds(const gcut_image *image, const gcut_rect *rect
             gcut__seg_fill_grid(r->crop_pixels ? r->crop_pixels : r->pixels,
                                 r->crop_hard ? r->crop_hard : r->hard, r->tables, grid);
             fold_boundary(r, image, grid);
-            /* A lone cut (the grid is solved once): the shortest paths pushed here, the solver
-             * finishes from their residual graph (same minimum cut, flow added back). */
-            if (ctx == NULL && rounds == 1)
-                prepushed = prepush(grid);
+            /* The shortest paths pushed before the first solve; the solver finishes from their
+             * residual graph (same minimum cut, flow added back). */
+            r->pushed = gcut__malloc(gcut__mul_size((size_t)r->cn, sizeof(int64_t)), "pushed");
+            if (r->pushed == NULL) {
+                st = GCUT_ERR_NOMEM;
+                goto done;
+            }
+            prepushed = prepush(r, grid);
         }
         if (r->cn != r->n && (crop_labels = gcut__malloc((size_t)r->cn, "crop labels")) == NULL) {
             st = GCUT_ERR_NOMEM;
@@ -905,7 +929,7 @@ static gcut_status grabcut_rounds(const gcut_image *image, const gcut_rect *rect
         }
         if (st != GCUT_OK)
             goto done;
-        flow += t == 0 ? prepushed : 0;
+        flow += prepushed;
         rep->solve_ms += gcut__now_ms() - t0;
         rep->stats.build_ms += stats.build_ms;
         rep->stats.solve_ms += stats.solve_ms;
@@ -999,11 +1023,14 @@ static gcut_status grabcut_rounds(const gcut_image *image, const gcut_rect *rect
             int32_t *src = gcut_grid_terminal_data(grid, GCUT_SOURCE);
             int32_t *snk = gcut_grid_terminal_data(grid, GCUT_SINK);
             int64_t num_marks = 0;
+            prepushed = 0;
             for (int64_t j = 0; j < r->cn; j++) {
                 if (r->hard[r->crop_index[j]] != GCUT_SEED_UNKNOWN)
                     continue;
                 int32_t s, u;
                 terminals(r, j, &s, &u);
+                if (r->pushed != NULL)
+                    pushed_terminals(s, u, r->pushed[j], &s, &u, &prepushed);
                 if (s == src[j] && u == snk[j])
                     continue;
                 src[j] = s, snk[j] = u;
