@@ -655,13 +655,15 @@ typedef struct gcut_rect {
  *  unknown pixels entering the background model with a small weight); then rounds of exact
  *  cut and re-fit (GrabCut's assign-and-learn step from the previous mixtures) follow,
  *  params->iterations at most, until the labels stop changing or a re-fit would raise the
- *  energy of the current cut. bk solves a graph of the unknown pixels only, re-solving warm
- *  from the previous round when options->warm (the default): the same labels as a fresh solve
- *  (bk returns the smallest source side). rect needs a 2D image; a box partly outside the
- *  image is clipped to it; an empty box, one wholly outside the image, and a box covering the
- *  whole image with no background seed give GCUT_ERR_INVALID_ARG naming the box. rect NULL:
- *  seeds alone (both classes needed; volumes too). mask: one byte per pixel, 1 foreground.
- *  report (may be NULL) gets the energy of every round. */
+ *  energy of the current cut. Each round re-solves warm from the previous one when
+ *  options->warm (the default): under "auto" on the CPU a box's rounds on a grid-bk context of
+ *  its crop, a trimap's on bk's graph of the unknown pixels; the same labels as a fresh solve
+ *  (every CPU solver used returns the smallest source side). With a box and
+ *  params->connectivity 0 the cut is 4-connected at twice params->lambda. rect needs a 2D
+ *  image; a box partly outside the image is clipped to it; an empty box, one wholly outside the
+ *  image, and a box covering the whole image with no background seed give GCUT_ERR_INVALID_ARG
+ *  naming the box. rect NULL: seeds alone (both classes needed; volumes too). mask: one byte
+ *  per pixel, 1 foreground. report (may be NULL) gets the energy of every round. */
 gcut_status gcut_grabcut(const gcut_image *image, const gcut_rect *rect, const uint8_t *seeds,
                          const gcut_seg_params *params, const gcut_options *options, uint8_t *mask,
                          gcut_seg_report *report);
