@@ -176,16 +176,21 @@ static gcut_status make_graph(gc_run *r, const gcut_image *image, gcut_graph **o
                         if (nz < 0 || nz >= d || ny < 0 || ny >= h || nx < 0 || nx >= w)
                             continue;
                         const int64_t k = i + sign * step[e];
+                        /* The codes (a byte a pixel) say fixed or not; an unknown neighbour's
+                         * edge is added once, from its forward side. */
+                        const uint8_t code = r->hard[k];
+                        if (code == GCUT_SEED_UNKNOWN && sign < 0)
+                            continue;
                         const int32_t cap = row_of[e][gcut__seg_sqdiff(pi, r->pixels + k * ch, ch)];
-                        if (node_of[k] < 0) {
+                        if (code != GCUT_SEED_UNKNOWN) {
                             /* A fixed neighbour: background costs cap if this pixel is
                              * foreground. */
-                            if (r->hard[k] == GCUT_SEED_BACKGROUND)
+                            if (code == GCUT_SEED_BACKGROUND)
                                 r->fold_sink[j] += cap;
                             else
                                 r->fold_source[j] += cap;
-                        } else if (sign > 0 && (st = gcut_graph_add_edge(g, j, node_of[k], cap,
-                                                                         cap)) != GCUT_OK) {
+                        } else if ((st = gcut_graph_add_edge(g, j, node_of[k], cap, cap)) !=
+                                   GCUT_OK) {
                             gcut_graph_free(g);
                             goto done;
                         }
