@@ -692,7 +692,7 @@ static gcut_status grabcut_rounds(const gcut_image *image, const gcut_rect *rect
          * (about the same smoothness per pixel: 8 neighbours at 1 and 1/sqrt 2 weigh 6.8, 4 at
          * 2 weigh 8), half the arcs of 8-connected. Measured on three photo sets of
          * docs/GRABCUT.md ("Third pass"): the box's errors within 0.15 point of 8-connected at
-         * lambda 50 and below OpenCV's, 16-27% less CPU. Seeds alone keep 8 (lasso trimaps
+         * lambda 50 and below OpenCV's, 9-27% less CPU. Seeds alone keep 8 (lasso trimaps
          * lost 0.4 points at 4). */
         r->p.connectivity = 4;
         r->p.lambda *= 2;
