@@ -234,6 +234,11 @@ int main(void) {
     device_case(1, 3000, 1, GCUT_SYNTH_HARD, 2, 2, 8);
     device_case(97, 81, 67, GCUT_SYNTH_HARD, 2, 2, 6);
     device_case(60, 50, 40, GCUT_SYNTH_EASY, 1, 0, 26);
+    /* gcut_device_release_cache() frees the kept pipeline (and cuda-grid's sessions); the same
+     * shape again builds a fresh one (memcheck runs see any use after the release). */
+    gcut_device_release_cache();
+    device_case(60, 50, 40, GCUT_SYNTH_EASY, 1, 0, 26);
+    gcut_device_release_cache();
     provable_case(301, 203, 1, 2);
     provable_case(67, 41, 1, 3);
     provable_case(45, 37, 29, 2);

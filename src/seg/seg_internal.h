@@ -194,7 +194,8 @@ void gcut__gmm_costs_list(const gcut__gmm *gmm, const int32_t *colors, int64_t c
 void gcut__seg_pixel_name(const gcut_image *image, int64_t i, char *buf, size_t size);
 
 /** The boundary term's default sigma: the RMS colour difference of axis neighbours (at least
- *  1, so that a flat image still has a finite sigma). */
+ *  1, so that a flat image still has a finite sigma). Images of 2^19+ pixels are summed on the
+ *  online cores; the sum is an integer, so the value does not depend on the thread count. */
 double gcut__seg_estimate_sigma(const uint8_t *pixels, int channels, int64_t width, int64_t height,
                                 int64_t depth);
 
@@ -295,9 +296,6 @@ gcut_status gcut__band_device_begin(const uint8_t *pixels, int channels, const i
                                     int connectivity, int levels, const gcut_options *options,
                                     void **handle, double *sigma);
 void gcut__band_device_end(void *handle);
-/** Free the device pipeline kept for the last image shape (what gcut_device_release_cache()
- *  should also do; src/core/grid.c is another branch's: see docs/BAND.md). */
-void gcut__band_device_release(void);
 /** The device pipeline (docs/BAND.md, "GPU"): levels >= 1, every level's capacities,
  *  projection, band and labels on the device, each level solved by cuda-grid as a masked grid;
  *  one copy of the mask back. handle: from gcut__band_device_begin (the image already there), or
