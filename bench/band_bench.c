@@ -4,6 +4,8 @@
  * learnt from the seeds as `gcut segment` does), after one untimed warm-up of each GPU variant,
  * RUNS rounds of, in turn:
  *   full-gpu     the full solve on cuda-grid (the baseline of the GPU bar)
+ *   band-gpu-dev the device pipeline: every level's capacities, projection, band and labels on
+ *                the GPU, each level solved by cuda-grid as a masked grid (docs/BAND.md, "GPU")
  *   band-gpu-bk  coarsest level on cuda-grid, bands on bk (host)
  *   band-gpu-gen coarsest level on cuda-grid, bands on cuda-general (device)
  *   band-cpu     coarsest level and bands on bk, host passes on THREADS threads
@@ -14,8 +16,12 @@
  * medians. Every full flow is checked equal between cuda-grid and bk (exit 1 if not); every
  * banded mask is compared with the full cuda-grid mask (pixels that differ) and its energy with
  * the exact minimum (gap); per level: size, band nodes and share, build and solve ms.
+ * --sigma S gives every variant the boundary term's sigma, so that none estimates it (the full
+ * solve estimates it on the host, the device pipeline on the device: with --sigma the ratio is
+ * that of the construction and solves alone); --sigma est: the image's own estimate (one untimed
+ * full solve learns it), so the energy is the default one.
  * Usage: band_bench [--runs R] [--bk-runs B] [--levels L|auto] [--band D] [--threads T]
- *                   [--variants LIST] WxH[xD]:easy|hard ...
+ *                   [--sigma S|est] [--variants LIST] WxH[xD]:easy|hard ...
  * LIST: comma-separated names from the list above (default all). */
 #define _POSIX_C_SOURCE 200809L
 
@@ -28,9 +34,13 @@
 #include <string.h>
 #include <time.h>
 
-enum { FULL_GPU, BAND_GPU_BK, BAND_GPU_GEN, BAND_CPU, BAND_CPU_1, FULL_BK, NVAR };
-static const char *names[NVAR] = {"full-gpu", "band-gpu-bk", "band-gpu-gen",
-                                  "band-cpu", "band-cpu-1",  "full-bk"};
+enum { FULL_GPU, BAND_GPU_DEV, BAND_GPU_BK, BAND_GPU_GEN, BAND_CPU, BAND_CPU_1, FULL_BK, NVAR };
+static const char *names[NVAR] = {"full-gpu", "band-gpu-dev", "band-gpu-bk", "band-gpu-gen",
+                                  "band-cpu", "band-cpu-1",   "full-bk"};
+
+static bool on_gpu(int v) {
+    return v == FULL_GPU || v == BAND_GPU_DEV || v == BAND_GPU_BK || v == BAND_GPU_GEN;
+}
 
 #define MAX_RUNS 32
 
@@ -54,6 +64,7 @@ static double median(const double *v, int count) {
 
 typedef struct config {
     int runs, bk_runs, levels, band, threads;
+    double sigma; /* > 0: given to every variant, so that none estimates it */
     bool use[NVAR];
 } config;
 
@@ -66,9 +77,11 @@ static gcut_status solve(int v, const config *c, const gcut_image *img, const ui
     gcut_options_init(&o);
     p.levels = v == FULL_GPU || v == FULL_BK ? 0 : c->levels;
     p.band = c->band;
+    p.sigma = c->sigma;
     o.threads = v == BAND_CPU_1 ? 1 : c->threads;
-    o.solver = v == FULL_GPU || v == BAND_GPU_BK || v == BAND_GPU_GEN ? "cuda-grid" : "bk";
-    p.band_solver = v == BAND_GPU_GEN ? "cuda-general" : "bk";
+    o.solver = on_gpu(v) ? "cuda-grid" : "bk";
+    /* band-gpu-dev names no band solver: gcut's rule takes the device pipeline */
+    p.band_solver = v == BAND_GPU_GEN ? "cuda-general" : v == BAND_GPU_DEV ? NULL : "bk";
     const double t0 = now_ms();
     gcut_status st = gcut_segment(img, seeds, &p, &o, mask, r);
     *wall = now_ms() - t0;
@@ -77,7 +90,9 @@ static gcut_status solve(int v, const config *c, const gcut_image *img, const ui
     return st;
 }
 
-static int run_case(const config *c, int64_t w, int64_t h, int64_t d, gcut_synth_level level) {
+static int run_case(const config *given, int64_t w, int64_t h, int64_t d, gcut_synth_level level) {
+    config cc = *given;
+    const config *c = &cc;
     const int64_t n = w * h * d;
     gcut_image img;
     double t0 = now_ms();
@@ -105,10 +120,18 @@ static int run_case(const config *c, int64_t w, int64_t h, int64_t d, gcut_synth
     double cut[NVAR][MAX_RUNS], wall[NVAR][MAX_RUNS], wl;
     int count[NVAR] = {0};
     int status = 0;
+    if (cc.sigma < 0) { /* --sigma est: the image's own estimate, given to every variant */
+        const int v0 = c->use[FULL_GPU] ? FULL_GPU : FULL_BK;
+        cc.sigma = 0;
+        if (mask[v0] == NULL || solve(v0, c, &img, seeds, mask[v0], &r, &wl) != GCUT_OK)
+            return 1;
+        cc.sigma = r.sigma;
+        printf("sigma given to every variant: %.17g (the estimate; no variant estimates it)\n",
+               cc.sigma);
+    }
     /* warm-up: CUDA start-up, the device pool, kernel loads */
     for (int v = 0; v < NVAR; v++)
-        if (c->use[v] && (v == FULL_GPU || v == BAND_GPU_BK || v == BAND_GPU_GEN) &&
-            solve(v, c, &img, seeds, mask[v], &r, &wl) != GCUT_OK)
+        if (c->use[v] && on_gpu(v) && solve(v, c, &img, seeds, mask[v], &r, &wl) != GCUT_OK)
             return 1;
     for (int run = 0; run < c->runs; run++)
         for (int v = 0; v < NVAR; v++) {
@@ -208,7 +231,7 @@ static int parse_variants(const char *list, bool use[NVAR]) {
 }
 
 int main(int argc, char **argv) {
-    config c = {3, 3, GCUT_SEG_LEVELS_AUTO, 2, 0, {0}};
+    config c = {3, 3, GCUT_SEG_LEVELS_AUTO, 2, 0, 0.0, {0}};
     for (int v = 0; v < NVAR; v++)
         c.use[v] = true;
     int status = 0, cases = 0;
@@ -225,6 +248,9 @@ int main(int argc, char **argv) {
             i++;
         } else if (strcmp(a, "--band") == 0 && val) {
             c.band = atoi(argv[++i]);
+        } else if (strcmp(a, "--sigma") == 0 && val) {
+            c.sigma = strcmp(val, "est") == 0 ? -1.0 : atof(val);
+            i++;
         } else if (strcmp(a, "--threads") == 0 && val) {
             c.threads = atoi(argv[++i]);
         } else if (strcmp(a, "--variants") == 0 && val) {
@@ -246,7 +272,8 @@ int main(int argc, char **argv) {
                 return 2;
             }
             if (!gpu) /* the GPU variants cannot run here */
-                c.use[FULL_GPU] = c.use[BAND_GPU_BK] = c.use[BAND_GPU_GEN] = false;
+                c.use[FULL_GPU] = c.use[BAND_GPU_DEV] = c.use[BAND_GPU_BK] = c.use[BAND_GPU_GEN] =
+                    false;
             cases++;
             status |=
                 run_case(&c, w, h, d, strcmp(lv, "hard") == 0 ? GCUT_SYNTH_HARD : GCUT_SYNTH_EASY);
@@ -255,7 +282,7 @@ int main(int argc, char **argv) {
     }
     if (cases == 0) {
         fprintf(stderr, "usage: band_bench [--runs R] [--bk-runs B] [--levels L|auto] [--band D] "
-                        "[--threads T] [--variants LIST] WxH[xD]:easy|hard ...\n");
+                        "[--threads T] [--sigma S|est] [--variants LIST] WxH[xD]:easy|hard ...\n");
         return 2;
     }
     if (!gpu)

@@ -2,10 +2,12 @@
 # band_gpu.sh - the multilevel narrow-banded run for a machine with an NVIDIA GPU (docs/BAND.md,
 # figures in docs/PERFORMANCE.md). Stages (each bounded by `timeout`, logs under $OUT):
 #   build    gcut with CUDA (Release, CMAKE_CUDA_ARCHITECTURES=$ARCH), the band targets only
-#   test     test_band and test_cuda_band (label cuda: cuda-grid coarsest, cuda-general bands)
-#   images   bench/band_bench.c on $IMAGES: full cuda-grid, banded GPU (bands on bk and on
-#            cuda-general), banded CPU (all threads and one), full bk (first $BK_RUNS rounds),
-#            in one process after a warm-up, alternating; pixels differing, energy gap, levels
+#   test     test_band and test_cuda_band (label cuda: the device pipeline against the host
+#            pipelines; cuda-grid coarsest with cuda-general or bk bands)
+#   images   bench/band_bench.c on $IMAGES: full cuda-grid, banded GPU (the device pipeline;
+#            bands on bk and on cuda-general), banded CPU (all threads and one), full bk (first
+#            $BK_RUNS rounds), in one process after a warm-up, alternating; pixels differing,
+#            energy gap, levels ($VARIANTS: a subset, band_bench's --variants)
 #   volumes  the same on $VOLUMES (full bk $VOL_BK_RUNS rounds)
 #   large    for each side in $LARGE: bench/band_volgen.c writes an easy volume and its seeds as
 #            raw files into $WORK, then `gcut segment --raw` banded with the coarsest level on
@@ -15,7 +17,8 @@
 # Environment (all optional): STAGES, BUILD_DIR (build-band), OUT (bench/out/band), ARCH (90),
 #   RUNS (3), BK_RUNS (3), IMAGES, VOLUMES, VOL_BK_RUNS (1), LARGE ("1024 1536"),
 #   LARGE_FULL ("1024"), LARGE_BAND_SOLVER (auto), WORK (/tmp/gcut-band), STAGE_LIMIT (200 s),
-#   FULL_LIMIT (90 s: the large full solve), BIG_IMAGES (7680x4320 easy and hard, no full bk)
+#   FULL_LIMIT (90 s: the large full solve), BIG_IMAGES (7680x4320 easy and hard, no full bk),
+#   VARIANTS (all)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 STAGES=${STAGES:-build test images volumes large}
@@ -33,6 +36,9 @@ LARGE_FULL=${LARGE_FULL:-1024}
 LARGE_BAND_SOLVER=${LARGE_BAND_SOLVER:-auto}
 WORK=${WORK:-/tmp/gcut-band}
 STAGE_LIMIT=${STAGE_LIMIT:-200}
+VARIANTS=${VARIANTS:-}
+vargs=()
+[ -n "$VARIANTS" ] && vargs=(--variants "$VARIANTS")
 mkdir -p "$OUT" "$WORK"
 status=0
 has() { [[ " $STAGES " == *" $1 "* ]]; }
@@ -61,23 +67,23 @@ if has test; then
     echo "== test $(date +%T)"
     (cd "$BUILD_DIR" && timeout "$STAGE_LIMIT" ctest -R '^(test_band|test_cuda_band)$' \
         --output-on-failure -V) >"$OUT/test.log" 2>&1 || status=1
-    grep -E "provable|first band|passed|failed|skipped|Test +#" "$OUT/test.log" | tail -20
+    grep -E "provable|first band|device |passed|failed|skipped|Test +#" "$OUT/test.log" | tail -24
 fi
 if has images; then
     echo "== images $(date +%T)"
     # shellcheck disable=SC2086
-    timeout "$STAGE_LIMIT" "$BUILD_DIR/band_bench" --runs "$RUNS" --bk-runs "$BK_RUNS" $IMAGES |
+    timeout "$STAGE_LIMIT" "$BUILD_DIR/band_bench" "${vargs[@]}" --runs "$RUNS" --bk-runs "$BK_RUNS" $IMAGES |
         tee "$OUT/images.md" || status=1
     if [ -n "$BIG_IMAGES" ]; then # no full bk here: minutes per run (the CPU table has it)
         # shellcheck disable=SC2086
-        timeout "$STAGE_LIMIT" "$BUILD_DIR/band_bench" --runs "$RUNS" --bk-runs 0 $BIG_IMAGES |
+        timeout "$STAGE_LIMIT" "$BUILD_DIR/band_bench" "${vargs[@]}" --runs "$RUNS" --bk-runs 0 $BIG_IMAGES |
             tee -a "$OUT/images.md" || status=1
     fi
 fi
 if has volumes; then
     echo "== volumes $(date +%T)"
     for v in $VOLUMES; do
-        timeout "$STAGE_LIMIT" "$BUILD_DIR/band_bench" --runs "$RUNS" --bk-runs "$VOL_BK_RUNS" "$v" |
+        timeout "$STAGE_LIMIT" "$BUILD_DIR/band_bench" "${vargs[@]}" --runs "$RUNS" --bk-runs "$VOL_BK_RUNS" "$v" |
             tee -a "$OUT/volumes.md" || status=1
     done
 fi

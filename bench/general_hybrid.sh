@@ -6,7 +6,7 @@
 #
 # Environment: BIN (folder with general_bench and tests/test_cuda_general, else built here
 # into build-general), OUT (logs; default bench/out/general), STAGES (any of "test memcheck
-# full ab trace knobs dimacs cube" (first run) "grids2 dimacs2 balance" (second run) "confirm" (third run) "cycles" (fourth) "bfs" (not run yet); default
+# full ab trace knobs dimacs cube" (first run) "grids2 dimacs2 balance" (second run) "confirm" (third run) "cycles" (fourth) "bfs" (the lead's run at 2edd88b); default
 # the first run's without full and memcheck).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -135,7 +135,7 @@ if has cycles; then
         "cuda-general,cuda-general+GCUT_CUDAGENERAL_CYCLES=1,cuda-general+GCUT_CUDAGENERAL_CYCLES=2" \
         genrmf:32:32 rlg:64:2048 || status=1
 fi
-# Next run (not made yet): one-block BFS levels up to 8192 frontier nodes against the default
+# The lead's run (2edd88b, docs/PERFORMANCE.md): one-block BFS levels up to 8192 frontier nodes against the default
 # 1024.
 if has bfs; then
     echo "== BFS one-block limit 8192 against the default 1024"

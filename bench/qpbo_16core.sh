@@ -10,8 +10,8 @@
 #   bash bench/qpbo_16core.sh faults                # what a first touch of memory costs here
 #   bash bench/qpbo_16core.sh objects 300x300:8     # ~1.3e5 nodes, with Kolmogorov
 #   bash bench/qpbo_16core.sh objects 1000x1000:16  # ~1.5e6 nodes
-#   bash bench/qpbo_16core.sh objects 2600x2600:32  # ~1.0e7 nodes (Kolmogorov reads its own
-#                                                   #  text file with QPBO::Load: ~1 GB written)
+#   bash bench/qpbo_16core.sh objects 2600x2600:32  # ~1.0e7 nodes (Kolmogorov's energy goes
+#                                                   #  through a ~1 GB text file, then binary)
 #   bash bench/qpbo_16core.sh huge 8200x8200:64     # ~1.0e8 nodes, gcut only (~35 GB; THREADS=16
 #                                                   #  alone if the whole list runs too long)
 #   bash bench/qpbo_16core.sh variants 1000x1000:16 # pqpbo at the largest THREADS count with
@@ -24,7 +24,8 @@
 # Kolmogorov run its own process) and append their medians to $OUT/rows.csv for `plot`.
 # Environment: THREADS (default 1,2,4,8,16), REPEATS (default 3), OUT (default
 # bench/out/qpbo16; a file COMMIT names the commit of a copied tree), PROFILE=1 (one more pqpbo run with the phase profile on stderr),
-# SERIAL=0 (leave serial qpbo out). Kolmogorov's QPBO: `import thinqpbo` must work; without network access put
+# SERIAL=0 (leave serial qpbo out), BUILD (default build-16core: a Release build made elsewhere
+# may be named instead of running `build`). Kolmogorov's QPBO: `import thinqpbo` must work; without network access put
 # the wheel (`pip download thinqpbo -d .whl/` on a machine with access) in .whl/ and this script
 # installs it from there. Tables: $OUT/*.md; what was run and on what: $OUT/machine.txt.
 set -euo pipefail
@@ -32,7 +33,8 @@ cd "$(dirname "$0")/.."
 out=${OUT:-bench/out/qpbo16}
 threads=${THREADS:-1,2,4,8,16}
 repeats=${REPEATS:-3}
-gcut=build-16core/gcut
+bdir=${BUILD:-build-16core}
+gcut=$bdir/gcut
 mkdir -p "$out"
 
 machine() {
@@ -68,7 +70,7 @@ build)
     machine
     ;;
 faults)
-    build-16core/qpbo_faults --mb "${MB:-512}" --repeats "$repeats" | tee "$out/faults.md"
+    "$bdir"/qpbo_faults --mb "${MB:-512}" --repeats "$repeats" | tee "$out/faults.md"
     ;;
 objects | huge)
     spec=${2:?$1 needs a spec WxH[xD]:K}
@@ -79,7 +81,7 @@ objects | huge)
         need_thinqpbo
         python3 -c "import thinqpbo" 2>/dev/null && extra+=(--kolmogorov bench/qpbo_kolmogorov.py)
     fi
-    build-16core/qpbo_objects --size "${spec%:*}" --objects "${spec#*:}" --threads "$threads" \
+    "$bdir"/qpbo_objects --size "${spec%:*}" --objects "${spec#*:}" --threads "$threads" \
         --repeats "$repeats" --csv "$out/rows.csv" "${extra[@]}" | tee "$out/$1-$spec.md"
     ;;
 variants)
@@ -88,7 +90,7 @@ variants)
     for v in "" GCUT_QPBO_ACTIVATE_ALL=1 "GCUT_QPBO_ACTIVATE_ALL=1 GCUT_QPBO_LATE_MIRROR=1" \
         GCUT_QPBO_SPLIT=2 GCUT_QPBO_SPLIT=4; do
         echo "### ${v:-default}"
-        env $v build-16core/qpbo_objects --size "${spec%:*}" --objects "${spec#*:}" --threads "$t" \
+        env $v "$bdir"/qpbo_objects --size "${spec%:*}" --objects "${spec#*:}" --threads "$t" \
             --repeats "$repeats" --no-serial | tail -1
     done | tee "$out/variants-$spec.md"
     ;;
@@ -100,7 +102,7 @@ pbk)
     if [ "$which" = 2d ]; then inst=(--sizes 4096x4096 --volumes none); else inst=(--sizes none --volumes 512); fi
     for t in ${threads//,/ }; do
         echo "### parallel-bk, $t threads ($which)"
-        build-16core/gcut_bench "${inst[@]}" --levels hard --solvers bk,parallel-bk \
+        "$bdir"/gcut_bench "${inst[@]}" --levels hard --solvers bk,parallel-bk \
             --baseline bk --threads "$t" --repeats "$repeats"
     done | tee "$out/pbk-$which.md"
     ;;

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """qpbo_kolmogorov.py - Kolmogorov's QPBO (v1.4, through thinqpbo from PyPI) on a gcut QPBO
-text file, or on a file in Kolmogorov's own text format (first line `nodes=N`, as
-bench/qpbo_objects --kolmogorov writes it: read by QPBO::Load in C++, which is what makes 10^7
-nodes feasible; then `--labels OUT` writes one int8 label per node and the caller computes the
-energy), for bench/qpbo_bench.py and bench/qpbo_objects.c: prints 'c add_ms', 'c solve_ms' (solve: both stages of
+text file, on a file in Kolmogorov's own text format (first line `nodes=N`: read by QPBO::Load
+in C++), or on a binary energy ("GQK1", as bench/qpbo_objects --kolmogorov writes it: read whole
+into memory, then bench/qpbo_kolmogorov_drv.c, compiled here into a shared object and called
+through ctypes, runs Kolmogorov's constructor, AddNode, AddUnaryTerm and AddPairwiseTerm loop
+in C and prints its time as 'c build_ms'). With `--labels OUT` the last two write one int8 label
+per node and the caller computes the energy. For bench/qpbo_bench.py and bench/qpbo_objects.c: prints 'c add_ms', 'c solve_ms' (solve: both stages of
 max flow), 'c weak_ms' (compute_weak_persistencies), 'c cpu_ms' (CPU time of both), 'c rss_bytes' (resident memory the
 solver added, from /proc/self/statm), 'c labeled K of N', 'c lower_bound LB' (ceil of half
 of ComputeTwiceLowerBound) and 's E' (its labels, unlabeled as 0). Exit 77 without thinqpbo."""
@@ -49,10 +51,36 @@ def main_load(path, labels_out):
     print("c lower_bound %d" % (-((-twice) // 2)))
 
 
+def main_binary(path, labels_out):
+    import ctypes
+    import os
+    import subprocess
+    import tempfile
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "qpbo_kolmogorov_drv.c")
+    lib = os.path.join(tempfile.gettempdir(), "qpbo_kolmogorov_drv_%d.so" % os.getpid())
+    cc = os.environ.get("CC", "cc")
+    subprocess.run([cc, "-O2", "-shared", "-fPIC", "-DQPBO_KOLMOGOROV_DRV_LIB", src, "-o", lib,
+                    "-ldl"], check=True)
+    try:
+        drv = ctypes.CDLL(lib)
+    finally:
+        os.remove(lib)
+    drv.qpbo_kolmogorov_run.argtypes = [ctypes.c_char_p] * 3
+    module = thinqpbo._qpbo.__file__.encode()
+    sys.stdout.flush()
+    rc = drv.qpbo_kolmogorov_run(module, path.encode(), labels_out.encode() if labels_out else None)
+    if rc != 0:
+        sys.exit("qpbo_kolmogorov_drv failed on " + path)
+
+
 def main():
     path = sys.argv[1]
-    with open(path) as f:
-        head = f.read(6)
+    with open(path, "rb") as f:
+        head = f.read(6).decode("latin-1")
+    if head.startswith("GQK1"):
+        out = sys.argv[3] if len(sys.argv) > 3 and sys.argv[2] == "--labels" else None
+        main_binary(path, out)
+        return
     if head == "nodes=":
         out = sys.argv[3] if len(sys.argv) > 3 and sys.argv[2] == "--labels" else None
         main_load(path, out)

@@ -1,7 +1,8 @@
 /* qpbo_objects.c - `qpbo` and `pqpbo` on one multi-object segmentation energy made in process
  * (gcut_qpbo_objects; Jeppesen et al. 2021, section 4), for sizes whose text file would take
  * longer to read than to solve (10^7-10^8 nodes), optionally against Kolmogorov's QPBO v1.4
- * (thinqpbo, bench/qpbo_kolmogorov.py, its own process reading the energy with QPBO::Load).
+ * (thinqpbo, bench/qpbo_kolmogorov.py, its own process per run: the energy read whole from a
+ * binary file, then Kolmogorov's build loop, Solve and ComputeWeakPersistencies timed in C).
  * Configurations rotate run by run; medians; every run's energy, bound and labeled count
  * checked equal (Kolmogorov's energy computed here from the labels it writes). Public API only.
  *
@@ -10,7 +11,11 @@
  *                     [--csv FILE]
  * prints a markdown table: solver, threads, build / solve / labels / total ms (gcut's own
  * timers), call ms (wall time of the whole gcut_qpbo_solve call, its normal-form pass over the
- * terms and its energy evaluation included), Kolmogorov / total, bytes per node. --profile:
+ * terms and its energy evaluation included), three ratios (Kolmogorov's Solve + weak
+ * persistencies against gcut's total and call, the conservative ones; Kolmogorov's build +
+ * solve against gcut's call, like for like), bytes per node. Kolmogorov's row: build = its
+ * constructor and AddNode/AddUnaryTerm/AddPairwiseTerm loop, total = solve + weak only,
+ * call = build + total. --profile:
  * one more pqpbo run at the largest thread count with GCUT_PBK_PROFILE=1 (phases on stderr). */
 #define _POSIX_C_SOURCE 200809L
 #include "gcut.h"
@@ -47,10 +52,11 @@ static double now_ms(void) {
     return 1e3 * (double)t.tv_sec + 1e-6 * (double)t.tv_nsec;
 }
 
-/* gcut's text format (docs/FORMATS.md) -> Kolmogorov's (QPBO::Save/Load, type int, 0-based);
- * `b` lines (blocks) have no counterpart and are dropped. */
+/* gcut's text format (docs/FORMATS.md) -> the binary energy bench/qpbo_kolmogorov_drv.c reads
+ * ("GQK1", int64 n, nu, m, then nu x int32 {node, E0, E1} and m x int32 {i, j, E00..E11},
+ * 0-based); `b` lines (blocks) have no counterpart and are dropped. */
 static int to_kolmogorov(const char *from, const char *to) {
-    FILE *in = fopen(from, "r"), *out = fopen(to, "w");
+    FILE *in = fopen(from, "r"), *out = fopen(to, "wb");
     if (in == NULL || out == NULL) {
         if (in)
             fclose(in);
@@ -58,8 +64,10 @@ static int to_kolmogorov(const char *from, const char *to) {
             fclose(out);
         return -1;
     }
+    int64_t head[3] = {0, 0, 0};
+    bool ok = fwrite("GQK1", 1, 4, out) == 4 && fwrite(head, sizeof head[0], 3, out) == 3;
     char line[256];
-    while (fgets(line, sizeof line, in) != NULL) {
+    while (ok && fgets(line, sizeof line, in) != NULL) {
         char *s = line + 1, *end;
         long long v[6];
         int k = 0;
@@ -75,20 +83,27 @@ static int to_kolmogorov(const char *from, const char *to) {
                 break;
             s = end;
         }
-        if (line[0] == 'p' && k == 2)
-            fprintf(out, "nodes=%lld\nedges=%lld\nlabels=2\ntype=int\n\n", v[0], v[1]);
-        else if (line[0] == 'u' && k == 3)
-            fprintf(out, "n %lld %lld %lld\n", v[0] - 1, v[1], v[2]);
-        else if (line[0] == 'e' && k == 6)
-            fprintf(out, "e %lld %lld %lld %lld %lld %lld\n", v[0] - 1, v[1] - 1, v[2], v[3], v[4],
-                    v[5]);
+        if (line[0] == 'p' && k == 2) {
+            head[0] = v[0];
+        } else if (line[0] == 'u' && k == 3) {
+            /* gcut sums a node's unary lines in 64 bits; Kolmogorov's QPBO<int> adds int32s */
+            int32_t r[3] = {(int32_t)(v[0] - 1), (int32_t)v[1], (int32_t)v[2]};
+            ok = v[0] - 1 <= INT32_MAX && fwrite(r, sizeof r, 1, out) == 1;
+            head[1]++;
+        } else if (line[0] == 'e' && k == 6) {
+            int32_t r[6] = {(int32_t)(v[0] - 1), (int32_t)(v[1] - 1), (int32_t)v[2],
+                            (int32_t)v[3],       (int32_t)v[4],       (int32_t)v[5]};
+            ok = v[0] - 1 <= INT32_MAX && v[1] - 1 <= INT32_MAX && fwrite(r, sizeof r, 1, out) == 1;
+            head[2]++;
+        }
     }
     fclose(in);
-    return fclose(out) == 0 ? 0 : -1;
+    ok = ok && fseek(out, 4, SEEK_SET) == 0 && fwrite(head, sizeof head[0], 3, out) == 3;
+    return fclose(out) == 0 && ok ? 0 : -1;
 }
 
 typedef struct kolmogorov_run {
-    double solve_ms, weak_ms, rss_bytes;
+    double build_ms, solve_ms, weak_ms, rss_bytes;
     int64_t labeled, lower_bound, energy;
 } kolmogorov_run;
 
@@ -108,7 +123,9 @@ static int run_kolmogorov(const char *driver, const char *kfile, const gcut_qpbo
     while (fgets(line, sizeof line, p) != NULL) {
         double x;
         long long a;
-        if (sscanf(line, "c solve_ms %lf", &x) == 1)
+        if (sscanf(line, "c build_ms %lf", &x) == 1)
+            r->build_ms = x;
+        else if (sscanf(line, "c solve_ms %lf", &x) == 1)
             r->solve_ms = x;
         else if (sscanf(line, "c weak_ms %lf", &x) == 1)
             r->weak_ms = x;
@@ -254,10 +271,13 @@ int main(int argc, char **argv) {
                 energy = kr.energy;
                 bound = kr.lower_bound;
                 labeled = kr.labeled;
-                build[c][r] = label[c][r] = 0;
+                build[c][r] = kr.build_ms;
                 solve[c][r] = kr.solve_ms;
                 label[c][r] = kr.weak_ms;
-                total[c][r] = call[c][r] = kr.solve_ms + kr.weak_ms;
+                /* total: its solve alone (its graph built while terms are added, untimed);
+                 * call: constructor + AddNode/AddUnaryTerm/AddPairwiseTerm + solve + weak */
+                total[c][r] = kr.solve_ms + kr.weak_ms;
+                call[c][r] = kr.build_ms + kr.solve_ms + kr.weak_ms;
                 bytes[c] = kr.rss_bytes;
             } else {
                 gcut_options opt;
@@ -298,10 +318,12 @@ int main(int argc, char **argv) {
         }
     if (driver != NULL && kfile_arg == NULL)
         remove(kfile);
-    double kol = 0;
+    double kol = 0, kol_call = 0;
     for (int c = 0; c < nc; c++)
-        if (config[c] == KOLMOGOROV)
+        if (config[c] == KOLMOGOROV) {
             kol = median(total[c], repeats);
+            kol_call = median(call[c], repeats);
+        }
     printf("objects %lldx%lldx%lld, %d objects, seed %llu: %" PRId64 " nodes, %" PRId64
            " terms, labeled %" PRId64 ", energy %" PRId64 ", bound %" PRId64
            "; energy object %.0f bytes/node; medians of %d\n\n",
@@ -309,8 +331,8 @@ int main(int argc, char **argv) {
            (double)energy_bytes / (double)(n > 0 ? n : 1), repeats);
     printf("| solver | threads | build ms | solve ms | labels ms | total ms | call ms |%s "
            "bytes/node |\n",
-           kol > 0 ? " Kolmogorov / total | Kolmogorov / call |" : "");
-    printf("|---|---:|---:|---:|---:|---:|---:|%s---:|\n", kol > 0 ? "---:|---:|" : "");
+           kol > 0 ? " K solve / total | K solve / call | K build+solve / call |" : "");
+    printf("|---|---:|---:|---:|---:|---:|---:|%s---:|\n", kol > 0 ? "---:|---:|---:|" : "");
     FILE *csv = csv_path != NULL ? fopen(csv_path, "a") : NULL;
     for (int c = 0; c < nc; c++) {
         const char *name = config[c] == KOLMOGOROV ? "kolmogorov"
@@ -322,7 +344,7 @@ int main(int argc, char **argv) {
                median(build[c], repeats), median(solve[c], repeats), median(label[c], repeats), tot,
                cl);
         if (kol > 0)
-            printf(" %.2f | %.2f |", kol / tot, kol / cl);
+            printf(" %.2f | %.2f | %.2f |", kol / tot, kol / cl, kol_call / cl);
         printf(" %.0f |\n", bytes[c] / (double)(n > 0 ? n : 1));
         if (csv != NULL)
             fprintf(csv, "%lldx%lldx%lld:%d,%" PRId64 ",%s,%d,%.1f,%.1f,%.1f,%.1f,%.1f,%.0f\n", w,

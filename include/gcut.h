@@ -502,7 +502,8 @@ typedef struct gcut_seg_params {
     double lambda;         /**< smoothness weight; default 50 */
     double sigma;          /**< contrast scale in intensity units (0-255 scale); <= 0: estimated
                                 from the image as the RMS neighbour difference */
-    int connectivity;      /**< 4 or 8 (2D), 6 or 26 (3D); default 8 in 2D, 6 in 3D */
+    int connectivity;      /**< 4 or 8 (2D), 6 or 26 (3D); default (0) 8 in 2D, 6 in 3D;
+                                gcut_grabcut() with a box and 0 here: 4 at twice lambda */
     gcut_model_kind model; /**< default GCUT_MODEL_GMM for colour, HISTOGRAM for gray */
     int gmm_components;    /**< default 5 */
     int histogram_bins;    /**< per channel; default 32 */
@@ -654,13 +655,15 @@ typedef struct gcut_rect {
  *  unknown pixels entering the background model with a small weight); then rounds of exact
  *  cut and re-fit (GrabCut's assign-and-learn step from the previous mixtures) follow,
  *  params->iterations at most, until the labels stop changing or a re-fit would raise the
- *  energy of the current cut. bk solves a graph of the unknown pixels only, re-solving warm
- *  from the previous round when options->warm (the default): the same labels as a fresh solve
- *  (bk returns the smallest source side). rect needs a 2D image; a box partly outside the
- *  image is clipped to it; an empty box, one wholly outside the image, and a box covering the
- *  whole image with no background seed give GCUT_ERR_INVALID_ARG naming the box. rect NULL:
- *  seeds alone (both classes needed; volumes too). mask: one byte per pixel, 1 foreground.
- *  report (may be NULL) gets the energy of every round. */
+ *  energy of the current cut. Each round re-solves warm from the previous one when
+ *  options->warm (the default): under "auto" on the CPU a box's rounds on a grid-bk context of
+ *  its crop, a trimap's on bk's graph of the unknown pixels; the same labels as a fresh solve
+ *  (every CPU solver used returns the smallest source side). With a box and
+ *  params->connectivity 0 the cut is 4-connected at twice params->lambda. rect needs a 2D
+ *  image; a box partly outside the image is clipped to it; an empty box, one wholly outside the
+ *  image, and a box covering the whole image with no background seed give GCUT_ERR_INVALID_ARG
+ *  naming the box. rect NULL: seeds alone (both classes needed; volumes too). mask: one byte
+ *  per pixel, 1 foreground. report (may be NULL) gets the energy of every round. */
 gcut_status gcut_grabcut(const gcut_image *image, const gcut_rect *rect, const uint8_t *seeds,
                          const gcut_seg_params *params, const gcut_options *options, uint8_t *mask,
                          gcut_seg_report *report);

@@ -9,6 +9,8 @@
 #include "util_common.h"
 
 #include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -670,10 +672,141 @@ static void test_errors(void) {
     PASS_IF(gcut_segment(&img, seeds, &p, NULL, mask, NULL) == GCUT_ERR_UNSUPPORTED &&
             strstr(gcut_last_error(), "band_solver") != NULL);
     p.band_solver = NULL;
+    /* the device route without a usable GPU (or without CUDA): a clear error, not a crash */
+    gcut_solver_info info;
+    if (gcut_solver_find("cuda-grid", &info) != GCUT_OK || !info.available) {
+        gcut_status st =
+            gcut__band_segment_route(&img, seeds, &p, NULL, mask, NULL, GCUT__BAND_DEVICE);
+        PASS_IF(st == GCUT_ERR_NO_DEVICE && strstr(gcut_last_error(), "CUDA") != NULL);
+    }
     p.levels = GCUT_SEG_LEVELS_AUTO; /* small: auto is the full solve */
     gcut_seg_report r;
     PASS_IF(gcut_segment(&img, seeds, &p, NULL, mask, &r) == GCUT_OK && r.levels == 0 &&
             r.energy == r.stats.flow && mask[0] == 1 && mask[1] == 0);
+}
+
+/* The masked grid of a band problem (band_node.h; the device pipeline's construction) against
+ * brute force: random tiny images of every connectivity, random projected labels and a random
+ * band of at most 12 pixels at level 0; the grid's minimum cut on the band, with every other
+ * pixel at its projected label, has the smallest image energy over all 2^band labellings that
+ * agree with the projection outside the band (gcut__band_energy, independent of the grid), and
+ * the cut capacity of the grid equals the flow. */
+static void test_masked_grid_brute(void) {
+    test_rng rng;
+    test_rng_init(&rng, test_seed() ^ 0x3A5Cu);
+    static const int64_t shapes[][3] = {{1, 5, 7}, {1, 1, 9}, {1, 6, 1}, {3, 4, 5}, {2, 3, 3}};
+    static const int conns2[2] = {4, 8}, conns3[2] = {6, 26};
+    for (int trial = 0; trial < 20; trial++) {
+        const int64_t *dims = shapes[trial % 5];
+        const bool three_d = dims[0] > 1;
+        const int conn = three_d ? conns3[trial / 5 % 2] : conns2[trial / 5 % 2];
+        const int ch = three_d ? 1 : (trial % 2 ? 3 : 1);
+        problem pr;
+        if (!problem_make(&rng, dims, ch, conn, &pr)) {
+            PASS_IF(false);
+            problem_free(&pr);
+            continue;
+        }
+        const int64_t n = dims[0] * dims[1] * dims[2];
+        uint8_t *state = malloc((size_t)n), *labels = malloc((size_t)n),
+                *trial_labels = malloc((size_t)n);
+        int64_t band[12], nb = 0;
+        for (int64_t i = 0; i < n; i++) {
+            state[i] = (uint8_t)test_rng_range(&rng, 0, 1);
+            if (nb < 12 && test_rng_range(&rng, 0, 2) == 0) {
+                state[i] |= 2;
+                band[nb++] = i;
+            }
+        }
+        gcut_grid *grid = NULL;
+        CHECK_OK(gcut_grid_create(three_d ? 3 : 2, three_d ? dims : dims + 1, conn, &grid));
+        int64_t flow = -1, cut = -2;
+        if (grid != NULL) {
+            CHECK_OK(gcut__band_masked_grid(&pr.base, pr.tables, conn, 0, NULL, state, grid, 1));
+            gcut_options o;
+            gcut_options_init(&o);
+            o.solver = "bk";
+            CHECK_OK(gcut_grid_solve(grid, &o, &flow, labels, NULL));
+            gcut_grid_verify(grid, labels, flow, &cut);
+        }
+        PASS_IF(cut == flow);
+        /* nodes outside the band are isolated: no capacity at all */
+        bool isolated = true;
+        for (int64_t i = 0; grid != NULL && i < n; i++)
+            if (!(state[i] & 2)) {
+                isolated &= grid->terminal[0][i] == 0 && grid->terminal[1][i] == 0;
+                for (int d = 0; d < grid->num_dirs; d++)
+                    isolated &= grid->cap[d][i] == 0;
+            }
+        PASS_IF(isolated);
+        for (int64_t i = 0; i < n; i++)
+            trial_labels[i] = (state[i] & 2) ? (labels[i] == GCUT_SOURCE) : (state[i] & 1);
+        const int64_t got = gcut__band_energy(&pr.base, pr.tables, conn, trial_labels, 1);
+        int64_t best = INT64_MAX;
+        for (int64_t m = 0; m < ((int64_t)1 << nb); m++) {
+            for (int64_t i = 0; i < n; i++)
+                trial_labels[i] = state[i] & 1;
+            for (int64_t b = 0; b < nb; b++)
+                trial_labels[band[b]] = (uint8_t)((m >> b) & 1);
+            const int64_t e = gcut__band_energy(&pr.base, pr.tables, conn, trial_labels, 1);
+            best = e < best ? e : best;
+        }
+        PASS_IF(got == best);
+        gcut_grid_free(grid);
+        free(state), free(labels), free(trial_labels);
+        problem_free(&pr);
+    }
+}
+
+/* The CPU twin of the device pipeline: every band solved as a masked grid (GCUT__BAND_MASKED,
+ * bk on the grid) against the band graphs (GCUT__BAND_GRAPH, bk on the graph). The same band
+ * problems, and bk takes the same minimum cut of each (the source side its search reaches), so
+ * the masks must be identical, and every level's band and flow equal (random synthetic images,
+ * 2D and 3D, every connectivity, odd sizes, a 1-pixel-wide image, 1-3 levels, bands 0-3). */
+static void test_masked_twin(void) {
+    test_rng rng;
+    test_rng_init(&rng, test_seed() ^ 0x7A1Bu);
+    static const int64_t sizes[][3] = {{97, 61, 1},  {64, 48, 1}, {1, 70, 1},
+                                       {23, 19, 13}, {31, 17, 9}, {130, 90, 1}};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        const int64_t w = sizes[s][0], h = sizes[s][1], d = sizes[s][2], n = w * h * d;
+        gcut_image img;
+        CHECK_OK(gcut_synth_image(w, h, d, test_rng_next(&rng),
+                                  s % 2 ? GCUT_SYNTH_EASY : GCUT_SYNTH_HARD, &img, NULL));
+        uint8_t *seeds = malloc((size_t)n), *a = malloc((size_t)n), *b = malloc((size_t)n);
+        CHECK_OK(gcut_synth_seeds(w, h, d, seeds));
+        gcut_seg_params p;
+        gcut_seg_params_init(&p);
+        p.levels = (int)test_rng_range(&rng, 1, 3);
+        p.band = (int)test_rng_range(&rng, 0, 3);
+        p.connectivity = d > 1 ? (s % 2 ? 26 : 6) : (s % 2 ? 4 : 8);
+        p.band_solver = "bk";
+        gcut_options o;
+        gcut_options_init(&o);
+        o.solver = "bk";
+        o.threads = (int)test_rng_range(&rng, 1, 3);
+        gcut_seg_report ra, rb;
+        CHECK_OK(gcut__band_segment_route(&img, seeds, &p, &o, a, &ra, GCUT__BAND_GRAPH));
+        CHECK_OK(gcut__band_segment_route(&img, seeds, &p, &o, b, &rb, GCUT__BAND_MASKED));
+        int64_t differ = 0;
+        for (int64_t i = 0; i < n; i++)
+            differ += a[i] != b[i];
+        bool levels_equal = ra.levels == rb.levels;
+        for (int k = 0; k <= ra.levels && levels_equal; k++)
+            levels_equal = ra.level[k].nodes == rb.level[k].nodes &&
+                           ra.level[k].flow == rb.level[k].flow &&
+                           ra.level[k].edges == rb.level[k].edges;
+        printf("masked twin %lldx%lldx%lld conn %d levels %d band %d: finest band %lld nodes, flow "
+               "%lld (graph) %lld (masked grid), %lld pixels differ, energy %lld %lld\n",
+               (long long)w, (long long)h, (long long)d, p.connectivity, p.levels, p.band,
+               (long long)ra.level[0].nodes, (long long)ra.level[0].flow,
+               (long long)rb.level[0].flow, (long long)differ, (long long)ra.energy,
+               (long long)rb.energy);
+        PASS_IF(differ == 0 && levels_equal && ra.energy == rb.energy);
+        PASS_IF(p.levels < 1 || strstr(rb.level[0].solver, "(masked)") != NULL);
+        free(seeds), free(a), free(b);
+        gcut_image_free(&img);
+    }
 }
 
 int main(void) {
@@ -687,6 +820,8 @@ int main(void) {
     test_thin_structures();
     test_lost_seeds();
     test_random_certified();
+    test_masked_grid_brute();
+    test_masked_twin();
     test_out_of_memory();
     test_every_allocation_fails();
     test_errors();

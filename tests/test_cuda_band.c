@@ -1,5 +1,6 @@
-/* test_cuda_band.c - multilevel narrow-banded segmentation (docs/BAND.md) on the GPU: the
- * coarsest level on cuda-grid (through gcut_grid_solve), the bands on bk or on cuda-general
+/* test_cuda_band.c - multilevel narrow-banded segmentation (docs/BAND.md) on the GPU: the device
+ * pipeline (every level a masked grid on cuda-grid) against the host pipelines (device_case),
+ * and the host pipeline's coarsest level on cuda-grid with bands on bk or on cuda-general
  * (gcut_seg_params.band_solver). Oracles: the coarsest flow equal to bk's on the same coarse
  * grid; the first band's flow on cuda-general equal to bk's on the same band problem (the same
  * projection: cuda-grid's cut is the same in both runs); every result certified on the full
@@ -7,6 +8,7 @@
  * constructed case where the band provably holds the minimum cut equal pixel for pixel to the
  * full exact solve. Skips (exit 77) where no GPU can be used. */
 #include "internal.h"
+#include "../src/seg/seg_internal.h"
 #include "util_common.h"
 
 #include <stdio.h>
@@ -118,7 +120,7 @@ static void provable_case(int64_t w, int64_t h, int64_t d, int levels) {
     p.lambda = 0.01;
     p.levels = levels;
     p.band = 1;
-    p.band_solver = NULL; /* auto: cuda-general after a coarsest level on cuda-grid */
+    p.band_solver = NULL; /* auto: the device pipeline (docs/BAND.md, "GPU") */
     gcut_options o;
     gcut_options_init(&o);
     o.solver = "cuda-grid";
@@ -133,9 +135,89 @@ static void provable_case(int64_t w, int64_t h, int64_t d, int levels) {
            (long long)w, (long long)h, (long long)d, levels, (long long)differ,
            (long long)rb.energy, (long long)rf.stats.flow);
     PASS_IF(differ == 0 && rb.energy == rf.stats.flow);
+    /* auto: the device pipeline, every band a masked grid on cuda-grid */
     PASS_IF(strcmp(rb.level[levels].solver, "cuda-grid") == 0 &&
-            strcmp(rb.level[0].solver, "cuda-general") == 0);
+            strcmp(rb.level[0].solver, "cuda-grid (masked)") == 0);
     free(px), free(seeds), free(banded), free(full);
+}
+
+/* The device pipeline (GCUT__BAND_DEVICE: every level built, selected and solved on the GPU as
+ * a masked grid) against the host pipelines on the same image: (1) the CPU-built masked grids
+ * solved by cuda-grid through gcut_grid_solve (GCUT__BAND_MASKED): the same grids, so the same
+ * masks, bands and flows exactly; (2) the band graphs on cuda-general (GCUT__BAND_GRAPH), which
+ * takes the same cut of each band problem (the sink side: what reaches the sink), so again the
+ * same masks, and the same flows; (3) the certificate on the full grid (energy = its cut
+ * capacity there, computed independently, >= the exact minimum; seeds kept; the host's
+ * gcut__band_energy of the mask equal to the device's). */
+static void device_case(int64_t w, int64_t h, int64_t d, gcut_synth_level level, int levels,
+                        int band, int conn) {
+    gcut_image img;
+    CHECK_OK(gcut_synth_image(w, h, d, 11, level, &img, NULL));
+    const int64_t n = w * h * d;
+    uint8_t *seeds = malloc((size_t)n), *dev = malloc((size_t)n), *twin = malloc((size_t)n);
+    uint8_t *graph = malloc((size_t)n), *labels = malloc((size_t)n);
+    CHECK_OK(gcut_synth_seeds(w, h, d, seeds));
+    gcut_seg_params p;
+    gcut_seg_params_init(&p);
+    p.levels = levels;
+    p.band = band;
+    p.connectivity = conn;
+    gcut_options o;
+    gcut_options_init(&o);
+    o.solver = "cuda-grid";
+    gcut_seg_report rd, rt, rg, rf;
+    CHECK_OK(gcut__band_segment_route(&img, seeds, &p, &o, dev, &rd, GCUT__BAND_DEVICE));
+    CHECK_OK(gcut__band_segment_route(&img, seeds, &p, &o, twin, &rt, GCUT__BAND_MASKED));
+    p.band_solver = "cuda-general";
+    CHECK_OK(gcut__band_segment_route(&img, seeds, &p, &o, graph, &rg, GCUT__BAND_GRAPH));
+    int64_t differ_twin = 0, differ_graph = 0;
+    for (int64_t i = 0; i < n; i++) {
+        differ_twin += dev[i] != twin[i];
+        differ_graph += dev[i] != graph[i];
+    }
+    bool same_twin = rd.levels == levels && rt.levels == levels, same_graph = rg.levels == levels;
+    for (int k = 0; k <= levels; k++) {
+        same_twin &= rd.level[k].nodes == rt.level[k].nodes && rd.level[k].flow == rt.level[k].flow;
+        same_graph &=
+            rd.level[k].nodes == rg.level[k].nodes && rd.level[k].flow == rg.level[k].flow;
+    }
+    /* sigma estimated on the device (device route) and on the host (twin): the same value */
+    PASS_IF(rd.sigma == rt.sigma);
+    PASS_IF(same_twin && differ_twin == 0 && rd.energy == rt.energy);
+    PASS_IF(same_graph && differ_graph == 0 && rd.energy == rg.energy);
+    PASS_IF(strcmp(rd.level[0].solver, "cuda-grid (masked)") == 0);
+    gcut_seg_params pf = p;
+    pf.levels = 0;
+    pf.band_solver = NULL;
+    CHECK_OK(gcut_segment(&img, seeds, &pf, &o, graph, &rf)); /* graph reused: the full mask */
+    gcut_grid *grid = NULL;
+    CHECK_OK(gcut_seg_build_grid(&img, seeds, &pf, &grid, NULL));
+    int64_t cut = -1, differ_full = 0;
+    bool kept = true;
+    if (grid != NULL) {
+        for (int64_t i = 0; i < n; i++) {
+            labels[i] = dev[i] ? GCUT_SOURCE : GCUT_SINK;
+            kept &= seeds[i] == 0 || (seeds[i] == GCUT_SEED_FOREGROUND) == (dev[i] == 1);
+            differ_full += dev[i] != graph[i];
+        }
+        gcut_grid_verify(grid, labels, rd.energy, &cut);
+    }
+    PASS_IF(cut == rd.energy && rd.energy >= rf.stats.flow && kept);
+    int64_t fg = 0;
+    for (int64_t i = 0; i < n; i++)
+        fg += dev[i];
+    PASS_IF(fg == rd.foreground_pixels);
+    printf("device %lldx%lldx%lld %s conn %d, %d levels, band %d: finest band %lld nodes flow "
+           "%lld; masked twin: %lld differ, band graphs on cuda-general: %lld differ; %lld "
+           "differ from the exact cut, energy gap %lld; device %.1f ms, twin %.1f ms, graphs "
+           "%.1f ms (build + solve)\n",
+           (long long)w, (long long)h, (long long)d, level ? "hard" : "easy", conn, levels, band,
+           (long long)rd.level[0].nodes, (long long)rd.level[0].flow, (long long)differ_twin,
+           (long long)differ_graph, (long long)differ_full, (long long)(rd.energy - rf.stats.flow),
+           rd.build_ms + rd.solve_ms, rt.build_ms + rt.solve_ms, rg.build_ms + rg.solve_ms);
+    gcut_grid_free(grid);
+    free(seeds), free(dev), free(twin), free(graph), free(labels);
+    gcut_image_free(&img);
 }
 
 int main(void) {
@@ -147,6 +229,16 @@ int main(void) {
     one_case(1025, 767, 1, GCUT_SYNTH_EASY, 2);
     one_case(130, 120, 110, GCUT_SYNTH_EASY, 1);
     one_case(96, 80, 70, GCUT_SYNTH_HARD, 2);
+    device_case(1025, 767, 1, GCUT_SYNTH_HARD, 2, 2, 8);
+    device_case(640, 481, 1, GCUT_SYNTH_EASY, 3, 1, 4);
+    device_case(1, 3000, 1, GCUT_SYNTH_HARD, 2, 2, 8);
+    device_case(97, 81, 67, GCUT_SYNTH_HARD, 2, 2, 6);
+    device_case(60, 50, 40, GCUT_SYNTH_EASY, 1, 0, 26);
+    /* gcut_device_release_cache() frees the kept pipeline (and cuda-grid's sessions); the same
+     * shape again builds a fresh one (memcheck runs see any use after the release). */
+    gcut_device_release_cache();
+    device_case(60, 50, 40, GCUT_SYNTH_EASY, 1, 0, 26);
+    gcut_device_release_cache();
     provable_case(301, 203, 1, 2);
     provable_case(67, 41, 1, 3);
     provable_case(45, 37, 29, 2);

@@ -258,12 +258,20 @@ int main(void) {
     run_sequence(&rng, "cuda-grid", 2, s2, 4, quick ? 4 : 8);
     run_sequence(&rng, "cuda-grid", 3, s3, 26, quick ? 4 : 8);
     unsetenv("GCUT_CUDAGRID_GATHER");
-    /* Warm solves through the global relabel as passes, and through a relabel queue of one
-     * entry (every one-launch relabel runs out of room and falls back to passes), read at
-     * creation. */
+    /* Warm solves through the global relabel as passes, with every tile in the one-launch
+     * relabel's first pass, with every finite node seeding it (no node steps), and through a
+     * relabel queue of one entry (every one-launch relabel runs out of room and falls back to
+     * passes), read at creation. */
     setenv("GCUT_CUDAGRID_RELAX", "0", 1);
     run_sequence(&rng, "cuda-grid", 2, s2, 4, quick ? 3 : 6);
+    setenv("GCUT_CUDAGRID_RELAX", "1", 1); /* every tile in the one-launch first pass */
+    run_sequence(&rng, "cuda-grid", 2, s2, 8, quick ? 3 : 6);
+    run_sequence(&rng, "cuda-grid", 3, s3, 26, quick ? 3 : 6);
     unsetenv("GCUT_CUDAGRID_RELAX");
+    setenv("GCUT_CUDAGRID_JACOBI", "0", 1); /* every finite node seeds the first pass */
+    run_sequence(&rng, "cuda-grid", 2, s2, 4, quick ? 3 : 6);
+    run_sequence(&rng, "cuda-grid", 3, s3, 6, quick ? 3 : 6);
+    unsetenv("GCUT_CUDAGRID_JACOBI");
     setenv("GCUT_CUDAGRID_QUEUE", "1", 1);
     run_sequence(&rng, "cuda-grid", 2, s2, 8, quick ? 3 : 6);
     run_sequence(&rng, "cuda-grid", 3, s3, 6, quick ? 3 : 6);

@@ -37,11 +37,18 @@ static int64_t bk_flow(gcut_graph *g) {
  * cut out before any push); bk after one phase of 2 sweeps (a preflow in mid-flight,
  * residuals past INT32_MAX split); the sub refused (a limit of 1 node: the forward search
  * runs, the GPU carries on). And the 64-bit paired-arc path (taken past 2^32 arcs) forced on,
- * with and without the hybrid. */
+ * with and without the hybrid. Third pass: the second pass's kernels (one launch per step,
+ * one atomic per list append, a light BFS node's arcs in turn, a light vertex's arcs loaded one
+ * by one: GCUT_CUDAGENERAL_PERSIST=0, _AGGREGATE=0, _BFS_SPREAD=0, _PREFETCH=0) with the hybrid's
+ * forward search; the grid kernels (the default: one cooperative launch per BFS and per push phase)
+ * with every step grid-wide, phases cut by the device clock after their first 4 sweeps,
+ * bottom-up BFS levels past a frontier of 1% of the nodes and dense sweeps past 1% active; with
+ * block 0 running every step alone, phases cut from their first sweep; list sweeps only
+ * (GCUT_CUDAGENERAL_DENSE=0) on the 64-bit path. */
 #define MAX_ALL "2147483647"
 static const struct hybrid_mode {
     const char *name;
-    const char *vars[5][2];
+    const char *vars[8][2];
 } hybrid_modes[] = {
     {"phases of about the BFS depth", {{"GCUT_CUDAGENERAL_BALANCE", "0"}}},
     {"bk from the first relabel",
@@ -66,19 +73,39 @@ static const struct hybrid_mode {
       {"GCUT_CUDAGENERAL_SWEEPS", "2"},
       {"GCUT_CUDAGENERAL_HYBRID_ACTIVE", MAX_ALL},
       {"GCUT_CUDAGENERAL_HYBRID_NODES", MAX_ALL}}},
-    {"64-bit arc indices, GPU only", {{"GCUT_CUDAGENERAL_WIDE_ARCS", "1"}}},
+    {"64-bit arc indices, GPU only, list sweeps",
+     {{"GCUT_CUDAGENERAL_WIDE_ARCS", "1"}, {"GCUT_CUDAGENERAL_DENSE", "0"}}},
+    {"launch per step, one atomic per append, BFS arcs in turn, sub refused",
+     {{"GCUT_CUDAGENERAL_PERSIST", "0"},
+      {"GCUT_CUDAGENERAL_AGGREGATE", "0"},
+      {"GCUT_CUDAGENERAL_BFS_SPREAD", "0"},
+      {"GCUT_CUDAGENERAL_PREFETCH", "0"},
+      {"GCUT_CUDAGENERAL_HYBRID", "1"},
+      {"GCUT_CUDAGENERAL_HYBRID_AFTER", "1"},
+      {"GCUT_CUDAGENERAL_HYBRID_ACTIVE", MAX_ALL},
+      {"GCUT_CUDAGENERAL_HYBRID_NODES", "1"}}},
+    {"grid kernels, every step grid-wide, 1% phases, bottom-up BFS, dense sweeps",
+     {{"GCUT_CUDAGENERAL_GRID_SMALL", "0"},
+      {"GCUT_CUDAGENERAL_BALANCE", "1"},
+      {"GCUT_CUDAGENERAL_BOTTOM_UP", "1"},
+      {"GCUT_CUDAGENERAL_DENSE", "1"}}},
+    {"grid kernels, block 0 alone, 1 cycle, phases cut from their first sweep",
+     {{"GCUT_CUDAGENERAL_GRID_SMALL", "16777216"},
+      {"GCUT_CUDAGENERAL_CYCLES", "1"},
+      {"GCUT_CUDAGENERAL_BALANCE", "1"},
+      {"GCUT_CUDAGENERAL_MIN_SWEEPS", "1"}}},
 };
 enum { num_hybrid_modes = (int)(sizeof hybrid_modes / sizeof hybrid_modes[0]) };
 
 /* cuda-general on g under hybrid mode `mode`, flow against `expected`, cut certified. */
 static void check_mode(gcut_graph *g, int mode, int64_t expected, const char *what) {
     const struct hybrid_mode *h = &hybrid_modes[mode];
-    for (int i = 0; i < 5 && h->vars[i][0]; i++)
+    for (int i = 0; i < 8 && h->vars[i][0]; i++)
         setenv(h->vars[i][0], h->vars[i][1], 1);
     char label[256];
     snprintf(label, sizeof label, "%s [%s]", what, h->name);
     checks += oracle_check_graph(g, "cuda-general", 0, expected, label);
-    for (int i = 0; i < 5 && h->vars[i][0]; i++)
+    for (int i = 0; i < 8 && h->vars[i][0]; i++)
         unsetenv(h->vars[i][0]);
 }
 
@@ -107,10 +134,11 @@ static void check_graph(gcut_graph *g, const char *what) {
     CHECK(stats.device_bytes > 0);
     CHECK(strcmp(stats.solver, "cuda-general") == 0);
     checks++;
-    /* Past 50000 nodes (the hub, the path) two settings: the depth rule, bk after 2 sweeps. */
+    /* Past 50000 nodes (the hub, the path) three settings: the depth rule, bk after 2 sweeps,
+     * the launch-per-step path. */
     const int big = gcut_graph_num_nodes(g) > 50000;
     for (int mode = 0; mode < num_hybrid_modes; mode++)
-        if (!big || mode == 0 || mode == 2)
+        if (!big || mode == 0 || mode == 2 || mode == 6)
             check_mode(g, mode, expected, what);
 }
 

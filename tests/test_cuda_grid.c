@@ -177,6 +177,44 @@ static void snake_case(int64_t height, int64_t width) {
     gcut_grid_free(grid);
 }
 
+/* Random grids whose sink capacities sit only in a few nodes of one corner: the first global
+ * relabel seeds only the tiles around them (GCUT_CUDAGRID_RELAX=2, the default), and every
+ * other tile is reached only when a neighbouring tile's height falls, across the whole grid;
+ * also with no sink capacity at all (nothing seeded: flow 0, every label the source's).
+ * Against Dinic, with the certificate. */
+static void sparse_sink_cases(test_rng *rng) {
+    static const struct {
+        int ndim;
+        int64_t shape[3];
+        int conn;
+    } cases[] = {
+        {2, {40, 150, 1}, 4}, {2, {70, 33, 1}, 8}, {3, {9, 21, 30}, 6}, {3, {10, 8, 19}, 26}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
+        for (int sinks = 0; sinks <= 3; sinks += 3) {
+            oracle_caps caps = oracle_caps_default();
+            caps.terminal_density = 40;
+            gcut_grid *grid = NULL;
+            CHECK_OK(
+                oracle_make_grid(rng, cases[k].ndim, cases[k].shape, cases[k].conn, &caps, &grid));
+            if (grid == NULL)
+                return;
+            const int64_t n = gcut_grid_num_nodes(grid);
+            int32_t *sink = gcut_grid_terminal_data(grid, GCUT_SINK);
+            memset(sink, 0, (size_t)n * sizeof *sink);
+            for (int s = 0; s < sinks; s++) /* the last nodes: the far corner */
+                sink[n - 1 - test_rng_range(rng, 0, 40)] = (int32_t)test_rng_range(rng, 50, 500);
+            char what[96];
+            snprintf(what, sizeof what, "sparse sink (%d nodes) %lldx%lldx%lld conn %d", sinks,
+                     (long long)cases[k].shape[0], (long long)cases[k].shape[1],
+                     (long long)cases[k].shape[2], cases[k].conn);
+            const int64_t expected = oracle_dinic_grid(grid);
+            if (sinks == 0)
+                CHECK_EQ_I64(expected, 0);
+            check_cuda(grid, expected, what);
+            gcut_grid_free(grid);
+        }
+}
+
 /* Synthetic segmentation grids (the benchmark's energy) and larger random grids: against bk
  * and cpu-pr where they run, else Dinic. */
 static void larger_cases(test_rng *rng) {
@@ -240,16 +278,24 @@ static void larger_cases(test_rng *rng) {
 }
 
 /* The global relabel's other paths, each read when a solve sets up: passes with host reads
- * (GCUT_CUDAGRID_RELAX=0), and a relabel queue of one entry, so that one-launch relabels run
- * out of room and fall back to passes (GCUT_CUDAGRID_QUEUE=1). The same small and synthetic grids
- * as above, against Dinic or bk, with the certificate. */
+ * (GCUT_CUDAGRID_RELAX=0), the one-launch relabel with every tile in its first pass
+ * (GCUT_CUDAGRID_RELAX=1), a relabel queue of one entry, so that one-launch relabels run
+ * out of room and fall back to passes (GCUT_CUDAGRID_QUEUE=1), heights 1 only set before the
+ * relaxation (GCUT_CUDAGRID_INIT_LEVELS=1), and neighbours queued by thread 0 alone
+ * (GCUT_CUDAGRID_QPAR=0), and no node-by-node steps before the tiles, so that the first pass
+ * is seeded by every node of finite height (GCUT_CUDAGRID_JACOBI=0; the default, 2 steps, is
+ * what every other case runs). The same small, sparse-sink and
+ * synthetic grids as above, against Dinic or bk, with the certificate. */
 static void relabel_paths(test_rng *rng, int full) {
-    static const char *const variants[][2] = {{"GCUT_CUDAGRID_RELAX", "0"},
-                                              {"GCUT_CUDAGRID_QUEUE", "1"}};
+    static const char *const variants[][2] = {
+        {"GCUT_CUDAGRID_RELAX", "0"}, {"GCUT_CUDAGRID_RELAX", "1"},
+        {"GCUT_CUDAGRID_QUEUE", "1"}, {"GCUT_CUDAGRID_INIT_LEVELS", "1"},
+        {"GCUT_CUDAGRID_QPAR", "0"},  {"GCUT_CUDAGRID_JACOBI", "0"}};
     for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
         setenv(variants[v][0], variants[v][1], 1);
         random_small(rng, 1);
         snake_case(9, 40);
+        sparse_sink_cases(rng);
         if (full) {
             const struct {
                 int64_t w, h, d;
@@ -308,6 +354,7 @@ int main(void) {
     random_small(&rng, full ? 5 : 2);
     uniform_cases();
     snake_case(9, 40);
+    sparse_sink_cases(&rng);
     if (full) {
         snake_case(64, 97);
         larger_cases(&rng);

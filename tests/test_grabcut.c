@@ -11,6 +11,7 @@
 
 #include "../src/seg/seg_internal.h"
 
+#include <math.h>
 #include <string.h>
 
 static int passed = 0;
@@ -66,7 +67,8 @@ static void random_image(test_rng *rng, int64_t w, int64_t h, uint8_t *px) {
         }
 }
 
-/* Tiny images: the mask is the cheapest of all 2^unknown labellings of the final energy. */
+/* Tiny images: the mask is the cheapest of all 2^unknown labellings of the final energy, and
+ * the reported flow its cost. */
 static void test_brute_force(uint64_t seed) {
     test_rng rng;
     test_rng_init(&rng, seed);
@@ -105,6 +107,17 @@ static void test_brute_force(uint64_t seed) {
             best = c < best ? c : best;
         }
         PASS_IF(mine == best);
+        /* The reported flow is the last cut's maximum flow: the minimum (a lone cut's flow is
+         * partly pushed before the solver starts, prepush(); added back). */
+        PASS_IF(rep.stats.flow == best);
+        /* bk named: the graph of unknown pixels (its lone cut pre-pushed too): the same. */
+        gcut_options o;
+        gcut_options_init(&o);
+        o.solver = "bk";
+        uint8_t mask_bk[20];
+        gcut_seg_report rep_bk;
+        CHECK_OK(gcut_grabcut(&img, &box, NULL, &p, &o, mask_bk, &rep_bk));
+        PASS_IF(memcmp(mask, mask_bk, (size_t)n) == 0 && rep_bk.stats.flow == best);
         gcut_grid_free(grid);
     }
 }
@@ -272,6 +285,62 @@ static void test_bad_boxes(void) {
             GCUT_ERR_INVALID_ARG);
 }
 
+/* A volume with seeds (no box: 3D), gray (histogram model): auto (a grid-bk context on the
+ * 6-connected crop, its arcs pre-pushed), bk named (the graph of unknown voxels) and cold runs
+ * give the same masks and round energies (bk's graph up to a constant), and the mask cuts the
+ * final energy at its maximum flow (certificate). */
+static void test_volume(uint64_t seed) {
+    const int64_t w = 14, h = 11, d = 7, n = w * h * d;
+    uint8_t *px = malloc((size_t)n), *seeds = calloc((size_t)n, 1);
+    uint8_t *a = malloc((size_t)n), *b = malloc((size_t)n), *c = malloc((size_t)n);
+    test_rng rng;
+    test_rng_init(&rng, seed ^ 0x3D3D);
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t x = i % w, y = (i / w) % h, z = i / (w * h);
+        const int64_t dx = 2 * x - w, dy = 2 * y - h, dz = 2 * z - d;
+        const bool inside = dx * dx + dy * dy + 2 * dz * dz < (w * w) / 3;
+        px[i] = (uint8_t)((inside ? 170 : 80) + test_rng_range(&rng, 0, 60) - 30);
+        if (test_rng_range(&rng, 0, 40) == 0)
+            seeds[i] = inside ? GCUT_SEED_FOREGROUND : GCUT_SEED_BACKGROUND;
+    }
+    seeds[(d / 2 * h + h / 2) * w + w / 2] = GCUT_SEED_FOREGROUND;
+    seeds[0] = GCUT_SEED_BACKGROUND;
+    gcut_image img = {w, h, d, 1, 8, px};
+    gcut_seg_params p;
+    gcut_seg_params_init(&p);
+    p.iterations = 4;
+    gcut_options o;
+    gcut_options_init(&o);
+    gcut_seg_report ra, rb, rc;
+    gcut_grid *grid = NULL;
+    CHECK_OK(gcut__grabcut(&img, NULL, seeds, &p, &o, a, &ra, &grid));
+    o.solver = "bk";
+    CHECK_OK(gcut_grabcut(&img, NULL, seeds, &p, &o, b, &rb));
+    o.solver = "auto";
+    o.warm = 0;
+    CHECK_OK(gcut_grabcut(&img, NULL, seeds, &p, &o, c, &rc));
+    PASS_IF(memcmp(a, b, (size_t)n) == 0 && memcmp(a, c, (size_t)n) == 0);
+    /* Warm and cold on the crop: the same flows and energies. bk's graph leaves out the boundary
+     * terms between two seeds (a constant: random seeds of both classes may touch), so its
+     * energies sit below by the same amount every round. */
+    bool same = ra.iterations == rb.iterations && ra.iterations == rc.iterations &&
+                ra.stats.flow == rc.stats.flow && ra.stats.flow >= rb.stats.flow;
+    const double gap = ra.round_energy[0] - rb.round_energy[0];
+    for (int t = 0; same && t < ra.iterations; t++)
+        same = ra.round_energy[t] == rc.round_energy[t] &&
+               fabs(ra.round_energy[t] - rb.round_energy[t] - gap) < 1e-6 && gap >= 0;
+    PASS_IF(same);
+    if (!same)
+        printf("volume: iterations %d %d %d, flows %lld %lld %lld\n", ra.iterations, rb.iterations,
+               rc.iterations, (long long)ra.stats.flow, (long long)rb.stats.flow,
+               (long long)rc.stats.flow);
+    PASS_IF(strcmp(ra.stats.solver, "grid-bk") == 0 && strcmp(rb.stats.solver, "bk") == 0);
+    if (grid != NULL)
+        check_min_cut(grid, a, n);
+    gcut_grid_free(grid);
+    free(px), free(seeds), free(a), free(b), free(c);
+}
+
 /* A photo of one colour: no evidence either way, so the cheapest cut has no boundary: all
  * background (nothing forces foreground), or with a foreground seed the seed... whatever it
  * is, it must be a minimum cut, in one round more than the first at most. */
@@ -341,11 +410,13 @@ static void test_each_round(uint64_t seed) {
         p.coarse_rounds = coarse;
         p.iterations = 6;
         CHECK_OK(gcut_grabcut(&img, &box, NULL, &p, NULL, warm, &longest));
-        for (int t = coarse > 0 ? coarse + 1 : 1; t <= 6; t++) {
+        for (int t = coarse > 0 ? coarse + 1 : 1, sv = 0; t <= 6; sv = !sv, t += !sv) {
+            /* bk named (warm through the graph of unknown pixels), then auto (grid-bk: a lone
+             * cut as a plain grid solve, several rounds through a warm grid-bk context). */
             p.iterations = t;
             gcut_options o;
             gcut_options_init(&o);
-            o.solver = "bk";
+            o.solver = sv ? "auto" : "bk";
             gcut_seg_report rw, rc;
             gcut_grid *grid = NULL;
             CHECK_OK(gcut__grabcut(&img, &box, NULL, &p, &o, warm, &rw, &grid));
@@ -362,11 +433,14 @@ static void test_each_round(uint64_t seed) {
                 same = rw.coarse_energy[k] == rc.coarse_energy[k];
             PASS_IF(same);
             if (!same)
-                printf("round %d (coarse %d): warm, cold and the longer run differ\n", t, coarse);
+                printf("round %d (coarse %d, %s): warm, cold and the longer run differ\n", t,
+                       coarse, o.solver);
+            PASS_IF(strcmp(rw.stats.solver, sv ? "grid-bk" : "bk") == 0 &&
+                    strcmp(rc.stats.solver, rw.stats.solver) == 0);
             if (grid != NULL)
                 check_min_cut(grid, warm, n);
             gcut_grid_free(grid);
-            if (rw.stopped_by != GCUT_SEG_STOP_LIMIT)
+            if (rw.stopped_by != GCUT_SEG_STOP_LIMIT && sv)
                 break; /* the rounds ended before t: later limits repeat this run */
         }
     }
@@ -501,6 +575,15 @@ static void test_coarse(uint64_t seed) {
     gcut_grid *grid = NULL;
     CHECK_OK(gcut__grabcut(&img, &box, NULL, &p, NULL, warm, &r, &grid));
     PASS_IF(r.coarse_iterations >= 1 && r.coarse_iterations <= 4 && r.iterations == 1);
+    /* A box with the connectivity left to gcut: 4-connected at twice lambda; 8 when asked. */
+    PASS_IF(r.connectivity == 4 && r.lambda == 2 * p.lambda);
+    {
+        gcut_seg_params p8 = p;
+        p8.connectivity = 8;
+        gcut_seg_report r8;
+        CHECK_OK(gcut_grabcut(&img, &box, NULL, &p8, NULL, cold, &r8));
+        PASS_IF(r8.connectivity == 8 && r8.lambda == p.lambda);
+    }
     int64_t wrong = 0;
     for (int64_t i = 0; i < n; i++)
         wrong += warm[i] != truth[i];
@@ -533,6 +616,7 @@ int main(void) {
     test_each_round(seed);
     test_early_stop(seed);
     test_coarse(seed);
+    test_volume(seed);
     test_bad_boxes();
     test_one_colour();
     return test_finish("test_grabcut", passed);

@@ -383,11 +383,14 @@ static void test_parallel_agrees(test_rng *rng) {
             } else {
                 CHECK_OK(gcut_qpbo_set_blocks(q, NULL, 0));
                 char text[16];
-                snprintf(text, sizeof text, "%d", (int)test_rng_range(rng, 1, 64));
+                snprintf(text, sizeof text, "%d", (int)test_rng_range(rng, 1, 200));
                 setenv("GCUT_QPBO_BLOCKS", text, 1);
             }
+            if (split == 5) /* the atomic build (others take the buckets where they can) */
+                setenv("GCUT_QPBO_ATOMIC_BUILD", "1", 1);
             CHECK_OK(solve(q, "pqpbo", threads, got, &pr));
             unsetenv("GCUT_QPBO_BLOCKS");
+            unsetenv("GCUT_QPBO_ATOMIC_BUILD");
             bool same = memcmp(ref, got, (size_t)n) == 0 && pr.lower_bound == r.lower_bound &&
                         pr.energy == r.energy && pr.labeled == r.labeled;
             if (!same)
@@ -417,9 +420,11 @@ static void test_parallel_agrees(test_rng *rng) {
  * new pair (GCUT_QPBO_ACTIVATE_ALL=1) and with blocks mirrored only when a merge needs it
  * (GCUT_QPBO_LATE_MIRROR=1), with each given block cut in three (GCUT_QPBO_SPLIT=3), and with
  * merges putting their records into play on helper threads, 50 records each
- * (GCUT_QPBO_ADD_SLICE=50), gives qpbo's labels, bound and energy; every solve also checks
- * that the source tree is the set reachable from the source (GCUT_QPBO_CHECK_REACH, set in
- * main), which fails if a merge left an augmenting path unfound. */
+ * (GCUT_QPBO_ADD_SLICE=50), and with the build's atomic edge passes instead of its per-block
+ * buckets (GCUT_QPBO_ATOMIC_BUILD=1), and with the normal form by spill lists
+ * (GCUT_QPBO_PREP=spill; the owner rule below 8 threads is the default), gives qpbo's labels, bound
+ * and energy; every solve also checks that the source tree is the set reachable from the source
+ * (GCUT_QPBO_CHECK_REACH, set in main), which fails if a merge left an augmenting path unfound. */
 static void test_parallel_large(test_rng *rng) {
     int bad = 0;
     for (int kind = 0; kind < 3; kind++) {
@@ -453,9 +458,21 @@ static void test_parallel_large(test_rng *rng) {
                  pr.energy == r.energy && pr.lower_bound == r.lower_bound;
             CHECK_OK(solve(q, "auto", 1, got, &pr));
             ok = ok && strcmp(pr.solver, "qpbo") == 0 && memcmp(ref, got, (size_t)n) == 0;
+            /* The normal form by spill lists and by the owner rule, each forced at 3 and 8
+             * threads: the spilled contributions are nonzero here (random terms; the
+             * multi-object energies' exclusion terms add none). */
+            for (int mode = 0; mode < 2; mode++) {
+                setenv("GCUT_QPBO_PREP", mode == 0 ? "spill" : "owner", 1);
+                for (int threads = 3; threads <= 8; threads += 5) {
+                    CHECK_OK(solve(q, "pqpbo", threads, got, &pr));
+                    ok = ok && memcmp(ref, got, (size_t)n) == 0 && pr.energy == r.energy &&
+                         pr.lower_bound == r.lower_bound && pr.labeled == r.labeled;
+                }
+            }
+            unsetenv("GCUT_QPBO_PREP");
         }
         /* The default at 1, 3 and 8 threads; each variant at 3. */
-        for (int variant = 0; variant < 5 && kind < 2; variant++) {
+        for (int variant = 0; variant < 7 && kind < 2; variant++) {
             if (variant == 1)
                 setenv("GCUT_QPBO_ACTIVATE_ALL", "1", 1);
             if (variant == 2)
@@ -464,6 +481,10 @@ static void test_parallel_large(test_rng *rng) {
                 setenv("GCUT_QPBO_SPLIT", "3", 1);
             if (variant == 4)
                 setenv("GCUT_QPBO_ADD_SLICE", "50", 1);
+            if (variant == 5) /* the build's atomic edge passes instead of its buckets */
+                setenv("GCUT_QPBO_ATOMIC_BUILD", "1", 1);
+            if (variant == 6) /* the normal form by spill lists */
+                setenv("GCUT_QPBO_PREP", "spill", 1);
             const int threads[] = {3, 1, 8};
             for (int t = 0; t < (variant == 0 ? 3 : 1); t++) {
                 CHECK_OK(solve(q, "pqpbo", threads[t], got, &pr));
@@ -481,6 +502,8 @@ static void test_parallel_large(test_rng *rng) {
             unsetenv("GCUT_QPBO_LATE_MIRROR");
             unsetenv("GCUT_QPBO_SPLIT");
             unsetenv("GCUT_QPBO_ADD_SLICE");
+            unsetenv("GCUT_QPBO_ATOMIC_BUILD");
+            unsetenv("GCUT_QPBO_PREP");
         }
         if (!ok)
             bad++;

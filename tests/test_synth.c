@@ -6,6 +6,7 @@
 #include "util_common.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int passed = 0;
@@ -132,6 +133,52 @@ static void test_tables(void) {
         }
     const gcut__seg_tables *t;
     PASS_IF(gcut__synth_tables(GCUT_SYNTH_EASY, 5, &t) == GCUT_ERR_INVALID_ARG);
+}
+
+/* gcut__seg_estimate_sigma against a naive pixel-by-pixel recomputation, on images small enough
+ * for one part and large enough (2^19+ pixels) to be summed on several threads, 2D and 3D, one
+ * and three channels, smooth (small differences) and random (large ones). */
+static void test_sigma(uint64_t seed) {
+    static const int64_t sizes[][4] = {
+        {1, 1, 1, 3},      {7, 1, 1, 1},      {1, 9, 1, 3},    {33, 17, 1, 3},
+        {1031, 611, 1, 3}, {2049, 517, 1, 1}, {97, 89, 83, 1}, {5, 4, 3, 3},
+    };
+    test_rng rng;
+    test_rng_init(&rng, seed ^ 0x51a);
+    for (size_t c = 0; c < sizeof sizes / sizeof sizes[0]; c++)
+        for (int smooth = 0; smooth < 2; smooth++) {
+            const int64_t w = sizes[c][0], h = sizes[c][1], d = sizes[c][2];
+            const int ch = (int)sizes[c][3];
+            const int64_t n = w * h * d;
+            uint8_t *px = malloc((size_t)(n * ch));
+            if (px == NULL) {
+                CHECK(px != NULL);
+                return;
+            }
+            for (int64_t i = 0; i < n * ch; i++)
+                px[i] = smooth ? (uint8_t)(((i / ch) % w + (i / ch) / w + i % ch) & 255)
+                               : (uint8_t)test_rng_next(&rng);
+            double sum = 0;
+            int64_t pairs = 0;
+            const int64_t step[3] = {1, w, w * h};
+            for (int64_t i = 0; i < n; i++) {
+                const int64_t at[3] = {i % w, (i / w) % h, i / (w * h)}, dim[3] = {w, h, d};
+                for (int a = 0; a < 3; a++) {
+                    if (at[a] + 1 >= dim[a])
+                        continue;
+                    for (int k = 0; k < ch; k++) {
+                        const double diff =
+                            (double)px[i * ch + k] - (double)px[(i + step[a]) * ch + k];
+                        sum += diff * diff;
+                    }
+                    pairs++;
+                }
+            }
+            double want = pairs > 0 ? sqrt(sum / (double)pairs) : 0.0;
+            want = want < 1.0 ? 1.0 : want;
+            PASS_IF(gcut__seg_estimate_sigma(px, ch, w, h, d) == want);
+            free(px);
+        }
 }
 
 /* The kernel against a naive recomputation from the pixels: every terminal and every arc of a
@@ -269,6 +316,7 @@ int main(void) {
     test_determinism(seed);
     test_seeds(seed);
     test_tables();
+    test_sigma(seed);
     test_kernel(seed);
     segment_case(320, 240, 1, seed, GCUT_SYNTH_EASY, 4);
     segment_case(160, 120, 1, seed + 1, GCUT_SYNTH_EASY, 8);

@@ -1006,7 +1006,8 @@ def segment(
     ``"grabcut"`` (OpenCV's 0 BGD, 1 FGD, 2 PR_BGD, 3 PR_FGD) or ``"color"`` (red strokes
     foreground, blue background in an RGB(A) mask; a gray trimap: 255 fg, 0 bg).
     ``lambda_`` smoothness weight; ``sigma`` contrast scale in 8-bit units (<= 0: estimated);
-    ``connectivity`` 4/8 (2D, default 8) or 6/26 (3D, default 6); ``model`` "gmm", "hist" or
+    ``connectivity`` 4/8 (2D, default 8; with a ``rect`` and GrabCut rounds left to gcut,
+    4 at twice ``lambda_``) or 6/26 (3D, default 6); ``model`` "gmm", "hist" or
     "auto"; ``components`` GMM components; ``bins`` histogram bins per channel; ``scale``
     energy-to-capacity factor (<= 0: chosen, reported); ``seed`` for the GMM initialisation.
 

@@ -747,6 +747,7 @@ gcut_status gcut_device_init(int device) {
 
 void gcut_device_release_cache(void) {
 #ifdef GCUT_HAVE_CUDA
+    gcut__band_device_release();
     gcut__cuda_release_cache();
 #endif
 }

@@ -223,6 +223,9 @@ int gcut__cuda_available(void);
 gcut_status gcut__cuda_device_init(int device);
 /* gcut_device_release_cache() of a CUDA build. */
 void gcut__cuda_release_cache(void);
+/* The narrow band's device pipeline kept for the last image shape (src/cuda/band_gpu.cu), freed
+ * by gcut_device_release_cache() before cuda-grid's sessions (it holds cuda-grid contexts). */
+void gcut__band_device_release(void);
 struct gcut__seg_tables;
 /** cuda-grid on a segmentation energy built on the GPU (src/seg/seg_internal.h): uploads the
  *  8-bit working image (tables->channels interleaved channels, C order, shape {h, w} or

@@ -5,6 +5,7 @@
 #include "internal.h"
 #include "cuda_check.h"
 
+#include <cooperative_groups.h>
 #include <cub/cub.cuh>
 #include <cuda_runtime.h>
 
@@ -14,6 +15,8 @@
 #include <string.h>
 
 namespace {
+
+namespace cg = cooperative_groups;
 
 /* Height of a node that cannot reach the sink; above every BFS distance since n < kInf. */
 constexpr int kInf = 0x7fffffff;
@@ -50,12 +53,37 @@ template <typename A> struct Dev {
     unsigned *mark;             /* [n] stamp of the last list a node was put on */
     unsigned long long *counters;
     unsigned *sub; /* [n] hybrid finish: stamp of the forward search that reached the node */
+    int spread;    /* BFS: the light frontier nodes' arcs spread over the warp's lanes */
+    int aggregate; /* list appends: one atomicAdd per group of lanes (list_add) */
+    int prefetch;  /* thread discharge: arcs loaded before pushing up to degree kPrefetch */
 };
 
+/* Append v to a list once per stamp. aggregate: the lanes of a warp that append together take
+ * their slots with one atomicAdd on the list size (a sweep appends up to millions of nodes, and
+ * one atomic each on a single counter serialises in L2); the lanes that reach this point
+ * together (__activemask) form the group, so divergent callers stay correct. */
+__device__ __forceinline__ void list_add(unsigned *list, unsigned *count, unsigned v, bool need,
+                                         bool aggregate) {
+    if (!aggregate) {
+        if (need)
+            list[atomicAdd(count, 1u)] = v;
+        return;
+    }
+    const unsigned want = __ballot_sync(__activemask(), need);
+    if (!need)
+        return;
+    const unsigned lane = threadIdx.x & 31u;
+    const int leader = __ffs(want) - 1;
+    unsigned base = 0;
+    if ((int)lane == leader)
+        base = atomicAdd(count, (unsigned)__popc(want));
+    base = __shfl_sync(want, base, leader);
+    list[base + (unsigned)__popc(want & ((1u << lane) - 1u))] = v;
+}
+
 __device__ __forceinline__ void list_append(unsigned *list, unsigned *count, unsigned *mark,
-                                            unsigned v, unsigned stamp) {
-    if (atomicExch(&mark[v], stamp) != stamp)
-        list[atomicAdd(count, 1u)] = v;
+                                            unsigned v, unsigned stamp, bool aggregate) {
+    list_add(list, count, v, atomicExch(&mark[v], stamp) != stamp, aggregate);
 }
 
 __device__ __forceinline__ long long load_excess(const long long *p) {
@@ -136,9 +164,19 @@ template <typename A> __global__ void init_kernel(const Dev<A> D) {
  * q % 3, steps done and a block counter. Kernel step q reads list q % 3, appends to list
  * (q + 1) % 3 (empty when it starts) and empties list (q + 2) % 3 for step q + 1. Every kernel
  * reads q on the device, so the host launches steps without knowing how far the device got.
- * List fills are stamped 4q + 1 (BFS level 1), 4q + 2 (active list) and 4q + 3 (step q's
- * output): a stamp is never reused. ---- */
-enum { kQ = 3, kLevel = 4, kSweeps = 5, kBfsLevels = 6, kDone = 7, kNumCtl = 8 };
+ * A push step's appends are stamped 4q + 3 (step q's output): a stamp is never reused. The
+ * BFS, the collect pass and bfs_init list each node at most once by construction (a CAS on the
+ * height, one thread per node) and write no stamps. ---- */
+enum {
+    kQ = 3,
+    kLevel = 4,
+    kSweeps = 5,
+    kBfsLevels = 6,
+    kDone = 7,
+    kSlotQ = 8, /* grid kernels: q after block 0's run of small steps */
+    kStop0 = 9, /* grid kernels: block 0's stop decision of round r in kStop0 + (r & 1) */
+    kNumCtl = 11
+};
 
 /* Threads of a one-block kernel that runs many steps while a list is small. */
 constexpr int kSmallBlock = 1024;
@@ -181,7 +219,7 @@ template <typename A> __global__ void bfs_init_kernel(const Dev<A> D) {
         bool first = D.sink_res[i] > 0;
         D.height[i] = first ? 1 : kInf;
         if (first)
-            list_append(D.list[in], &D.count[in], D.mark, (unsigned)i, 4 * q + 1);
+            list_add(D.list[in], &D.count[in], (unsigned)i, true, D.aggregate);
     }
     if (blockIdx.x == 0 && threadIdx.x == 0)
         D.count[kLevel] = 1;
@@ -192,11 +230,17 @@ template <typename A> __global__ void bfs_init_kernel(const Dev<A> D) {
 template <typename A>
 __device__ __forceinline__ void bfs_visit(const Dev<A> &D, unsigned long long a, int level, int out,
                                           unsigned stamp) {
-    unsigned w = D.head[a];
-    if (__ldcg(&D.height[w]) != kInf || D.res[D.rev[a]] == 0)
+    /* Two rounds of independent loads (head and rev, then height and res), not four in turn. */
+    const unsigned w = D.head[a];
+    const A r = D.rev[a];
+    const int hw = __ldcg(&D.height[w]);
+    const unsigned rr = D.res[r];
+    if ((hw != kInf) | (rr == 0))
         return;
+    /* The CAS lists w once; no list mark needed. */
+    (void)stamp;
     if (atomicCAS(&D.height[w], kInf, level + 1) == kInf)
-        list_append(D.list[out], &D.count[out], D.mark, w, stamp);
+        list_add(D.list[out], &D.count[out], w, true, D.aggregate);
 }
 
 /* Forward search of the hybrid finish (below): w, at the head of a residual arc a = u -> w, is
@@ -204,18 +248,18 @@ __device__ __forceinline__ void bfs_visit(const Dev<A> &D, unsigned long long a,
 template <typename A>
 __device__ __forceinline__ void fwd_visit(const Dev<A> &D, unsigned long long a, int out,
                                           unsigned fs) {
-    if (D.res[a] == 0)
-        return;
-    unsigned w = D.head[a];
-    if (D.height[w] >= kInf || __ldcg(&D.sub[w]) == fs)
+    const unsigned r = D.res[a];
+    const unsigned w = D.head[a];
+    if (r == 0 || D.height[w] >= kInf || __ldcg(&D.sub[w]) == fs)
         return;
     if (atomicExch(&D.sub[w], fs) != fs)
-        D.list[out][atomicAdd(&D.count[out], 1u)] = w;
+        list_add(D.list[out], &D.count[out], w, true, D.aggregate);
 }
 
 /* Expand `total` frontier nodes of list `in` (level `level`) into list `out`, warps
- * warp_id, warp_id + warps, ...: light nodes a thread each, heavy ones a warp each. Fwd: the
- * hybrid's forward search (stamp `fs`), else the global relabel's BFS towards the sink. */
+ * warp_id, warp_id + warps, ...: heavy nodes a warp each, the light nodes' arcs spread over the
+ * warp's lanes (D.spread; else a thread per light node). Fwd: the hybrid's forward search
+ * (stamp `fs`), else the global relabel's BFS towards the sink. */
 template <bool Fwd, typename A>
 __device__ void bfs_body(const Dev<A> &D, unsigned total, int in, int out, int level,
                          unsigned stamp, unsigned warp_id, unsigned warps) {
@@ -243,13 +287,44 @@ __device__ void bfs_body(const Dev<A> &D, unsigned total, int in, int out, int l
                     bfs_visit(D, a, level, out, stamp);
             }
         }
-        if (has && !heavy)
-            for (unsigned long long a = beg; a < end; a++) {
+        if (!D.spread) {
+            if (has && !heavy)
+                for (unsigned long long a = beg; a < end; a++) {
+                    if (Fwd)
+                        fwd_visit(D, a, out, stamp);
+                    else
+                        bfs_visit(D, a, level, out, stamp);
+                }
+            continue;
+        }
+        /* The light nodes' arcs (at most 32 each) spread over the lanes, 32 arcs a round: a
+         * warp scan of the degrees, and each lane finds the node of its arc by a binary search
+         * over the scan; a level then waits on one arc's loads per lane, not a node's arcs in
+         * turn. */
+        const unsigned deg = has && !heavy ? (unsigned)(end - beg) : 0u;
+        unsigned incl = deg;
+        for (int o = 1; o < 32; o <<= 1) {
+            const unsigned up = __shfl_up_sync(0xffffffffu, incl, o);
+            if (lane >= o)
+                incl += up;
+        }
+        const unsigned arcs = __shfl_sync(0xffffffffu, incl, 31);
+        for (unsigned c = 0; c < arcs; c += 32) {
+            const unsigned k = c + lane;
+            int j = 0;
+            for (int step = 16; step > 0; step >>= 1)
+                if (__shfl_sync(0xffffffffu, incl, j + step - 1) <= k)
+                    j += step;
+            const unsigned excl_j = __shfl_sync(0xffffffffu, incl - deg, j & 31);
+            const unsigned long long beg_j = __shfl_sync(0xffffffffu, beg, j & 31);
+            if (k < arcs) {
+                const unsigned long long a = beg_j + (k - excl_j);
                 if (Fwd)
                     fwd_visit(D, a, out, stamp);
                 else
                     bfs_visit(D, a, level, out, stamp);
             }
+        }
     }
 }
 
@@ -309,7 +384,7 @@ template <typename A> __global__ void collect_kernel(const Dev<A> D) {
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < D.n;
          i += (long long)gridDim.x * blockDim.x)
         if (D.excess[i] > 0 && D.height[i] < kInf)
-            list_append(D.list[in], &D.count[in], D.mark, (unsigned)i, 4 * q + 2);
+            list_add(D.list[in], &D.count[in], (unsigned)i, true, D.aggregate);
 }
 
 /* ---- lock-free push-relabel (He & Hong): only v's worker lowers v's excess, v's outgoing
@@ -325,13 +400,17 @@ __device__ __forceinline__ void push_arc(const Dev<A> &D, unsigned long long a, 
     long long old = (long long)atomicAdd(reinterpret_cast<unsigned long long *>(&D.excess[w]),
                                          (unsigned long long)d);
     if (old == 0)
-        list_append(D.list[out], &D.count[out], D.mark, w, stamp);
+        list_append(D.list[out], &D.count[out], D.mark, w, stamp, D.aggregate);
 }
 
 /* New height of v from the lowest residual neighbour's: INF when none or past n. */
 __device__ __forceinline__ int relabel_height(int minh, long long n) {
     return minh >= kInf - 1 || (long long)minh + 1 >= n + 1 ? kInf : minh + 1;
 }
+
+/* Degree up to which a thread discharge loads all of a vertex's arcs before pushing (grids:
+ * 4, 6 or 8 arcs). */
+constexpr int kPrefetch = 8;
 
 /* One thread discharges v for up to `cycles` push/relabel rounds. */
 template <typename A>
@@ -355,7 +434,41 @@ __device__ void discharge_thread(const Dev<A> &D, unsigned v, unsigned long long
         }
         int minh = kInf;
         long long pushed = 0;
-        for (unsigned long long a = beg; a < end; a++) {
+        if (D.prefetch && end - beg <= (unsigned long long)kPrefetch) {
+            /* Every arc's residual and head, then every residual neighbour's height, loaded
+             * before the first push (three rounds of loads in flight, not three per arc); the
+             * values are lower bounds as in the loop below, read once per round as there. */
+            const int deg = (int)(end - beg);
+            unsigned r[kPrefetch], w[kPrefetch];
+            int hw[kPrefetch];
+#pragma unroll
+            for (int k = 0; k < kPrefetch; k++) {
+                r[k] = k < deg ? __ldcg(&D.res[beg + k]) : 0u;
+                w[k] = k < deg ? D.head[beg + k] : 0u;
+            }
+#pragma unroll
+            for (int k = 0; k < kPrefetch; k++)
+                hw[k] = r[k] > 0 ? __ldcg(&D.height[w[k]]) : kInf;
+#pragma unroll
+            for (int k = 0; k < kPrefetch; k++) {
+                if (r[k] == 0)
+                    continue;
+                if (hw[k] < h && e > 0) {
+                    long long d = e < (long long)r[k] ? e : (long long)r[k];
+                    push_arc(D, beg + k, w[k], d, out, stamp);
+                    e -= d;
+                    pushed += d;
+                    ++*pushes;
+                    if (d < (long long)r[k] && hw[k] < minh)
+                        minh = hw[k];
+                } else if (hw[k] < minh) {
+                    minh = hw[k];
+                }
+            }
+        }
+        for (unsigned long long a = D.prefetch && end - beg <= (unsigned long long)kPrefetch ? end
+                                                                                             : beg;
+             a < end; a++) {
             unsigned r = __ldcg(&D.res[a]);
             if (r == 0)
                 continue;
@@ -385,7 +498,7 @@ __device__ void discharge_thread(const Dev<A> &D, unsigned v, unsigned long long
         e = load_excess(&D.excess[v]);
     }
     if (e > 0)
-        list_append(D.list[out], &D.count[out], D.mark, v, stamp);
+        list_append(D.list[out], &D.count[out], D.mark, v, stamp, D.aggregate);
 }
 
 /* The warp discharges heavy v together: per chunk of 32 arcs, a warp prefix sum over the
@@ -466,7 +579,28 @@ __device__ void discharge_warp(const Dev<A> &D, unsigned v, unsigned long long b
         e = __shfl_sync(0xffffffffu, lane == 0 ? load_excess(&D.excess[v]) : 0ll, 0);
     }
     if (lane == 0 && e > 0)
-        list_append(D.list[out], &D.count[out], D.mark, v, stamp);
+        list_append(D.list[out], &D.count[out], D.mark, v, stamp, D.aggregate);
+}
+
+/* The warp's 32 vertices (lanes with has): heavy ones by the whole warp in turn, light ones a
+ * thread each. Every lane must call. */
+template <typename A>
+__device__ __forceinline__ void discharge_lanes(const Dev<A> &D, bool has, unsigned v,
+                                                unsigned long long beg, unsigned long long end,
+                                                int cycles, int out, unsigned stamp,
+                                                unsigned long long *pushes) {
+    const bool heavy = has && end - beg > kHeavyDegree;
+    unsigned mask = __ballot_sync(0xffffffffu, heavy);
+    while (mask) {
+        int leader = __ffs(mask) - 1;
+        mask &= mask - 1;
+        unsigned lv = __shfl_sync(0xffffffffu, v, leader);
+        unsigned long long b = __shfl_sync(0xffffffffu, beg, leader);
+        unsigned long long e = __shfl_sync(0xffffffffu, end, leader);
+        discharge_warp(D, lv, b, e, cycles, out, stamp, pushes);
+    }
+    if (has && !heavy)
+        discharge_thread(D, v, beg, end, cycles, out, stamp, pushes);
 }
 
 /* One sweep over `total` vertices of list `in`: each discharged for up to `cycles` rounds;
@@ -486,18 +620,30 @@ __device__ void push_body(const Dev<A> &D, unsigned total, int in, int out, unsi
             beg = D.offset[v];
             end = D.offset[v + 1];
         }
-        const bool heavy = has && end - beg > kHeavyDegree;
-        unsigned mask = __ballot_sync(0xffffffffu, heavy);
-        while (mask) {
-            int leader = __ffs(mask) - 1;
-            mask &= mask - 1;
-            unsigned lv = __shfl_sync(0xffffffffu, v, leader);
-            unsigned long long b = __shfl_sync(0xffffffffu, beg, leader);
-            unsigned long long e = __shfl_sync(0xffffffffu, end, leader);
-            discharge_warp(D, lv, b, e, cycles, out, stamp, pushes);
+        discharge_lanes(D, has, v, beg, end, cycles, out, stamp, pushes);
+    }
+}
+
+/* A dense sweep: every vertex with excess, in id order (warps take 32 consecutive ids), instead
+ * of the list's order; for a large active set, whose list order scatters the accesses, while
+ * id order keeps a vertex's arcs and (on a grid numbered row by row) its neighbours' heights
+ * near the previous vertex's. The output list is built as by a list sweep: a vertex that keeps
+ * excess appends itself, one that gains excess from zero is appended by its pusher, so every
+ * vertex with excess is on `out` afterwards. */
+template <typename A>
+__device__ void push_dense_body(const Dev<A> &D, int out, unsigned stamp, int cycles,
+                                unsigned warp_id, unsigned warps, unsigned long long *pushes) {
+    const int lane = threadIdx.x & 31;
+    for (long long base = (long long)warp_id * 32; base < D.n; base += (long long)warps * 32) {
+        const long long i = base + lane;
+        bool has = false;
+        unsigned long long beg = 0, end = 0;
+        if (i < D.n && load_excess(&D.excess[i]) > 0) {
+            has = true;
+            beg = D.offset[i];
+            end = D.offset[i + 1];
         }
-        if (has && !heavy)
-            discharge_thread(D, v, beg, end, cycles, out, stamp, pushes);
+        discharge_lanes(D, has, (unsigned)i, beg, end, cycles, out, stamp, pushes);
     }
 }
 
@@ -546,6 +692,187 @@ __global__ void __launch_bounds__(kSmallBlock)
     if (threadIdx.x == 0 && steps > 0) {
         D.count[kQ] = q;
         D.count[kSweeps] += steps;
+    }
+}
+
+/* ---- persistent grid kernels (third pass): a whole BFS, or a whole push phase, in one
+ * cooperative launch, a grid-wide barrier per step instead of two launches per step and a host
+ * read every few steps. While a step's list has at most small_max entries, block 0 runs the
+ * steps alone (a __syncthreads each) and the other blocks wait at the next grid barrier: long
+ * thin graphs keep the one-block kernels' cost per step.
+ *
+ * Agreement: every block must take the same branch at every barrier, or the grid deadlocks.
+ * The list size of step q, count[q % 3], is final at the barrier that ends step q - 1 and no
+ * one writes it before the barrier that ends step q in the grid-wide branch; block 0's run of
+ * small steps would zero it two steps on, hence one barrier before the run (every block has
+ * read it by then). What only block 0 knows (q after its run, the clock) crosses a barrier in
+ * a control word; a stop decision uses word kStop0 + (round & 1), so that block 0's write for
+ * round r + 1 cannot overtake a slow block's read for round r. ---- */
+
+__device__ __forceinline__ unsigned long long global_ns() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+/* A bottom-up BFS level (Beamer et al. 2012's direction-optimising BFS): every node w without a
+ * level looks for an arc w -> u with residual capacity into the frontier (height `level`) and
+ * takes level + 1; only w's thread writes w's height, and nodes given level + 1 in this step
+ * cannot pass for the frontier. Cheaper than the top-down step when the frontier's arcs
+ * outnumber the unreached nodes' (a frontier of a large share of the graph). */
+template <typename A> __device__ void bfs_bottom_up(const Dev<A> &D, int level, int out) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < D.n;
+         i += (long long)gridDim.x * blockDim.x) {
+        if (__ldcg(&D.height[i]) != kInf)
+            continue;
+        const unsigned long long end = D.offset[i + 1];
+        for (unsigned long long a = D.offset[i]; a < end; a++)
+            if (D.res[a] != 0 && __ldcg(&D.height[D.head[a]]) == level) {
+                __stcg(&D.height[i], level + 1);
+                list_add(D.list[out], &D.count[out], (unsigned)i, true, D.aggregate);
+                break;
+            }
+    }
+}
+
+/* Every BFS level until the frontier is empty (Fwd: the hybrid's forward search `fs`); a level
+ * whose frontier has more than bottom_up nodes (0: never) runs bottom-up. */
+template <bool Fwd, typename A>
+__global__ void __launch_bounds__(kBlock)
+    bfs_grid_kernel(const Dev<A> D, unsigned fs, unsigned small_max, unsigned bottom_up) {
+    cg::grid_group grid = cg::this_grid();
+    __shared__ unsigned total_s;
+    unsigned q = __ldcg(&D.count[kQ]);
+    int level = (int)__ldcg(&D.count[kLevel]);
+    const unsigned q_start = q;
+    const unsigned warp_id = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    const unsigned warps = gridDim.x * (blockDim.x >> 5);
+    for (;;) {
+        const unsigned total = __ldcg(&D.count[q % 3]);
+        if (total == 0)
+            break;
+        if (total <= small_max) {
+            grid.sync();
+            if (blockIdx.x == 0) {
+                for (;;) {
+                    if (threadIdx.x == 0) {
+                        total_s = __ldcg(&D.count[q % 3]);
+                        D.count[(q + 2) % 3] = 0;
+                    }
+                    __syncthreads();
+                    const unsigned t = total_s;
+                    if (t == 0 || t > small_max)
+                        break;
+                    bfs_body<Fwd>(D, t, q % 3, (q + 1) % 3, level, Fwd ? fs : 4 * q + 3,
+                                  threadIdx.x >> 5, blockDim.x >> 5);
+                    __threadfence_block();
+                    __syncthreads();
+                    q++;
+                    level++;
+                }
+                if (threadIdx.x == 0)
+                    D.count[kSlotQ] = q;
+            }
+            grid.sync();
+            if (blockIdx.x != 0) {
+                const unsigned nq = __ldcg(&D.count[kSlotQ]);
+                level += (int)(nq - q);
+                q = nq;
+            }
+            continue;
+        }
+        if (blockIdx.x == 0 && threadIdx.x == 0)
+            D.count[(q + 2) % 3] = 0;
+        if (!Fwd && bottom_up > 0 && total > bottom_up)
+            bfs_bottom_up(D, level, (q + 1) % 3);
+        else
+            bfs_body<Fwd>(D, total, q % 3, (q + 1) % 3, level, Fwd ? fs : 4 * q + 3, warp_id,
+                          warps);
+        grid.sync();
+        q++;
+        level++;
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        D.count[kQ] = q;
+        D.count[kLevel] = (unsigned)level;
+        D.count[kBfsLevels] += q - q_start;
+    }
+}
+
+/* Sweeps a push phase runs before its clock is read (the launch-per-step path read it after
+ * 4 launches of each push kernel); GCUT_CUDAGENERAL_MIN_SWEEPS sets it. */
+constexpr int kMinPhaseSteps = 4;
+
+/* One push phase: sweeps until the active list is empty, max_steps sweeps, or (limit_ns > 0)
+ * limit_ns nanoseconds on the device clock, read by block 0 after each step from step
+ * min_steps on. A step whose list has at least `dense` entries (0: never) is a dense sweep. */
+template <typename A>
+__global__ void __launch_bounds__(kBlock)
+    push_grid_kernel(const Dev<A> D, int cycles, unsigned max_steps, unsigned long long limit_ns,
+                     unsigned small_max, unsigned min_steps, unsigned dense) {
+    cg::grid_group grid = cg::this_grid();
+    __shared__ unsigned total_s;
+    __shared__ int stop_s;
+    unsigned q = __ldcg(&D.count[kQ]);
+    const unsigned q_start = q;
+    const unsigned warp_id = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    const unsigned warps = gridDim.x * (blockDim.x >> 5);
+    const unsigned long long t0 = blockIdx.x == 0 && threadIdx.x == 0 ? global_ns() : 0;
+    unsigned long long pushes = 0;
+    for (unsigned round = 0; q - q_start < max_steps; round++) {
+        const unsigned total = __ldcg(&D.count[q % 3]);
+        if (total == 0)
+            break;
+        const bool small = total <= small_max;
+        if (small) {
+            grid.sync();
+            if (blockIdx.x == 0) {
+                for (;;) {
+                    if (threadIdx.x == 0) {
+                        total_s = __ldcg(&D.count[q % 3]);
+                        D.count[(q + 2) % 3] = 0;
+                        stop_s =
+                            q - q_start >= max_steps || (limit_ns > 0 && q - q_start >= min_steps &&
+                                                         global_ns() - t0 >= limit_ns);
+                    }
+                    __syncthreads();
+                    const unsigned t = total_s;
+                    if (t == 0 || t > small_max || stop_s)
+                        break;
+                    push_body(D, t, q % 3, (q + 1) % 3, 4 * q + 3, cycles, threadIdx.x >> 5,
+                              blockDim.x >> 5, &pushes);
+                    __threadfence_block();
+                    __syncthreads();
+                    q++;
+                }
+                if (threadIdx.x == 0)
+                    D.count[kSlotQ] = q;
+            }
+        } else {
+            if (blockIdx.x == 0 && threadIdx.x == 0)
+                D.count[(q + 2) % 3] = 0;
+            if (dense > 0 && total >= dense)
+                push_dense_body(D, (q + 1) % 3, 4 * q + 3, cycles, warp_id, warps, &pushes);
+            else
+                push_body(D, total, q % 3, (q + 1) % 3, 4 * q + 3, cycles, warp_id, warps, &pushes);
+        }
+        if (blockIdx.x == 0 && threadIdx.x == 0)
+            D.count[kStop0 + (round & 1)] =
+                limit_ns > 0 && q + !small - q_start >= min_steps && global_ns() - t0 >= limit_ns;
+        grid.sync();
+        if (small) {
+            if (blockIdx.x != 0)
+                q = __ldcg(&D.count[kSlotQ]);
+        } else {
+            q++;
+        }
+        if (__ldcg(&D.count[kStop0 + (round & 1)]) != 0)
+            break;
+    }
+    warp_add(pushes, &D.counters[kPushes]);
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        D.count[kQ] = q;
+        D.count[kSweeps] += q - q_start;
     }
 }
 
@@ -736,6 +1063,9 @@ void device_release(Session &S, void *p) {
 /* Knobs (benchmarks): cycles per vertex per sweep, sweeps between global relabels (0 =
  * adaptive), blocks per SM. */
 constexpr int kDefaultCycles = 4;
+/* Percentage of active nodes above which a push step of the grid kernels sweeps all nodes in
+ * id order (push_dense_body). */
+constexpr int kDefaultDense = 5;
 /* A push phase ends once it has run this percentage of the last global relabel's time (0: no
  * such limit, the phase runs about the BFS depth in sweeps). */
 constexpr int kDefaultBalance = 50;
@@ -752,6 +1082,14 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
     const long long m = g->num_edges;
     const size_t nodes = (size_t)n, edges = (size_t)m, arcs = 2 * edges;
     D.n = n;
+    /* GCUT_CUDAGENERAL_BFS_SPREAD=0: a light frontier node's arcs in turn by one thread (the
+     * second pass's BFS), for comparison. */
+    D.spread = gcut__env_int("GCUT_CUDAGENERAL_BFS_SPREAD", 1, 0, 1);
+    /* GCUT_CUDAGENERAL_AGGREGATE=0: one atomicAdd on the list size per appended node (the
+     * second pass's appends), for comparison. */
+    D.aggregate = gcut__env_int("GCUT_CUDAGENERAL_AGGREGATE", 1, 0, 1);
+    /* GCUT_CUDAGENERAL_PREFETCH=0: a thread discharge loads arc by arc (the second pass's). */
+    D.prefetch = gcut__env_int("GCUT_CUDAGENERAL_PREFETCH", 1, 0, 1);
 
     /* Peak: the edge upload and the CSR together (the upload is freed before the solve). */
     const size_t need =
@@ -820,6 +1158,41 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
     const int balance = gcut__env_int("GCUT_CUDAGENERAL_BALANCE", kDefaultBalance, 0, 1 << 20);
     const unsigned bfs_small =
         (unsigned)gcut__env_int("GCUT_CUDAGENERAL_BFS_SMALL", kSmallBfsMax, 0, 1 << 24);
+    /* Persistent grid kernels (a BFS or a push phase per cooperative launch) where the device
+     * has cooperative launch; GCUT_CUDAGENERAL_PERSIST=0 keeps the launch-per-step path (the
+     * second pass's; for compute-sanitizer racecheck, which stopped cuda-grid's cooperative
+     * kernel). GCUT_CUDAGENERAL_GRID_SMALL: list size up to which block 0 runs the steps alone. */
+    int coop_support = 0, push_per_sm = 0, bfs_per_sm = 0, fwd_per_sm = 0;
+    GCUT__CUDA_TRY(cudaDeviceGetAttribute(&coop_support, cudaDevAttrCooperativeLaunch, device),
+                   "cudaDeviceGetAttribute");
+    GCUT__CUDA_TRY(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&push_per_sm, push_grid_kernel<A>, kBlock, 0),
+        "occupancy");
+    GCUT__CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                       &bfs_per_sm, bfs_grid_kernel<false, A>, kBlock, 0),
+                   "occupancy");
+    GCUT__CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                       &fwd_per_sm, bfs_grid_kernel<true, A>, kBlock, 0),
+                   "occupancy");
+    int grid_per_sm = push_per_sm < bfs_per_sm ? push_per_sm : bfs_per_sm;
+    grid_per_sm = fwd_per_sm < grid_per_sm ? fwd_per_sm : grid_per_sm;
+    grid_per_sm = gcut__env_int("GCUT_CUDAGENERAL_GRID_BLOCKS_PER_SM", grid_per_sm, 1, grid_per_sm);
+    const bool persist = coop_support != 0 && grid_per_sm > 0 &&
+                         gcut__env_int("GCUT_CUDAGENERAL_PERSIST", 1, 0, 1) != 0;
+    const int grid_blocks = sms * grid_per_sm;
+    unsigned grid_small =
+        (unsigned)gcut__env_int("GCUT_CUDAGENERAL_GRID_SMALL", kBlock, 0, 1 << 24);
+    /* Bottom-up BFS levels (grid kernels only) when the frontier passes this percentage of the
+     * nodes; 0 = top-down always. */
+    unsigned min_sweeps =
+        (unsigned)gcut__env_int("GCUT_CUDAGENERAL_MIN_SWEEPS", kMinPhaseSteps, 1, 1 << 20);
+    /* Dense sweeps (grid kernels only) while more than this percentage of the nodes are
+     * active (1 on a graph of under 100 nodes: every grid-wide step); 0 = list sweeps always. */
+    const int dense_pct = gcut__env_int("GCUT_CUDAGENERAL_DENSE", kDefaultDense, 0, 100);
+    unsigned dense = dense_pct > 0 ? (unsigned)((long long)n * dense_pct / 100 + 1) : 0u;
+    const int bottom_up_pct = gcut__env_int("GCUT_CUDAGENERAL_BOTTOM_UP", 0, 0, 100);
+    unsigned bottom_up =
+        bottom_up_pct > 0 ? (unsigned)((long long)n * bottom_up_pct / 100 + 1) : 0u;
     /* Hybrid finish (docs/CUDA-GENERAL.md; off unless GCUT_CUDAGENERAL_HYBRID=1: measured slower
      * than the GPU alone on the vision graphs once phases are balanced): on, at most `hyb_active`
      * active nodes after a global relabel, at most `hyb_nodes` nodes in the residual problem handed
@@ -933,6 +1306,16 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
         GCUT__CUDA_TRY(cudaMemsetAsync(D.count, 0, 3 * sizeof(unsigned), stream), "memset");
         bfs_init_kernel<A><<<node_blocks, kBlock, 0, stream>>>(D);
         GCUT__CUDA_TRY(cudaGetLastError(), "bfs init launch");
+        if (persist) {
+            unsigned no_fs = 0;
+            void *args[] = {&D, &no_fs, &grid_small, &bottom_up};
+            GCUT__CUDA_TRY(cudaLaunchCooperativeKernel((const void *)bfs_grid_kernel<false, A>,
+                                                       grid_blocks, kBlock, args, 0, stream),
+                           "cooperative bfs launch");
+            gcut_status rs = collect(active);
+            *depth = ctl[kLevel];
+            return rs;
+        }
         for (int batch = 2;; batch = batch < 16 ? batch * 2 : 16) {
             for (int b = 0; b < batch; b++) {
                 bfs_small_kernel<false, A><<<1, kSmallBlock, 0, stream>>>(D, 0u, bfs_small);
@@ -963,7 +1346,14 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
         fs++;
         fwd_init_kernel<A><<<node_blocks, kBlock, 0, stream>>>(D, fs);
         GCUT__CUDA_TRY(cudaGetLastError(), "hybrid search launch");
-        for (int batch = 2;; batch = batch < 16 ? batch * 2 : 16) {
+        if (persist) {
+            unsigned no_bottom_up = 0;
+            void *args[] = {&D, &fs, &grid_small, &no_bottom_up};
+            GCUT__CUDA_TRY(cudaLaunchCooperativeKernel((const void *)bfs_grid_kernel<true, A>,
+                                                       grid_blocks, kBlock, args, 0, stream),
+                           "cooperative forward search launch");
+        }
+        for (int batch = 2; !persist; batch = batch < 16 ? batch * 2 : 16) {
             for (int b = 0; b < batch; b++) {
                 bfs_small_kernel<true, A><<<1, kSmallBlock, 0, stream>>>(D, fs, bfs_small);
                 bfs_level_kernel<true, A><<<work_blocks, kBlock, 0, stream>>>(D, fs);
@@ -1162,7 +1552,22 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
                                                  : depth;
         const unsigned start = ctl[kSweeps];
         const double phase_start = gcut__now_ms();
-        for (;;) {
+        if (persist) {
+            unsigned max_steps = budget;
+            unsigned long long limit_ns = 0;
+            if (fixed_sweeps == 0 && balance > 0) {
+                const double ns = balance * 0.01 * relabel_ms * 1e6;
+                limit_ns = ns < 1.0 ? 1ull : (unsigned long long)ns;
+            }
+            int cyc = cycles;
+            void *args[] = {&D, &cyc, &max_steps, &limit_ns, &grid_small, &min_sweeps, &dense};
+            GCUT__CUDA_TRY(cudaLaunchCooperativeKernel((const void *)push_grid_kernel<A>,
+                                                       grid_blocks, kBlock, args, 0, stream),
+                           "cooperative push launch");
+            if ((st = read_ctl()) != GCUT_OK)
+                return st;
+        }
+        for (; !persist;) {
             for (int b = 0; b < 4; b++) {
                 push_small_kernel<A><<<1, kSmallBlock, 0, stream>>>(D, cycles, budget);
                 push_kernel<A><<<work_blocks, kBlock, 0, stream>>>(D, cycles);

@@ -140,6 +140,11 @@ struct Problem {
 
 enum { kAllTiles = 3 };
 
+/* qflag values of the one-launch relabel: kQueued while the tile waits on the queue,
+ * kFirstPass while it waits for its position in the first pass (relabel_init_kernel). A tile
+ * is queued only from 0 (atomicCAS), so a waiting tile is never queued twice. */
+enum { kQueued = 1, kFirstPass = 2 };
+
 /* Control words of the one-launch relabel: kHead/kTail are queue positions (position p <
  * num_tiles is tile p, the first pass over every tile; later positions are queue[p -
  * num_tiles]), kPending counts tiles queued or being relaxed (0 = the fixed point is reached),
@@ -167,7 +172,10 @@ enum {
     kChanged = 4,
     kBadIndex = 5,
     kOverflow = 6,
-    kNumCounters = 7
+    kRelaxCycles = 7,  /* one-launch relabel, summed over blocks (clock64 of thread 0): relaxing */
+    kTakeCycles = 8,   /* taking a tile (queue positions, waits for entries) */
+    kFinishCycles = 9, /* waiting for the fixed point, then collecting the active tiles */
+    kNumCounters = 10
 };
 
 __device__ void list_append(const Problem &P, int list, int tile, unsigned stamp) {
@@ -221,9 +229,45 @@ template <int CONN> __global__ void init_kernel(const Problem P) {
     block_add(sink_sum, &P.counters[kSumSink]);
 }
 
+/* Tile holding node (x, y, z). */
+template <int CONN> __device__ int tile_of(const Problem &P, int x, int y, int z) {
+    using G = Geo<CONN>;
+    return (z / G::TZ * P.tiles_y + y / G::TY) * P.tiles_x + x / G::TX;
+}
+
+/* Put the tile of node i and the tiles of its neighbours on the one-launch relabel's first
+ * pass (qflag 0 -> kFirstPass, counted in kPending once per tile). */
+template <int CONN> __device__ void mark_first_pass(const Problem &P, long long i) {
+    const int x = (int)(i % P.width), y = (int)(i / P.width % P.height),
+              z = (int)(i / ((long long)P.width * P.height));
+    const int own = tile_of<CONN>(P, x, y, z);
+    if (__ldcg(&P.qflag[own]) == 0 && atomicCAS(&P.qflag[own], 0, kFirstPass) == 0)
+        atomicAdd(&P.rctl[kPending], 1);
+#pragma unroll
+    for (int d = 0; d < CONN; d++) {
+        const int nx = x + dir_dx(CONN, d), ny = y + dir_dy(CONN, d), nz = z + dir_dz(CONN, d);
+        if (nx < 0 || nx >= P.width || ny < 0 || ny >= P.height || nz < 0 || nz >= P.depth)
+            continue;
+        const int t = tile_of<CONN>(P, nx, ny, nz);
+        if (t != own && __ldcg(&P.qflag[t]) == 0 && atomicCAS(&P.qflag[t], 0, kFirstPass) == 0)
+            atomicAdd(&P.rctl[kPending], 1);
+    }
+}
+
 /* Global relabel, step 1: heights 1 next to the sink, INF elsewhere; residual arc masks.
- * async: also every tile queued for relax_async_kernel (its first pass). */
-template <int CONN> __global__ void relabel_init_kernel(const Problem P, int async) {
+ * levels 2: also height 2 for a node with a residual arc into a node next to the sink (the
+ * length of a residual path to the sink, so a valid start for the relaxation from above,
+ * which lowers heights only; on hard 1920x1080 89% of the nodes are then at their distance
+ * before any tile is relaxed, and fewer tile edges fall).
+ * async 1: also every tile queued for relax_async_kernel's first pass (qflag kFirstPass);
+ * async 2 ("seeded"), with mark: only the tiles that hold a node of finite height or a
+ * neighbour of one, the only tiles whose relaxation can lower a height before a neighbouring
+ * tile's height falls (every other tile and its halo are all INF; a fall queues it); without
+ * mark, jacobi_kernel's last step seeds the first pass instead. For async 2 the host
+ * zeroes qflag and rctl[kHead .. kQOverflow] before the launch; kPending counts the seeded
+ * tiles. */
+template <int CONN>
+__global__ void relabel_init_kernel(const Problem P, int async, int levels, int mark) {
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < P.n;
          i += (long long)gridDim.x * blockDim.x) {
         unsigned mask = 0;
@@ -232,22 +276,64 @@ template <int CONN> __global__ void relabel_init_kernel(const Problem P, int asy
             if (P.residual[d * P.n + i] > 0)
                 mask |= 1u << d;
         P.arc_mask[i] = mask;
-        P.dist[i] = P.sink_residual[i] > 0 ? 1 : kInf;
+        int h = P.sink_residual[i] > 0 ? 1 : kInf;
+        if (h == kInf && levels >= 2) {
+#pragma unroll
+            for (int d = 0; d < CONN; d++) /* arcs out of the grid have residual 0 */
+                if ((mask & (1u << d)) && P.sink_residual[i + P.step[d]] > 0)
+                    h = 2;
+        }
+        P.dist[i] = h;
+        if (async == 2 && mark && h < kInf)
+            mark_first_pass<CONN>(P, i);
     }
     if (async) {
-        for (int t = blockIdx.x * blockDim.x + threadIdx.x; t < P.num_tiles;
-             t += gridDim.x * blockDim.x)
-            P.qflag[t] = 1;
+        if (async == 1)
+            for (int t = blockIdx.x * blockDim.x + threadIdx.x; t < P.num_tiles;
+                 t += gridDim.x * blockDim.x)
+                P.qflag[t] = kFirstPass;
         if (blockIdx.x == 0 && threadIdx.x == 0) {
             P.rctl[kHead] = 0;
             P.rctl[kTail] = P.num_tiles;
-            P.rctl[kPending] = P.num_tiles;
-            P.rctl[kQOverflow] = 0;
+            if (async == 1) {
+                P.rctl[kPending] = P.num_tiles;
+                P.rctl[kQOverflow] = 0;
+            }
             P.rctl[kEpoch] += 1;
             for (int l = 0; l < 4; l++) {
                 P.count[l] = 0;
                 P.next[l] = 0;
             }
+        }
+    }
+}
+
+/* Global relabel, between steps 1 and 2 (GCUT_CUDAGRID_JACOBI steps): one step of
+ * h(v) = min(h(v), 1 + h(w) over residual arcs v->w) node by node over the whole grid, in place
+ * (every height read or written is the length of a residual path to the sink, so heights stay
+ * valid starts for the relaxation from above). With mark, the last step puts every node whose
+ * height fell, and its neighbours' tiles, on the seeded first pass: every other tile is then
+ * at its fixed point with the heights as they are (a neighbour that fell during this step
+ * marked it), so only a fall seen later, which queues it, can lower a height in it. */
+template <int CONN> __global__ void jacobi_kernel(const Problem P, int mark) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < P.n;
+         i += (long long)gridDim.x * blockDim.x) {
+        const int h = P.dist[i];
+        if (h <= 1)
+            continue;
+        const unsigned mask = P.arc_mask[i];
+        int best = h;
+#pragma unroll
+        for (int d = 0; d < CONN; d++)
+            if (mask & (1u << d)) {
+                const int hn = __ldcg(&P.dist[i + P.step[d]]);
+                if (hn < kInf && hn + 1 < best)
+                    best = hn + 1;
+            }
+        if (best < h) {
+            P.dist[i] = best;
+            if (mark)
+                mark_first_pass<CONN>(P, i);
         }
     }
 }
@@ -425,12 +511,34 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
         relax_tile<CONN>(P, tile, hs, list_out, stamp);
 }
 
+/* Queue the tile at offset code (dz, dy, dx each -1..1 as code / 9, code / 3 % 3, code % 3)
+ * from `tile` for the one-launch relabel, unless it is outside the grid or already waiting. */
+__device__ void queue_neighbor_tile(const Problem &P, int tile, int code, unsigned epoch) {
+    const int tx = tile % P.tiles_x, ty = tile / P.tiles_x % P.tiles_y,
+              tz = tile / (P.tiles_x * P.tiles_y);
+    const int nx = tx + code % 3 - 1, ny = ty + code / 3 % 3 - 1, nz = tz + code / 9 - 1;
+    if (nx < 0 || nx >= P.tiles_x || ny < 0 || ny >= P.tiles_y || nz < 0 || nz >= P.tiles_z)
+        return;
+    const int t = (nz * P.tiles_y + ny) * P.tiles_x + nx;
+    if (atomicCAS(&P.qflag[t], 0, kQueued) != 0)
+        return; /* still waiting (queue or first pass): it will read the new heights */
+    atomicAdd(&P.rctl[kPending], 1);
+    const int p = atomicAdd(&P.rctl[kTail], 1) - P.num_tiles;
+    if (p >= P.queue_cap) {
+        atomicExch(&P.rctl[kQOverflow], 1);
+        atomicSub(&P.rctl[kPending], 1);
+    } else {
+        atomicExch(&P.queue[p], ((unsigned long long)epoch << 32) | (unsigned)t);
+    }
+}
+
 /* Relax one tile of the one-launch relabel: relax_tile's local fixed point, but heights are
  * lowered with atomicMin (a tile re-queued while a block still relaxes it may be relaxed by two
  * blocks at once; both write upper bounds that are lengths of residual paths, and the smaller
  * wins), and only the tiles holding a neighbour of a node whose height fell are queued. */
 template <int CONN>
-__device__ void relax_tile_async(const Problem &P, int tile, int *hs, int *nb, unsigned epoch) {
+__device__ void relax_tile_async(const Problem &P, int tile, int *hs, int *nb, unsigned epoch,
+                                 bool parallel_queue) {
     using G = Geo<CONN>;
     const int lx = threadIdx.x % G::TX, ly = threadIdx.x / G::TX % G::TY,
               lz = threadIdx.x / (G::TX * G::TY);
@@ -460,27 +568,24 @@ __device__ void relax_tile_async(const Problem &P, int tile, int *hs, int *nb, u
     }
     __threadfence(); /* the heights before the queue entries that announce them */
     __syncthreads();
-    if (threadIdx.x == 0) {
-        const int tx = tile % P.tiles_x, ty = tile / P.tiles_x % P.tiles_y,
-                  tz = tile / (P.tiles_x * P.tiles_y);
-        for (int code = 0; code < 27; code++) {
-            if (!nb[code])
-                continue;
-            const int nx = tx + code % 3 - 1, ny = ty + code / 3 % 3 - 1, nz = tz + code / 9 - 1;
-            if (nx < 0 || nx >= P.tiles_x || ny < 0 || ny >= P.tiles_y || nz < 0 || nz >= P.tiles_z)
-                continue;
-            const int t = (nz * P.tiles_y + ny) * P.tiles_x + nx;
-            if (atomicExch(&P.qflag[t], 1) != 0)
-                continue; /* still waiting on the queue: it will read the new heights */
-            atomicAdd(&P.rctl[kPending], 1);
-            const int p = atomicAdd(&P.rctl[kTail], 1) - P.num_tiles;
-            if (p >= P.queue_cap) {
-                atomicExch(&P.rctl[kQOverflow], 1);
-                atomicSub(&P.rctl[kPending], 1);
-            } else {
-                atomicExch(&P.queue[p], ((unsigned long long)epoch << 32) | (unsigned)t);
-            }
+    if (parallel_queue) {
+        /* Thread c queues the neighbour at offset code c, so the atomics of up to 26
+         * neighbours overlap instead of following one another in thread 0. */
+        if (threadIdx.x < 27 && nb[threadIdx.x]) {
+            queue_neighbor_tile(P, tile, threadIdx.x, epoch);
+            __threadfence();
         }
+        __syncthreads(); /* every neighbour counted in kPending before this tile leaves it */
+        if (threadIdx.x == 0) {
+            __threadfence();
+            atomicSub(&P.rctl[kPending], 1); /* this tile's relaxation is done */
+        }
+        return;
+    }
+    if (threadIdx.x == 0) {
+        for (int code = 0; code < 27; code++)
+            if (nb[code])
+                queue_neighbor_tile(P, tile, code, epoch);
         __threadfence();
         atomicSub(&P.rctl[kPending], 1); /* this tile's relaxation is done */
     }
@@ -497,7 +602,7 @@ __device__ void relax_tile_async(const Problem &P, int tile, int *hs, int *nb, u
  * relabel's queue entries, so the queue need not be cleared between relabels. */
 template <int CONN>
 __global__ void __launch_bounds__(Geo<CONN>::T)
-    relax_async_kernel(const Problem P, int list_out, unsigned stamp) {
+    relax_async_kernel(const Problem P, int list_out, unsigned stamp, int parallel_queue) {
     using G = Geo<CONN>;
     __shared__ int hs[G::BOX];
     __shared__ int nb[27];
@@ -505,10 +610,15 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
     volatile int *rctl = P.rctl;
     const unsigned epoch = (unsigned)rctl[kEpoch];
     int visits = 0;
+    long long take_cycles = 0, relax_cycles = 0, t_mark = clock64();
     for (;;) {
         if (threadIdx.x == 0) {
-            int tile = -1;
-            const int p = atomicAdd(&P.rctl[kHead], 1);
+            int tile = -1, p;
+            /* First-pass positions of tiles that are not waiting for them (not seeded, or
+             * queued meanwhile: their queue entry relaxes them) are skipped. */
+            while ((p = atomicAdd(&P.rctl[kHead], 1)) < P.num_tiles &&
+                   atomicCAS(&P.qflag[p], kFirstPass, 0) != kFirstPass) {
+            }
             if (p < P.num_tiles) {
                 tile = p;
             } else if (p - P.num_tiles < P.queue_cap) {
@@ -525,7 +635,10 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
                 }
             }
             if (tile >= 0) {
-                atomicExch(&P.qflag[tile], 0); /* a neighbour that falls from now on re-queues it */
+                /* A neighbour that falls from now on re-queues it (the first pass cleared its
+                 * flag above). */
+                if (p >= P.num_tiles)
+                    atomicExch(&P.qflag[tile], 0);
                 __threadfence();
             }
             slot_s = tile;
@@ -533,14 +646,22 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
         __syncthreads();
         const int tile = slot_s;
         __syncthreads();
+        long long t = clock64();
+        take_cycles += t - t_mark;
+        t_mark = t;
         if (tile < 0)
             break;
         visits++;
-        relax_tile_async<CONN>(P, tile, hs, nb, epoch);
+        relax_tile_async<CONN>(P, tile, hs, nb, epoch, parallel_queue != 0);
+        t = clock64();
+        relax_cycles += t - t_mark;
+        t_mark = t;
     }
     if (threadIdx.x == 0) {
         if (visits != 0)
             atomicAdd(&P.rctl[kRelaxVisits], visits);
+        atomicAdd(&P.counters[kTakeCycles], (unsigned long long)take_cycles);
+        atomicAdd(&P.counters[kRelaxCycles], (unsigned long long)relax_cycles);
         while (rctl[kPending] != 0 && rctl[kQOverflow] == 0)
             __nanosleep(64);
         __threadfence();
@@ -557,6 +678,8 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
         if (__syncthreads_or(active) && threadIdx.x == 0)
             list_append(P, list_out, tile, stamp);
     }
+    if (threadIdx.x == 0)
+        atomicAdd(&P.counters[kFinishCycles], (unsigned long long)(clock64() - t_mark));
 }
 
 /* The whole global relabel in one cooperative launch (grid-wide barriers between passes, no
@@ -847,14 +970,15 @@ struct Session {
     cudaStream_t stream = nullptr;
     int *host_count = nullptr; /* pinned [4 + kRctlWords]: list sizes, then P.rctl */
     unsigned long long *host_counters = nullptr;
-    cudaEvent_t events[5] = {}; /* 0-2: verbose phase times, 3-4: construction */
+    cudaEvent_t events[8] = {}; /* 0-2, 5-7: verbose phase times, 3-4: construction */
     void *blocks[32] = {};
     int num_blocks = 0;
     size_t device_bytes = 0;
     bool pinned_reserved = false;
     /* Launch shapes and knobs, fixed at setup. */
     int device = 0, node_blocks = 1, sweep_blocks = 1, relax_blocks = 1, coop = 0, coop_blocks = 1,
-        sweeps_per_relabel = 1, rounds = 1, warm_sweeps = 1, relax_async = 1, async_blocks = 1;
+        sweeps_per_relabel = 1, rounds = 1, warm_sweeps = 1, relax_async = 1, async_blocks = 1,
+        init_levels = 1, parallel_queue = 1, jacobi = 0;
     /* One-launch relabels since the queue was last cleared (their epochs tag its entries). */
     long long epochs = 0;
     ~Session() {
@@ -1008,16 +1132,30 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
         (int)((nodes + 255) / 256 < (size_t)sms * 16 ? (nodes + 255) / 256 : (size_t)sms * 16);
     S.sweep_blocks = sweep_per_sm * sms < P.num_tiles ? sweep_per_sm * sms : P.num_tiles;
     S.relax_blocks = relax_per_sm * sms < P.num_tiles ? relax_per_sm * sms : P.num_tiles;
-    /* GCUT_CUDAGRID_RELAX: 1 (default) the global relabel's relaxation and collection in one
-     * launch over a device queue (relax_async_kernel); 0 as passes, one launch each, with a
-     * host read of the list size every kRelaxBatch passes (hard 1920x1080 on the H100: 2.9
-     * against 3.3-3.9 ms per solve, docs/CUDA-GRID.md). */
+    /* GCUT_CUDAGRID_RELAX: 2 (default) the global relabel's relaxation and collection in one
+     * launch over a device queue (relax_async_kernel), whose first pass takes only the tiles
+     * that the last Jacobi step (or, with none, a finite height) marks; 1 the same with every
+     * tile in the first pass;
+     * 0 as passes, one launch each, with a host read of the list size every kRelaxBatch
+     * passes (hard 1920x1080 on the H100: one launch 2.9 against 3.3-3.9 ms per solve,
+     * docs/CUDA-GRID.md). */
     int async_per_sm = 1;
     GCUT__CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&async_per_sm,
                                                                  relax_async_kernel<CONN>, G::T, 0),
                    "occupancy");
     S.async_blocks = async_per_sm * sms < P.num_tiles ? async_per_sm * sms : P.num_tiles;
-    S.relax_async = gcut__env_int("GCUT_CUDAGRID_RELAX", 1, 0, 1);
+    S.relax_async = gcut__env_int("GCUT_CUDAGRID_RELAX", 2, 0, 2);
+    /* GCUT_CUDAGRID_INIT_LEVELS: 2 (default) a global relabel starts with heights 1 and 2
+     * set node by node (relabel_init_kernel); 1 with heights 1 only. */
+    S.init_levels = gcut__env_int("GCUT_CUDAGRID_INIT_LEVELS", 2, 1, 2);
+    /* GCUT_CUDAGRID_QPAR: 1 (default) a relaxed tile queues its neighbours from one thread per
+     * neighbour; 0 from thread 0, one after the other. */
+    S.parallel_queue = gcut__env_int("GCUT_CUDAGRID_QPAR", 1, 0, 1);
+    /* GCUT_CUDAGRID_JACOBI: node-by-node relaxation steps over the whole grid before the tile
+     * relaxation (jacobi_kernel; the last one seeds the first pass with RELAX=2), default 2
+     * (hard 1920x1080 on the H100: 2.20 / 2.33 ms per solve against 2.87 / 2.57 with none and
+     * 2.74 / 2.51 before this session's relabel changes, docs/CUDA-GRID.md); 0 none. */
+    S.jacobi = gcut__env_int("GCUT_CUDAGRID_JACOBI", 2, 0, 64);
     S.sweeps_per_relabel = gcut__env_int(
         "GCUT_CUDAGRID_SWEEPS",
         G::NDIM == 2 ? kDefaultSweepsPerRelabel2D : kDefaultSweepsPerRelabel3D, 1, 1 << 20);
@@ -1095,6 +1233,7 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
     gcut_status st = GCUT_OK;
     GCUT__CUDA_TRY(cudaMemsetAsync(P.mark, 0, tiles * 4, stream), "memset");
     GCUT__CUDA_TRY(cudaMemsetAsync(P.counters + kSumSinkResidual, 0, 3 * 8, stream), "memset");
+    GCUT__CUDA_TRY(cudaMemsetAsync(P.counters + kRelaxCycles, 0, 3 * 8, stream), "memset");
     /* Queue words and visits from 0; the epoch goes on, unless two billion relabels ran since
      * the queue was cleared (then clear it, so that no old tag can match). */
     if (S.epochs > (1ll << 31)) {
@@ -1114,6 +1253,7 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         *out = *S.host_count;
         return GCUT_OK;
     };
+    float init_ms = 0, relax_kernel_ms = 0; /* --verbose: of the one-launch relabels */
     /* Exact heights, then the active tiles; 0 active tiles means the preflow is maximum. */
     auto global_relabel = [&](int *active_tiles) -> gcut_status {
         relabels++;
@@ -1138,9 +1278,25 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         }
         if (S.relax_async) {
             S.epochs++;
-            relabel_init_kernel<CONN><<<node_blocks, 256, 0, stream>>>(P, 1);
-            relax_async_kernel<CONN><<<S.async_blocks, G::T, 0, stream>>>(P, q % 3, ++stamp);
+            if (verbose)
+                GCUT__CUDA_TRY(cudaEventRecord(S.events[5], stream), "cudaEventRecord");
+            if (S.relax_async == 2) {
+                GCUT__CUDA_TRY(cudaMemsetAsync(P.qflag, 0, tiles * sizeof(int), stream), "memset");
+                GCUT__CUDA_TRY(cudaMemsetAsync(P.rctl, 0, (kQOverflow + 1) * sizeof(int), stream),
+                               "memset");
+            }
+            relabel_init_kernel<CONN>
+                <<<node_blocks, 256, 0, stream>>>(P, S.relax_async, S.init_levels, S.jacobi == 0);
+            for (int k = 0; k < S.jacobi; k++)
+                jacobi_kernel<CONN>
+                    <<<node_blocks, 256, 0, stream>>>(P, S.relax_async == 2 && k == S.jacobi - 1);
+            if (verbose)
+                GCUT__CUDA_TRY(cudaEventRecord(S.events[6], stream), "cudaEventRecord");
+            relax_async_kernel<CONN>
+                <<<S.async_blocks, G::T, 0, stream>>>(P, q % 3, ++stamp, S.parallel_queue);
             GCUT__CUDA_TRY(cudaGetLastError(), "relax kernel launch");
+            if (verbose)
+                GCUT__CUDA_TRY(cudaEventRecord(S.events[7], stream), "cudaEventRecord");
             GCUT__CUDA_TRY(cudaMemcpyAsync(S.host_count, P.count, 4 * sizeof(int),
                                            cudaMemcpyDeviceToHost, stream),
                            "read list sizes");
@@ -1148,6 +1304,13 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
                                            cudaMemcpyDeviceToHost, stream),
                            "read list sizes");
             GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "global relabel");
+            if (verbose) {
+                float a = 0, b = 0;
+                GCUT__CUDA_TRY(cudaEventElapsedTime(&a, S.events[5], S.events[6]), "event time");
+                GCUT__CUDA_TRY(cudaEventElapsedTime(&b, S.events[6], S.events[7]), "event time");
+                init_ms += a;
+                relax_kernel_ms += b;
+            }
             relax_visits = S.host_count[4 + kRelaxVisits]; /* since the solve began */
             if (S.host_count[4 + kQOverflow] == 0) {
                 *active_tiles = S.host_count[q % 3];
@@ -1158,7 +1321,9 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
             GCUT__CUDA_TRY(cudaMemsetAsync(P.count, 0, 4 * sizeof(int), stream), "memset");
             GCUT__CUDA_TRY(cudaMemsetAsync(P.next, 0, 4 * sizeof(int), stream), "memset");
         }
-        relabel_init_kernel<CONN><<<node_blocks, 256, 0, stream>>>(P, 0);
+        relabel_init_kernel<CONN><<<node_blocks, 256, 0, stream>>>(P, 0, S.init_levels, 0);
+        for (int k = 0; k < S.jacobi; k++)
+            jacobi_kernel<CONN><<<node_blocks, 256, 0, stream>>>(P, 0);
         relax_kernel<CONN>
             <<<relax_blocks, G::T, 0, stream>>>(P, kAllTiles, (q + 1) % 3, (q + 2) % 3, ++stamp);
         q++;
@@ -1184,7 +1349,7 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
     };
 
     /* With verbose, device time of sweeps and of global relabels (host waits included). */
-    float sweep_ms = 0, relabel_ms = 0;
+    float sweep_ms = 0, relabel_ms = 0, start_ms = 0, finish_ms = 0;
     auto lap = [&](int from, int to, float *total) -> gcut_status {
         GCUT__CUDA_TRY(cudaEventRecord(S.events[to], stream), "cudaEventRecord");
         GCUT__CUDA_TRY(cudaEventSynchronize(S.events[to]), "cudaEventSynchronize");
@@ -1194,7 +1359,7 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         return GCUT_OK;
     };
     if (verbose) {
-        for (int k = 0; k < 3; k++)
+        for (int k = 0; k < 8; k++)
             if (S.events[k] == nullptr)
                 GCUT__CUDA_TRY(cudaEventCreate(&S.events[k]), "cudaEventCreate");
         GCUT__CUDA_TRY(cudaEventRecord(S.events[0], stream), "cudaEventRecord");
@@ -1203,21 +1368,23 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
     if (keep_heights) {
         /* Warm start: sweep first on the previous solve's heights (exact distances before the
          * changes; stale ones cost work, never exactness: pushes keep the preflow, and only a
-         * global relabel can stop the solve), listing the tiles with an active node. */
+         * global relabel can stop the solve), on the tiles with an active node. The sweeps read
+         * the list's size on the device, so the host does not wait for it (-1: not known; an
+         * empty list makes the sweeps return at once, and the relabel after them decides). */
         GCUT__CUDA_TRY(cudaMemsetAsync(P.count, 0, 4 * sizeof(int), stream), "memset");
         GCUT__CUDA_TRY(cudaMemsetAsync(P.next, 0, 4 * sizeof(int), stream), "memset");
         collect_kernel<CONN><<<P.num_tiles, G::T, 0, stream>>>(P, q % 3, ++stamp);
         GCUT__CUDA_TRY(cudaGetLastError(), "collect kernel launch");
-        if ((st = read_count(q % 3, &active_tiles)) != GCUT_OK)
+        active_tiles = -1;
+        if (verbose && (st = lap(0, 1, &start_ms)) != GCUT_OK)
             return st;
-    }
-    if ((!keep_heights || active_tiles == 0) &&
-        ((st = global_relabel(&active_tiles)) != GCUT_OK ||
-         (verbose && (st = lap(0, 1, &relabel_ms)) != GCUT_OK)))
+    } else if ((st = global_relabel(&active_tiles)) != GCUT_OK ||
+               (verbose && (st = lap(0, 1, &relabel_ms)) != GCUT_OK)) {
         return st;
+    }
     /* The first batch of a warm start may be longer (GCUT_CUDAGRID_WARM_SWEEPS). */
-    int batch = keep_heights && active_tiles > 0 ? S.warm_sweeps : sweeps_per_relabel;
-    while (active_tiles > 0) {
+    int batch = keep_heights ? S.warm_sweeps : sweeps_per_relabel;
+    while (active_tiles != 0) {
         if (verbose)
             GCUT__CUDA_TRY(cudaEventRecord(S.events[0], stream), "cudaEventRecord");
         const int this_batch = batch;
@@ -1236,6 +1403,8 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
                     (long long)sweeps, (long long)relabels, active_tiles);
     }
 
+    if (verbose)
+        GCUT__CUDA_TRY(cudaEventRecord(S.events[0], stream), "cudaEventRecord");
     unsigned char *labels_dev =
         labels_on_device && labels != NULL ? labels : reinterpret_cast<unsigned char *>(P.arc_mask);
     finish_kernel<<<node_blocks, 256, 0, stream>>>(P, labels_dev);
@@ -1247,6 +1416,8 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
     if (labels != NULL && !labels_on_device)
         GCUT__CUDA_TRY(cudaMemcpyAsync(labels, labels_dev, nodes, cudaMemcpyDeviceToHost, stream),
                        "download labels");
+    if (verbose && (st = lap(0, 1, &finish_ms)) != GCUT_OK)
+        return st;
     GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "solve");
 
     const unsigned long long *c = S.host_counters;
@@ -1265,10 +1436,22 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         fprintf(stderr,
                 "cuda-grid: flow %lld, %lld sweeps, %lld global relabels (%lld relax passes, "
                 "%lld one-launch tile relaxations, %lld queue overflows), %llu tile visits, %.0f "
-                "bytes/sweep; device ms: sweeps %.3f, global relabels %.3f\n",
+                "bytes/sweep; device ms: sweeps %.3f, global relabels %.3f, warm start's "
+                "collection %.3f, labels and download %.3f\n",
                 (long long)*flow, (long long)sweeps, (long long)relabels, (long long)relax_passes,
                 (long long)relax_visits, (long long)queue_overflows, c[kVisits],
-                stats->bytes_per_sweep, sweep_ms, relabel_ms);
+                stats->bytes_per_sweep, sweep_ms, relabel_ms, start_ms, finish_ms);
+    if (verbose && relax_visits > 0) {
+        const double rc = (double)c[kRelaxCycles], tc = (double)c[kTakeCycles],
+                     fc = (double)c[kFinishCycles], all = rc + tc + fc > 0 ? rc + tc + fc : 1;
+        fprintf(stderr,
+                "cuda-grid: one-launch relabel, block time (thread 0's clock): relaxing %.0f%%, "
+                "taking and waiting for tiles %.0f%%, waiting for the end and collecting %.0f%%; "
+                "%.1f kcycles per tile relaxation, %d blocks; device ms: init kernels %.3f, "
+                "relax kernels %.3f (of the global relabels' %.3f)\n",
+                100 * rc / all, 100 * tc / all, 100 * fc / all, rc / 1e3 / (double)relax_visits,
+                S.async_blocks, init_ms, relax_kernel_ms, relabel_ms);
+    }
     return GCUT_OK;
 }
 
@@ -1515,6 +1698,7 @@ template <int CONN> void preload_kernels() {
     cudaFuncGetAttributes(&a, relabel_init_kernel<CONN>);
     cudaFuncGetAttributes(&a, relax_kernel<CONN>);
     cudaFuncGetAttributes(&a, relax_async_kernel<CONN>);
+    cudaFuncGetAttributes(&a, jacobi_kernel<CONN>);
     cudaFuncGetAttributes(&a, relabel_coop_kernel<CONN>);
     cudaFuncGetAttributes(&a, collect_kernel<CONN>);
     cudaFuncGetAttributes(&a, sweep_kernel<CONN>);
@@ -1697,6 +1881,8 @@ template <int CONN>
 __global__ void repair_kernel(const Problem P, const int *cur, const int *nw,
                               const unsigned char *changed, const unsigned *list, long long count) {
     const long long n = P.n;
+    if (P.counters[kBadIndex] != ~0ull)
+        return; /* the gather found a negative value: refused, nothing kept changes */
     unsigned long long sink_delta = 0, changed_nodes = 0;
     for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < count;
          k += (long long)gridDim.x * blockDim.x) {
@@ -1750,6 +1936,8 @@ __global__ void repair_kernel(const Problem P, const int *cur, const int *nw,
  * amount): the deficit becomes flow already at the sink, and sum(sink caps) - sum(sink
  * residuals) stays the flow value. */
 __global__ void deficit_kernel(const Problem P) {
+    if (P.counters[kBadIndex] != ~0ull)
+        return;
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < P.n;
          i += (long long)gridDim.x * blockDim.x) {
         const long long e = P.excess[i];
@@ -1805,7 +1993,10 @@ __global__ void gather_kernel(const Problem P, int arrays, const unsigned *list,
 
 /* List mode, after the repair: the listed nodes' values become the current ones. */
 __global__ void commit_kernel(long long n, int arrays, const unsigned *list, long long count,
-                              int *cur, const int *nw, unsigned char *changed) {
+                              int *cur, const int *nw, unsigned char *changed,
+                              const unsigned long long *counters) {
+    if (counters[kBadIndex] != ~0ull)
+        return; /* a negative value: refused, nothing kept changes */
     for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < count;
          k += (long long)gridDim.x * blockDim.x) {
         const long long i = list[k];
@@ -1910,11 +2101,12 @@ template <int CONN> gcut_status cold_init(CudaContext &C) {
  * *fallback set when a repaired residual would overflow and the state was rebuilt cold. */
 template <int CONN>
 gcut_status warm_repair(CudaContext &C, bool listed, long long count, bool *fallback,
-                        int64_t *changed_nodes) {
+                        int64_t *changed_nodes, bool checked_on_device = false) {
     Session &S = C.S;
     Problem &P = S.P;
     cudaStream_t stream = S.stream;
-    gcut_status st = reset_check(C);
+    /* After device_gather, counters[kBadIndex] holds its check (read below, once). */
+    gcut_status st = checked_on_device ? GCUT_OK : reset_check(C);
     if (st != GCUT_OK)
         return st;
     GCUT__CUDA_TRY(cudaMemsetAsync(P.counters + kChanged, 0, 8, stream), "memset");
@@ -1934,7 +2126,7 @@ gcut_status warm_repair(CudaContext &C, bool listed, long long count, bool *fall
             commit_kernel<<<(int)((count + 255) / 256 < S.node_blocks ? (count + 255) / 256
                                                                       : S.node_blocks),
                             256, 0, stream>>>(C.n, C.arrays, C.dev_idx, count, C.cur, C.nw,
-                                              C.changed);
+                                              C.changed, P.counters);
         GCUT__CUDA_TRY(cudaGetLastError(), "commit kernel launch");
     } else {
         int *t = C.cur;
@@ -2051,7 +2243,9 @@ gcut_status device_gather(CudaContext &C, const gcut__ctx_changes *changes, long
                     256, 0, stream>>>(S.P, C.arrays, C.dev_idx, count, C.pinned_grid, C.nw,
                                       C.changed);
     GCUT__CUDA_TRY(cudaGetLastError(), "gather kernel launch");
-    return read_counters(C, "gcut_grid_context_solve");
+    /* No host read here: the repair kernels that follow leave every kept array alone when the
+     * gather found a negative value, and warm_repair's one read of the counters names it. */
+    return GCUT_OK;
 }
 
 template <int CONN>
@@ -2087,12 +2281,13 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
             return st;
         /* GCUT_CUDAGRID_GATHER: 1 (default) the device reads the listed nodes' values from
          * the pinned grid; 0 the host gathers them into pinned staging and uploads them. */
-        if (C.gather_on_device && grid->terminal[GCUT_SOURCE] == C.pinned_grid)
+        const bool on_device = C.gather_on_device && grid->terminal[GCUT_SOURCE] == C.pinned_grid;
+        if (on_device)
             st = device_gather(C, changes, count);
         else
             st = host_gather<CONN>(C, grid, changes, count);
         if (st == GCUT_OK)
-            st = warm_repair<CONN>(C, true, count, &fallback, &changed);
+            st = warm_repair<CONN>(C, true, count, &fallback, &changed, on_device && count > 0);
     }
     if (st != GCUT_OK) {
         C.loaded = false;

@@ -75,8 +75,9 @@ typedef struct QP_FN(core) {
     QP_FN(sub) * subs;
     QP_IDX *orig; /* internal -> original node, NULL when identical */
     int32_t next_phase_a;
-    uint8_t *ready;      /* per block: its Phase A is over (the overlapped schedule) */
-    pthread_cond_t wake; /* a Phase A or a merge ended */
+    int32_t *phase_a_order; /* blocks by size, largest first (the longest Phase A starts first) */
+    uint8_t *ready;         /* per block: its Phase A is over (the overlapped schedule) */
+    pthread_cond_t wake;    /* a Phase A or a merge ended */
     pthread_mutex_t lock;
     bool profile;      /* GCUT_PBK_PROFILE=1: each merge's size and time on stderr */
     bool size_order;   /* GCUT_PBK_ORDER=size: the smallest union first, not Liu & Sun's score */
@@ -106,6 +107,7 @@ static void QP_FN(core_free)(QP_FN(core) * c) {
     gcut__free(c->nonsub_edge);
     gcut__free(c->owner);
     gcut__free(c->ready);
+    gcut__free(c->phase_a_order);
     if (c->subs != NULL)
         for (int32_t b = 0; b < c->B; b++)
             gcut__free(c->subs[b].bk.orphans);
@@ -302,14 +304,7 @@ static void QP_FN(build_slices)(QP_FN(build_job) * j) {
     QP_FN(core) *c = j->c;
     const QP_IDX M = c->M, n = c->n;
     const int64_t jobs = j->jobs, t = j->index;
-    if (c->mirror) {
-        QP_IDX a0 = (QP_IDX)((int64_t)M * t / jobs), a1 = (QP_IDX)((int64_t)M * (t + 1) / jobs);
-        for (QP_IDX a = a0; a < a1; a++) {
-            c->arcs[a + M].head = QP_FN(flip)(c, c->arcs[a].head);
-            c->arcs[a + M].residual = 0;
-            QP_IDX s = c->sister[a];
-            c->sister[a + M] = s < M ? s + M : s - M;
-        }
+    if (c->mirror) { /* (the flipped half's arcs were written with the primal ones) */
         QP_IDX v0 = (QP_IDX)((int64_t)n * t / jobs), v1 = (QP_IDX)((int64_t)n * (t + 1) / jobs);
         for (QP_IDX v = v0 + 1; v <= v1; v++)
             c->first[n + v] = c->first[v] + M;
@@ -349,10 +344,12 @@ static void *QP_FN(build_pass)(void *arg) {
             continue;
         QP_IDX u = intern != NULL ? intern[e.u] : (QP_IDX)e.u;
         QP_IDX v = intern != NULL ? intern[e.v] : (QP_IDX)e.v;
-        int32_t bu =
-            in->block != NULL ? QP_FN(given_block)(c, in->block[e.u], u) : QP_FN(block_of)(c, u);
-        int32_t bv =
-            in->block != NULL ? QP_FN(given_block)(c, in->block[e.v], v) : QP_FN(block_of)(c, v);
+        int32_t bu = c->B == 1           ? 0 /* serial qpbo */
+                     : in->block != NULL ? QP_FN(given_block)(c, in->block[e.u], u)
+                                         : QP_FN(block_of)(c, u);
+        int32_t bv = c->B == 1           ? 0
+                     : in->block != NULL ? QP_FN(given_block)(c, in->block[e.v], v)
+                                         : QP_FN(block_of)(c, v);
         if (j->pass == 1) {
             (void)QP_ADD(&c->first[u], (QP_IDX)1, j->atomic);
             (void)QP_ADD(&c->first[v], (QP_IDX)1, j->atomic);
@@ -384,6 +381,13 @@ static void *QP_FN(build_pass)(void *arg) {
             c->arcs[a].residual = now ? rec.cap : 0;
             c->arcs[b].residual = now ? rec.rev : 0;
         }
+        if (c->mirror) { /* the flipped half: arc a + M leaves u' towards the flip of a's head */
+            c->arcs[a + M].head = e.nonsub ? v : v + n;
+            c->arcs[b + M].head = e.nonsub ? u : u + n;
+            c->arcs[a + M].residual = c->arcs[b + M].residual = 0;
+            c->sister[a + M] = e.nonsub ? b : b + M;
+            c->sister[b + M] = e.nonsub ? a : a + M;
+        }
         if (bu != bv) {
             QP_FN(pending) *p = &j->pending[j->next_pending++];
             p->a = bu < bv ? bu : bv;
@@ -402,10 +406,21 @@ static void QP_FN(build_run)(QP_FN(build_job) * job, int jobs) {
 
 static gcut_status QP_FN(finish)(QP_FN(core) * c, QP_FN(pending) * pending, int64_t np, int jobs);
 
+/* The per-block bookkeeping of the sub-graphs. */
+static gcut_status QP_FN(alloc_subs)(QP_FN(core) * c) {
+    const int32_t B = c->B;
+    c->next_block = gcut__malloc(gcut__mul_size((size_t)B, sizeof(int32_t)), "qpbo blocks");
+    c->owner = gcut__malloc(gcut__mul_size((size_t)B, sizeof(int32_t)), "qpbo blocks");
+    c->subs = gcut__calloc((size_t)B, sizeof(QP_FN(sub)), "qpbo sub-graphs");
+    if (!c->next_block || !c->owner || !c->subs)
+        return GCUT_ERR_NOMEM;
+    return GCUT_OK;
+}
+
 /* Renumbering by given block (a stable counting sort of the nodes by block): each job counts
  * its slice's nodes per block, offsets are taken block by block and job by job, then each job
- * places its slice; the serial order for any number of jobs. cursor[b] holds block b's start
- * and is advanced past it. */
+ * places its slice; the serial order for any number of jobs. cursor (given + 1, zeroed) ends
+ * with cursor[b] = block b's end. */
 typedef struct QP_FN(renum_job) {
     const int32_t *block;
     int64_t i0, i1;
@@ -440,6 +455,10 @@ static void QP_FN(renumber)(const gcut__qp_input *in, QP_IDX *cursor, int32_t gi
         count = gcut__calloc((size_t)given * (size_t)jobs, sizeof(QP_IDX), "qpbo renumbering");
     if (count == NULL) { /* one job (or no room for the counters: the same result serially) */
         gcut__clear_error();
+        for (int64_t i = 0; i < n; i++)
+            cursor[in->block[i] + 1]++;
+        for (int32_t b = 0; b < given; b++)
+            cursor[b + 1] += cursor[b];
         for (int64_t i = 0; i < n; i++) {
             QP_IDX v = cursor[in->block[i]]++;
             intern[i] = v;
@@ -453,16 +472,406 @@ static void QP_FN(renumber)(const gcut__qp_input *in, QP_IDX *cursor, int32_t gi
             in->block, n * t / jobs, n * (t + 1) / jobs, count + (size_t)given * (size_t)t, intern,
             orig,      false};
     gcut__run_jobs(QP_FN(renum_slice), job, sizeof *job, jobs);
-    for (int32_t b = 0; b < given; b++)
+    QP_IDX at = 0;
+    for (int32_t b = 0; b < given; b++) {
         for (int t = 0; t < jobs; t++) {
             QP_IDX here = job[t].count[b];
-            job[t].count[b] = cursor[b];
-            cursor[b] += here;
+            job[t].count[b] = at;
+            at += here;
         }
+        cursor[b] = at;
+    }
     for (int t = 0; t < jobs; t++)
         job[t].place = true;
     gcut__run_jobs(QP_FN(renum_slice), job, sizeof *job, jobs);
     gcut__free(count);
+}
+
+/* ---- the build without atomics (pqpbo on threads, B <= QP_BUCKET_MAX_BLOCKS blocks) ----
+ * Pass 1 counts, per job (a range of edges) and block, the edges inside the block and the
+ * ends of edges across blocks; pass 2 scatters them into one bucket per block (the blocks'
+ * buckets one after the other, inside a bucket the jobs in order: the edges' order); pass 3
+ * builds each block's CSR on one thread from its own bucket (its nodes' counters, arcs and
+ * records are its alone: no atomics, no writes outside its ranges but the flipped half and
+ * one slot per end across blocks); pass 4 links the two arcs of each pair across blocks. */
+#define QP_BUCKET_MAX_BLOCKS 1024
+#define QP_DIRECT_MAX_BLOCKS 64
+
+typedef struct QP_FN(block_size) {
+    uint64_t nodes;
+    int32_t block;
+} QP_FN(block_size);
+
+/* Larger first; equal sizes in block order. */
+static int QP_FN(cmp_block_size)(const void *x, const void *y) {
+    const QP_FN(block_size) *a = x, *b = y;
+    if (a->nodes != b->nodes)
+        return a->nodes > b->nodes ? -1 : 1;
+    return (a->block > b->block) - (a->block < b->block);
+}
+
+typedef struct QP_FN(entry) {
+    QP_IDX tail, head;
+    uint32_t cap, rev; /* rev: the sister's residual, or QP_NONSUB */
+    QP_IDX x;          /* QP_NONE: an edge inside the block (both arcs here); else 2 x (its
+                          number among the pairs across blocks) + (0: u's end, 1: v's end) */
+} QP_FN(entry);
+
+typedef struct QP_FN(bucket_job) {
+    QP_FN(core) * c;
+    const gcut__qp_input *in;
+    const QP_IDX *intern;
+    int pass, index, jobs;
+    int64_t k0, k1;
+    int64_t *inside, *ends; /* pass 1: this job's counts per block; pass 2: its cursors */
+    int64_t *nonsub;        /* pass 1: this job's non-submodular edges inside each block */
+    int64_t cross, next_cross;
+    int64_t *key, *key_nonsub; /* direct (B <= QP_DIRECT_MAX_BLOCKS): per block pair a * B + b,
+                                  pass 1 its pairs (and non-submodular ones), pass 2 cursors */
+    QP_FN(entry) * entries;
+    QP_FN(pending) * pending; /* not direct: the pairs across blocks in edge order */
+    QP_FN(rec) * outer;       /* direct: the core's records, already by interface */
+    QP_IDX *other;            /* per pair across blocks: the arc of v's end */
+    const int64_t *e_begin;   /* B + 1: each block's bucket */
+    const QP_IDX *a_begin;    /* B + 1: each block's arcs */
+    int32_t *next_block;      /* pass 3: shared counter of blocks taken */
+    const int32_t *order;     /* pass 3: blocks by bucket size, largest first */
+    int64_t x0, x1;           /* pass 4: pairs of this job */
+} QP_FN(bucket_job);
+
+static void QP_FN(bucket_block)(QP_FN(bucket_job) * j, int32_t b) {
+    QP_FN(core) *c = j->c;
+    const QP_IDX n = c->n, M = c->M, s = c->block_start[b], e = c->block_start[b + 1];
+    const QP_FN(entry) *en = j->entries + j->e_begin[b], *end = j->entries + j->e_begin[b + 1];
+    QP_IDX *first = c->first;
+    for (const QP_FN(entry) *p = en; p < end; p++) {
+        first[p->tail]++;
+        if (p->x == QP_NONE)
+            first[p->head]++;
+    }
+    QP_IDX sum = j->a_begin[b];
+    for (QP_IDX v = s; v < e; v++) {
+        sum += first[v];
+        first[v] = sum;
+    }
+    int64_t inner = c->inner_begin[b];
+    const bool mirror = c->mirror;
+    for (const QP_FN(entry) *p = en; p < end; p++) {
+        const QP_IDX u = p->tail, v = p->head;
+        const bool nonsub = p->rev == QP_NONSUB;
+        const QP_IDX a = --first[u];
+        if (p->x != QP_NONE) { /* one end of a pair across blocks: residuals 0 until merged */
+            c->arcs[a].head = nonsub ? v + n : v;
+            c->arcs[a].residual = 0;
+            if (mirror) {
+                c->arcs[a + M].head = nonsub ? v : v + n;
+                c->arcs[a + M].residual = 0;
+            }
+            if ((p->x & 1) == 0 && j->outer != NULL)
+                j->outer[p->x >> 1].arc = a;
+            else if ((p->x & 1) == 0)
+                j->pending[p->x >> 1].rec.arc = a;
+            else
+                j->other[p->x >> 1] = a;
+            continue;
+        }
+        const QP_IDX bb = --first[v];
+        QP_FN(rec) rec = {a, p->cap, p->rev};
+        if (nonsub) {
+            c->arcs[a].head = v + n; /* u -> v' */
+            c->arcs[bb].head = u + n;
+            c->sister[a] = bb + M;
+            c->sister[bb] = a + M;
+            c->arcs[a].residual = c->arcs[bb].residual = 0;
+            c->inner[inner++] = rec;
+        } else {
+            c->arcs[a].head = v;
+            c->arcs[bb].head = u;
+            c->sister[a] = bb;
+            c->sister[bb] = a;
+            c->arcs[a].residual = p->cap;
+            c->arcs[bb].residual = p->rev;
+        }
+        if (mirror) {
+            c->arcs[a + M].head = QP_FN(flip)(c, c->arcs[a].head);
+            c->arcs[bb + M].head = QP_FN(flip)(c, c->arcs[bb].head);
+            c->arcs[a + M].residual = c->arcs[bb + M].residual = 0;
+            c->sister[a + M] = nonsub ? bb : bb + M;
+            c->sister[bb + M] = nonsub ? a : a + M;
+        }
+    }
+    /* The block's nodes: their flipped copies' offsets, states and terminal residuals. */
+    const int64_t *tr = j->in->tr;
+    for (QP_IDX v = s; v < e; v++) {
+        c->nodes[v] = (QP_FN(bk_node)){QP_NONE, QP_NONE, 0, 0};
+        c->tr[v] = tr[c->orig != NULL ? c->orig[v] : v];
+        if (mirror) {
+            first[n + v] = first[v] + M;
+            c->nodes[n + v] = (QP_FN(bk_node)){QP_NONE, QP_NONE, 0, 0};
+            c->tr[n + v] = 0;
+        }
+    }
+}
+
+static void *QP_FN(bucket_pass)(void *arg) {
+    QP_FN(bucket_job) *j = arg;
+    QP_FN(core) *c = j->c;
+    if (j->pass == 3) {
+        for (;;) {
+            int32_t b = __atomic_fetch_add(j->next_block, 1, __ATOMIC_RELAXED);
+            if (b >= c->B)
+                return NULL;
+            QP_FN(bucket_block)(j, j->order[b]);
+        }
+    }
+    const QP_IDX M = c->M;
+    if (j->pass == 4) {
+        for (int64_t x = j->x0; x < j->x1; x++) {
+            const QP_FN(rec) *r = j->outer != NULL ? &j->outer[x] : &j->pending[x].rec;
+            const QP_IDX a = r->arc, b = j->other[x];
+            const bool nonsub = r->rev == QP_NONSUB;
+            c->sister[a] = nonsub ? b + M : b;
+            c->sister[b] = nonsub ? a + M : a;
+            if (c->mirror) {
+                c->sister[a + M] = nonsub ? b : b + M;
+                c->sister[b + M] = nonsub ? a : a + M;
+            }
+        }
+        return NULL;
+    }
+    const gcut__qp_input *in = j->in;
+    const QP_IDX *intern = j->intern;
+    for (int64_t k = j->k0; k < j->k1; k++) {
+        gcut__qp_edge e;
+        in->edge(in->ctx, k, &e);
+        if (e.u == e.v || (e.cap_uv == 0 && (e.nonsub || e.cap_vu == 0)))
+            continue;
+        QP_IDX u = intern != NULL ? intern[e.u] : (QP_IDX)e.u;
+        QP_IDX v = intern != NULL ? intern[e.v] : (QP_IDX)e.v;
+        int32_t bu =
+            in->block != NULL ? QP_FN(given_block)(c, in->block[e.u], u) : QP_FN(block_of)(c, u);
+        int32_t bv =
+            in->block != NULL ? QP_FN(given_block)(c, in->block[e.v], v) : QP_FN(block_of)(c, v);
+        if (j->pass == 1) {
+            if (bu == bv) {
+                j->inside[bu]++;
+                j->nonsub[bu] += e.nonsub;
+            } else {
+                j->ends[bu]++;
+                j->ends[bv]++;
+                j->cross++;
+                if (j->key != NULL) {
+                    const int64_t key = bu < bv ? (int64_t)bu * c->B + bv : (int64_t)bv * c->B + bu;
+                    j->key[key]++;
+                    j->key_nonsub[key] += e.nonsub;
+                }
+            }
+            continue;
+        }
+        const uint32_t cap = (uint32_t)e.cap_uv, rev = e.nonsub ? QP_NONSUB : (uint32_t)e.cap_vu;
+        if (bu == bv) {
+            j->entries[j->inside[bu]++] = (QP_FN(entry)){u, v, cap, rev, QP_NONE};
+            continue;
+        }
+        int64_t x;
+        if (j->outer != NULL) { /* straight to its interface's range */
+            x = j->key[bu < bv ? (int64_t)bu * c->B + bv : (int64_t)bv * c->B + bu]++;
+            j->outer[x].cap = cap;
+            j->outer[x].rev = rev;
+        } else {
+            x = j->next_cross++;
+            QP_FN(pending) *p = &j->pending[x];
+            p->a = bu < bv ? bu : bv;
+            p->b = bu < bv ? bv : bu;
+            p->rec.cap = cap;
+            p->rec.rev = rev;
+        }
+        j->entries[j->ends[bu]++] = (QP_FN(entry)){u, v, cap, rev, (QP_IDX)(2 * x)};
+        j->entries[j->ends[bv]++] = (QP_FN(entry)){v, u, 0, rev, (QP_IDX)(2 * x + 1)};
+    }
+    return NULL;
+}
+
+/* The layout from the edges by buckets (see above); first, inner_begin, tr and nodes are
+ * allocated, first zeroed. With B <= QP_DIRECT_MAX_BLOCKS the pairs across blocks go straight
+ * to their interface's range of core->outer (per job and block pair counters in pass 1,
+ * offsets taken pair by pair and job by job: the order of the stable sort by (a, b) that
+ * finish() makes, so the same interfaces) and the core is complete (*pending_out NULL);
+ * else *pending_out gets the pairs in edge order, as the atomic build's, for finish(). */
+static gcut_status QP_FN(build_buckets)(QP_FN(core) * c, const gcut__qp_input *in,
+                                        const QP_IDX *intern, int jobs, bool prof, double *since,
+                                        QP_FN(pending) * *pending_out, int64_t *np_out) {
+    const int32_t B = c->B;
+    const size_t JB = (size_t)jobs * (size_t)B;
+    gcut_status st = GCUT_ERR_NOMEM;
+    int64_t *counts = gcut__calloc(3 * JB, sizeof(int64_t), "qpbo build counters");
+    const bool direct = B <= QP_DIRECT_MAX_BLOCKS;
+    const size_t keys = direct ? (size_t)B * (size_t)B : 0;
+    int64_t *key_counts =
+        direct ? gcut__calloc(2 * keys * (size_t)jobs + 1, sizeof(int64_t), "qpbo build counters")
+               : NULL;
+    QP_FN(block_size) *by_size =
+        gcut__malloc(gcut__mul_size((size_t)B + 1, sizeof *by_size), "qpbo block order");
+    int32_t *order = gcut__malloc(gcut__mul_size((size_t)B + 1, sizeof *order), "qpbo block order");
+    int64_t *e_begin = gcut__calloc((size_t)B + 1, sizeof(int64_t), "qpbo build buckets");
+    QP_IDX *a_begin = gcut__calloc((size_t)B + 1, sizeof(QP_IDX), "qpbo build buckets");
+    QP_FN(entry) *entries = NULL;
+    QP_FN(pending) *pending = NULL;
+    QP_IDX *other = NULL;
+    *pending_out = NULL;
+    *np_out = 0;
+    if (!counts || !e_begin || !a_begin || (direct && !key_counts) || !by_size || !order)
+        goto fail;
+    QP_FN(bucket_job) job[QP_BUILD_THREADS];
+    for (int t = 0; t < jobs; t++) {
+        job[t] = (QP_FN(bucket_job)){
+            .c = c, .in = in, .intern = intern, .pass = 1, .index = t, .jobs = jobs};
+        job[t].k0 = in->num_edges * t / jobs;
+        job[t].k1 = in->num_edges * (t + 1) / jobs;
+        job[t].inside = counts + (size_t)t * B;
+        job[t].ends = counts + JB + (size_t)t * B;
+        job[t].nonsub = counts + 2 * JB + (size_t)t * B;
+        if (direct) {
+            job[t].key = key_counts + keys * (size_t)t;
+            job[t].key_nonsub = key_counts + keys * (size_t)(jobs + t);
+        }
+    }
+    gcut__run_jobs(QP_FN(bucket_pass), job, sizeof *job, jobs);
+    QP_FN(phase)(prof, "build count (by block)", since);
+    /* Buckets block by block, in each the jobs in order: first the edges inside, then the
+     * ends across (each in edge order). Arcs: 2 per edge inside, 1 per end across. */
+    int64_t total = 0, np = 0;
+    uint64_t arcs = 0;
+    for (int32_t b = 0; b < B; b++) {
+        e_begin[b] = total;
+        a_begin[b] = (QP_IDX)arcs;
+        int64_t inside = 0, ends = 0, nonsub = 0;
+        for (int t = 0; t < jobs; t++) {
+            int64_t i = job[t].inside[b];
+            job[t].inside[b] = total + inside;
+            inside += i;
+        }
+        for (int t = 0; t < jobs; t++) {
+            int64_t x = job[t].ends[b];
+            job[t].ends[b] = total + inside + ends;
+            ends += x;
+            nonsub += job[t].nonsub[b];
+        }
+        total += inside + ends;
+        arcs += 2 * (uint64_t)inside + (uint64_t)ends;
+        c->inner_begin[b + 1] = c->inner_begin[b] + nonsub;
+    }
+    e_begin[B] = total;
+    a_begin[B] = (QP_IDX)arcs;
+    for (int t = 0; t < jobs; t++) {
+        job[t].next_cross = np;
+        np += job[t].cross;
+    }
+    /* Pass 3 takes the blocks largest bucket first. */
+    for (int32_t b = 0; b < B; b++)
+        by_size[b] = (QP_FN(block_size)){(uint64_t)(e_begin[b + 1] - e_begin[b]), b};
+    qsort(by_size, (size_t)B, sizeof *by_size, QP_FN(cmp_block_size));
+    for (int32_t b = 0; b < B; b++)
+        order[b] = by_size[b].block;
+    if (direct) { /* the interfaces from the counts; the records' ranges by block pair */
+        int64_t at = 0, ni = 0;
+        c->nonsub_edge = gcut__calloc((size_t)B + 1, 1, "qpbo block states");
+        if (c->nonsub_edge == NULL)
+            goto fail;
+        for (size_t key = 0; key < keys; key++) {
+            int64_t here = 0, nonsub = 0;
+            for (int t = 0; t < jobs; t++) {
+                int64_t k = job[t].key[key];
+                job[t].key[key] = at + here;
+                here += k;
+                nonsub += job[t].key_nonsub[key];
+            }
+            job[0].key_nonsub[key] = nonsub; /* reused: the pair's total of non-submodular */
+            ni += here > 0;
+            at += here;
+        }
+        c->ifaces = gcut__calloc((size_t)ni + 1, sizeof(QP_FN(iface)), "qpbo block interfaces");
+        c->outer = gcut__malloc(gcut__mul_size((size_t)np + 1, sizeof(QP_FN(rec))), "qpbo records");
+        if (c->ifaces == NULL || c->outer == NULL)
+            goto fail;
+        ni = 0;
+        for (size_t key = 0; key < keys; key++) {
+            int64_t begin = job[0].key[key];
+            int64_t end = key + 1 < keys ? job[0].key[key + 1] : np;
+            if (end == begin)
+                continue;
+            QP_FN(iface) *f = &c->ifaces[ni++];
+            f->a = (int32_t)(key / (size_t)B);
+            f->b = (int32_t)(key % (size_t)B);
+            f->begin = begin;
+            f->end = end;
+            if (job[0].key_nonsub[key] > 0)
+                c->nonsub_edge[f->a] = c->nonsub_edge[f->b] = 1;
+        }
+        c->num_ifaces = ni;
+    }
+    c->M = (QP_IDX)arcs;
+    c->first[c->n] = c->M;
+    const size_t A = c->mirror ? 2 * (size_t)arcs : (size_t)arcs;
+    if (c->mirror)
+        c->first[2 * (size_t)c->n] = 2 * c->M;
+    c->arcs = gcut__malloc(gcut__mul_size(A, sizeof(QP_FN(bk_arc))), "qpbo arcs");
+    c->sister = gcut__malloc(gcut__mul_size(A, sizeof(QP_IDX)), "qpbo reverse arcs");
+    c->inner = gcut__malloc(gcut__mul_size((size_t)c->inner_begin[B] + 1, sizeof(QP_FN(rec))),
+                            "qpbo non-submodular records");
+    entries = gcut__malloc(gcut__mul_size((size_t)total + 1, sizeof *entries), "qpbo buckets");
+    if (!direct)
+        pending =
+            gcut__malloc(gcut__mul_size((size_t)np + 1, sizeof *pending), "qpbo block interfaces");
+    other = gcut__malloc(gcut__mul_size((size_t)np + 1, sizeof *other), "qpbo block interfaces");
+    if (!c->arcs || !c->sister || !c->inner || !entries || (!direct && !pending) || !other)
+        goto fail;
+    QP_FN(phase)(prof, "build prefix+alloc", since);
+    for (int t = 0; t < jobs; t++) {
+        job[t].pass = 2;
+        job[t].entries = entries;
+        job[t].pending = pending;
+        job[t].outer = direct ? c->outer : NULL;
+        job[t].other = other;
+        job[t].e_begin = e_begin;
+        job[t].a_begin = a_begin;
+    }
+    gcut__run_jobs(QP_FN(bucket_pass), job, sizeof *job, jobs);
+    QP_FN(phase)(prof, "build scatter", since);
+    int32_t next_block = 0;
+    for (int t = 0; t < jobs; t++) {
+        job[t].pass = 3;
+        job[t].next_block = &next_block;
+        job[t].order = order;
+    }
+    gcut__run_jobs(QP_FN(bucket_pass), job, sizeof *job, jobs < B ? jobs : B);
+    QP_FN(phase)(prof, "build blocks (CSR, mirror, nodes, terminals)", since);
+    for (int t = 0; t < jobs; t++) {
+        job[t].pass = 4;
+        job[t].x0 = np * t / jobs;
+        job[t].x1 = np * (t + 1) / jobs;
+    }
+    gcut__run_jobs(QP_FN(bucket_pass), job, sizeof *job, jobs);
+    QP_FN(phase)(prof, "build link pairs across blocks", since);
+    if (direct) {
+        st = QP_FN(alloc_subs)(c);
+    } else {
+        *pending_out = pending;
+        *np_out = np;
+        pending = NULL;
+        st = GCUT_OK;
+    }
+fail:
+    gcut__free(counts);
+    gcut__free(key_counts);
+    gcut__free(by_size);
+    gcut__free(order);
+    gcut__free(e_begin);
+    gcut__free(a_begin);
+    gcut__free(entries);
+    gcut__free(pending);
+    gcut__free(other);
+    return st;
 }
 
 static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
@@ -493,15 +902,12 @@ static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
             gcut__free(cursor);
             return GCUT_ERR_NOMEM;
         }
-        for (int64_t i = 0; i < n; i++)
-            cursor[in->block[i] + 1]++;
-        for (int32_t b = 0; b < given; b++)
-            cursor[b + 1] += cursor[b];
-        for (int32_t b = 0; b < given; b++)
-            for (int32_t k = 0; k <= split; k++)
-                c->block_start[b * split + k] =
-                    cursor[b] + (QP_IDX)((int64_t)(cursor[b + 1] - cursor[b]) * k / split);
         QP_FN(renumber)(in, cursor, given, intern, c->orig);
+        for (int32_t b = 0; b < given; b++) {
+            const QP_IDX s0 = b == 0 ? 0 : cursor[b - 1], s1 = cursor[b];
+            for (int32_t k = 0; k <= split; k++)
+                c->block_start[b * split + k] = s0 + (QP_IDX)((int64_t)(s1 - s0) * k / split);
+        }
         gcut__free(cursor);
     } else {
         for (int32_t b = 0; b <= B; b++)
@@ -518,15 +924,29 @@ static gcut_status QP_FN(build)(QP_FN(core) * c, const gcut__qp_input *in) {
         goto done;
     }
     QP_FN(phase)(prof, "build renumber+alloc", &since);
-    /* Pass 1: count arcs per node, held-back records per block and across blocks (on several
-     * threads for pqpbo: the counts are atomic; the arcs' order in a node's list then depends
-     * on the threads' timing, which changes the search but not the answer). */
-    QP_FN(build_job) job[QP_BUILD_THREADS];
     int jobs = in->threads < 1                  ? 1
                : in->threads > QP_BUILD_THREADS ? QP_BUILD_THREADS
                                                 : in->threads;
     if (in->num_edges < 1024)
         jobs = 1;
+    /* On threads: by buckets, no atomics (GCUT_QPBO_ATOMIC_BUILD=1 keeps the atomic passes
+     * below, for tests and measurements; so do many blocks and fewer blocks than half the
+     * threads, where a block's pass would run on too few of them). */
+    if (jobs > 1 && B <= QP_BUCKET_MAX_BLOCKS && 2 * B >= jobs &&
+        gcut__env_int("GCUT_QPBO_ATOMIC_BUILD", 0, 0, 1) == 0) {
+        QP_FN(pending) *pending = NULL;
+        int64_t np = 0;
+        st = QP_FN(build_buckets)(c, in, intern, jobs, prof, &since, &pending, &np);
+        if (st == GCUT_OK && pending != NULL) {
+            st = QP_FN(finish)(c, pending, np, jobs);
+            QP_FN(phase)(prof, "build interfaces", &since);
+        }
+        goto done;
+    }
+    /* Pass 1: count arcs per node, held-back records per block and across blocks (on several
+     * threads for pqpbo: the counts are atomic; the arcs' order in a node's list then depends
+     * on the threads' timing, which changes the search but not the answer). */
+    QP_FN(build_job) job[QP_BUILD_THREADS];
     for (int t = 0; t < jobs; t++) {
         memset(&job[t], 0, sizeof job[t]);
         job[t].c = c;
@@ -658,12 +1078,7 @@ static gcut_status QP_FN(finish)(QP_FN(core) * c, QP_FN(pending) * pending, int6
         job[t] = (QP_FN(copy_job)){c, pending, np * t / jobs, np * (t + 1) / jobs};
     gcut__run_jobs(QP_FN(copy_slice), job, sizeof *job, jobs);
     gcut__free(pending);
-    c->next_block = gcut__malloc(gcut__mul_size((size_t)B, sizeof(int32_t)), "qpbo blocks");
-    c->owner = gcut__malloc(gcut__mul_size((size_t)B, sizeof(int32_t)), "qpbo blocks");
-    c->subs = gcut__calloc((size_t)B, sizeof(QP_FN(sub)), "qpbo sub-graphs");
-    if (!c->next_block || !c->owner || !c->subs)
-        return GCUT_ERR_NOMEM;
-    return GCUT_OK;
+    return QP_FN(alloc_subs)(c);
 }
 
 /* parallel-bk: take the residual graph bk's own build made (from a graph, or straight from a
@@ -1063,6 +1478,7 @@ static void *QP_FN(worker)(void *arg) {
         pthread_mutex_unlock(&c->lock);
         if (b >= c->B)
             break;
+        b = c->phase_a_order[b];
         if (!QP_FN(phase_a)(c, b)) {
             QP_FN(set_error)(c, GCUT_ERR_NOMEM);
             return NULL;
@@ -1153,7 +1569,7 @@ static void *QP_FN(overlap_worker)(void *arg) {
         c->error = GCUT_ERR_NOMEM;
     while (c->error == GCUT_OK) {
         if (c->next_phase_a < c->B) {
-            int32_t b = c->next_phase_a++;
+            int32_t b = c->phase_a_order[c->next_phase_a++];
             pthread_mutex_unlock(&c->lock);
             bool ok = QP_FN(phase_a)(c, b);
             pthread_mutex_lock(&c->lock);
@@ -1694,6 +2110,28 @@ static gcut_status QP_FN(run_core)(QP_FN(core) * c, int threads_asked, gcut__qp_
     core.t_start = t1;
     for (int32_t b = 0; b < core.B; b++)
         core.owner[b] = b;
+    /* Phase A takes the blocks largest first (longest processing time first: with blocks of
+     * unequal size, the last to start is a small one); GCUT_QPBO_PHASE_A_ORDER=index keeps
+     * the blocks' order. */
+    core.phase_a_order =
+        gcut__malloc(gcut__mul_size((size_t)core.B + 1, sizeof(int32_t)), "qpbo block order");
+    QP_FN(block_size) *by_size = gcut__malloc(
+        gcut__mul_size((size_t)core.B + 1, sizeof(QP_FN(block_size))), "qpbo block order");
+    if (core.phase_a_order == NULL || by_size == NULL) {
+        gcut__free(by_size);
+        pthread_mutex_destroy(&core.lock);
+        QP_FN(core_free)(&core);
+        return GCUT_ERR_NOMEM;
+    }
+    const char *pa_order = getenv("GCUT_QPBO_PHASE_A_ORDER");
+    const bool by_index = pa_order != NULL && strcmp(pa_order, "index") == 0;
+    for (int32_t b = 0; b < core.B; b++)
+        by_size[b] = (QP_FN(block_size)){
+            by_index ? 0 : (uint64_t)(core.block_start[b + 1] - core.block_start[b]), b};
+    qsort(by_size, (size_t)core.B, sizeof *by_size, QP_FN(cmp_block_size));
+    for (int32_t b = 0; b < core.B; b++)
+        core.phase_a_order[b] = by_size[b].block;
+    gcut__free(by_size);
     /* GCUT_PBK_OVERLAP=0: Phase A on every block, then the merges (the paper's two phases;
      * kept to measure the overlapped schedule against). */
     const char *overlap = getenv("GCUT_PBK_OVERLAP");

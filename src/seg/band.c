@@ -3,6 +3,7 @@
  * finer level re-solve only a band around the projected boundary, as a compact general graph
  * whose outer layer is folded into terminal capacities. docs/BAND.md states the guarantees. */
 #include "internal.h"
+#include "band_node.h"
 #include "seg_internal.h"
 
 #include <inttypes.h>
@@ -307,98 +308,32 @@ static int slot(int dz, int dy, int dx) {
     return (dz + 1) * 9 + (dy + 1) * 3 + (dx + 1);
 }
 
-/* Largest terminal capacity of a coarse node: far above any node's neighbour capacities, so
- * that a block holding seeds of one kind only is still held on that side. */
-#define COARSE_TERMINAL_MAX ((int64_t)1 << 28)
-
-/* What the solves use at coarse levels, from the block sums s, t, w of gcut__band_node. */
+/* What the solves use at coarse levels, from the block sums s, t, w of gcut__band_node. The
+ * boundary term is the smaller of two estimates of what a cut along this block face costs at the
+ * finest level: the sum of the pairs crossing the face (exact for a cut on the face, but a
+ * block-aligned cut through a uniform region then costs the whole face, which drops
+ * low-contrast objects: 4.2% of voxels lost on easy 128^3 seed 3), and the contrast of the
+ * downsampled image (which averages noise away and so makes noisy images too smooth: 3.3% of
+ * pixels lost on hard 1920x1080 at one level). The minimum lost 0.05-0.07% and 0.34% there
+ * (docs/BAND.md). That minimum is then halved: the finest cut is free to follow the cheapest
+ * pairs around a block (noise makes some cheap), a block-aligned cut is not, so both estimates
+ * overstate what the object's boundary costs, and on noisy volumes whole objects were lost
+ * (hard 256^3: 1.76% of the voxels differed from the exact cut; halved, 0.0024%; hard 128^3 at
+ * 2 levels: 7.2% and 0.0040%; hard 1920x1080: 0.0485% and 0.0093%; no case measured got worse:
+ * docs/BAND.md). All per pixel of a block face: the sums are scaled down by the face's 2^k (2D)
+ * or 4^k (3D) pixels with rounding, after taking out the part of the terminals every labelling
+ * pays; terminals capped at 2^28. The arithmetic is band_node.h's, shared with the device. */
 static void finish_coarse(const gcut__seg_tables *tables, int connectivity, int k, bool three_d,
                           const uint8_t *coarse, const int64_t coarse_dims[3], int64_t cz,
                           int64_t cy, int64_t cx, int64_t *sp, int64_t *tp, int64_t w[27]) {
-    const struct offsets *o = offsets_of(connectivity);
-    const int nh = o->count;
-    int64_t s = *sp, t = *tp;
-    /* What the solves use at coarse levels. The regional term is the block's sum. The
-     * boundary term is the smaller of two estimates of what a cut along this block face
-     * costs at the finest level: the sum of the pairs crossing the face (exact for a cut
-     * on the face, but a block-aligned cut through a uniform region then costs the whole
-     * face, which drops low-contrast objects: 4.2% of voxels lost on easy 128^3 seed 3), and the
-     * contrast of the downsampled image (which averages noise away and so makes noisy
-     * images too smooth: 3.3% of pixels lost on hard 1920x1080 at one level). The minimum
-     * lost 0.05-0.07% and 0.34% there (docs/BAND.md). That minimum is then halved: the
-     * finest cut is free to follow the cheapest pairs around a block (noise makes some
-     * cheap), a block-aligned cut is not, so both estimates overstate what the object's
-     * boundary costs, and on noisy volumes whole objects were lost (hard 256^3: 1.76% of the
-     * voxels differed from the exact cut; halved, 0.0024%; hard 128^3 at 2 levels: 7.2% and
-     * 0.0040%; hard 1920x1080: 0.0485% and 0.0093%; no case measured got worse: docs/BAND.md).
-     * All per pixel of a block face: the sums are scaled down by the face's 2^k (2D) or 4^k
-     * (3D) pixels with rounding, after taking out the part of the terminals every labelling
-     * pays; terminals capped at 2^28. */
-    const int shift = k * (three_d ? 2 : 1);
-    const int64_t half = ((int64_t)1 << shift) / 2, m = s < t ? s : t;
-    s = (s - m + half) >> shift, t = (t - m + half) >> shift;
-    s = s < COARSE_TERMINAL_MAX ? s : COARSE_TERMINAL_MAX;
-    t = t < COARSE_TERMINAL_MAX ? t : COARSE_TERMINAL_MAX;
-    const int64_t cD = coarse_dims[0], cH = coarse_dims[1], cW = coarse_dims[2];
-    const int ch = tables->channels;
-    const uint8_t *pc = coarse + ((cz * cH + cy) * cW + cx) * ch;
-    for (int h = 0; h < nh; h++)
-        for (int sign = 1; sign >= -1; sign -= 2) {
-            const int dz = sign * o->off[h][0], dy = sign * o->off[h][1], dx = sign * o->off[h][2];
-            const int64_t nz = cz + dz, ny = cy + dy, nx = cx + dx;
-            if (nz < 0 || nz >= cD || ny < 0 || ny >= cH || nx < 0 || nx >= cW)
-                continue;
-            const uint8_t *qc = coarse + ((nz * cH + ny) * cW + nx) * ch;
-            const int64_t c =
-                tables->pairwise[gcut__seg_offset_class(o->off[h])][gcut__seg_sqdiff(pc, qc, ch)];
-            const int64_t a = (w[slot(dz, dy, dx)] + half) >> shift;
-            w[slot(dz, dy, dx)] = (a < c ? a : c) / 2;
-        }
-    *sp = s, *tp = t;
+    gcut__band_finish(tables, connectivity, k, three_d, coarse, coarse_dims, cz, cy, cx, sp, tp, w);
 }
 
 void gcut__band_node(const gcut__band_image *lv, const gcut__seg_tables *tables, int connectivity,
                      int k, const uint8_t *coarse, const int64_t coarse_dims[3], int64_t cz,
                      int64_t cy, int64_t cx, int64_t *source, int64_t *sink, int64_t w[27]) {
-    const struct offsets *offs = offsets_of(connectivity);
-    const int nh = offs->count;
-    const int(*off)[3] = offs->off;
-    const int64_t D = lv->dims[0], H = lv->dims[1], W = lv->dims[2];
-    const int64_t z0 = cz << k, y0 = cy << k, x0 = cx << k;
-    const int64_t z1 = (z0 + ((int64_t)1 << k) < D ? z0 + ((int64_t)1 << k) : D);
-    const int64_t y1 = (y0 + ((int64_t)1 << k) < H ? y0 + ((int64_t)1 << k) : H);
-    const int64_t x1 = (x0 + ((int64_t)1 << k) < W ? x0 + ((int64_t)1 << k) : W);
-    int64_t s = 0, t = 0;
-    memset(w, 0, 27 * sizeof(int64_t));
-    const bool hybrid = k > 0 && coarse != NULL;
-    for (int64_t z = z0; z < z1; z++)
-        for (int64_t y = y0; y < y1; y++)
-            for (int64_t x = x0; x < x1; x++) {
-                const int64_t i = (z * H + y) * W + x;
-                int32_t us, ut;
-                unary(lv, tables, i, &us, &ut);
-                s += us, t += ut;
-                /* Only pairs that leave the block: those inside it are never cut at level k. */
-                if ((D == 1 || (z > z0 && z + 1 < z1)) && y > y0 && y + 1 < y1 && x > x0 &&
-                    x + 1 < x1)
-                    continue;
-                for (int h = 0; h < nh; h++)
-                    for (int sign = 1; sign >= -1; sign -= 2) {
-                        const int64_t nz = z + sign * off[h][0], ny = y + sign * off[h][1];
-                        const int64_t nx = x + sign * off[h][2];
-                        if (nz < 0 || nz >= D || ny < 0 || ny >= H || nx < 0 || nx >= W)
-                            continue;
-                        const int dz = (int)((nz >> k) - cz), dy = (int)((ny >> k) - cy);
-                        const int dx = (int)((nx >> k) - cx);
-                        if (dz == 0 && dy == 0 && dx == 0)
-                            continue;
-                        w[slot(dz, dy, dx)] +=
-                            pairwise(lv, tables, off[h], i, (nz * H + ny) * W + nx);
-                    }
-            }
-    if (hybrid)
-        finish_coarse(tables, connectivity, k, D > 1, coarse, coarse_dims, cz, cy, cx, &s, &t, w);
-    *source = s, *sink = t;
+    gcut__band_node_sums(lv, tables, connectivity, k, coarse, coarse_dims, cz, cy, cx, source, sink,
+                         w);
 }
 
 /* Set BAND on every pixel within Chebyshev distance d of a MARK pixel, and clear MARK.
@@ -863,6 +798,117 @@ static gcut_status solve_band(const gcut__band_image *base, const gcut__seg_tabl
     return st;
 }
 
+/* ---- the band problem as a MASKED GRID (band_node.h): the level's full grid, nodes outside the
+ * band isolated, their n-links to band nodes folded into the band nodes' terminals. The CPU twin
+ * of the device pipeline (src/cuda/band_gpu.cu), which builds the same grid with the same code. */
+typedef struct masked_job {
+    const gcut__band_image *base;
+    const gcut__seg_tables *tables;
+    int connectivity, k;
+    const uint8_t *coarse;
+    const int64_t *dims;
+    const uint8_t *state;
+    gcut_grid *grid;
+} masked_job;
+
+static void masked_rows(void *arg, int64_t lo, int64_t hi) {
+    const masked_job *j = arg;
+    const int64_t H = j->dims[1], W = j->dims[2];
+    gcut_grid *g = j->grid;
+    for (int64_t r = lo; r < hi; r++) {
+        const int64_t z = r / H, y = r % H;
+        for (int64_t x = 0; x < W; x++) {
+            const int64_t i = r * W + x;
+            int64_t s, t, w[27];
+            gcut__band_masked_node(j->base, j->tables, j->connectivity, j->k, j->coarse, j->dims,
+                                   j->state, z, y, x, &s, &t, w);
+            g->terminal[GCUT_SOURCE][i] = (int32_t)s, g->terminal[GCUT_SINK][i] = (int32_t)t;
+            for (int d = 0; d < g->num_dirs; d++) {
+                const int *o = g->offset[d];
+                g->cap[d][i] = (int32_t)w[gcut__band_slot(o[0], o[1], o[2])];
+            }
+        }
+    }
+}
+
+gcut_status gcut__band_masked_grid(const gcut__band_image *base, const gcut__seg_tables *tables,
+                                   int connectivity, int k, const uint8_t *coarse,
+                                   const uint8_t *state, gcut_grid *grid, int threads) {
+    const int64_t dims[3] = {grid->depth, grid->height, grid->width};
+    if (grid->connectivity != connectivity)
+        return gcut__fail(GCUT_ERR_INVALID_ARG,
+                          "band masked grid: the grid is %d-connected, the energy %d-connected",
+                          grid->connectivity, connectivity);
+    masked_job j = {base, tables, connectivity, k, coarse, dims, state, grid};
+    band_parallel(threads, dims[0] * dims[1], masked_rows, &j);
+    return GCUT_OK;
+}
+
+typedef struct masked_labels_job {
+    const uint8_t *labels;
+    uint8_t *state;
+    int64_t W;
+} masked_labels_job;
+
+static void masked_labels(void *arg, int64_t lo, int64_t hi) {
+    const masked_labels_job *j = arg;
+    for (int64_t i = lo * j->W; i < hi * j->W; i++)
+        if (j->state[i] & BAND)
+            j->state[i] =
+                (uint8_t)((j->state[i] & ~LABEL) | (j->labels[i] == GCUT_SOURCE ? LABEL : 0));
+}
+
+/* solve_band through the masked grid, solved by the options' grid solver: the same band problem,
+ * the same minimum (flow) and, with a solver of the same cut rule, the same labels. */
+static gcut_status solve_band_masked(const gcut__band_image *base, const gcut__seg_tables *tables,
+                                     int connectivity, int k, const uint8_t *coarse,
+                                     const int64_t dims[3], const gcut_options *options,
+                                     int threads, uint8_t *state, const band_index *b,
+                                     gcut_seg_level *rep) {
+    const double t0 = gcut__now_ms();
+    graph_job gj = {base, tables, connectivity, k, coarse, dims, state, b, NULL, NULL, NULL, state};
+    gj.row_edges = gcut__malloc(gcut__mul_size((size_t)b->rows + 1, sizeof(int64_t)), "band rows");
+    if (gj.row_edges == NULL)
+        return GCUT_ERR_NOMEM;
+    band_parallel(threads, b->rows, graph_count, &gj); /* the band graph's edges, for the report */
+    int64_t edges = 0;
+    for (int64_t r = 0; r < b->rows; r++)
+        edges += gj.row_edges[r + 1];
+    gcut__free(gj.row_edges);
+    rep->edges = edges;
+    const bool three_d = dims[0] > 1;
+    gcut_grid *grid = NULL;
+    uint8_t *labels = NULL;
+    gcut_status st =
+        gcut_grid_create(three_d ? 3 : 2, three_d ? dims : dims + 1, connectivity, &grid);
+    if (st == GCUT_OK)
+        st = gcut__band_masked_grid(base, tables, connectivity, k, coarse, state, grid, threads);
+    if (st == GCUT_OK &&
+        (labels = gcut__malloc((size_t)grid->num_nodes, "masked band labels")) == NULL)
+        st = GCUT_ERR_NOMEM;
+    const double t1 = gcut__now_ms();
+    rep->build_ms += t1 - t0;
+    if (st == GCUT_OK) {
+        gcut_options o;
+        gcut_options_init(&o);
+        if (options != NULL)
+            o = *options;
+        o.verbose = 0;
+        gcut_stats stats;
+        st = gcut_grid_solve(grid, &o, &rep->flow, labels, &stats);
+        if (st == GCUT_OK) {
+            snprintf(rep->solver, sizeof rep->solver, "%.20s (masked)", stats.solver);
+            masked_labels_job mj = {labels, state, dims[2]};
+            band_parallel(threads, dims[0] * dims[1], masked_labels, &mj);
+        }
+    }
+    gcut_grid_free(grid);
+    gcut__free(labels);
+    rep->solve_ms += gcut__now_ms() - t1;
+    rep->rounds++;
+    return st;
+}
+
 /* MARK the outer-layer pixels that the band's cut touches: neighbours outside the band whose
  * label differs from a band pixel's. @return whether any. */
 static bool mark_touches(uint8_t *state, const int64_t dims[3], int connectivity,
@@ -1092,9 +1138,44 @@ gcut_status gcut__band_coarse_grid(const gcut__band_image *base, const gcut__seg
     return GCUT_OK;
 }
 
+/* The route of gcut__band_segment under GCUT__BAND_AUTO: GCUT_BAND_ROUTE in the environment
+ * (1 graph, 2 masked, 3 device: for benchmarks) if set, else the device pipeline when a full
+ * solve of the image would run on cuda-grid, no band solver is named, no band growth is asked
+ * for and the pipeline fits the device; else the band graphs. */
+static int band_route(const gcut_image *image, const gcut_seg_params *params,
+                      const gcut_options *options, int levels, int channels, int conn) {
+    const int env = gcut__env_int("GCUT_BAND_ROUTE", 0, 0, 3);
+    if (env != 0)
+        return env;
+#ifdef GCUT_HAVE_CUDA
+    if ((params->band_solver == NULL || strcmp(params->band_solver, "auto") == 0) &&
+        !params->band_grow) {
+        gcut_status st = GCUT_OK;
+        const int64_t n = image->width * image->height * image->depth;
+        const gcut__solver *s = gcut__solver_pick(options, true, n, &st);
+        gcut__clear_error();
+        const int64_t dims[3] = {image->depth, image->height, image->width};
+        if (s != NULL && strcmp(s->name, "cuda-grid") == 0 &&
+            gcut__band_device_fits(dims, channels, conn, levels, options))
+            return GCUT__BAND_DEVICE;
+    }
+#else
+    (void)image, (void)params, (void)options, (void)levels, (void)channels, (void)conn;
+#endif
+    return GCUT__BAND_GRAPH;
+}
+
 gcut_status gcut__band_segment(const gcut_image *image, const uint8_t *seeds,
                                const gcut_seg_params *params, const gcut_options *options,
                                uint8_t *mask, gcut_seg_report *r) {
+    return gcut__band_segment_route(image, seeds, params, options, mask, r, GCUT__BAND_AUTO);
+}
+
+gcut_status gcut__band_segment_route(const gcut_image *image, const uint8_t *seeds,
+                                     const gcut_seg_params *params, const gcut_options *options,
+                                     uint8_t *mask, gcut_seg_report *report, int route) {
+    gcut_seg_report local;
+    gcut_seg_report *r = report != NULL ? report : &local;
     int levels = params->levels;
     if (levels == GCUT_SEG_LEVELS_AUTO && image != NULL && image->width > 0 && image->height > 0 &&
         image->depth > 0) {
@@ -1105,13 +1186,92 @@ gcut_status gcut__band_segment(const gcut_image *image, const uint8_t *seeds,
             return gcut_segment(image, seeds, &full, options, mask, r);
         }
     }
+    const bool picked = route == GCUT__BAND_AUTO;
+    gcut_seg_params pp = *params;
+    double sigma_ms = 0;
+    gcut_status st = GCUT_OK;
+#ifdef GCUT_HAVE_CUDA
+    /* The device pipeline begins before the tables: the image is uploaded and the boundary
+     * term's sigma estimated on the device (the same value as the host's pass over the image,
+     * gcut__seg_estimate_sigma), then given to the tables. Bad input is left to
+     * gcut__seg_prepare below, which names it. */
+    void *dev = NULL;
+    if ((route == GCUT__BAND_AUTO || route == GCUT__BAND_DEVICE) &&
+        gcut__seg_check_image("segmentation", image) == GCUT_OK) {
+        gcut_seg_params rp;
+        const uint8_t *wp = NULL;
+        uint8_t *wo = NULL;
+        int ch = 0;
+        if (gcut__seg_resolve_params(params, image->depth > 1, image->channels >= 3, &rp) ==
+                GCUT_OK &&
+            gcut__seg_working_image(image, &wp, &wo, &ch) == GCUT_OK) {
+            if (picked)
+                route = band_route(image, params, options, levels, ch, rp.connectivity);
+            if (route == GCUT__BAND_DEVICE) {
+                const int64_t dims[3] = {image->depth, image->height, image->width};
+                double sigma = 0;
+                const double t0 = gcut__now_ms();
+                st = gcut__band_device_begin(wp, ch, dims, rp.connectivity, levels, options, &dev,
+                                             &sigma);
+                if (st == GCUT_OK) {
+                    if (params->sigma <= 0)
+                        pp.sigma = sigma;
+                    sigma_ms = gcut__now_ms() - t0;
+                } else if (picked && st == GCUT_ERR_NOMEM) {
+                    route = GCUT__BAND_GRAPH; /* short of device memory: the host passes */
+                    st = GCUT_OK;
+                } else {
+                    gcut__free(wo);
+                    return st;
+                }
+            }
+        }
+        gcut__free(wo);
+        gcut__clear_error();
+    }
+#endif
     gcut__seg_tables *tables;
     const uint8_t *pixels;
     uint8_t *owned;
-    gcut_status st = gcut__seg_prepare(image, seeds, params, &tables, &pixels, &owned, r);
-    if (st != GCUT_OK)
+    st = gcut__seg_prepare(image, seeds, &pp, &tables, &pixels, &owned, r);
+    if (st != GCUT_OK) {
+#ifdef GCUT_HAVE_CUDA
+        gcut__band_device_end(dev);
+#endif
         return st;
-    const double tables_ms = r->build_ms;
+    }
+    const double tables_ms = r->build_ms + sigma_ms; /* sigma (host or device) and tables */
+    if (route == GCUT__BAND_AUTO)
+        route = band_route(image, params, options, levels, tables->channels, r->connectivity);
+#ifdef GCUT_HAVE_CUDA
+    if (route == GCUT__BAND_DEVICE) {
+        const gcut__band_image dev_base = {
+            {image->depth, image->height, image->width}, tables->channels, pixels, seeds};
+        const gcut_seg_report before = *r;
+        st = gcut__band_device_segment(dev, &dev_base, tables, r->connectivity, levels,
+                                       params->band, options, mask, r);
+        if (st == GCUT_OK)
+            r->build_ms += tables_ms;
+        /* Picked by the rule and short of device memory after all: the host passes. */
+        if (!(picked && st == GCUT_ERR_NOMEM)) {
+            gcut__seg_tables_free(tables);
+            gcut__free(owned);
+            return st;
+        }
+        gcut__clear_error();
+        *r = before;
+        route = GCUT__BAND_GRAPH;
+        st = GCUT_OK;
+    }
+#else
+    (void)picked;
+    if (route == GCUT__BAND_DEVICE) {
+        gcut__seg_tables_free(tables);
+        gcut__free(owned);
+        return gcut__fail(GCUT_ERR_NO_DEVICE,
+                          "banded segmentation: the device pipeline needs a CUDA build");
+    }
+#endif
     const int conn = r->connectivity;
     const bool verbose = options != NULL && options->verbose;
     const int threads = band_threads(options);
@@ -1209,8 +1369,11 @@ gcut_status gcut__band_segment(const gcut_image *image, const uint8_t *seeds,
                 band_index_free(&b);
                 break; /* an empty band: the projection stands */
             }
-            st = solve_band(&base, tables, conn, k, lpixels[k], dims[k], params, options,
-                            r->level[levels].solver, threads, state[k], &b, rep);
+            st = route == GCUT__BAND_MASKED
+                     ? solve_band_masked(&base, tables, conn, k, lpixels[k], dims[k], options,
+                                         threads, state[k], &b, rep)
+                     : solve_band(&base, tables, conn, k, lpixels[k], dims[k], params, options,
+                                  r->level[levels].solver, threads, state[k], &b, rep);
             bool grow = false;
             if (st == GCUT_OK && params->band_grow && round < 31) {
                 const double t2 = gcut__now_ms();

@@ -194,7 +194,8 @@ void gcut__gmm_costs_list(const gcut__gmm *gmm, const int32_t *colors, int64_t c
 void gcut__seg_pixel_name(const gcut_image *image, int64_t i, char *buf, size_t size);
 
 /** The boundary term's default sigma: the RMS colour difference of axis neighbours (at least
- *  1, so that a flat image still has a finite sigma). */
+ *  1, so that a flat image still has a finite sigma). Images of 2^19+ pixels are summed on the
+ *  online cores; the sum is an integer, so the value does not depend on the thread count. */
 double gcut__seg_estimate_sigma(const uint8_t *pixels, int channels, int64_t width, int64_t height,
                                 int64_t depth);
 
@@ -265,6 +266,45 @@ int64_t gcut__band_select(uint8_t *state, const uint8_t *seeds, const int64_t di
 /** @return 0 if band.c's constant neighbour tables match the neighbourhoods they stand for,
  *  else the connectivity that differs (for test_band). */
 int gcut__band_offsets_check(void);
+
+/** Fill grid (level k's size and connectivity) as the MASKED GRID of level k's band problem
+ *  (band_node.h, gcut__band_masked_node): state's bit 1 the band, bit 0 the projected labels
+ *  (NULL: every node in the band); coarse level k's downsampled image (unused at k = 0). */
+gcut_status gcut__band_masked_grid(const gcut__band_image *base, const gcut__seg_tables *tables,
+                                   int connectivity, int k, const uint8_t *coarse,
+                                   const uint8_t *state, gcut_grid *grid, int threads);
+
+/* Routes of gcut__band_segment_route: the bands as compact general graphs (band solver), as
+ * masked grids solved on the host by the options' grid solver (the device pipeline's CPU twin),
+ * or the device pipeline (a CUDA build; src/cuda/band_gpu.cu). */
+enum { GCUT__BAND_AUTO = 0, GCUT__BAND_GRAPH = 1, GCUT__BAND_MASKED = 2, GCUT__BAND_DEVICE = 3 };
+
+/** gcut_segment() for params->levels != 0 (GCUT__BAND_AUTO). */
+gcut_status gcut__band_segment_route(const gcut_image *image, const uint8_t *seeds,
+                                     const gcut_seg_params *params, const gcut_options *options,
+                                     uint8_t *mask, gcut_seg_report *report, int route);
+
+#ifdef GCUT_HAVE_CUDA
+/** Whether the device pipeline of an image of dims {d, h, w} fits the device's free memory. */
+bool gcut__band_device_fits(const int64_t dims[3], int channels, int connectivity, int levels,
+                            const gcut_options *options);
+/** Begin a device pipeline (src/cuda/band_gpu.cu) of a working image of dims {d, h, w}: the
+ *  pipeline of its shape taken (or made), the image uploaded, and the boundary term's sigma
+ *  estimated on the device (gcut__seg_estimate_sigma's value exactly) into *sigma. *handle goes
+ *  to gcut__band_device_segment, or to gcut__band_device_end when it will not run. */
+gcut_status gcut__band_device_begin(const uint8_t *pixels, int channels, const int64_t dims[3],
+                                    int connectivity, int levels, const gcut_options *options,
+                                    void **handle, double *sigma);
+void gcut__band_device_end(void *handle);
+/** The device pipeline (docs/BAND.md, "GPU"): levels >= 1, every level's capacities,
+ *  projection, band and labels on the device, each level solved by cuda-grid as a masked grid;
+ *  one copy of the mask back. handle: from gcut__band_device_begin (the image already there), or
+ *  NULL. Fills the report as the host routes do (build_ms without the tables). */
+gcut_status gcut__band_device_segment(void *handle, const gcut__band_image *base,
+                                      const gcut__seg_tables *tables, int connectivity, int levels,
+                                      int64_t band, const gcut_options *options, uint8_t *mask,
+                                      gcut_seg_report *report);
+#endif
 
 /** gcut_segment() for params->levels != 0. */
 gcut_status gcut__band_segment(const gcut_image *image, const uint8_t *seeds,

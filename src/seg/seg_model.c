@@ -633,32 +633,64 @@ gcut_status gcut__seg_model_costs(const double *counts, const uint8_t *present, 
     return gmm_costs(counts, present, num_colors, channels, gmm_components, seed, cost);
 }
 
+/* One part of gcut__seg_estimate_sigma: rows [row0, row1) of all depth * height rows, each with
+ * its pairs to the right, below and behind; the sum of squared differences as an integer. */
+typedef struct sigma_job {
+    const uint8_t *pixels;
+    int channels;
+    int64_t width, height, depth, row0, row1;
+    uint64_t sum;
+    int64_t pairs;
+} sigma_job;
+
+static void *sigma_part(void *arg) {
+    sigma_job *job = arg;
+    const int ch = job->channels;
+    const int64_t width = job->width, height = job->height, plane = width * height;
+    uint64_t sum = 0;
+    int64_t pairs = 0;
+    for (int64_t r = job->row0; r < job->row1; r++) {
+        const int64_t z = r / height, y = r % height;
+        const uint8_t *row = job->pixels + (z * plane + y * width) * ch;
+        for (int64_t x = 0; x + 1 < width; x++)
+            sum += (uint64_t)gcut__seg_sqdiff(row + x * ch, row + (x + 1) * ch, ch);
+        pairs += width - 1;
+        if (y + 1 < height) {
+            for (int64_t x = 0; x < width; x++)
+                sum += (uint64_t)gcut__seg_sqdiff(row + x * ch, row + (x + width) * ch, ch);
+            pairs += width;
+        }
+        if (z + 1 < job->depth) {
+            for (int64_t x = 0; x < width; x++)
+                sum += (uint64_t)gcut__seg_sqdiff(row + x * ch, row + (x + plane) * ch, ch);
+            pairs += width;
+        }
+    }
+    job->sum = sum;
+    job->pairs = pairs;
+    return NULL;
+}
+
 double gcut__seg_estimate_sigma(const uint8_t *pixels, int channels, int64_t width, int64_t height,
                                 int64_t depth) {
-    double sum = 0;
+    /* Rows in equal runs on the online cores (a part per 2^18 pixels at least): the sum is an
+     * integer, so the value does not depend on the split. */
+    const int64_t rows = depth * height, n = rows * width;
+    int64_t parts = n >> 18;
+    const int cores = gcut__online_cores();
+    parts = parts < 1 ? 1 : parts > cores ? cores : parts;
+    parts = parts > GCUT__MAX_JOBS ? GCUT__MAX_JOBS : parts > rows ? rows : parts;
+    sigma_job jobs[GCUT__MAX_JOBS];
+    for (int64_t t = 0; t < parts; t++)
+        jobs[t] = (sigma_job){
+            pixels, channels, width, height, depth, rows * t / parts, rows * (t + 1) / parts, 0, 0};
+    gcut__run_jobs(sigma_part, jobs, sizeof jobs[0], (int)parts);
+    uint64_t sum = 0;
     int64_t pairs = 0;
-    const int64_t plane = width * height;
-    for (int64_t z = 0; z < depth; z++)
-        for (int64_t y = 0; y < height; y++) {
-            const uint8_t *row = pixels + (z * plane + y * width) * channels;
-            int64_t acc = 0;
-            for (int64_t x = 0; x + 1 < width; x++)
-                acc += gcut__seg_sqdiff(row + x * channels, row + (x + 1) * channels, channels);
-            pairs += width - 1;
-            if (y + 1 < height) {
-                for (int64_t x = 0; x < width; x++)
-                    acc += gcut__seg_sqdiff(row + x * channels, row + (x + width) * channels,
-                                            channels);
-                pairs += width;
-            }
-            if (z + 1 < depth) {
-                for (int64_t x = 0; x < width; x++)
-                    acc += gcut__seg_sqdiff(row + x * channels, row + (x + plane) * channels,
-                                            channels);
-                pairs += width;
-            }
-            sum += (double)acc;
-        }
-    double sigma = pairs > 0 ? sqrt(sum / (double)pairs) : 0.0;
+    for (int64_t t = 0; t < parts; t++) {
+        sum += jobs[t].sum;
+        pairs += jobs[t].pairs;
+    }
+    double sigma = pairs > 0 ? sqrt((double)sum / (double)pairs) : 0.0;
     return sigma < 1.0 ? 1.0 : sigma;
 }

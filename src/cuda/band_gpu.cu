@@ -1,0 +1,747 @@
+/* band_gpu.cu - the device pipeline of multilevel narrow-banded cuts (Lombaert et al. 2005;
+ * Lattari 2010 3.5 and 5.4, Algorithm 15): coarsening, every level's capacities, projection, band
+ * selection and labels on the GPU, each level solved by cuda-grid as a MASKED GRID (docs/BAND.md,
+ * "GPU": nodes outside the band isolated, their n-links folded into the band's terminals). */
+#include "internal.h"
+#include "cuda_check.h"
+#include "../seg/band_node.h"
+#include "../seg/seg_internal.h"
+
+#include <cuda_runtime.h>
+
+#include <math.h>
+#include <mutex>
+#include <new>
+#include <stdio.h>
+#include <string.h>
+
+namespace {
+
+gcut_status cuda_fail(cudaError_t err, const char *what) {
+    return gcut__cuda_fail("banded segmentation (device)", err, what);
+}
+
+constexpr int kThreads = 256;
+
+inline unsigned blocks_for(long long n) {
+    long long b = (n + kThreads - 1) / kThreads;
+    return (unsigned)(b < 1 ? 1 : b > 65535LL * 16 ? 65535LL * 16 : b);
+}
+
+/* Direction offsets of a level's grid (gcut_grid's order, which cuda-grid takes). */
+struct Dirs {
+    int num;
+    signed char off[26][3];
+};
+
+/* Each coarse pixel: the rounded mean of its 1-8 children, and the OR of their seed bits
+ * (gcut__band_coarsen_pixels / gcut__band_coarsen_seeds). */
+__global__ void coarsen_kernel(const uint8_t *fine, const uint8_t *fseeds, long long D, long long H,
+                               long long W, int ch, uint8_t *coarse, uint8_t *cseeds) {
+    const long long cD = (D + 1) / 2, cH = (H + 1) / 2, cW = (W + 1) / 2, cn = cD * cH * cW;
+    for (long long p = blockIdx.x * (long long)blockDim.x + threadIdx.x; p < cn;
+         p += (long long)gridDim.x * blockDim.x) {
+        const long long x = p % cW, y = (p / cW) % cH, z = p / (cW * cH);
+        unsigned sum[3] = {0, 0, 0}, count = 0;
+        uint8_t bits = 0;
+        for (long long fz = 2 * z; fz < 2 * z + 2 && fz < D; fz++)
+            for (long long fy = 2 * y; fy < 2 * y + 2 && fy < H; fy++)
+                for (long long fx = 2 * x; fx < 2 * x + 2 && fx < W; fx++) {
+                    const long long i = (fz * H + fy) * W + fx;
+                    for (int c = 0; c < ch; c++)
+                        sum[c] += fine[i * ch + c];
+                    bits |= fseeds[i] & (GCUT_SEED_FOREGROUND | GCUT_SEED_BACKGROUND);
+                    count++;
+                }
+        for (int c = 0; c < ch; c++)
+            coarse[p * ch + c] = (uint8_t)((sum[c] + count / 2) / count);
+        cseeds[p] = bits;
+    }
+}
+
+/* The masked grid of level k (band_node.h), or its full grid when state is NULL. */
+__global__ void caps_kernel(gcut__band_image base, gcut__seg_tables tables, int conn, int k,
+                            const uint8_t *coarse, long long D, long long H, long long W,
+                            const uint8_t *state, Dirs dirs, int32_t *caps) {
+    const long long n = D * H * W;
+    const int64_t dims[3] = {D, H, W};
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        const long long x = i % W, y = (i / W) % H, z = i / (W * H);
+        int64_t s, t, w[27];
+        gcut__band_masked_node(&base, &tables, conn, k, coarse, dims, state, z, y, x, &s, &t, w);
+        caps[i] = (int32_t)s;
+        caps[n + i] = (int32_t)t;
+        for (int d = 0; d < dirs.num; d++)
+            caps[(2 + d) * n + i] =
+                (int32_t)w[gcut__band_slot(dirs.off[d][0], dirs.off[d][1], dirs.off[d][2])];
+    }
+}
+
+/* The coarsest level's full grid, one warp per node: its lanes share the block's 2^k x 2^k
+ * (x 2^k) pixels (gcut__band_pixel_add, the same code as a thread of caps_kernel runs), the sums
+ * are reduced over the warp (integers: the same sums in any order), lane 0 finishes and writes.
+ * A thread per node does 64 (2D) to 512 (3D) pixels at 3 levels, with a few hundred thousand
+ * threads in all: too few for the device. */
+__global__ void coarse_caps_kernel(gcut__band_image base, gcut__seg_tables tables, int conn, int k,
+                                   const uint8_t *coarse, long long D, long long H, long long W,
+                                   Dirs dirs, int32_t *caps) {
+    const long long n = D * H * W;
+    const int lane = threadIdx.x & 31;
+    const long long warps = (long long)gridDim.x * (blockDim.x / 32);
+    const int64_t dims[3] = {D, H, W};
+    for (long long i = (blockIdx.x * (long long)blockDim.x + threadIdx.x) / 32; i < n; i += warps) {
+        const long long cx = i % W, cy = (i / W) % H, cz = i / (W * H);
+        const int64_t FD = base.dims[0], FH = base.dims[1], FW = base.dims[2];
+        const int64_t z0 = cz << k, y0 = cy << k, x0 = cx << k, side = (int64_t)1 << k;
+        const int64_t box[6] = {z0, z0 + side < FD ? z0 + side : FD,
+                                y0, y0 + side < FH ? y0 + side : FH,
+                                x0, x0 + side < FW ? x0 + side : FW};
+        const int64_t bx = box[5] - x0, by = box[3] - y0, bz = box[1] - z0;
+        int64_t s = 0, t = 0, w[27];
+        for (int a = 0; a < 27; a++)
+            w[a] = 0;
+        for (int64_t v = lane; v < bx * by * bz; v += 32)
+            gcut__band_pixel_add(&base, &tables, conn, k, box, z0 + v / (bx * by),
+                                 y0 + (v / bx) % by, x0 + v % bx, &s, &t, w);
+        for (int o = 16; o > 0; o /= 2) {
+            s += __shfl_down_sync(0xffffffffu, s, o);
+            t += __shfl_down_sync(0xffffffffu, t, o);
+            for (int a = 0; a < 27; a++)
+                w[a] += __shfl_down_sync(0xffffffffu, w[a], o);
+        }
+        if (lane == 0) {
+            gcut__band_finish(&tables, conn, k, FD > 1, coarse, dims, cz, cy, cx, &s, &t, w);
+            caps[i] = (int32_t)s;
+            caps[n + i] = (int32_t)t;
+            for (int d = 0; d < dirs.num; d++)
+                caps[(2 + d) * n + i] =
+                    (int32_t)w[gcut__band_slot(dirs.off[d][0], dirs.off[d][1], dirs.off[d][2])];
+        }
+    }
+}
+
+/* Every fine pixel takes its parent's label (gcut__band_project). */
+__global__ void project_kernel(const uint8_t *coarse, long long D, long long H, long long W,
+                               uint8_t *fine) {
+    const long long n = D * H * W, cH = (H + 1) / 2, cW = (W + 1) / 2;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        const long long x = i % W, y = (i / W) % H, z = i / (W * H);
+        fine[i] = coarse[((z / 2) * cH + y / 2) * cW + x / 2] & GCUT__BAND_LABEL;
+    }
+}
+
+/* The projected boundary (a pixel with an axis neighbour of the other label) and the seeds the
+ * projection contradicts (band.c's mark_boundary). */
+__global__ void mark_kernel(const uint8_t *state, const uint8_t *seeds, long long D, long long H,
+                            long long W, uint8_t *mark) {
+    const long long n = D * H * W;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        const long long x = i % W, y = (i / W) % H, z = i / (W * H);
+        const uint8_t l = state[i] & GCUT__BAND_LABEL;
+        bool m =
+            ((seeds[i] & GCUT_SEED_FOREGROUND) && !l) || ((seeds[i] & GCUT_SEED_BACKGROUND) && l);
+        m |= x > 0 && (state[i - 1] & GCUT__BAND_LABEL) != l;
+        m |= x + 1 < W && (state[i + 1] & GCUT__BAND_LABEL) != l;
+        m |= y > 0 && (state[i - W] & GCUT__BAND_LABEL) != l;
+        m |= y + 1 < H && (state[i + W] & GCUT__BAND_LABEL) != l;
+        m |= z > 0 && (state[i - W * H] & GCUT__BAND_LABEL) != l;
+        m |= z + 1 < D && (state[i + W * H] & GCUT__BAND_LABEL) != l;
+        mark[i] = m;
+    }
+}
+
+/* One axis of the Chebyshev dilation: out[i] = any in[] within d along the axis (stride step,
+ * coordinate c of length len). */
+__global__ void dilate_kernel(const uint8_t *in, long long n, long long step, long long len,
+                              long long d, uint8_t *out) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        const long long c = (i / step) % len;
+        const long long lo = c - d < 0 ? 0 : c - d, hi = c + d >= len ? len - 1 : c + d;
+        uint8_t any = 0;
+        for (long long a = lo; a <= hi && !any; a++)
+            any = in[i + (a - c) * step];
+        out[i] = any;
+    }
+}
+
+/* Warp-aggregated count into *counter. */
+__device__ void count_add(bool v, unsigned long long *counter) {
+    const unsigned active = __activemask();
+    const unsigned ballot = __ballot_sync(active, v);
+    if ((threadIdx.x & 31) == (unsigned)(__ffs(active) - 1) && ballot != 0)
+        atomicAdd(counter, (unsigned long long)__popc(ballot));
+}
+
+/* Set the band bit from the dilated marks and count the band. */
+__global__ void band_kernel(uint8_t *state, const uint8_t *band, long long n,
+                            unsigned long long *count) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        const bool in = band[i] != 0;
+        if (in)
+            state[i] |= GCUT__BAND_IN;
+        count_add(in, count);
+    }
+}
+
+/* The solve's labels (GCUT_SOURCE = foreground) into the band's pixels (all when all). */
+__global__ void assemble_kernel(uint8_t *state, const uint8_t *labels, long long n, int all) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x)
+        if (all || (state[i] & GCUT__BAND_IN))
+            state[i] = (uint8_t)((all ? 0 : state[i] & ~GCUT__BAND_LABEL) |
+                                 (labels[i] == GCUT_SOURCE ? GCUT__BAND_LABEL : 0));
+}
+
+/* The caller's mask (1 = foreground) from the finest state, and the foreground count. */
+__global__ void mask_kernel(const uint8_t *state, long long n, uint8_t *mask,
+                            unsigned long long *count) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        const uint8_t l = state[i] & GCUT__BAND_LABEL;
+        mask[i] = l;
+        count_add(l != 0, count);
+    }
+}
+
+/* The image's energy of the finest labels (gcut__band_energy) into *sum. */
+__global__ void energy_kernel(gcut__band_image base, gcut__seg_tables tables, int conn,
+                              const uint8_t *state, unsigned long long *sum) {
+    const long long D = base.dims[0], H = base.dims[1], W = base.dims[2], n = D * H * W;
+    unsigned long long e = 0;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        const long long x = i % W, y = (i / W) % H, z = i / (W * H);
+        const uint8_t l = state[i] & GCUT__BAND_LABEL;
+        int32_t s, t;
+        gcut__band_unary(&base, &tables, i, &s, &t);
+        e += (unsigned long long)(l ? t : s);
+        for (int dz = 0; dz <= 1; dz++)
+            for (int dy = -1; dy <= 1; dy++)
+                for (int dx = -1; dx <= 1; dx++) {
+                    const bool forward = dz > 0 || (dz == 0 && (dy > 0 || (dy == 0 && dx > 0)));
+                    if (!forward || !gcut__band_conn_has(conn, dz, dy, dx))
+                        continue;
+                    const long long nz = z + dz, ny = y + dy, nx = x + dx;
+                    if (nz >= D || ny < 0 || ny >= H || nx < 0 || nx >= W)
+                        continue;
+                    const long long j = (nz * H + ny) * W + nx;
+                    if ((state[j] & GCUT__BAND_LABEL) != l)
+                        e += (unsigned long long)gcut__band_pair(&base, &tables, dz, dy, dx, i, j);
+                }
+    }
+    for (int o = 16; o > 0; o /= 2)
+        e += __shfl_down_sync(0xffffffffu, e, o);
+    if ((threadIdx.x & 31) == 0 && e != 0)
+        atomicAdd(sum, e);
+}
+
+/* The sum of the squared colour differences of every axis pair (gcut__seg_estimate_sigma's sum,
+ * exactly: integers below 2^53) into *sum. */
+__global__ void sigma_kernel(const uint8_t *px, int ch, long long D, long long H, long long W,
+                             unsigned long long *sum) {
+    const long long n = D * H * W;
+    unsigned long long e = 0;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        const long long x = i % W, y = (i / W) % H, z = i / (W * H);
+        if (x + 1 < W)
+            e += (unsigned long long)gcut__seg_sqdiff(px + i * ch, px + (i + 1) * ch, ch);
+        if (y + 1 < H)
+            e += (unsigned long long)gcut__seg_sqdiff(px + i * ch, px + (i + W) * ch, ch);
+        if (z + 1 < D)
+            e += (unsigned long long)gcut__seg_sqdiff(px + i * ch, px + (i + W * H) * ch, ch);
+    }
+    for (int o = 16; o > 0; o /= 2)
+        e += __shfl_down_sync(0xffffffffu, e, o);
+    if ((threadIdx.x & 31) == 0 && e != 0)
+        atomicAdd(sum, e);
+}
+
+/* One level's device arrays and cuda-grid context. */
+struct Level {
+    int64_t dims[3] = {1, 1, 1};
+    long long n = 0;
+    uint8_t *pixels = nullptr; /* the level's (downsampled) image; level 0: the upload */
+    uint8_t *seeds = nullptr;  /* level 0: the upload (codes); coarser: seed bits */
+    uint8_t *state = nullptr;  /* LABEL, BAND */
+    int32_t *caps = nullptr;   /* (2 + conn) x n: source, sink, directions */
+    gcut_grid *grid = nullptr; /* the host grid the context was made from (pinned arrays) */
+    void *ctx = nullptr;
+    Dirs dirs{};
+};
+
+/* The pipeline of one image shape, kept between calls (as cuda-grid keeps its sessions). */
+struct Pipe {
+    int64_t dims[3] = {0, 0, 0};
+    int channels = 0, conn = 0, levels = 0, device = 0;
+    Level level[GCUT_SEG_MAX_LEVELS + 1];
+    uint8_t *tmp[2] = {nullptr, nullptr}; /* the band's marks, level 0's size */
+    uint8_t *labels = nullptr;            /* the solve's labels, level 0's size */
+    int32_t *tab = nullptr;               /* unary and pairwise tables */
+    size_t tab_count = 0;
+    unsigned long long *sums = nullptr; /* counters: band, energy, foreground, sigma's sum */
+    bool image_loaded = false;          /* level 0's pixels uploaded by gcut__band_device_begin */
+    cudaStream_t stream = nullptr;
+    ~Pipe() {
+        for (Level &L : level) {
+            if (L.ctx != nullptr)
+                gcut__cudagrid_ctx_free(L.ctx, L.grid);
+            gcut_grid_free(L.grid);
+            cudaFree(L.pixels);
+            cudaFree(L.seeds);
+            cudaFree(L.state);
+            cudaFree(L.caps);
+        }
+        cudaFree(tmp[0]);
+        cudaFree(tmp[1]);
+        cudaFree(labels);
+        cudaFree(tab);
+        cudaFree(sums);
+        if (stream != nullptr)
+            cudaStreamDestroy(stream);
+    }
+};
+
+std::mutex pipe_mutex;
+Pipe *pipe_cached = nullptr;
+
+int64_t half_up(int64_t s) {
+    return (s + 1) / 2;
+}
+
+template <typename T> gcut_status dalloc(T **p, size_t count, const char *what) {
+    GCUT__CUDA_TRY(cudaMalloc(reinterpret_cast<void **>(p), count * sizeof(T) + 16), what);
+    return GCUT_OK;
+}
+
+gcut_status pipe_create(const int64_t dims[3], int channels, int conn, int levels, int device,
+                        const gcut_options *options, Pipe **out) {
+    *out = nullptr;
+    void *mem = gcut__malloc(sizeof(Pipe), "banded segmentation device pipeline");
+    if (mem == nullptr)
+        return GCUT_ERR_NOMEM;
+    Pipe *P = new (mem) Pipe();
+    auto fail = [&](gcut_status st) {
+        P->~Pipe();
+        gcut__free(P);
+        return st;
+    };
+    memcpy(P->dims, dims, sizeof P->dims);
+    P->channels = channels, P->conn = conn, P->levels = levels, P->device = device;
+    cudaError_t err = cudaStreamCreateWithFlags(&P->stream, cudaStreamNonBlocking);
+    if (err != cudaSuccess)
+        return fail(cuda_fail(err, "cudaStreamCreate"));
+    gcut_options o;
+    gcut_options_init(&o);
+    if (options != NULL)
+        o = *options;
+    o.verbose = 0;
+    gcut_status st;
+    for (int k = 0; k <= levels; k++) {
+        Level &L = P->level[k];
+        for (int a = 0; a < 3; a++)
+            L.dims[a] = k == 0 ? dims[a] : half_up(P->level[k - 1].dims[a]);
+        L.n = L.dims[0] * L.dims[1] * L.dims[2];
+        const bool three_d = dims[0] > 1;
+        if ((st = gcut_grid_create(three_d ? 3 : 2, three_d ? L.dims : L.dims + 1, conn,
+                                   &L.grid)) != GCUT_OK)
+            return fail(st);
+        L.dirs.num = L.grid->num_dirs;
+        for (int d = 0; d < L.grid->num_dirs; d++)
+            for (int a = 0; a < 3; a++)
+                L.dirs.off[d][a] = (signed char)L.grid->offset[d][a];
+        if ((st = gcut__cudagrid_ctx_create(L.grid, &o, &L.ctx)) != GCUT_OK)
+            return fail(st);
+        if ((st = dalloc(&L.pixels, (size_t)L.n * channels, "level pixels")) != GCUT_OK ||
+            (st = dalloc(&L.seeds, (size_t)L.n, "level seeds")) != GCUT_OK ||
+            (st = dalloc(&L.state, (size_t)L.n, "level state")) != GCUT_OK ||
+            (st = dalloc(&L.caps, (size_t)L.n * (2 + conn), "level capacities")) != GCUT_OK)
+            return fail(st);
+    }
+    const size_t n0 = (size_t)P->level[0].n;
+    if ((st = dalloc(&P->tmp[0], n0, "band marks")) != GCUT_OK ||
+        (st = dalloc(&P->tmp[1], n0, "band marks")) != GCUT_OK ||
+        (st = dalloc(&P->labels, n0, "labels")) != GCUT_OK ||
+        (st = dalloc(&P->sums, 4, "counters")) != GCUT_OK)
+        return fail(st);
+    *out = P;
+    return GCUT_OK;
+}
+
+void pipe_destroy(Pipe *P) {
+    if (P == nullptr)
+        return;
+    P->~Pipe();
+    gcut__free(P);
+}
+
+/* The cached pipeline of this shape, or a new one (the cached one of another shape freed). */
+gcut_status pipe_take(const int64_t dims[3], int channels, int conn, int levels,
+                      const gcut_options *options, Pipe **out) {
+    const int device = options != NULL ? options->device : 0;
+    Pipe *old;
+    {
+        std::lock_guard<std::mutex> lock(pipe_mutex);
+        old = pipe_cached;
+        pipe_cached = nullptr;
+    }
+    if (old != nullptr && memcmp(old->dims, dims, sizeof old->dims) == 0 &&
+        old->channels == channels && old->conn == conn && old->levels == levels &&
+        old->device == device) {
+        *out = old;
+        return GCUT_OK;
+    }
+    pipe_destroy(old);
+    return pipe_create(dims, channels, conn, levels, device, options, out);
+}
+
+void pipe_give(Pipe *P) {
+    Pipe *old;
+    {
+        std::lock_guard<std::mutex> lock(pipe_mutex);
+        old = pipe_cached;
+        pipe_cached = P;
+    }
+    pipe_destroy(old);
+}
+
+/* The three Chebyshev passes of a level's marks (tmp[0]) into its band bit; *count the band. */
+gcut_status select_band(Pipe &P, Level &L, long long d, long long *count) {
+    const long long D = L.dims[0], H = L.dims[1], W = L.dims[2], n = L.n;
+    cudaStream_t s = P.stream;
+    const unsigned b = blocks_for(n);
+    mark_kernel<<<b, kThreads, 0, s>>>(L.state, L.seeds, D, H, W, P.tmp[0]);
+    dilate_kernel<<<b, kThreads, 0, s>>>(P.tmp[0], n, 1, W, d, P.tmp[1]);
+    dilate_kernel<<<b, kThreads, 0, s>>>(P.tmp[1], n, W, H, d, P.tmp[0]);
+    int last = 0;
+    if (D > 1) {
+        dilate_kernel<<<b, kThreads, 0, s>>>(P.tmp[0], n, W * H, D, d, P.tmp[1]);
+        last = 1;
+    }
+    GCUT__CUDA_TRY(cudaMemsetAsync(P.sums, 0, 4 * sizeof(unsigned long long), s), "memset");
+    band_kernel<<<b, kThreads, 0, s>>>(L.state, P.tmp[last], n, P.sums);
+    GCUT__CUDA_TRY(cudaGetLastError(), "band selection kernels");
+    unsigned long long c = 0;
+    GCUT__CUDA_TRY(cudaMemcpyAsync(&c, P.sums, sizeof c, cudaMemcpyDeviceToHost, s), "band count");
+    GCUT__CUDA_TRY(cudaStreamSynchronize(s), "band selection");
+    *count = (long long)c;
+    return GCUT_OK;
+}
+
+/* Level k's (masked when state) grid built and solved; labels assembled into its state. */
+gcut_status solve_level(Pipe &P, const gcut__band_image &dbase, const gcut__seg_tables &dtab, int k,
+                        bool masked, gcut_seg_level *rep, gcut_stats *stats_out) {
+    Level &L = P.level[k];
+    cudaStream_t s = P.stream;
+    const double t0 = gcut__now_ms();
+    if (!masked && k > 0) /* the coarsest level in full: a warp per node */
+        coarse_caps_kernel<<<blocks_for(32 * L.n), kThreads, 0, s>>>(
+            dbase, dtab, P.conn, k, L.pixels, L.dims[0], L.dims[1], L.dims[2], L.dirs, L.caps);
+    else
+        caps_kernel<<<blocks_for(L.n), kThreads, 0, s>>>(
+            dbase, dtab, P.conn, k, k > 0 ? L.pixels : nullptr, L.dims[0], L.dims[1], L.dims[2],
+            masked ? L.state : nullptr, L.dirs, L.caps);
+    GCUT__CUDA_TRY(cudaGetLastError(), "capacity kernel");
+    GCUT__CUDA_TRY(cudaStreamSynchronize(s), "capacity kernel");
+    const double t1 = gcut__now_ms();
+    rep->build_ms += t1 - t0;
+    const int32_t *dirs[26];
+    for (int d = 0; d < L.dirs.num; d++)
+        dirs[d] = L.caps + (size_t)(2 + d) * L.n;
+    gcut_stats stats;
+    memset(&stats, 0, sizeof stats);
+    gcut__ctx_report report;
+    memset(&report, 0, sizeof report);
+    gcut_status st = gcut__cudagrid_ctx_solve_device(L.ctx, L.caps, L.caps + L.n, dirs, P.labels, s,
+                                                     0, &rep->flow, &stats, &report);
+    if (st != GCUT_OK)
+        return st;
+    assemble_kernel<<<blocks_for(L.n), kThreads, 0, s>>>(L.state, P.labels, L.n, masked ? 0 : 1);
+    GCUT__CUDA_TRY(cudaGetLastError(), "assemble kernel");
+    GCUT__CUDA_TRY(cudaStreamSynchronize(s), "assemble");
+    rep->solve_ms += gcut__now_ms() - t1;
+    rep->rounds++;
+    snprintf(rep->solver, sizeof rep->solver, masked ? "cuda-grid (masked)" : "cuda-grid");
+    if (stats_out != NULL)
+        *stats_out = stats;
+    return GCUT_OK;
+}
+
+gcut_status run_pipe(Pipe &P, const gcut__band_image *base, const gcut__seg_tables *tables,
+                     int64_t band, uint8_t *mask, gcut_seg_report *r) {
+    const int levels = P.levels, ch = P.channels, conn = P.conn;
+    cudaStream_t s = P.stream;
+    const bool verbose = false;
+    (void)verbose;
+    GCUT__CUDA_TRY(cudaSetDevice(P.device), "cudaSetDevice");
+    /* Uploads: the image, the seeds, the tables. */
+    double t0 = gcut__now_ms();
+    Level &L0 = P.level[0];
+    GCUT__CUDA_TRY(
+        cudaMemcpyAsync(L0.pixels, base->pixels, (size_t)L0.n * ch, cudaMemcpyHostToDevice, s),
+        "image upload");
+    GCUT__CUDA_TRY(cudaMemcpyAsync(L0.seeds, base->seeds, (size_t)L0.n, cudaMemcpyHostToDevice, s),
+                   "seeds upload");
+    const size_t nc = (size_t)tables->num_colors, np = (size_t)tables->max_sqdiff + 1;
+    const size_t need = 2 * nc + (size_t)tables->num_classes * np;
+    if (P.tab_count < need) {
+        cudaFree(P.tab);
+        P.tab = nullptr;
+        P.tab_count = 0;
+        gcut_status st = dalloc(&P.tab, need, "tables");
+        if (st != GCUT_OK)
+            return st;
+        P.tab_count = need;
+    }
+    GCUT__CUDA_TRY(cudaMemcpyAsync(P.tab, tables->unary_source, nc * 4, cudaMemcpyHostToDevice, s),
+                   "tables upload");
+    GCUT__CUDA_TRY(
+        cudaMemcpyAsync(P.tab + nc, tables->unary_sink, nc * 4, cudaMemcpyHostToDevice, s),
+        "tables upload");
+    gcut__seg_tables dtab = *tables;
+    dtab.unary_source = P.tab;
+    dtab.unary_sink = P.tab + nc;
+    for (int c = 0; c < GCUT__SEG_CLASSES; c++) {
+        if (c < tables->num_classes) {
+            dtab.pairwise[c] = P.tab + 2 * nc + (size_t)c * np;
+            GCUT__CUDA_TRY(cudaMemcpyAsync(dtab.pairwise[c], tables->pairwise[c], np * 4,
+                                           cudaMemcpyHostToDevice, s),
+                           "tables upload");
+        } else {
+            dtab.pairwise[c] = nullptr;
+        }
+    }
+    gcut__band_image dbase = *base;
+    dbase.pixels = L0.pixels;
+    dbase.seeds = L0.seeds;
+    /* Coarsening: pixels and seed bits, level by level. */
+    for (int k = 1; k <= levels; k++) {
+        const Level &F = P.level[k - 1];
+        Level &C = P.level[k];
+        coarsen_kernel<<<blocks_for(C.n), kThreads, 0, s>>>(F.pixels, F.seeds, F.dims[0], F.dims[1],
+                                                            F.dims[2], ch, C.pixels, C.seeds);
+    }
+    GCUT__CUDA_TRY(cudaGetLastError(), "coarsening kernel");
+    GCUT__CUDA_TRY(cudaStreamSynchronize(s), "uploads and coarsening");
+    const double upload_ms = gcut__now_ms() - t0;
+    for (int k = 0; k <= levels; k++) {
+        gcut_seg_level *rep = &r->level[k];
+        rep->depth = P.level[k].dims[0], rep->height = P.level[k].dims[1];
+        rep->width = P.level[k].dims[2];
+    }
+    r->level[levels].build_ms += upload_ms; /* the coarsest level's share: its inputs */
+    /* The coarsest level in full. */
+    gcut_status st = solve_level(P, dbase, dtab, levels, false, &r->level[levels], &r->stats);
+    if (st != GCUT_OK)
+        return st;
+    r->level[levels].nodes = P.level[levels].n;
+    /* Uncoarsening: project, band, solve the band as a masked grid. */
+    for (int k = levels - 1; k >= 0; k--) {
+        Level &L = P.level[k];
+        const Level &C = P.level[k + 1];
+        gcut_seg_level *rep = &r->level[k];
+        t0 = gcut__now_ms();
+        project_kernel<<<blocks_for(L.n), kThreads, 0, s>>>(C.state, L.dims[0], L.dims[1],
+                                                            L.dims[2], L.state);
+        GCUT__CUDA_TRY(cudaGetLastError(), "projection kernel");
+        long long count = 0;
+        if ((st = select_band(P, L, (long long)band, &count)) != GCUT_OK)
+            return st;
+        rep->build_ms += gcut__now_ms() - t0;
+        rep->nodes = count;
+        rep->edges = 0;
+        rep->flow = 0;
+        if (count == 0)
+            continue; /* an empty band: the projection stands */
+        if ((st = solve_level(P, dbase, dtab, k, true, rep, NULL)) != GCUT_OK)
+            return st;
+    }
+    /* The mask and the foreground count on the device; one copy back (level 0's solve time,
+     * as a full solve's labels are its). */
+    t0 = gcut__now_ms();
+    GCUT__CUDA_TRY(cudaMemsetAsync(P.sums, 0, 4 * sizeof(unsigned long long), s), "memset");
+    mask_kernel<<<blocks_for(L0.n), kThreads, 0, s>>>(L0.state, L0.n, P.labels, P.sums + 1);
+    GCUT__CUDA_TRY(cudaGetLastError(), "mask kernel");
+    unsigned long long sums[2] = {0, 0};
+    GCUT__CUDA_TRY(cudaMemcpyAsync(mask, P.labels, (size_t)L0.n, cudaMemcpyDeviceToHost, s),
+                   "mask download");
+    GCUT__CUDA_TRY(cudaMemcpyAsync(&sums[1], P.sums + 1, sizeof sums[1], cudaMemcpyDeviceToHost, s),
+                   "foreground count");
+    GCUT__CUDA_TRY(cudaStreamSynchronize(s), "mask");
+    r->level[0].solve_ms += gcut__now_ms() - t0;
+    /* The energy of the result (untimed in the report's build and solve, as on the host). */
+    t0 = gcut__now_ms();
+    energy_kernel<<<blocks_for(L0.n), kThreads, 0, s>>>(dbase, dtab, conn, L0.state, P.sums);
+    GCUT__CUDA_TRY(cudaGetLastError(), "energy kernel");
+    GCUT__CUDA_TRY(cudaMemcpyAsync(&sums[0], P.sums, sizeof sums[0], cudaMemcpyDeviceToHost, s),
+                   "energy");
+    GCUT__CUDA_TRY(cudaStreamSynchronize(s), "energy");
+    r->energy = (int64_t)sums[0];
+    r->foreground_pixels = (int64_t)sums[1];
+    r->energy_ms = gcut__now_ms() - t0;
+    r->levels = levels;
+    r->build_ms = 0;
+    r->solve_ms = 0;
+    for (int k = 0; k <= levels; k++) {
+        r->build_ms += r->level[k].build_ms;
+        r->solve_ms += r->level[k].solve_ms;
+    }
+    r->stats.flow = r->level[0].flow;
+    snprintf(r->stats.solver, sizeof r->stats.solver, "cuda-grid");
+    return GCUT_OK;
+}
+
+/* Device bytes of the pipeline: per level its pixels, seeds, state, capacities and cuda-grid's
+ * context (two copies of the capacities and the solver's own state: about 40 bytes a node);
+ * the marks and labels at the finest size. */
+uint64_t pipe_bytes(const int64_t dims[3], int channels, int conn, int levels) {
+    uint64_t bytes = 0;
+    int64_t d[3] = {dims[0], dims[1], dims[2]};
+    for (int k = 0; k <= levels; k++) {
+        const uint64_t n = (uint64_t)(d[0] * d[1] * d[2]);
+        bytes += n * ((uint64_t)channels + 2 + 3 * 4 * (2 + (uint64_t)conn) + 40);
+        if (k == 0)
+            bytes += 3 * n;
+        for (int a = 0; a < 3; a++)
+            d[a] = half_up(d[a]);
+    }
+    return bytes;
+}
+
+} // namespace
+
+extern "C" bool gcut__band_device_fits(const int64_t dims[3], int channels, int connectivity,
+                                       int levels, const gcut_options *options) {
+    if (!gcut__cuda_available())
+        return false;
+    const int64_t n = dims[0] * dims[1] * dims[2];
+    if (n >= (int64_t)1 << 31)
+        return false;    /* cuda-grid's int32 node indices */
+    uint64_t cached = 0; /* a cached pipeline of another shape is freed before a new one */
+    {
+        std::lock_guard<std::mutex> lock(pipe_mutex);
+        const Pipe *P = pipe_cached;
+        const int device = options != NULL ? options->device : 0;
+        if (P != nullptr && memcmp(P->dims, dims, sizeof P->dims) == 0 && P->channels == channels &&
+            P->conn == connectivity && P->levels == levels && P->device == device)
+            return true; /* already there */
+        if (P != nullptr && P->device == device)
+            cached = pipe_bytes(P->dims, P->channels, P->conn, P->levels);
+    }
+    size_t free_bytes = 0, total = 0;
+    if (cudaSetDevice(options != NULL ? options->device : 0) != cudaSuccess ||
+        cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    return pipe_bytes(dims, channels, connectivity, levels) <
+           (uint64_t)(0.85 * (double)(free_bytes + cached));
+}
+
+extern "C" void gcut__band_device_release(void) {
+    Pipe *old;
+    {
+        std::lock_guard<std::mutex> lock(pipe_mutex);
+        old = pipe_cached;
+        pipe_cached = nullptr;
+    }
+    pipe_destroy(old);
+}
+
+extern "C" gcut_status gcut__band_device_begin(const uint8_t *pixels, int channels,
+                                               const int64_t dims[3], int connectivity, int levels,
+                                               const gcut_options *options, void **handle,
+                                               double *sigma) {
+    *handle = nullptr;
+    if (!gcut__cuda_available())
+        return gcut__fail(GCUT_ERR_NO_DEVICE, "banded segmentation: no CUDA device is usable here");
+    const int64_t n = dims[0] * dims[1] * dims[2];
+    if (levels < 1 || levels > GCUT_SEG_MAX_LEVELS || n >= (int64_t)1 << 31)
+        return gcut__fail(GCUT_ERR_INVALID_ARG,
+                          "banded segmentation (device): levels %d not in 1..%d or %lld pixels "
+                          "(fewer than 2^31)",
+                          levels, GCUT_SEG_MAX_LEVELS, (long long)n);
+    Pipe *P = nullptr;
+    gcut_status st = pipe_take(dims, channels, connectivity, levels, options, &P);
+    if (st != GCUT_OK)
+        return st;
+    cudaStream_t s = P->stream;
+    const Level &L0 = P->level[0];
+    unsigned long long sum = 0;
+    cudaError_t err = cudaSetDevice(P->device);
+    if (err == cudaSuccess)
+        err = cudaMemcpyAsync(L0.pixels, pixels, (size_t)n * channels, cudaMemcpyHostToDevice, s);
+    if (err == cudaSuccess)
+        err = cudaMemsetAsync(P->sums + 3, 0, sizeof(unsigned long long), s);
+    if (err == cudaSuccess) {
+        sigma_kernel<<<blocks_for(n), kThreads, 0, s>>>(L0.pixels, channels, dims[0], dims[1],
+                                                        dims[2], P->sums + 3);
+        err = cudaGetLastError();
+    }
+    if (err == cudaSuccess)
+        err = cudaMemcpyAsync(&sum, P->sums + 3, sizeof sum, cudaMemcpyDeviceToHost, s);
+    if (err == cudaSuccess)
+        err = cudaStreamSynchronize(s);
+    if (err != cudaSuccess) {
+        pipe_destroy(P);
+        return cuda_fail(err, "image upload and sigma");
+    }
+    const int64_t D = dims[0], H = dims[1], W = dims[2];
+    const int64_t pairs = D * H * (W - 1) + D * (H - 1) * W + (D - 1) * H * W;
+    const double v = pairs > 0 ? sqrt((double)sum / (double)pairs) : 0.0;
+    *sigma = v < 1.0 ? 1.0 : v;
+    P->image_loaded = true;
+    *handle = P;
+    return GCUT_OK;
+}
+
+extern "C" void gcut__band_device_end(void *handle) {
+    Pipe *P = static_cast<Pipe *>(handle);
+    if (P != nullptr) {
+        P->image_loaded = false;
+        pipe_give(P);
+    }
+}
+
+extern "C" gcut_status gcut__band_device_segment(void *handle, const gcut__band_image *base,
+                                                 const gcut__seg_tables *tables, int connectivity,
+                                                 int levels, int64_t band,
+                                                 const gcut_options *options, uint8_t *mask,
+                                                 gcut_seg_report *r) {
+    Pipe *P = static_cast<Pipe *>(handle);
+    if (P != nullptr &&
+        (memcmp(P->dims, base->dims, sizeof P->dims) != 0 || P->channels != tables->channels ||
+         P->conn != connectivity || P->levels != levels)) {
+        gcut__band_device_end(P);
+        return gcut__fail(GCUT_ERR_INTERNAL,
+                          "banded segmentation (device): the pipeline begun is of another shape");
+    }
+    if (P == nullptr) {
+        if (!gcut__cuda_available())
+            return gcut__fail(GCUT_ERR_NO_DEVICE,
+                              "banded segmentation: no CUDA device is usable here");
+        if (levels < 1 || levels > GCUT_SEG_MAX_LEVELS)
+            return gcut__fail(GCUT_ERR_INVALID_ARG,
+                              "banded segmentation (device): levels %d not in 1..%d", levels,
+                              GCUT_SEG_MAX_LEVELS);
+        if (base->dims[0] * base->dims[1] * base->dims[2] >= (int64_t)1 << 31)
+            return gcut__fail(GCUT_ERR_UNSUPPORTED,
+                              "banded segmentation (device): %lld pixels; the device pipeline "
+                              "takes fewer than 2^31",
+                              (long long)(base->dims[0] * base->dims[1] * base->dims[2]));
+        gcut_status st = pipe_take(base->dims, tables->channels, connectivity, levels, options, &P);
+        if (st != GCUT_OK)
+            return st;
+    }
+    gcut_status st = run_pipe(*P, base, tables, band, mask, r);
+    if (st == GCUT_OK)
+        pipe_give(P);
+    else
+        pipe_destroy(P);
+    return st;
+}
