@@ -387,6 +387,30 @@ static void test_auto_pick(void) {
     }
 }
 
+/* The excess mode is the one that runs: on long layered graphs it needs fewer augmentations
+ * than the bottleneck rule (each pushes the connecting arc's whole residual), same flow. */
+static void test_excess_used(test_rng *rng) {
+    oracle_caps caps = oracle_caps_default();
+    gcut_graph *g = NULL;
+    CHECK_OK(oracle_make_layered(rng, 80, 60, 2, &caps, &g));
+    gcut_options options;
+    gcut_options_init(&options);
+    options.solver = "ibfs";
+    int64_t flow[2] = {-1, -2}, aug[2] = {0, 0};
+    for (int excess = 0; excess <= 1; excess++) {
+        setenv("GCUT_IBFS_EXCESS", excess ? "1" : "0", 1);
+        gcut_stats stats;
+        CHECK_OK(gcut_graph_solve(g, &options, &flow[excess], NULL, &stats));
+        aug[excess] = stats.augmentations;
+    }
+    unsetenv("GCUT_IBFS_EXCESS");
+    count(flow[0] == flow[1] && flow[0] == oracle_dinic(g) && aug[1] > 0 && aug[1] < aug[0]);
+    if (aug[1] >= aug[0])
+        fprintf(stderr, "excess mode: %lld augmentations, without: %lld\n", (long long)aug[1],
+                (long long)aug[0]);
+    gcut_graph_free(g);
+}
+
 int main(void) {
     test_rng rng;
     test_rng_init(&rng, test_seed());
@@ -406,5 +430,19 @@ int main(void) {
     setenv("GCUT_IBFS_GROW", "1", 1);
     test_grid_ibfs_tiny(&rng, 500);
     unsetenv("GCUT_IBFS_GROW");
+    /* ibfs without excesses, and with them on every path (GCUT_IBFS_EXCESS_MIN=0; by default
+     * only paths of 32 arcs or more, which tiny graphs do not have): the same oracles, labels
+     * equal to bk's, the flow then the final cut's capacity. */
+    test_excess_used(&rng);
+    for (int excess = 0; excess <= 1; excess++) {
+        setenv("GCUT_IBFS_EXCESS", excess ? "1" : "0", 1);
+        setenv("GCUT_IBFS_EXCESS_MIN", "0", 1);
+        test_edge_cases();
+        test_tiny_brute_force(&rng, 1000);
+        test_medium(&rng);
+        test_grids(&rng);
+    }
+    unsetenv("GCUT_IBFS_EXCESS");
+    unsetenv("GCUT_IBFS_EXCESS_MIN");
     return test_finish("test_ibfs", passed);
 }

@@ -24,7 +24,8 @@ static const gcut__solver solvers[] = {
      "re-solve",
      GCUT_TAKES_GRID | GCUT_WARM, NULL, NULL, gcut__gridbk_solve_grid},
     {"ibfs",
-     "incremental breadth-first search (Goldberg et al.): two trees of exact BFS labels, serial",
+     "incremental breadth-first search (Goldberg et al.): two trees of exact BFS labels, "
+     "excesses on long paths, serial",
      GCUT_TAKES_GRAPH, NULL, gcut__ibfs_solve_graph, NULL},
     {"grid-ibfs",
      "incremental breadth-first search on the implicit grid (grid-bk's layout), serial",

@@ -14,11 +14,18 @@
 #define IB_SINK 0x80000000u          /* label bit: in the sink tree */
 #define IB_LABEL 0x7fffffffu
 
-/* One arc, 8 bytes: arcs are grouped by tail (CSR), the reverse arc is sister[a]. */
+/* One arc, 8 bytes: arcs are grouped by tail (CSR), the reverse arc is sister[a]. The head's top
+ * bit says whether the reverse arc is residual (the 2015 paper's implementation keeps the same
+ * bit), so a scan of a node's arcs in the direction into the node (the source tree's adoption,
+ * the sink tree's growth) reads only the node's own arcs, never the reverse arcs scattered over
+ * the array; pushes keep it (ib_push). Node indices are below 2^31. */
 typedef struct ib_arc {
-    uint32_t head;
+    uint32_t head;     /* IB_REV_RESIDUAL | the head node */
     uint32_t residual; /* a pair's two residuals sum to at most 2 x INT32_MAX */
 } ib_arc;
+
+#define IB_REV_RESIDUAL 0x80000000u
+#define IB_HEAD 0x7fffffffu
 
 /* One node, 16 bytes: its arcs are first .. (this + 1)->first - 1. */
 typedef struct ib_node {
@@ -53,6 +60,18 @@ typedef struct ib_solver {
      * first, and a relabelled node's children next. */
     uint32_t *orphans;
     uint32_t orphan_count;
+    /* Excesses (GCUT_IBFS_EXCESS=1; the 2015 paper's idea, section 3): an augmentation pushes
+     * the whole residual of the arc between the trees and leaves what a tree arc cannot carry
+     * at the node below it (tr > 0 in the sink tree, tr < 0 in the source tree); such a node,
+     * once adopted, forwards it (excess[], a stack; in_excess[] marks its members). tr then
+     * means a node's own excess: > 0 supply (source-tree roots), < 0 demand (sink-tree roots),
+     * and the flow value is the final cut's capacity (ib_cut_value). */
+    bool use_excess;
+    bool excess_used;         /* an augmentation left excesses: the flow is the cut's capacity */
+    uint32_t excess_min_path; /* excesses only on paths of at least this many arcs */
+    uint32_t *excess;
+    uint32_t excess_count;
+    uint8_t *in_excess;
     int64_t flow;
     bool overflow;
     int64_t augmentations;
@@ -70,6 +89,8 @@ static void ib_free(ib_solver *ib) {
         gcut__free(ib->next[t].items);
     }
     gcut__free(ib->orphans);
+    gcut__free(ib->excess);
+    gcut__free(ib->in_excess);
     gcut__free(ib);
 }
 
@@ -121,6 +142,13 @@ static gcut_status ib_build(const gcut_graph *g, ib_solver **out) {
     ib->tr = gcut__malloc(gcut__mul_size(n, sizeof(int64_t)), "ibfs terminal residuals");
     ib->orphans = gcut__malloc(gcut__mul_size(n, sizeof(uint32_t)), "ibfs orphan queue");
     bool ok = ib->nodes && ib->tr && ib->orphans;
+    ib->use_excess = gcut__env_int("GCUT_IBFS_EXCESS", 1, 0, 1) == 1;
+    ib->excess_min_path = (uint32_t)gcut__env_int("GCUT_IBFS_EXCESS_MIN", 32, 0, 1 << 30);
+    if (ok && ib->use_excess) {
+        ib->excess = gcut__malloc(gcut__mul_size(n + 1, sizeof(uint32_t)), "ibfs excess stack");
+        ib->in_excess = gcut__calloc(n + 1, 1, "ibfs excess stack");
+        ok = ib->excess && ib->in_excess;
+    }
     for (int t = 0; t < 2 && ok; t++) {
         ib->cur[t].items = gcut__malloc(gcut__mul_size(n, sizeof(uint32_t)), "ibfs active lists");
         ib->next[t].items = gcut__malloc(gcut__mul_size(n, sizeof(uint32_t)), "ibfs active lists");
@@ -157,8 +185,9 @@ static gcut_status ib_build(const gcut_graph *g, ib_solver **out) {
         if (u == v)
             continue;
         uint32_t a = --nodes[u].first, b = --nodes[v].first;
-        ib->arcs[a] = (ib_arc){v, (uint32_t)g->edge_cap[e]};
-        ib->arcs[b] = (ib_arc){u, (uint32_t)g->edge_rev[e]};
+        const uint32_t cap = (uint32_t)g->edge_cap[e], rev = (uint32_t)g->edge_rev[e];
+        ib->arcs[a] = (ib_arc){v | (rev ? IB_REV_RESIDUAL : 0), cap};
+        ib->arcs[b] = (ib_arc){u | (cap ? IB_REV_RESIDUAL : 0), rev};
         ib->sister[a] = b;
         ib->sister[b] = a;
     }
@@ -173,38 +202,69 @@ static gcut_status ib_build(const gcut_graph *g, ib_solver **out) {
     return GCUT_OK;
 }
 
+/* Move amount (> 0) along arc a (reverse arc s), keeping both reverse-residual bits.
+ * @return whether a is saturated. */
+static inline bool ib_push(ib_arc *arcs, uint32_t a, uint32_t s, uint32_t amount) {
+    arcs[s].residual += amount;
+    arcs[a].head |= IB_REV_RESIDUAL;
+    if ((arcs[a].residual -= amount) != 0)
+        return false;
+    arcs[s].head &= IB_HEAD;
+    return true;
+}
+
+static void ib_walk(ib_solver *ib, uint32_t x, int t, int64_t amount);
+
 /* Push the bottleneck of source -> ... -> v -> w -> ... -> sink (arc a = v -> w); the tree arcs
- * it saturates leave orphans. */
+ * it saturates leave orphans. In excess mode, between two roots of label 1 (the terminals'
+ * neighbours; the 2015 paper's implementation keeps the same rule), push arc a's whole residual
+ * instead and let ib_walk leave what the trees cannot carry as excesses; a path whose root is a
+ * node that changed trees (at a frontier label) takes the bottleneck, so excess cannot go round
+ * between the trees for ever. A root at the arc's own end limits the amount to its supply or
+ * demand. */
 static void ib_augment(ib_solver *ib, uint32_t v, uint32_t a, uint32_t w) {
     ib_node *nodes = ib->nodes;
     ib_arc *arcs = ib->arcs;
     const uint32_t *sister = ib->sister;
     int64_t delta = arcs[a].residual;
     uint32_t x = v;
-    for (uint32_t p; (p = nodes[x].parent) != IB_TERMINAL; x = arcs[p].head) {
+    for (uint32_t p; (p = nodes[x].parent) != IB_TERMINAL; x = arcs[p].head & IB_HEAD) {
         int64_t r = arcs[sister[p]].residual;
         if (r < delta)
             delta = r;
     }
     if (ib->tr[x] < delta)
         delta = ib->tr[x];
+    const uint32_t rs = x;
     x = w;
-    for (uint32_t p; (p = nodes[x].parent) != IB_TERMINAL; x = arcs[p].head) {
+    for (uint32_t p; (p = nodes[x].parent) != IB_TERMINAL; x = arcs[p].head & IB_HEAD) {
         int64_t r = arcs[p].residual;
         if (r < delta)
             delta = r;
     }
     if (-ib->tr[x] < delta)
         delta = -ib->tr[x];
+    if (ib->use_excess && (nodes[x].label & IB_LABEL) == 1 && (nodes[rs].label & IB_LABEL) == 1 &&
+        (nodes[v].label & IB_LABEL) + (nodes[w].label & IB_LABEL) >= ib->excess_min_path) {
+        int64_t amount = arcs[a].residual;
+        if (rs == v && ib->tr[v] < amount)
+            amount = ib->tr[v];
+        if (x == w && -ib->tr[w] < amount)
+            amount = -ib->tr[w];
+        ib->excess_used = true;
+        ib_push(arcs, a, sister[a], (uint32_t)amount);
+        ib_walk(ib, w, 1, amount);
+        ib_walk(ib, v, 0, amount);
+        ib->augmentations++;
+        return;
+    }
 
     uint32_t d32 = (uint32_t)delta;
-    arcs[a].residual -= d32;
-    arcs[sister[a]].residual += d32;
+    ib_push(arcs, a, sister[a], d32);
     x = v;
     for (uint32_t p; (p = nodes[x].parent) != IB_TERMINAL;) {
-        uint32_t up = arcs[p].head;
-        arcs[p].residual += d32;
-        if ((arcs[sister[p]].residual -= d32) == 0)
+        uint32_t up = arcs[p].head & IB_HEAD;
+        if (ib_push(arcs, sister[p], p, d32))
             ib_orphan(ib, x);
         x = up;
     }
@@ -212,9 +272,8 @@ static void ib_augment(ib_solver *ib, uint32_t v, uint32_t a, uint32_t w) {
         ib_orphan(ib, x);
     x = w;
     for (uint32_t p; (p = nodes[x].parent) != IB_TERMINAL;) {
-        uint32_t up = arcs[p].head;
-        arcs[sister[p]].residual += d32;
-        if ((arcs[p].residual -= d32) == 0)
+        uint32_t up = arcs[p].head & IB_HEAD;
+        if (ib_push(arcs, p, sister[p], d32))
             ib_orphan(ib, x);
         x = up;
     }
@@ -224,11 +283,98 @@ static void ib_augment(ib_solver *ib, uint32_t v, uint32_t a, uint32_t w) {
     ib->augmentations++;
 }
 
+/* Excess mode: node v holds an excess its tree must forward once v is adopted (ib_settle). */
+static inline void ib_excess_push(ib_solver *ib, uint32_t v) {
+    if (ib->in_excess[v])
+        return;
+    ib->in_excess[v] = 1;
+    ib->excess[ib->excess_count++] = v;
+}
+
+/* Excess mode: orphan v found no place in its tree but holds an excess: a source-tree node with
+ * a demand (tr < 0) becomes a root of the sink tree, a sink-tree node with a supply (tr > 0) one
+ * of the source tree, at that tree's frontier. Its children are orphans already, and every
+ * residual arc into v from its old tree starts at that tree's frontier (why it found no place),
+ * so both trees' invariants hold; at the new tree's frontier it is scanned like any node there. */
+static void ib_switch_tree(ib_solver *ib, uint32_t v, int o) {
+    const uint32_t frontier = ib->level[o] + (ib->growing == o ? 1u : 0u);
+    ib->nodes[v].parent = IB_TERMINAL;
+    ib->nodes[v].label = frontier | (o ? IB_SINK : 0);
+    ib_list_push(ib, frontier == ib->level[o] ? &ib->cur[o] : &ib->next[o], v);
+}
+
+/* Excess mode: carry amount from x towards the root of tree t (the sink tree: flow arriving at x
+ * goes on to the sink; the source tree: flow leaving x is drawn from the source), merging the
+ * excesses of the nodes passed. What a tree arc cannot carry stays at the node below it, which
+ * becomes an orphan; the root keeps the rest (and is an orphan if its own excess no longer has
+ * its tree's sign). */
+static void ib_walk(ib_solver *ib, uint32_t x, int t, int64_t amount) {
+    ib_node *nodes = ib->nodes;
+    ib_arc *arcs = ib->arcs;
+    const uint32_t *sister = ib->sister;
+    int64_t *tr = ib->tr;
+    for (;;) {
+        const uint32_t p = nodes[x].parent;
+        if (p == IB_TERMINAL) {
+            tr[x] += t ? amount : -amount;
+            if (t ? tr[x] >= 0 : tr[x] <= 0) {
+                ib_orphan(ib, x);
+                if (tr[x] != 0)
+                    ib_excess_push(ib, x);
+            }
+            return;
+        }
+        /* A node below its root holds an excess only while on the excess stack, whose flags
+         * (a byte per node) are cheaper to read than tr[]. */
+        if (ib->in_excess[x]) {
+            amount += t ? tr[x] : -tr[x];
+            tr[x] = 0;
+        }
+        /* The arc the flow takes: x -> parent in the sink tree, parent -> x in the source's. */
+        const uint32_t fa = t ? p : sister[p], up = arcs[p].head & IB_HEAD;
+        const uint32_t cap = arcs[fa].residual;
+        if (amount < (int64_t)cap) {
+            ib_push(arcs, fa, sister[fa], (uint32_t)amount);
+            x = up;
+            continue;
+        }
+        ib_push(arcs, fa, sister[fa], cap);
+        ib_orphan(ib, x);
+        if (amount > cap) {
+            tr[x] = t ? amount - cap : cap - amount;
+            ib_excess_push(ib, x);
+        }
+        amount = cap;
+        x = up;
+    }
+}
+
+static void ib_adopt_orphans(ib_solver *ib);
+
+/* Excess mode: adopt the orphans, then forward the adopted nodes' excesses (which may leave new
+ * orphans and excesses) until none is left. */
+static void ib_settle(ib_solver *ib) {
+    for (;;) {
+        ib_adopt_orphans(ib);
+        if (ib->excess_count == 0)
+            return;
+        const uint32_t x = ib->excess[--ib->excess_count];
+        ib->in_excess[x] = 0;
+        const uint32_t p = ib->nodes[x].parent;
+        if (ib->tr[x] == 0 || p == IB_TERMINAL || p == IB_NONE)
+            continue; /* merged into a walk, or now a root */
+        const int t = (ib->nodes[x].label & IB_SINK) ? 1 : 0;
+        const int64_t amount = t ? ib->tr[x] : -ib->tr[x];
+        ib->tr[x] = 0;
+        ib_walk(ib, x, t, amount);
+    }
+}
+
 /* Re-attach orphan v of tree t (label d): a parent at label d - 1 through a residual arc, or
  * else the smallest label + 1 over its residual neighbours in the tree (its children become
  * orphans), or free if that is past the tree's frontier (a free node next to an unscanned tree
  * node is found again when that node is scanned). */
-static void ib_adopt(ib_solver *ib, uint32_t v, int t) {
+static inline __attribute__((always_inline)) void ib_adopt(ib_solver *ib, uint32_t v, const int t) {
     ib_node *nodes = ib->nodes;
     const ib_arc *arcs = ib->arcs;
     const uint32_t *sister = ib->sister;
@@ -236,11 +382,12 @@ static void ib_adopt(ib_solver *ib, uint32_t v, int t) {
     uint32_t best = IB_LABEL, best_arc = IB_NONE;
     const uint32_t end = nodes[v + 1].first;
     for (uint32_t b = nodes[v].first; b < end; b++) {
-        const ib_node *nu = &nodes[arcs[b].head];
-        if (nu->parent == IB_NONE || (nu->label & IB_SINK) != tree_bit)
+        /* Source tree: the arc u -> v must be residual; sink tree: v -> u. Both are known from
+         * v's own arc, so the neighbour's record is read only across residual arcs. */
+        if ((t ? arcs[b].residual : arcs[b].head & IB_REV_RESIDUAL) == 0)
             continue;
-        /* Source tree: the arc u -> v must be residual; sink tree: v -> u. */
-        if ((t ? arcs[b].residual : arcs[sister[b]].residual) == 0)
+        const ib_node *nu = &nodes[arcs[b].head & IB_HEAD];
+        if (nu->parent == IB_NONE || (nu->label & IB_SINK) != tree_bit)
             continue;
         uint32_t lu = nu->label & IB_LABEL;
         if (lu == d - 1) {
@@ -256,14 +403,18 @@ static void ib_adopt(ib_solver *ib, uint32_t v, int t) {
      * residual (an augmentation that saturates one orphans the child at once), so only the
      * heads of residual arcs from v's side are read. */
     for (uint32_t b = nodes[v].first; b < end; b++) {
-        if ((t ? arcs[sister[b]].residual : arcs[b].residual) == 0)
+        if ((t ? arcs[b].head & IB_REV_RESIDUAL : arcs[b].residual) == 0)
             continue;
-        uint32_t u = arcs[b].head;
+        uint32_t u = arcs[b].head & IB_HEAD;
         if (nodes[u].parent == sister[b])
             ib_orphan(ib, u);
     }
     const uint32_t frontier = ib->level[t] + (ib->growing == t ? 1u : 0u);
     if (best_arc == IB_NONE || best + 1 > frontier) {
+        if (ib->use_excess && ib->tr[v] != 0) {
+            ib_switch_tree(ib, v, 1 - t);
+            return;
+        }
         nodes[v].parent = IB_NONE;
         return;
     }
@@ -279,14 +430,18 @@ static void ib_adopt_orphans(ib_solver *ib) {
     while (ib->orphan_count > 0) {
         uint32_t v = ib->orphans[--ib->orphan_count];
         /* Only the source tree's nodes have no sink bit; an orphan keeps its label. */
-        ib_adopt(ib, v, (ib->nodes[v].label & IB_SINK) ? 1 : 0);
+        /* One copy per tree (t a constant in each), so the direction tests leave the loops. */
+        if (ib->nodes[v].label & IB_SINK)
+            ib_adopt(ib, v, 1);
+        else
+            ib_adopt(ib, v, 0);
     }
 }
 
 /* One pass of tree t: scan every node of label level[t] (the list may grow while it runs: an
  * orphan relabelled to that level joins it), claim free neighbours at the next level, augment
  * where the other tree is met. */
-static void ib_grow(ib_solver *ib, int t) {
+static inline __attribute__((always_inline)) void ib_grow(ib_solver *ib, const int t) {
     ib_node *nodes = ib->nodes;
     ib_arc *arcs = ib->arcs;
     const uint32_t *sister = ib->sister;
@@ -297,15 +452,16 @@ static void ib_grow(ib_solver *ib, int t) {
     ib_list *cur = &ib->cur[t];
     for (uint32_t i = 0; i < cur->count; i++) {
         const uint32_t v = cur->items[i];
+        /* v must still be a tree node at this level: only an augmentation (and the settling
+         * after it) can move it, so it is checked here and after each. */
+        if (nodes[v].label != want || nodes[v].parent == IB_NONE)
+            continue;
         for (uint32_t b = nodes[v].first; b < nodes[v + 1].first; b++) {
-            /* v must still be a tree node at this level (an augmentation can move it). */
-            if (nodes[v].label != want || nodes[v].parent == IB_NONE)
-                break;
-            const uint32_t w = arcs[b].head;
             /* The arc out of the tree: v -> w for the source tree, w -> v for the sink's. */
-            const uint32_t out = t ? sister[b] : b;
-            if (arcs[out].residual == 0)
+            if ((t ? arcs[b].head & IB_REV_RESIDUAL : arcs[b].residual) == 0)
                 continue;
+            const uint32_t w = arcs[b].head & IB_HEAD;
+            const uint32_t out = t ? sister[b] : b;
             ib_node *nw = &nodes[w];
             if (nw->parent == IB_NONE) {
                 nw->parent = sister[b];
@@ -316,7 +472,12 @@ static void ib_grow(ib_solver *ib, int t) {
                     ib_augment(ib, w, out, v);
                 else
                     ib_augment(ib, v, out, w);
-                ib_adopt_orphans(ib);
+                if (ib->use_excess)
+                    ib_settle(ib);
+                else
+                    ib_adopt_orphans(ib);
+                if (nodes[v].label != want || nodes[v].parent == IB_NONE)
+                    break;
                 b--; /* the same arc again: it may still be residual */
             }
         }
@@ -354,7 +515,10 @@ static int ib_run(ib_solver *ib) {
         if (ib->cur[1].count == 0)
             return 1;
         last = shorter ? (ib->cur[0].count <= ib->cur[1].count ? 0 : 1) : 1 - last;
-        ib_grow(ib, last);
+        if (last) /* one copy per tree, as the adoption */
+            ib_grow(ib, 1);
+        else
+            ib_grow(ib, 0);
     }
 }
 
@@ -378,13 +542,39 @@ static void ib_write_labels(ib_solver *ib, int closed, uint8_t *labels) {
     for (uint32_t h = 0; h < tail; h++) {
         uint32_t v = queue[h];
         for (uint32_t b = nodes[v].first; b < nodes[v + 1].first; b++) {
-            uint32_t w = ib->arcs[b].head;
+            uint32_t w = ib->arcs[b].head & IB_HEAD;
             if (ib->arcs[b].residual > 0 && labels[w] != GCUT_SOURCE) {
                 labels[w] = GCUT_SOURCE;
                 queue[tail++] = w;
             }
         }
     }
+}
+
+/* Excess mode's flow value: the capacity of the cut labels describes (the original capacities:
+ * terminal arcs of both kinds and the edges from the source side to the sink side). The source
+ * side is closed in the residual graph and holds every supply, the sink side every demand, so
+ * the cut is minimum and its capacity is the maximum flow. @return false past INT64_MAX. */
+static bool ib_cut_value(const gcut_graph *g, const uint8_t *labels, int64_t *value) {
+    int64_t sum = 0;
+    for (int64_t i = 0; i < g->num_nodes; i++) {
+        int64_t c = labels[i] == GCUT_SOURCE ? g->tw_sink[i] : g->tw_source[i];
+        if (c > INT64_MAX - sum)
+            return false;
+        sum += c;
+    }
+    for (int64_t e = 0; e < g->num_edges; e++) {
+        int64_t u = gcut__edge_u(g, e), v = gcut__edge_v(g, e), c = 0;
+        if (labels[u] == GCUT_SOURCE && labels[v] != GCUT_SOURCE)
+            c = g->edge_cap[e];
+        else if (labels[v] == GCUT_SOURCE && labels[u] != GCUT_SOURCE)
+            c = g->edge_rev[e];
+        if (c > INT64_MAX - sum)
+            return false;
+        sum += c;
+    }
+    *value = sum;
+    return true;
 }
 
 gcut_status gcut__ibfs_solve_graph(gcut_graph *graph, const gcut_options *options, int64_t *flow,
@@ -402,8 +592,26 @@ gcut_status gcut__ibfs_solve_graph(gcut_graph *graph, const gcut_options *option
                           "ibfs: the maximum flow of this problem passes INT64_MAX (terminal "
                           "capacities too large)");
     }
-    if (labels != NULL)
+    if (ib->excess_used) {
+        uint8_t *side = labels;
+        if (side == NULL)
+            side = gcut__malloc((size_t)ib->num_nodes + 1, "ibfs cut");
+        if (side == NULL) {
+            ib_free(ib);
+            return GCUT_ERR_NOMEM;
+        }
+        ib_write_labels(ib, closed, side);
+        bool fits = ib_cut_value(graph, side, &ib->flow);
+        if (side != labels)
+            gcut__free(side);
+        if (!fits) {
+            ib_free(ib);
+            return gcut__fail(GCUT_ERR_OVERFLOW, "ibfs: the maximum flow of this problem passes "
+                                                 "INT64_MAX (terminal capacities too large)");
+        }
+    } else if (labels != NULL) {
         ib_write_labels(ib, closed, labels);
+    }
     double t2 = gcut__now_ms();
     *flow = ib->flow;
     stats->build_ms += t1 - t0;
