@@ -343,32 +343,41 @@ __global__ void __launch_bounds__(kBlock) bfs_level_kernel(const Dev<A> D, unsig
     finish_step(D.count, q, kBfsLevels, total > 0);
 }
 
+/* BFS levels run by the calling block alone while the frontier (list *q % 3) holds 1 to
+ * small_max nodes; *q and *level advance by the levels run. total_s: a __shared__ word of the
+ * caller. bfs_small_kernel's loop, and bfs_grid_kernel's block 0 on a small frontier. */
+template <bool Fwd, typename A>
+__device__ void bfs_block_levels(const Dev<A> &D, unsigned fs, unsigned small_max, unsigned *q,
+                                 int *level, unsigned *total_s) {
+    for (;;) {
+        if (threadIdx.x == 0) {
+            *total_s = __ldcg(&D.count[*q % 3]);
+            D.count[(*q + 2) % 3] = 0;
+        }
+        __syncthreads();
+        const unsigned total = *total_s;
+        if (total == 0 || total > small_max)
+            break;
+        bfs_body<Fwd>(D, total, *q % 3, (*q + 1) % 3, *level, Fwd ? fs : 4 * *q + 3,
+                      threadIdx.x >> 5, blockDim.x >> 5);
+        __threadfence_block();
+        __syncthreads();
+        ++*q;
+        ++*level;
+    }
+}
+
 /* Many BFS levels in one block while the frontier is small (long thin graphs: a path of 10^5
  * nodes would otherwise cost 10^5 launches); stops when it is empty or too large. */
 template <bool Fwd, typename A>
 __global__ void __launch_bounds__(kSmallBlock)
     bfs_small_kernel(const Dev<A> D, unsigned fs, unsigned small_max) {
     __shared__ unsigned total_s;
-    unsigned q = __ldcg(&D.count[kQ]);
+    const unsigned q_start = __ldcg(&D.count[kQ]);
+    unsigned q = q_start;
     int level = (int)__ldcg(&D.count[kLevel]);
-    unsigned steps = 0;
-    for (;;) {
-        if (threadIdx.x == 0) {
-            total_s = __ldcg(&D.count[q % 3]);
-            D.count[(q + 2) % 3] = 0;
-        }
-        __syncthreads();
-        const unsigned total = total_s;
-        if (total == 0 || total > small_max)
-            break;
-        bfs_body<Fwd>(D, total, q % 3, (q + 1) % 3, level, Fwd ? fs : 4 * q + 3, threadIdx.x >> 5,
-                      blockDim.x >> 5);
-        __threadfence_block();
-        __syncthreads();
-        q++;
-        level++;
-        steps++;
-    }
+    bfs_block_levels<Fwd>(D, fs, small_max, &q, &level, &total_s);
+    const unsigned steps = q - q_start;
     if (threadIdx.x == 0 && steps > 0) {
         D.count[kQ] = q;
         D.count[kLevel] = (unsigned)level;
@@ -754,22 +763,7 @@ __global__ void __launch_bounds__(kBlock)
         if (total <= small_max) {
             grid.sync();
             if (blockIdx.x == 0) {
-                for (;;) {
-                    if (threadIdx.x == 0) {
-                        total_s = __ldcg(&D.count[q % 3]);
-                        D.count[(q + 2) % 3] = 0;
-                    }
-                    __syncthreads();
-                    const unsigned t = total_s;
-                    if (t == 0 || t > small_max)
-                        break;
-                    bfs_body<Fwd>(D, t, q % 3, (q + 1) % 3, level, Fwd ? fs : 4 * q + 3,
-                                  threadIdx.x >> 5, blockDim.x >> 5);
-                    __threadfence_block();
-                    __syncthreads();
-                    q++;
-                    level++;
-                }
+                bfs_block_levels<Fwd>(D, fs, small_max, &q, &level, &total_s);
                 if (threadIdx.x == 0)
                     D.count[kSlotQ] = q;
             }
