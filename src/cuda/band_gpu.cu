@@ -133,23 +133,15 @@ __global__ void project_kernel(const uint8_t *coarse, long long D, long long H, 
 }
 
 /* The projected boundary (a pixel with an axis neighbour of the other label) and the seeds the
- * projection contradicts (band.c's mark_boundary). */
+ * projection contradicts (gcut__band_boundary, as band.c's passes). */
 __global__ void mark_kernel(const uint8_t *state, const uint8_t *seeds, long long D, long long H,
                             long long W, uint8_t *mark) {
     const long long n = D * H * W;
+    const int64_t dims[3] = {D, H, W};
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
          i += (long long)gridDim.x * blockDim.x) {
         const long long x = i % W, y = (i / W) % H, z = i / (W * H);
-        const uint8_t l = state[i] & GCUT__BAND_LABEL;
-        bool m =
-            ((seeds[i] & GCUT_SEED_FOREGROUND) && !l) || ((seeds[i] & GCUT_SEED_BACKGROUND) && l);
-        m |= x > 0 && (state[i - 1] & GCUT__BAND_LABEL) != l;
-        m |= x + 1 < W && (state[i + 1] & GCUT__BAND_LABEL) != l;
-        m |= y > 0 && (state[i - W] & GCUT__BAND_LABEL) != l;
-        m |= y + 1 < H && (state[i + W] & GCUT__BAND_LABEL) != l;
-        m |= z > 0 && (state[i - W * H] & GCUT__BAND_LABEL) != l;
-        m |= z + 1 < D && (state[i + W * H] & GCUT__BAND_LABEL) != l;
-        mark[i] = m;
+        mark[i] = gcut__band_boundary(state, seeds, i, z, y, x, dims);
     }
 }
 

@@ -303,11 +303,6 @@ int64_t gcut__band_energy(const gcut__band_image *lv, const gcut__seg_tables *ta
     return (int64_t)atomic_load(&j.energy);
 }
 
-/* Slot of a coarse offset (dz, dy, dx), each in -1..1, in a 27-entry array. */
-static int slot(int dz, int dy, int dx) {
-    return (dz + 1) * 9 + (dy + 1) * 3 + (dx + 1);
-}
-
 /* What the solves use at coarse levels, from the block sums s, t, w of gcut__band_node. The
  * boundary term is the smaller of two estimates of what a cut along this block face costs at the
  * finest level: the sum of the pairs crossing the face (exact for a cut on the face, but a
@@ -322,13 +317,8 @@ static int slot(int dz, int dy, int dx) {
  * 2 levels: 7.2% and 0.0040%; hard 1920x1080: 0.0485% and 0.0093%; no case measured got worse:
  * docs/BAND.md). All per pixel of a block face: the sums are scaled down by the face's 2^k (2D)
  * or 4^k (3D) pixels with rounding, after taking out the part of the terminals every labelling
- * pays; terminals capped at 2^28. The arithmetic is band_node.h's, shared with the device. */
-static void finish_coarse(const gcut__seg_tables *tables, int connectivity, int k, bool three_d,
-                          const uint8_t *coarse, const int64_t coarse_dims[3], int64_t cz,
-                          int64_t cy, int64_t cx, int64_t *sp, int64_t *tp, int64_t w[27]) {
-    gcut__band_finish(tables, connectivity, k, three_d, coarse, coarse_dims, cz, cy, cx, sp, tp, w);
-}
-
+ * pays; terminals capped at 2^28. The arithmetic is band_node.h's (gcut__band_finish), shared
+ * with the device. */
 void gcut__band_node(const gcut__band_image *lv, const gcut__seg_tables *tables, int connectivity,
                      int k, const uint8_t *coarse, const int64_t coarse_dims[3], int64_t cz,
                      int64_t cy, int64_t cx, int64_t *source, int64_t *sink, int64_t w[27]) {
@@ -370,16 +360,8 @@ static void mark_boundary_serial(uint8_t *state, const uint8_t *seeds, const int
         for (int64_t y = 0; y < H; y++)
             for (int64_t x = 0; x < W; x++) {
                 const int64_t i = (z * H + y) * W + x;
-                const uint8_t l = state[i] & LABEL;
-                if (((seeds[i] & GCUT_SEED_FOREGROUND) && !l) ||
-                    ((seeds[i] & GCUT_SEED_BACKGROUND) && l))
+                if (gcut__band_boundary(state, seeds, i, z, y, x, dims))
                     state[i] |= MARK;
-                if (x + 1 < W && (state[i + 1] & LABEL) != l)
-                    state[i] |= MARK, state[i + 1] |= MARK;
-                if (y + 1 < H && (state[i + W] & LABEL) != l)
-                    state[i] |= MARK, state[i + W] |= MARK;
-                if (z + 1 < D && (state[i + W * H] & LABEL) != l)
-                    state[i] |= MARK, state[i + W * H] |= MARK;
             }
 }
 
@@ -408,16 +390,7 @@ static void mark_units(void *arg, int64_t lo, int64_t hi) {
             const int64_t row = (z0 * H + y) * W;
             for (int64_t x = 0; x < W; x++) {
                 const int64_t i = row + x;
-                const uint8_t l = state[i] & LABEL;
-                bool m = ((j->seeds[i] & GCUT_SEED_FOREGROUND) && !l) ||
-                         ((j->seeds[i] & GCUT_SEED_BACKGROUND) && l);
-                m |= x > 0 && (state[i - 1] & LABEL) != l;
-                m |= x + 1 < W && (state[i + 1] & LABEL) != l;
-                m |= y > 0 && (state[i - W] & LABEL) != l;
-                m |= y + 1 < H && (state[i + W] & LABEL) != l;
-                m |= z0 > 0 && (state[i - W * H] & LABEL) != l;
-                m |= z0 + 1 < D && (state[i + W * H] & LABEL) != l;
-                if (m)
+                if (gcut__band_boundary(state, j->seeds, i, z0, y, x, j->dims))
                     state[i] |= MARK;
             }
         }
@@ -700,7 +673,7 @@ static void graph_fill(void *arg, int64_t lo, int64_t hi) {
                     /* the next pixel of the row is the next node */
                     const int64_t m =
                         o[0] == 0 && o[1] == 0 ? n + 1 : band_find(b, nz * H + ny, nx);
-                    const int32_t c = (int32_t)w[slot(o[0], o[1], o[2])];
+                    const int32_t c = (int32_t)w[gcut__band_slot(o[0], o[1], o[2])];
                     if (g->ids32)
                         g->edge_u32[e] = (uint32_t)n, g->edge_v32[e] = (uint32_t)m;
                     else
@@ -713,7 +686,7 @@ static void graph_fill(void *arg, int64_t lo, int64_t hi) {
             for (int dz = -1; dz <= 1; dz++)
                 for (int dy = -1; dy <= 1; dy++)
                     for (int dx = -1; dx <= 1; dx++) {
-                        const int64_t c = w[slot(dz, dy, dx)];
+                        const int64_t c = w[gcut__band_slot(dz, dy, dx)];
                         if (c == 0)
                             continue;
                         const uint8_t q = state[((z + dz) * H + (y + dy)) * W + (x + dx)];
@@ -1054,12 +1027,12 @@ static void coarse_slabs(void *arg, int64_t lo, int64_t hi) {
                     if (bz == 0 && by == 0 && bx == 0)
                         continue;
                     const int64_t w = pairwise(base, tables, o, i, (nz * H + ny) * W + nx);
-                    const int c = j->canon[slot(bz, by, bx)];
+                    const int c = j->canon[gcut__band_slot(bz, by, bx)];
                     if (c >= 0)
                         wa[P * nh + c] += w;
                     else /* the other block's offset to this one is the canonical one */
                         wa[(((nz >> k) * cH + (ny >> k)) * cW + (nx >> k)) * nh +
-                           j->canon[slot(-bz, -by, -bx)]] += w;
+                           j->canon[gcut__band_slot(-bz, -by, -bx)]] += w;
                 }
             }
         }
@@ -1083,17 +1056,18 @@ static void coarse_fill(void *arg, int64_t lo, int64_t hi) {
             memset(w, 0, sizeof w);
             for (int h = 0; h < nh; h++) {
                 const int *o = offs->off[h];
-                w[slot(o[0], o[1], o[2])] = wa[P * nh + h];
+                w[gcut__band_slot(o[0], o[1], o[2])] = wa[P * nh + h];
                 const int64_t qz = z - o[0], qy = y - o[1], qx = x - o[2];
                 if (qz >= 0 && qy >= 0 && qy < cH && qx >= 0 && qx < cW)
-                    w[slot(-o[0], -o[1], -o[2])] = wa[((qz * cH + qy) * cW + qx) * nh + h];
+                    w[gcut__band_slot(-o[0], -o[1], -o[2])] =
+                        wa[((qz * cH + qy) * cW + qx) * nh + h];
             }
-            finish_coarse(j->tables, j->connectivity, j->k, j->base->dims[0] > 1, j->coarse, cdims,
-                          z, y, x, &s, &t, w);
+            gcut__band_finish(j->tables, j->connectivity, j->k, j->base->dims[0] > 1, j->coarse,
+                              cdims, z, y, x, &s, &t, w);
             src[P] = (int32_t)s, snk[P] = (int32_t)t;
             for (int d = 0; d < grid->num_dirs; d++) {
                 const int *o = grid->offset[d];
-                grid->cap[d][P] = (int32_t)w[slot(o[0], o[1], o[2])];
+                grid->cap[d][P] = (int32_t)w[gcut__band_slot(o[0], o[1], o[2])];
             }
         }
     }
@@ -1115,7 +1089,7 @@ gcut_status gcut__band_coarse_grid(const gcut__band_image *base, const gcut__seg
     for (int s = 0; s < 27; s++)
         j.canon[s] = -1;
     for (int h = 0; h < nh; h++)
-        j.canon[slot(offs->off[h][0], offs->off[h][1], offs->off[h][2])] = h;
+        j.canon[gcut__band_slot(offs->off[h][0], offs->off[h][1], offs->off[h][2])] = h;
     j.st = gcut__calloc((size_t)nc, 2 * sizeof(int64_t), "coarse terminal sums");
     j.wa = gcut__calloc((size_t)nc, (size_t)nh * sizeof(int64_t), "coarse pair sums");
     const int64_t ncol = tables->num_colors;

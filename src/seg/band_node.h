@@ -22,6 +22,24 @@ static inline GCUT__SEG_HD int gcut__band_slot(int dz, int dy, int dx) {
     return (dz + 1) * 9 + (dy + 1) * 3 + (dx + 1);
 }
 
+/** Whether pixel i = (z, y, x) of a level of dims {D, H, W} is on the projected boundary (an
+ *  axis neighbour has the other label in `state`) or is a seed its projected label contradicts:
+ *  the pixels the band grows from (band.c's passes and the device's mark_kernel). */
+static inline GCUT__SEG_HD bool gcut__band_boundary(const uint8_t *state, const uint8_t *seeds,
+                                                    int64_t i, int64_t z, int64_t y, int64_t x,
+                                                    const int64_t dims[3]) {
+    const int64_t D = dims[0], H = dims[1], W = dims[2];
+    const uint8_t l = state[i] & GCUT__BAND_LABEL;
+    bool m = ((seeds[i] & GCUT_SEED_FOREGROUND) && !l) || ((seeds[i] & GCUT_SEED_BACKGROUND) && l);
+    m |= x > 0 && (state[i - 1] & GCUT__BAND_LABEL) != l;
+    m |= x + 1 < W && (state[i + 1] & GCUT__BAND_LABEL) != l;
+    m |= y > 0 && (state[i - W] & GCUT__BAND_LABEL) != l;
+    m |= y + 1 < H && (state[i + W] & GCUT__BAND_LABEL) != l;
+    m |= z > 0 && (state[i - W * H] & GCUT__BAND_LABEL) != l;
+    m |= z + 1 < D && (state[i + W * H] & GCUT__BAND_LABEL) != l;
+    return m;
+}
+
 /** Whether offset (dz, dy, dx) is a neighbour under connectivity 4, 8, 6 or 26. */
 static inline GCUT__SEG_HD bool gcut__band_conn_has(int conn, int dz, int dy, int dx) {
     const int nz = (dz != 0) + (dy != 0) + (dx != 0);
