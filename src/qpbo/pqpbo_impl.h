@@ -296,6 +296,30 @@ static inline int32_t QP_FN(given_block)(const QP_FN(core) * c, int32_t g, QP_ID
     return b;
 }
 
+/* Term k of the input as an edge between internal nodes *u and *v of blocks *bu and *bv (both 0
+ * in serial qpbo, which has one block and skips the lookup); false for a term the graph does not
+ * keep (a self-pair, or no capacity either way). How both builds read the terms: the atomic one
+ * (build_pass) and the bucket one (its count pass). */
+static inline bool QP_FN(term_edge)(const QP_FN(core) * c, const gcut__qp_input *in,
+                                    const QP_IDX *intern, int64_t k, gcut__qp_edge *e, QP_IDX *u,
+                                    QP_IDX *v, int32_t *bu, int32_t *bv) {
+    in->edge(in->ctx, k, e);
+    if (e->u == e->v || (e->cap_uv == 0 && (e->nonsub || e->cap_vu == 0)))
+        return false;
+    *u = intern != NULL ? intern[e->u] : (QP_IDX)e->u;
+    *v = intern != NULL ? intern[e->v] : (QP_IDX)e->v;
+    if (c->B == 1) {
+        *bu = *bv = 0;
+    } else if (in->block != NULL) {
+        *bu = QP_FN(given_block)(c, in->block[e->u], *u);
+        *bv = QP_FN(given_block)(c, in->block[e->v], *v);
+    } else {
+        *bu = QP_FN(block_of)(c, *u);
+        *bv = QP_FN(block_of)(c, *v);
+    }
+    return true;
+}
+
 #define QP_ADD(ptr, amount, atomic)                                                                \
     ((atomic) ? __atomic_fetch_add((ptr), (amount), __ATOMIC_RELAXED)                              \
               : (*(ptr) += (amount), *(ptr) - (amount)))
@@ -339,17 +363,10 @@ static void *QP_FN(build_pass)(void *arg) {
     const QP_IDX M = c->M, n = c->n;
     for (int64_t k = j->k0; k < j->k1; k++) {
         gcut__qp_edge e;
-        in->edge(in->ctx, k, &e);
-        if (e.u == e.v || (e.cap_uv == 0 && (e.nonsub || e.cap_vu == 0)))
+        QP_IDX u, v;
+        int32_t bu, bv;
+        if (!QP_FN(term_edge)(c, in, intern, k, &e, &u, &v, &bu, &bv))
             continue;
-        QP_IDX u = intern != NULL ? intern[e.u] : (QP_IDX)e.u;
-        QP_IDX v = intern != NULL ? intern[e.v] : (QP_IDX)e.v;
-        int32_t bu = c->B == 1           ? 0 /* serial qpbo */
-                     : in->block != NULL ? QP_FN(given_block)(c, in->block[e.u], u)
-                                         : QP_FN(block_of)(c, u);
-        int32_t bv = c->B == 1           ? 0
-                     : in->block != NULL ? QP_FN(given_block)(c, in->block[e.v], v)
-                                         : QP_FN(block_of)(c, v);
         if (j->pass == 1) {
             (void)QP_ADD(&c->first[u], (QP_IDX)1, j->atomic);
             (void)QP_ADD(&c->first[v], (QP_IDX)1, j->atomic);
@@ -643,15 +660,10 @@ static void *QP_FN(bucket_pass)(void *arg) {
     const QP_IDX *intern = j->intern;
     for (int64_t k = j->k0; k < j->k1; k++) {
         gcut__qp_edge e;
-        in->edge(in->ctx, k, &e);
-        if (e.u == e.v || (e.cap_uv == 0 && (e.nonsub || e.cap_vu == 0)))
+        QP_IDX u, v;
+        int32_t bu, bv;
+        if (!QP_FN(term_edge)(c, in, intern, k, &e, &u, &v, &bu, &bv))
             continue;
-        QP_IDX u = intern != NULL ? intern[e.u] : (QP_IDX)e.u;
-        QP_IDX v = intern != NULL ? intern[e.v] : (QP_IDX)e.v;
-        int32_t bu =
-            in->block != NULL ? QP_FN(given_block)(c, in->block[e.u], u) : QP_FN(block_of)(c, u);
-        int32_t bv =
-            in->block != NULL ? QP_FN(given_block)(c, in->block[e.v], v) : QP_FN(block_of)(c, v);
         if (j->pass == 1) {
             if (bu == bv) {
                 j->inside[bu]++;
