@@ -942,6 +942,59 @@ GBK_INLINE void gib_grow(gib *g, const int D, const int t) {
     g->level[t] = level + 1;
 }
 
+/* Before the trees are built (GCUT_GIB_PAIRS=0 skips it, for measurements), push along every
+ * path source -> i -> j -> sink of one grid arc
+ * (i with supply, j with demand): as much as the arc and both terminal residuals allow, in node
+ * order. That is the first pass's work on its shortest paths without the trees: no augmentation
+ * walk, no orphan, no adoption; a node whose terminal residual reaches 0 simply starts free
+ * (docs/CPU-SERIAL.md, "Fourth pass"). Exact: only flow along residual paths is pushed. */
+GBK_INLINE void gib_pairs(gbk *s, const int D) {
+    uint32_t *res = s->res;
+    int64_t *tr = s->tr;
+    const ptrdiff_t *step = s->step;
+    for (ptrdiff_t i = 0; i < (ptrdiff_t)s->n; i++) {
+        if (tr[i] <= 0)
+            continue;
+        for (int d = 0; d < D; d++) {
+            const uint32_t r = GBK_OUT(i, d);
+            if (r == 0) /* every arc leaving the grid: j below is a real node */
+                continue;
+            const ptrdiff_t j = i + step[d];
+            if (tr[j] >= 0)
+                continue;
+            int64_t f = r;
+            if (tr[i] < f)
+                f = tr[i];
+            if (-tr[j] < f)
+                f = -tr[j];
+            GBK_OUT(i, d) -= (uint32_t)f;
+            GBK_IN(i, d) += (uint32_t)f;
+            GBK_OUT(j, d ^ 1) += (uint32_t)f;
+            GBK_IN(j, d ^ 1) -= (uint32_t)f;
+            tr[j] += f;
+            gbk_add_flow(s, f);
+            if ((tr[i] -= f) == 0)
+                break;
+        }
+    }
+}
+
+static void gib_pairs_any(gbk *s) {
+    switch (s->dirs) {
+    case 4:
+        gib_pairs(s, 4);
+        break;
+    case 6:
+        gib_pairs(s, 6);
+        break;
+    case 8:
+        gib_pairs(s, 8);
+        break;
+    default:
+        gib_pairs(s, 26);
+    }
+}
+
 /* @return the tree that closed (0 source, 1 sink). */
 GBK_INLINE int gib_run(gib *g, const int D) {
     /* The tree with the shorter frontier list grows next; on 26-connected grids the trees take
@@ -1037,6 +1090,8 @@ gcut_status gcut__gridibfs_solve_grid(const gcut_grid *grid, const gcut_options 
         g.cur[t].id = ++g.list_ids;
         g.level[t] = 1;
     }
+    if (gcut__env_int("GCUT_GIB_PAIRS", 1, 0, 1))
+        gib_pairs_any(s);
     for (int64_t i = 0; i < s->n; i++) {
         if (s->tr[i] == 0)
             continue;
