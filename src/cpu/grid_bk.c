@@ -995,12 +995,81 @@ static void gib_pairs_any(gbk *s) {
     }
 }
 
+/* Tree t's first pass (its nodes all at label 1) done from the other side, for when t holds
+ * most of the grid: instead of scanning every node of t, scan the nodes that can have a residual
+ * arc into t's (out of t's, for the source tree) label-1 nodes, the other tree's frontier list
+ * (its scanned nodes have none, by its invariant) and the free nodes. An other-tree node augments
+ * on each such arc until it is saturated or either end moves; a free node is claimed at label 2
+ * through its first one. Afterwards every label-1 node of t has what a scan of it would leave:
+ * every residual arc into it (out of it) from t's side or from a node still on the other tree's
+ * frontier. The free nodes are found by one sweep of the node records, after the augmentations
+ * (which can free nodes). docs/CPU-SERIAL.md, "Fourth pass". */
+GBK_INLINE void gib_grow_from_outside(gib *g, const int D, const int t) {
+    gbk *s = g->s;
+    uint32_t *res = s->res;
+    gbk_node *nd = s->nodes;
+    const ptrdiff_t *step = s->step;
+    const int o = 1 - t;
+    const uint32_t sink = t ? GBK_SINK : 0u, osink = t ? 0u : GBK_SINK;
+    g->growing = t;
+    g->next[t].count = 0;
+    g->next[t].id = ++g->list_ids;
+    /* Residual of the arc between j and j + step[d] in the direction into t (out of t). */
+#define GIB_INTO_T(j, d) (t ? GBK_OUT(j, d) : GBK_IN(j, d))
+#define GIB_T1(nv, v) (((nv)&GBK_SINK) == sink && GBK_PARENT(nv) < GBK_P_ORPHAN && nd[v].ts == 1)
+    const gib_list *front = &g->cur[o];
+    for (uint32_t k = 0; k < front->count; k++) { /* the list can grow: relabelled nodes */
+        const ptrdiff_t j = front->items[k];
+        if ((nd[j].info & GBK_SINK) != osink || GBK_PARENT(nd[j].info) == GBK_P_NONE)
+            continue;
+        for (int d = 0; d < D; d++) {
+            if (GIB_INTO_T(j, d) == 0)
+                continue;
+            const ptrdiff_t v = j + step[d];
+            if (!GIB_T1(nd[v].info, v))
+                continue;
+            if (t)
+                gbk_augment(s, D, j, d);
+            else
+                gbk_augment(s, D, v, d ^ 1);
+            gib_adopt_orphans(g, D);
+            if ((nd[j].info & GBK_SINK) != osink || GBK_PARENT(nd[j].info) == GBK_P_NONE)
+                break; /* freed: the sweep below sees it */
+            d--;
+        }
+    }
+    for (ptrdiff_t j = 0; j < (ptrdiff_t)s->n; j++) {
+        if (GBK_PARENT(nd[j].info) != GBK_P_NONE)
+            continue;
+        for (int d = 0; d < D; d++) {
+            if (GIB_INTO_T(j, d) == 0)
+                continue;
+            const ptrdiff_t v = j + step[d];
+            if (GIB_T1(nd[v].info, v)) {
+                nd[j].info = GBK_INFO(sink, d, 0u);
+                nd[j].ts = 2;
+                gib_push(g, &g->next[t], (uint32_t)j);
+                break;
+            }
+        }
+    }
+#undef GIB_INTO_T
+#undef GIB_T1
+    g->growing = -1;
+    gib_list tmp = g->cur[t];
+    g->cur[t] = g->next[t];
+    g->next[t] = tmp;
+    g->level[t] = 2;
+}
+
 /* @return the tree that closed (0 source, 1 sink). */
 GBK_INLINE int gib_run(gib *g, const int D) {
     /* The tree with the shorter frontier list grows next; on 26-connected grids the trees take
      * turns instead (there the sink tree's first list, every sink-side node, otherwise never
      * grows). GCUT_IBFS_GROW=0 / 1 forces one rule (docs/CPU-SERIAL.md, "Second pass"). */
     const int alternate = gcut__env_int("GCUT_IBFS_GROW", D == 26 ? 1 : 0, 0, 1);
+    const int from_outside = gcut__env_int("GCUT_GIB_OUTSIDE", 1, 0, 2);
+    const uint32_t half = (uint32_t)(g->s->n / 2);
     int last = 1;
     for (;;) {
         if (g->cur[0].count == 0)
@@ -1008,7 +1077,16 @@ GBK_INLINE int gib_run(gib *g, const int D) {
         if (g->cur[1].count == 0)
             return 1;
         last = alternate ? 1 - last : (g->cur[0].count <= g->cur[1].count ? 0 : 1);
-        if (last)
+        /* A first pass over most of the grid is done from the other side (2 forces it, for
+         * the tests; 0 never). */
+        const bool outside =
+            g->level[last] == 1 &&
+            (from_outside == 2 || (from_outside == 1 && g->cur[last].count > half));
+        if (outside && last)
+            gib_grow_from_outside(g, D, 1);
+        else if (outside)
+            gib_grow_from_outside(g, D, 0);
+        else if (last)
             gib_grow(g, D, 1);
         else
             gib_grow(g, D, 0);
