@@ -58,6 +58,9 @@ typedef struct gbk {
     int64_t flow;
     bool overflow;
     int64_t augmentations;
+    /* grid-ibfs only (NULL in grid-bk): node i's children as a mask of directions, bit d set
+     * when i + step[d] hangs from i. */
+    uint32_t *kids;
     /* Allocations (the offset pointers above point into these). */
     uint32_t *res_mem;
     gbk_node *node_mem;
@@ -77,6 +80,7 @@ static void gbk_free(gbk *s) {
     gcut__free(s->node_mem);
     gcut__free(s->tr);
     gcut__free(s->orphans);
+    gcut__free(s->kids);
     for (int a = 0; a < GCUT__MAX_DIRS + 2; a++)
         gcut__free(s->snap[a]);
     gcut__free(s->marked);
@@ -234,7 +238,7 @@ static inline uint32_t gbk_dist_plus_one(uint32_t info) {
 
 /* Push the bottleneck along source root -> ... -> tail -> head -> ... -> sink root, where the
  * arc (tail, d) joins the source tree to the sink tree. */
-GBK_INLINE void gbk_augment(gbk *s, const int D, ptrdiff_t tail, int d) {
+GBK_INLINE void gbk_augment(gbk *s, const int D, const bool kids, ptrdiff_t tail, int d) {
     uint32_t *res = s->res;
     gbk_node *nd = s->nodes;
     const ptrdiff_t *step = s->step;
@@ -273,8 +277,11 @@ GBK_INLINE void gbk_augment(gbk *s, const int D, ptrdiff_t tail, int d) {
         GBK_OUT(x, p) += f;
         GBK_IN(y, p ^ 1) += f;
         GBK_OUT(y, p ^ 1) -= f;
-        if ((GBK_IN(x, p) -= f) == 0)
+        if ((GBK_IN(x, p) -= f) == 0) {
             gbk_orphan_front(s, (uint32_t)x);
+            if (kids)
+                s->kids[y] &= ~(1u << (p ^ 1));
+        }
         x = y;
     }
     if ((s->tr[x] -= f) == 0)
@@ -287,8 +294,11 @@ GBK_INLINE void gbk_augment(gbk *s, const int D, ptrdiff_t tail, int d) {
         GBK_OUT(y, p ^ 1) += f;
         GBK_IN(y, p ^ 1) -= f;
         GBK_IN(x, p) += f;
-        if ((GBK_OUT(x, p) -= f) == 0)
+        if ((GBK_OUT(x, p) -= f) == 0) {
             gbk_orphan_front(s, (uint32_t)x);
+            if (kids)
+                s->kids[y] &= ~(1u << (p ^ 1));
+        }
         x = y;
     }
     if ((s->tr[x] += f) == 0)
@@ -454,7 +464,7 @@ GBK_INLINE void gbk_run(gbk *s, const int D) {
         s->nodes[i].next = i; /* counts as queued while it is the current node */
         current = i;
         gbk_next_time(s);
-        gbk_augment(s, D, tail, mid);
+        gbk_augment(s, D, false, tail, mid);
         if (s->overflow)
             return;
         gbk_adopt_orphans(s, D);
@@ -802,6 +812,12 @@ typedef struct gib {
     uint32_t list_ids;
 } gib;
 
+/* Children masks (gbk.kids) on 8- and 26-connected grids: a relabelled orphan's children come
+ * from its mask instead of a scan of its arcs (cachegrind, whole process: -10% instructions on
+ * hard 48^3 26-connected, -3% on hard 512^2 8-connected, +0.6% on hard 96x96x48 6-connected,
+ * where the scan is short; docs/CPU-SERIAL.md, "Fourth pass"). */
+#define GIB_KIDS(D) ((D) >= 8)
+
 #define GIB_TREE(info) (((info)&GBK_SINK) ? 1 : 0)
 
 GBK_INLINE void gib_push(gib *g, gib_list *l, uint32_t v) {
@@ -839,6 +855,8 @@ GBK_INLINE void gib_adopt(gib *g, const int D, ptrdiff_t v, const int t) {
             const uint32_t lj = nd[j].ts;                                                          \
             if (lj == L - 1) {                                                                     \
                 nd[v].info = GBK_INFO(sink, d, (uint32_t)d);                                       \
+                if (GIB_KIDS(D))                                                                   \
+                    s->kids[j] |= 1u << (d ^ 1);                                                   \
                 return;                                                                            \
             }                                                                                      \
             if (lj < best) {                                                                       \
@@ -852,14 +870,20 @@ GBK_INLINE void gib_adopt(gib *g, const int D, ptrdiff_t v, const int t) {
     for (int d = 0; d < cur; d++)
         GIB_LOOK(d)
 #undef GIB_LOOK
-    /* A child's tree arc is residual (an augmentation that saturates one orphans the child at
-     * once), so only the neighbours with a residual arc from v's side are read. */
-    for (int d = 0; d < D; d++) {
-        if ((sink ? GBK_IN(v, d) : GBK_OUT(v, d)) == 0)
-            continue;
-        const ptrdiff_t j = v + step[d];
-        if (GBK_PARENT(nd[j].info) == (uint32_t)(d ^ 1))
-            gbk_orphan_front(s, (uint32_t)j);
+    if (GIB_KIDS(D)) { /* the children, from v's mask, orphaned in direction order */
+        for (uint32_t k = s->kids[v]; k != 0; k &= k - 1)
+            gbk_orphan_front(s, (uint32_t)(v + step[__builtin_ctz(k)]));
+        s->kids[v] = 0;
+    } else {
+        /* A child's tree arc is residual (an augmentation that saturates one orphans the child
+         * at once), so only the neighbours with a residual arc from v's side are read. */
+        for (int d = 0; d < D; d++) {
+            if ((sink ? GBK_IN(v, d) : GBK_OUT(v, d)) == 0)
+                continue;
+            const ptrdiff_t j = v + step[d];
+            if (GBK_PARENT(nd[j].info) == (uint32_t)(d ^ 1))
+                gbk_orphan_front(s, (uint32_t)j);
+        }
     }
     const uint32_t frontier = g->level[t] + (g->growing == t ? 1u : 0u);
     if (best_d < 0 || best + 1 > frontier) {
@@ -867,6 +891,8 @@ GBK_INLINE void gib_adopt(gib *g, const int D, ptrdiff_t v, const int t) {
         return;
     }
     nd[v].info = GBK_INFO(sink, best_d, (uint32_t)best_d);
+    if (GIB_KIDS(D))
+        s->kids[v + step[best_d]] |= 1u << (best_d ^ 1);
     nd[v].ts = best + 1;
     if (best + 1 == g->level[t])
         gib_push(g, &g->cur[t], (uint32_t)v);
@@ -915,13 +941,15 @@ GBK_INLINE void gib_grow(gib *g, const int D, const int t) {
                 continue; /* in v's tree (one compare: free nodes have the largest code) */
             if (GBK_PARENT(nj) == GBK_P_NONE) {
                 nd[j].info = GBK_INFO(sink, d ^ 1, 0u);
+                if (GIB_KIDS(D))
+                    s->kids[v] |= 1u << d;
                 nd[j].ts = level + 1;
                 gib_push(g, &g->next[t], (uint32_t)j);
             } else {
                 if (t)
-                    gbk_augment(s, D, j, d ^ 1);
+                    gbk_augment(s, D, GIB_KIDS(D), j, d ^ 1);
                 else
-                    gbk_augment(s, D, v, d);
+                    gbk_augment(s, D, GIB_KIDS(D), v, d);
                 gib_adopt_orphans(g, D);
                 if (GIB_MOVED(v))
                     break;
@@ -1024,9 +1052,9 @@ GBK_INLINE void gib_grow_from_outside(gib *g, const int D, const int t) {
             if (!GIB_T1(nd[v].info, v))
                 continue;
             if (t)
-                gbk_augment(s, D, j, d);
+                gbk_augment(s, D, GIB_KIDS(D), j, d);
             else
-                gbk_augment(s, D, v, d ^ 1);
+                gbk_augment(s, D, GIB_KIDS(D), v, d ^ 1);
             gib_adopt_orphans(g, D);
             if ((nd[j].info & GBK_SINK) != osink || GBK_PARENT(nd[j].info) == GBK_P_NONE)
                 break; /* freed: the sweep below sees it */
@@ -1042,6 +1070,8 @@ GBK_INLINE void gib_grow_from_outside(gib *g, const int D, const int t) {
             const ptrdiff_t v = j + step[d];
             if (GIB_T1(nd[v].info, v)) {
                 nd[j].info = GBK_INFO(sink, d, 0u);
+                if (GIB_KIDS(D))
+                    s->kids[v] |= 1u << (d ^ 1);
                 nd[j].ts = 2;
                 gib_push(g, &g->next[t], (uint32_t)j);
                 break;
@@ -1150,12 +1180,15 @@ gcut_status gcut__gridibfs_solve_grid(const gcut_grid *grid, const gcut_options 
         g.next[t].items = gcut__malloc(gcut__mul_size(n, sizeof(uint32_t)), "grid-ibfs lists");
         ok = g.cur[t].items != NULL && g.next[t].items != NULL;
     }
+    ok = ok && (s->kids = gcut__malloc(gcut__mul_size(n, sizeof(uint32_t)),
+                                       "grid-ibfs children")) != NULL;
     gcut_status st = GCUT_OK;
     if (!ok) {
         st = GCUT_ERR_NOMEM;
         goto done;
     }
-    gbk_load(s, grid); /* every node free, next (the list stamp) GBK_NONE */
+    gbk_load(s, grid);                        /* every node free, next (the list stamp) GBK_NONE */
+    memset(s->kids, 0, n * sizeof(uint32_t)); /* written here: its pages mapped while building */
     double t1 = gcut__now_ms();
     s->orphan_low = s->n;
     g.growing = -1;
