@@ -1204,15 +1204,17 @@ gcut_status gcut__gridibfs_solve_grid(const gcut_grid *grid, const gcut_options 
         g.next[t].items = gcut__malloc(gcut__mul_size(n, sizeof(uint32_t)), "grid-ibfs lists");
         ok = g.cur[t].items != NULL && g.next[t].items != NULL;
     }
-    ok = ok && (s->kids = gcut__malloc(gcut__mul_size(n, sizeof(uint32_t)),
-                                       "grid-ibfs children")) != NULL;
+    if (GIB_KIDS(s->dirs))
+        ok = ok && (s->kids = gcut__malloc(gcut__mul_size(n, sizeof(uint32_t)),
+                                           "grid-ibfs children")) != NULL;
     gcut_status st = GCUT_OK;
     if (!ok) {
         st = GCUT_ERR_NOMEM;
         goto done;
     }
-    gbk_load(s, grid);                        /* every node free, next (the list stamp) GBK_NONE */
-    memset(s->kids, 0, n * sizeof(uint32_t)); /* written here: its pages mapped while building */
+    gbk_load(s, grid);   /* every node free, next (the list stamp) GBK_NONE */
+    if (s->kids != NULL) /* written here: its pages mapped while building */
+        memset(s->kids, 0, n * sizeof(uint32_t));
     double t1 = gcut__now_ms();
     s->orphan_low = s->n;
     g.growing = -1;
