@@ -223,10 +223,10 @@ static void auto_pick(void) {
 }
 
 /* grid-ibfs's fourth-pass paths (src/cpu/grid_bk.c): the one-arc pushes before the trees
- * (GCUT_GIB_PAIRS) and a first pass run from the other side (GCUT_GIB_OUTSIDE: 0 never, 1 when
- * the tree holds most nodes, the default, 2 always), each combination against brute force, Dinic
- * and bk as grid-bk is, and the same labels as grid-bk's (both report the smallest minimum cut's
- * source side) on random and synthetic grids of every connectivity. */
+ * (GCUT_GIB_PAIRS: 0 never, 2 always) and a first pass run from the other side (GCUT_GIB_OUTSIDE: 0
+ * never, 1 when the tree holds most nodes, the default, 2 always), each combination against brute
+ * force, Dinic and bk as grid-bk is, and the same labels as grid-bk's (both report the smallest
+ * minimum cut's source side) on random and synthetic grids of every connectivity. */
 static int same_labels(gcut_grid *grid, const char *what) {
     const int64_t n = gcut_grid_num_nodes(grid);
     uint8_t *a = malloc((size_t)n), *b = malloc((size_t)n);
@@ -249,8 +249,8 @@ static int same_labels(gcut_grid *grid, const char *what) {
 }
 
 static void grid_ibfs_modes(test_rng *rng) {
-    static const char *const modes[][2] = {{"0", "0"}, {"1", "0"}, {"0", "1"},
-                                           {"1", "1"}, {"0", "2"}, {"1", "2"}};
+    static const char *const modes[][2] = {{"0", "0"}, {"2", "0"}, {"0", "1"},
+                                           {"2", "1"}, {"0", "2"}, {"2", "2"}};
     for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
         setenv("GCUT_GIB_PAIRS", modes[m][0], 1);
         setenv("GCUT_GIB_OUTSIDE", modes[m][1], 1);
