@@ -948,10 +948,11 @@ GBK_INLINE void gib_grow(gib *g, const int D, const int t) {
     gib_list *cur = &g->cur[t];
     for (uint32_t k = 0; k < cur->count; k++) {
         const ptrdiff_t v = cur->items[k];
-        if (GIB_PF(D) && k + GIB_PREFETCH < cur->count)
+        if (GIB_PF(D) && k + GIB_PREFETCH < cur->count) {
             gib_prefetch_record(s, D, cur->items[k + GIB_PREFETCH], t ? D : 0);
-            /* v must still be a tree node at this level: only an augmentation (and the adoption
-             * after it) can move it, so it is checked here and after each. */
+        }
+        /* v must still be a tree node at this level: only an augmentation (and the adoption after
+         * it) can move it, so it is checked here and after each. */
 #define GIB_MOVED(v)                                                                               \
     (nd[v].ts != level || (nd[v].info & GBK_SINK) != sink || GBK_PARENT(nd[v].info) == GBK_P_NONE)
         if (GIB_MOVED(v))
