@@ -1128,29 +1128,51 @@ int pad_degree(unsigned long long max_deg) {
     return max_deg <= (unsigned long long)kPadMaxDegree ? 0 : -1;
 }
 
-/* Sorted build (the padded layout; the CSR in edge order with GCUT_CUDAGENERAL_SORTED=1): arc
- * x = 2e (u -> v of edge e) or 2e + 1 (v -> u) keyed by its tail; self-loops key n (sorted
- * last, dropped). */
+/* Orders of a vertex's arcs in the sorted build (GCUT_CUDAGENERAL_ORDER): the edge order; the
+ * arcs of the edges it starts first (u of edge (u, v)), then those it ends, each in edge order;
+ * a hashed order (a deterministic shuffle). The sort key is tail << 32 | this word; the sort
+ * looks at bits kOrderLowBit[order] .. 32 + bits(n) only. */
+enum { kOrderEdge = 0, kOrderOwnFirst = 1, kOrderHashed = 2 };
+constexpr int kOrderLowBit[3] = {32, 31, 24};
+/* The sorted build's arc order (kOrder*, GCUT_CUDAGENERAL_ORDER): hashed, measured best of the
+ * three on the padded layout (docs/CUDA-GENERAL.md, "Fourth pass": edge order and own edges
+ * first cost 1.2-1.7x on hard 4K, 256^3 and GENRMF). */
+constexpr int kDefaultOrder = kOrderHashed;
+
+/* Sorted build (the padded layout; the CSR with GCUT_CUDAGENERAL_SORTED=1): arc x = 2e (u -> v
+ * of edge e) or 2e + 1 (v -> u) keyed by its tail and its order word; self-loops have tail n
+ * (sorted last, dropped). */
 __global__ void arc_keys_kernel(long long m, unsigned n, const unsigned *eu, const unsigned *ev,
-                                unsigned *key, unsigned *val) {
+                                int order, unsigned long long *key, unsigned *val) {
     for (long long x = blockIdx.x * (long long)blockDim.x + threadIdx.x; x < 2 * m;
          x += (long long)gridDim.x * blockDim.x) {
         const long long e = x >> 1;
         const unsigned u = eu[e], v = ev[e];
-        key[x] = u == v ? n : (x & 1) ? v : u;
+        const unsigned tail = u == v ? n : (x & 1) ? v : u;
+        unsigned word = 0;
+        if (order == kOrderOwnFirst) {
+            word = (unsigned)(x & 1) << 31;
+        } else if (order == kOrderHashed) {
+            unsigned h = (unsigned)x * 0x9e3779b1u;
+            h ^= h >> 15;
+            h *= 0x85ebca77u;
+            h ^= h >> 13;
+            word = h & 0xff000000u;
+        }
+        key[x] = (unsigned long long)tail << 32 | word;
         val[x] = (unsigned)x;
     }
 }
 
-/* After the stable sort by tail, position p holds arc val[p], the (p - offset[u])-th arc of its
- * tail u = key[p] in edge order: its place is offset[u] + that (CSR, pitch 0) or that * pitch +
- * u (padded, slot-major). */
-__global__ void arc_pos_kernel(long long arcs, unsigned n, const unsigned *key, const unsigned *val,
-                               const unsigned long long *offset, unsigned long long pitch,
-                               unsigned *pos) {
+/* After the stable sort, position p holds arc val[p], the (p - offset[u])-th arc of its tail u =
+ * key[p] >> 32 in the chosen order: its place is offset[u] + that (CSR, pitch 0) or that * pitch
+ * + u (padded, slot-major). */
+__global__ void arc_pos_kernel(long long arcs, unsigned n, const unsigned long long *key,
+                               const unsigned *val, const unsigned long long *offset,
+                               unsigned long long pitch, unsigned *pos) {
     for (long long p = blockIdx.x * (long long)blockDim.x + threadIdx.x; p < arcs;
          p += (long long)gridDim.x * blockDim.x) {
-        const unsigned u = key[p];
+        const unsigned u = (unsigned)(key[p] >> 32);
         if (u >= n)
             continue;
         const unsigned long long j = (unsigned long long)p - offset[u];
@@ -1368,17 +1390,20 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
     const unsigned long long pad_slots = D.pitch * (unsigned long long)D.pad_deg;
     bool sorted = layout != kCsr || (sorted_csr && sizeof(A) == 4);
     size_t sort_bytes = 0;
-    cub::DoubleBuffer<unsigned> keys, vals;
-    int bits = 1; /* the sort's key bits: keys run to n */
+    cub::DoubleBuffer<unsigned long long> keys;
+    cub::DoubleBuffer<unsigned> vals;
+    int bits = 1; /* tails run to n */
     while (bits < 32 && ((unsigned long long)n >> bits) != 0)
         bits++;
+    const int order = gcut__env_int("GCUT_CUDAGENERAL_ORDER", kDefaultOrder, 0, 2);
+    const int low_bit = kOrderLowBit[order];
     if (sorted) {
         GCUT__CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, keys, vals,
-                                                       (long long)arcs, 0, bits, stream),
+                                                       (long long)arcs, low_bit, 32 + bits, stream),
                        "sort size");
         /* Sort buffers and the arc arrays while the upload is held: else the CSR. */
         const size_t slots = layout != kCsr ? (size_t)pad_slots : arcs;
-        const size_t extra = arcs * 16 + sort_bytes + slots * (8 + sizeof(A)) + 256;
+        const size_t extra = arcs * 24 + sort_bytes + slots * (8 + sizeof(A)) + 256;
         GCUT__CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
         const uint64_t cap = device_cap();
         if (extra > free_bytes || (cap != UINT64_MAX && S.device_bytes + extra > cap)) {
@@ -1404,21 +1429,25 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
         scatter_kernel<A><<<flat_blocks, kBlock, 0, stream>>>(D, m, eu, ev, ecap, erev, deg);
         GCUT__CUDA_TRY(cudaGetLastError(), "scatter kernel launch");
     } else {
-        unsigned *kv[4] = {};
-        for (int i = 0; i < 4; i++)
-            if ((st = device_alloc(S, &kv[i], arcs, "sort buffers")) != GCUT_OK)
+        unsigned long long *kk[2] = {};
+        unsigned *kv[2] = {};
+        for (int i = 0; i < 2; i++)
+            if ((st = device_alloc(S, &kk[i], arcs, "sort keys")) != GCUT_OK ||
+                (st = device_alloc(S, &kv[i], arcs, "sort values")) != GCUT_OK)
                 return st;
         if ((st = device_alloc(S, reinterpret_cast<unsigned char **>(&temp), sort_bytes,
                                "sort scratch")) != GCUT_OK)
             return st;
-        keys = cub::DoubleBuffer<unsigned>(kv[0], kv[1]);
-        vals = cub::DoubleBuffer<unsigned>(kv[2], kv[3]);
-        arc_keys_kernel<<<flat_blocks, kBlock, 0, stream>>>(m, (unsigned)n, eu, ev, kv[0], kv[2]);
+        keys = cub::DoubleBuffer<unsigned long long>(kk[0], kk[1]);
+        vals = cub::DoubleBuffer<unsigned>(kv[0], kv[1]);
+        arc_keys_kernel<<<flat_blocks, kBlock, 0, stream>>>(m, (unsigned)n, eu, ev, order, kk[0],
+                                                            kv[0]);
         GCUT__CUDA_TRY(cudaGetLastError(), "arc keys launch");
         GCUT__CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp, sort_bytes, keys, vals,
-                                                       (long long)arcs, 0, bits, stream),
+                                                       (long long)arcs, low_bit, 32 + bits, stream),
                        "sort arcs by tail");
-        unsigned *pos = keys.Alternate();
+        /* The places go where the other key buffer was (8 bytes an arc, 4 needed). */
+        unsigned *pos = reinterpret_cast<unsigned *>(keys.Alternate());
         arc_pos_kernel<<<flat_blocks, kBlock, 0, stream>>>((long long)arcs, (unsigned)n,
                                                            keys.Current(), vals.Current(), D.offset,
                                                            layout != kCsr ? D.pitch : 0ull, pos);
@@ -1431,8 +1460,10 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
         GCUT__CUDA_TRY(cudaGetLastError(), "fill launch");
         GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "sorted build");
         device_release(S, temp);
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < 2; i++) {
+            device_release(S, kk[i]);
             device_release(S, kv[i]);
+        }
     }
     init_kernel<A><<<node_blocks, kBlock, 0, stream>>>(D);
     GCUT__CUDA_TRY(cudaGetLastError(), "init kernel launch");
@@ -1467,9 +1498,9 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
     if (verbose)
         fprintf(stderr,
                 "cuda-general: layout %s (degree %d), maximum degree %llu, %llu arcs, %s build "
-                "%.3f ms\n",
+                "(order %d) %.3f ms\n",
                 layout == kCsr ? "csr" : "padded", layout == kCsr ? 0 : D.pad_deg, max_deg,
-                real_arcs, sorted ? "sorted" : "atomic", stats->build_ms);
+                real_arcs, sorted ? "sorted" : "atomic", sorted ? order : -1, stats->build_ms);
     if constexpr (sizeof(A) == 4) {
         switch (layout) {
         case 4:
