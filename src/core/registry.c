@@ -209,9 +209,11 @@ double gcut__graph_lattice_share(const gcut_graph *g) {
     return (double)sum / (double)counted;
 }
 
-/* cuda-general's padded layout (docs/CUDA-GENERAL.md, "Padded layout") under auto: only where
- * the padding adds at most GCUT__PAD_MAX_PERCENT percent of slots to the real arcs (grids and
- * GENRMF: every vertex has about the one degree). A hub (degree past 32) always takes the CSR;
+/* cuda-general's padded layout (docs/CUDA-GENERAL.md, "Fourth pass") under auto: only where the
+ * padding adds at most GCUT__PAD_MAX_PERCENT percent of slots to the real arcs (grids and
+ * GENRMF: every vertex has about the one degree). H100, same process: padded 1.00-1.12x the CSR
+ * on 2D/3D grids as graphs, 1.5-1.8x on GENRMF; 1.1-2.7x slower on RLG (2.7x the slots), random
+ * graphs (2.9-8x) and a degree-28 hub. A hub (degree past 32) always takes the CSR;
  * cuda_general.cu checks that before asking. */
 #define GCUT__PAD_MAX_PERCENT 125
 
