@@ -1223,44 +1223,46 @@ template <int K, typename A>
 gcut_status run(Session &S, Dev<A> &D, int device, int verbose, int64_t *flow, uint8_t *labels,
                 gcut_stats *stats, double t_solve);
 
-/* The layout that a graph of `arcs` arcs (self-loops dropped), n nodes and maximum degree
- * max_deg gets (docs/CUDA-GENERAL.md, "Padded layout"): GCUT_CUDAGENERAL_LAYOUT=csr|padded|auto
- * (default auto: gcut__cudageneral_layout_rule). Returns the padded degree (0: the run-time
- * one) or kCsr. */
-gcut_status pick_layout(long long n, unsigned long long arcs, unsigned long long max_deg,
-                        int *layout) {
+/* The layout asked for by GCUT_CUDAGENERAL_LAYOUT=auto|csr|padded: *want -1 (auto, the
+ * default), 0 or 1; anything else is GCUT_ERR_INVALID_ARG, before any device work. */
+gcut_status layout_request(int *want) {
     const char *s = getenv("GCUT_CUDAGENERAL_LAYOUT");
-    int want = -1; /* -1 auto, 0 csr, 1 padded */
-    if (s != NULL && *s != '\0' && strcmp(s, "auto") != 0) {
-        if (strcmp(s, "csr") == 0)
-            want = 0;
-        else if (strcmp(s, "padded") == 0)
-            want = 1;
-        else
-            return gcut__fail(GCUT_ERR_INVALID_ARG,
-                              "cuda-general: GCUT_CUDAGENERAL_LAYOUT=%s; expected csr, padded or "
-                              "auto",
-                              s);
-    }
-    const int k = pad_degree(max_deg);
-    *layout = kCsr;
-    if (k < 0 || want == 0)
+    *want = -1;
+    if (s == NULL || *s == '\0' || strcmp(s, "auto") == 0)
         return GCUT_OK;
+    if (strcmp(s, "csr") == 0)
+        *want = 0;
+    else if (strcmp(s, "padded") == 0)
+        *want = 1;
+    else
+        return gcut__fail(GCUT_ERR_INVALID_ARG,
+                          "cuda-general: GCUT_CUDAGENERAL_LAYOUT=%s; expected csr, padded or auto",
+                          s);
+    return GCUT_OK;
+}
+
+/* The layout that a graph of `arcs` arcs (self-loops dropped), n nodes and maximum degree
+ * max_deg gets (docs/CUDA-GENERAL.md, "Fourth pass") when `want` was asked for (layout_request;
+ * auto: gcut__cudageneral_layout_rule): the padded degree (0: the run-time one) or kCsr. */
+int pick_layout(long long n, unsigned long long arcs, unsigned long long max_deg, int want) {
+    const int k = pad_degree(max_deg);
+    if (k < 0 || want == 0)
+        return kCsr;
     const unsigned long long pitch = ((unsigned long long)n + 31) / 32 * 32;
     const unsigned long long slots = pitch * (unsigned long long)(k > 0 ? k : (int)max_deg);
     /* Slots are indexed by uint32 (the sort's places, paired-arc indices); the caller takes
      * the padded layout only while the arcs themselves fit uint32. */
     if (slots >= 0xffffffffull)
-        return GCUT_OK;
+        return kCsr;
     if (want == 1 ||
         gcut__cudageneral_layout_rule(n, (int64_t)arcs, (int64_t)max_deg, (int64_t)slots) != 0)
-        *layout = k;
-    return GCUT_OK;
+        return k;
+    return kCsr;
 }
 
 template <typename A>
-gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *flow,
-                  uint8_t *labels, gcut_stats *stats, double t_start) {
+gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int want_layout,
+                  int64_t *flow, uint8_t *labels, gcut_stats *stats, double t_start) {
     Dev<A> D{};
     const long long n = g->num_nodes;
     const long long m = g->num_edges;
@@ -1382,9 +1384,8 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
     GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "degrees");
     device_release(S, temp);
     const unsigned long long max_deg = S.host[0], real_arcs = S.host[1];
-    int layout = kCsr;
-    if (sizeof(A) == 4 && (st = pick_layout(n, real_arcs, max_deg, &layout)) != GCUT_OK)
-        return st;
+    /* The padded layout only with uint32 arc indices (not on the 64-bit path). */
+    int layout = sizeof(A) == 4 ? pick_layout(n, real_arcs, max_deg, want_layout) : kCsr;
     D.pitch = ((unsigned long long)n + 31) / 32 * 32;
     D.pad_deg = layout == kCsr ? 0 : layout == 0 ? (int)max_deg : layout;
     const unsigned long long pad_slots = D.pitch * (unsigned long long)D.pad_deg;
@@ -2045,12 +2046,17 @@ extern "C" gcut_status gcut__cudageneral_solve_graph(gcut_graph *g, const gcut_o
                           device, count);
     GCUT__CUDA_TRY(cudaSetDevice(device), "cudaSetDevice");
     const int verbose = options ? options->verbose : 0;
+    int want_layout = -1;
+    gcut_status st = layout_request(&want_layout);
+    if (st != GCUT_OK)
+        return st;
     Session S;
     /* Paired-arc indices are uint32 while the arcs fit, 64-bit past it;
      * GCUT_CUDAGENERAL_WIDE_ARCS=1 takes the 64-bit path on any graph (tests: that path on graphs
      * that fit a small GPU). */
     if ((unsigned long long)g->num_edges * 2 < 0xffffffffull &&
         gcut__env_int("GCUT_CUDAGENERAL_WIDE_ARCS", 0, 0, 1) == 0)
-        return solve<unsigned>(S, g, device, verbose, flow, labels, stats, t_start);
-    return solve<unsigned long long>(S, g, device, verbose, flow, labels, stats, t_start);
+        return solve<unsigned>(S, g, device, verbose, want_layout, flow, labels, stats, t_start);
+    return solve<unsigned long long>(S, g, device, verbose, want_layout, flow, labels, stats,
+                                     t_start);
 }
