@@ -2,7 +2,9 @@
  * re-solves on the device against cold answers (Dinic, bk) with the cut certificate over random
  * change sequences; the device-array entry against the host entry; contexts reused across many
  * problems with the device memory in use back to its start; the marked path with the gather on
- * the host as well as on the device (GCUT_CUDAGRID_GATHER). Skips (exit 77) without a GPU. */
+ * the host as well as on the device (GCUT_CUDAGRID_GATHER), its counters read before the solve
+ * (GCUT_CUDAGRID_DEFER=0), labels a byte per node (GCUT_CUDAGRID_PACK=0). Skips (exit 77)
+ * without a GPU. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include "test_context_cases.h"
 
@@ -147,6 +149,19 @@ static void negative_values(void) {
     CHECK(gcut_grid_context_solve(ctx, &flow, NULL, NULL) == GCUT_ERR_INVALID_ARG);
     CHECK(strstr(gcut_last_error(), "direction 2 capacity at index 8") != NULL);
     gcut_grid_dir_data(grid, 2)[8] = 0;
+    /* A terminal mark: only the terminals are read, and a negative one is named. */
+    node = 20;
+    CHECK(gcut_grid_context_mark_terminals(ctx, &node, 1) == GCUT_ERR_INVALID_ARG);
+    CHECK(strstr(gcut_last_error(), "gcut_grid_context_mark_terminals: entry 0 is node 20") !=
+          NULL);
+    CHECK_OK(gcut_grid_context_solve(ctx, &flow, NULL, NULL));
+    CHECK_EQ_I64(flow, 3);
+    node = 9;
+    gcut_grid_terminal_data(grid, GCUT_SOURCE)[9] = -4;
+    CHECK_OK(gcut_grid_context_mark_terminals(ctx, &node, 1));
+    CHECK(gcut_grid_context_solve(ctx, &flow, NULL, NULL) == GCUT_ERR_INVALID_ARG);
+    CHECK(strstr(gcut_last_error(), "source capacity at index 9") != NULL);
+    gcut_grid_terminal_data(grid, GCUT_SOURCE)[9] = 0;
     gcut_grid_terminal_data(grid, GCUT_SINK)[11] = -7;
     CHECK(gcut_grid_context_solve(ctx, &flow, NULL, NULL) == GCUT_ERR_INVALID_ARG);
     CHECK(strstr(gcut_last_error(), "sink capacity at index 11") != NULL);
@@ -258,6 +273,17 @@ int main(void) {
     run_sequence(&rng, "cuda-grid", 2, s2, 4, quick ? 4 : 8);
     run_sequence(&rng, "cuda-grid", 3, s3, 26, quick ? 4 : 8);
     unsetenv("GCUT_CUDAGRID_GATHER");
+    /* The marked path waiting for its repair's counters before the solve (the default reads
+     * them with the first global relabel), and labels downloaded a byte per node (the default
+     * packs them one bit per node), read at creation. */
+    setenv("GCUT_CUDAGRID_DEFER", "0", 1);
+    negative_values();
+    run_sequence(&rng, "cuda-grid", 2, s2, 8, quick ? 3 : 6);
+    run_sequence(&rng, "cuda-grid", 3, s3, 6, quick ? 3 : 6);
+    unsetenv("GCUT_CUDAGRID_DEFER");
+    setenv("GCUT_CUDAGRID_PACK", "0", 1);
+    run_sequence(&rng, "cuda-grid", 2, s2, 4, quick ? 3 : 6);
+    unsetenv("GCUT_CUDAGRID_PACK");
     /* Warm solves through the global relabel as passes, with every tile in the one-launch
      * relabel's first pass, with every finite node seeding it (no node steps), and through a
      * relabel queue of one entry (every one-launch relabel runs out of room and falls back to

@@ -945,13 +945,26 @@ template <int CONN, int CH> __global__ void build_kernel(const Problem P, const 
 }
 
 /* Result (shared decision 6): label = sink side iff the final BFS reached the node; sums the
- * final sink residuals for the flow value. */
-__global__ void finish_kernel(const Problem P, unsigned char *labels) {
+ * final sink residuals for the flow value. Labels go to labels (a byte per node) or, when bits
+ * is set, packed one bit per node (bit i % 32 of word i / 32 set = sink side) for a download of
+ * n / 8 bytes instead of n, unpacked on the host (unpack_labels). A warp handles 32 consecutive
+ * nodes per step (blockDim is a multiple of 32), so its ballot is one word. */
+__global__ void finish_kernel(const Problem P, unsigned char *labels, unsigned *bits) {
     unsigned long long residual_sum = 0;
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < P.n;
-         i += (long long)gridDim.x * blockDim.x) {
-        labels[i] = P.dist[i] < kInf ? GCUT_SINK : GCUT_SOURCE;
-        residual_sum += (unsigned long long)P.sink_residual[i];
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+         i - (threadIdx.x & 31) < P.n; i += stride) {
+        const bool in = i < P.n;
+        const bool sink = in && P.dist[i] < kInf;
+        if (in)
+            residual_sum += (unsigned long long)P.sink_residual[i];
+        if (bits != nullptr) {
+            const unsigned word = __ballot_sync(0xffffffffu, sink);
+            if ((threadIdx.x & 31) == 0)
+                bits[i >> 5] = word;
+        } else if (in) {
+            labels[i] = sink ? GCUT_SINK : GCUT_SOURCE;
+        }
     }
     block_add(residual_sum, &P.counters[kSumSinkResidual]);
 }
@@ -970,6 +983,12 @@ struct Session {
     cudaStream_t stream = nullptr;
     int *host_count = nullptr; /* pinned [4 + kRctlWords]: list sizes, then P.rctl */
     unsigned long long *host_counters = nullptr;
+    /* Labels downloaded one bit per node (contexts and pooled sessions, which keep this
+     * pinned buffer of ceil(n / 32) words across solves; GCUT_CUDAGRID_PACK=0: a byte per
+     * node, as the one-shot solve does). */
+    bool pack_labels = false;
+    unsigned *host_bits = nullptr;
+    uint64_t host_bits_bytes = 0;
     cudaEvent_t events[8] = {}; /* 0-2, 5-7: verbose phase times, 3-4: construction */
     void *blocks[32] = {};
     int num_blocks = 0;
@@ -990,6 +1009,10 @@ struct Session {
             cudaFreeHost(host_count);
         if (host_counters)
             cudaFreeHost(host_counters);
+        if (host_bits) {
+            cudaFreeHost(host_bits);
+            gcut__unreserve(host_bits_bytes);
+        }
         for (cudaEvent_t e : events)
             if (e)
                 cudaEventDestroy(e);
@@ -1178,9 +1201,62 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
     return GCUT_OK;
 }
 
+/* A marked warm re-solve reads the repair's counters (negative value found, sink residual
+ * overflow, nodes changed) with its first global relabel instead of waiting for them before
+ * the solve: iterate() copies the counters down in the same host wait, and if the repair was
+ * refused or overflowed it stops right there (abort), so that the caller reports the error or
+ * starts cold. Until then the sweeps run on a state that is a preflow either way (a refused
+ * repair changed nothing; an overflowed one is rebuilt from scratch after). */
+struct DeferredCheck {
+    bool pending = false, queued = false, abort = false;
+    unsigned long long bad_index = ~0ull;
+    bool overflow = false;
+    long long changed = 0;
+};
+
 template <int CONN>
 gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, bool labels_on_device,
-                    gcut_stats *stats, double t_solve, bool keep_heights = false);
+                    gcut_stats *stats, double t_solve, bool keep_heights = false,
+                    DeferredCheck *check = nullptr);
+
+/* Packed labels on: the session's pinned bit buffer, made on first use and kept. */
+gcut_status ensure_host_bits(Session &S) {
+    if (S.host_bits != nullptr)
+        return GCUT_OK;
+    const uint64_t bytes = ((uint64_t)S.P.n + 31) / 32 * 4;
+    if (gcut__reserve(bytes, "cuda-grid pinned label bits") != 0)
+        return GCUT_ERR_NOMEM;
+    cudaError_t err = cudaMallocHost(&S.host_bits, bytes > 0 ? bytes : 4);
+    if (err != cudaSuccess) {
+        gcut__unreserve(bytes);
+        S.host_bits = nullptr;
+        return cuda_fail(err, "cudaMallocHost of the label bits");
+    }
+    S.host_bits_bytes = bytes;
+    return GCUT_OK;
+}
+
+/* Labels from finish_kernel's bits (bit set = sink side), eight at a time through a table of
+ * the eight label bytes of every bit pattern. */
+void unpack_labels(const unsigned *bits, long long n, uint8_t *labels) {
+    static_assert(GCUT_SOURCE == 0 && GCUT_SINK == 1, "label bytes are the bits");
+    static uint64_t table[256];
+    static std::once_flag once;
+    std::call_once(once, [] {
+        for (int b = 0; b < 256; b++) {
+            uint64_t v = 0;
+            for (int k = 0; k < 8; k++)
+                v |= (uint64_t)((b >> k) & 1) << (8 * k);
+            table[b] = v; /* little-endian: byte k is bit k */
+        }
+    });
+    const unsigned char *bytes = reinterpret_cast<const unsigned char *>(bits);
+    const long long whole = n / 8;
+    for (long long k = 0; k < whole; k++)
+        memcpy(labels + 8 * k, &table[bytes[k]], 8);
+    for (long long i = whole * 8; i < n; i++)
+        labels[i] = (uint8_t)((bits[i >> 5] >> (i & 31)) & 1);
+}
 
 /* One cold solve of a grid or an image energy. */
 template <int CONN>
@@ -1222,7 +1298,7 @@ gcut_status solve(Session &S, ImageBuffers &B, const Input &in, int device, int 
  * reset here, so a context can run it again and again. */
 template <int CONN>
 gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, bool labels_on_device,
-                    gcut_stats *stats, double t_solve, bool keep_heights) {
+                    gcut_stats *stats, double t_solve, bool keep_heights, DeferredCheck *check) {
     using G = Geo<CONN>;
     Problem &P = S.P;
     cudaStream_t stream = S.stream;
@@ -1257,6 +1333,14 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
     /* Exact heights, then the active tiles; 0 active tiles means the preflow is maximum. */
     auto global_relabel = [&](int *active_tiles) -> gcut_status {
         relabels++;
+        if (check != nullptr && check->pending && !check->queued) {
+            /* Read by the host wait below (every path of the relabel has one). */
+            GCUT__CUDA_TRY(cudaMemcpyAsync(S.host_counters, P.counters,
+                                           kNumCounters * sizeof(unsigned long long),
+                                           cudaMemcpyDeviceToHost, stream),
+                           "read counters");
+            check->queued = true;
+        }
         GCUT__CUDA_TRY(cudaMemsetAsync(P.count, 0, 4 * sizeof(int), stream), "memset");
         GCUT__CUDA_TRY(cudaMemsetAsync(P.next, 0, 4 * sizeof(int), stream), "memset");
         if (coop) {
@@ -1382,6 +1466,19 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
                (verbose && (st = lap(0, 1, &relabel_ms)) != GCUT_OK)) {
         return st;
     }
+    /* The deferred check, once its counters are on the host (after the first relabel). */
+    auto checked = [&]() -> bool {
+        if (check == nullptr || !check->pending || !check->queued)
+            return false;
+        check->pending = false;
+        check->bad_index = S.host_counters[kBadIndex];
+        check->overflow = S.host_counters[kOverflow] != 0;
+        check->changed = (long long)S.host_counters[kChanged];
+        check->abort = check->bad_index != ~0ull || check->overflow;
+        return check->abort;
+    };
+    if (checked())
+        return GCUT_OK;
     /* The first batch of a warm start may be longer (GCUT_CUDAGRID_WARM_SWEEPS). */
     int batch = keep_heights ? S.warm_sweeps : sweeps_per_relabel;
     while (active_tiles != 0) {
@@ -1398,6 +1495,8 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         if ((st = global_relabel(&active_tiles)) != GCUT_OK ||
             (verbose && (st = lap(1, 2, &relabel_ms)) != GCUT_OK))
             return st;
+        if (checked())
+            return GCUT_OK;
         if (verbose)
             fprintf(stderr, "cuda-grid: %lld sweeps, %lld global relabels, %d active tiles\n",
                     (long long)sweeps, (long long)relabels, active_tiles);
@@ -1407,18 +1506,28 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         GCUT__CUDA_TRY(cudaEventRecord(S.events[0], stream), "cudaEventRecord");
     unsigned char *labels_dev =
         labels_on_device && labels != NULL ? labels : reinterpret_cast<unsigned char *>(P.arc_mask);
-    finish_kernel<<<node_blocks, 256, 0, stream>>>(P, labels_dev);
+    /* Packed: the bits in the arc-mask array (free after the last relabel), n / 8 bytes down. */
+    const bool packed = S.pack_labels && labels != NULL && !labels_on_device;
+    if (packed && (st = ensure_host_bits(S)) != GCUT_OK)
+        return st;
+    finish_kernel<<<node_blocks, 256, 0, stream>>>(P, labels_dev, packed ? P.arc_mask : nullptr);
     GCUT__CUDA_TRY(cudaGetLastError(), "finish kernel launch");
     GCUT__CUDA_TRY(cudaMemcpyAsync(S.host_counters, P.counters,
                                    kNumCounters * sizeof(unsigned long long),
                                    cudaMemcpyDeviceToHost, stream),
                    "read counters");
-    if (labels != NULL && !labels_on_device)
+    if (packed)
+        GCUT__CUDA_TRY(cudaMemcpyAsync(S.host_bits, P.arc_mask, (nodes + 31) / 32 * 4,
+                                       cudaMemcpyDeviceToHost, stream),
+                       "download label bits");
+    else if (labels != NULL && !labels_on_device)
         GCUT__CUDA_TRY(cudaMemcpyAsync(labels, labels_dev, nodes, cudaMemcpyDeviceToHost, stream),
                        "download labels");
     if (verbose && (st = lap(0, 1, &finish_ms)) != GCUT_OK)
         return st;
     GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "solve");
+    if (packed)
+        unpack_labels(S.host_bits, P.n, labels);
 
     const unsigned long long *c = S.host_counters;
     *flow = (int64_t)(c[kSumSink] - c[kSumSinkResidual]);
@@ -1577,6 +1686,12 @@ constexpr int kPoolMax = 16;
 std::mutex pool_mutex;
 PooledSession *pool_head = nullptr; /* most recently given back first */
 
+/* GCUT_CUDAGRID_PACK: 1 (default) contexts and pooled sessions download labels one bit per
+ * node; 0 a byte per node. */
+bool pack_enabled() {
+    return gcut__env_int("GCUT_CUDAGRID_PACK", 1, 0, 1) != 0;
+}
+
 bool pool_enabled() {
     return gcut__env_int("GCUT_CUDAGRID_POOL", 1, 0, 1) != 0;
 }
@@ -1661,6 +1776,7 @@ gcut_status run(Input &in, int conn, const gcut_options *options, int64_t *flow,
                 return gcut__fail(GCUT_ERR_NOMEM, "cuda-grid: no host memory for a session");
             ps->key = key;
         }
+        ps->S.pack_labels = pack_enabled();
         const gcut_status st =
             solve_conn(ps->S, ps->B, in, conn, device, verbose, flow, labels, stats, t_start);
         if (st == GCUT_OK)
@@ -1879,7 +1995,8 @@ __device__ void add_excess(const Problem &P, long long i, long long amount) {
  * are atomic. Unchanged pairs are not written. changed: per node, 1 if listed (list mode). */
 template <int CONN>
 __global__ void repair_kernel(const Problem P, const int *cur, const int *nw,
-                              const unsigned char *changed, const unsigned *list, long long count) {
+                              const unsigned char *changed, const unsigned *list, long long count,
+                              bool terminals_only) {
     const long long n = P.n;
     if (P.counters[kBadIndex] != ~0ull)
         return; /* the gather found a negative value: refused, nothing kept changes */
@@ -1901,6 +2018,10 @@ __global__ void repair_kernel(const Problem P, const int *cur, const int *nw,
             P.sink_residual[i] = (int)rt;
         add_excess(P, i, gained);
         sink_delta += (unsigned long long)((long long)t_new - t_old);
+        if (terminals_only) { /* the arcs did not change (nw holds no copy of them) */
+            changed_nodes += 1;
+            continue;
+        }
         const int x = (int)(i % P.width), y = (int)(i / P.width % P.height),
                   z = (int)(i / ((long long)P.width * P.height));
 #pragma unroll
@@ -1970,8 +2091,8 @@ __global__ void scatter_kernel(long long n, int arrays, const unsigned *list, co
  * bus; 4 bytes of each array per listed node instead of a host loop over scattered cache
  * lines), stores it in nw and marks the node; a negative value goes to counters[kBadIndex]
  * as in check_kernel. */
-__global__ void gather_kernel(const Problem P, int arrays, const unsigned *list, long long count,
-                              const int *pinned, int *nw, unsigned char *changed) {
+__global__ void gather_kernel(const Problem P, int arrays, int all_arrays, const unsigned *list,
+                              long long count, const int *pinned, int *nw, unsigned char *changed) {
     const long long items = count * arrays;
     unsigned long long bad = ~0ull;
     for (long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x; t < items;
@@ -1983,7 +2104,7 @@ __global__ void gather_kernel(const Problem P, int arrays, const unsigned *list,
         if (a == 0)
             changed[i] = 1;
         if (v < 0) {
-            const unsigned long long at = (unsigned long long)i * arrays + a;
+            const unsigned long long at = (unsigned long long)i * all_arrays + a;
             bad = at < bad ? at : bad;
         }
     }
@@ -2015,6 +2136,7 @@ struct CudaContext {
      * GCUT_CUDAGRID_WARM_RELABEL=1 relabels first instead (for benchmarks). */
     bool keep_heights = true;
     bool gather_on_device = true;      /* list mode: gather_kernel (GCUT_CUDAGRID_GATHER) */
+    bool defer_check = true;           /* list mode: DeferredCheck (GCUT_CUDAGRID_DEFER) */
     int *cur = nullptr, *nw = nullptr; /* device, arrays * n each (in S.blocks) */
     unsigned char *changed = nullptr;  /* device, n */
     int32_t *pinned_grid = nullptr;    /* the grid's arrays, pinned */
@@ -2050,6 +2172,16 @@ const char *array_name(int a, char *buf, size_t size) {
     return buf;
 }
 
+/* Fail naming the first negative capacity if check_kernel or gather_kernel found one. */
+gcut_status bad_value(const CudaContext &C, unsigned long long bad, const char *fn) {
+    if (bad == ~0ull)
+        return GCUT_OK;
+    char buf[32];
+    return gcut__fail(GCUT_ERR_INVALID_ARG, "%s: %s capacity at index %lld is negative", fn,
+                      array_name((int)(bad % C.arrays), buf, sizeof buf),
+                      (long long)(bad / C.arrays));
+}
+
 /* Read the counters; fail naming the first negative capacity if check_kernel found one. */
 gcut_status read_counters(CudaContext &C, const char *fn) {
     Session &S = C.S;
@@ -2058,14 +2190,7 @@ gcut_status read_counters(CudaContext &C, const char *fn) {
                                    cudaMemcpyDeviceToHost, S.stream),
                    "read counters");
     GCUT__CUDA_TRY(cudaStreamSynchronize(S.stream), "context repair");
-    const unsigned long long bad = S.host_counters[kBadIndex];
-    if (bad != ~0ull) {
-        char buf[32];
-        return gcut__fail(GCUT_ERR_INVALID_ARG, "%s: %s capacity at index %lld is negative", fn,
-                          array_name((int)(bad % C.arrays), buf, sizeof buf),
-                          (long long)(bad / C.arrays));
-    }
-    return GCUT_OK;
+    return bad_value(C, S.host_counters[kBadIndex], fn);
 }
 
 gcut_status reset_check(CudaContext &C) {
@@ -2101,7 +2226,8 @@ template <int CONN> gcut_status cold_init(CudaContext &C) {
  * *fallback set when a repaired residual would overflow and the state was rebuilt cold. */
 template <int CONN>
 gcut_status warm_repair(CudaContext &C, bool listed, long long count, bool *fallback,
-                        int64_t *changed_nodes, bool checked_on_device = false) {
+                        int64_t *changed_nodes, bool checked_on_device = false, bool defer = false,
+                        bool terminals_only = false) {
     Session &S = C.S;
     Problem &P = S.P;
     cudaStream_t stream = S.stream;
@@ -2115,8 +2241,8 @@ gcut_status warm_repair(CudaContext &C, bool listed, long long count, bool *fall
     if (items > 0) {
         const int blocks =
             (int)((items + 255) / 256 < S.node_blocks ? (items + 255) / 256 : S.node_blocks);
-        repair_kernel<CONN><<<blocks, 256, 0, stream>>>(P, C.cur, C.nw, C.changed,
-                                                        listed ? C.dev_idx : nullptr, items);
+        repair_kernel<CONN><<<blocks, 256, 0, stream>>>(
+            P, C.cur, C.nw, C.changed, listed ? C.dev_idx : nullptr, items, terminals_only);
         GCUT__CUDA_TRY(cudaGetLastError(), "repair kernel launch");
     }
     deficit_kernel<<<S.node_blocks, 256, 0, stream>>>(P);
@@ -2125,14 +2251,16 @@ gcut_status warm_repair(CudaContext &C, bool listed, long long count, bool *fall
         if (count > 0)
             commit_kernel<<<(int)((count + 255) / 256 < S.node_blocks ? (count + 255) / 256
                                                                       : S.node_blocks),
-                            256, 0, stream>>>(C.n, C.arrays, C.dev_idx, count, C.cur, C.nw,
-                                              C.changed, P.counters);
+                            256, 0, stream>>>(C.n, terminals_only ? 2 : C.arrays, C.dev_idx, count,
+                                              C.cur, C.nw, C.changed, P.counters);
         GCUT__CUDA_TRY(cudaGetLastError(), "commit kernel launch");
     } else {
         int *t = C.cur;
         C.cur = C.nw;
         C.nw = t;
     }
+    if (defer)
+        return GCUT_OK; /* read with the first global relabel (DeferredCheck) */
     if ((st = read_counters(C, "gcut_grid_context_solve")) != GCUT_OK)
         return st;
     *changed_nodes = (int64_t)S.host_counters[kChanged];
@@ -2224,7 +2352,8 @@ gcut_status host_gather(CudaContext &C, const gcut_grid *grid, const gcut__ctx_c
 
 /* List mode, the gather on the device (gather_kernel), then the check for negative values:
  * refused before any state changes (nw and the marks are rewritten by the next solve). */
-gcut_status device_gather(CudaContext &C, const gcut__ctx_changes *changes, long long count) {
+gcut_status device_gather(CudaContext &C, const gcut__ctx_changes *changes, long long count,
+                          bool terminals_only) {
     Session &S = C.S;
     cudaStream_t stream = S.stream;
     if (count == 0)
@@ -2237,10 +2366,12 @@ gcut_status device_gather(CudaContext &C, const gcut__ctx_changes *changes, long
     gcut_status st = reset_check(C);
     if (st != GCUT_OK)
         return st;
-    const long long items = count * C.arrays;
+    /* Terminal marks: the two terminal arrays only (a third of the bus reads in 2D 4-conn). */
+    const int arrays = terminals_only ? 2 : C.arrays;
+    const long long items = count * arrays;
     gather_kernel<<<(int)((items + 255) / 256 < S.node_blocks ? (items + 255) / 256
                                                               : S.node_blocks),
-                    256, 0, stream>>>(S.P, C.arrays, C.dev_idx, count, C.pinned_grid, C.nw,
+                    256, 0, stream>>>(S.P, arrays, C.arrays, C.dev_idx, count, C.pinned_grid, C.nw,
                                       C.changed);
     GCUT__CUDA_TRY(cudaGetLastError(), "gather kernel launch");
     /* No host read here: the repair kernels that follow leave every kept array alone when the
@@ -2260,6 +2391,7 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
     gcut_status st = GCUT_OK;
     bool fallback = false;
     int64_t changed = 0;
+    DeferredCheck check;
     if (!warm || changes->nodes == NULL) {
         /* The grid's arrays are one pinned block: one upload at full bus speed. */
         int *target = warm ? C.nw : C.cur;
@@ -2282,26 +2414,45 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
         /* GCUT_CUDAGRID_GATHER: 1 (default) the device reads the listed nodes' values from
          * the pinned grid; 0 the host gathers them into pinned staging and uploads them. */
         const bool on_device = C.gather_on_device && grid->terminal[GCUT_SOURCE] == C.pinned_grid;
+        /* Terminal marks skip the arcs in the gather, the repair and the commit (the host
+         * gather reads every array: a superset, exact either way). */
+        const bool terminals_only = on_device && changes->terminals_only != 0;
         if (on_device)
-            st = device_gather(C, changes, count);
+            st = device_gather(C, changes, count, terminals_only);
         else
             st = host_gather<CONN>(C, grid, changes, count);
+        check.pending = C.defer_check;
         if (st == GCUT_OK)
-            st = warm_repair<CONN>(C, true, count, &fallback, &changed, on_device && count > 0);
+            st = warm_repair<CONN>(C, true, count, &fallback, &changed, on_device && count > 0,
+                                   check.pending, terminals_only);
     }
     if (st != GCUT_OK) {
         C.loaded = false;
         return st;
     }
-    GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "context load");
+    if (!check.pending)
+        GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "context load");
     report->warm = warm && !fallback;
     report->cold_fallback = fallback;
     report->changed_nodes = changed;
     report->device_bytes = (int64_t)S.device_bytes;
-    const double t_solve = gcut__now_ms();
+    double t_solve = gcut__now_ms();
     stats->build_ms = t_solve - t0;
     st = iterate<CONN>(S, C.verbose, flow, labels, false, stats, t_solve,
-                       report->warm && C.keep_heights);
+                       report->warm && C.keep_heights, check.pending ? &check : nullptr);
+    if (st == GCUT_OK && check.abort) {
+        /* The deferred check: a negative value (nothing kept changed: refuse it) or a sink
+         * residual past INT32_MAX (start cold from the committed capacities). */
+        if ((st = bad_value(C, check.bad_index, "gcut_grid_context_solve")) == GCUT_OK &&
+            (st = cold_init<CONN>(C)) == GCUT_OK) {
+            report->warm = false;
+            report->cold_fallback = true;
+            t_solve = gcut__now_ms();
+            st = iterate<CONN>(S, C.verbose, flow, labels, false, stats, t_solve);
+        }
+    }
+    if (check.queued)
+        report->changed_nodes = check.changed;
     if (st != GCUT_OK)
         C.loaded = false;
     return st;
@@ -2379,6 +2530,7 @@ template <int CONN> gcut_status ctx_setup(CudaContext &C, const gcut_grid *grid,
     gcut_status st = setup<CONN>(C.S, in, device, 2 * n * 4 * (size_t)C.arrays + n);
     if (st != GCUT_OK)
         return st;
+    C.S.pack_labels = pack_enabled();
     if ((st = device_alloc(C.S, &C.cur, n * C.arrays, "context capacities")) != GCUT_OK ||
         (st = device_alloc(C.S, &C.nw, n * C.arrays, "context capacities")) != GCUT_OK ||
         (st = device_alloc(C.S, &C.changed, n, "context change marks")) != GCUT_OK)
@@ -2443,6 +2595,9 @@ extern "C" gcut_status gcut__cudagrid_ctx_create(gcut_grid *grid, const gcut_opt
     C->verbose = options ? options->verbose : 0;
     C->keep_heights = gcut__env_int("GCUT_CUDAGRID_WARM_RELABEL", 0, 0, 1) == 0;
     C->gather_on_device = gcut__env_int("GCUT_CUDAGRID_GATHER", 1, 0, 1) != 0;
+    /* GCUT_CUDAGRID_DEFER: 1 (default) a marked warm solve reads its repair's counters with the
+     * first global relabel; 0 waits for them before the solve. */
+    C->defer_check = gcut__env_int("GCUT_CUDAGRID_DEFER", 1, 0, 1) != 0;
     gcut_status st;
     switch (conn) {
     case 4:
