@@ -338,6 +338,109 @@ template <int CONN> __global__ void jacobi_kernel(const Problem P, int mark) {
     }
 }
 
+/* Levels settled by relabel_fused_kernel, also its halo width: heights 1 .. kFuseLevels exact. */
+constexpr int kFuseLevels = 4;
+
+/* Global relabel, step 1 and the Jacobi steps in one launch (2D; GCUT_CUDAGRID_FUSED=1, with the
+ * seeded one-launch relabel). A block takes a tile and its halo of kFuseLevels nodes (40x16 in
+ * 2D) into shared memory: arc masks from the residuals, heights 1 where the sink residual is
+ * positive, INF elsewhere; then kFuseLevels - 1 synchronous (double-buffered) steps of
+ * h(v) = min(h(v), 1 + h(w) over residual arcs v->w). After step s a node holds
+ * min(d(v), INF if d(v) > s + 1) exactly (d = BFS distance to the sink) once every node within
+ * s arcs of it lies in the box, which holds for the tile and the ring around it: so every block
+ * computes the same value for a node, the truncated distance, with no grid-wide barrier. The
+ * tile's heights and masks are written; the tile goes on the first pass (qflag kFirstPass,
+ * kPending) iff one of its nodes has a residual arc v->w with h(v) > 1 + h(w), w in the tile
+ * or its ring (only h(v) = INF beside h(w) = kFuseLevels can do that): every other tile is at
+ * its fixed point with the heights as written, so only a later fall, which queues it, can
+ * lower a height in it (the Jacobi steps' argument, with exact instead of fallen-height marks).
+ * Replaces relabel_init_kernel + jacobi_kernel (3 launches and ~3 passes over the grid's
+ * heights) by one launch whose halo reads come mostly from L2. The host zeroes qflag and
+ * rctl[kHead .. kQOverflow] before. */
+template <int CONN>
+__global__ void __launch_bounds__(Geo<CONN>::T) relabel_fused_kernel(const Problem P) {
+    using G = Geo<CONN>;
+    constexpr int R = kFuseLevels, RX = G::TX + 2 * R, RY = G::TY + 2 * R, RN = RX * RY;
+    __shared__ int hs[2][RN];
+    __shared__ unsigned char ms[RN];
+    __shared__ int need;
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        P.rctl[kHead] = 0;
+        P.rctl[kTail] = P.num_tiles;
+        P.rctl[kEpoch] += 1;
+        for (int l = 0; l < 4; l++) {
+            P.count[l] = 0;
+            P.next[l] = 0;
+        }
+    }
+    for (int tile = blockIdx.x; tile < P.num_tiles; tile += gridDim.x) {
+        const int x0 = tile % P.tiles_x * G::TX - R, y0 = tile / P.tiles_x * G::TY - R;
+        if (threadIdx.x == 0)
+            need = 0;
+        for (int b = threadIdx.x; b < RN; b += G::T) {
+            const int gx = x0 + b % RX, gy = y0 + b / RX;
+            unsigned mask = 0;
+            int h = kInf;
+            if (gx >= 0 && gx < P.width && gy >= 0 && gy < P.height) {
+                const long long i = (long long)gy * P.width + gx;
+#pragma unroll
+                for (int d = 0; d < CONN; d++)
+                    if (P.residual[d * P.n + i] > 0)
+                        mask |= 1u << d;
+                if (P.sink_residual[i] > 0)
+                    h = 1;
+            }
+            ms[b] = (unsigned char)mask;
+            hs[0][b] = h;
+        }
+        __syncthreads();
+        int cur = 0;
+        for (int step = 1; step < R; step++) {
+            for (int b = threadIdx.x; b < RN; b += G::T) {
+                int h = hs[cur][b];
+                if (h > 1) {
+                    const int bx = b % RX, by = b / RX;
+                    const unsigned mask = ms[b];
+#pragma unroll
+                    for (int d = 0; d < CONN; d++) {
+                        const int nx = bx + dir_dx(CONN, d), ny = by + dir_dy(CONN, d);
+                        if ((mask & (1u << d)) && nx >= 0 && nx < RX && ny >= 0 && ny < RY) {
+                            const int hn = hs[cur][ny * RX + nx];
+                            if (hn < kInf && hn + 1 < h)
+                                h = hn + 1;
+                        }
+                    }
+                }
+                hs[cur ^ 1][b] = h;
+            }
+            __syncthreads();
+            cur ^= 1;
+        }
+        const int lx = threadIdx.x % G::TX, ly = threadIdx.x / G::TX;
+        const int gx = x0 + R + lx, gy = y0 + R + ly, b = (ly + R) * RX + lx + R;
+        if (gx < P.width && gy < P.height) {
+            const long long i = (long long)gy * P.width + gx;
+            const int h = hs[cur][b];
+            const unsigned mask = ms[b];
+            P.dist[i] = h;
+            P.arc_mask[i] = mask;
+            bool fixed = true;
+#pragma unroll
+            for (int d = 0; d < CONN; d++)
+                if (mask & (1u << d)) { /* arcs out of the grid have residual 0 */
+                    const int hn = hs[cur][b + dir_dy(CONN, d) * RX + dir_dx(CONN, d)];
+                    fixed = fixed && !(hn < kInf && hn + 1 < h);
+                }
+            if (!fixed)
+                need = 1;
+        }
+        __syncthreads();
+        if (threadIdx.x == 0 && need && atomicCAS(&P.qflag[tile], 0, kFirstPass) == 0)
+            atomicAdd(&P.rctl[kPending], 1);
+        __syncthreads(); /* the box is loaded again for the next tile */
+    }
+}
+
 /* Where thread tid of tile `tile` sits. */
 template <int CONN> struct TilePos {
     int x0, y0, z0, gx, gy, gz;
@@ -997,7 +1100,7 @@ struct Session {
     /* Launch shapes and knobs, fixed at setup. */
     int device = 0, node_blocks = 1, sweep_blocks = 1, relax_blocks = 1, coop = 0, coop_blocks = 1,
         sweeps_per_relabel = 1, rounds = 1, warm_sweeps = 1, relax_async = 1, async_blocks = 1,
-        init_levels = 1, parallel_queue = 1, jacobi = 0;
+        init_levels = 1, parallel_queue = 1, jacobi = 0, fused = 0, fused_blocks = 1;
     /* One-launch relabels since the queue was last cleared (their epochs tag its entries). */
     long long epochs = 0;
     ~Session() {
@@ -1179,6 +1282,13 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
      * (hard 1920x1080 on the H100: 2.20 / 2.33 ms per solve against 2.87 / 2.57 with none and
      * 2.74 / 2.51 before this session's relabel changes, docs/CUDA-GRID.md); 0 none. */
     S.jacobi = gcut__env_int("GCUT_CUDAGRID_JACOBI", 2, 0, 64);
+    /* GCUT_CUDAGRID_FUSED: 1 (default) in 2D the seeded relabel's init and node steps run as
+     * one launch (relabel_fused_kernel, heights up to kFuseLevels exact); 0 as
+     * relabel_init_kernel and GCUT_CUDAGRID_JACOBI steps. Only with RELAX=2, JACOBI > 0 and
+     * INIT_LEVELS=2 (the other knobs name the unfused path's variants). */
+    S.fused = G::NDIM == 2 && S.relax_async == 2 && S.jacobi > 0 && S.init_levels == 2 &&
+              gcut__env_int("GCUT_CUDAGRID_FUSED", 1, 0, 1) != 0;
+    S.fused_blocks = P.num_tiles < sms * 16 ? P.num_tiles : sms * 16;
     S.sweeps_per_relabel = gcut__env_int(
         "GCUT_CUDAGRID_SWEEPS",
         G::NDIM == 2 ? kDefaultSweepsPerRelabel2D : kDefaultSweepsPerRelabel3D, 1, 1 << 20);
@@ -1369,11 +1479,17 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
                 GCUT__CUDA_TRY(cudaMemsetAsync(P.rctl, 0, (kQOverflow + 1) * sizeof(int), stream),
                                "memset");
             }
-            relabel_init_kernel<CONN>
-                <<<node_blocks, 256, 0, stream>>>(P, S.relax_async, S.init_levels, S.jacobi == 0);
-            for (int k = 0; k < S.jacobi; k++)
-                jacobi_kernel<CONN>
-                    <<<node_blocks, 256, 0, stream>>>(P, S.relax_async == 2 && k == S.jacobi - 1);
+            if constexpr (G::NDIM == 2) {
+                if (S.fused)
+                    relabel_fused_kernel<CONN><<<S.fused_blocks, G::T, 0, stream>>>(P);
+            }
+            if (!S.fused) {
+                relabel_init_kernel<CONN><<<node_blocks, 256, 0, stream>>>(
+                    P, S.relax_async, S.init_levels, S.jacobi == 0);
+                for (int k = 0; k < S.jacobi; k++)
+                    jacobi_kernel<CONN><<<node_blocks, 256, 0, stream>>>(P, S.relax_async == 2 &&
+                                                                                k == S.jacobi - 1);
+            }
             if (verbose)
                 GCUT__CUDA_TRY(cudaEventRecord(S.events[6], stream), "cudaEventRecord");
             relax_async_kernel<CONN>
@@ -1815,6 +1931,8 @@ template <int CONN> void preload_kernels() {
     cudaFuncGetAttributes(&a, relax_kernel<CONN>);
     cudaFuncGetAttributes(&a, relax_async_kernel<CONN>);
     cudaFuncGetAttributes(&a, jacobi_kernel<CONN>);
+    if constexpr (Geo<CONN>::NDIM == 2)
+        cudaFuncGetAttributes(&a, relabel_fused_kernel<CONN>);
     cudaFuncGetAttributes(&a, relabel_coop_kernel<CONN>);
     cudaFuncGetAttributes(&a, collect_kernel<CONN>);
     cudaFuncGetAttributes(&a, sweep_kernel<CONN>);
