@@ -172,6 +172,44 @@ static void negative_values(void) {
     checks++;
 }
 
+/* A repair whose deficit would put a sink residual past INT32_MAX starts cold, for terminal
+ * marks (the deficit settled in the repair kernel) and node marks (deficit_kernel): node 0
+ * sends INT32_MAX over its arc to node 1's sink, then loses its source and gains a sink of
+ * INT32_MAX, so its deficit plus its new sink residual is 2 * INT32_MAX. Flow then 0. */
+static void deficit_overflow(int terminal_marks) {
+    gcut_options options;
+    gcut_options_init(&options);
+    options.solver = "cuda-grid";
+    const int64_t shape[2] = {2, 2};
+    gcut_grid_context *ctx = NULL;
+    CHECK_OK(gcut_grid_context_create(2, shape, 4, &options, &ctx));
+    if (ctx == NULL)
+        return;
+    gcut_grid *grid = gcut_grid_context_grid(ctx);
+    int64_t flow = -1, node = 0;
+    gcut_grid_terminal_data(grid, GCUT_SOURCE)[0] = INT32_MAX;
+    gcut_grid_dir_data(grid, 0)[0] = INT32_MAX;
+    gcut_grid_terminal_data(grid, GCUT_SINK)[1] = INT32_MAX;
+    CHECK_OK(gcut_grid_context_solve(ctx, &flow, NULL, NULL));
+    CHECK_EQ_I64(flow, INT32_MAX);
+    gcut_grid_terminal_data(grid, GCUT_SOURCE)[0] = 0;
+    gcut_grid_terminal_data(grid, GCUT_SINK)[0] = INT32_MAX;
+    if (terminal_marks)
+        CHECK_OK(gcut_grid_context_mark_terminals(ctx, &node, 1));
+    else
+        CHECK_OK(gcut_grid_context_mark_nodes(ctx, &node, 1));
+    uint8_t labels[4];
+    CHECK_OK(gcut_grid_context_solve(ctx, &flow, labels, NULL));
+    CHECK_EQ_I64(flow, 0);
+    CHECK_OK(gcut_grid_verify(grid, labels, flow, NULL));
+    gcut_grid_context_info info;
+    CHECK_OK(gcut_grid_context_get_info(ctx, &info));
+    CHECK_EQ_I64(info.cold_fallbacks, 1);
+    CHECK_EQ_I64(info.warm_solves, 0);
+    gcut_grid_context_free(ctx);
+    checks++;
+}
+
 /* Many contexts made, used on several problems and freed: device memory and gcut's host memory
  * back where they started. */
 static void no_leak(test_rng *rng) {
@@ -262,6 +300,8 @@ int main(void) {
     }
     no_leak(&rng);
     negative_values();
+    deficit_overflow(1);
+    deficit_overflow(0);
     device_entry(&rng, 2, s2, 4);
     device_entry(&rng, 2, s2, 8);
     device_entry(&rng, 3, s3, 6);
@@ -278,6 +318,8 @@ int main(void) {
      * packs them one bit per node), read at creation. */
     setenv("GCUT_CUDAGRID_DEFER", "0", 1);
     negative_values();
+    deficit_overflow(1);
+    deficit_overflow(0);
     run_sequence(&rng, "cuda-grid", 2, s2, 8, quick ? 3 : 6);
     run_sequence(&rng, "cuda-grid", 3, s3, 6, quick ? 3 : 6);
     unsetenv("GCUT_CUDAGRID_DEFER");

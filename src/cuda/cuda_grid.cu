@@ -844,6 +844,23 @@ template <int CONN> __global__ void collect_kernel(const Problem P, int list_out
         list_append(P, list_out, tile, stamp);
 }
 
+/* A warm start after terminal marks: only the listed nodes can hold excess at a finite height
+ * (the last solve stopped with none anywhere, and only their excess changed), so their tiles
+ * are listed instead of collect_kernel's pass over every tile. */
+template <int CONN>
+__global__ void collect_listed_kernel(const Problem P, int list_out, unsigned stamp,
+                                      const unsigned *nodes, long long count) {
+    for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < count;
+         k += (long long)gridDim.x * blockDim.x) {
+        const long long i = nodes[k];
+        if (P.excess[i] > 0 && P.dist[i] < kInf)
+            list_append(P, list_out,
+                        tile_of<CONN>(P, (int)(i % P.width), (int)(i / P.width % P.height),
+                                      (int)(i / ((long long)P.width * P.height))),
+                        stamp);
+    }
+}
+
 /* One sweep: every listed tile is loaded into registers (its excess, sink residual and arc
  * residuals, one node per thread) and shared memory (heights with a halo), then runs up to
  * `rounds` synchronous push/relabel rounds:
@@ -1327,7 +1344,8 @@ struct DeferredCheck {
 template <int CONN>
 gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, bool labels_on_device,
                     gcut_stats *stats, double t_solve, bool keep_heights = false,
-                    DeferredCheck *check = nullptr);
+                    DeferredCheck *check = nullptr, const unsigned *warm_nodes = nullptr,
+                    long long warm_count = 0);
 
 /* Packed labels on: the session's pinned bit buffer, made on first use and kept. */
 gcut_status ensure_host_bits(Session &S) {
@@ -1408,7 +1426,8 @@ gcut_status solve(Session &S, ImageBuffers &B, const Input &in, int device, int 
  * reset here, so a context can run it again and again. */
 template <int CONN>
 gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, bool labels_on_device,
-                    gcut_stats *stats, double t_solve, bool keep_heights, DeferredCheck *check) {
+                    gcut_stats *stats, double t_solve, bool keep_heights, DeferredCheck *check,
+                    const unsigned *warm_nodes, long long warm_count) {
     using G = Geo<CONN>;
     Problem &P = S.P;
     cudaStream_t stream = S.stream;
@@ -1573,7 +1592,18 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
          * empty list makes the sweeps return at once, and the relabel after them decides). */
         GCUT__CUDA_TRY(cudaMemsetAsync(P.count, 0, 4 * sizeof(int), stream), "memset");
         GCUT__CUDA_TRY(cudaMemsetAsync(P.next, 0, 4 * sizeof(int), stream), "memset");
-        collect_kernel<CONN><<<P.num_tiles, G::T, 0, stream>>>(P, q % 3, ++stamp);
+        /* warm_nodes: the only nodes that can be active (terminal marks). */
+        if (warm_nodes != nullptr) {
+            if (warm_count > 0)
+                collect_listed_kernel<CONN>
+                    <<<(int)((warm_count + 255) / 256 < S.node_blocks ? (warm_count + 255) / 256
+                                                                      : S.node_blocks),
+                       256, 0, stream>>>(P, q % 3, ++stamp, warm_nodes, warm_count);
+            else
+                ++stamp;
+        } else {
+            collect_kernel<CONN><<<P.num_tiles, G::T, 0, stream>>>(P, q % 3, ++stamp);
+        }
         GCUT__CUDA_TRY(cudaGetLastError(), "collect kernel launch");
         active_tiles = -1;
         if (verbose && (st = lap(0, 1, &start_ms)) != GCUT_OK)
@@ -2136,7 +2166,20 @@ __global__ void repair_kernel(const Problem P, const int *cur, const int *nw,
             P.sink_residual[i] = (int)rt;
         add_excess(P, i, gained);
         sink_delta += (unsigned long long)((long long)t_new - t_old);
-        if (terminals_only) { /* the arcs did not change (nw holds no copy of them) */
+        if (terminals_only) {
+            /* The arcs did not change (nw holds no copy of them), so this thread alone moves
+             * node i's excess: its deficit, if any, is settled here (deficit_kernel's rule)
+             * instead of by a pass over the grid. */
+            const long long e = P.excess[i];
+            if (e < 0) {
+                const long long rt2 = (long long)P.sink_residual[i] - e;
+                if (rt2 > INT_MAX) {
+                    P.counters[kOverflow] = 1;
+                } else {
+                    P.sink_residual[i] = (int)rt2;
+                    P.excess[i] = 0;
+                }
+            }
             changed_nodes += 1;
             continue;
         }
@@ -2363,8 +2406,10 @@ gcut_status warm_repair(CudaContext &C, bool listed, long long count, bool *fall
             P, C.cur, C.nw, C.changed, listed ? C.dev_idx : nullptr, items, terminals_only);
         GCUT__CUDA_TRY(cudaGetLastError(), "repair kernel launch");
     }
-    deficit_kernel<<<S.node_blocks, 256, 0, stream>>>(P);
-    GCUT__CUDA_TRY(cudaGetLastError(), "deficit kernel launch");
+    if (!terminals_only) {
+        deficit_kernel<<<S.node_blocks, 256, 0, stream>>>(P);
+        GCUT__CUDA_TRY(cudaGetLastError(), "deficit kernel launch");
+    }
     if (listed) {
         if (count > 0)
             commit_kernel<<<(int)((count + 255) / 256 < S.node_blocks ? (count + 255) / 256
@@ -2510,6 +2555,7 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
     bool fallback = false;
     int64_t changed = 0;
     DeferredCheck check;
+    bool terminals_only = false;
     if (!warm || changes->nodes == NULL) {
         /* The grid's arrays are one pinned block: one upload at full bus speed. */
         int *target = warm ? C.nw : C.cur;
@@ -2534,7 +2580,7 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
         const bool on_device = C.gather_on_device && grid->terminal[GCUT_SOURCE] == C.pinned_grid;
         /* Terminal marks skip the arcs in the gather, the repair and the commit (the host
          * gather reads every array: a superset, exact either way). */
-        const bool terminals_only = on_device && changes->terminals_only != 0;
+        terminals_only = on_device && changes->terminals_only != 0;
         if (on_device)
             st = device_gather(C, changes, count, terminals_only);
         else
@@ -2557,7 +2603,8 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
     double t_solve = gcut__now_ms();
     stats->build_ms = t_solve - t0;
     st = iterate<CONN>(S, C.verbose, flow, labels, false, stats, t_solve,
-                       report->warm && C.keep_heights, check.pending ? &check : nullptr);
+                       report->warm && C.keep_heights, check.pending ? &check : nullptr,
+                       terminals_only ? C.dev_idx : nullptr, terminals_only ? changes->count : 0);
     if (st == GCUT_OK && check.abort) {
         /* The deferred check: a negative value (nothing kept changed: refuse it) or a sink
          * residual past INT32_MAX (start cold from the committed capacities). */
