@@ -110,6 +110,7 @@ if [ -n "${PEIBFS:-}" ]; then
     # cuda-grid (gcut_bench, PEIBFS_VARIANT's build, 5 solves), P-EIBFS (one process, 5
     # repeats of its solve on the DIMACS copy of the same grid), cuda-grid again; flows compared.
     IFS=":" read -r pname pdir penvs <<<"${PEIBFS_VARIANT:-new:build-new:}"
+    PEIBFS=$(readlink -f "$PEIBFS")
     pw=$(mktemp -d)
     for spec in ${PEIBFS_INSTANCES:-2048x2048:4 1920x1080:8 192x192x192:6}; do
         size=${spec%%:*}; conn=${spec##*:}
@@ -125,7 +126,7 @@ if [ -n "${PEIBFS:-}" ]; then
                 grep -v '^instance,' | awk -F, -v n="$pname" '{print "peibfs-run", n, $1, "cuda-grid solve_ms", $10, "flow", $11}'
         }
         gpu_row
-        (cd "$pw" && timeout 200 "$PEIBFS" peibfs g.max --threads "${PEIBFS_THREADS:-16}" --repeats 5 2>&1) |
+        (cd "$pw" && timeout 200 "$PEIBFS" peibfs g.max --threads "${PEIBFS_THREADS:-16}" --repeats "${PEIBFS_REPEATS:-5}" 2>&1) |
             awk -v s="$size" -v c="$conn" '$1=="c" && $2=="run" { for (i = 3; i < NF; i++) { if ($i=="solve_ms") v=v " " $(i+1); if ($i=="build_ms") b=b " " $(i+1); if ($i=="flow") f=$(i+1) } }
                 END { print "peibfs-run P-EIBFS", s, "c" c, "solve_ms" v, "build_ms" b, "flow", f }'
         gpu_row
