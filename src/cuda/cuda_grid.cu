@@ -338,29 +338,26 @@ template <int CONN> __global__ void jacobi_kernel(const Problem P, int mark) {
     }
 }
 
-/* Levels settled by relabel_fused_kernel, also its halo width: heights 1 .. kFuseLevels exact. */
-constexpr int kFuseLevels = 4;
-
-/* Global relabel, step 1 and the Jacobi steps in one launch (2D; GCUT_CUDAGRID_FUSED=1, with the
- * seeded one-launch relabel). A block takes a tile and its halo of kFuseLevels nodes (40x16 in
- * 2D) into shared memory: arc masks from the residuals, heights 1 where the sink residual is
- * positive, INF elsewhere; then kFuseLevels - 1 synchronous (double-buffered) steps of
+/* Global relabel, step 1 and the Jacobi steps in one launch (2D; GCUT_CUDAGRID_FUSED=L, with the
+ * seeded one-launch relabel). A block takes a tile and its halo of L nodes (40x16 for L = 4)
+ * into shared memory: arc masks from the residuals, heights 1 where the sink residual is
+ * positive, INF elsewhere; then L - 1 synchronous (double-buffered) steps of
  * h(v) = min(h(v), 1 + h(w) over residual arcs v->w). After step s a node holds
  * min(d(v), INF if d(v) > s + 1) exactly (d = BFS distance to the sink) once every node within
  * s arcs of it lies in the box, which holds for the tile and the ring around it: so every block
  * computes the same value for a node, the truncated distance, with no grid-wide barrier. The
  * tile's heights and masks are written; the tile goes on the first pass (qflag kFirstPass,
  * kPending) iff one of its nodes has a residual arc v->w with h(v) > 1 + h(w), w in the tile
- * or its ring (only h(v) = INF beside h(w) = kFuseLevels can do that): every other tile is at
+ * or its ring (only h(v) = INF beside h(w) = L can do that): every other tile is at
  * its fixed point with the heights as written, so only a later fall, which queues it, can
  * lower a height in it (the Jacobi steps' argument, with exact instead of fallen-height marks).
  * Replaces relabel_init_kernel + jacobi_kernel (3 launches and ~3 passes over the grid's
  * heights) by one launch whose halo reads come mostly from L2. The host zeroes qflag and
  * rctl[kHead .. kQOverflow] before. */
-template <int CONN>
+template <int CONN, int L>
 __global__ void __launch_bounds__(Geo<CONN>::T) relabel_fused_kernel(const Problem P) {
     using G = Geo<CONN>;
-    constexpr int R = kFuseLevels, RX = G::TX + 2 * R, RY = G::TY + 2 * R, RN = RX * RY;
+    constexpr int R = L, RX = G::TX + 2 * R, RY = G::TY + 2 * R, RN = RX * RY;
     __shared__ int hs[2][RN];
     __shared__ unsigned char ms[RN];
     __shared__ int need;
@@ -1065,26 +1062,13 @@ template <int CONN, int CH> __global__ void build_kernel(const Problem P, const 
 }
 
 /* Result (shared decision 6): label = sink side iff the final BFS reached the node; sums the
- * final sink residuals for the flow value. Labels go to labels (a byte per node) or, when bits
- * is set, packed one bit per node (bit i % 32 of word i / 32 set = sink side) for a download of
- * n / 8 bytes instead of n, unpacked on the host (unpack_labels). A warp handles 32 consecutive
- * nodes per step (blockDim is a multiple of 32), so its ballot is one word. */
-__global__ void finish_kernel(const Problem P, unsigned char *labels, unsigned *bits) {
+ * final sink residuals for the flow value. */
+__global__ void finish_kernel(const Problem P, unsigned char *labels) {
     unsigned long long residual_sum = 0;
-    const long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-         i - (threadIdx.x & 31) < P.n; i += stride) {
-        const bool in = i < P.n;
-        const bool sink = in && P.dist[i] < kInf;
-        if (in)
-            residual_sum += (unsigned long long)P.sink_residual[i];
-        if (bits != nullptr) {
-            const unsigned word = __ballot_sync(0xffffffffu, sink);
-            if ((threadIdx.x & 31) == 0)
-                bits[i >> 5] = word;
-        } else if (in) {
-            labels[i] = sink ? GCUT_SINK : GCUT_SOURCE;
-        }
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < P.n;
+         i += (long long)gridDim.x * blockDim.x) {
+        labels[i] = P.dist[i] < kInf ? GCUT_SINK : GCUT_SOURCE;
+        residual_sum += (unsigned long long)P.sink_residual[i];
     }
     block_add(residual_sum, &P.counters[kSumSinkResidual]);
 }
@@ -1103,12 +1087,6 @@ struct Session {
     cudaStream_t stream = nullptr;
     int *host_count = nullptr; /* pinned [4 + kRctlWords]: list sizes, then P.rctl */
     unsigned long long *host_counters = nullptr;
-    /* Labels downloaded one bit per node (contexts and pooled sessions, which keep this
-     * pinned buffer of ceil(n / 32) words across solves; GCUT_CUDAGRID_PACK=0: a byte per
-     * node, as the one-shot solve does). */
-    bool pack_labels = false;
-    unsigned *host_bits = nullptr;
-    uint64_t host_bits_bytes = 0;
     cudaEvent_t events[8] = {}; /* 0-2, 5-7: verbose phase times, 3-4: construction */
     void *blocks[32] = {};
     int num_blocks = 0;
@@ -1129,10 +1107,6 @@ struct Session {
             cudaFreeHost(host_count);
         if (host_counters)
             cudaFreeHost(host_counters);
-        if (host_bits) {
-            cudaFreeHost(host_bits);
-            gcut__unreserve(host_bits_bytes);
-        }
         for (cudaEvent_t e : events)
             if (e)
                 cudaEventDestroy(e);
@@ -1299,12 +1273,15 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
      * (hard 1920x1080 on the H100: 2.20 / 2.33 ms per solve against 2.87 / 2.57 with none and
      * 2.74 / 2.51 before this session's relabel changes, docs/CUDA-GRID.md); 0 none. */
     S.jacobi = gcut__env_int("GCUT_CUDAGRID_JACOBI", 2, 0, 64);
-    /* GCUT_CUDAGRID_FUSED: 1 (default) in 2D the seeded relabel's init and node steps run as
-     * one launch (relabel_fused_kernel, heights up to kFuseLevels exact); 0 as
+    /* GCUT_CUDAGRID_FUSED: L = 4 (default) or 3: in 2D the seeded relabel's init and node steps
+     * run as one launch (relabel_fused_kernel, heights up to L exact); 0 as
      * relabel_init_kernel and GCUT_CUDAGRID_JACOBI steps. Only with RELAX=2, JACOBI > 0 and
      * INIT_LEVELS=2 (the other knobs name the unfused path's variants). */
-    S.fused = G::NDIM == 2 && S.relax_async == 2 && S.jacobi > 0 && S.init_levels == 2 &&
-              gcut__env_int("GCUT_CUDAGRID_FUSED", 1, 0, 1) != 0;
+    S.fused = G::NDIM == 2 && S.relax_async == 2 && S.jacobi > 0 && S.init_levels == 2
+                  ? gcut__env_int("GCUT_CUDAGRID_FUSED", 4, 0, 4)
+                  : 0;
+    if (S.fused > 0 && S.fused < 3)
+        S.fused = 4;
     S.fused_blocks = P.num_tiles < sms * 16 ? P.num_tiles : sms * 16;
     S.sweeps_per_relabel = gcut__env_int(
         "GCUT_CUDAGRID_SWEEPS",
@@ -1346,45 +1323,6 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
                     gcut_stats *stats, double t_solve, bool keep_heights = false,
                     DeferredCheck *check = nullptr, const unsigned *warm_nodes = nullptr,
                     long long warm_count = 0);
-
-/* Packed labels on: the session's pinned bit buffer, made on first use and kept. */
-gcut_status ensure_host_bits(Session &S) {
-    if (S.host_bits != nullptr)
-        return GCUT_OK;
-    const uint64_t bytes = ((uint64_t)S.P.n + 31) / 32 * 4;
-    if (gcut__reserve(bytes, "cuda-grid pinned label bits") != 0)
-        return GCUT_ERR_NOMEM;
-    cudaError_t err = cudaMallocHost(&S.host_bits, bytes > 0 ? bytes : 4);
-    if (err != cudaSuccess) {
-        gcut__unreserve(bytes);
-        S.host_bits = nullptr;
-        return cuda_fail(err, "cudaMallocHost of the label bits");
-    }
-    S.host_bits_bytes = bytes;
-    return GCUT_OK;
-}
-
-/* Labels from finish_kernel's bits (bit set = sink side), eight at a time through a table of
- * the eight label bytes of every bit pattern. */
-void unpack_labels(const unsigned *bits, long long n, uint8_t *labels) {
-    static_assert(GCUT_SOURCE == 0 && GCUT_SINK == 1, "label bytes are the bits");
-    static uint64_t table[256];
-    static std::once_flag once;
-    std::call_once(once, [] {
-        for (int b = 0; b < 256; b++) {
-            uint64_t v = 0;
-            for (int k = 0; k < 8; k++)
-                v |= (uint64_t)((b >> k) & 1) << (8 * k);
-            table[b] = v; /* little-endian: byte k is bit k */
-        }
-    });
-    const unsigned char *bytes = reinterpret_cast<const unsigned char *>(bits);
-    const long long whole = n / 8;
-    for (long long k = 0; k < whole; k++)
-        memcpy(labels + 8 * k, &table[bytes[k]], 8);
-    for (long long i = whole * 8; i < n; i++)
-        labels[i] = (uint8_t)((bits[i >> 5] >> (i & 31)) & 1);
-}
 
 /* One cold solve of a grid or an image energy. */
 template <int CONN>
@@ -1499,8 +1437,10 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
                                "memset");
             }
             if constexpr (G::NDIM == 2) {
-                if (S.fused)
-                    relabel_fused_kernel<CONN><<<S.fused_blocks, G::T, 0, stream>>>(P);
+                if (S.fused == 3)
+                    relabel_fused_kernel<CONN, 3><<<S.fused_blocks, G::T, 0, stream>>>(P);
+                else if (S.fused)
+                    relabel_fused_kernel<CONN, 4><<<S.fused_blocks, G::T, 0, stream>>>(P);
             }
             if (!S.fused) {
                 relabel_init_kernel<CONN><<<node_blocks, 256, 0, stream>>>(
@@ -1652,28 +1592,18 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         GCUT__CUDA_TRY(cudaEventRecord(S.events[0], stream), "cudaEventRecord");
     unsigned char *labels_dev =
         labels_on_device && labels != NULL ? labels : reinterpret_cast<unsigned char *>(P.arc_mask);
-    /* Packed: the bits in the arc-mask array (free after the last relabel), n / 8 bytes down. */
-    const bool packed = S.pack_labels && labels != NULL && !labels_on_device;
-    if (packed && (st = ensure_host_bits(S)) != GCUT_OK)
-        return st;
-    finish_kernel<<<node_blocks, 256, 0, stream>>>(P, labels_dev, packed ? P.arc_mask : nullptr);
+    finish_kernel<<<node_blocks, 256, 0, stream>>>(P, labels_dev);
     GCUT__CUDA_TRY(cudaGetLastError(), "finish kernel launch");
     GCUT__CUDA_TRY(cudaMemcpyAsync(S.host_counters, P.counters,
                                    kNumCounters * sizeof(unsigned long long),
                                    cudaMemcpyDeviceToHost, stream),
                    "read counters");
-    if (packed)
-        GCUT__CUDA_TRY(cudaMemcpyAsync(S.host_bits, P.arc_mask, (nodes + 31) / 32 * 4,
-                                       cudaMemcpyDeviceToHost, stream),
-                       "download label bits");
-    else if (labels != NULL && !labels_on_device)
+    if (labels != NULL && !labels_on_device)
         GCUT__CUDA_TRY(cudaMemcpyAsync(labels, labels_dev, nodes, cudaMemcpyDeviceToHost, stream),
                        "download labels");
     if (verbose && (st = lap(0, 1, &finish_ms)) != GCUT_OK)
         return st;
     GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "solve");
-    if (packed)
-        unpack_labels(S.host_bits, P.n, labels);
 
     const unsigned long long *c = S.host_counters;
     *flow = (int64_t)(c[kSumSink] - c[kSumSinkResidual]);
@@ -1832,12 +1762,6 @@ constexpr int kPoolMax = 16;
 std::mutex pool_mutex;
 PooledSession *pool_head = nullptr; /* most recently given back first */
 
-/* GCUT_CUDAGRID_PACK: 1 (default) contexts and pooled sessions download labels one bit per
- * node; 0 a byte per node. */
-bool pack_enabled() {
-    return gcut__env_int("GCUT_CUDAGRID_PACK", 1, 0, 1) != 0;
-}
-
 bool pool_enabled() {
     return gcut__env_int("GCUT_CUDAGRID_POOL", 1, 0, 1) != 0;
 }
@@ -1922,7 +1846,6 @@ gcut_status run(Input &in, int conn, const gcut_options *options, int64_t *flow,
                 return gcut__fail(GCUT_ERR_NOMEM, "cuda-grid: no host memory for a session");
             ps->key = key;
         }
-        ps->S.pack_labels = pack_enabled();
         const gcut_status st =
             solve_conn(ps->S, ps->B, in, conn, device, verbose, flow, labels, stats, t_start);
         if (st == GCUT_OK)
@@ -1962,7 +1885,7 @@ template <int CONN> void preload_kernels() {
     cudaFuncGetAttributes(&a, relax_async_kernel<CONN>);
     cudaFuncGetAttributes(&a, jacobi_kernel<CONN>);
     if constexpr (Geo<CONN>::NDIM == 2)
-        cudaFuncGetAttributes(&a, relabel_fused_kernel<CONN>);
+        cudaFuncGetAttributes(&a, relabel_fused_kernel<CONN, 4>);
     cudaFuncGetAttributes(&a, relabel_coop_kernel<CONN>);
     cudaFuncGetAttributes(&a, collect_kernel<CONN>);
     cudaFuncGetAttributes(&a, sweep_kernel<CONN>);
@@ -2695,7 +2618,6 @@ template <int CONN> gcut_status ctx_setup(CudaContext &C, const gcut_grid *grid,
     gcut_status st = setup<CONN>(C.S, in, device, 2 * n * 4 * (size_t)C.arrays + n);
     if (st != GCUT_OK)
         return st;
-    C.S.pack_labels = pack_enabled();
     if ((st = device_alloc(C.S, &C.cur, n * C.arrays, "context capacities")) != GCUT_OK ||
         (st = device_alloc(C.S, &C.nw, n * C.arrays, "context capacities")) != GCUT_OK ||
         (st = device_alloc(C.S, &C.changed, n, "context change marks")) != GCUT_OK)
