@@ -2,8 +2,8 @@
  * re-solves on the device against cold answers (Dinic, bk) with the cut certificate over random
  * change sequences; the device-array entry against the host entry; contexts reused across many
  * problems with the device memory in use back to its start; the marked path with the gather on
- * the host as well as on the device (GCUT_CUDAGRID_GATHER), its counters read before the solve
- * (GCUT_CUDAGRID_DEFER=0). Skips (exit 77) without a GPU. */
+ * the host as well as on the device (GCUT_CUDAGRID_GATHER); terminal marks
+ * (gcut_grid_context_mark_terminals). Skips (exit 77) without a GPU. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include "test_context_cases.h"
 
@@ -309,18 +309,10 @@ int main(void) {
     /* The marked path's other gather (on the host), read at context creation. */
     setenv("GCUT_CUDAGRID_GATHER", "0", 1);
     negative_values();
+    deficit_overflow(1);
     run_sequence(&rng, "cuda-grid", 2, s2, 4, quick ? 4 : 8);
     run_sequence(&rng, "cuda-grid", 3, s3, 26, quick ? 4 : 8);
     unsetenv("GCUT_CUDAGRID_GATHER");
-    /* The marked path waiting for its repair's counters before the solve (the default reads
-     * them with the first global relabel), read at creation. */
-    setenv("GCUT_CUDAGRID_DEFER", "0", 1);
-    negative_values();
-    deficit_overflow(1);
-    deficit_overflow(0);
-    run_sequence(&rng, "cuda-grid", 2, s2, 8, quick ? 3 : 6);
-    run_sequence(&rng, "cuda-grid", 3, s3, 6, quick ? 3 : 6);
-    unsetenv("GCUT_CUDAGRID_DEFER");
     /* Warm solves through the global relabel as passes, with every tile in the one-launch
      * relabel's first pass, with every finite node seeding it (no node steps), and through a
      * relabel queue of one entry (every one-launch relabel runs out of room and falls back to

@@ -338,106 +338,6 @@ template <int CONN> __global__ void jacobi_kernel(const Problem P, int mark) {
     }
 }
 
-/* Global relabel, step 1 and the Jacobi steps in one launch (2D; GCUT_CUDAGRID_FUSED=L, with the
- * seeded one-launch relabel). A block takes a tile and its halo of L nodes (40x16 for L = 4)
- * into shared memory: arc masks from the residuals, heights 1 where the sink residual is
- * positive, INF elsewhere; then L - 1 synchronous (double-buffered) steps of
- * h(v) = min(h(v), 1 + h(w) over residual arcs v->w). After step s a node holds
- * min(d(v), INF if d(v) > s + 1) exactly (d = BFS distance to the sink) once every node within
- * s arcs of it lies in the box, which holds for the tile and the ring around it: so every block
- * computes the same value for a node, the truncated distance, with no grid-wide barrier. The
- * tile's heights and masks are written; the tile goes on the first pass (qflag kFirstPass,
- * kPending) iff one of its nodes has a residual arc v->w with h(v) > 1 + h(w), w in the tile
- * or its ring (only h(v) = INF beside h(w) = L can do that): every other tile is at
- * its fixed point with the heights as written, so only a later fall, which queues it, can
- * lower a height in it (the Jacobi steps' argument, with exact instead of fallen-height marks).
- * Replaces relabel_init_kernel + jacobi_kernel (3 launches and ~3 passes over the grid's
- * heights) by one launch whose halo reads come mostly from L2. The host zeroes qflag and
- * rctl[kHead .. kQOverflow] before. */
-template <int CONN, int L>
-__global__ void __launch_bounds__(Geo<CONN>::T) relabel_fused_kernel(const Problem P) {
-    using G = Geo<CONN>;
-    constexpr int R = L, RX = G::TX + 2 * R, RY = G::TY + 2 * R, RN = RX * RY;
-    __shared__ int hs[2][RN];
-    __shared__ unsigned char ms[RN];
-    __shared__ int need;
-    if (blockIdx.x == 0 && threadIdx.x == 0) {
-        P.rctl[kHead] = 0;
-        P.rctl[kTail] = P.num_tiles;
-        P.rctl[kEpoch] += 1;
-        for (int l = 0; l < 4; l++) {
-            P.count[l] = 0;
-            P.next[l] = 0;
-        }
-    }
-    for (int tile = blockIdx.x; tile < P.num_tiles; tile += gridDim.x) {
-        const int x0 = tile % P.tiles_x * G::TX - R, y0 = tile / P.tiles_x * G::TY - R;
-        if (threadIdx.x == 0)
-            need = 0;
-        for (int b = threadIdx.x; b < RN; b += G::T) {
-            const int gx = x0 + b % RX, gy = y0 + b / RX;
-            unsigned mask = 0;
-            int h = kInf;
-            if (gx >= 0 && gx < P.width && gy >= 0 && gy < P.height) {
-                const long long i = (long long)gy * P.width + gx;
-#pragma unroll
-                for (int d = 0; d < CONN; d++)
-                    if (P.residual[d * P.n + i] > 0)
-                        mask |= 1u << d;
-                if (P.sink_residual[i] > 0)
-                    h = 1;
-            }
-            ms[b] = (unsigned char)mask;
-            hs[0][b] = h;
-        }
-        __syncthreads();
-        int cur = 0;
-        for (int step = 1; step < R; step++) {
-            for (int b = threadIdx.x; b < RN; b += G::T) {
-                int h = hs[cur][b];
-                if (h > 1) {
-                    const int bx = b % RX, by = b / RX;
-                    const unsigned mask = ms[b];
-#pragma unroll
-                    for (int d = 0; d < CONN; d++) {
-                        const int nx = bx + dir_dx(CONN, d), ny = by + dir_dy(CONN, d);
-                        if ((mask & (1u << d)) && nx >= 0 && nx < RX && ny >= 0 && ny < RY) {
-                            const int hn = hs[cur][ny * RX + nx];
-                            if (hn < kInf && hn + 1 < h)
-                                h = hn + 1;
-                        }
-                    }
-                }
-                hs[cur ^ 1][b] = h;
-            }
-            __syncthreads();
-            cur ^= 1;
-        }
-        const int lx = threadIdx.x % G::TX, ly = threadIdx.x / G::TX;
-        const int gx = x0 + R + lx, gy = y0 + R + ly, b = (ly + R) * RX + lx + R;
-        if (gx < P.width && gy < P.height) {
-            const long long i = (long long)gy * P.width + gx;
-            const int h = hs[cur][b];
-            const unsigned mask = ms[b];
-            P.dist[i] = h;
-            P.arc_mask[i] = mask;
-            bool fixed = true;
-#pragma unroll
-            for (int d = 0; d < CONN; d++)
-                if (mask & (1u << d)) { /* arcs out of the grid have residual 0 */
-                    const int hn = hs[cur][b + dir_dy(CONN, d) * RX + dir_dx(CONN, d)];
-                    fixed = fixed && !(hn < kInf && hn + 1 < h);
-                }
-            if (!fixed)
-                need = 1;
-        }
-        __syncthreads();
-        if (threadIdx.x == 0 && need && atomicCAS(&P.qflag[tile], 0, kFirstPass) == 0)
-            atomicAdd(&P.rctl[kPending], 1);
-        __syncthreads(); /* the box is loaded again for the next tile */
-    }
-}
-
 /* Where thread tid of tile `tile` sits. */
 template <int CONN> struct TilePos {
     int x0, y0, z0, gx, gy, gz;
@@ -1095,7 +995,7 @@ struct Session {
     /* Launch shapes and knobs, fixed at setup. */
     int device = 0, node_blocks = 1, sweep_blocks = 1, relax_blocks = 1, coop = 0, coop_blocks = 1,
         sweeps_per_relabel = 1, rounds = 1, warm_sweeps = 1, relax_async = 1, async_blocks = 1,
-        init_levels = 1, parallel_queue = 1, jacobi = 0, fused = 0, fused_blocks = 1;
+        init_levels = 1, parallel_queue = 1, jacobi = 0;
     /* One-launch relabels since the queue was last cleared (their epochs tag its entries). */
     long long epochs = 0;
     ~Session() {
@@ -1273,16 +1173,6 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
      * (hard 1920x1080 on the H100: 2.20 / 2.33 ms per solve against 2.87 / 2.57 with none and
      * 2.74 / 2.51 before this session's relabel changes, docs/CUDA-GRID.md); 0 none. */
     S.jacobi = gcut__env_int("GCUT_CUDAGRID_JACOBI", 2, 0, 64);
-    /* GCUT_CUDAGRID_FUSED: L = 4 (default) or 3: in 2D the seeded relabel's init and node steps
-     * run as one launch (relabel_fused_kernel, heights up to L exact); 0 as
-     * relabel_init_kernel and GCUT_CUDAGRID_JACOBI steps. Only with RELAX=2, JACOBI > 0 and
-     * INIT_LEVELS=2 (the other knobs name the unfused path's variants). */
-    S.fused = G::NDIM == 2 && S.relax_async == 2 && S.jacobi > 0 && S.init_levels == 2
-                  ? gcut__env_int("GCUT_CUDAGRID_FUSED", 4, 0, 4)
-                  : 0;
-    if (S.fused > 0 && S.fused < 3)
-        S.fused = 4;
-    S.fused_blocks = P.num_tiles < sms * 16 ? P.num_tiles : sms * 16;
     S.sweeps_per_relabel = gcut__env_int(
         "GCUT_CUDAGRID_SWEEPS",
         G::NDIM == 2 ? kDefaultSweepsPerRelabel2D : kDefaultSweepsPerRelabel3D, 1, 1 << 20);
@@ -1305,24 +1195,10 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
     return GCUT_OK;
 }
 
-/* A marked warm re-solve reads the repair's counters (negative value found, sink residual
- * overflow, nodes changed) with its first global relabel instead of waiting for them before
- * the solve: iterate() copies the counters down in the same host wait, and if the repair was
- * refused or overflowed it stops right there (abort), so that the caller reports the error or
- * starts cold. Until then the sweeps run on a state that is a preflow either way (a refused
- * repair changed nothing; an overflowed one is rebuilt from scratch after). */
-struct DeferredCheck {
-    bool pending = false, queued = false, abort = false;
-    unsigned long long bad_index = ~0ull;
-    bool overflow = false;
-    long long changed = 0;
-};
-
 template <int CONN>
 gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, bool labels_on_device,
                     gcut_stats *stats, double t_solve, bool keep_heights = false,
-                    DeferredCheck *check = nullptr, const unsigned *warm_nodes = nullptr,
-                    long long warm_count = 0);
+                    const unsigned *warm_nodes = nullptr, long long warm_count = 0);
 
 /* One cold solve of a grid or an image energy. */
 template <int CONN>
@@ -1364,7 +1240,7 @@ gcut_status solve(Session &S, ImageBuffers &B, const Input &in, int device, int 
  * reset here, so a context can run it again and again. */
 template <int CONN>
 gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, bool labels_on_device,
-                    gcut_stats *stats, double t_solve, bool keep_heights, DeferredCheck *check,
+                    gcut_stats *stats, double t_solve, bool keep_heights,
                     const unsigned *warm_nodes, long long warm_count) {
     using G = Geo<CONN>;
     Problem &P = S.P;
@@ -1400,14 +1276,6 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
     /* Exact heights, then the active tiles; 0 active tiles means the preflow is maximum. */
     auto global_relabel = [&](int *active_tiles) -> gcut_status {
         relabels++;
-        if (check != nullptr && check->pending && !check->queued) {
-            /* Read by the host wait below (every path of the relabel has one). */
-            GCUT__CUDA_TRY(cudaMemcpyAsync(S.host_counters, P.counters,
-                                           kNumCounters * sizeof(unsigned long long),
-                                           cudaMemcpyDeviceToHost, stream),
-                           "read counters");
-            check->queued = true;
-        }
         GCUT__CUDA_TRY(cudaMemsetAsync(P.count, 0, 4 * sizeof(int), stream), "memset");
         GCUT__CUDA_TRY(cudaMemsetAsync(P.next, 0, 4 * sizeof(int), stream), "memset");
         if (coop) {
@@ -1436,19 +1304,11 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
                 GCUT__CUDA_TRY(cudaMemsetAsync(P.rctl, 0, (kQOverflow + 1) * sizeof(int), stream),
                                "memset");
             }
-            if constexpr (G::NDIM == 2) {
-                if (S.fused == 3)
-                    relabel_fused_kernel<CONN, 3><<<S.fused_blocks, G::T, 0, stream>>>(P);
-                else if (S.fused)
-                    relabel_fused_kernel<CONN, 4><<<S.fused_blocks, G::T, 0, stream>>>(P);
-            }
-            if (!S.fused) {
-                relabel_init_kernel<CONN><<<node_blocks, 256, 0, stream>>>(
-                    P, S.relax_async, S.init_levels, S.jacobi == 0);
-                for (int k = 0; k < S.jacobi; k++)
-                    jacobi_kernel<CONN><<<node_blocks, 256, 0, stream>>>(P, S.relax_async == 2 &&
-                                                                                k == S.jacobi - 1);
-            }
+            relabel_init_kernel<CONN>
+                <<<node_blocks, 256, 0, stream>>>(P, S.relax_async, S.init_levels, S.jacobi == 0);
+            for (int k = 0; k < S.jacobi; k++)
+                jacobi_kernel<CONN>
+                    <<<node_blocks, 256, 0, stream>>>(P, S.relax_async == 2 && k == S.jacobi - 1);
             if (verbose)
                 GCUT__CUDA_TRY(cudaEventRecord(S.events[6], stream), "cudaEventRecord");
             relax_async_kernel<CONN>
@@ -1552,19 +1412,6 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
                (verbose && (st = lap(0, 1, &relabel_ms)) != GCUT_OK)) {
         return st;
     }
-    /* The deferred check, once its counters are on the host (after the first relabel). */
-    auto checked = [&]() -> bool {
-        if (check == nullptr || !check->pending || !check->queued)
-            return false;
-        check->pending = false;
-        check->bad_index = S.host_counters[kBadIndex];
-        check->overflow = S.host_counters[kOverflow] != 0;
-        check->changed = (long long)S.host_counters[kChanged];
-        check->abort = check->bad_index != ~0ull || check->overflow;
-        return check->abort;
-    };
-    if (checked())
-        return GCUT_OK;
     /* The first batch of a warm start may be longer (GCUT_CUDAGRID_WARM_SWEEPS). */
     int batch = keep_heights ? S.warm_sweeps : sweeps_per_relabel;
     while (active_tiles != 0) {
@@ -1581,8 +1428,6 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         if ((st = global_relabel(&active_tiles)) != GCUT_OK ||
             (verbose && (st = lap(1, 2, &relabel_ms)) != GCUT_OK))
             return st;
-        if (checked())
-            return GCUT_OK;
         if (verbose)
             fprintf(stderr, "cuda-grid: %lld sweeps, %lld global relabels, %d active tiles\n",
                     (long long)sweeps, (long long)relabels, active_tiles);
@@ -1884,8 +1729,6 @@ template <int CONN> void preload_kernels() {
     cudaFuncGetAttributes(&a, relax_kernel<CONN>);
     cudaFuncGetAttributes(&a, relax_async_kernel<CONN>);
     cudaFuncGetAttributes(&a, jacobi_kernel<CONN>);
-    if constexpr (Geo<CONN>::NDIM == 2)
-        cudaFuncGetAttributes(&a, relabel_fused_kernel<CONN, 4>);
     cudaFuncGetAttributes(&a, relabel_coop_kernel<CONN>);
     cudaFuncGetAttributes(&a, collect_kernel<CONN>);
     cudaFuncGetAttributes(&a, sweep_kernel<CONN>);
@@ -2220,7 +2063,6 @@ struct CudaContext {
      * GCUT_CUDAGRID_WARM_RELABEL=1 relabels first instead (for benchmarks). */
     bool keep_heights = true;
     bool gather_on_device = true;      /* list mode: gather_kernel (GCUT_CUDAGRID_GATHER) */
-    bool defer_check = true;           /* list mode: DeferredCheck (GCUT_CUDAGRID_DEFER) */
     int *cur = nullptr, *nw = nullptr; /* device, arrays * n each (in S.blocks) */
     unsigned char *changed = nullptr;  /* device, n */
     int32_t *pinned_grid = nullptr;    /* the grid's arrays, pinned */
@@ -2310,7 +2152,7 @@ template <int CONN> gcut_status cold_init(CudaContext &C) {
  * *fallback set when a repaired residual would overflow and the state was rebuilt cold. */
 template <int CONN>
 gcut_status warm_repair(CudaContext &C, bool listed, long long count, bool *fallback,
-                        int64_t *changed_nodes, bool checked_on_device = false, bool defer = false,
+                        int64_t *changed_nodes, bool checked_on_device = false,
                         bool terminals_only = false) {
     Session &S = C.S;
     Problem &P = S.P;
@@ -2345,8 +2187,6 @@ gcut_status warm_repair(CudaContext &C, bool listed, long long count, bool *fall
         C.cur = C.nw;
         C.nw = t;
     }
-    if (defer)
-        return GCUT_OK; /* read with the first global relabel (DeferredCheck) */
     if ((st = read_counters(C, "gcut_grid_context_solve")) != GCUT_OK)
         return st;
     *changed_nodes = (int64_t)S.host_counters[kChanged];
@@ -2477,7 +2317,6 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
     gcut_status st = GCUT_OK;
     bool fallback = false;
     int64_t changed = 0;
-    DeferredCheck check;
     bool terminals_only = false;
     if (!warm || changes->nodes == NULL) {
         /* The grid's arrays are one pinned block: one upload at full bus speed. */
@@ -2508,39 +2347,27 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
             st = device_gather(C, changes, count, terminals_only);
         else
             st = host_gather<CONN>(C, grid, changes, count);
-        check.pending = C.defer_check;
         if (st == GCUT_OK)
             st = warm_repair<CONN>(C, true, count, &fallback, &changed, on_device && count > 0,
-                                   check.pending, terminals_only);
+                                   terminals_only);
     }
     if (st != GCUT_OK) {
         C.loaded = false;
         return st;
     }
-    if (!check.pending)
-        GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "context load");
+    GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "context load");
     report->warm = warm && !fallback;
     report->cold_fallback = fallback;
     report->changed_nodes = changed;
     report->device_bytes = (int64_t)S.device_bytes;
-    double t_solve = gcut__now_ms();
+    const double t_solve = gcut__now_ms();
     stats->build_ms = t_solve - t0;
+    /* Terminal marks: only the listed nodes can be active at the warm start (their tiles are
+     * listed from them); a cold fallback starts from scratch. */
+    const bool listed_start = terminals_only && report->warm;
     st = iterate<CONN>(S, C.verbose, flow, labels, false, stats, t_solve,
-                       report->warm && C.keep_heights, check.pending ? &check : nullptr,
-                       terminals_only ? C.dev_idx : nullptr, terminals_only ? changes->count : 0);
-    if (st == GCUT_OK && check.abort) {
-        /* The deferred check: a negative value (nothing kept changed: refuse it) or a sink
-         * residual past INT32_MAX (start cold from the committed capacities). */
-        if ((st = bad_value(C, check.bad_index, "gcut_grid_context_solve")) == GCUT_OK &&
-            (st = cold_init<CONN>(C)) == GCUT_OK) {
-            report->warm = false;
-            report->cold_fallback = true;
-            t_solve = gcut__now_ms();
-            st = iterate<CONN>(S, C.verbose, flow, labels, false, stats, t_solve);
-        }
-    }
-    if (check.queued)
-        report->changed_nodes = check.changed;
+                       report->warm && C.keep_heights, listed_start ? C.dev_idx : nullptr,
+                       listed_start ? changes->count : 0);
     if (st != GCUT_OK)
         C.loaded = false;
     return st;
@@ -2682,9 +2509,6 @@ extern "C" gcut_status gcut__cudagrid_ctx_create(gcut_grid *grid, const gcut_opt
     C->verbose = options ? options->verbose : 0;
     C->keep_heights = gcut__env_int("GCUT_CUDAGRID_WARM_RELABEL", 0, 0, 1) == 0;
     C->gather_on_device = gcut__env_int("GCUT_CUDAGRID_GATHER", 1, 0, 1) != 0;
-    /* GCUT_CUDAGRID_DEFER: 1 (default) a marked warm solve reads its repair's counters with the
-     * first global relabel; 0 waits for them before the solve. */
-    C->defer_check = gcut__env_int("GCUT_CUDAGRID_DEFER", 1, 0, 1) != 0;
     gcut_status st;
     switch (conn) {
     case 4:
