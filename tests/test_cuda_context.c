@@ -327,9 +327,6 @@ int main(void) {
     run_sequence(&rng, "cuda-grid", 2, s2, 4, quick ? 3 : 6);
     run_sequence(&rng, "cuda-grid", 3, s3, 6, quick ? 3 : 6);
     unsetenv("GCUT_CUDAGRID_JACOBI");
-    setenv("GCUT_CUDAGRID_WARM_BATCH", "6", 1); /* longer batches between warm relabels */
-    run_sequence(&rng, "cuda-grid", 2, s2, 4, quick ? 3 : 6);
-    unsetenv("GCUT_CUDAGRID_WARM_BATCH");
     setenv("GCUT_CUDAGRID_QUEUE", "1", 1);
     run_sequence(&rng, "cuda-grid", 2, s2, 8, quick ? 3 : 6);
     run_sequence(&rng, "cuda-grid", 3, s3, 6, quick ? 3 : 6);

@@ -994,8 +994,8 @@ struct Session {
     bool pinned_reserved = false;
     /* Launch shapes and knobs, fixed at setup. */
     int device = 0, node_blocks = 1, sweep_blocks = 1, relax_blocks = 1, coop = 0, coop_blocks = 1,
-        sweeps_per_relabel = 1, rounds = 1, warm_sweeps = 1, warm_batch = 1, relax_async = 1,
-        async_blocks = 1, init_levels = 1, parallel_queue = 1, jacobi = 0;
+        sweeps_per_relabel = 1, rounds = 1, warm_sweeps = 1, relax_async = 1, async_blocks = 1,
+        init_levels = 1, parallel_queue = 1, jacobi = 0;
     /* One-launch relabels since the queue was last cleared (their epochs tag its entries). */
     long long epochs = 0;
     ~Session() {
@@ -1178,10 +1178,6 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
         G::NDIM == 2 ? kDefaultSweepsPerRelabel2D : kDefaultSweepsPerRelabel3D, 1, 1 << 20);
     S.rounds = gcut__env_int("GCUT_CUDAGRID_ROUNDS", kDefaultRounds, 1, 1 << 20);
     S.warm_sweeps = gcut__env_int("GCUT_CUDAGRID_WARM_SWEEPS", S.sweeps_per_relabel, 1, 1 << 20);
-    /* GCUT_CUDAGRID_WARM_BATCH: sweeps between a warm solve's later relabels (default K; a
-     * sweep of an empty list returns at once, so a longer batch costs little once the work
-     * ends). Measured in the fifth session. */
-    S.warm_batch = gcut__env_int("GCUT_CUDAGRID_WARM_BATCH", S.sweeps_per_relabel, 1, 1 << 20);
     /* The global relabel as a chain of launches with a list-size read per batch; as one
      * cooperative launch only on request (GCUT_CUDAGRID_COOP=1): on the H100 it was no faster
      * in 2D (hard 1920x1080: 3.19 vs 3.03 ms) and 8% faster on hard 256^3, and racecheck
@@ -1422,7 +1418,7 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         if (verbose)
             GCUT__CUDA_TRY(cudaEventRecord(S.events[0], stream), "cudaEventRecord");
         const int this_batch = batch;
-        batch = keep_heights ? S.warm_batch : sweeps_per_relabel;
+        batch = sweeps_per_relabel;
         for (int k = 0; k < this_batch; k++, q++, sweeps++)
             sweep_kernel<CONN><<<sweep_blocks, G::T, 0, stream>>>(P, q % 3, (q + 1) % 3,
                                                                   (q + 2) % 3, ++stamp, rounds);
