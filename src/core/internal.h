@@ -146,6 +146,9 @@ typedef struct gcut__ctx_changes {
     const int64_t *nodes;
     int64_t count;
     int warm;
+    int terminals_only; /* every listed node was marked by gcut_grid_context_mark_terminals():
+                           its direction capacities did not change (solvers may read them
+                           anyway) */
 } gcut__ctx_changes;
 
 /* cpu-pr's context: its state kept between solves, with a snapshot of the capacities. */
