@@ -146,6 +146,9 @@ typedef struct gcut__ctx_changes {
     const int64_t *nodes;
     int64_t count;
     int warm;
+    int terminals_only; /* every listed node was marked by gcut_grid_context_mark_terminals():
+                           its direction capacities did not change (solvers may read them
+                           anyway) */
 } gcut__ctx_changes;
 
 /* cpu-pr's context: its state kept between solves, with a snapshot of the capacities. */
@@ -192,6 +195,15 @@ const gcut__solver *gcut__graph_solver_pick(const gcut_options *options, const g
 /** Share of g's edges (a sample of at most 65536) whose endpoint ids differ by one of the 16
  *  most common differences: 1.0 for a grid numbered row by row, near 0 for a random graph. */
 double gcut__graph_lattice_share(const gcut_graph *g);
+/** cuda-general's layout rule under GCUT_CUDAGENERAL_LAYOUT=auto (registry.c, from the measured
+ *  table in docs/CUDA-GENERAL.md): 1 for the padded (slot-major) layout, 0 for the CSR, given
+ *  the nodes, the arcs (self-loops dropped), the maximum degree and the padded layout's slots.
+ *  Needs no GPU. */
+int gcut__cudageneral_layout_rule(int64_t nodes, int64_t arcs, int64_t max_degree, int64_t slots);
+/** The layout of the calling thread's last cuda-general build (0: CSR; K > 0: padded to degree
+ *  K), for tests; cuda_general.cu notes it. -1 before any. */
+int gcut__cudageneral_last_layout(void);
+void gcut__cudageneral_note_layout(int layout);
 
 /* Solver entry points, each in its own folder. Solvers fill stats fields they track; the
  * dispatcher (gcut_graph_solve / gcut_grid_solve) fills solver name and flow. */

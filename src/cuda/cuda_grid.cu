@@ -741,6 +741,23 @@ template <int CONN> __global__ void collect_kernel(const Problem P, int list_out
         list_append(P, list_out, tile, stamp);
 }
 
+/* A warm start after terminal marks: only the listed nodes can hold excess at a finite height
+ * (the last solve stopped with none anywhere, and only their excess changed), so their tiles
+ * are listed instead of collect_kernel's pass over every tile. */
+template <int CONN>
+__global__ void collect_listed_kernel(const Problem P, int list_out, unsigned stamp,
+                                      const unsigned *nodes, long long count) {
+    for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < count;
+         k += (long long)gridDim.x * blockDim.x) {
+        const long long i = nodes[k];
+        if (P.excess[i] > 0 && P.dist[i] < kInf)
+            list_append(P, list_out,
+                        tile_of<CONN>(P, (int)(i % P.width), (int)(i / P.width % P.height),
+                                      (int)(i / ((long long)P.width * P.height))),
+                        stamp);
+    }
+}
+
 /* One sweep: every listed tile is loaded into registers (its excess, sink residual and arc
  * residuals, one node per thread) and shared memory (heights with a halo), then runs up to
  * `rounds` synchronous push/relabel rounds:
@@ -1180,7 +1197,8 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
 
 template <int CONN>
 gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, bool labels_on_device,
-                    gcut_stats *stats, double t_solve, bool keep_heights = false);
+                    gcut_stats *stats, double t_solve, bool keep_heights = false,
+                    const unsigned *warm_nodes = nullptr, long long warm_count = 0);
 
 /* One cold solve of a grid or an image energy. */
 template <int CONN>
@@ -1222,7 +1240,8 @@ gcut_status solve(Session &S, ImageBuffers &B, const Input &in, int device, int 
  * reset here, so a context can run it again and again. */
 template <int CONN>
 gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, bool labels_on_device,
-                    gcut_stats *stats, double t_solve, bool keep_heights) {
+                    gcut_stats *stats, double t_solve, bool keep_heights,
+                    const unsigned *warm_nodes, long long warm_count) {
     using G = Geo<CONN>;
     Problem &P = S.P;
     cudaStream_t stream = S.stream;
@@ -1373,7 +1392,18 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
          * empty list makes the sweeps return at once, and the relabel after them decides). */
         GCUT__CUDA_TRY(cudaMemsetAsync(P.count, 0, 4 * sizeof(int), stream), "memset");
         GCUT__CUDA_TRY(cudaMemsetAsync(P.next, 0, 4 * sizeof(int), stream), "memset");
-        collect_kernel<CONN><<<P.num_tiles, G::T, 0, stream>>>(P, q % 3, ++stamp);
+        /* warm_nodes: the only nodes that can be active (terminal marks). */
+        if (warm_nodes != nullptr) {
+            if (warm_count > 0)
+                collect_listed_kernel<CONN>
+                    <<<(int)((warm_count + 255) / 256 < S.node_blocks ? (warm_count + 255) / 256
+                                                                      : S.node_blocks),
+                       256, 0, stream>>>(P, q % 3, ++stamp, warm_nodes, warm_count);
+            else
+                ++stamp;
+        } else {
+            collect_kernel<CONN><<<P.num_tiles, G::T, 0, stream>>>(P, q % 3, ++stamp);
+        }
         GCUT__CUDA_TRY(cudaGetLastError(), "collect kernel launch");
         active_tiles = -1;
         if (verbose && (st = lap(0, 1, &start_ms)) != GCUT_OK)
@@ -1879,7 +1909,8 @@ __device__ void add_excess(const Problem &P, long long i, long long amount) {
  * are atomic. Unchanged pairs are not written. changed: per node, 1 if listed (list mode). */
 template <int CONN>
 __global__ void repair_kernel(const Problem P, const int *cur, const int *nw,
-                              const unsigned char *changed, const unsigned *list, long long count) {
+                              const unsigned char *changed, const unsigned *list, long long count,
+                              bool terminals_only) {
     const long long n = P.n;
     if (P.counters[kBadIndex] != ~0ull)
         return; /* the gather found a negative value: refused, nothing kept changes */
@@ -1901,6 +1932,23 @@ __global__ void repair_kernel(const Problem P, const int *cur, const int *nw,
             P.sink_residual[i] = (int)rt;
         add_excess(P, i, gained);
         sink_delta += (unsigned long long)((long long)t_new - t_old);
+        if (terminals_only) {
+            /* The arcs did not change (nw holds no copy of them), so this thread alone moves
+             * node i's excess: its deficit, if any, is settled here (deficit_kernel's rule)
+             * instead of by a pass over the grid. */
+            const long long e = P.excess[i];
+            if (e < 0) {
+                const long long rt2 = (long long)P.sink_residual[i] - e;
+                if (rt2 > INT_MAX) {
+                    P.counters[kOverflow] = 1;
+                } else {
+                    P.sink_residual[i] = (int)rt2;
+                    P.excess[i] = 0;
+                }
+            }
+            changed_nodes += 1;
+            continue;
+        }
         const int x = (int)(i % P.width), y = (int)(i / P.width % P.height),
                   z = (int)(i / ((long long)P.width * P.height));
 #pragma unroll
@@ -1970,8 +2018,8 @@ __global__ void scatter_kernel(long long n, int arrays, const unsigned *list, co
  * bus; 4 bytes of each array per listed node instead of a host loop over scattered cache
  * lines), stores it in nw and marks the node; a negative value goes to counters[kBadIndex]
  * as in check_kernel. */
-__global__ void gather_kernel(const Problem P, int arrays, const unsigned *list, long long count,
-                              const int *pinned, int *nw, unsigned char *changed) {
+__global__ void gather_kernel(const Problem P, int arrays, int all_arrays, const unsigned *list,
+                              long long count, const int *pinned, int *nw, unsigned char *changed) {
     const long long items = count * arrays;
     unsigned long long bad = ~0ull;
     for (long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x; t < items;
@@ -1983,7 +2031,7 @@ __global__ void gather_kernel(const Problem P, int arrays, const unsigned *list,
         if (a == 0)
             changed[i] = 1;
         if (v < 0) {
-            const unsigned long long at = (unsigned long long)i * arrays + a;
+            const unsigned long long at = (unsigned long long)i * all_arrays + a;
             bad = at < bad ? at : bad;
         }
     }
@@ -2050,6 +2098,16 @@ const char *array_name(int a, char *buf, size_t size) {
     return buf;
 }
 
+/* Fail naming the first negative capacity if check_kernel or gather_kernel found one. */
+gcut_status bad_value(const CudaContext &C, unsigned long long bad, const char *fn) {
+    if (bad == ~0ull)
+        return GCUT_OK;
+    char buf[32];
+    return gcut__fail(GCUT_ERR_INVALID_ARG, "%s: %s capacity at index %lld is negative", fn,
+                      array_name((int)(bad % C.arrays), buf, sizeof buf),
+                      (long long)(bad / C.arrays));
+}
+
 /* Read the counters; fail naming the first negative capacity if check_kernel found one. */
 gcut_status read_counters(CudaContext &C, const char *fn) {
     Session &S = C.S;
@@ -2058,14 +2116,7 @@ gcut_status read_counters(CudaContext &C, const char *fn) {
                                    cudaMemcpyDeviceToHost, S.stream),
                    "read counters");
     GCUT__CUDA_TRY(cudaStreamSynchronize(S.stream), "context repair");
-    const unsigned long long bad = S.host_counters[kBadIndex];
-    if (bad != ~0ull) {
-        char buf[32];
-        return gcut__fail(GCUT_ERR_INVALID_ARG, "%s: %s capacity at index %lld is negative", fn,
-                          array_name((int)(bad % C.arrays), buf, sizeof buf),
-                          (long long)(bad / C.arrays));
-    }
-    return GCUT_OK;
+    return bad_value(C, S.host_counters[kBadIndex], fn);
 }
 
 gcut_status reset_check(CudaContext &C) {
@@ -2101,7 +2152,8 @@ template <int CONN> gcut_status cold_init(CudaContext &C) {
  * *fallback set when a repaired residual would overflow and the state was rebuilt cold. */
 template <int CONN>
 gcut_status warm_repair(CudaContext &C, bool listed, long long count, bool *fallback,
-                        int64_t *changed_nodes, bool checked_on_device = false) {
+                        int64_t *changed_nodes, bool checked_on_device = false,
+                        bool terminals_only = false) {
     Session &S = C.S;
     Problem &P = S.P;
     cudaStream_t stream = S.stream;
@@ -2115,18 +2167,20 @@ gcut_status warm_repair(CudaContext &C, bool listed, long long count, bool *fall
     if (items > 0) {
         const int blocks =
             (int)((items + 255) / 256 < S.node_blocks ? (items + 255) / 256 : S.node_blocks);
-        repair_kernel<CONN><<<blocks, 256, 0, stream>>>(P, C.cur, C.nw, C.changed,
-                                                        listed ? C.dev_idx : nullptr, items);
+        repair_kernel<CONN><<<blocks, 256, 0, stream>>>(
+            P, C.cur, C.nw, C.changed, listed ? C.dev_idx : nullptr, items, terminals_only);
         GCUT__CUDA_TRY(cudaGetLastError(), "repair kernel launch");
     }
-    deficit_kernel<<<S.node_blocks, 256, 0, stream>>>(P);
-    GCUT__CUDA_TRY(cudaGetLastError(), "deficit kernel launch");
+    if (!terminals_only) {
+        deficit_kernel<<<S.node_blocks, 256, 0, stream>>>(P);
+        GCUT__CUDA_TRY(cudaGetLastError(), "deficit kernel launch");
+    }
     if (listed) {
         if (count > 0)
             commit_kernel<<<(int)((count + 255) / 256 < S.node_blocks ? (count + 255) / 256
                                                                       : S.node_blocks),
-                            256, 0, stream>>>(C.n, C.arrays, C.dev_idx, count, C.cur, C.nw,
-                                              C.changed, P.counters);
+                            256, 0, stream>>>(C.n, terminals_only ? 2 : C.arrays, C.dev_idx, count,
+                                              C.cur, C.nw, C.changed, P.counters);
         GCUT__CUDA_TRY(cudaGetLastError(), "commit kernel launch");
     } else {
         int *t = C.cur;
@@ -2224,7 +2278,8 @@ gcut_status host_gather(CudaContext &C, const gcut_grid *grid, const gcut__ctx_c
 
 /* List mode, the gather on the device (gather_kernel), then the check for negative values:
  * refused before any state changes (nw and the marks are rewritten by the next solve). */
-gcut_status device_gather(CudaContext &C, const gcut__ctx_changes *changes, long long count) {
+gcut_status device_gather(CudaContext &C, const gcut__ctx_changes *changes, long long count,
+                          bool terminals_only) {
     Session &S = C.S;
     cudaStream_t stream = S.stream;
     if (count == 0)
@@ -2237,10 +2292,12 @@ gcut_status device_gather(CudaContext &C, const gcut__ctx_changes *changes, long
     gcut_status st = reset_check(C);
     if (st != GCUT_OK)
         return st;
-    const long long items = count * C.arrays;
+    /* Terminal marks: the two terminal arrays only (a third of the bus reads in 2D 4-conn). */
+    const int arrays = terminals_only ? 2 : C.arrays;
+    const long long items = count * arrays;
     gather_kernel<<<(int)((items + 255) / 256 < S.node_blocks ? (items + 255) / 256
                                                               : S.node_blocks),
-                    256, 0, stream>>>(S.P, C.arrays, C.dev_idx, count, C.pinned_grid, C.nw,
+                    256, 0, stream>>>(S.P, arrays, C.arrays, C.dev_idx, count, C.pinned_grid, C.nw,
                                       C.changed);
     GCUT__CUDA_TRY(cudaGetLastError(), "gather kernel launch");
     /* No host read here: the repair kernels that follow leave every kept array alone when the
@@ -2260,6 +2317,7 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
     gcut_status st = GCUT_OK;
     bool fallback = false;
     int64_t changed = 0;
+    bool terminals_only = false;
     if (!warm || changes->nodes == NULL) {
         /* The grid's arrays are one pinned block: one upload at full bus speed. */
         int *target = warm ? C.nw : C.cur;
@@ -2282,12 +2340,16 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
         /* GCUT_CUDAGRID_GATHER: 1 (default) the device reads the listed nodes' values from
          * the pinned grid; 0 the host gathers them into pinned staging and uploads them. */
         const bool on_device = C.gather_on_device && grid->terminal[GCUT_SOURCE] == C.pinned_grid;
+        /* Terminal marks skip the arcs in the gather, the repair and the commit (the host
+         * gather reads every array: a superset, exact either way). */
+        terminals_only = on_device && changes->terminals_only != 0;
         if (on_device)
-            st = device_gather(C, changes, count);
+            st = device_gather(C, changes, count, terminals_only);
         else
             st = host_gather<CONN>(C, grid, changes, count);
         if (st == GCUT_OK)
-            st = warm_repair<CONN>(C, true, count, &fallback, &changed, on_device && count > 0);
+            st = warm_repair<CONN>(C, true, count, &fallback, &changed, on_device && count > 0,
+                                   terminals_only);
     }
     if (st != GCUT_OK) {
         C.loaded = false;
@@ -2300,8 +2362,12 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
     report->device_bytes = (int64_t)S.device_bytes;
     const double t_solve = gcut__now_ms();
     stats->build_ms = t_solve - t0;
+    /* Terminal marks: only the listed nodes can be active at the warm start (their tiles are
+     * listed from them); a cold fallback starts from scratch. */
+    const bool listed_start = terminals_only && report->warm;
     st = iterate<CONN>(S, C.verbose, flow, labels, false, stats, t_solve,
-                       report->warm && C.keep_heights);
+                       report->warm && C.keep_heights, listed_start ? C.dev_idx : nullptr,
+                       listed_start ? changes->count : 0);
     if (st != GCUT_OK)
         C.loaded = false;
     return st;
