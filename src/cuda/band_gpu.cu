@@ -59,7 +59,9 @@ __global__ void coarsen_kernel(const uint8_t *fine, const uint8_t *fseeds, long 
     }
 }
 
-/* The masked grid of level k (band_node.h), or its full grid when state is NULL. */
+/* The masked grid of level k (band_node.h), or its full grid when state is NULL. Of a masked
+ * grid only the band's nodes are written: the masked solve reads no other node's capacities
+ * (gcut__cudagrid_ctx_solve_masked isolates every node outside the mask). */
 __global__ void caps_kernel(gcut__band_image base, gcut__seg_tables tables, int conn, int k,
                             const uint8_t *coarse, long long D, long long H, long long W,
                             const uint8_t *state, Dirs dirs, int32_t *caps) {
@@ -67,6 +69,8 @@ __global__ void caps_kernel(gcut__band_image base, gcut__seg_tables tables, int 
     const int64_t dims[3] = {D, H, W};
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
          i += (long long)gridDim.x * blockDim.x) {
+        if (state != nullptr && !(state[i] & GCUT__BAND_IN))
+            continue;
         const long long x = i % W, y = (i / W) % H, z = i / (W * H);
         int64_t s, t, w[27];
         gcut__band_masked_node(&base, &tables, conn, k, coarse, dims, state, z, y, x, &s, &t, w);
@@ -262,8 +266,7 @@ struct Level {
     uint8_t *seeds = nullptr;  /* level 0: the upload (codes); coarser: seed bits */
     uint8_t *state = nullptr;  /* LABEL, BAND */
     int32_t *caps = nullptr;   /* (2 + conn) x n: source, sink, directions */
-    gcut_grid *grid = nullptr; /* the host grid the context was made from (pinned arrays) */
-    void *ctx = nullptr;
+    void *ctx = nullptr;       /* cuda-grid's masked-solve context (gcut__cudagrid_masked_create) */
     Dirs dirs{};
 };
 
@@ -282,8 +285,7 @@ struct Pipe {
     ~Pipe() {
         for (Level &L : level) {
             if (L.ctx != nullptr)
-                gcut__cudagrid_ctx_free(L.ctx, L.grid);
-            gcut_grid_free(L.grid);
+                gcut__cudagrid_ctx_free(L.ctx, NULL);
             cudaFree(L.pixels);
             cudaFree(L.seeds);
             cudaFree(L.state);
@@ -339,15 +341,14 @@ gcut_status pipe_create(const int64_t dims[3], int channels, int conn, int level
         for (int a = 0; a < 3; a++)
             L.dims[a] = k == 0 ? dims[a] : half_up(P->level[k - 1].dims[a]);
         L.n = L.dims[0] * L.dims[1] * L.dims[2];
-        const bool three_d = dims[0] > 1;
-        if ((st = gcut_grid_create(three_d ? 3 : 2, three_d ? L.dims : L.dims + 1, conn,
-                                   &L.grid)) != GCUT_OK)
-            return fail(st);
-        L.dirs.num = L.grid->num_dirs;
-        for (int d = 0; d < L.grid->num_dirs; d++)
+        L.dirs.num = conn;
+        for (int d = 0; d < conn; d++) {
+            int off[3];
+            gcut__cudagrid_direction(conn, d, off);
             for (int a = 0; a < 3; a++)
-                L.dirs.off[d][a] = (signed char)L.grid->offset[d][a];
-        if ((st = gcut__cudagrid_ctx_create(L.grid, &o, &L.ctx)) != GCUT_OK)
+                L.dirs.off[d][a] = (signed char)off[a];
+        }
+        if ((st = gcut__cudagrid_masked_create(L.dims, conn, &o, &L.ctx)) != GCUT_OK)
             return fail(st);
         if ((st = dalloc(&L.pixels, (size_t)L.n * channels, "level pixels")) != GCUT_OK ||
             (st = dalloc(&L.seeds, (size_t)L.n, "level seeds")) != GCUT_OK ||
@@ -425,9 +426,32 @@ gcut_status select_band(Pipe &P, Level &L, long long d, long long *count) {
     return GCUT_OK;
 }
 
-/* Level k's (masked when state) grid built and solved; labels assembled into its state. */
+/* GCUT_BAND_PROFILE=1: every stage of the pipeline synchronised and its wall time printed to
+ * stderr (for finding where the time goes; the syncs cost a little, so the report's figures
+ * are a few per cent higher). Off: no sync, no print. */
+struct Profile {
+    bool on = false;
+    double mark = 0;
+    cudaStream_t stream = nullptr;
+    gcut_status lap(const char *what, int k = -1) {
+        if (!on)
+            return GCUT_OK;
+        GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "profile");
+        const double now = gcut__now_ms();
+        if (k >= 0)
+            fprintf(stderr, "band profile: L%d %s %.3f ms\n", k, what, now - mark);
+        else
+            fprintf(stderr, "band profile: %s %.3f ms\n", what, now - mark);
+        mark = gcut__now_ms();
+        return GCUT_OK;
+    }
+};
+
+/* Level k's (masked when state) grid built and solved; labels assembled into its state.
+ * live: the masked solve visits only the tiles holding band nodes (GCUT_BAND_LIVE=0: all). */
 gcut_status solve_level(Pipe &P, const gcut__band_image &dbase, const gcut__seg_tables &dtab, int k,
-                        bool masked, gcut_seg_level *rep, gcut_stats *stats_out) {
+                        bool masked, bool live, Profile &prof, gcut_seg_level *rep,
+                        gcut_stats *stats_out) {
     Level &L = P.level[k];
     cudaStream_t s = P.stream;
     const double t0 = gcut__now_ms();
@@ -440,6 +464,9 @@ gcut_status solve_level(Pipe &P, const gcut__band_image &dbase, const gcut__seg_
             masked ? L.state : nullptr, L.dirs, L.caps);
     GCUT__CUDA_TRY(cudaGetLastError(), "capacity kernel");
     GCUT__CUDA_TRY(cudaStreamSynchronize(s), "capacity kernel");
+    gcut_status st = prof.lap("capacities", k);
+    if (st != GCUT_OK)
+        return st;
     const double t1 = gcut__now_ms();
     rep->build_ms += t1 - t0;
     const int32_t *dirs[26];
@@ -449,14 +476,27 @@ gcut_status solve_level(Pipe &P, const gcut__band_image &dbase, const gcut__seg_
     memset(&stats, 0, sizeof stats);
     gcut__ctx_report report;
     memset(&report, 0, sizeof report);
-    gcut_status st = gcut__cudagrid_ctx_solve_device(L.ctx, L.caps, L.caps + L.n, dirs, P.labels, s,
-                                                     0, &rep->flow, &stats, &report);
+    int64_t live_tiles = 0;
+    st = gcut__cudagrid_ctx_solve_masked(L.ctx, L.caps, L.caps + L.n, dirs,
+                                         masked ? L.state : nullptr, GCUT__BAND_IN, live ? 1 : 0,
+                                         P.labels, s, &rep->flow, &stats, &report, &live_tiles);
     if (st != GCUT_OK)
         return st;
+    if (prof.on) {
+        char what[160];
+        snprintf(what, sizeof what,
+                 "solve (%lld tiles visited, %lld sweeps, %lld global relabels, flow %lld)",
+                 (long long)live_tiles, (long long)stats.sweeps, (long long)stats.global_relabels,
+                 (long long)rep->flow);
+        if ((st = prof.lap(what, k)) != GCUT_OK)
+            return st;
+    }
     assemble_kernel<<<blocks_for(L.n), kThreads, 0, s>>>(L.state, P.labels, L.n, masked ? 0 : 1);
     GCUT__CUDA_TRY(cudaGetLastError(), "assemble kernel");
     GCUT__CUDA_TRY(cudaStreamSynchronize(s), "assemble");
     rep->solve_ms += gcut__now_ms() - t1;
+    if ((st = prof.lap("labels into the level", k)) != GCUT_OK)
+        return st;
     rep->rounds++;
     snprintf(rep->solver, sizeof rep->solver, masked ? "cuda-grid (masked)" : "cuda-grid");
     if (stats_out != NULL)
@@ -468,24 +508,38 @@ gcut_status run_pipe(Pipe &P, const gcut__band_image *base, const gcut__seg_tabl
                      int64_t band, uint8_t *mask, gcut_seg_report *r) {
     const int levels = P.levels, ch = P.channels, conn = P.conn;
     cudaStream_t s = P.stream;
-    const bool verbose = false;
-    (void)verbose;
+    /* The image is on the device already when gcut__band_device_begin put it there (for the
+     * sigma); this run consumes that (a later run uploads again unless begun anew). */
+    const bool image_there = P.image_loaded;
+    P.image_loaded = false;
+    const bool live = gcut__env_int("GCUT_BAND_LIVE", 1, 0, 1) != 0;
+    Profile prof;
+    prof.on = gcut__env_int("GCUT_BAND_PROFILE", 0, 0, 1) != 0;
+    prof.stream = s;
     GCUT__CUDA_TRY(cudaSetDevice(P.device), "cudaSetDevice");
-    /* Uploads: the image, the seeds, the tables. */
+    /* Uploads: the image (unless there), the seeds, the tables. */
     double t0 = gcut__now_ms();
+    prof.mark = t0;
     Level &L0 = P.level[0];
-    GCUT__CUDA_TRY(
-        cudaMemcpyAsync(L0.pixels, base->pixels, (size_t)L0.n * ch, cudaMemcpyHostToDevice, s),
-        "image upload");
+    if (!image_there)
+        GCUT__CUDA_TRY(
+            cudaMemcpyAsync(L0.pixels, base->pixels, (size_t)L0.n * ch, cudaMemcpyHostToDevice, s),
+            "image upload");
+    gcut_status st =
+        prof.lap(image_there ? "image upload (there from the sigma pass)" : "image upload");
+    if (st != GCUT_OK)
+        return st;
     GCUT__CUDA_TRY(cudaMemcpyAsync(L0.seeds, base->seeds, (size_t)L0.n, cudaMemcpyHostToDevice, s),
                    "seeds upload");
+    if ((st = prof.lap("seeds upload")) != GCUT_OK)
+        return st;
     const size_t nc = (size_t)tables->num_colors, np = (size_t)tables->max_sqdiff + 1;
     const size_t need = 2 * nc + (size_t)tables->num_classes * np;
     if (P.tab_count < need) {
         cudaFree(P.tab);
         P.tab = nullptr;
         P.tab_count = 0;
-        gcut_status st = dalloc(&P.tab, need, "tables");
+        st = dalloc(&P.tab, need, "tables");
         if (st != GCUT_OK)
             return st;
         P.tab_count = need;
@@ -508,6 +562,8 @@ gcut_status run_pipe(Pipe &P, const gcut__band_image *base, const gcut__seg_tabl
             dtab.pairwise[c] = nullptr;
         }
     }
+    if ((st = prof.lap("tables upload")) != GCUT_OK)
+        return st;
     gcut__band_image dbase = *base;
     dbase.pixels = L0.pixels;
     dbase.seeds = L0.seeds;
@@ -520,6 +576,8 @@ gcut_status run_pipe(Pipe &P, const gcut__band_image *base, const gcut__seg_tabl
     }
     GCUT__CUDA_TRY(cudaGetLastError(), "coarsening kernel");
     GCUT__CUDA_TRY(cudaStreamSynchronize(s), "uploads and coarsening");
+    if ((st = prof.lap("coarsening")) != GCUT_OK)
+        return st;
     const double upload_ms = gcut__now_ms() - t0;
     for (int k = 0; k <= levels; k++) {
         gcut_seg_level *rep = &r->level[k];
@@ -528,7 +586,7 @@ gcut_status run_pipe(Pipe &P, const gcut__band_image *base, const gcut__seg_tabl
     }
     r->level[levels].build_ms += upload_ms; /* the coarsest level's share: its inputs */
     /* The coarsest level in full. */
-    gcut_status st = solve_level(P, dbase, dtab, levels, false, &r->level[levels], &r->stats);
+    st = solve_level(P, dbase, dtab, levels, false, live, prof, &r->level[levels], &r->stats);
     if (st != GCUT_OK)
         return st;
     r->level[levels].nodes = P.level[levels].n;
@@ -541,6 +599,8 @@ gcut_status run_pipe(Pipe &P, const gcut__band_image *base, const gcut__seg_tabl
         project_kernel<<<blocks_for(L.n), kThreads, 0, s>>>(C.state, L.dims[0], L.dims[1],
                                                             L.dims[2], L.state);
         GCUT__CUDA_TRY(cudaGetLastError(), "projection kernel");
+        if ((st = prof.lap("projection", k)) != GCUT_OK)
+            return st;
         long long count = 0;
         if ((st = select_band(P, L, (long long)band, &count)) != GCUT_OK)
             return st;
@@ -548,9 +608,11 @@ gcut_status run_pipe(Pipe &P, const gcut__band_image *base, const gcut__seg_tabl
         rep->nodes = count;
         rep->edges = 0;
         rep->flow = 0;
+        if ((st = prof.lap("band selection", k)) != GCUT_OK)
+            return st;
         if (count == 0)
             continue; /* an empty band: the projection stands */
-        if ((st = solve_level(P, dbase, dtab, k, true, rep, NULL)) != GCUT_OK)
+        if ((st = solve_level(P, dbase, dtab, k, true, live, prof, rep, NULL)) != GCUT_OK)
             return st;
     }
     /* The mask and the foreground count on the device; one copy back (level 0's solve time,
@@ -566,6 +628,8 @@ gcut_status run_pipe(Pipe &P, const gcut__band_image *base, const gcut__seg_tabl
                    "foreground count");
     GCUT__CUDA_TRY(cudaStreamSynchronize(s), "mask");
     r->level[0].solve_ms += gcut__now_ms() - t0;
+    if ((st = prof.lap("mask download")) != GCUT_OK)
+        return st;
     /* The energy of the result (untimed in the report's build and solve, as on the host). */
     t0 = gcut__now_ms();
     energy_kernel<<<blocks_for(L0.n), kThreads, 0, s>>>(dbase, dtab, conn, L0.state, P.sums);
@@ -588,15 +652,17 @@ gcut_status run_pipe(Pipe &P, const gcut__band_image *base, const gcut__seg_tabl
     return GCUT_OK;
 }
 
-/* Device bytes of the pipeline: per level its pixels, seeds, state, capacities and cuda-grid's
- * context (two copies of the capacities and the solver's own state: about 40 bytes a node);
- * the marks and labels at the finest size. */
+/* Device bytes of the pipeline: per level its pixels, seeds, state, capacities ((2 + conn) int32)
+ * and cuda-grid's masked-solve context (residuals, sink residual, excess, height, arc mask:
+ * 4 conn + 20 bytes a node, and a few bytes a node of tile lists and the relabel queue); the
+ * marks and labels at the finest size. */
 uint64_t pipe_bytes(const int64_t dims[3], int channels, int conn, int levels) {
     uint64_t bytes = 0;
     int64_t d[3] = {dims[0], dims[1], dims[2]};
     for (int k = 0; k <= levels; k++) {
         const uint64_t n = (uint64_t)(d[0] * d[1] * d[2]);
-        bytes += n * ((uint64_t)channels + 2 + 3 * 4 * (2 + (uint64_t)conn) + 40);
+        bytes +=
+            n * ((uint64_t)channels + 2 + 4 * (2 + (uint64_t)conn) + 4 * (uint64_t)conn + 20 + 2);
         if (k == 0)
             bytes += 3 * n;
         for (int a = 0; a < 3; a++)
