@@ -10,6 +10,7 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -809,8 +810,66 @@ static void test_masked_twin(void) {
     }
 }
 
+/* The colour tables filled in parts on several threads (gcut__seg_tables_fill_parts, which
+ * gcut__seg_tables_fill runs on the online cores) equal the one-part fill entry for entry, and
+ * sampled entries equal their formula computed here (gray and colour, every connectivity, a
+ * small and a large sigma, costs with infinities). */
+static void test_table_parts(void) {
+    test_rng rng;
+    test_rng_init(&rng, test_seed() ^ 0x7AB1u);
+    static const int conns[] = {4, 8, 6, 26};
+    static const double sigmas[] = {2.5, 150.0};
+    for (int ch = 1; ch <= 3; ch += 2)
+        for (int ci = 0; ci < 4; ci++)
+            for (int si = 0; si < 2; si++) {
+                gcut__seg_tables *one = NULL, *many = NULL;
+                CHECK_OK(gcut__seg_tables_alloc(ch, conns[ci], &one));
+                CHECK_OK(gcut__seg_tables_alloc(ch, conns[ci], &many));
+                if (one == NULL || many == NULL) {
+                    gcut__seg_tables_free(one);
+                    gcut__seg_tables_free(many);
+                    continue;
+                }
+                const int64_t nc = one->num_colors;
+                double *cost = malloc((size_t)(2 * nc) * sizeof(double));
+                if (cost == NULL)
+                    break;
+                for (int64_t c = 0; c < 2 * nc; c++)
+                    cost[c] = test_rng_range(&rng, 0, 50) == 0
+                                  ? INFINITY
+                                  : (double)test_rng_range(&rng, 0, 3000) / 100.0;
+                const int parts = (int)test_rng_range(&rng, 2, 70);
+                CHECK_OK(gcut__seg_tables_fill_parts(one, cost, cost + nc, 7.5, sigmas[si], 0.0,
+                                                     conns[ci], 1));
+                CHECK_OK(gcut__seg_tables_fill_parts(many, cost, cost + nc, 7.5, sigmas[si], 0.0,
+                                                     conns[ci], parts));
+                bool same = one->hard == many->hard && one->scale == many->scale &&
+                            one->unary_max == many->unary_max;
+                for (int64_t c = 0; c < nc; c++)
+                    same &= one->unary_source[c] == many->unary_source[c] &&
+                            one->unary_sink[c] == many->unary_sink[c];
+                bool formula = true;
+                for (int k = 0; k < one->num_classes; k++)
+                    for (int64_t d2 = 0; d2 <= one->max_sqdiff; d2++) {
+                        same &= one->pairwise[k][d2] == many->pairwise[k][d2];
+                        if (d2 % 997 == 0) {
+                            const double w = 7.5 / sqrt((double)(k + 1));
+                            const double e =
+                                d2 == 0 ? w
+                                        : w * exp(-(double)d2 / (2.0 * sigmas[si] * sigmas[si]));
+                            formula &= one->pairwise[k][d2] == (int32_t)floor(one->scale * e + 0.5);
+                        }
+                    }
+                PASS_IF(same && formula);
+                free(cost);
+                gcut__seg_tables_free(one);
+                gcut__seg_tables_free(many);
+            }
+}
+
 int main(void) {
     PASS_IF(gcut__band_offsets_check() == 0);
+    test_table_parts();
     test_aggregation();
     test_coarse_grid();
     test_coarsen_project();
