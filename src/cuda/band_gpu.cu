@@ -82,6 +82,28 @@ __global__ void caps_kernel(gcut__band_image base, gcut__seg_tables tables, int 
     }
 }
 
+/* caps_kernel's masked grid for the band nodes listed (list_kernel): a thread per band node,
+ * so that warps do not idle on the nodes outside the band. */
+__global__ void band_caps_kernel(gcut__band_image base, gcut__seg_tables tables, int conn, int k,
+                                 const uint8_t *coarse, long long D, long long H, long long W,
+                                 const uint8_t *state, const unsigned *list, long long count,
+                                 Dirs dirs, int32_t *caps) {
+    const long long n = D * H * W;
+    const int64_t dims[3] = {D, H, W};
+    for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < count;
+         j += (long long)gridDim.x * blockDim.x) {
+        const long long i = list[j];
+        const long long x = i % W, y = (i / W) % H, z = i / (W * H);
+        int64_t s, t, w[27];
+        gcut__band_masked_node(&base, &tables, conn, k, coarse, dims, state, z, y, x, &s, &t, w);
+        caps[i] = (int32_t)s;
+        caps[n + i] = (int32_t)t;
+        for (int d = 0; d < dirs.num; d++)
+            caps[(2 + d) * n + i] =
+                (int32_t)w[gcut__band_slot(dirs.off[d][0], dirs.off[d][1], dirs.off[d][2])];
+    }
+}
+
 /* The coarsest level's full grid, one warp per node: its lanes share the block's 2^k x 2^k
  * (x 2^k) pixels (gcut__band_pixel_add, the same code as a thread of caps_kernel runs), the sums
  * are reduced over the warp (integers: the same sums in any order), lane 0 finishes and writes.
@@ -111,9 +133,14 @@ __global__ void coarse_caps_kernel(gcut__band_image base, gcut__seg_tables table
         for (int o = 16; o > 0; o /= 2) {
             s += __shfl_down_sync(0xffffffffu, s, o);
             t += __shfl_down_sync(0xffffffffu, t, o);
-            for (int a = 0; a < 27; a++)
-                w[a] += __shfl_down_sync(0xffffffffu, w[a], o);
         }
+        /* Only the slots some lane filled are reduced (a vote per slot: the connectivity fills
+         * 6 to 26 of the 27, and a slot no lane filled sums to 0 in lane 0 already). */
+#pragma unroll
+        for (int a = 0; a < 27; a++)
+            if (__any_sync(0xffffffffu, w[a] != 0))
+                for (int o = 16; o > 0; o /= 2)
+                    w[a] += __shfl_down_sync(0xffffffffu, w[a], o);
         if (lane == 0) {
             gcut__band_finish(&tables, conn, k, FD > 1, coarse, dims, cz, cy, cx, &s, &t, w);
             caps[i] = (int32_t)s;
@@ -181,6 +208,25 @@ __global__ void band_kernel(uint8_t *state, const uint8_t *band, long long n,
         if (in)
             state[i] |= GCUT__BAND_IN;
         count_add(in, count);
+    }
+}
+
+/* The band's nodes into list (one atomic per warp; the order does not matter: each node's
+ * capacities are its own). */
+__global__ void list_kernel(const uint8_t *state, long long n, unsigned *list,
+                            unsigned long long *count) {
+    const int lane = threadIdx.x & 31;
+    for (long long base = blockIdx.x * (long long)blockDim.x; base < n;
+         base += (long long)gridDim.x * blockDim.x) {
+        const long long i = base + threadIdx.x;
+        const bool in = i < n && (state[i] & GCUT__BAND_IN) != 0;
+        const unsigned ballot = __ballot_sync(0xffffffffu, in);
+        unsigned long long start = 0;
+        if (lane == 0 && ballot != 0)
+            start = atomicAdd(count, (unsigned long long)__popc(ballot));
+        start = __shfl_sync(0xffffffffu, start, 0);
+        if (in)
+            list[start + __popc(ballot & ((1u << lane) - 1u))] = (unsigned)i;
     }
 }
 
@@ -279,8 +325,10 @@ struct Pipe {
     uint8_t *labels = nullptr;            /* the solve's labels, level 0's size */
     int32_t *tab = nullptr;               /* unary and pairwise tables */
     size_t tab_count = 0;
-    unsigned long long *sums = nullptr; /* counters: band, energy, foreground, sigma's sum */
-    bool image_loaded = false;          /* level 0's pixels uploaded by gcut__band_device_begin */
+    unsigned long long *sums = nullptr; /* counters: band / energy, foreground, list, sigma's sum */
+    unsigned *band_list = nullptr;      /* a masked level's band nodes (list_kernel) */
+    size_t band_list_cap = 0;
+    bool image_loaded = false; /* level 0's pixels uploaded by gcut__band_device_begin */
     cudaStream_t stream = nullptr;
     ~Pipe() {
         for (Level &L : level) {
@@ -293,6 +341,7 @@ struct Pipe {
         }
         cudaFree(tmp[0]);
         cudaFree(tmp[1]);
+        cudaFree(band_list);
         cudaFree(labels);
         cudaFree(tab);
         cudaFree(sums);
@@ -455,10 +504,27 @@ gcut_status solve_level(Pipe &P, const gcut__band_image &dbase, const gcut__seg_
     Level &L = P.level[k];
     cudaStream_t s = P.stream;
     const double t0 = gcut__now_ms();
-    if (!masked && k > 0) /* the coarsest level in full: a warp per node */
+    const long long count = masked ? (long long)rep->nodes : 0;
+    if (masked && P.band_list_cap < (size_t)count) { /* grown, kept for the next runs */
+        cudaFree(P.band_list);
+        P.band_list = nullptr;
+        P.band_list_cap = 0;
+        const size_t cap = (size_t)count + (size_t)count / 4 + 1024;
+        gcut_status st = dalloc(&P.band_list, cap, "band node list");
+        if (st != GCUT_OK)
+            return st;
+        P.band_list_cap = cap;
+    }
+    if (!masked && k > 0) { /* the coarsest level in full: a warp per node */
         coarse_caps_kernel<<<blocks_for(32 * L.n), kThreads, 0, s>>>(
             dbase, dtab, P.conn, k, L.pixels, L.dims[0], L.dims[1], L.dims[2], L.dirs, L.caps);
-    else
+    } else if (masked) { /* the band's nodes listed, then a thread per band node */
+        GCUT__CUDA_TRY(cudaMemsetAsync(P.sums + 2, 0, sizeof(unsigned long long), s), "memset");
+        list_kernel<<<blocks_for(L.n), kThreads, 0, s>>>(L.state, L.n, P.band_list, P.sums + 2);
+        band_caps_kernel<<<blocks_for(count), kThreads, 0, s>>>(
+            dbase, dtab, P.conn, k, k > 0 ? L.pixels : nullptr, L.dims[0], L.dims[1], L.dims[2],
+            L.state, P.band_list, count, L.dirs, L.caps);
+    } else
         caps_kernel<<<blocks_for(L.n), kThreads, 0, s>>>(
             dbase, dtab, P.conn, k, k > 0 ? L.pixels : nullptr, L.dims[0], L.dims[1], L.dims[2],
             masked ? L.state : nullptr, L.dirs, L.caps);
