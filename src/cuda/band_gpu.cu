@@ -721,7 +721,7 @@ gcut_status run_pipe(Pipe &P, const gcut__band_image *base, const gcut__seg_tabl
 /* Device bytes of the pipeline: per level its pixels, seeds, state, capacities ((2 + conn) int32)
  * and cuda-grid's masked-solve context (residuals, sink residual, excess, height, arc mask:
  * 4 conn + 20 bytes a node, and a few bytes a node of tile lists and the relabel queue); the
- * marks and labels at the finest size. */
+ * marks, labels and band node list at the finest size. */
 uint64_t pipe_bytes(const int64_t dims[3], int channels, int conn, int levels) {
     uint64_t bytes = 0;
     int64_t d[3] = {dims[0], dims[1], dims[2]};
@@ -730,7 +730,7 @@ uint64_t pipe_bytes(const int64_t dims[3], int channels, int conn, int levels) {
         bytes +=
             n * ((uint64_t)channels + 2 + 4 * (2 + (uint64_t)conn) + 4 * (uint64_t)conn + 20 + 2);
         if (k == 0)
-            bytes += 3 * n;
+            bytes += 3 * n + 4 * n; /* marks, labels; the band node list at its largest */
         for (int a = 0; a < 3; a++)
             d[a] = half_up(d[a]);
     }
