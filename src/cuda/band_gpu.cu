@@ -32,6 +32,7 @@ inline unsigned blocks_for(long long n) {
 struct Dirs {
     int num;
     signed char off[26][3];
+    signed char of_slot[27]; /* the direction of each slot (gcut__band_slot), -1 for none */
 };
 
 /* Each coarse pixel: the rounded mean of its 1-8 children, and the OR of their seed bits
@@ -83,8 +84,10 @@ __global__ void caps_kernel(gcut__band_image base, gcut__seg_tables tables, int 
 }
 
 /* caps_kernel's masked grid for the band nodes listed (list_kernel): a thread per band node,
- * so that warps do not idle on the nodes outside the band. */
-__global__ void band_caps_kernel(gcut__band_image base, gcut__seg_tables tables, int conn, int k,
+ * so that warps do not idle on the nodes outside the band. CONN is the connectivity as a
+ * compile-time constant (band_node.h's loops over the 26 offsets then fold to its neighbours). */
+template <int CONN>
+__global__ void band_caps_kernel(gcut__band_image base, gcut__seg_tables tables, int k,
                                  const uint8_t *coarse, long long D, long long H, long long W,
                                  const uint8_t *state, const unsigned *list, long long count,
                                  Dirs dirs, int32_t *caps) {
@@ -95,7 +98,7 @@ __global__ void band_caps_kernel(gcut__band_image base, gcut__seg_tables tables,
         const long long i = list[j];
         const long long x = i % W, y = (i / W) % H, z = i / (W * H);
         int64_t s, t, w[27];
-        gcut__band_masked_node(&base, &tables, conn, k, coarse, dims, state, z, y, x, &s, &t, w);
+        gcut__band_masked_node(&base, &tables, CONN, k, coarse, dims, state, z, y, x, &s, &t, w);
         caps[i] = (int32_t)s;
         caps[n + i] = (int32_t)t;
         for (int d = 0; d < dirs.num; d++)
@@ -109,9 +112,10 @@ __global__ void band_caps_kernel(gcut__band_image base, gcut__seg_tables tables,
  * are reduced over the warp (integers: the same sums in any order), lane 0 finishes and writes.
  * A thread per node does 64 (2D) to 512 (3D) pixels at 3 levels, with a few hundred thousand
  * threads in all: too few for the device. */
-__global__ void coarse_caps_kernel(gcut__band_image base, gcut__seg_tables tables, int conn, int k,
-                                   const uint8_t *coarse, long long D, long long H, long long W,
-                                   Dirs dirs, int32_t *caps) {
+template <int CONN>
+__global__ void __launch_bounds__(kThreads, 2)
+    coarse_caps_kernel(gcut__band_image base, gcut__seg_tables tables, int k, const uint8_t *coarse,
+                       long long D, long long H, long long W, Dirs dirs, int32_t *caps) {
     const long long n = D * H * W;
     const int lane = threadIdx.x & 31;
     const long long warps = (long long)gridDim.x * (blockDim.x / 32);
@@ -125,11 +129,12 @@ __global__ void coarse_caps_kernel(gcut__band_image base, gcut__seg_tables table
                                 x0, x0 + side < FW ? x0 + side : FW};
         const int64_t bx = box[5] - x0, by = box[3] - y0, bz = box[1] - z0;
         int64_t s = 0, t = 0, w[27];
+#pragma unroll
         for (int a = 0; a < 27; a++)
             w[a] = 0;
         for (int64_t v = lane; v < bx * by * bz; v += 32)
-            gcut__band_pixel_add(&base, &tables, conn, k, box, z0 + v / (bx * by),
-                                 y0 + (v / bx) % by, x0 + v % bx, &s, &t, w);
+            gcut__band_block_add(&base, &tables, CONN, box, z0 + v / (bx * by), y0 + (v / bx) % by,
+                                 x0 + v % bx, &s, &t, w);
         for (int o = 16; o > 0; o /= 2) {
             s += __shfl_down_sync(0xffffffffu, s, o);
             t += __shfl_down_sync(0xffffffffu, t, o);
@@ -142,12 +147,13 @@ __global__ void coarse_caps_kernel(gcut__band_image base, gcut__seg_tables table
                 for (int o = 16; o > 0; o /= 2)
                     w[a] += __shfl_down_sync(0xffffffffu, w[a], o);
         if (lane == 0) {
-            gcut__band_finish(&tables, conn, k, FD > 1, coarse, dims, cz, cy, cx, &s, &t, w);
+            gcut__band_finish(&tables, CONN, k, FD > 1, coarse, dims, cz, cy, cx, &s, &t, w);
             caps[i] = (int32_t)s;
             caps[n + i] = (int32_t)t;
-            for (int d = 0; d < dirs.num; d++)
-                caps[(2 + d) * n + i] =
-                    (int32_t)w[gcut__band_slot(dirs.off[d][0], dirs.off[d][1], dirs.off[d][2])];
+#pragma unroll
+            for (int a = 0; a < 27; a++) /* slot by slot: w indexed by constants only */
+                if (dirs.of_slot[a] >= 0)
+                    caps[(2 + dirs.of_slot[a]) * n + i] = (int32_t)w[a];
         }
     }
 }
@@ -391,11 +397,13 @@ gcut_status pipe_create(const int64_t dims[3], int channels, int conn, int level
             L.dims[a] = k == 0 ? dims[a] : half_up(P->level[k - 1].dims[a]);
         L.n = L.dims[0] * L.dims[1] * L.dims[2];
         L.dirs.num = conn;
+        memset(L.dirs.of_slot, -1, sizeof L.dirs.of_slot);
         for (int d = 0; d < conn; d++) {
             int off[3];
             gcut__cudagrid_direction(conn, d, off);
             for (int a = 0; a < 3; a++)
                 L.dirs.off[d][a] = (signed char)off[a];
+            L.dirs.of_slot[gcut__band_slot(off[0], off[1], off[2])] = (signed char)d;
         }
         if ((st = gcut__cudagrid_masked_create(L.dims, conn, &o, &L.ctx)) != GCUT_OK)
             return fail(st);
@@ -516,14 +524,46 @@ gcut_status solve_level(Pipe &P, const gcut__band_image &dbase, const gcut__seg_
         P.band_list_cap = cap;
     }
     if (!masked && k > 0) { /* the coarsest level in full: a warp per node */
-        coarse_caps_kernel<<<blocks_for(32 * L.n), kThreads, 0, s>>>(
-            dbase, dtab, P.conn, k, L.pixels, L.dims[0], L.dims[1], L.dims[2], L.dirs, L.caps);
+        auto launch = [&](auto kernel) {
+            kernel<<<blocks_for(32 * L.n), kThreads, 0, s>>>(dbase, dtab, k, L.pixels, L.dims[0],
+                                                             L.dims[1], L.dims[2], L.dirs, L.caps);
+        };
+        switch (P.conn) {
+        case 4:
+            launch(coarse_caps_kernel<4>);
+            break;
+        case 8:
+            launch(coarse_caps_kernel<8>);
+            break;
+        case 6:
+            launch(coarse_caps_kernel<6>);
+            break;
+        default:
+            launch(coarse_caps_kernel<26>);
+            break;
+        }
     } else if (masked) { /* the band's nodes listed, then a thread per band node */
         GCUT__CUDA_TRY(cudaMemsetAsync(P.sums + 2, 0, sizeof(unsigned long long), s), "memset");
         list_kernel<<<blocks_for(L.n), kThreads, 0, s>>>(L.state, L.n, P.band_list, P.sums + 2);
-        band_caps_kernel<<<blocks_for(count), kThreads, 0, s>>>(
-            dbase, dtab, P.conn, k, k > 0 ? L.pixels : nullptr, L.dims[0], L.dims[1], L.dims[2],
-            L.state, P.band_list, count, L.dirs, L.caps);
+        auto launch = [&](auto kernel) {
+            kernel<<<blocks_for(count), kThreads, 0, s>>>(
+                dbase, dtab, k, k > 0 ? L.pixels : nullptr, L.dims[0], L.dims[1], L.dims[2],
+                L.state, P.band_list, count, L.dirs, L.caps);
+        };
+        switch (P.conn) {
+        case 4:
+            launch(band_caps_kernel<4>);
+            break;
+        case 8:
+            launch(band_caps_kernel<8>);
+            break;
+        case 6:
+            launch(band_caps_kernel<6>);
+            break;
+        default:
+            launch(band_caps_kernel<26>);
+            break;
+        }
     } else
         caps_kernel<<<blocks_for(L.n), kThreads, 0, s>>>(
             dbase, dtab, P.conn, k, k > 0 ? L.pixels : nullptr, L.dims[0], L.dims[1], L.dims[2],
