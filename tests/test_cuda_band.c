@@ -288,7 +288,19 @@ static void make_mask(test_rng *rng, int kind, const int64_t dims[3], uint8_t *m
     }
 }
 
-static void masked_hook_case(test_rng *rng, const int64_t dims[3], int conn) {
+/* cuda-grid's relabel variants a context takes at creation (the environment is read then):
+ * mode 0 the defaults; 1 every live tile in the one-launch relabel's first pass, and the
+ * cooperative relabel for the every-tile solves (a live-tile solve never runs it); 2 the relabel
+ * as passes (relax_kernel over the live tiles, collect_kernel); 3 a queue of one entry (the
+ * one-launch relabel runs out of room and falls back to passes) with no Jacobi steps (the first
+ * pass seeded by relabel_init_kernel). */
+static const char *const hook_env[4][2][2] = {
+    {{NULL, NULL}, {NULL, NULL}},
+    {{"GCUT_CUDAGRID_RELAX", "1"}, {"GCUT_CUDAGRID_COOP", "1"}},
+    {{"GCUT_CUDAGRID_RELAX", "0"}, {NULL, NULL}},
+    {{"GCUT_CUDAGRID_QUEUE", "1"}, {"GCUT_CUDAGRID_JACOBI", "0"}}};
+
+static void masked_hook_case(test_rng *rng, const int64_t dims[3], int conn, int mode) {
     const int64_t n = dims[0] * dims[1] * dims[2];
     const int arrays = 2 + conn;
     const bool three_d = dims[0] > 1 || conn == 6 || conn == 26;
@@ -303,7 +315,13 @@ static void masked_hook_case(test_rng *rng, const int64_t dims[3], int conn) {
     CHECK(cudaMalloc((void **)&dcaps, (size_t)n * arrays * sizeof *dcaps) == cudaSuccess);
     CHECK(cudaMalloc((void **)&dmask, (size_t)n) == cudaSuccess);
     CHECK(cudaMalloc((void **)&dlabels, (size_t)n) == cudaSuccess);
+    for (int e = 0; e < 2; e++)
+        if (hook_env[mode][e][0] != NULL)
+            setenv(hook_env[mode][e][0], hook_env[mode][e][1], 1);
     CHECK_OK(gcut__cudagrid_masked_create(dims, conn, &o, &ctx));
+    for (int e = 0; e < 2; e++)
+        if (hook_env[mode][e][0] != NULL)
+            unsetenv(hook_env[mode][e][0]);
     if (caps == NULL || mask == NULL || lab_live == NULL || lab_all == NULL || lab_ref == NULL ||
         lab_cut == NULL || dcaps == NULL || dmask == NULL || dlabels == NULL || ctx == NULL) {
         test_failures++;
@@ -383,10 +401,10 @@ static void masked_hook_case(test_rng *rng, const int64_t dims[3], int conn) {
         int64_t cut = -1;
         CHECK_OK(gcut_grid_verify(grid, lab_cut, flow_live, &cut));
         const int64_t tiles = all;
-        printf("masked hook %lldx%lldx%lld conn %d, mask kind %d: %lld marked, %lld of %lld tiles "
-               "live, flow %lld (bk %lld, full cuda-grid %lld, every tile %lld), %lld labels "
-               "differ\n",
-               (long long)dims[0], (long long)dims[1], (long long)dims[2], conn, kind,
+        printf("masked hook %lldx%lldx%lld conn %d, relabel mode %d, mask kind %d: %lld marked, "
+               "%lld of %lld tiles live, flow %lld (bk %lld, full cuda-grid %lld, every tile "
+               "%lld), %lld labels differ\n",
+               (long long)dims[0], (long long)dims[1], (long long)dims[2], conn, mode, kind,
                (long long)marked, (long long)live, (long long)tiles, (long long)flow_live,
                (long long)flow_bk, (long long)flow_ref, (long long)flow_all, (long long)differ);
         PASS_IF(flow_live == flow_bk && flow_ref == flow_bk && flow_all == flow_bk &&
@@ -426,7 +444,7 @@ int main(void) {
     const int64_t shapes[][4] = {{1, 67, 45, 4},  {1, 45, 67, 8},  {1, 1, 130, 8}, {1, 130, 1, 4},
                                  {19, 13, 11, 6}, {9, 33, 17, 26}, {1, 1, 1, 4},   {2, 3, 5, 6}};
     for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++)
-        masked_hook_case(&rng, shapes[c], (int)shapes[c][3]);
+        masked_hook_case(&rng, shapes[c], (int)shapes[c][3], (int)(c % 4));
     one_case(1024, 768, 1, GCUT_SYNTH_HARD, 1);
     one_case(1025, 767, 1, GCUT_SYNTH_EASY, 2);
     one_case(130, 120, 110, GCUT_SYNTH_EASY, 1);
