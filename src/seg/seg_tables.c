@@ -124,8 +124,10 @@ static void *table_part_run(void *arg) {
 }
 
 /* Parts of a fill: one per 2^16 entries (colours plus pairwise entries), at most the online
- * cores (the 2^18 colours and two rows of 195076 entries of an 8-connected colour image took
- * 5-14 ms on one thread). */
+ * cores. The 2^18 colours and two rows of 195076 entries of an 8-connected colour image (a
+ * large sigma keeps every entry nonzero, so each costs an exp) took 9.5-13.6 ms on one thread of
+ * the shared 2-core build VM, 4.8-6.0 ms on both; on the H100's 16-core host the banded
+ * pipeline's tables stage fell from 9.1 to 4.5 ms at 3840x2160 (docs/PERFORMANCE.md). */
 static int table_parts(const gcut__seg_tables *t) {
     const int64_t work = t->num_colors + (int64_t)t->num_classes * (t->max_sqdiff + 1);
     int64_t parts = work >> 16;
