@@ -60,32 +60,11 @@ __global__ void coarsen_kernel(const uint8_t *fine, const uint8_t *fseeds, long 
     }
 }
 
-/* The masked grid of level k (band_node.h), or its full grid when state is NULL. Of a masked
- * grid only the band's nodes are written: the masked solve reads no other node's capacities
- * (gcut__cudagrid_ctx_solve_masked isolates every node outside the mask). */
-__global__ void caps_kernel(gcut__band_image base, gcut__seg_tables tables, int conn, int k,
-                            const uint8_t *coarse, long long D, long long H, long long W,
-                            const uint8_t *state, Dirs dirs, int32_t *caps) {
-    const long long n = D * H * W;
-    const int64_t dims[3] = {D, H, W};
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
-         i += (long long)gridDim.x * blockDim.x) {
-        if (state != nullptr && !(state[i] & GCUT__BAND_IN))
-            continue;
-        const long long x = i % W, y = (i / W) % H, z = i / (W * H);
-        int64_t s, t, w[27];
-        gcut__band_masked_node(&base, &tables, conn, k, coarse, dims, state, z, y, x, &s, &t, w);
-        caps[i] = (int32_t)s;
-        caps[n + i] = (int32_t)t;
-        for (int d = 0; d < dirs.num; d++)
-            caps[(2 + d) * n + i] =
-                (int32_t)w[gcut__band_slot(dirs.off[d][0], dirs.off[d][1], dirs.off[d][2])];
-    }
-}
-
-/* caps_kernel's masked grid for the band nodes listed (list_kernel): a thread per band node,
- * so that warps do not idle on the nodes outside the band. CONN is the connectivity as a
- * compile-time constant (band_node.h's loops over the 26 offsets then fold to its neighbours). */
+/* The masked grid of level k (band_node.h) at the band nodes listed (list_kernel), a thread per
+ * band node, so that warps do not idle on the nodes outside the band; the masked solve reads no
+ * other node's capacities (gcut__cudagrid_ctx_solve_masked isolates every node outside the mask).
+ * CONN is the connectivity as a compile-time constant (band_node.h's loops over the 26 offsets then
+ * fold to its neighbours). */
 template <int CONN>
 __global__ void band_caps_kernel(gcut__band_image base, gcut__seg_tables tables, int k,
                                  const uint8_t *coarse, long long D, long long H, long long W,
@@ -108,10 +87,10 @@ __global__ void band_caps_kernel(gcut__band_image base, gcut__seg_tables tables,
 }
 
 /* The coarsest level's full grid, one warp per node: its lanes share the block's 2^k x 2^k
- * (x 2^k) pixels (gcut__band_pixel_add, the same code as a thread of caps_kernel runs), the sums
- * are reduced over the warp (integers: the same sums in any order), lane 0 finishes and writes.
- * A thread per node does 64 (2D) to 512 (3D) pixels at 3 levels, with a few hundred thousand
- * threads in all: too few for the device. */
+ * (x 2^k) pixels (gcut__band_block_add: gcut__band_pixel_add's sums, which the host's pass adds),
+ * the sums are reduced over the warp (integers: the same sums in any order), lane 0 finishes and
+ * writes. A thread per node does 64 (2D) to 512 (3D) pixels at 3 levels, with a few hundred
+ * thousand threads in all: too few for the device. */
 template <int CONN>
 __global__ void __launch_bounds__(kThreads, 2)
     coarse_caps_kernel(gcut__band_image base, gcut__seg_tables tables, int k, const uint8_t *coarse,
@@ -156,6 +135,11 @@ __global__ void __launch_bounds__(kThreads, 2)
                     caps[(2 + dirs.of_slot[a]) * n + i] = (int32_t)w[a];
         }
     }
+}
+
+/* The instance of a kernel template for the pipeline's connectivity. */
+template <typename Kernel> Kernel pick(int conn, Kernel k4, Kernel k8, Kernel k6, Kernel k26) {
+    return conn == 4 ? k4 : conn == 8 ? k8 : conn == 6 ? k6 : k26;
 }
 
 /* Every fine pixel takes its parent's label (gcut__band_project). */
@@ -523,51 +507,18 @@ gcut_status solve_level(Pipe &P, const gcut__band_image &dbase, const gcut__seg_
             return st;
         P.band_list_cap = cap;
     }
-    if (!masked && k > 0) { /* the coarsest level in full: a warp per node */
-        auto launch = [&](auto kernel) {
-            kernel<<<blocks_for(32 * L.n), kThreads, 0, s>>>(dbase, dtab, k, L.pixels, L.dims[0],
-                                                             L.dims[1], L.dims[2], L.dirs, L.caps);
-        };
-        switch (P.conn) {
-        case 4:
-            launch(coarse_caps_kernel<4>);
-            break;
-        case 8:
-            launch(coarse_caps_kernel<8>);
-            break;
-        case 6:
-            launch(coarse_caps_kernel<6>);
-            break;
-        default:
-            launch(coarse_caps_kernel<26>);
-            break;
-        }
-    } else if (masked) { /* the band's nodes listed, then a thread per band node */
+    if (!masked) { /* the coarsest level (k >= 1) in full: a warp per node */
+        pick(P.conn, coarse_caps_kernel<4>, coarse_caps_kernel<8>, coarse_caps_kernel<6>,
+             coarse_caps_kernel<26>)<<<blocks_for(32 * L.n), kThreads, 0, s>>>(
+            dbase, dtab, k, L.pixels, L.dims[0], L.dims[1], L.dims[2], L.dirs, L.caps);
+    } else { /* the band's nodes listed, then a thread per band node */
         GCUT__CUDA_TRY(cudaMemsetAsync(P.sums + 2, 0, sizeof(unsigned long long), s), "memset");
         list_kernel<<<blocks_for(L.n), kThreads, 0, s>>>(L.state, L.n, P.band_list, P.sums + 2);
-        auto launch = [&](auto kernel) {
-            kernel<<<blocks_for(count), kThreads, 0, s>>>(
-                dbase, dtab, k, k > 0 ? L.pixels : nullptr, L.dims[0], L.dims[1], L.dims[2],
-                L.state, P.band_list, count, L.dirs, L.caps);
-        };
-        switch (P.conn) {
-        case 4:
-            launch(band_caps_kernel<4>);
-            break;
-        case 8:
-            launch(band_caps_kernel<8>);
-            break;
-        case 6:
-            launch(band_caps_kernel<6>);
-            break;
-        default:
-            launch(band_caps_kernel<26>);
-            break;
-        }
-    } else
-        caps_kernel<<<blocks_for(L.n), kThreads, 0, s>>>(
-            dbase, dtab, P.conn, k, k > 0 ? L.pixels : nullptr, L.dims[0], L.dims[1], L.dims[2],
-            masked ? L.state : nullptr, L.dirs, L.caps);
+        pick(P.conn, band_caps_kernel<4>, band_caps_kernel<8>, band_caps_kernel<6>,
+             band_caps_kernel<26>)<<<blocks_for(count), kThreads, 0, s>>>(
+            dbase, dtab, k, k > 0 ? L.pixels : nullptr, L.dims[0], L.dims[1], L.dims[2], L.state,
+            P.band_list, count, L.dirs, L.caps);
+    }
     GCUT__CUDA_TRY(cudaGetLastError(), "capacity kernel");
     GCUT__CUDA_TRY(cudaStreamSynchronize(s), "capacity kernel");
     gcut_status st = prof.lap("capacities", k);
