@@ -511,6 +511,21 @@ static gcut_status read_png(FILE *file, const char *path, gcut_image *out) {
     return status;
 }
 
+/* Whether an 8-bit image holds at most two sample values, 0 and one other (a mask). */
+static bool two_level(const gcut_image *image) {
+    const uint8_t *p = image->pixels;
+    const size_t n = image_bytes(image);
+    uint8_t other = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] == 0 || p[i] == other)
+            continue;
+        if (other != 0)
+            return false;
+        other = p[i];
+    }
+    return true;
+}
+
 static gcut_status png_write_frame(png_job *job, const gcut_image *image) {
     if (setjmp(png_jmpbuf(job->png)))
         return gcut__fail(GCUT_ERR_IO, "%s: cannot write PNG (%s: %s)", job->path, job->message,
@@ -529,6 +544,12 @@ static gcut_status png_write_frame(png_job *job, const gcut_image *image) {
      * same size, and masks come out smaller (9.4 vs 11.6 kB at 1920x1080). */
     png_set_compression_level(png, Z_BEST_SPEED);
     png_set_compression_strategy(png, Z_RLE);
+    /* A two-level 8-bit gray image (a 0/255 mask) is written unfiltered: libpng's adaptive
+     * filter choice tries five filters on every row, which for a 1920x1080 mask took 13-16 ms
+     * of a 15-20 ms write on the build machine, against 4-5 ms unfiltered, and the file comes
+     * out smaller (7.9 against 9.4 kB): runs of equal bytes are what Z_RLE matches best. */
+    if (image->channels == 1 && image->bit_depth == 8 && two_level(image))
+        png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_NONE);
     png_write_info(png, job->info);
     if (image->bit_depth == 16 && host_little_endian())
         png_set_swap(png);
