@@ -152,6 +152,7 @@ static void timeline_start(void) {
  * and its streams flushed, the process ends with _exit: no atexit handlers (CUDA's tear-down of
  * its context and pooled sessions) and no frees; the kernel releases everything either way. */
 static int finish(const char *name, int rc) {
+    cli_timeline("main", "command returned (its buffers freed)");
     rc = cli_finish(name, rc);
     cli_timeline("main", "outputs committed, main returns");
     const char *env = getenv("GCUT_FAST_EXIT");
