@@ -153,6 +153,46 @@ expect 1 "slice truth of the wrong depth" -- "$gcut" segment "$work/slice1.png" 
     --truth "$work/slice_truth1.png,$work/slice_truth2.png"
 grep_out "64x48x2 but the volume is 64x48x3" "slice count mismatch named"
 
+# ---- the process's end: _exit after the outputs (GCUT_FAST_EXIT, default 1) or exit (0) ----
+# Both ways: exit 0, the same mask, every line of standard output through a pipe (the error
+# line is the last one printed), no temporary file left; the timeline (GCUT_TIMELINE=1) says
+# which way the process ended. A failure ends the same ways, with its exit code and no file.
+for fast in 0 1; do
+    GCUT_FAST_EXIT=$fast GCUT_TIMELINE=1 "$gcut" segment "$work/easy.png" \
+        --seeds "$work/easy_seeds.png" --truth "$work/easy_truth.png" \
+        -o "$work/exit$fast.png" --solver bk 2>"$work/exit$fast.err" | cat >"$work/exit$fast.out"
+    rc=${PIPESTATUS[0]}
+    if [ "$rc" -eq 0 ] && [ -s "$work/exit$fast.png" ] &&
+        grep -q "^error " "$work/exit$fast.out" && grep -q "^mask " "$work/exit$fast.out"; then
+        pass
+    else
+        fail "GCUT_FAST_EXIT=$fast: exit $rc, or the mask or a line of output missing"
+    fi
+    if grep -q "main entered" "$work/exit$fast.err"; then pass; else
+        fail "GCUT_TIMELINE=1 printed no timeline"
+    fi
+    if [ "$fast" = 1 ] && grep -q " _exit$" "$work/exit$fast.err"; then pass
+    elif [ "$fast" = 0 ] && grep -q "last atexit handler" "$work/exit$fast.err" &&
+        ! grep -q " _exit$" "$work/exit$fast.err"; then pass
+    else
+        fail "GCUT_FAST_EXIT=$fast: the timeline does not show the expected end"
+        sed 's/^/    /' "$work/exit$fast.err" >&2
+    fi
+    # The truth is read after the mask is written (to its temporary file): that file goes.
+    GCUT_FAST_EXIT=$fast "$gcut" segment "$work/easy.png" --seeds "$work/easy_seeds.png" \
+        --truth "$work/no_truth.png" -o "$work/exitbad$fast.png" --solver bk >/dev/null 2>&1
+    rc=$?
+    if [ "$rc" -eq 1 ] && [ ! -e "$work/exitbad$fast.png" ] &&
+        [ -z "$(find "$work" -name '.exitbad*')" ]; then pass; else
+        fail "GCUT_FAST_EXIT=$fast: a failed run exits $rc or leaves a file behind"
+    fi
+done
+if cmp -s "$work/exit0.png" "$work/exit1.png" && cmp -s "$work/exit0.png" "$work/easy_mask.png"; then
+    pass
+else
+    fail "the masks of the two ends differ"
+fi
+
 # ---- bad input fails cleanly with a message ----
 expect 0 "gen a smaller image" -- "$gcut" gen synth --size 100x80 --seeds "$work/small_seeds.png"
 expect 1 "seeds of the wrong size" -- "$gcut" segment "$work/easy.png" \
