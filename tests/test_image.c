@@ -431,6 +431,62 @@ static void test_mask_round_trips(void) {
     }
 }
 
+/* Masks of 512 KiB and more are compressed in strips on threads (image.c, GCUT_PNG_THREADS:
+ * 1 = libpng's writer, N = N strips): every strip count gives the pixels back, and its file
+ * differs from libpng's (so the knob does pick the writer). Wide, tall and thin masks; a
+ * three-level image of that size goes through libpng whatever the knob says. */
+static void test_mask_strips(void) {
+    if (!have_png)
+        return;
+    static const int64_t shapes[][2] = {{1024, 640}, {7, 80000}, {4000, 140}, {1920, 1080}};
+    const char *old = getenv("GCUT_PNG_THREADS");
+    char *saved = old != NULL ? strdup(old) : NULL;
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+        const int64_t w = shapes[k][0], h = shapes[k][1];
+        gcut_image image;
+        CHECK_OK(gcut_image_alloc(&image, w, h, 1, 1, 8));
+        uint8_t *p = image.pixels;
+        /* Blobs with ragged edges and some noise: runs of every length. */
+        const int64_t r2 = (w * w + h * h) / 9;
+        for (int64_t y = 0; y < h; y++)
+            for (int64_t x = 0; x < w; x++) {
+                const int64_t dx = x - w / 3, dy = y - h / 2;
+                const bool noise = test_rng_range(&rng, 0, 99) == 0;
+                p[y * w + x] = (dx * dx + dy * dy < r2) != noise ? 255 : 0;
+            }
+        size_t libpng_length = 0;
+        uint8_t *libpng_file = NULL;
+        static const char *const counts[] = {"1", "2", "5", "16"};
+        for (int c = 0; c < 4; c++) {
+            setenv("GCUT_PNG_THREADS", counts[c], 1);
+            char name[64];
+            snprintf(name, sizeof name, "strips_%zu_%s.png", k, counts[c]);
+            PASS_IF(round_trip(name, &image));
+            size_t length = 0;
+            uint8_t *file = read_bytes(scratch(name), &length);
+            if (c == 0) {
+                libpng_file = file;
+                libpng_length = length;
+                continue;
+            }
+            PASS_IF(file != NULL && libpng_file != NULL &&
+                    (length != libpng_length || memcmp(file, libpng_file, length) != 0));
+            free(file);
+        }
+        free(libpng_file);
+        /* A third value: libpng's writer (adaptive filters) with any strip count. */
+        p[test_rng_range(&rng, 0, w * h - 1)] = 128;
+        setenv("GCUT_PNG_THREADS", "16", 1);
+        PASS_IF(round_trip("strips_three.png", &image));
+        gcut_image_free(&image);
+    }
+    if (saved != NULL)
+        setenv("GCUT_PNG_THREADS", saved, 1);
+    else
+        unsetenv("GCUT_PNG_THREADS");
+    free(saved);
+}
+
 /* The PPM a 16-bit image becomes is big-endian as Netpbm says, whatever the host order. */
 static void test_pnm_bytes(void) {
     gcut_image image;
@@ -1043,6 +1099,7 @@ int main(void) {
     test_alloc();
     test_lossless_round_trips();
     test_mask_round_trips();
+    test_mask_strips();
     test_pnm_bytes();
     test_pnm_parsing();
     test_png_oracle();
