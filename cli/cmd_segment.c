@@ -134,35 +134,6 @@ static void *device_start_main(void *arg) {
     return NULL;
 }
 
-/* GCUT_SEGMENT_RELEASE=1: once the cut is back, free the pooled device session of the solve
- * (gcut_device_release_cache) on a thread of its own while the mask is encoded and written,
- * instead of leaving it to CUDA's tear-down at exit. */
-typedef struct device_release {
-    pthread_t thread;
-    bool running;
-} device_release;
-
-static void *device_release_main(void *arg) {
-    (void)arg;
-    cli_timeline("release", "gcut_device_release_cache begins");
-    gcut_device_release_cache();
-    cli_timeline("release", "gcut_device_release_cache done");
-    return NULL;
-}
-
-static void device_release_begin(device_release *r, const char *solver) {
-    const char *env = getenv("GCUT_SEGMENT_RELEASE");
-    if (env == NULL || strcmp(env, "1") != 0 || strcmp(solver, "cuda-grid") != 0)
-        return;
-    r->running = pthread_create(&r->thread, NULL, device_release_main, NULL) == 0;
-}
-
-static void device_release_end(device_release *r) {
-    if (r->running)
-        pthread_join(r->thread, NULL);
-    r->running = false;
-}
-
 /* Start the thread if solver (NULL = auto) will run on the GPU for pixels pixels (-1: not
  * known yet, so only a named cuda-grid starts it). */
 static void device_start_begin(device_start *d, const gcut_options *options, int64_t pixels) {
@@ -898,7 +869,6 @@ int cli_cmd_segment(int argc, char **argv) {
     const double t_start = now_ms();
     cli_timeline("main", "arguments parsed");
     device_start prestart = {0};
-    device_release release = {0};
     device_start_begin(&prestart, &args.options,
                        !args.volume && file_bytes(args.images[0]) >= PRESTART_MIN_FILE_BYTES
                            ? PRESTART_MIN_PIXELS
@@ -973,7 +943,6 @@ int cli_cmd_segment(int argc, char **argv) {
         goto done;
     }
     cli_timeline("main", "segmentation done (mask in memory)");
-    device_release_begin(&release, report.stats.solver);
     if (prestart.running) {
         /* The report's phases on the timeline: models, then the energy, then the solve. */
         char event[160];
@@ -1057,7 +1026,6 @@ int cli_cmd_segment(int argc, char **argv) {
     rc = 0;
 done:
     device_start_end(&prestart);
-    device_release_end(&release);
     cli_timeline("main", "segment command done");
     gcut_image_free(&image);
     free_mask(&seed_mask);
