@@ -6,6 +6,7 @@
 #define _GNU_SOURCE 1
 #include <dlfcn.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,14 @@ static void mark(const char *event) {
             t0_ns ? (double)(t - t0_ns) / 1e6 : -1.0, (double)(t - main_ns) / 1e6, event);
 }
 
+static void *fill(void *arg) {
+    char *block = (char *)malloc((size_t)1 << 20);
+    if (block != NULL)
+        memset(block, 1, (size_t)1 << 20);
+    free(block);
+    return arg;
+}
+
 static void at_exit_last(void) {
     mark("last atexit handler (CUDA's own tear-down done)");
 }
@@ -36,8 +45,10 @@ static void at_exit_last(void) {
 static void usage(void) {
     fputs("usage: cuda_floor MODE [DEVICE_MB HOST_MB]\n"
           "MODE: none | init | ctx | alloc, each optionally with -exit (end with _exit(0)\n"
-          "after flushing, skipping atexit handlers) or -release (release the context\n"
-          "before returning). alloc also takes DEVICE_MB of device memory (default 400) and\n"
+          "after flushing, skipping atexit handlers), -release (release the context\n"
+          "before returning) or -threads (start and join 16 threads that each fill 1 MB\n"
+          "before returning, as gcut's mask writer does; to see whether threads change\n"
+          "the exit). alloc also takes DEVICE_MB of device memory (default 400) and\n"
           "HOST_MB of pinned host memory (default 48) and touches them.\n",
           stderr);
 }
@@ -167,12 +178,13 @@ int main(int argc, char **argv) {
     }
     char mode[32];
     snprintf(mode, sizeof mode, "%s", argv[1]);
-    int quick = 0, release = 0;
+    int quick = 0, release = 0, threads = 0;
     char *dash = strchr(mode, '-');
     if (dash != NULL) {
         quick = strcmp(dash, "-exit") == 0;
         release = strcmp(dash, "-release") == 0;
-        if (!quick && !release) {
+        threads = strcmp(dash, "-threads") == 0;
+        if (!quick && !release && !threads) {
             usage();
             return 2;
         }
@@ -191,6 +203,15 @@ int main(int argc, char **argv) {
     const size_t host_mb = argc > 3 ? (size_t)atoi(argv[3]) : 48;
     if (level > 0 && start(level, device_mb << 20, host_mb << 20, release) != 0)
         return 1;
+    if (threads) {
+        pthread_t ids[16];
+        for (int t = 0; t < 16; t++)
+            if (pthread_create(&ids[t], NULL, fill, NULL) != 0)
+                return 1;
+        for (int t = 0; t < 16; t++)
+            pthread_join(ids[t], NULL);
+        mark("16 threads joined");
+    }
     mark(quick ? "_exit" : "return from main");
     if (quick) {
         fflush(NULL);

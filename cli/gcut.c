@@ -148,37 +148,15 @@ static void timeline_start(void) {
     cli_timeline("main", event);
 }
 
-/* Sanitizer builds check for leaks (or report) at exit: they keep the ordinary exit. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define FAST_EXIT_DEFAULT 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) ||                         \
-    __has_feature(memory_sanitizer)
-#define FAST_EXIT_DEFAULT 0
-#endif
-#endif
-#ifndef FAST_EXIT_DEFAULT
-#define FAST_EXIT_DEFAULT 1
-#endif
-
-/* A command's end. `gcut segment` then ends the process with _exit once its outputs are
- * committed and its streams flushed: no atexit handlers and no shared libraries' destructors
- * (the CUDA driver's among them), no frees; the kernel releases everything either way, and
- * what it does for a process that made a CUDA context (~100 ms on the H100 host, with or
- * without this) is the same. Measured on the H100 host, alternating runs: docs/CUDA-GRID.md,
- * "Segmentation process time (fourth pass)". GCUT_FAST_EXIT=0 keeps the ordinary exit; builds
- * with AddressSanitizer or ThreadSanitizer keep it by default (their checks run at exit). */
+/* A command's end: outputs committed (cli_finish), marked on the timeline. Ending with _exit
+ * here instead (skipping the exit handlers and the CUDA driver's destructors) was measured on
+ * the H100 host and dropped: within the noise (docs/CUDA-GRID.md, "Segmentation process time
+ * (fourth pass)"); what the kernel does for a process that made a CUDA context stays either
+ * way. */
 static int finish(const char *name, int rc) {
     cli_timeline("main", "command returned (its buffers freed)");
     rc = cli_finish(name, rc);
     cli_timeline("main", "outputs committed, main returns");
-    const char *env = getenv("GCUT_FAST_EXIT");
-    const bool fast = env != NULL && *env != '\0' ? strcmp(env, "0") != 0 : FAST_EXIT_DEFAULT;
-    if (fast && name != NULL && strcmp(name, "segment") == 0) {
-        fflush(NULL); /* as exit would; cli_finish has checked standard output */
-        cli_timeline("main", "_exit");
-        _exit(rc);
-    }
     return rc;
 }
 
