@@ -18,7 +18,7 @@
 #   STAGES="floor segment"     OUT=bench/out/process  DATA=/tmp/gcut-process
 # Exit status: non-zero if a run failed or two variants' masks differ.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 BIN=${BIN:-build}
 BASE=${BASE:-}
 VARIANTS=${VARIANTS:-now:;fastexit:GCUT_FAST_EXIT=1}
