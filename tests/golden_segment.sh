@@ -202,6 +202,24 @@ if diff <(same_out "$work/tl0.out") <(same_out "$work/tl1.out") >/dev/null; then
     fail "standard output differs with the timeline on"
 fi
 
+# ---- a mask of 512 KiB and more: compressed in strips on threads (GCUT_PNG_THREADS=N) or by
+# libpng (1): different files, the same pixels (the one scored against the other as its truth).
+expect 0 "gen synth 1024x640" -- "$gcut" gen synth --size 1024x640 --seed 3 -o "$work/big.png" \
+    --seeds "$work/big_seeds.png"
+expect 0 "segment 1024x640, mask through libpng" -- env GCUT_PNG_THREADS=1 "$gcut" segment \
+    "$work/big.png" --seeds "$work/big_seeds.png" -o "$work/big_libpng.png" --solver bk \
+    --connectivity 4
+expect 0 "segment 1024x640, mask in 4 strips" -- env GCUT_PNG_THREADS=4 "$gcut" segment \
+    "$work/big.png" --seeds "$work/big_seeds.png" -o "$work/big_strips.png" --solver bk \
+    --connectivity 4 --truth "$work/big_libpng.png"
+grep_out "^error +0\.000% \(false positives 0\.000%, false negatives 0\.000%" \
+    "the strip-written mask has the libpng-written mask's pixels"
+if cmp -s "$work/big_libpng.png" "$work/big_strips.png"; then
+    fail "GCUT_PNG_THREADS=1 and =4 wrote the same bytes: one writer only"
+else
+    pass
+fi
+
 # ---- bad input fails cleanly with a message ----
 expect 0 "gen a smaller image" -- "$gcut" gen synth --size 100x80 --seeds "$work/small_seeds.png"
 expect 1 "seeds of the wrong size" -- "$gcut" segment "$work/easy.png" \

@@ -581,7 +581,7 @@ static gcut_status png_write_frame(png_job *job, const gcut_image *image) {
 typedef struct mask_strip {
     const uint8_t *pixels; /* the strip's first row */
     int64_t width, rows;
-    uint8_t *raw;    /* rows with their filter bytes, then (reused) nothing */
+    uint8_t *raw;    /* the strip's rows, each after its filter byte */
     uint8_t *packed; /* the strip's deflate output */
     size_t packed_bytes, raw_bytes;
     uLong adler;
