@@ -27,7 +27,7 @@ typedef struct ib_arc {
 #define IB_REV_RESIDUAL 0x80000000u
 #define IB_HEAD 0x7fffffffu
 
-/* One node, 16 bytes: its arcs are first .. (this + 1)->first - 1. */
+/* One node, 24 bytes: its arcs are first .. (this + 1)->first - 1. */
 typedef struct ib_node {
     uint32_t first;
     uint32_t parent; /* arc node -> parent (source tree: the flow runs parent -> node on the
@@ -35,7 +35,11 @@ typedef struct ib_node {
     uint32_t label;  /* IB_SINK bit and the BFS distance from the node's terminal (1 = next to
                         it); meaningless while free */
     uint32_t stamp;  /* the last active list the node was put in (lists are numbered) */
+    uint32_t son;    /* the first of its children (nodes whose parent arc leads here), or IB_NIL */
+    uint32_t sib;    /* the next child of its parent, or IB_NIL */
 } ib_node;
+
+#define IB_NIL UINT32_MAX /* end of a children list */
 
 /* The nodes of one tree waiting to be scanned at one level; each node at most once. */
 typedef struct ib_list {
@@ -123,6 +127,27 @@ static inline void ib_orphan(ib_solver *ib, uint32_t v) {
     ib->orphans[ib->orphan_count++] = v;
 }
 
+/* Children lists (the IBFS paper's code keeps the same): each tree node below a root is in its
+ * parent's list, so a relabel orphans its children without scanning its arcs. */
+static inline void ib_link(ib_node *nodes, uint32_t v, uint32_t parent) {
+    nodes[v].sib = nodes[parent].son;
+    nodes[parent].son = v;
+}
+
+/* Take v out of its parent's list (lists are short: at most the parent's degree). */
+static inline void ib_unlink(ib_node *nodes, uint32_t v, uint32_t parent) {
+    uint32_t *at = &nodes[parent].son;
+    while (*at != v)
+        at = &nodes[*at].sib;
+    *at = nodes[v].sib;
+}
+
+/* v's tree arc (to parent) was saturated: v leaves parent's list and waits for adoption. */
+static inline void ib_cut(ib_solver *ib, uint32_t v, uint32_t parent) {
+    ib_unlink(ib->nodes, v, parent);
+    ib_orphan(ib, v);
+}
+
 /* Build the CSR from the graph's edge arrays (self-loops dropped), cancel each node's common
  * terminal capacity into the flow. */
 static gcut_status ib_build(const gcut_graph *g, ib_solver **out) {
@@ -197,6 +222,7 @@ static gcut_status ib_build(const gcut_graph *g, ib_solver **out) {
         ib->tr[i] = s - t;
         nodes[i].parent = IB_NONE;
         nodes[i].stamp = 0;
+        nodes[i].son = IB_NIL;
     }
     *out = ib;
     return GCUT_OK;
@@ -265,7 +291,7 @@ static void ib_augment(ib_solver *ib, uint32_t v, uint32_t a, uint32_t w) {
     for (uint32_t p; (p = nodes[x].parent) != IB_TERMINAL;) {
         uint32_t up = arcs[p].head & IB_HEAD;
         if (ib_push(arcs, sister[p], p, d32))
-            ib_orphan(ib, x);
+            ib_cut(ib, x, up);
         x = up;
     }
     if ((ib->tr[x] -= delta) == 0)
@@ -274,7 +300,7 @@ static void ib_augment(ib_solver *ib, uint32_t v, uint32_t a, uint32_t w) {
     for (uint32_t p; (p = nodes[x].parent) != IB_TERMINAL;) {
         uint32_t up = arcs[p].head & IB_HEAD;
         if (ib_push(arcs, p, sister[p], d32))
-            ib_orphan(ib, x);
+            ib_cut(ib, x, up);
         x = up;
     }
     if ((ib->tr[x] += delta) == 0)
@@ -339,7 +365,7 @@ static void ib_walk(ib_solver *ib, uint32_t x, int t, int64_t amount) {
             continue;
         }
         ib_push(arcs, fa, sister[fa], cap);
-        ib_orphan(ib, x);
+        ib_cut(ib, x, up);
         if (amount > cap) {
             tr[x] = t ? amount - cap : cap - amount;
             ib_excess_push(ib, x);
@@ -377,7 +403,6 @@ static void ib_settle(ib_solver *ib) {
 static inline __attribute__((always_inline)) void ib_adopt(ib_solver *ib, uint32_t v, const int t) {
     ib_node *nodes = ib->nodes;
     const ib_arc *arcs = ib->arcs;
-    const uint32_t *sister = ib->sister;
     const uint32_t d = nodes[v].label & IB_LABEL, tree_bit = t ? IB_SINK : 0;
     uint32_t best = IB_LABEL, best_arc = IB_NONE;
     const uint32_t end = nodes[v + 1].first;
@@ -392,6 +417,7 @@ static inline __attribute__((always_inline)) void ib_adopt(ib_solver *ib, uint32
         uint32_t lu = nu->label & IB_LABEL;
         if (lu == d - 1) {
             nodes[v].parent = b;
+            ib_link(nodes, v, arcs[b].head & IB_HEAD);
             return;
         }
         if (lu < best) {
@@ -399,16 +425,12 @@ static inline __attribute__((always_inline)) void ib_adopt(ib_solver *ib, uint32
             best_arc = b;
         }
     }
-    /* No parent at d - 1: v's label rises, so its children lose theirs. A child's tree arc is
-     * residual (an augmentation that saturates one orphans the child at once), so only the
-     * heads of residual arcs from v's side are read. */
-    for (uint32_t b = nodes[v].first; b < end; b++) {
-        if ((t ? arcs[b].head & IB_REV_RESIDUAL : arcs[b].residual) == 0)
-            continue;
-        uint32_t u = arcs[b].head & IB_HEAD;
-        if (nodes[u].parent == sister[b])
-            ib_orphan(ib, u);
+    /* No parent at d - 1: v's label rises, so its children lose theirs. */
+    for (uint32_t u = nodes[v].son, next; u != IB_NIL; u = next) {
+        next = nodes[u].sib;
+        ib_orphan(ib, u);
     }
+    nodes[v].son = IB_NIL;
     const uint32_t frontier = ib->level[t] + (ib->growing == t ? 1u : 0u);
     if (best_arc == IB_NONE || best + 1 > frontier) {
         if (ib->use_excess && ib->tr[v] != 0) {
@@ -420,6 +442,7 @@ static inline __attribute__((always_inline)) void ib_adopt(ib_solver *ib, uint32
     }
     nodes[v].parent = best_arc;
     nodes[v].label = (best + 1) | tree_bit;
+    ib_link(nodes, v, arcs[best_arc].head & IB_HEAD);
     if (best + 1 == ib->level[t])
         ib_list_push(ib, &ib->cur[t], v);
     else if (best + 1 == frontier)
@@ -466,6 +489,8 @@ static inline __attribute__((always_inline)) void ib_grow(ib_solver *ib, const i
             if (nw->parent == IB_NONE) {
                 nw->parent = sister[b];
                 nw->label = (level + 1) | tree_bit;
+                nw->sib = nodes[v].son;
+                nodes[v].son = w;
                 ib_list_push(ib, &ib->next[t], w);
             } else if ((nw->label & IB_SINK) != tree_bit) {
                 if (t)
