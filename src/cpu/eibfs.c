@@ -13,6 +13,10 @@
 #define IB_ORPHAN (UINT32_MAX - 2)   /* parent: lost in an augmentation, waiting for adoption */
 #define IB_SINK 0x80000000u          /* label bit: in the sink tree */
 #define IB_LABEL 0x7fffffffu
+/* The label of a free node: no tree's label (x ^ tree bit, for either tree, is at least
+ * IB_LABEL, above every distance), so a test of a neighbour's label against a tree's label or a
+ * minimum over one tree's labels needs no separate test for free nodes. */
+#define IB_FREE IB_LABEL
 
 /* One arc, 8 bytes: arcs are grouped by tail (CSR), the reverse arc is sister[a]. The head's top
  * bit says whether the reverse arc is residual (the 2015 paper's implementation keeps the same
@@ -27,13 +31,13 @@ typedef struct ib_arc {
 #define IB_REV_RESIDUAL 0x80000000u
 #define IB_HEAD 0x7fffffffu
 
-/* One node, 24 bytes: its arcs are first .. (this + 1)->first - 1. */
+/* One node, 20 bytes: its arcs are first .. (this + 1)->first - 1. Its label is apart
+ * (ib_solver.label), 4 bytes a node, so the scans that read every neighbour's label (adoption,
+ * growth) touch 16 nodes a cache line. */
 typedef struct ib_node {
     uint32_t first;
     uint32_t parent; /* arc node -> parent (source tree: the flow runs parent -> node on the
                         reverse arc), or IB_NONE / IB_TERMINAL / IB_ORPHAN */
-    uint32_t label;  /* IB_SINK bit and the BFS distance from the node's terminal (1 = next to
-                        it); meaningless while free */
     uint32_t stamp;  /* the last active list the node was put in (lists are numbered) */
     uint32_t son;    /* the first of its children (nodes whose parent arc leads here), or IB_NIL */
     uint32_t sib;    /* the next child of its parent, or IB_NIL */
@@ -50,7 +54,9 @@ typedef struct ib_list {
 
 typedef struct ib_solver {
     uint32_t num_nodes, num_arcs;
-    ib_node *nodes; /* num_nodes + 1: the last one closes the CSR */
+    ib_node *nodes;  /* num_nodes + 1: the last one closes the CSR */
+    uint32_t *label; /* IB_SINK bit and the BFS distance from the node's terminal (1 = next to
+                        it), kept while an orphan; IB_FREE for free nodes */
     ib_arc *arcs;
     uint32_t *sister;
     int64_t *tr;       /* terminal residual: > 0 from the source, < 0 to the sink */
@@ -85,6 +91,7 @@ static void ib_free(ib_solver *ib) {
     if (ib == NULL)
         return;
     gcut__free(ib->nodes);
+    gcut__free(ib->label);
     gcut__free(ib->arcs);
     gcut__free(ib->sister);
     gcut__free(ib->tr);
@@ -105,8 +112,8 @@ static inline void ib_add_flow(ib_solver *ib, int64_t amount) {
         ib->flow += amount;
 }
 
-static inline bool ib_in_tree(const ib_node *n, int tree) {
-    return n->parent != IB_NONE && (tree ? (n->label & IB_SINK) != 0 : (n->label & IB_SINK) == 0);
+static inline bool ib_in_tree(uint32_t label, int tree) {
+    return label != IB_FREE && (tree ? (label & IB_SINK) != 0 : (label & IB_SINK) == 0);
 }
 
 /* Put node v in list l unless it is there already (its stamp is the list's number). */
@@ -164,9 +171,10 @@ static gcut_status ib_build(const gcut_graph *g, ib_solver **out) {
         return GCUT_ERR_NOMEM;
     ib->num_nodes = (uint32_t)n;
     ib->nodes = gcut__calloc(n + 1, sizeof(ib_node), "ibfs nodes");
+    ib->label = gcut__malloc(gcut__mul_size(n + 1, sizeof(uint32_t)), "ibfs labels");
     ib->tr = gcut__malloc(gcut__mul_size(n, sizeof(int64_t)), "ibfs terminal residuals");
     ib->orphans = gcut__malloc(gcut__mul_size(n, sizeof(uint32_t)), "ibfs orphan queue");
-    bool ok = ib->nodes && ib->tr && ib->orphans;
+    bool ok = ib->nodes && ib->label && ib->tr && ib->orphans;
     ib->use_excess = gcut__env_int("GCUT_IBFS_EXCESS", 1, 0, 1) == 1;
     ib->excess_min_path = (uint32_t)gcut__env_int("GCUT_IBFS_EXCESS_MIN", 32, 0, 1 << 30);
     if (ok && ib->use_excess) {
@@ -223,7 +231,9 @@ static gcut_status ib_build(const gcut_graph *g, ib_solver **out) {
         nodes[i].parent = IB_NONE;
         nodes[i].stamp = 0;
         nodes[i].son = IB_NIL;
+        ib->label[i] = IB_FREE;
     }
+    ib->label[n] = IB_FREE;
     *out = ib;
     return GCUT_OK;
 }
@@ -270,8 +280,9 @@ static void ib_augment(ib_solver *ib, uint32_t v, uint32_t a, uint32_t w) {
     }
     if (-ib->tr[x] < delta)
         delta = -ib->tr[x];
-    if (ib->use_excess && (nodes[x].label & IB_LABEL) == 1 && (nodes[rs].label & IB_LABEL) == 1 &&
-        (nodes[v].label & IB_LABEL) + (nodes[w].label & IB_LABEL) >= ib->excess_min_path) {
+    const uint32_t *label = ib->label;
+    if (ib->use_excess && (label[x] & IB_LABEL) == 1 && (label[rs] & IB_LABEL) == 1 &&
+        (label[v] & IB_LABEL) + (label[w] & IB_LABEL) >= ib->excess_min_path) {
         int64_t amount = arcs[a].residual;
         if (rs == v && ib->tr[v] < amount)
             amount = ib->tr[v];
@@ -325,7 +336,7 @@ static inline void ib_excess_push(ib_solver *ib, uint32_t v) {
 static void ib_switch_tree(ib_solver *ib, uint32_t v, int o) {
     const uint32_t frontier = ib->level[o] + (ib->growing == o ? 1u : 0u);
     ib->nodes[v].parent = IB_TERMINAL;
-    ib->nodes[v].label = frontier | (o ? IB_SINK : 0);
+    ib->label[v] = frontier | (o ? IB_SINK : 0);
     ib_list_push(ib, frontier == ib->level[o] ? &ib->cur[o] : &ib->next[o], v);
 }
 
@@ -389,7 +400,7 @@ static void ib_settle(ib_solver *ib) {
         const uint32_t p = ib->nodes[x].parent;
         if (ib->tr[x] == 0 || p == IB_TERMINAL || p == IB_NONE)
             continue; /* merged into a walk, or now a root */
-        const int t = (ib->nodes[x].label & IB_SINK) ? 1 : 0;
+        const int t = (ib->label[x] & IB_SINK) ? 1 : 0;
         const int64_t amount = t ? ib->tr[x] : -ib->tr[x];
         ib->tr[x] = 0;
         ib_walk(ib, x, t, amount);
@@ -403,18 +414,17 @@ static void ib_settle(ib_solver *ib) {
 static inline __attribute__((always_inline)) void ib_adopt(ib_solver *ib, uint32_t v, const int t) {
     ib_node *nodes = ib->nodes;
     const ib_arc *arcs = ib->arcs;
-    const uint32_t d = nodes[v].label & IB_LABEL, tree_bit = t ? IB_SINK : 0;
+    uint32_t *label = ib->label;
+    const uint32_t tree_bit = t ? IB_SINK : 0, d = label[v] ^ tree_bit;
     uint32_t best = IB_LABEL, best_arc = IB_NONE;
     const uint32_t end = nodes[v + 1].first;
     for (uint32_t b = nodes[v].first; b < end; b++) {
         /* Source tree: the arc u -> v must be residual; sink tree: v -> u. Both are known from
-         * v's own arc, so the neighbour's record is read only across residual arcs. */
+         * v's own arc, so the neighbour's label is read only across residual arcs. */
         if ((t ? arcs[b].residual : arcs[b].head & IB_REV_RESIDUAL) == 0)
             continue;
-        const ib_node *nu = &nodes[arcs[b].head & IB_HEAD];
-        if (nu->parent == IB_NONE || (nu->label & IB_SINK) != tree_bit)
-            continue;
-        uint32_t lu = nu->label & IB_LABEL;
+        /* The other tree's labels and IB_FREE are at least IB_LABEL here. */
+        const uint32_t lu = label[arcs[b].head & IB_HEAD] ^ tree_bit;
         if (lu == d - 1) {
             nodes[v].parent = b;
             ib_link(nodes, v, arcs[b].head & IB_HEAD);
@@ -438,10 +448,11 @@ static inline __attribute__((always_inline)) void ib_adopt(ib_solver *ib, uint32
             return;
         }
         nodes[v].parent = IB_NONE;
+        label[v] = IB_FREE;
         return;
     }
     nodes[v].parent = best_arc;
-    nodes[v].label = (best + 1) | tree_bit;
+    label[v] = (best + 1) | tree_bit;
     ib_link(nodes, v, arcs[best_arc].head & IB_HEAD);
     if (best + 1 == ib->level[t])
         ib_list_push(ib, &ib->cur[t], v);
@@ -454,7 +465,7 @@ static void ib_adopt_orphans(ib_solver *ib) {
         uint32_t v = ib->orphans[--ib->orphan_count];
         /* Only the source tree's nodes have no sink bit; an orphan keeps its label. */
         /* One copy per tree (t a constant in each), so the direction tests leave the loops. */
-        if (ib->nodes[v].label & IB_SINK)
+        if (ib->label[v] & IB_SINK)
             ib_adopt(ib, v, 1);
         else
             ib_adopt(ib, v, 0);
@@ -468,6 +479,7 @@ static inline __attribute__((always_inline)) void ib_grow(ib_solver *ib, const i
     ib_node *nodes = ib->nodes;
     ib_arc *arcs = ib->arcs;
     const uint32_t *sister = ib->sister;
+    uint32_t *label = ib->label;
     const uint32_t level = ib->level[t], tree_bit = t ? IB_SINK : 0;
     const uint32_t want = level | tree_bit;
     ib->growing = t;
@@ -477,7 +489,7 @@ static inline __attribute__((always_inline)) void ib_grow(ib_solver *ib, const i
         const uint32_t v = cur->items[i];
         /* v must still be a tree node at this level: only an augmentation (and the settling
          * after it) can move it, so it is checked here and after each. */
-        if (nodes[v].label != want || nodes[v].parent == IB_NONE)
+        if (label[v] != want) /* IB_FREE is no tree's label */
             continue;
         for (uint32_t b = nodes[v].first; b < nodes[v + 1].first; b++) {
             /* The arc out of the tree: v -> w for the source tree, w -> v for the sink's. */
@@ -485,14 +497,15 @@ static inline __attribute__((always_inline)) void ib_grow(ib_solver *ib, const i
                 continue;
             const uint32_t w = arcs[b].head & IB_HEAD;
             const uint32_t out = t ? sister[b] : b;
-            ib_node *nw = &nodes[w];
-            if (nw->parent == IB_NONE) {
+            const uint32_t lw = label[w];
+            if (lw == IB_FREE) {
+                ib_node *nw = &nodes[w];
                 nw->parent = sister[b];
-                nw->label = (level + 1) | tree_bit;
+                label[w] = (level + 1) | tree_bit;
                 nw->sib = nodes[v].son;
                 nodes[v].son = w;
                 ib_list_push(ib, &ib->next[t], w);
-            } else if ((nw->label & IB_SINK) != tree_bit) {
+            } else if ((lw & IB_SINK) != tree_bit) {
                 if (t)
                     ib_augment(ib, w, out, v);
                 else
@@ -501,7 +514,7 @@ static inline __attribute__((always_inline)) void ib_grow(ib_solver *ib, const i
                     ib_settle(ib);
                 else
                     ib_adopt_orphans(ib);
-                if (nodes[v].label != want || nodes[v].parent == IB_NONE)
+                if (label[v] != want)
                     break;
                 b--; /* the same arc again: it may still be residual */
             }
@@ -527,7 +540,7 @@ static int ib_run(ib_solver *ib) {
             continue;
         int t = ib->tr[i] < 0;
         nodes[i].parent = IB_TERMINAL;
-        nodes[i].label = 1u | (t ? IB_SINK : 0);
+        ib->label[i] = 1u | (t ? IB_SINK : 0);
         ib_list_push(ib, &ib->cur[t], i);
     }
     /* The trees take turns, a pass each (GCUT_IBFS_GROW=0: the tree with the shorter frontier
@@ -554,7 +567,7 @@ static void ib_write_labels(ib_solver *ib, int closed, uint8_t *labels) {
     const uint32_t n = ib->num_nodes;
     if (closed == 0) {
         for (uint32_t i = 0; i < n; i++)
-            labels[i] = ib_in_tree(&nodes[i], 0) ? GCUT_SOURCE : GCUT_SINK;
+            labels[i] = ib_in_tree(ib->label[i], 0) ? GCUT_SOURCE : GCUT_SINK;
         return;
     }
     uint32_t *queue = ib->orphans; /* free now: no orphans are left */
