@@ -65,11 +65,14 @@ typedef struct ib_solver {
     uint32_t level[2]; /* the label of cur's nodes */
     int growing;       /* -1, or the tree whose pass is running */
     uint32_t list_ids; /* numbers handed to lists */
-    /* Orphans, a stack (a node is in it at most once at a time): an augmentation stacks each
-     * tree's orphans from the meeting point towards the root, so the lowest label comes off
-     * first, and a relabelled node's children next. */
+    /* Orphans in buckets by label (both trees; a node is in one at most once at a time),
+     * linked through onext[]: adoption takes the lowest label first, so an orphan never adopts a
+     * parent that is itself still an orphan of a lower label, and in excess mode it stops at the
+     * label of the highest pending excess (ib_settle). orphans[] is the cut's BFS queue. */
     uint32_t *orphans;
     uint32_t orphan_count;
+    uint32_t *obucket, *onext;
+    uint32_t omin, omax;
     /* Excesses (GCUT_IBFS_EXCESS=1; the 2015 paper's idea, section 3): an augmentation pushes
      * the whole residual of the arc between the trees and leaves what a tree arc cannot carry
      * at the node below it (tr > 0 in the sink tree, tr < 0 in the source tree); such a node,
@@ -77,10 +80,10 @@ typedef struct ib_solver {
      * means a node's own excess: > 0 supply (source-tree roots), < 0 demand (sink-tree roots),
      * and the flow value is the final cut's capacity (ib_cut_value). */
     bool use_excess;
-    bool excess_used;         /* an augmentation left excesses: the flow is the cut's capacity */
-    uint32_t excess_min_path; /* excesses only on paths of at least this many arcs */
-    uint32_t *excess;
-    uint32_t excess_count;
+    bool excess_used;          /* an augmentation left excesses: the flow is the cut's capacity */
+    uint32_t excess_min_path;  /* excesses only on paths of at least this many arcs */
+    uint32_t *ebucket, *enext; /* pending excesses in buckets by label, highest taken first */
+    uint32_t excess_count, emax;
     uint8_t *in_excess;
     int64_t flow;
     bool overflow;
@@ -100,7 +103,10 @@ static void ib_free(ib_solver *ib) {
         gcut__free(ib->next[t].items);
     }
     gcut__free(ib->orphans);
-    gcut__free(ib->excess);
+    gcut__free(ib->obucket);
+    gcut__free(ib->onext);
+    gcut__free(ib->ebucket);
+    gcut__free(ib->enext);
     gcut__free(ib->in_excess);
     gcut__free(ib);
 }
@@ -131,7 +137,14 @@ static inline void ib_list_reset(ib_solver *ib, ib_list *l) {
 
 static inline void ib_orphan(ib_solver *ib, uint32_t v) {
     ib->nodes[v].parent = IB_ORPHAN;
-    ib->orphans[ib->orphan_count++] = v;
+    ib->orphan_count++;
+    const uint32_t d = ib->label[v] & IB_LABEL;
+    ib->onext[v] = ib->obucket[d];
+    ib->obucket[d] = v;
+    if (d < ib->omin)
+        ib->omin = d;
+    if (d > ib->omax)
+        ib->omax = d;
 }
 
 /* Children lists (the IBFS paper's code keeps the same): each tree node below a root is in its
@@ -174,13 +187,23 @@ static gcut_status ib_build(const gcut_graph *g, ib_solver **out) {
     ib->label = gcut__malloc(gcut__mul_size(n + 1, sizeof(uint32_t)), "ibfs labels");
     ib->tr = gcut__malloc(gcut__mul_size(n, sizeof(int64_t)), "ibfs terminal residuals");
     ib->orphans = gcut__malloc(gcut__mul_size(n, sizeof(uint32_t)), "ibfs orphan queue");
-    bool ok = ib->nodes && ib->label && ib->tr && ib->orphans;
+    /* Labels stay below n + 2 (a tree's frontier is at most its node count + 1). */
+    ib->obucket = gcut__malloc(gcut__mul_size(n + 2, sizeof(uint32_t)), "ibfs orphan buckets");
+    ib->onext = gcut__malloc(gcut__mul_size(n + 1, sizeof(uint32_t)), "ibfs orphan buckets");
+    bool ok = ib->nodes && ib->label && ib->tr && ib->orphans && ib->obucket && ib->onext;
+    if (ok)
+        memset(ib->obucket, 0xff, (n + 2) * sizeof(uint32_t));
+    ib->omin = UINT32_MAX;
+    ib->omax = 0;
     ib->use_excess = gcut__env_int("GCUT_IBFS_EXCESS", 1, 0, 1) == 1;
     ib->excess_min_path = (uint32_t)gcut__env_int("GCUT_IBFS_EXCESS_MIN", 32, 0, 1 << 30);
     if (ok && ib->use_excess) {
-        ib->excess = gcut__malloc(gcut__mul_size(n + 1, sizeof(uint32_t)), "ibfs excess stack");
-        ib->in_excess = gcut__calloc(n + 1, 1, "ibfs excess stack");
-        ok = ib->excess && ib->in_excess;
+        ib->ebucket = gcut__malloc(gcut__mul_size(n + 2, sizeof(uint32_t)), "ibfs excesses");
+        ib->enext = gcut__malloc(gcut__mul_size(n + 1, sizeof(uint32_t)), "ibfs excesses");
+        ib->in_excess = gcut__calloc(n + 1, 1, "ibfs excesses");
+        ok = ib->ebucket && ib->enext && ib->in_excess;
+        if (ok)
+            memset(ib->ebucket, 0xff, (n + 2) * sizeof(uint32_t));
     }
     for (int t = 0; t < 2 && ok; t++) {
         ib->cur[t].items = gcut__malloc(gcut__mul_size(n, sizeof(uint32_t)), "ibfs active lists");
@@ -325,7 +348,12 @@ static inline void ib_excess_push(ib_solver *ib, uint32_t v) {
     if (ib->in_excess[v])
         return;
     ib->in_excess[v] = 1;
-    ib->excess[ib->excess_count++] = v;
+    const uint32_t d = ib->label[v] & IB_LABEL;
+    ib->enext[v] = ib->ebucket[d];
+    ib->ebucket[d] = v;
+    ib->excess_count++;
+    if (d > ib->emax)
+        ib->emax = d;
 }
 
 /* Excess mode: orphan v found no place in its tree but holds an excess: a source-tree node with
@@ -386,25 +414,39 @@ static void ib_walk(ib_solver *ib, uint32_t x, int t, int64_t amount) {
     }
 }
 
-static void ib_adopt_orphans(ib_solver *ib);
+static void ib_adopt_orphans(ib_solver *ib, uint32_t limit);
 
-/* Excess mode: adopt the orphans, then forward the adopted nodes' excesses (which may leave new
- * orphans and excesses) until none is left. */
+/* Excess mode: forward the pending excesses, the highest label first (the 2015 paper's code
+ * keeps the same order): adopt the orphans up to that label (the excess node's own adoption and
+ * the nodes its path may pass; the orphans above wait, since the walks below cannot reach them
+ * and a later walk may orphan them again), walk the excess towards its root, merging the
+ * excesses below it on the way; then adopt the rest. Walks leave orphans and excesses only below
+ * the label they start from. */
 static void ib_settle(ib_solver *ib) {
-    for (;;) {
-        ib_adopt_orphans(ib);
-        if (ib->excess_count == 0)
-            return;
-        const uint32_t x = ib->excess[--ib->excess_count];
+    while (ib->excess_count > 0) {
+        while (ib->ebucket[ib->emax] == IB_NIL)
+            ib->emax--;
+        const uint32_t d = ib->emax;
+        ib_adopt_orphans(ib, d);
+        const uint32_t x = ib->ebucket[d];
+        if (x == IB_NIL)
+            continue; /* taken by a walk merged on the way */
+        ib->ebucket[d] = ib->enext[x];
+        ib->excess_count--;
         ib->in_excess[x] = 0;
         const uint32_t p = ib->nodes[x].parent;
         if (ib->tr[x] == 0 || p == IB_TERMINAL || p == IB_NONE)
             continue; /* merged into a walk, or now a root */
+        if ((ib->label[x] & IB_LABEL) != d) {
+            ib_excess_push(ib, x); /* relabelled while waiting: file it at its label */
+            continue;
+        }
         const int t = (ib->label[x] & IB_SINK) ? 1 : 0;
         const int64_t amount = t ? ib->tr[x] : -ib->tr[x];
         ib->tr[x] = 0;
         ib_walk(ib, x, t, amount);
     }
+    ib_adopt_orphans(ib, UINT32_MAX);
 }
 
 /* Re-attach orphan v of tree t (label d): a parent at label d - 1 through a residual arc, or
@@ -460,15 +502,28 @@ static inline __attribute__((always_inline)) void ib_adopt(ib_solver *ib, uint32
         ib_list_push(ib, &ib->next[t], v);
 }
 
-static void ib_adopt_orphans(ib_solver *ib) {
-    while (ib->orphan_count > 0) {
-        uint32_t v = ib->orphans[--ib->orphan_count];
-        /* Only the source tree's nodes have no sink bit; an orphan keeps its label. */
-        /* One copy per tree (t a constant in each), so the direction tests leave the loops. */
-        if (ib->label[v] & IB_SINK)
-            ib_adopt(ib, v, 1);
-        else
-            ib_adopt(ib, v, 0);
+/* Adopt the orphans of label up to limit, the lowest first. A relabel leaves orphans only
+ * above the label being taken (its children), so one rising sweep settles them. */
+static void ib_adopt_orphans(ib_solver *ib, uint32_t limit) {
+    uint32_t *bucket = ib->obucket, d = ib->omin;
+    for (; d <= ib->omax && d <= limit; d++) {
+        uint32_t v;
+        while ((v = bucket[d]) != IB_NIL) {
+            bucket[d] = ib->onext[v];
+            ib->orphan_count--;
+            /* Only the source tree's nodes have no sink bit; an orphan keeps its label. One
+             * copy per tree (t a constant in each), so the direction tests leave the loops. */
+            if (ib->label[v] & IB_SINK)
+                ib_adopt(ib, v, 1);
+            else
+                ib_adopt(ib, v, 0);
+        }
+    }
+    if (d > ib->omax) {
+        ib->omin = UINT32_MAX;
+        ib->omax = 0;
+    } else {
+        ib->omin = d;
     }
 }
 
@@ -513,7 +568,7 @@ static inline __attribute__((always_inline)) void ib_grow(ib_solver *ib, const i
                 if (ib->use_excess)
                     ib_settle(ib);
                 else
-                    ib_adopt_orphans(ib);
+                    ib_adopt_orphans(ib, UINT32_MAX);
                 if (label[v] != want)
                     break;
                 b--; /* the same arc again: it may still be residual */
