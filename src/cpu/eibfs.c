@@ -31,7 +31,7 @@ typedef struct ib_arc {
 #define IB_REV_RESIDUAL 0x80000000u
 #define IB_HEAD 0x7fffffffu
 
-/* One node, 20 bytes: its arcs are first .. (this + 1)->first - 1. Its label is apart
+/* One node, 24 bytes: its arcs are first .. (this + 1)->first - 1. Its label is apart
  * (ib_solver.label), 4 bytes a node, so the scans that read every neighbour's label (adoption,
  * growth) touch 16 nodes a cache line. */
 typedef struct ib_node {
@@ -41,6 +41,7 @@ typedef struct ib_node {
     uint32_t stamp;  /* the last active list the node was put in (lists are numbered) */
     uint32_t son;    /* the first of its children (nodes whose parent arc leads here), or IB_NIL */
     uint32_t sib;    /* the next child of its parent, or IB_NIL */
+    uint32_t onext;  /* the next orphan in its bucket (ib_solver.obucket) */
 } ib_node;
 
 #define IB_NIL UINT32_MAX /* end of a children list */
@@ -66,12 +67,12 @@ typedef struct ib_solver {
     int growing;       /* -1, or the tree whose pass is running */
     uint32_t list_ids; /* numbers handed to lists */
     /* Orphans in buckets by label (both trees; a node is in one at most once at a time),
-     * linked through onext[]: adoption takes the lowest label first, so an orphan never adopts a
-     * parent that is itself still an orphan of a lower label, and in excess mode it stops at the
-     * label of the highest pending excess (ib_settle). orphans[] is the cut's BFS queue. */
+     * linked through ib_node.onext: adoption takes the lowest label first, so an orphan never
+     * adopts a parent that is itself still an orphan of a lower label, and in excess mode it stops
+     * at the label of the highest pending excess (ib_settle). orphans[] is the cut's BFS queue. */
     uint32_t *orphans;
     uint32_t orphan_count;
-    uint32_t *obucket, *onext;
+    uint32_t *obucket;
     uint32_t omin, omax;
     /* Excesses (GCUT_IBFS_EXCESS=1; the 2015 paper's idea, section 3): an augmentation pushes
      * the whole residual of the arc between the trees and leaves what a tree arc cannot carry
@@ -104,7 +105,6 @@ static void ib_free(ib_solver *ib) {
     }
     gcut__free(ib->orphans);
     gcut__free(ib->obucket);
-    gcut__free(ib->onext);
     gcut__free(ib->ebucket);
     gcut__free(ib->enext);
     gcut__free(ib->in_excess);
@@ -139,7 +139,7 @@ static inline void ib_orphan(ib_solver *ib, uint32_t v) {
     ib->nodes[v].parent = IB_ORPHAN;
     ib->orphan_count++;
     const uint32_t d = ib->label[v] & IB_LABEL;
-    ib->onext[v] = ib->obucket[d];
+    ib->nodes[v].onext = ib->obucket[d];
     ib->obucket[d] = v;
     if (d < ib->omin)
         ib->omin = d;
@@ -189,8 +189,7 @@ static gcut_status ib_build(const gcut_graph *g, ib_solver **out) {
     ib->orphans = gcut__malloc(gcut__mul_size(n, sizeof(uint32_t)), "ibfs orphan queue");
     /* Labels stay below n + 2 (a tree's frontier is at most its node count + 1). */
     ib->obucket = gcut__malloc(gcut__mul_size(n + 2, sizeof(uint32_t)), "ibfs orphan buckets");
-    ib->onext = gcut__malloc(gcut__mul_size(n + 1, sizeof(uint32_t)), "ibfs orphan buckets");
-    bool ok = ib->nodes && ib->label && ib->tr && ib->orphans && ib->obucket && ib->onext;
+    bool ok = ib->nodes && ib->label && ib->tr && ib->orphans && ib->obucket;
     if (ok)
         memset(ib->obucket, 0xff, (n + 2) * sizeof(uint32_t));
     ib->omin = UINT32_MAX;
@@ -509,7 +508,7 @@ static void ib_adopt_orphans(ib_solver *ib, uint32_t limit) {
     for (; d <= ib->omax && d <= limit; d++) {
         uint32_t v;
         while ((v = bucket[d]) != IB_NIL) {
-            bucket[d] = ib->onext[v];
+            bucket[d] = ib->nodes[v].onext;
             ib->orphan_count--;
             /* Only the source tree's nodes have no sink bit; an orphan keeps its label. One
              * copy per tree (t a constant in each), so the direction tests leave the loops. */
