@@ -1,7 +1,7 @@
 /* eibfs.c - "ibfs": the incremental breadth-first search max-flow of Goldberg, Hed, Kaplan,
  * Tarjan & Werneck (ESA 2011, sections 2-3; the same search as the 2015 paper's, section 2) on
  * general graphs: two trees with exact BFS labels, grown a level per pass, orphans re-attached by
- * label. Design and measurements: docs/CPU-SERIAL.md, "Second pass". */
+ * label. Design and measurements: docs/CPU-SERIAL.md, "Second pass" to "Fourth pass". */
 #include "internal.h"
 
 #include <inttypes.h>
