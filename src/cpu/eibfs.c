@@ -77,7 +77,7 @@ typedef struct ib_solver {
     /* Excesses (GCUT_IBFS_EXCESS=1; the 2015 paper's idea, section 3): an augmentation pushes
      * the whole residual of the arc between the trees and leaves what a tree arc cannot carry
      * at the node below it (tr > 0 in the sink tree, tr < 0 in the source tree); such a node,
-     * once adopted, forwards it (excess[], a stack; in_excess[] marks its members). tr then
+     * once adopted, forwards it (ebucket, by label; in_excess[] marks its members). tr then
      * means a node's own excess: > 0 supply (source-tree roots), < 0 demand (sink-tree roots),
      * and the flow value is the final cut's capacity (ib_cut_value). */
     bool use_excess;
@@ -388,7 +388,7 @@ static void ib_walk(ib_solver *ib, uint32_t x, int t, int64_t amount) {
             }
             return;
         }
-        /* A node below its root holds an excess only while on the excess stack, whose flags
+        /* A node below its root holds an excess only while filed in ebucket, whose flags
          * (a byte per node) are cheaper to read than tr[]. */
         if (ib->in_excess[x]) {
             amount += t ? tr[x] : -tr[x];
