@@ -426,10 +426,8 @@ static void ib_settle(ib_solver *ib) {
         while (ib->ebucket[ib->emax] == IB_NIL)
             ib->emax--;
         const uint32_t d = ib->emax;
-        ib_adopt_orphans(ib, d);
+        ib_adopt_orphans(ib, d); /* adoption files no excesses: bucket d keeps its head */
         const uint32_t x = ib->ebucket[d];
-        if (x == IB_NIL)
-            continue; /* taken by a walk merged on the way */
         ib->ebucket[d] = ib->enext[x];
         ib->excess_count--;
         ib->in_excess[x] = 0;
