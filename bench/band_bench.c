@@ -6,6 +6,8 @@
  *   full-gpu     the full solve on cuda-grid (the baseline of the GPU bar)
  *   band-gpu-dev the device pipeline: every level's capacities, projection, band and labels on
  *                the GPU, each level solved by cuda-grid as a masked grid (docs/BAND.md, "GPU")
+ *   band-gpu-all the same with every tile of each masked level visited (GCUT_BAND_LIVE=0: the
+ *                live-tile restriction off, for its before / after in one process)
  *   band-gpu-bk  coarsest level on cuda-grid, bands on bk (host)
  *   band-gpu-gen coarsest level on cuda-grid, bands on cuda-general (device)
  *   band-cpu     coarsest level and bands on bk, host passes on THREADS threads
@@ -34,12 +36,23 @@
 #include <string.h>
 #include <time.h>
 
-enum { FULL_GPU, BAND_GPU_DEV, BAND_GPU_BK, BAND_GPU_GEN, BAND_CPU, BAND_CPU_1, FULL_BK, NVAR };
-static const char *names[NVAR] = {"full-gpu", "band-gpu-dev", "band-gpu-bk", "band-gpu-gen",
-                                  "band-cpu", "band-cpu-1",   "full-bk"};
+enum {
+    FULL_GPU,
+    BAND_GPU_DEV,
+    BAND_GPU_ALL,
+    BAND_GPU_BK,
+    BAND_GPU_GEN,
+    BAND_CPU,
+    BAND_CPU_1,
+    FULL_BK,
+    NVAR
+};
+static const char *names[NVAR] = {"full-gpu",     "band-gpu-dev", "band-gpu-all", "band-gpu-bk",
+                                  "band-gpu-gen", "band-cpu",     "band-cpu-1",   "full-bk"};
 
 static bool on_gpu(int v) {
-    return v == FULL_GPU || v == BAND_GPU_DEV || v == BAND_GPU_BK || v == BAND_GPU_GEN;
+    return v == FULL_GPU || v == BAND_GPU_DEV || v == BAND_GPU_ALL || v == BAND_GPU_BK ||
+           v == BAND_GPU_GEN;
 }
 
 #define MAX_RUNS 32
@@ -80,11 +93,17 @@ static gcut_status solve(int v, const config *c, const gcut_image *img, const ui
     p.sigma = c->sigma;
     o.threads = v == BAND_CPU_1 ? 1 : c->threads;
     o.solver = on_gpu(v) ? "cuda-grid" : "bk";
-    /* band-gpu-dev names no band solver: gcut's rule takes the device pipeline */
-    p.band_solver = v == BAND_GPU_GEN ? "cuda-general" : v == BAND_GPU_DEV ? NULL : "bk";
+    /* band-gpu-dev (-all) names no band solver: gcut's rule takes the device pipeline */
+    p.band_solver = v == BAND_GPU_GEN                        ? "cuda-general"
+                    : v == BAND_GPU_DEV || v == BAND_GPU_ALL ? NULL
+                                                             : "bk";
+    if (v == BAND_GPU_ALL)
+        setenv("GCUT_BAND_LIVE", "0", 1);
     const double t0 = now_ms();
     gcut_status st = gcut_segment(img, seeds, &p, &o, mask, r);
     *wall = now_ms() - t0;
+    if (v == BAND_GPU_ALL)
+        unsetenv("GCUT_BAND_LIVE");
     if (st != GCUT_OK)
         fprintf(stderr, "band_bench: %s: %s\n", names[v], gcut_last_error());
     return st;
@@ -272,8 +291,8 @@ int main(int argc, char **argv) {
                 return 2;
             }
             if (!gpu) /* the GPU variants cannot run here */
-                c.use[FULL_GPU] = c.use[BAND_GPU_DEV] = c.use[BAND_GPU_BK] = c.use[BAND_GPU_GEN] =
-                    false;
+                c.use[FULL_GPU] = c.use[BAND_GPU_DEV] = c.use[BAND_GPU_ALL] = c.use[BAND_GPU_BK] =
+                    c.use[BAND_GPU_GEN] = false;
             cases++;
             status |=
                 run_case(&c, w, h, d, strcmp(lv, "hard") == 0 ? GCUT_SYNTH_HARD : GCUT_SYNTH_EASY);

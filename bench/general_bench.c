@@ -16,6 +16,10 @@
 
 static int mismatches;
 
+/* src/core/registry.c (internal): the layout of this thread's last cuda-general build (0: CSR;
+ * K > 0: padded to degree K). */
+int gcut__cudageneral_last_layout(void);
+
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
@@ -33,15 +37,27 @@ typedef struct row {
     int64_t flow, sweeps, relabels;
     char note[200];
     int cut_ok;
+    int layout; /* cuda-general: the layout of its first run (-1: not cuda-general) */
 } row;
 
-/* Build instance `spec`: random:N:M, genrmf:A:B, rlg:ROWS:LEVELS, grid:WxH[xD]:easy|hard. */
+/* Build instance `spec`: random:N:M, hub:N:M:D (random:N:M and node 0 joined to D more random
+ * nodes, capacities in [1, 100] both ways), genrmf:A:B, rlg:ROWS:LEVELS,
+ * grid:WxH[xD]:easy|hard. */
 static gcut_status make_instance(const char *spec, uint64_t seed, gcut_graph **graph,
                                  gcut_grid **grid) {
     *graph = NULL;
     *grid = NULL;
     long long a = 0, b = 0, c = 1;
     char level[16] = "hard";
+    if (sscanf(spec, "hub:%lld:%lld:%lld", &a, &b, &c) == 3) {
+        gcut_status st = gen_random(a, b, seed, graph);
+        uint64_t s = seed ^ 0x5bd1e995u;
+        for (long long k = 0; k < c && st == GCUT_OK; k++)
+            st =
+                gcut_graph_add_edge(*graph, 0, gen_range(&s, 1, a - 1),
+                                    (int32_t)gen_range(&s, 1, 100), (int32_t)gen_range(&s, 1, 100));
+        return st;
+    }
     if (sscanf(spec, "random:%lld:%lld", &a, &b) == 2)
         return gen_random(a, b, seed, graph);
     if (sscanf(spec, "genrmf:%lld:%lld", &a, &b) == 2)
@@ -90,6 +106,12 @@ static int spec_env(const char *spec, char *name, size_t name_size, char vars[][
     return count;
 }
 
+static const char *layout_name(int layout) {
+    static char buf[32];
+    snprintf(buf, sizeof buf, ", padded %d", layout);
+    return buf;
+}
+
 static void run_once(row *r, gcut_graph *graph, gcut_grid *grid, uint8_t *labels, int first,
                      int64_t *reference, int verbose) {
     char name[256], vars[8][128];
@@ -115,6 +137,7 @@ static void run_once(row *r, gcut_graph *graph, gcut_grid *grid, uint8_t *labels
         return;
     }
     if (first) {
+        r->layout = strcmp(name, "cuda-general") == 0 ? gcut__cudageneral_last_layout() : -1;
         r->flow = flow;
         r->sweeps = stats.sweeps;
         r->relabels = stats.global_relabels;
@@ -163,8 +186,8 @@ int main(int argc, char **argv) {
                     "cuda-grid] [--max-ms 60000] [--verbose] INSTANCE...\n"
                     "  a solver may carry settings for its runs only: NAME+VAR=VALUE+... (e.g. "
                     "cuda-general+GCUT_CUDAGENERAL_HYBRID=0; GCUT_BENCH_VERBOSE=1: its trace)\n"
-                    "  INSTANCE: random:NODES:EDGES genrmf:A:B rlg:ROWS:LEVELS "
-                    "grid:WxH[xD]:easy|hard\n"
+                    "  INSTANCE: random:NODES:EDGES hub:NODES:EDGES:HUB_DEGREE genrmf:A:B "
+                    "rlg:ROWS:LEVELS grid:WxH[xD]:easy|hard\n"
                     "  a solver whose first run passes --max-ms is not repeated\n");
             return 2;
         } else {
@@ -248,10 +271,13 @@ int main(int argc, char **argv) {
             double total = median(t, w->runs);
             double build = median(w->build, w->runs), solve = median(w->solve, w->runs);
             printf("| %s | %" PRId64 " | %" PRId64 " | %s | %.1f | %.2f | %.2f | %.2f | %" PRId64
-                   " | %" PRId64 " | %" PRId64 " | %s (%d runs) |\n",
+                   " | %" PRId64 " | %" PRId64 " | %s (%d runs%s) |\n",
                    argv[k], n, 2 * gcut_graph_num_edges(graph), w->solver, build, solve,
                    bk_solve > 0 ? bk_solve / solve : 0.0, bk_total > 0 ? bk_total / total : 0.0,
-                   w->flow, w->sweeps, w->relabels, w->cut_ok ? "ok" : "FAILED", w->runs);
+                   w->flow, w->sweeps, w->relabels, w->cut_ok ? "ok" : "FAILED", w->runs,
+                   w->layout < 0    ? ""
+                   : w->layout == 0 ? ", csr"
+                                    : layout_name(w->layout));
         }
         fflush(stdout);
         free(labels);

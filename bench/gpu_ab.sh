@@ -9,7 +9,8 @@
 # 1920x1080 8-connected and 128^3 / 256^3 6-connected against bk (PEER_SIZES=1: also the P-EIBFS
 # instances of issue #17, seed 5, cuda-grid alone), with STARTUP=1 one `gcut segment` process
 # per run with CUDA's lazy and eager module loading, and with SANITIZE=1 compute-sanitizer
-# memcheck on the quick sets. Logs under $OUT.
+# memcheck on the quick sets, with PEIBFS=PATH/mfa_maxflow P-EIBFS on 16 threads beside cuda-grid
+# on issue #17's three P-EIBFS instances (fifth session). Logs under $OUT.
 # Run from the tree to test: BASE_DIR=.. bash bench/gpu_ab.sh
 set -u
 O=${OUT:-bench/out/ab}
@@ -19,7 +20,7 @@ targets=(gcut_bench gpu_context)
 cmake -S . -B build-new -DGCUT_WERROR=ON -DGCUT_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
     -DCMAKE_BUILD_TYPE=Release >/tmp/build-new.log 2>&1 &&
     cmake --build build-new -j"${JOBS:-16}" --target "${targets[@]}" gcut gcut_cli test_cuda_grid test_cuda_context \
-        test_cuda_seg >>/tmp/build-new.log 2>&1 &
+        test_cuda_seg par_grid2dimacs >>/tmp/build-new.log 2>&1 &
 new_pid=$!
 if [ -n "${BASE_DIR:-}" ]; then
     cmake -S "$BASE_DIR" -B build-base -DGCUT_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
@@ -102,6 +103,36 @@ if [ -n "${EXTRA:-}" ]; then
             done
         done 2>&1 | tee -a "$O/extra.log"
     fi
+fi
+if [ -n "${PEIBFS:-}" ]; then
+    # P-EIBFS (the review's parallel EIBFS, PEIBFS=path to mfa_maxflow) on 16 threads against
+    # cuda-grid in the same call, on the P-EIBFS instances of issue #17 (hard synthetic, seed 5):
+    # cuda-grid (gcut_bench, PEIBFS_VARIANT's build, 5 solves), P-EIBFS (one process, 5
+    # repeats of its solve on the DIMACS copy of the same grid), cuda-grid again; flows compared.
+    IFS=":" read -r pname pdir penvs <<<"${PEIBFS_VARIANT:-new:build-new:}"
+    PEIBFS=$(readlink -f "$PEIBFS")
+    pw=$(mktemp -d)
+    for spec in ${PEIBFS_INSTANCES:-2048x2048:4 1920x1080:8 192x192x192:6}; do
+        size=${spec%%:*}; conn=${spec##*:}
+        case $size in *x*x*) gargs="--sizes none --volumes ${size%%x*}";; *) gargs="--sizes $size --volumes none --connectivity $conn";; esac
+        build-new/gcut gen synth --size "$size" --seed 5 --level hard --connectivity "$conn" \
+            --grid "$pw/g.grid" >/dev/null 2>&1 && build-new/par_grid2dimacs "$pw/g.grid" "$pw/g.max" ||
+            { echo "peibfs: instance $spec failed"; continue; }
+        rm -f "$pw/g.grid"
+        gpu_row() {
+            # shellcheck disable=SC2086
+            env ${penvs//,/ } timeout 60 "$pdir/gcut_bench" $gargs --levels hard \
+                --seed 5 --solvers cuda-grid --repeats 5 --no-markdown --csv - 2>>"$O/ab.err" |
+                grep -v '^instance,' | awk -F, -v n="$pname" '{print "peibfs-run", n, $1, "cuda-grid solve_ms", $10, "flow", $11}'
+        }
+        gpu_row
+        (cd "$pw" && timeout 200 "$PEIBFS" peibfs g.max --threads "${PEIBFS_THREADS:-16}" --repeats "${PEIBFS_REPEATS:-5}" 2>&1) |
+            awk -v s="$size" -v c="$conn" '$1=="c" && $2=="run" { for (i = 3; i < NF; i++) { if ($i=="solve_ms") v=v " " $(i+1); if ($i=="build_ms") b=b " " $(i+1); if ($i=="flow") f=$(i+1) } }
+                END { print "peibfs-run P-EIBFS", s, "c" c, "solve_ms" v, "build_ms" b, "flow", f }'
+        gpu_row
+        rm -f "$pw/g.max"
+    done 2>&1 | tee "$O/peibfs.log"
+    rm -rf "$pw"
 fi
 if [ -n "${STARTUP:-}" ]; then
     # One `gcut segment` process on a hard synthetic 1920x1080 photo, file to mask, with CUDA's

@@ -7,7 +7,9 @@
  *   E. the cold solve of the same new problem (C's context), and
  *   F. the warm re-solve found by comparison (no marks), and
  *   G. D with a global relabel before the first sweep (GCUT_CUDAGRID_WARM_RELABEL=1 at its
- *      context's creation) instead of sweeping on the kept heights.
+ *      context's creation) instead of sweeping on the kept heights, and
+ *   H. D with the nodes marked by gcut_grid_context_mark_terminals() (only the terminals
+ *      changed: cuda-grid reads and repairs those alone).
  * Every flow is checked equal to bk's on the same problem and every cut by its certificate;
  * exits 1 on a mismatch. Medians of the repeats; wall times around the public calls.
  * Usage: gpu_context [--size WxH | --volume N] [--conn C] [--level easy|hard] [--repeats R]
@@ -147,7 +149,11 @@ int main(int argc, char **argv) {
     check(gcut_grid_context_create(ndim, shape, conn, &opt_warm, &warm), "context");
     const double create_ms = now_ms() - t;
     check(gcut_grid_context_create(ndim, shape, conn, &opt_warm, &warm_cmp), "context");
-    gcut_grid_context *warm_gr = NULL;
+    gcut_grid_context *warm_gr = NULL, *warm_term = NULL;
+    check(gcut_grid_context_create(ndim, shape, conn, &opt_warm, &warm_term), "context");
+    copy_grid(gcut_grid_context_grid(warm_term), base);
+    int64_t f3 = 0;
+    check(gcut_grid_context_solve(warm_term, &f3, NULL, NULL), "warm context first solve");
     setenv("GCUT_CUDAGRID_WARM_RELABEL", "1", 1);
     check(gcut_grid_context_create(ndim, shape, conn, &opt_warm, &warm_gr), "context");
     unsetenv("GCUT_CUDAGRID_WARM_RELABEL");
@@ -160,13 +166,15 @@ int main(int argc, char **argv) {
     check(gcut_grid_context_solve(warm_gr, &f2, NULL, NULL), "warm context first solve");
     expect_equal(f0, f1, "first solves");
     expect_equal(f0, f2, "first solves");
+    expect_equal(f0, f3, "first solves");
 
     double bk_total[MAXR], bk_build[MAXR], bk_solve[MAXR], one_total[MAXR], one_solve[MAXR],
         one_build[MAXR], ctx_total[MAXR], ctx_build[MAXR], ctx_solve[MAXR], warm_total[MAXR],
         warm_build[MAXR], warm_solve[MAXR], cmp_total[MAXR], cmp_build[MAXR], cmp_solve[MAXR],
-        gr_total[MAXR], gr_build[MAXR], gr_solve[MAXR], cold_new[MAXR];
+        gr_total[MAXR], gr_build[MAXR], gr_solve[MAXR], cold_new[MAXR], term_total[MAXR],
+        term_build[MAXR], term_solve[MAXR];
     int64_t changed_info = 0, warm_sweeps = 0, cold_sweeps = 0, warm_relabels = 0,
-            cold_relabels = 0, gr_sweeps = 0, gr_relabels = 0;
+            cold_relabels = 0, gr_sweeps = 0, gr_relabels = 0, term_sweeps = 0, term_relabels = 0;
     gcut_grid *current = NULL;
     check(gcut_grid_create(ndim, shape, conn, &current), "grid");
     copy_grid(current, base);
@@ -219,6 +227,22 @@ int main(int argc, char **argv) {
         if (info.warm_solves != r + 1)
             fprintf(stderr, "note: warm solve %d was not warm (fallbacks %lld)\n", r,
                     (long long)info.cold_fallbacks);
+        /* Warm, terminals marked (gcut_grid_context_mark_terminals: only they changed). */
+        g = gcut_grid_context_grid(warm_term);
+        for (int64_t k = 0; k < count; k++) {
+            gcut_grid_terminal_data(g, GCUT_SOURCE)[marks[k]] = src[marks[k]];
+            gcut_grid_terminal_data(g, GCUT_SINK)[marks[k]] = snk[marks[k]];
+        }
+        check(gcut_grid_context_mark_terminals(warm_term, marks, count), "marks");
+        t = now_ms();
+        check(gcut_grid_context_solve(warm_term, &flow, labels, &st), "warm terminals");
+        term_total[r] = now_ms() - t;
+        term_build[r] = st.build_ms;
+        term_solve[r] = st.solve_ms;
+        term_sweeps += st.sweeps;
+        term_relabels += st.global_relabels;
+        expect_equal(flow, flow_bk, "warm terminals marked");
+        check(gcut_grid_verify(current, labels, flow, NULL), "warm terminals certificate");
         /* Cold solve of the new problem through a context (upload + solve). */
         copy_grid(gcut_grid_context_grid(cold), current);
         t = now_ms();
@@ -276,6 +300,9 @@ int main(int argc, char **argv) {
     const double warm_t = median(warm_total, repeats);
     printf("| %s context, warm, marked | %.2f | %.2f | %.2f | %.1f |\n", solver, warm_t,
            median(warm_build, repeats), median(warm_solve, repeats), bk_t / warm_t);
+    const double term_t = median(term_total, repeats);
+    printf("| %s context, warm, terminals marked | %.2f | %.2f | %.2f | %.1f |\n", solver, term_t,
+           median(term_build, repeats), median(term_solve, repeats), bk_t / term_t);
     const double cmp_t = median(cmp_total, repeats);
     printf("| %s context, warm, compared | %.2f | %.2f | %.2f | %.1f |\n", solver, cmp_t,
            median(cmp_build, repeats), median(cmp_solve, repeats), bk_t / cmp_t);
@@ -287,6 +314,10 @@ int main(int argc, char **argv) {
            median(cold_new, repeats) / warm_t, (double)warm_sweeps / repeats,
            (double)cold_sweeps / repeats, (double)warm_relabels / repeats,
            (double)cold_relabels / repeats);
+    printf("warm (terminals marked) vs cold: %.2f x faster; sweeps %.1f, global relabels %.1f "
+           "per solve\n",
+           median(cold_new, repeats) / term_t, (double)term_sweeps / repeats,
+           (double)term_relabels / repeats);
     printf("relabel first: %.2f x faster than cold; sweeps %.1f, global relabels %.1f per solve\n",
            median(cold_new, repeats) / gr_t, (double)gr_sweeps / repeats,
            (double)gr_relabels / repeats);
@@ -306,8 +337,8 @@ int main(int argc, char **argv) {
                 src[i] = (int32_t)((double)src[i] * (0.5 + (double)(rng_next() % 1001) / 1000));
             }
         copy_grid(gcut_grid_context_grid(vc), gcut_grid_context_grid(vw));
-        check(gcut_grid_context_mark_nodes(vw, marks, count), "marks");
-        fprintf(stderr, "-- verbose: warm, marked\n");
+        check(gcut_grid_context_mark_terminals(vw, marks, count), "marks");
+        fprintf(stderr, "-- verbose: warm, terminals marked\n");
         check(gcut_grid_context_solve(vw, &fv, NULL, NULL), "verbose warm");
         fprintf(stderr, "-- verbose: cold\n");
         check(gcut_grid_context_solve(vc, &fc, NULL, NULL), "verbose cold");
@@ -320,6 +351,7 @@ int main(int argc, char **argv) {
     gcut_grid_context_free(warm);
     gcut_grid_context_free(warm_cmp);
     gcut_grid_context_free(warm_gr);
+    gcut_grid_context_free(warm_term);
     gcut_grid_free(current);
     gcut_grid_free(base);
     free(labels);

@@ -88,4 +88,12 @@ bool cli_parse_double(const char *cmd, const char *name, const char *text, doubl
 bool cli_parse_dims(const char *cmd, const char *name, const char *text, int min_dims, int max_dims,
                     int64_t max_side, int64_t max_product, int64_t *dims, int *num_dims);
 
+/* ---- gcut.c: the process's timeline (GCUT_TIMELINE=1) ---- */
+
+/** With GCUT_TIMELINE=1 in the environment, print "timeline <ms> <thread> <event>" to
+ *  standard error at once (one write), the time counted from the process's start: the
+ *  GCUT_T0_NS that bench/walltime passes (CLOCK_MONOTONIC just before its fork), else the
+ *  start time in /proc/self/stat (10 ms ticks). Thread-safe; costs nothing when off. */
+void cli_timeline(const char *thread, const char *event);
+
 #endif /* GCUT_CLI_H */

@@ -126,9 +126,11 @@ typedef struct device_start {
 
 static void *device_start_main(void *arg) {
     device_start *d = arg;
+    cli_timeline("device", "CUDA start-up begins (gcut_device_init)");
     d->begin_ms = now_ms();
     d->status = gcut_device_init(d->device);
     d->end_ms = now_ms();
+    cli_timeline("device", d->status == GCUT_OK ? "CUDA ready" : "CUDA start-up failed");
     return NULL;
 }
 
@@ -865,6 +867,7 @@ int cli_cmd_segment(int argc, char **argv) {
         return rc;
     }
     const double t_start = now_ms();
+    cli_timeline("main", "arguments parsed");
     device_start prestart = {0};
     device_start_begin(&prestart, &args.options,
                        !args.volume && file_bytes(args.images[0]) >= PRESTART_MIN_FILE_BYTES
@@ -888,12 +891,14 @@ int cli_cmd_segment(int argc, char **argv) {
                 args.images[args.num_images - 1]);
         st = gcut_volume_read_slices(args.images, args.num_images, &image);
     } else {
+        cli_timeline("main", "image read begins");
         st = gcut_image_read(name, &image);
     }
     if (st != GCUT_OK) {
         cli_error("segment", st, "cannot read image '%s'", name);
         goto done;
     }
+    cli_timeline("main", "image read");
     const int64_t n = image.width * image.height * image.depth;
     device_start_begin(&prestart, &args.options, n);
     if ((seeds = cli_alloc((size_t)n, "seeds")) == NULL ||
@@ -913,6 +918,7 @@ int cli_cmd_segment(int argc, char **argv) {
         }
     }
     free_mask(&seed_mask); /* its codes are in seeds: one volume-sized buffer less */
+    cli_timeline("main", "seeds read");
     const double t_read = now_ms();
     char size[96];
     if (image.depth > 1)
@@ -929,10 +935,23 @@ int cli_cmd_segment(int argc, char **argv) {
         args.options.verbose = 1;
     }
     gcut_seg_report report;
+    cli_timeline("main", "segmentation begins (models, energy, solve)");
+    const double t_cut = now_ms();
     st = run_segmentation(&args, &image, seeds, mask, &report);
     if (st != GCUT_OK) {
         cli_error("segment", st, "segmentation failed");
         goto done;
+    }
+    cli_timeline("main", "segmentation done (mask in memory)");
+    if (prestart.running) {
+        /* The report's phases on the timeline: models, then the energy, then the solve. */
+        char event[160];
+        snprintf(event, sizeof event,
+                 "  of which models %.1f ms, energy %.1f ms, solve %.1f ms (setup %.1f, "
+                 "max-flow %.1f), from %.1f ms to %.1f ms after main's timer",
+                 report.model_ms, report.build_ms, report.solve_ms, report.stats.build_ms,
+                 report.stats.solve_ms, t_cut - t_start, now_ms() - t_start);
+        cli_timeline("main", event);
     }
     if (args.has_rect)
         printf("box      %" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 " (x,y,w,h)\n", args.rect.x,
@@ -979,8 +998,10 @@ int cli_cmd_segment(int argc, char **argv) {
     if (args.verbose)
         fprintf(stderr, "gcut segment: writing %s\n", args.out);
     const double t_write = now_ms();
+    cli_timeline("main", "mask write begins");
     if (write_mask(&args, &image, mask, n, NULL) != 0)
         goto done;
+    cli_timeline("main", "mask written (temporary file)");
     if (args.overlay != NULL) {
         gcut_image ov = {0};
         const char *temp = cli_out_path("segment", args.overlay);
@@ -1005,6 +1026,7 @@ int cli_cmd_segment(int argc, char **argv) {
     rc = 0;
 done:
     device_start_end(&prestart);
+    cli_timeline("main", "segment command done");
     gcut_image_free(&image);
     free_mask(&seed_mask);
     free(args.images);

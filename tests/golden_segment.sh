@@ -153,6 +153,73 @@ expect 1 "slice truth of the wrong depth" -- "$gcut" segment "$work/slice1.png" 
     --truth "$work/slice_truth1.png,$work/slice_truth2.png"
 grep_out "64x48x2 but the volume is 64x48x3" "slice count mismatch named"
 
+# ---- the timeline (GCUT_TIMELINE=1): on standard error, nothing else changes ----
+# On and off: exit 0, the same mask, every line of standard output through a pipe (the error
+# line is the last one printed); the timeline, when on, from main's entry to the last exit
+# handler. A failure after the mask was written to its temporary file leaves no file behind.
+for on in 0 1; do
+    GCUT_TIMELINE=$on "$gcut" segment "$work/easy.png" --seeds "$work/easy_seeds.png" \
+        --truth "$work/easy_truth.png" -o "$work/tl$on.png" --solver bk 2>"$work/tl$on.err" |
+        cat >"$work/tl$on.out"
+    rc=${PIPESTATUS[0]}
+    if [ "$rc" -eq 0 ] && [ -s "$work/tl$on.png" ] && grep -q "^error " "$work/tl$on.out" &&
+        grep -q "^mask " "$work/tl$on.out"; then
+        pass
+    else
+        fail "GCUT_TIMELINE=$on: exit $rc, or the mask or a line of output missing"
+    fi
+    if [ "$on" = 1 ]; then
+        for event in "main entered" "image read" "segmentation done" "mask written" \
+            "outputs committed" "last atexit handler"; do
+            if grep -Eq "^timeline +[0-9.]+ ms +main +$event" "$work/tl$on.err"; then pass; else
+                fail "GCUT_TIMELINE=1: no '$event' on the timeline"
+                sed 's/^/    /' "$work/tl$on.err" >&2
+            fi
+        done
+    elif [ -s "$work/tl$on.err" ]; then
+        fail "GCUT_TIMELINE=0 printed on standard error"
+        sed 's/^/    /' "$work/tl$on.err" >&2
+    else
+        pass
+    fi
+    # The truth is read after the mask is written (to its temporary file): that file goes.
+    GCUT_TIMELINE=$on "$gcut" segment "$work/easy.png" --seeds "$work/easy_seeds.png" \
+        --truth "$work/no_truth.png" -o "$work/tlbad$on.png" --solver bk >/dev/null 2>&1
+    rc=$?
+    if [ "$rc" -eq 1 ] && [ ! -e "$work/tlbad$on.png" ] &&
+        [ -z "$(find "$work" -name '.tlbad*')" ]; then pass; else
+        fail "GCUT_TIMELINE=$on: a failed run exits $rc or leaves a file behind"
+    fi
+done
+if cmp -s "$work/tl0.png" "$work/tl1.png" && cmp -s "$work/tl0.png" "$work/easy_mask.png"; then
+    pass
+else
+    fail "the masks with and without the timeline differ"
+fi
+# Standard output the same but for the times and the mask's name.
+same_out() { sed -E 's/[0-9.]+ ms//g; s/ +/ /g; s/tl[01]\.png/tl.png/' "$1"; }
+if diff <(same_out "$work/tl0.out") <(same_out "$work/tl1.out") >/dev/null; then pass; else
+    fail "standard output differs with the timeline on"
+fi
+
+# ---- a mask of 512 KiB and more: compressed in strips on threads (GCUT_PNG_THREADS=N) or by
+# libpng (1): different files, the same pixels (the one scored against the other as its truth).
+expect 0 "gen synth 1024x640" -- "$gcut" gen synth --size 1024x640 --seed 3 -o "$work/big.png" \
+    --seeds "$work/big_seeds.png"
+expect 0 "segment 1024x640, mask through libpng" -- env GCUT_PNG_THREADS=1 "$gcut" segment \
+    "$work/big.png" --seeds "$work/big_seeds.png" -o "$work/big_libpng.png" --solver bk \
+    --connectivity 4
+expect 0 "segment 1024x640, mask in 4 strips" -- env GCUT_PNG_THREADS=4 "$gcut" segment \
+    "$work/big.png" --seeds "$work/big_seeds.png" -o "$work/big_strips.png" --solver bk \
+    --connectivity 4 --truth "$work/big_libpng.png"
+grep_out "^error +0\.000% \(false positives 0\.000%, false negatives 0\.000%" \
+    "the strip-written mask has the libpng-written mask's pixels"
+if cmp -s "$work/big_libpng.png" "$work/big_strips.png"; then
+    fail "GCUT_PNG_THREADS=1 and =4 wrote the same bytes: one writer only"
+else
+    pass
+fi
+
 # ---- bad input fails cleanly with a message ----
 expect 0 "gen a smaller image" -- "$gcut" gen synth --size 100x80 --seeds "$work/small_seeds.png"
 expect 1 "seeds of the wrong size" -- "$gcut" segment "$work/easy.png" \

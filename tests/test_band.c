@@ -6,10 +6,12 @@
  * empty bands, volumes, and clean errors. Randomized parts print their seed. */
 #include "internal.h"
 #include "../src/seg/seg_internal.h"
+#include "../src/seg/band_node.h"
 #include "util_common.h"
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -809,8 +811,113 @@ static void test_masked_twin(void) {
     }
 }
 
+/* The colour tables filled in parts on several threads (gcut__seg_tables_fill_parts, which
+ * gcut__seg_tables_fill runs on the online cores) equal the one-part fill entry for entry, and
+ * sampled entries equal their formula computed here (gray and colour, every connectivity, a
+ * small and a large sigma, costs with infinities). */
+static void test_table_parts(void) {
+    test_rng rng;
+    test_rng_init(&rng, test_seed() ^ 0x7AB1u);
+    static const int conns[] = {4, 8, 6, 26};
+    static const double sigmas[] = {2.5, 150.0};
+    for (int ch = 1; ch <= 3; ch += 2)
+        for (int ci = 0; ci < 4; ci++)
+            for (int si = 0; si < 2; si++) {
+                gcut__seg_tables *one = NULL, *many = NULL;
+                CHECK_OK(gcut__seg_tables_alloc(ch, conns[ci], &one));
+                CHECK_OK(gcut__seg_tables_alloc(ch, conns[ci], &many));
+                if (one == NULL || many == NULL) {
+                    gcut__seg_tables_free(one);
+                    gcut__seg_tables_free(many);
+                    continue;
+                }
+                const int64_t nc = one->num_colors;
+                double *cost = malloc((size_t)(2 * nc) * sizeof(double));
+                if (cost == NULL)
+                    break;
+                for (int64_t c = 0; c < 2 * nc; c++)
+                    cost[c] = test_rng_range(&rng, 0, 50) == 0
+                                  ? INFINITY
+                                  : (double)test_rng_range(&rng, 0, 3000) / 100.0;
+                const int parts = (int)test_rng_range(&rng, 2, 70);
+                CHECK_OK(gcut__seg_tables_fill_parts(one, cost, cost + nc, 7.5, sigmas[si], 0.0,
+                                                     conns[ci], 1));
+                CHECK_OK(gcut__seg_tables_fill_parts(many, cost, cost + nc, 7.5, sigmas[si], 0.0,
+                                                     conns[ci], parts));
+                bool same = one->hard == many->hard && one->scale == many->scale &&
+                            one->unary_max == many->unary_max;
+                for (int64_t c = 0; c < nc; c++)
+                    same &= one->unary_source[c] == many->unary_source[c] &&
+                            one->unary_sink[c] == many->unary_sink[c];
+                bool formula = true;
+                for (int k = 0; k < one->num_classes; k++)
+                    for (int64_t d2 = 0; d2 <= one->max_sqdiff; d2++) {
+                        same &= one->pairwise[k][d2] == many->pairwise[k][d2];
+                        if (d2 % 997 == 0) {
+                            const double w = 7.5 / sqrt((double)(k + 1));
+                            const double e =
+                                d2 == 0 ? w
+                                        : w * exp(-(double)d2 / (2.0 * sigmas[si] * sigmas[si]));
+                            formula &= one->pairwise[k][d2] == (int32_t)floor(one->scale * e + 0.5);
+                        }
+                    }
+                PASS_IF(same && formula);
+                free(cost);
+                gcut__seg_tables_free(one);
+                gcut__seg_tables_free(many);
+            }
+}
+
+/* gcut__band_block_add (the coarsest level's block sums as the device runs them, every slot
+ * index a constant) against gcut__band_pixel_add: the same sums for every block of every level,
+ * odd sizes, 1-wide, 2D and 3D, gray and colour, every connectivity, seeds included. */
+static void test_block_add(void) {
+    test_rng rng;
+    test_rng_init(&rng, test_seed() ^ 0xB10Cu);
+    static const int64_t shapes[][3] = {{1, 37, 45}, {1, 1, 77}, {1, 50, 1}, {1, 9, 8},
+                                        {13, 11, 9}, {9, 17, 5}, {3, 3, 3},  {6, 1, 7}};
+    for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++)
+        for (int ci = 0; ci < 2; ci++) {
+            const bool three_d = shapes[sh][0] > 1;
+            const int conn = three_d ? (ci ? 26 : 6) : (ci ? 8 : 4);
+            problem p;
+            if (!problem_make(&rng, shapes[sh], ci ? 3 : 1, conn, &p)) {
+                CHECK(false);
+                problem_free(&p);
+                continue;
+            }
+            const int64_t D = shapes[sh][0], H = shapes[sh][1], W = shapes[sh][2];
+            int64_t differ = 0, blocks = 0;
+            for (int k = 1; k <= 3; k++) {
+                const int64_t side = (int64_t)1 << k;
+                for (int64_t z0 = 0; z0 < D; z0 += side)
+                    for (int64_t y0 = 0; y0 < H; y0 += side)
+                        for (int64_t x0 = 0; x0 < W; x0 += side) {
+                            const int64_t box[6] = {z0, z0 + side < D ? z0 + side : D,
+                                                    y0, y0 + side < H ? y0 + side : H,
+                                                    x0, x0 + side < W ? x0 + side : W};
+                            int64_t s1 = 0, t1 = 0, s2 = 0, t2 = 0, w1[27] = {0}, w2[27] = {0};
+                            for (int64_t z = box[0]; z < box[1]; z++)
+                                for (int64_t y = box[2]; y < box[3]; y++)
+                                    for (int64_t x = box[4]; x < box[5]; x++) {
+                                        gcut__band_pixel_add(&p.base, p.tables, conn, k, box, z, y,
+                                                             x, &s1, &t1, w1);
+                                        gcut__band_block_add(&p.base, p.tables, conn, box, z, y, x,
+                                                             &s2, &t2, w2);
+                                    }
+                            differ += s1 != s2 || t1 != t2 || memcmp(w1, w2, sizeof w1) != 0;
+                            blocks++;
+                        }
+            }
+            PASS_IF(differ == 0 && blocks > 0);
+            problem_free(&p);
+        }
+}
+
 int main(void) {
     PASS_IF(gcut__band_offsets_check() == 0);
+    test_table_parts();
+    test_block_add();
     test_aggregation();
     test_coarse_grid();
     test_coarsen_project();

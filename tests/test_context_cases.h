@@ -164,13 +164,26 @@ static void run_sequence(test_rng *rng, const char *solver, int ndim, const int6
         int percent = (int)test_rng_range(rng, 1, 30);
         int64_t count = apply_change(rng, grid, kind, percent, changed);
         const int marks = step & 1;
-        if (marks)
+        /* Every other marked step through terminal marks: alone when only terminals changed,
+         * else followed by whole-node marks of the same nodes (which then count as whole). */
+        const int terminal_kind =
+            kind == CHANGE_TERMINALS || kind == CHANGE_FLIP || kind == CHANGE_NONE;
+        if (marks && (step & 2) != 0) {
+            CHECK_OK(gcut_grid_context_mark_terminals(ctx, changed, count));
+            if (!terminal_kind)
+                CHECK_OK(gcut_grid_context_mark_nodes(ctx, changed, count));
+        } else if (marks) {
             CHECK_OK(gcut_grid_context_mark_nodes(ctx, changed, count));
+        }
         gcut_grid_context_info before, after;
         CHECK_OK(gcut_grid_context_get_info(ctx, &before));
         snprintf(what, sizeof what, "%s %dD conn %d n %lld step %d: %s at %d%% (%lld nodes), %s",
                  solver, ndim, conn, (long long)n, step, change_names[kind], percent,
-                 (long long)count, marks ? "marked" : "compared");
+                 (long long)count,
+                 !marks                             ? "compared"
+                 : (step & 2) != 0 && terminal_kind ? "terminals marked"
+                 : (step & 2) != 0                  ? "terminals and nodes marked"
+                                                    : "marked");
         solve_and_check(ctx, labels, what);
         CHECK_OK(gcut_grid_context_get_info(ctx, &after));
         CHECK_EQ_I64(after.solves, before.solves + 1);

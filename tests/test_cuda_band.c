@@ -7,13 +7,19 @@
  * grid (its energy is its cut capacity there, never below the exact minimum; seeds kept); and a
  * constructed case where the band provably holds the minimum cut equal pixel for pixel to the
  * full exact solve. Skips (exit 77) where no GPU can be used. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "internal.h"
 #include "../src/seg/seg_internal.h"
+#include "../src/seg/band_node.h"
 #include "util_common.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#ifdef GCUT_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 #ifndef GCUT_HAVE_CUDA
 int main(void) {
@@ -167,6 +173,19 @@ static void device_case(int64_t w, int64_t h, int64_t d, gcut_synth_level level,
     o.solver = "cuda-grid";
     gcut_seg_report rd, rt, rg, rf;
     CHECK_OK(gcut__band_segment_route(&img, seeds, &p, &o, dev, &rd, GCUT__BAND_DEVICE));
+    /* The live-tile restriction off (GCUT_BAND_LIVE=0: every tile of each masked level
+     * visited): the same masks, bands and flows. */
+    setenv("GCUT_BAND_LIVE", "0", 1);
+    gcut_seg_report ra;
+    CHECK_OK(gcut__band_segment_route(&img, seeds, &p, &o, twin, &ra, GCUT__BAND_DEVICE));
+    unsetenv("GCUT_BAND_LIVE");
+    int64_t differ_all = 0;
+    for (int64_t i = 0; i < n; i++)
+        differ_all += dev[i] != twin[i];
+    bool same_all = ra.levels == levels;
+    for (int k = 0; k <= levels; k++)
+        same_all &= rd.level[k].nodes == ra.level[k].nodes && rd.level[k].flow == ra.level[k].flow;
+    PASS_IF(same_all && differ_all == 0 && rd.energy == ra.energy);
     CHECK_OK(gcut__band_segment_route(&img, seeds, &p, &o, twin, &rt, GCUT__BAND_MASKED));
     p.band_solver = "cuda-general";
     CHECK_OK(gcut__band_segment_route(&img, seeds, &p, &o, graph, &rg, GCUT__BAND_GRAPH));
@@ -220,11 +239,212 @@ static void device_case(int64_t w, int64_t h, int64_t d, gcut_synth_level level,
     gcut_image_free(&img);
 }
 
+/* The masked-solve hook (gcut__cudagrid_ctx_solve_masked) on random grids and masks of every
+ * kind: empty, full, band-like shells touching the border or not, a border frame, scattered
+ * single nodes, one node. The arrays hold random capacities for every node, including garbage
+ * (negative, large) outside the mask and on arcs that leave it, which the solve must ignore.
+ * Oracles: bk's flow and cuda-grid's full solve (its labels: the same cut rule) on the host-built
+ * grid where every unmarked node is isolated; the cut certificate on that grid; the solve with
+ * every tile visited (live_tiles 0) equal to the live-tile solve, masks and flows; one context
+ * reused across all masks in a random order (stale state in tiles no longer live). */
+enum { MASK_EMPTY, MASK_ALL, MASK_SHELLS, MASK_FRAME, MASK_SCATTER, MASK_ONE, MASK_KINDS };
+
+static void make_mask(test_rng *rng, int kind, const int64_t dims[3], uint8_t *mask) {
+    const int64_t D = dims[0], H = dims[1], W = dims[2], n = D * H * W;
+    const int64_t cz = test_rng_range(rng, 0, D - 1), cy = test_rng_range(rng, 0, H - 1),
+                  cx = test_rng_range(rng, 0, W - 1);
+    const int64_t r = test_rng_range(rng, 2, 12), thick = test_rng_range(rng, 1, 3);
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t x = i % W, y = i / W % H, z = i / (W * H);
+        const int64_t dz = z - cz, dy = y - cy, dx = x - cx, d2 = dz * dz + dy * dy + dx * dx;
+        const int64_t edge = x < y ? x : y;
+        int64_t border = edge < W - 1 - x ? edge : W - 1 - x;
+        border = border < H - 1 - y ? border : H - 1 - y;
+        if (D > 1) {
+            border = border < z ? border : z;
+            border = border < D - 1 - z ? border : D - 1 - z;
+        }
+        bool on = false;
+        switch (kind) {
+        case MASK_ALL:
+            on = true;
+            break;
+        case MASK_SHELLS: /* a shell around a random centre, clipped by the border */
+            on = d2 >= (r - thick) * (r - thick) && d2 <= r * r;
+            break;
+        case MASK_FRAME:
+            on = border < 2;
+            break;
+        case MASK_SCATTER:
+            on = test_rng_range(rng, 0, 99) < 3;
+            break;
+        case MASK_ONE:
+            on = dz == 0 && dy == 0 && dx == 0;
+            break;
+        default:
+            break;
+        }
+        mask[i] = on ? (uint8_t)(4 | GCUT__BAND_IN) : 4; /* other bits set too: only bit counts */
+    }
+}
+
+/* cuda-grid's relabel variants a context takes at creation (the environment is read then):
+ * mode 0 the defaults; 1 every live tile in the one-launch relabel's first pass, and the
+ * cooperative relabel for the every-tile solves (a live-tile solve never runs it); 2 the relabel
+ * as passes (relax_kernel over the live tiles, collect_kernel); 3 a queue of one entry (the
+ * one-launch relabel runs out of room and falls back to passes) with no Jacobi steps (the first
+ * pass seeded by relabel_init_kernel). */
+static const char *const hook_env[4][2][2] = {
+    {{NULL, NULL}, {NULL, NULL}},
+    {{"GCUT_CUDAGRID_RELAX", "1"}, {"GCUT_CUDAGRID_COOP", "1"}},
+    {{"GCUT_CUDAGRID_RELAX", "0"}, {NULL, NULL}},
+    {{"GCUT_CUDAGRID_QUEUE", "1"}, {"GCUT_CUDAGRID_JACOBI", "0"}}};
+
+static void masked_hook_case(test_rng *rng, const int64_t dims[3], int conn, int mode) {
+    const int64_t n = dims[0] * dims[1] * dims[2];
+    const int arrays = 2 + conn;
+    const bool three_d = dims[0] > 1 || conn == 6 || conn == 26;
+    int32_t *caps = malloc((size_t)n * arrays * sizeof *caps);
+    uint8_t *mask = malloc((size_t)n), *lab_live = malloc((size_t)n), *lab_all = malloc((size_t)n);
+    uint8_t *lab_ref = malloc((size_t)n), *lab_cut = malloc((size_t)n);
+    int32_t *dcaps = NULL;
+    uint8_t *dmask = NULL, *dlabels = NULL;
+    void *ctx = NULL;
+    gcut_options o;
+    gcut_options_init(&o);
+    CHECK(cudaMalloc((void **)&dcaps, (size_t)n * arrays * sizeof *dcaps) == cudaSuccess);
+    CHECK(cudaMalloc((void **)&dmask, (size_t)n) == cudaSuccess);
+    CHECK(cudaMalloc((void **)&dlabels, (size_t)n) == cudaSuccess);
+    for (int e = 0; e < 2; e++)
+        if (hook_env[mode][e][0] != NULL)
+            setenv(hook_env[mode][e][0], hook_env[mode][e][1], 1);
+    CHECK_OK(gcut__cudagrid_masked_create(dims, conn, &o, &ctx));
+    for (int e = 0; e < 2; e++)
+        if (hook_env[mode][e][0] != NULL)
+            unsetenv(hook_env[mode][e][0]);
+    if (caps == NULL || mask == NULL || lab_live == NULL || lab_all == NULL || lab_ref == NULL ||
+        lab_cut == NULL || dcaps == NULL || dmask == NULL || dlabels == NULL || ctx == NULL) {
+        test_failures++;
+        goto done;
+    }
+    const int32_t *dirs[26];
+    for (int d = 0; d < conn; d++)
+        dirs[d] = dcaps + (size_t)(2 + d) * n;
+    int order[2 * MASK_KINDS];
+    for (int k = 0; k < 2 * MASK_KINDS; k++)
+        order[k] = k % MASK_KINDS;
+    for (int k = 2 * MASK_KINDS - 1; k > 0; k--) {
+        const int j = (int)test_rng_range(rng, 0, k), t = order[k];
+        order[k] = order[j], order[j] = t;
+    }
+    for (int step = 0; step < 2 * MASK_KINDS; step++) {
+        const int kind = order[step];
+        make_mask(rng, kind, dims, mask);
+        int64_t marked = 0;
+        for (int64_t i = 0; i < n; i++) {
+            const bool in = (mask[i] & GCUT__BAND_IN) != 0;
+            marked += in;
+            for (int a = 0; a < arrays; a++) /* garbage outside the mask, some of it negative */
+                caps[(size_t)a * n + i] = in ? (int32_t)test_rng_range(rng, 0, a < 2 ? 40 : 30)
+                                             : (int32_t)test_rng_range(rng, -50, 1 << 20);
+        }
+        gcut_grid *grid = NULL;
+        CHECK_OK(gcut_grid_create(three_d ? 3 : 2, three_d ? dims : dims + 1, conn, &grid));
+        if (grid == NULL)
+            break;
+        for (int64_t i = 0; i < n; i++) {
+            const bool in = (mask[i] & GCUT__BAND_IN) != 0;
+            grid->terminal[0][i] = in ? caps[i] : 0;
+            grid->terminal[1][i] = in ? caps[n + i] : 0;
+            const int64_t x = i % dims[2], y = i / dims[2] % dims[1], z = i / (dims[2] * dims[1]);
+            for (int d = 0; d < conn; d++) {
+                const int64_t nz = z + grid->offset[d][0], ny = y + grid->offset[d][1],
+                              nx = x + grid->offset[d][2];
+                const bool inside =
+                    nz >= 0 && nz < dims[0] && ny >= 0 && ny < dims[1] && nx >= 0 && nx < dims[2];
+                grid->cap[d][i] =
+                    in && inside && (mask[(nz * dims[1] + ny) * dims[2] + nx] & GCUT__BAND_IN)
+                        ? caps[(size_t)(2 + d) * n + i]
+                        : 0;
+            }
+        }
+        int64_t flow_bk = -1, flow_ref = -2, flow_live = -3, flow_all = -4;
+        int64_t live = -1, all = -1;
+        o.solver = "bk";
+        CHECK_OK(gcut_grid_solve(grid, &o, &flow_bk, NULL, NULL));
+        o.solver = "cuda-grid";
+        CHECK_OK(gcut_grid_solve(grid, &o, &flow_ref, lab_ref, NULL));
+        CHECK(cudaMemcpy(dcaps, caps, (size_t)n * arrays * sizeof *caps, cudaMemcpyHostToDevice) ==
+              cudaSuccess);
+        CHECK(cudaMemcpy(dmask, mask, (size_t)n, cudaMemcpyHostToDevice) == cudaSuccess);
+        gcut_stats stats;
+        gcut__ctx_report report;
+        uint8_t *out[2] = {lab_live, lab_all};
+        int64_t *flows[2] = {&flow_live, &flow_all}, *counts[2] = {&live, &all};
+        for (int v = 0; v < 2; v++) {
+            CHECK(cudaMemset(dlabels, 0xab, (size_t)n) == cudaSuccess); /* poison */
+            CHECK_OK(gcut__cudagrid_ctx_solve_masked(ctx, dcaps, dcaps + n, dirs, dmask,
+                                                     GCUT__BAND_IN, v == 0, dlabels, NULL, flows[v],
+                                                     &stats, &report, counts[v]));
+            CHECK(cudaMemcpy(out[v], dlabels, (size_t)n, cudaMemcpyDeviceToHost) == cudaSuccess);
+        }
+        int64_t differ = 0, unwritten = 0, written_outside = 0;
+        for (int64_t i = 0; i < n; i++) {
+            const bool in = (mask[i] & GCUT__BAND_IN) != 0;
+            if (in) {
+                differ += lab_live[i] != lab_ref[i] || lab_all[i] != lab_ref[i];
+                unwritten += lab_live[i] > 1 || lab_all[i] > 1;
+            }
+            written_outside += kind == MASK_EMPTY && lab_live[i] != 0xab; /* no tile visited */
+            lab_cut[i] = in ? lab_live[i] : GCUT_SOURCE; /* an isolated node's side is free */
+        }
+        int64_t cut = -1;
+        CHECK_OK(gcut_grid_verify(grid, lab_cut, flow_live, &cut));
+        const int64_t tiles = all;
+        printf("masked hook %lldx%lldx%lld conn %d, relabel mode %d, mask kind %d: %lld marked, "
+               "%lld of %lld tiles live, flow %lld (bk %lld, full cuda-grid %lld, every tile "
+               "%lld), %lld labels differ\n",
+               (long long)dims[0], (long long)dims[1], (long long)dims[2], conn, mode, kind,
+               (long long)marked, (long long)live, (long long)tiles, (long long)flow_live,
+               (long long)flow_bk, (long long)flow_ref, (long long)flow_all, (long long)differ);
+        PASS_IF(flow_live == flow_bk && flow_ref == flow_bk && flow_all == flow_bk &&
+                cut == flow_live);
+        PASS_IF(differ == 0 && unwritten == 0 && written_outside == 0);
+        PASS_IF(live <= tiles && (kind != MASK_EMPTY || live == 0) &&
+                (kind != MASK_ALL || live == tiles) && (marked == 0) == (live == 0));
+        if (step == 2 * MASK_KINDS - 1 && marked > 0) {
+            /* A negative capacity of a marked node is refused and named. */
+            int64_t at = 0;
+            while (!(mask[at] & GCUT__BAND_IN))
+                at++;
+            const int32_t minus = -7;
+            CHECK(cudaMemcpy(dcaps + n + at, &minus, 4, cudaMemcpyHostToDevice) == cudaSuccess);
+            const gcut_status st = gcut__cudagrid_ctx_solve_masked(
+                ctx, dcaps, dcaps + n, dirs, dmask, GCUT__BAND_IN, 1, dlabels, NULL, &flow_live,
+                &stats, &report, NULL);
+            PASS_IF(st == GCUT_ERR_INVALID_ARG && strstr(gcut_last_error(), "sink") != NULL);
+        }
+        gcut_grid_free(grid);
+    }
+done:
+    if (ctx != NULL)
+        gcut__cudagrid_ctx_free(ctx, NULL);
+    cudaFree(dcaps), cudaFree(dmask), cudaFree(dlabels);
+    free(caps), free(mask), free(lab_live), free(lab_all), free(lab_ref), free(lab_cut);
+}
+
 int main(void) {
     if (!gcut__cuda_available()) {
         printf("test_cuda_band: no usable CUDA device: skipped\n");
         return TEST_SKIP;
     }
+    const uint64_t seed = test_seed();
+    test_rng rng;
+    test_rng_init(&rng, seed);
+    const int64_t shapes[][4] = {{1, 67, 45, 4},  {1, 45, 67, 8},  {1, 1, 130, 8}, {1, 130, 1, 4},
+                                 {19, 13, 11, 6}, {9, 33, 17, 26}, {1, 1, 1, 4},   {2, 3, 5, 6}};
+    for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++)
+        masked_hook_case(&rng, shapes[c], (int)shapes[c][3], (int)(c % 4));
     one_case(1024, 768, 1, GCUT_SYNTH_HARD, 1);
     one_case(1025, 767, 1, GCUT_SYNTH_EASY, 2);
     one_case(130, 120, 110, GCUT_SYNTH_EASY, 1);

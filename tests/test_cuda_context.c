@@ -2,7 +2,8 @@
  * re-solves on the device against cold answers (Dinic, bk) with the cut certificate over random
  * change sequences; the device-array entry against the host entry; contexts reused across many
  * problems with the device memory in use back to its start; the marked path with the gather on
- * the host as well as on the device (GCUT_CUDAGRID_GATHER). Skips (exit 77) without a GPU. */
+ * the host as well as on the device (GCUT_CUDAGRID_GATHER); terminal marks
+ * (gcut_grid_context_mark_terminals). Skips (exit 77) without a GPU. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include "test_context_cases.h"
 
@@ -147,12 +148,63 @@ static void negative_values(void) {
     CHECK(gcut_grid_context_solve(ctx, &flow, NULL, NULL) == GCUT_ERR_INVALID_ARG);
     CHECK(strstr(gcut_last_error(), "direction 2 capacity at index 8") != NULL);
     gcut_grid_dir_data(grid, 2)[8] = 0;
+    /* A terminal mark: only the terminals are read, and a negative one is named. */
+    node = 20;
+    CHECK(gcut_grid_context_mark_terminals(ctx, &node, 1) == GCUT_ERR_INVALID_ARG);
+    CHECK(strstr(gcut_last_error(), "gcut_grid_context_mark_terminals: entry 0 is node 20") !=
+          NULL);
+    CHECK_OK(gcut_grid_context_solve(ctx, &flow, NULL, NULL));
+    CHECK_EQ_I64(flow, 3);
+    node = 9;
+    gcut_grid_terminal_data(grid, GCUT_SOURCE)[9] = -4;
+    CHECK_OK(gcut_grid_context_mark_terminals(ctx, &node, 1));
+    CHECK(gcut_grid_context_solve(ctx, &flow, NULL, NULL) == GCUT_ERR_INVALID_ARG);
+    CHECK(strstr(gcut_last_error(), "source capacity at index 9") != NULL);
+    gcut_grid_terminal_data(grid, GCUT_SOURCE)[9] = 0;
     gcut_grid_terminal_data(grid, GCUT_SINK)[11] = -7;
     CHECK(gcut_grid_context_solve(ctx, &flow, NULL, NULL) == GCUT_ERR_INVALID_ARG);
     CHECK(strstr(gcut_last_error(), "sink capacity at index 11") != NULL);
     gcut_grid_terminal_data(grid, GCUT_SINK)[11] = 0;
     CHECK_OK(gcut_grid_context_solve(ctx, &flow, NULL, NULL));
     CHECK_EQ_I64(flow, 3);
+    gcut_grid_context_free(ctx);
+    checks++;
+}
+
+/* A repair whose deficit would put a sink residual past INT32_MAX starts cold, for terminal
+ * marks (the deficit settled in the repair kernel) and node marks (deficit_kernel): node 0
+ * sends INT32_MAX over its arc to node 1's sink, then loses its source and gains a sink of
+ * INT32_MAX, so its deficit plus its new sink residual is 2 * INT32_MAX. Flow then 0. */
+static void deficit_overflow(int terminal_marks) {
+    gcut_options options;
+    gcut_options_init(&options);
+    options.solver = "cuda-grid";
+    const int64_t shape[2] = {2, 2};
+    gcut_grid_context *ctx = NULL;
+    CHECK_OK(gcut_grid_context_create(2, shape, 4, &options, &ctx));
+    if (ctx == NULL)
+        return;
+    gcut_grid *grid = gcut_grid_context_grid(ctx);
+    int64_t flow = -1, node = 0;
+    gcut_grid_terminal_data(grid, GCUT_SOURCE)[0] = INT32_MAX;
+    gcut_grid_dir_data(grid, 0)[0] = INT32_MAX;
+    gcut_grid_terminal_data(grid, GCUT_SINK)[1] = INT32_MAX;
+    CHECK_OK(gcut_grid_context_solve(ctx, &flow, NULL, NULL));
+    CHECK_EQ_I64(flow, INT32_MAX);
+    gcut_grid_terminal_data(grid, GCUT_SOURCE)[0] = 0;
+    gcut_grid_terminal_data(grid, GCUT_SINK)[0] = INT32_MAX;
+    if (terminal_marks)
+        CHECK_OK(gcut_grid_context_mark_terminals(ctx, &node, 1));
+    else
+        CHECK_OK(gcut_grid_context_mark_nodes(ctx, &node, 1));
+    uint8_t labels[4];
+    CHECK_OK(gcut_grid_context_solve(ctx, &flow, labels, NULL));
+    CHECK_EQ_I64(flow, 0);
+    CHECK_OK(gcut_grid_verify(grid, labels, flow, NULL));
+    gcut_grid_context_info info;
+    CHECK_OK(gcut_grid_context_get_info(ctx, &info));
+    CHECK_EQ_I64(info.cold_fallbacks, 1);
+    CHECK_EQ_I64(info.warm_solves, 0);
     gcut_grid_context_free(ctx);
     checks++;
 }
@@ -247,6 +299,8 @@ int main(void) {
     }
     no_leak(&rng);
     negative_values();
+    deficit_overflow(1);
+    deficit_overflow(0);
     device_entry(&rng, 2, s2, 4);
     device_entry(&rng, 2, s2, 8);
     device_entry(&rng, 3, s3, 6);
@@ -255,6 +309,7 @@ int main(void) {
     /* The marked path's other gather (on the host), read at context creation. */
     setenv("GCUT_CUDAGRID_GATHER", "0", 1);
     negative_values();
+    deficit_overflow(1);
     run_sequence(&rng, "cuda-grid", 2, s2, 4, quick ? 4 : 8);
     run_sequence(&rng, "cuda-grid", 3, s3, 26, quick ? 4 : 8);
     unsetenv("GCUT_CUDAGRID_GATHER");

@@ -44,7 +44,13 @@ static int64_t bk_flow(gcut_graph *g) {
  * with every step grid-wide, phases cut by the device clock after their first 4 sweeps,
  * bottom-up BFS levels past a frontier of 1% of the nodes and dense sweeps past 1% active; with
  * block 0 running every step alone, phases cut from their first sweep; list sweeps only
- * (GCUT_CUDAGENERAL_DENSE=0) on the 64-bit path. */
+ * (GCUT_CUDAGENERAL_DENSE=0) on the 64-bit path. Fourth pass: the padded (slot-major) layout
+ * forced on (GCUT_CUDAGENERAL_LAYOUT=padded; graphs of degree past 32 must stay on the CSR) with
+ * the default kernels, with the launch-per-step kernels and the hybrid after 2 sweeps, and with
+ * every step grid-wide, bottom-up BFS levels and dense sweeps; the CSR built in edge order
+ * (GCUT_CUDAGENERAL_SORTED=1); the cooperative launch refused at the first launch and, on the
+ * padded layout, at the third (mid-solve: GCUT_CUDAGENERAL_COOP_REFUSE, the launch-per-step
+ * kernels take over). */
 #define MAX_ALL "2147483647"
 static const struct hybrid_mode {
     const char *name;
@@ -94,17 +100,84 @@ static const struct hybrid_mode {
       {"GCUT_CUDAGENERAL_CYCLES", "1"},
       {"GCUT_CUDAGENERAL_BALANCE", "1"},
       {"GCUT_CUDAGENERAL_MIN_SWEEPS", "1"}}},
+    {"padded layout", {{"GCUT_CUDAGENERAL_LAYOUT", "padded"}}},
+    {"padded layout, launch per step, arcs in turn, bk after 2 sweeps",
+     {{"GCUT_CUDAGENERAL_LAYOUT", "padded"},
+      {"GCUT_CUDAGENERAL_PERSIST", "0"},
+      {"GCUT_CUDAGENERAL_BFS_SPREAD", "0"},
+      {"GCUT_CUDAGENERAL_PREFETCH", "0"},
+      {"GCUT_CUDAGENERAL_HYBRID", "1"},
+      {"GCUT_CUDAGENERAL_SWEEPS", "2"},
+      {"GCUT_CUDAGENERAL_HYBRID_ACTIVE", MAX_ALL},
+      {"GCUT_CUDAGENERAL_HYBRID_NODES", MAX_ALL}}},
+    {"padded layout, own edges first, every step grid-wide, 1% phases, bottom-up BFS, dense sweeps",
+     {{"GCUT_CUDAGENERAL_LAYOUT", "padded"},
+      {"GCUT_CUDAGENERAL_ORDER", "1"},
+      {"GCUT_CUDAGENERAL_GRID_SMALL", "0"},
+      {"GCUT_CUDAGENERAL_BALANCE", "1"},
+      {"GCUT_CUDAGENERAL_BOTTOM_UP", "1"},
+      {"GCUT_CUDAGENERAL_DENSE", "1"}}},
+    {"CSR sorted (hashed order)",
+     {{"GCUT_CUDAGENERAL_SORTED", "1"}, {"GCUT_CUDAGENERAL_LAYOUT", "csr"}}},
+    {"cooperative launch refused at the first", {{"GCUT_CUDAGENERAL_COOP_REFUSE", "1"}}},
+    {"padded layout in edge order, cooperative launch refused at the third",
+     {{"GCUT_CUDAGENERAL_LAYOUT", "padded"},
+      {"GCUT_CUDAGENERAL_ORDER", "0"},
+      {"GCUT_CUDAGENERAL_COOP_REFUSE", "3"}}},
 };
 enum { num_hybrid_modes = (int)(sizeof hybrid_modes / sizeof hybrid_modes[0]) };
 
-/* cuda-general on g under hybrid mode `mode`, flow against `expected`, cut certified. */
+/* The padded layout's degree that cuda-general must pick for g when the layout is forced
+ * (written here from the rule in docs/CUDA-GENERAL.md, not from the solver's code): the largest
+ * number of arcs at one node, self-loops dropped, raised to 4, 6 or 8, or to 26 from 23; 0 (the
+ * CSR) past 32. */
+static int expected_pad_degree(const gcut_graph *g) {
+    const int64_t n = gcut_graph_num_nodes(g), m = gcut_graph_num_edges(g);
+    int64_t *deg = calloc((size_t)n + 1, sizeof *deg);
+    if (deg == NULL)
+        return -1;
+    int64_t max = 0;
+    for (int64_t e = 0; e < m; e++) {
+        const int64_t u = gcut__edge_u(g, e), v = gcut__edge_v(g, e);
+        if (u == v)
+            continue;
+        if (++deg[u] > max)
+            max = deg[u];
+        if (++deg[v] > max)
+            max = deg[v];
+    }
+    free(deg);
+    if (max > 32)
+        return 0;
+    if (max <= 4)
+        return 4;
+    if (max <= 6)
+        return 6;
+    if (max <= 8)
+        return 8;
+    return max >= 23 && max <= 26 ? 26 : (int)max;
+}
+
+/* cuda-general on g under hybrid mode `mode`, flow against `expected`, cut certified; under a
+ * forced padded layout, the layout built is checked too. */
 static void check_mode(gcut_graph *g, int mode, int64_t expected, const char *what) {
     const struct hybrid_mode *h = &hybrid_modes[mode];
-    for (int i = 0; i < 8 && h->vars[i][0]; i++)
+    int padded = 0;
+    for (int i = 0; i < 8 && h->vars[i][0]; i++) {
         setenv(h->vars[i][0], h->vars[i][1], 1);
+        padded |= strcmp(h->vars[i][1], "padded") == 0;
+    }
     char label[256];
     snprintf(label, sizeof label, "%s [%s]", what, h->name);
     checks += oracle_check_graph(g, "cuda-general", 0, expected, label);
+    if (padded && gcut_graph_num_nodes(g) > 0) {
+        const int want = expected_pad_degree(g), got = gcut__cudageneral_last_layout();
+        if (got != want) {
+            fprintf(stderr, "%s: layout %d built, expected %d (0: CSR)\n", label, got, want);
+            test_failures++;
+        }
+        checks++;
+    }
     for (int i = 0; i < 8 && h->vars[i][0]; i++)
         unsetenv(h->vars[i][0]);
 }
@@ -134,11 +207,11 @@ static void check_graph(gcut_graph *g, const char *what) {
     CHECK(stats.device_bytes > 0);
     CHECK(strcmp(stats.solver, "cuda-general") == 0);
     checks++;
-    /* Past 50000 nodes (the hub, the path) three settings: the depth rule, bk after 2 sweeps,
-     * the launch-per-step path. */
+    /* Past 50000 nodes (the hub, the path) five settings: the depth rule, bk after 2 sweeps,
+     * the launch-per-step path, the padded layout, the refused cooperative launch. */
     const int big = gcut_graph_num_nodes(g) > 50000;
     for (int mode = 0; mode < num_hybrid_modes; mode++)
-        if (!big || mode == 0 || mode == 2 || mode == 6)
+        if (!big || mode == 0 || mode == 2 || mode == 6 || mode == 9 || mode == 13)
             check_mode(g, mode, expected, what);
 }
 
@@ -458,10 +531,92 @@ static void lattice_share(test_rng *rng) {
     checks += 5;
 }
 
+/* The padded layout's rule under auto (registry.c, no GPU needed): padded where the padding adds
+ * at most 25% to the arcs and no vertex has more than 32 arcs; the CSR for hubs, for graphs
+ * whose degrees vary (random, RLG) and for graphs without arcs. */
+static void layout_rule(void) {
+    /* 4-connected 3840 x 2160 grid: 4 * n slots against 2 * (2n - W - H) arcs. */
+    const int64_t w = 3840, h = 2160, n = w * h, pitch = (n + 31) / 32 * 32;
+    const int64_t grid_arcs = 2 * (2 * n - w - h);
+    CHECK(gcut__cudageneral_layout_rule(n, grid_arcs, 4, 4 * pitch) == 1);
+    /* 256^3, 6-connected. */
+    const int64_t s = 256, n3 = s * s * s, arcs3 = 2 * 3 * s * s * (s - 1);
+    CHECK(gcut__cudageneral_layout_rule(n3, arcs3, 6, 6 * n3) == 1);
+    /* A hub of 10^5 arcs among leaves of degree 1: never padded, whatever the slots. */
+    CHECK(gcut__cudageneral_layout_rule(100001, 200000, 100000, 0) == 0);
+    CHECK(gcut__cudageneral_layout_rule(1000, 31000, 33, 33 * 1024) == 0);
+    /* A random graph of mean degree 10 and maximum 25: 2.5x the slots. */
+    CHECK(gcut__cudageneral_layout_rule(1000000, 10000000, 25, 26000000) == 0);
+    /* The bound itself: 125% of the arcs passes, one slot more does not. */
+    CHECK(gcut__cudageneral_layout_rule(1000, 800, 5, 1000) == 1);
+    CHECK(gcut__cudageneral_layout_rule(1000, 800, 5, 1001) == 0);
+    /* No arcs, no nodes. */
+    CHECK(gcut__cudageneral_layout_rule(1000, 0, 0, 4096) == 0);
+    CHECK(gcut__cudageneral_layout_rule(0, 0, 0, 0) == 0);
+    checks += 9;
+}
+
+/* On the device: auto builds the padded layout for grids written as graphs (4- and
+ * 8-connected), the CSR for a random graph and for the hub; GCUT_CUDAGENERAL_LAYOUT=csr keeps
+ * the CSR on a grid; a bad value is GCUT_ERR_INVALID_ARG naming it. */
+static void layout_auto(test_rng *rng) {
+    oracle_caps caps = oracle_caps_default();
+    for (int conn = 4; conn <= 8; conn += 4) {
+        gcut_graph *g = NULL;
+        CHECK_OK(oracle_make_grid_graph(rng, 64, 64, conn, &caps, &g));
+        if (g == NULL)
+            return;
+        int64_t expected = oracle_dinic(g);
+        checks += oracle_check_graph(g, "cuda-general", 0, expected, "grid graph, auto layout");
+        CHECK_EQ_I64(gcut__cudageneral_last_layout(), conn);
+        setenv("GCUT_CUDAGENERAL_LAYOUT", "csr", 1);
+        checks += oracle_check_graph(g, "cuda-general", 0, expected, "grid graph, csr layout");
+        CHECK_EQ_I64(gcut__cudageneral_last_layout(), 0);
+        setenv("GCUT_CUDAGENERAL_LAYOUT", "ell", 1);
+        gcut_options options;
+        gcut_options_init(&options);
+        options.solver = "cuda-general";
+        int64_t flow = -1;
+        CHECK_EQ_I64(gcut_graph_solve(g, &options, &flow, NULL, NULL), GCUT_ERR_INVALID_ARG);
+        CHECK(strstr(gcut_last_error(), "GCUT_CUDAGENERAL_LAYOUT=ell") != NULL);
+        unsetenv("GCUT_CUDAGENERAL_LAYOUT");
+        gcut_graph_free(g);
+        checks += 3;
+    }
+    gcut_graph *g = NULL;
+    CHECK_OK(oracle_make_random(rng, 5000, 20000, &caps, &g));
+    if (g != NULL) {
+        checks += oracle_check_graph(g, "cuda-general", 0, oracle_dinic(g), "random, auto layout");
+        CHECK_EQ_I64(gcut__cudageneral_last_layout(), 0);
+    }
+    gcut_graph_free(g);
+    g = NULL;
+    const int64_t leaves = 2000;
+    CHECK_OK(gcut_graph_create(leaves + 1, leaves, &g));
+    if (g == NULL)
+        return;
+    for (int64_t i = 1; i <= leaves; i++) {
+        CHECK_OK(gcut_graph_add_edge(g, 0, i, (int32_t)test_rng_range(rng, 0, 100), 0));
+        CHECK_OK(gcut_graph_add_tweights(g, i, 0, (int32_t)test_rng_range(rng, 0, 100)));
+    }
+    CHECK_OK(gcut_graph_add_tweights(g, 0, 100000, 0));
+    for (int forced = 0; forced < 2; forced++) {
+        if (forced)
+            setenv("GCUT_CUDAGENERAL_LAYOUT", "padded", 1);
+        checks += oracle_check_graph(g, "cuda-general", 0, oracle_dinic(g),
+                                     forced ? "hub, padded asked" : "hub, auto layout");
+        CHECK_EQ_I64(gcut__cudageneral_last_layout(), 0);
+        unsetenv("GCUT_CUDAGENERAL_LAYOUT");
+    }
+    gcut_graph_free(g);
+    checks += 3;
+}
+
 int main(void) {
     test_rng rng;
     test_rng_init(&rng, test_seed());
     lattice_share(&rng);
+    layout_rule();
     if (test_failures)
         return test_finish("test_cuda_general", checks);
     gcut_solver_info info;
@@ -482,6 +637,7 @@ int main(void) {
     path(&rng, quick > 1 ? 200 : quick ? 3000 : 100000);
     big_flow();
     errors(&rng);
+    layout_auto(&rng);
     if (quick < 2)
         auto_rule(&rng);
     return test_finish("test_cuda_general", checks);

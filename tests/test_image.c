@@ -395,6 +395,98 @@ static void test_lossless_round_trips(void) {
     }
 }
 
+/* Masks: an 8-bit gray image of at most two values, 0 and one other, is written unfiltered
+ * (image.c), any other one with libpng's adaptive filters; both must give the pixels back.
+ * Two-level images of every kind (0 and 255, 0 and 1, all zero, all one value, blobs and
+ * noise), then the same with one pixel of a third value, or two non-zero values. */
+static void test_mask_round_trips(void) {
+    if (!have_png)
+        return;
+    for (int k = 0; k < 24; k++) {
+        const int64_t w = test_rng_range(&rng, 1, 300), h = test_rng_range(&rng, 1, 200);
+        gcut_image image;
+        CHECK_OK(gcut_image_alloc(&image, w, h, 1, 1, 8));
+        uint8_t *p = image.pixels;
+        const uint8_t high = (uint8_t)(k % 4 == 0 ? 255 : test_rng_range(&rng, 1, 255));
+        const int kind = k % 3; /* 0: noise, 1: a disc, 2: a single value */
+        for (int64_t y = 0; y < h; y++)
+            for (int64_t x = 0; x < w; x++) {
+                const int64_t dx = 2 * x - w, dy = 2 * y - h;
+                const bool on = kind == 0   ? (test_rng_next(&rng) & 1) != 0
+                                : kind == 1 ? dx * dx + dy * dy < w * h / 2
+                                            : (k & 8) != 0;
+                p[y * w + x] = on ? high : 0;
+            }
+        char name[64];
+        snprintf(name, sizeof name, "mask_%d.png", k);
+        PASS_IF(round_trip(name, &image));
+        /* A third value somewhere: written with filters, still lossless. */
+        const int64_t at = test_rng_range(&rng, 0, w * h - 1);
+        p[at] = (uint8_t)(high == 1 ? 2 : high - 1);
+        if (k % 2 == 0)
+            p[test_rng_range(&rng, 0, w * h - 1)] = (uint8_t)(high == 77 ? 78 : 77);
+        snprintf(name, sizeof name, "mask3_%d.png", k);
+        PASS_IF(round_trip(name, &image));
+        gcut_image_free(&image);
+    }
+}
+
+/* Masks of 512 KiB and more are compressed in strips on threads (image.c, GCUT_PNG_THREADS:
+ * 1 = libpng's writer, N = N strips): every strip count gives the pixels back, and its file
+ * differs from libpng's (so the knob does pick the writer). Wide, tall and thin masks; a
+ * three-level image of that size goes through libpng whatever the knob says. */
+static void test_mask_strips(void) {
+    if (!have_png)
+        return;
+    static const int64_t shapes[][2] = {{1024, 640}, {7, 80000}, {4000, 140}, {1920, 1080}};
+    const char *old = getenv("GCUT_PNG_THREADS");
+    char *saved = old != NULL ? strdup(old) : NULL;
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+        const int64_t w = shapes[k][0], h = shapes[k][1];
+        gcut_image image;
+        CHECK_OK(gcut_image_alloc(&image, w, h, 1, 1, 8));
+        uint8_t *p = image.pixels;
+        /* Blobs with ragged edges and some noise: runs of every length. */
+        const int64_t r2 = (w * w + h * h) / 9;
+        for (int64_t y = 0; y < h; y++)
+            for (int64_t x = 0; x < w; x++) {
+                const int64_t dx = x - w / 3, dy = y - h / 2;
+                const bool noise = test_rng_range(&rng, 0, 99) == 0;
+                p[y * w + x] = (dx * dx + dy * dy < r2) != noise ? 255 : 0;
+            }
+        size_t libpng_length = 0;
+        uint8_t *libpng_file = NULL;
+        static const char *const counts[] = {"1", "2", "5", "16"};
+        for (int c = 0; c < 4; c++) {
+            setenv("GCUT_PNG_THREADS", counts[c], 1);
+            char name[64];
+            snprintf(name, sizeof name, "strips_%zu_%s.png", k, counts[c]);
+            PASS_IF(round_trip(name, &image));
+            size_t length = 0;
+            uint8_t *file = read_bytes(scratch(name), &length);
+            if (c == 0) {
+                libpng_file = file;
+                libpng_length = length;
+                continue;
+            }
+            PASS_IF(file != NULL && libpng_file != NULL &&
+                    (length != libpng_length || memcmp(file, libpng_file, length) != 0));
+            free(file);
+        }
+        free(libpng_file);
+        /* A third value: libpng's writer (adaptive filters) with any strip count. */
+        p[test_rng_range(&rng, 0, w * h - 1)] = 128;
+        setenv("GCUT_PNG_THREADS", "16", 1);
+        PASS_IF(round_trip("strips_three.png", &image));
+        gcut_image_free(&image);
+    }
+    if (saved != NULL)
+        setenv("GCUT_PNG_THREADS", saved, 1);
+    else
+        unsetenv("GCUT_PNG_THREADS");
+    free(saved);
+}
+
 /* The PPM a 16-bit image becomes is big-endian as Netpbm says, whatever the host order. */
 static void test_pnm_bytes(void) {
     gcut_image image;
@@ -1006,6 +1098,8 @@ int main(void) {
     uint64_t start = gcut_memory_in_use();
     test_alloc();
     test_lossless_round_trips();
+    test_mask_round_trips();
+    test_mask_strips();
     test_pnm_bytes();
     test_pnm_parsing();
     test_png_oracle();

@@ -348,7 +348,8 @@ struct gcut_grid_context {
     /* The changes promised since the last solve (gcut_grid_context_mark_*). */
     int64_t *marks;
     int64_t num_marks, mark_room;
-    uint8_t *mark_seen; /* per node: already listed */
+    int64_t num_whole;  /* marks of whole nodes (the rest promise terminal changes only) */
+    uint8_t *mark_seen; /* per node: 0 not listed, MARK_WHOLE or MARK_TERMINALS */
     bool marks_given;
     /* Graph solvers: the graph of the last solve and the first edge number of each node (the
      * edges of node i are its even directions that stay inside the grid, in order). */
@@ -445,17 +446,25 @@ gcut_grid *gcut_grid_context_grid(gcut_grid_context *ctx) {
     return ctx ? ctx->grid : NULL;
 }
 
-static gcut_status mark_one(gcut_grid_context *ctx, int64_t node, int64_t entry) {
+/* mark_seen values: the whole node listed, or its terminals only. */
+enum { MARK_WHOLE = 1, MARK_TERMINALS = 2 };
+
+static gcut_status mark_one(gcut_grid_context *ctx, int64_t node, int64_t entry, int kind,
+                            const char *fn) {
     if (node < 0 || node >= ctx->grid->num_nodes)
         return gcut__fail(GCUT_ERR_INVALID_ARG,
-                          "gcut_grid_context_mark_nodes: entry %" PRId64 " is node %" PRId64
-                          ", not in [0, %" PRId64 ")",
+                          "%s: entry %" PRId64 " is node %" PRId64 ", not in [0, %" PRId64 ")", fn,
                           entry, node, ctx->grid->num_nodes);
     if (ctx->mark_seen == NULL &&
         (ctx->mark_seen = gcut__calloc((size_t)ctx->grid->num_nodes, 1, "context marks")) == NULL)
         return GCUT_ERR_NOMEM;
-    if (ctx->mark_seen[node])
+    if (ctx->mark_seen[node]) {
+        if (kind == MARK_WHOLE && ctx->mark_seen[node] == MARK_TERMINALS) {
+            ctx->mark_seen[node] = MARK_WHOLE; /* listed both ways: the whole node */
+            ctx->num_whole++;
+        }
         return GCUT_OK;
+    }
     if (ctx->num_marks == ctx->mark_room) {
         int64_t room = ctx->mark_room ? 2 * ctx->mark_room : 1024;
         int64_t *grown = gcut__realloc(ctx->marks, gcut__mul_size((size_t)room, sizeof(int64_t)),
@@ -465,27 +474,37 @@ static gcut_status mark_one(gcut_grid_context *ctx, int64_t node, int64_t entry)
         ctx->marks = grown;
         ctx->mark_room = room;
     }
-    ctx->mark_seen[node] = 1;
+    ctx->mark_seen[node] = (uint8_t)kind;
+    ctx->num_whole += kind == MARK_WHOLE;
     ctx->marks[ctx->num_marks++] = node;
+    return GCUT_OK;
+}
+
+static gcut_status mark_list(gcut_grid_context *ctx, const int64_t *nodes, int64_t count, int kind,
+                             const char *fn) {
+    if (ctx == NULL || (nodes == NULL && count > 0) || count < 0)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "%s: NULL context or nodes, or count < 0", fn);
+    /* Check every entry first, so that a bad list leaves the marks as they were. */
+    for (int64_t k = 0; k < count; k++)
+        if (nodes[k] < 0 || nodes[k] >= ctx->grid->num_nodes)
+            return mark_one(ctx, nodes[k], k, kind, fn);
+    ctx->marks_given = true;
+    for (int64_t k = 0; k < count; k++) {
+        gcut_status st = mark_one(ctx, nodes[k], k, kind, fn);
+        if (st != GCUT_OK)
+            return st;
+    }
     return GCUT_OK;
 }
 
 gcut_status gcut_grid_context_mark_nodes(gcut_grid_context *ctx, const int64_t *nodes,
                                          int64_t count) {
-    if (ctx == NULL || (nodes == NULL && count > 0) || count < 0)
-        return gcut__fail(GCUT_ERR_INVALID_ARG,
-                          "gcut_grid_context_mark_nodes: NULL context or nodes, or count < 0");
-    /* Check every entry first, so that a bad list leaves the marks as they were. */
-    for (int64_t k = 0; k < count; k++)
-        if (nodes[k] < 0 || nodes[k] >= ctx->grid->num_nodes)
-            return mark_one(ctx, nodes[k], k);
-    ctx->marks_given = true;
-    for (int64_t k = 0; k < count; k++) {
-        gcut_status st = mark_one(ctx, nodes[k], k);
-        if (st != GCUT_OK)
-            return st;
-    }
-    return GCUT_OK;
+    return mark_list(ctx, nodes, count, MARK_WHOLE, "gcut_grid_context_mark_nodes");
+}
+
+gcut_status gcut_grid_context_mark_terminals(gcut_grid_context *ctx, const int64_t *nodes,
+                                             int64_t count) {
+    return mark_list(ctx, nodes, count, MARK_TERMINALS, "gcut_grid_context_mark_terminals");
 }
 
 gcut_status gcut_grid_context_mark_mask(gcut_grid_context *ctx, const uint8_t *mask) {
@@ -494,7 +513,7 @@ gcut_status gcut_grid_context_mark_mask(gcut_grid_context *ctx, const uint8_t *m
     ctx->marks_given = true;
     for (int64_t i = 0; i < ctx->grid->num_nodes; i++)
         if (mask[i]) {
-            gcut_status st = mark_one(ctx, i, i);
+            gcut_status st = mark_one(ctx, i, i, MARK_WHOLE, "gcut_grid_context_mark_mask");
             if (st != GCUT_OK)
                 return st;
         }
@@ -505,6 +524,7 @@ static void clear_marks(gcut_grid_context *ctx) {
     for (int64_t k = 0; k < ctx->num_marks; k++)
         ctx->mark_seen[ctx->marks[k]] = 0;
     ctx->num_marks = 0;
+    ctx->num_whole = 0;
     ctx->marks_given = false;
 }
 
@@ -645,10 +665,11 @@ gcut_status gcut_grid_context_solve(gcut_grid_context *ctx, int64_t *flow, uint8
     memset(s, 0, sizeof *s);
     gcut__ctx_report report = {0, 0, 0, 0};
     int64_t value = 0;
-    gcut__ctx_changes changes = {NULL, 0, warm};
+    gcut__ctx_changes changes = {NULL, 0, warm, 0};
     if (ctx->marks_given) {
         changes.nodes = ctx->marks;
         changes.count = ctx->num_marks;
+        changes.terminals_only = ctx->num_whole == 0;
     }
     if (ctx->kind == CTX_CPUPR)
         st = gcut__cpupr_ctx_solve(ctx->state, grid, &changes, &value, labels, s, &report);

@@ -146,6 +146,9 @@ typedef struct gcut__ctx_changes {
     const int64_t *nodes;
     int64_t count;
     int warm;
+    int terminals_only; /* every listed node was marked by gcut_grid_context_mark_terminals():
+                           its direction capacities did not change (solvers may read them
+                           anyway) */
 } gcut__ctx_changes;
 
 /* cpu-pr's context: its state kept between solves, with a snapshot of the capacities. */
@@ -192,6 +195,15 @@ const gcut__solver *gcut__graph_solver_pick(const gcut_options *options, const g
 /** Share of g's edges (a sample of at most 65536) whose endpoint ids differ by one of the 16
  *  most common differences: 1.0 for a grid numbered row by row, near 0 for a random graph. */
 double gcut__graph_lattice_share(const gcut_graph *g);
+/** cuda-general's layout rule under GCUT_CUDAGENERAL_LAYOUT=auto (registry.c, from the measured
+ *  table in docs/CUDA-GENERAL.md): 1 for the padded (slot-major) layout, 0 for the CSR, given
+ *  the nodes, the arcs (self-loops dropped), the maximum degree and the padded layout's slots.
+ *  Needs no GPU. */
+int gcut__cudageneral_layout_rule(int64_t nodes, int64_t arcs, int64_t max_degree, int64_t slots);
+/** The layout of the calling thread's last cuda-general build (0: CSR; K > 0: padded to degree
+ *  K), for tests; cuda_general.cu notes it. -1 before any. */
+int gcut__cudageneral_last_layout(void);
+void gcut__cudageneral_note_layout(int layout);
 
 /* Solver entry points, each in its own folder. Solvers fill stats fields they track; the
  * dispatcher (gcut_graph_solve / gcut_grid_solve) fills solver name and flow. */
@@ -252,6 +264,27 @@ gcut_status gcut__cudagrid_ctx_solve_device(void *state, const int32_t *source, 
                                             void *stream, int warm, int64_t *flow,
                                             gcut_stats *stats, gcut__ctx_report *report);
 void gcut__cudagrid_ctx_free(void *state, gcut_grid *grid);
+/** A cuda-grid context for masked solves only (the narrow band's device pipeline): the solver's
+ *  device arrays for a grid of dims {depth, height, width} (depth 1 for connectivity 4 or 8),
+ *  no pinned host copy and no device copy of the capacities. Freed by gcut__cudagrid_ctx_free
+ *  (grid NULL). */
+gcut_status gcut__cudagrid_masked_create(const int64_t dims[3], int connectivity,
+                                         const gcut_options *options, void **state);
+/** Direction d's (dz, dy, dx) in cuda-grid's (and gcut_grid_create's) order. */
+void gcut__cudagrid_direction(int connectivity, int d, int offset[3]);
+/** A masked solve: the capacities are device arrays (source, sink, dirs[d]; read only for the
+ *  nodes with mask[i] & bit, every node when mask is NULL); every other node is isolated, and
+ *  an arc to it or out of the grid has no capacity whatever the array holds. live_tiles != 0:
+ *  only the tiles holding a marked node are visited (exact: docs/BAND.md, "Live tiles");
+ *  *live_count (may be NULL) gets their number (all tiles without). labels (device, one byte
+ *  per node) are written for the visited tiles' nodes: GCUT_SINK iff the node reaches the sink
+ *  in the final residual graph. Ordered after / before the caller's stream. A negative
+ *  capacity read fails with GCUT_ERR_INVALID_ARG naming it. */
+gcut_status gcut__cudagrid_ctx_solve_masked(void *state, const int32_t *source, const int32_t *sink,
+                                            const int32_t *const *dirs, const uint8_t *mask,
+                                            uint8_t bit, int live_tiles, uint8_t *labels,
+                                            void *stream, int64_t *flow, gcut_stats *stats,
+                                            gcut__ctx_report *report, int64_t *live_count);
 #endif
 
 /** The online cores (sysconf), in [1, 256]: what options.threads = 0 means. */

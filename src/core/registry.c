@@ -209,6 +209,30 @@ double gcut__graph_lattice_share(const gcut_graph *g) {
     return (double)sum / (double)counted;
 }
 
+/* cuda-general's padded layout (docs/CUDA-GENERAL.md, "Fourth pass") under auto: only where the
+ * padding adds at most GCUT__PAD_MAX_PERCENT percent of slots to the real arcs (grids and
+ * GENRMF: every vertex has about the one degree). H100, same process: padded 1.00-1.12x the CSR
+ * on 2D/3D grids as graphs, 1.5-1.8x on GENRMF; 1.1-2.7x slower on RLG (2.7x the slots), random
+ * graphs (2.9-8x) and a degree-28 hub. A hub (degree past 32) always takes the CSR;
+ * cuda_general.cu checks that before asking. */
+#define GCUT__PAD_MAX_PERCENT 125
+
+int gcut__cudageneral_layout_rule(int64_t nodes, int64_t arcs, int64_t max_degree, int64_t slots) {
+    if (nodes <= 0 || arcs <= 0 || max_degree <= 0 || max_degree > 32)
+        return 0;
+    return slots * 100 <= arcs * GCUT__PAD_MAX_PERCENT;
+}
+
+static _Thread_local int cudageneral_layout = -1;
+
+int gcut__cudageneral_last_layout(void) {
+    return cudageneral_layout;
+}
+
+void gcut__cudageneral_note_layout(int layout) {
+    cudageneral_layout = layout;
+}
+
 const gcut__solver *gcut__graph_solver_pick(const gcut_options *options, const gcut_graph *g,
                                             gcut_status *status) {
     const char *name = options && options->solver ? options->solver : "auto";

@@ -32,6 +32,7 @@ inline unsigned blocks_for(long long n) {
 struct Dirs {
     int num;
     signed char off[26][3];
+    signed char of_slot[27]; /* the direction of each slot (gcut__band_slot), -1 for none */
 };
 
 /* Each coarse pixel: the rounded mean of its 1-8 children, and the OR of their seed bits
@@ -59,17 +60,24 @@ __global__ void coarsen_kernel(const uint8_t *fine, const uint8_t *fseeds, long 
     }
 }
 
-/* The masked grid of level k (band_node.h), or its full grid when state is NULL. */
-__global__ void caps_kernel(gcut__band_image base, gcut__seg_tables tables, int conn, int k,
-                            const uint8_t *coarse, long long D, long long H, long long W,
-                            const uint8_t *state, Dirs dirs, int32_t *caps) {
+/* The masked grid of level k (band_node.h) at the band nodes listed (list_kernel), a thread per
+ * band node, so that warps do not idle on the nodes outside the band; the masked solve reads no
+ * other node's capacities (gcut__cudagrid_ctx_solve_masked isolates every node outside the mask).
+ * CONN is the connectivity as a compile-time constant (band_node.h's loops over the 26 offsets then
+ * fold to its neighbours). */
+template <int CONN>
+__global__ void band_caps_kernel(gcut__band_image base, gcut__seg_tables tables, int k,
+                                 const uint8_t *coarse, long long D, long long H, long long W,
+                                 const uint8_t *state, const unsigned *list, long long count,
+                                 Dirs dirs, int32_t *caps) {
     const long long n = D * H * W;
     const int64_t dims[3] = {D, H, W};
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
-         i += (long long)gridDim.x * blockDim.x) {
+    for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < count;
+         j += (long long)gridDim.x * blockDim.x) {
+        const long long i = list[j];
         const long long x = i % W, y = (i / W) % H, z = i / (W * H);
         int64_t s, t, w[27];
-        gcut__band_masked_node(&base, &tables, conn, k, coarse, dims, state, z, y, x, &s, &t, w);
+        gcut__band_masked_node(&base, &tables, CONN, k, coarse, dims, state, z, y, x, &s, &t, w);
         caps[i] = (int32_t)s;
         caps[n + i] = (int32_t)t;
         for (int d = 0; d < dirs.num; d++)
@@ -79,13 +87,14 @@ __global__ void caps_kernel(gcut__band_image base, gcut__seg_tables tables, int 
 }
 
 /* The coarsest level's full grid, one warp per node: its lanes share the block's 2^k x 2^k
- * (x 2^k) pixels (gcut__band_pixel_add, the same code as a thread of caps_kernel runs), the sums
- * are reduced over the warp (integers: the same sums in any order), lane 0 finishes and writes.
- * A thread per node does 64 (2D) to 512 (3D) pixels at 3 levels, with a few hundred thousand
- * threads in all: too few for the device. */
-__global__ void coarse_caps_kernel(gcut__band_image base, gcut__seg_tables tables, int conn, int k,
-                                   const uint8_t *coarse, long long D, long long H, long long W,
-                                   Dirs dirs, int32_t *caps) {
+ * (x 2^k) pixels (gcut__band_block_add: gcut__band_pixel_add's sums, which the host's pass adds),
+ * the sums are reduced over the warp (integers: the same sums in any order), lane 0 finishes and
+ * writes. A thread per node does 64 (2D) to 512 (3D) pixels at 3 levels, with a few hundred
+ * thousand threads in all: too few for the device. */
+template <int CONN>
+__global__ void __launch_bounds__(kThreads, 2)
+    coarse_caps_kernel(gcut__band_image base, gcut__seg_tables tables, int k, const uint8_t *coarse,
+                       long long D, long long H, long long W, Dirs dirs, int32_t *caps) {
     const long long n = D * H * W;
     const int lane = threadIdx.x & 31;
     const long long warps = (long long)gridDim.x * (blockDim.x / 32);
@@ -99,26 +108,38 @@ __global__ void coarse_caps_kernel(gcut__band_image base, gcut__seg_tables table
                                 x0, x0 + side < FW ? x0 + side : FW};
         const int64_t bx = box[5] - x0, by = box[3] - y0, bz = box[1] - z0;
         int64_t s = 0, t = 0, w[27];
+#pragma unroll
         for (int a = 0; a < 27; a++)
             w[a] = 0;
         for (int64_t v = lane; v < bx * by * bz; v += 32)
-            gcut__band_pixel_add(&base, &tables, conn, k, box, z0 + v / (bx * by),
-                                 y0 + (v / bx) % by, x0 + v % bx, &s, &t, w);
+            gcut__band_block_add(&base, &tables, CONN, box, z0 + v / (bx * by), y0 + (v / bx) % by,
+                                 x0 + v % bx, &s, &t, w);
         for (int o = 16; o > 0; o /= 2) {
             s += __shfl_down_sync(0xffffffffu, s, o);
             t += __shfl_down_sync(0xffffffffu, t, o);
-            for (int a = 0; a < 27; a++)
-                w[a] += __shfl_down_sync(0xffffffffu, w[a], o);
         }
+        /* Only the slots some lane filled are reduced (a vote per slot: the connectivity fills
+         * 6 to 26 of the 27, and a slot no lane filled sums to 0 in lane 0 already). */
+#pragma unroll
+        for (int a = 0; a < 27; a++)
+            if (__any_sync(0xffffffffu, w[a] != 0))
+                for (int o = 16; o > 0; o /= 2)
+                    w[a] += __shfl_down_sync(0xffffffffu, w[a], o);
         if (lane == 0) {
-            gcut__band_finish(&tables, conn, k, FD > 1, coarse, dims, cz, cy, cx, &s, &t, w);
+            gcut__band_finish(&tables, CONN, k, FD > 1, coarse, dims, cz, cy, cx, &s, &t, w);
             caps[i] = (int32_t)s;
             caps[n + i] = (int32_t)t;
-            for (int d = 0; d < dirs.num; d++)
-                caps[(2 + d) * n + i] =
-                    (int32_t)w[gcut__band_slot(dirs.off[d][0], dirs.off[d][1], dirs.off[d][2])];
+#pragma unroll
+            for (int a = 0; a < 27; a++) /* slot by slot: w indexed by constants only */
+                if (dirs.of_slot[a] >= 0)
+                    caps[(2 + dirs.of_slot[a]) * n + i] = (int32_t)w[a];
         }
     }
+}
+
+/* The instance of a kernel template for the pipeline's connectivity. */
+template <typename Kernel> Kernel pick(int conn, Kernel k4, Kernel k8, Kernel k6, Kernel k26) {
+    return conn == 4 ? k4 : conn == 8 ? k8 : conn == 6 ? k6 : k26;
 }
 
 /* Every fine pixel takes its parent's label (gcut__band_project). */
@@ -177,6 +198,25 @@ __global__ void band_kernel(uint8_t *state, const uint8_t *band, long long n,
         if (in)
             state[i] |= GCUT__BAND_IN;
         count_add(in, count);
+    }
+}
+
+/* The band's nodes into list (one atomic per warp; the order does not matter: each node's
+ * capacities are its own). */
+__global__ void list_kernel(const uint8_t *state, long long n, unsigned *list,
+                            unsigned long long *count) {
+    const int lane = threadIdx.x & 31;
+    for (long long base = blockIdx.x * (long long)blockDim.x; base < n;
+         base += (long long)gridDim.x * blockDim.x) {
+        const long long i = base + threadIdx.x;
+        const bool in = i < n && (state[i] & GCUT__BAND_IN) != 0;
+        const unsigned ballot = __ballot_sync(0xffffffffu, in);
+        unsigned long long start = 0;
+        if (lane == 0 && ballot != 0)
+            start = atomicAdd(count, (unsigned long long)__popc(ballot));
+        start = __shfl_sync(0xffffffffu, start, 0);
+        if (in)
+            list[start + __popc(ballot & ((1u << lane) - 1u))] = (unsigned)i;
     }
 }
 
@@ -262,8 +302,7 @@ struct Level {
     uint8_t *seeds = nullptr;  /* level 0: the upload (codes); coarser: seed bits */
     uint8_t *state = nullptr;  /* LABEL, BAND */
     int32_t *caps = nullptr;   /* (2 + conn) x n: source, sink, directions */
-    gcut_grid *grid = nullptr; /* the host grid the context was made from (pinned arrays) */
-    void *ctx = nullptr;
+    void *ctx = nullptr;       /* cuda-grid's masked-solve context (gcut__cudagrid_masked_create) */
     Dirs dirs{};
 };
 
@@ -276,14 +315,15 @@ struct Pipe {
     uint8_t *labels = nullptr;            /* the solve's labels, level 0's size */
     int32_t *tab = nullptr;               /* unary and pairwise tables */
     size_t tab_count = 0;
-    unsigned long long *sums = nullptr; /* counters: band, energy, foreground, sigma's sum */
-    bool image_loaded = false;          /* level 0's pixels uploaded by gcut__band_device_begin */
+    unsigned long long *sums = nullptr; /* counters: band / energy, foreground, list, sigma's sum */
+    unsigned *band_list = nullptr;      /* a masked level's band nodes (list_kernel) */
+    size_t band_list_cap = 0;
+    bool image_loaded = false; /* level 0's pixels uploaded by gcut__band_device_begin */
     cudaStream_t stream = nullptr;
     ~Pipe() {
         for (Level &L : level) {
             if (L.ctx != nullptr)
-                gcut__cudagrid_ctx_free(L.ctx, L.grid);
-            gcut_grid_free(L.grid);
+                gcut__cudagrid_ctx_free(L.ctx, NULL);
             cudaFree(L.pixels);
             cudaFree(L.seeds);
             cudaFree(L.state);
@@ -291,6 +331,7 @@ struct Pipe {
         }
         cudaFree(tmp[0]);
         cudaFree(tmp[1]);
+        cudaFree(band_list);
         cudaFree(labels);
         cudaFree(tab);
         cudaFree(sums);
@@ -339,15 +380,16 @@ gcut_status pipe_create(const int64_t dims[3], int channels, int conn, int level
         for (int a = 0; a < 3; a++)
             L.dims[a] = k == 0 ? dims[a] : half_up(P->level[k - 1].dims[a]);
         L.n = L.dims[0] * L.dims[1] * L.dims[2];
-        const bool three_d = dims[0] > 1;
-        if ((st = gcut_grid_create(three_d ? 3 : 2, three_d ? L.dims : L.dims + 1, conn,
-                                   &L.grid)) != GCUT_OK)
-            return fail(st);
-        L.dirs.num = L.grid->num_dirs;
-        for (int d = 0; d < L.grid->num_dirs; d++)
+        L.dirs.num = conn;
+        memset(L.dirs.of_slot, -1, sizeof L.dirs.of_slot);
+        for (int d = 0; d < conn; d++) {
+            int off[3];
+            gcut__cudagrid_direction(conn, d, off);
             for (int a = 0; a < 3; a++)
-                L.dirs.off[d][a] = (signed char)L.grid->offset[d][a];
-        if ((st = gcut__cudagrid_ctx_create(L.grid, &o, &L.ctx)) != GCUT_OK)
+                L.dirs.off[d][a] = (signed char)off[a];
+            L.dirs.of_slot[gcut__band_slot(off[0], off[1], off[2])] = (signed char)d;
+        }
+        if ((st = gcut__cudagrid_masked_create(L.dims, conn, &o, &L.ctx)) != GCUT_OK)
             return fail(st);
         if ((st = dalloc(&L.pixels, (size_t)L.n * channels, "level pixels")) != GCUT_OK ||
             (st = dalloc(&L.seeds, (size_t)L.n, "level seeds")) != GCUT_OK ||
@@ -425,21 +467,63 @@ gcut_status select_band(Pipe &P, Level &L, long long d, long long *count) {
     return GCUT_OK;
 }
 
-/* Level k's (masked when state) grid built and solved; labels assembled into its state. */
+/* GCUT_BAND_PROFILE=1: every stage of the pipeline synchronised and its wall time printed to
+ * stderr (for finding where the time goes; the syncs cost a little, so the report's figures
+ * are a few per cent higher). Off: no sync, no print. */
+struct Profile {
+    bool on = false;
+    double mark = 0;
+    cudaStream_t stream = nullptr;
+    gcut_status lap(const char *what, int k = -1) {
+        if (!on)
+            return GCUT_OK;
+        GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "profile");
+        const double now = gcut__now_ms();
+        if (k >= 0)
+            fprintf(stderr, "band profile: L%d %s %.3f ms\n", k, what, now - mark);
+        else
+            fprintf(stderr, "band profile: %s %.3f ms\n", what, now - mark);
+        mark = gcut__now_ms();
+        return GCUT_OK;
+    }
+};
+
+/* Level k's (masked when state) grid built and solved; labels assembled into its state.
+ * live: the masked solve visits only the tiles holding band nodes (GCUT_BAND_LIVE=0: all). */
 gcut_status solve_level(Pipe &P, const gcut__band_image &dbase, const gcut__seg_tables &dtab, int k,
-                        bool masked, gcut_seg_level *rep, gcut_stats *stats_out) {
+                        bool masked, bool live, Profile &prof, gcut_seg_level *rep,
+                        gcut_stats *stats_out) {
     Level &L = P.level[k];
     cudaStream_t s = P.stream;
     const double t0 = gcut__now_ms();
-    if (!masked && k > 0) /* the coarsest level in full: a warp per node */
-        coarse_caps_kernel<<<blocks_for(32 * L.n), kThreads, 0, s>>>(
-            dbase, dtab, P.conn, k, L.pixels, L.dims[0], L.dims[1], L.dims[2], L.dirs, L.caps);
-    else
-        caps_kernel<<<blocks_for(L.n), kThreads, 0, s>>>(
-            dbase, dtab, P.conn, k, k > 0 ? L.pixels : nullptr, L.dims[0], L.dims[1], L.dims[2],
-            masked ? L.state : nullptr, L.dirs, L.caps);
+    const long long count = masked ? (long long)rep->nodes : 0;
+    if (masked && P.band_list_cap < (size_t)count) { /* grown, kept for the next runs */
+        cudaFree(P.band_list);
+        P.band_list = nullptr;
+        P.band_list_cap = 0;
+        const size_t cap = (size_t)count + (size_t)count / 4 + 1024;
+        gcut_status st = dalloc(&P.band_list, cap, "band node list");
+        if (st != GCUT_OK)
+            return st;
+        P.band_list_cap = cap;
+    }
+    if (!masked) { /* the coarsest level (k >= 1) in full: a warp per node */
+        pick(P.conn, coarse_caps_kernel<4>, coarse_caps_kernel<8>, coarse_caps_kernel<6>,
+             coarse_caps_kernel<26>)<<<blocks_for(32 * L.n), kThreads, 0, s>>>(
+            dbase, dtab, k, L.pixels, L.dims[0], L.dims[1], L.dims[2], L.dirs, L.caps);
+    } else { /* the band's nodes listed, then a thread per band node */
+        GCUT__CUDA_TRY(cudaMemsetAsync(P.sums + 2, 0, sizeof(unsigned long long), s), "memset");
+        list_kernel<<<blocks_for(L.n), kThreads, 0, s>>>(L.state, L.n, P.band_list, P.sums + 2);
+        pick(P.conn, band_caps_kernel<4>, band_caps_kernel<8>, band_caps_kernel<6>,
+             band_caps_kernel<26>)<<<blocks_for(count), kThreads, 0, s>>>(
+            dbase, dtab, k, k > 0 ? L.pixels : nullptr, L.dims[0], L.dims[1], L.dims[2], L.state,
+            P.band_list, count, L.dirs, L.caps);
+    }
     GCUT__CUDA_TRY(cudaGetLastError(), "capacity kernel");
     GCUT__CUDA_TRY(cudaStreamSynchronize(s), "capacity kernel");
+    gcut_status st = prof.lap("capacities", k);
+    if (st != GCUT_OK)
+        return st;
     const double t1 = gcut__now_ms();
     rep->build_ms += t1 - t0;
     const int32_t *dirs[26];
@@ -449,14 +533,27 @@ gcut_status solve_level(Pipe &P, const gcut__band_image &dbase, const gcut__seg_
     memset(&stats, 0, sizeof stats);
     gcut__ctx_report report;
     memset(&report, 0, sizeof report);
-    gcut_status st = gcut__cudagrid_ctx_solve_device(L.ctx, L.caps, L.caps + L.n, dirs, P.labels, s,
-                                                     0, &rep->flow, &stats, &report);
+    int64_t live_tiles = 0;
+    st = gcut__cudagrid_ctx_solve_masked(L.ctx, L.caps, L.caps + L.n, dirs,
+                                         masked ? L.state : nullptr, GCUT__BAND_IN, live ? 1 : 0,
+                                         P.labels, s, &rep->flow, &stats, &report, &live_tiles);
     if (st != GCUT_OK)
         return st;
+    if (prof.on) {
+        char what[160];
+        snprintf(what, sizeof what,
+                 "solve (%lld tiles visited, %lld sweeps, %lld global relabels, flow %lld)",
+                 (long long)live_tiles, (long long)stats.sweeps, (long long)stats.global_relabels,
+                 (long long)rep->flow);
+        if ((st = prof.lap(what, k)) != GCUT_OK)
+            return st;
+    }
     assemble_kernel<<<blocks_for(L.n), kThreads, 0, s>>>(L.state, P.labels, L.n, masked ? 0 : 1);
     GCUT__CUDA_TRY(cudaGetLastError(), "assemble kernel");
     GCUT__CUDA_TRY(cudaStreamSynchronize(s), "assemble");
     rep->solve_ms += gcut__now_ms() - t1;
+    if ((st = prof.lap("labels into the level", k)) != GCUT_OK)
+        return st;
     rep->rounds++;
     snprintf(rep->solver, sizeof rep->solver, masked ? "cuda-grid (masked)" : "cuda-grid");
     if (stats_out != NULL)
@@ -468,24 +565,38 @@ gcut_status run_pipe(Pipe &P, const gcut__band_image *base, const gcut__seg_tabl
                      int64_t band, uint8_t *mask, gcut_seg_report *r) {
     const int levels = P.levels, ch = P.channels, conn = P.conn;
     cudaStream_t s = P.stream;
-    const bool verbose = false;
-    (void)verbose;
+    /* The image is on the device already when gcut__band_device_begin put it there (for the
+     * sigma); this run consumes that (a later run uploads again unless begun anew). */
+    const bool image_there = P.image_loaded;
+    P.image_loaded = false;
+    const bool live = gcut__env_int("GCUT_BAND_LIVE", 1, 0, 1) != 0;
+    Profile prof;
+    prof.on = gcut__env_int("GCUT_BAND_PROFILE", 0, 0, 1) != 0;
+    prof.stream = s;
     GCUT__CUDA_TRY(cudaSetDevice(P.device), "cudaSetDevice");
-    /* Uploads: the image, the seeds, the tables. */
+    /* Uploads: the image (unless there), the seeds, the tables. */
     double t0 = gcut__now_ms();
+    prof.mark = t0;
     Level &L0 = P.level[0];
-    GCUT__CUDA_TRY(
-        cudaMemcpyAsync(L0.pixels, base->pixels, (size_t)L0.n * ch, cudaMemcpyHostToDevice, s),
-        "image upload");
+    if (!image_there)
+        GCUT__CUDA_TRY(
+            cudaMemcpyAsync(L0.pixels, base->pixels, (size_t)L0.n * ch, cudaMemcpyHostToDevice, s),
+            "image upload");
+    gcut_status st =
+        prof.lap(image_there ? "image upload (there from the sigma pass)" : "image upload");
+    if (st != GCUT_OK)
+        return st;
     GCUT__CUDA_TRY(cudaMemcpyAsync(L0.seeds, base->seeds, (size_t)L0.n, cudaMemcpyHostToDevice, s),
                    "seeds upload");
+    if ((st = prof.lap("seeds upload")) != GCUT_OK)
+        return st;
     const size_t nc = (size_t)tables->num_colors, np = (size_t)tables->max_sqdiff + 1;
     const size_t need = 2 * nc + (size_t)tables->num_classes * np;
     if (P.tab_count < need) {
         cudaFree(P.tab);
         P.tab = nullptr;
         P.tab_count = 0;
-        gcut_status st = dalloc(&P.tab, need, "tables");
+        st = dalloc(&P.tab, need, "tables");
         if (st != GCUT_OK)
             return st;
         P.tab_count = need;
@@ -508,6 +619,8 @@ gcut_status run_pipe(Pipe &P, const gcut__band_image *base, const gcut__seg_tabl
             dtab.pairwise[c] = nullptr;
         }
     }
+    if ((st = prof.lap("tables upload")) != GCUT_OK)
+        return st;
     gcut__band_image dbase = *base;
     dbase.pixels = L0.pixels;
     dbase.seeds = L0.seeds;
@@ -520,6 +633,8 @@ gcut_status run_pipe(Pipe &P, const gcut__band_image *base, const gcut__seg_tabl
     }
     GCUT__CUDA_TRY(cudaGetLastError(), "coarsening kernel");
     GCUT__CUDA_TRY(cudaStreamSynchronize(s), "uploads and coarsening");
+    if ((st = prof.lap("coarsening")) != GCUT_OK)
+        return st;
     const double upload_ms = gcut__now_ms() - t0;
     for (int k = 0; k <= levels; k++) {
         gcut_seg_level *rep = &r->level[k];
@@ -528,7 +643,7 @@ gcut_status run_pipe(Pipe &P, const gcut__band_image *base, const gcut__seg_tabl
     }
     r->level[levels].build_ms += upload_ms; /* the coarsest level's share: its inputs */
     /* The coarsest level in full. */
-    gcut_status st = solve_level(P, dbase, dtab, levels, false, &r->level[levels], &r->stats);
+    st = solve_level(P, dbase, dtab, levels, false, live, prof, &r->level[levels], &r->stats);
     if (st != GCUT_OK)
         return st;
     r->level[levels].nodes = P.level[levels].n;
@@ -541,6 +656,8 @@ gcut_status run_pipe(Pipe &P, const gcut__band_image *base, const gcut__seg_tabl
         project_kernel<<<blocks_for(L.n), kThreads, 0, s>>>(C.state, L.dims[0], L.dims[1],
                                                             L.dims[2], L.state);
         GCUT__CUDA_TRY(cudaGetLastError(), "projection kernel");
+        if ((st = prof.lap("projection", k)) != GCUT_OK)
+            return st;
         long long count = 0;
         if ((st = select_band(P, L, (long long)band, &count)) != GCUT_OK)
             return st;
@@ -548,9 +665,11 @@ gcut_status run_pipe(Pipe &P, const gcut__band_image *base, const gcut__seg_tabl
         rep->nodes = count;
         rep->edges = 0;
         rep->flow = 0;
+        if ((st = prof.lap("band selection", k)) != GCUT_OK)
+            return st;
         if (count == 0)
             continue; /* an empty band: the projection stands */
-        if ((st = solve_level(P, dbase, dtab, k, true, rep, NULL)) != GCUT_OK)
+        if ((st = solve_level(P, dbase, dtab, k, true, live, prof, rep, NULL)) != GCUT_OK)
             return st;
     }
     /* The mask and the foreground count on the device; one copy back (level 0's solve time,
@@ -566,6 +685,8 @@ gcut_status run_pipe(Pipe &P, const gcut__band_image *base, const gcut__seg_tabl
                    "foreground count");
     GCUT__CUDA_TRY(cudaStreamSynchronize(s), "mask");
     r->level[0].solve_ms += gcut__now_ms() - t0;
+    if ((st = prof.lap("mask download")) != GCUT_OK)
+        return st;
     /* The energy of the result (untimed in the report's build and solve, as on the host). */
     t0 = gcut__now_ms();
     energy_kernel<<<blocks_for(L0.n), kThreads, 0, s>>>(dbase, dtab, conn, L0.state, P.sums);
@@ -588,17 +709,19 @@ gcut_status run_pipe(Pipe &P, const gcut__band_image *base, const gcut__seg_tabl
     return GCUT_OK;
 }
 
-/* Device bytes of the pipeline: per level its pixels, seeds, state, capacities and cuda-grid's
- * context (two copies of the capacities and the solver's own state: about 40 bytes a node);
- * the marks and labels at the finest size. */
+/* Device bytes of the pipeline: per level its pixels, seeds, state, capacities ((2 + conn) int32)
+ * and cuda-grid's masked-solve context (residuals, sink residual, excess, height, arc mask:
+ * 4 conn + 20 bytes a node, and a few bytes a node of tile lists and the relabel queue); the
+ * marks, labels and band node list at the finest size. */
 uint64_t pipe_bytes(const int64_t dims[3], int channels, int conn, int levels) {
     uint64_t bytes = 0;
     int64_t d[3] = {dims[0], dims[1], dims[2]};
     for (int k = 0; k <= levels; k++) {
         const uint64_t n = (uint64_t)(d[0] * d[1] * d[2]);
-        bytes += n * ((uint64_t)channels + 2 + 3 * 4 * (2 + (uint64_t)conn) + 40);
+        bytes +=
+            n * ((uint64_t)channels + 2 + 4 * (2 + (uint64_t)conn) + 4 * (uint64_t)conn + 20 + 2);
         if (k == 0)
-            bytes += 3 * n;
+            bytes += 3 * n + 4 * n; /* marks, labels; the band node list at its largest */
         for (int a = 0; a < 3; a++)
             d[a] = half_up(d[a]);
     }

@@ -25,6 +25,16 @@ constexpr int kInf = 0x7fffffff;
 constexpr int kHeavyDegree = 32;
 constexpr int kBlock = 256;
 
+/* Layouts (the kernels' template parameter K). kCsr: the degree-aware CSR, a vertex's arcs
+ * offset[v] .. offset[v + 1] - 1, heavy vertices a warp each. K > 0: the padded (regularised,
+ * Garrett & Saito sec. 3) layout, every vertex padded to degree K with null arcs (residual 0,
+ * head the vertex itself, paired with itself) and the arcs stored slot-major as in ELL sparse
+ * matrices: arc k of vertex v at k * pitch + v, so that a warp's 32 consecutive vertices read 32
+ * consecutive words per slot; K is a compile-time constant (the loops unroll). K = 0: padded to
+ * the run-time degree pad_deg (at most kPadMaxDegree). */
+constexpr int kCsr = -1;
+constexpr int kPadMaxDegree = kHeavyDegree;
+
 enum {
     kSumSink = 0,      /* sum of the sink capacities (flow = this - final sink residuals) */
     kSumSinkRes = 1,   /* sum of the final sink residuals */
@@ -56,7 +66,31 @@ template <typename A> struct Dev {
     int spread;    /* BFS: the light frontier nodes' arcs spread over the warp's lanes */
     int aggregate; /* list appends: one atomicAdd per group of lanes (list_add) */
     int prefetch;  /* thread discharge: arcs loaded before pushing up to degree kPrefetch */
+    unsigned long long pitch; /* padded layout: arc k of v at k * pitch + v (pitch >= n) */
+    int pad_deg;              /* padded layout: the degree every vertex is padded to */
 };
+
+/* The arcs of v: arc k (0 <= k < *deg) is beg + k * arc_stride<K>(D). */
+template <int K, typename A>
+__device__ __forceinline__ unsigned long long arc_stride(const Dev<A> &D) {
+    return K == kCsr ? 1ull : D.pitch;
+}
+template <int K, typename A>
+__device__ __forceinline__ void arcs_of(const Dev<A> &D, unsigned v, unsigned long long *beg,
+                                        unsigned long long *deg) {
+    if (K == kCsr) {
+        *beg = D.offset[v];
+        *deg = D.offset[v + 1] - *beg;
+    } else {
+        *beg = v;
+        *deg = K > 0 ? (unsigned long long)K : (unsigned long long)D.pad_deg;
+    }
+}
+/* Whether v (of degree deg) is worked by a whole warp: CSR only (padded degrees are at most
+ * kPadMaxDegree). */
+template <int K> __device__ __forceinline__ bool is_heavy(unsigned long long deg) {
+    return K == kCsr && deg > (unsigned long long)kHeavyDegree;
+}
 
 /* Append v to a list once per stamp. aggregate: the lanes of a warp that append together take
  * their slots with one atomicAdd on the list size (a sweep appends up to millions of nodes, and
@@ -260,26 +294,24 @@ __device__ __forceinline__ void fwd_visit(const Dev<A> &D, unsigned long long a,
  * warp_id, warp_id + warps, ...: heavy nodes a warp each, the light nodes' arcs spread over the
  * warp's lanes (D.spread; else a thread per light node). Fwd: the hybrid's forward search
  * (stamp `fs`), else the global relabel's BFS towards the sink. */
-template <bool Fwd, typename A>
+template <bool Fwd, int K, typename A>
 __device__ void bfs_body(const Dev<A> &D, unsigned total, int in, int out, int level,
                          unsigned stamp, unsigned warp_id, unsigned warps) {
     const int lane = threadIdx.x & 31;
+    const unsigned long long stride = arc_stride<K>(D);
     for (unsigned base = warp_id * 32u; base < total; base += warps * 32u) {
         const unsigned i = base + lane;
         const bool has = i < total;
-        unsigned long long beg = 0, end = 0;
-        if (has) {
-            unsigned u = __ldcg(&D.list[in][i]);
-            beg = D.offset[u];
-            end = D.offset[u + 1];
-        }
-        const bool heavy = has && end - beg > kHeavyDegree;
-        unsigned mask = __ballot_sync(0xffffffffu, heavy);
+        unsigned long long beg = 0, ndeg = 0;
+        if (has)
+            arcs_of<K>(D, __ldcg(&D.list[in][i]), &beg, &ndeg);
+        const bool heavy = has && is_heavy<K>(ndeg);
+        unsigned mask = K == kCsr ? __ballot_sync(0xffffffffu, heavy) : 0u;
         while (mask) {
             int leader = __ffs(mask) - 1;
             mask &= mask - 1;
             unsigned long long b = __shfl_sync(0xffffffffu, beg, leader);
-            unsigned long long e = __shfl_sync(0xffffffffu, end, leader);
+            unsigned long long e = b + __shfl_sync(0xffffffffu, ndeg, leader);
             for (unsigned long long a = b + lane; a < e; a += 32) {
                 if (Fwd)
                     fwd_visit(D, a, out, stamp);
@@ -289,7 +321,8 @@ __device__ void bfs_body(const Dev<A> &D, unsigned total, int in, int out, int l
         }
         if (!D.spread) {
             if (has && !heavy)
-                for (unsigned long long a = beg; a < end; a++) {
+                for (unsigned long long k = 0; k < ndeg; k++) {
+                    const unsigned long long a = beg + k * stride;
                     if (Fwd)
                         fwd_visit(D, a, out, stamp);
                     else
@@ -301,7 +334,7 @@ __device__ void bfs_body(const Dev<A> &D, unsigned total, int in, int out, int l
          * warp scan of the degrees, and each lane finds the node of its arc by a binary search
          * over the scan; a level then waits on one arc's loads per lane, not a node's arcs in
          * turn. */
-        const unsigned deg = has && !heavy ? (unsigned)(end - beg) : 0u;
+        const unsigned deg = has && !heavy ? (unsigned)ndeg : 0u;
         unsigned incl = deg;
         for (int o = 1; o < 32; o <<= 1) {
             const unsigned up = __shfl_up_sync(0xffffffffu, incl, o);
@@ -318,7 +351,7 @@ __device__ void bfs_body(const Dev<A> &D, unsigned total, int in, int out, int l
             const unsigned excl_j = __shfl_sync(0xffffffffu, incl - deg, j & 31);
             const unsigned long long beg_j = __shfl_sync(0xffffffffu, beg, j & 31);
             if (k < arcs) {
-                const unsigned long long a = beg_j + (k - excl_j);
+                const unsigned long long a = beg_j + (k - excl_j) * stride;
                 if (Fwd)
                     fwd_visit(D, a, out, stamp);
                 else
@@ -329,7 +362,7 @@ __device__ void bfs_body(const Dev<A> &D, unsigned total, int in, int out, int l
 }
 
 /* One BFS level over the whole GPU (fs: the forward search's stamp, unused otherwise). */
-template <bool Fwd, typename A>
+template <bool Fwd, int K, typename A>
 __global__ void __launch_bounds__(kBlock) bfs_level_kernel(const Dev<A> D, unsigned fs) {
     const unsigned q = __ldcg(&D.count[kQ]);
     const int level = (int)__ldcg(&D.count[kLevel]);
@@ -337,16 +370,16 @@ __global__ void __launch_bounds__(kBlock) bfs_level_kernel(const Dev<A> D, unsig
         D.count[(q + 2) % 3] = 0;
     const unsigned total = __ldcg(&D.count[q % 3]);
     if (total > 0)
-        bfs_body<Fwd>(D, total, q % 3, (q + 1) % 3, level, Fwd ? fs : 4 * q + 3,
-                      blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5),
-                      gridDim.x * (blockDim.x >> 5));
+        bfs_body<Fwd, K>(D, total, q % 3, (q + 1) % 3, level, Fwd ? fs : 4 * q + 3,
+                         blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5),
+                         gridDim.x * (blockDim.x >> 5));
     finish_step(D.count, q, kBfsLevels, total > 0);
 }
 
 /* BFS levels run by the calling block alone while the frontier (list *q % 3) holds 1 to
  * small_max nodes; *q and *level advance by the levels run. total_s: a __shared__ word of the
  * caller. bfs_small_kernel's loop, and bfs_grid_kernel's block 0 on a small frontier. */
-template <bool Fwd, typename A>
+template <bool Fwd, int K, typename A>
 __device__ void bfs_block_levels(const Dev<A> &D, unsigned fs, unsigned small_max, unsigned *q,
                                  int *level, unsigned *total_s) {
     for (;;) {
@@ -358,8 +391,8 @@ __device__ void bfs_block_levels(const Dev<A> &D, unsigned fs, unsigned small_ma
         const unsigned total = *total_s;
         if (total == 0 || total > small_max)
             break;
-        bfs_body<Fwd>(D, total, *q % 3, (*q + 1) % 3, *level, Fwd ? fs : 4 * *q + 3,
-                      threadIdx.x >> 5, blockDim.x >> 5);
+        bfs_body<Fwd, K>(D, total, *q % 3, (*q + 1) % 3, *level, Fwd ? fs : 4 * *q + 3,
+                         threadIdx.x >> 5, blockDim.x >> 5);
         __threadfence_block();
         __syncthreads();
         ++*q;
@@ -369,14 +402,14 @@ __device__ void bfs_block_levels(const Dev<A> &D, unsigned fs, unsigned small_ma
 
 /* Many BFS levels in one block while the frontier is small (long thin graphs: a path of 10^5
  * nodes would otherwise cost 10^5 launches); stops when it is empty or too large. */
-template <bool Fwd, typename A>
+template <bool Fwd, int K, typename A>
 __global__ void __launch_bounds__(kSmallBlock)
     bfs_small_kernel(const Dev<A> D, unsigned fs, unsigned small_max) {
     __shared__ unsigned total_s;
     const unsigned q_start = __ldcg(&D.count[kQ]);
     unsigned q = q_start;
     int level = (int)__ldcg(&D.count[kLevel]);
-    bfs_block_levels<Fwd>(D, fs, small_max, &q, &level, &total_s);
+    bfs_block_levels<Fwd, K>(D, fs, small_max, &q, &level, &total_s);
     const unsigned steps = q - q_start;
     if (threadIdx.x == 0 && steps > 0) {
         D.count[kQ] = q;
@@ -421,11 +454,16 @@ __device__ __forceinline__ int relabel_height(int minh, long long n) {
  * 4, 6 or 8 arcs). */
 constexpr int kPrefetch = 8;
 
-/* One thread discharges v for up to `cycles` push/relabel rounds. */
-template <typename A>
+/* One thread discharges v (arcs beg + k * stride, k < deg) for up to `cycles` push/relabel
+ * rounds. On the padded layout of degree K <= kPrefetch the prefetch covers exactly the K
+ * slots, unrolled. */
+template <int K, typename A>
 __device__ void discharge_thread(const Dev<A> &D, unsigned v, unsigned long long beg,
-                                 unsigned long long end, int cycles, int out, unsigned stamp,
+                                 unsigned long long deg, int cycles, int out, unsigned stamp,
                                  unsigned long long *pushes) {
+    constexpr int P = K > 0 && K <= kPrefetch ? K : kPrefetch;
+    const unsigned long long stride = arc_stride<K>(D);
+    const bool pre = D.prefetch && deg <= (unsigned long long)P;
     int h = __ldcg(&D.height[v]);
     if (h >= kInf)
         return;
@@ -443,28 +481,28 @@ __device__ void discharge_thread(const Dev<A> &D, unsigned v, unsigned long long
         }
         int minh = kInf;
         long long pushed = 0;
-        if (D.prefetch && end - beg <= (unsigned long long)kPrefetch) {
+        if (pre) {
             /* Every arc's residual and head, then every residual neighbour's height, loaded
              * before the first push (three rounds of loads in flight, not three per arc); the
              * values are lower bounds as in the loop below, read once per round as there. */
-            const int deg = (int)(end - beg);
-            unsigned r[kPrefetch], w[kPrefetch];
-            int hw[kPrefetch];
+            const int dk = (int)deg;
+            unsigned r[P], w[P];
+            int hw[P];
 #pragma unroll
-            for (int k = 0; k < kPrefetch; k++) {
-                r[k] = k < deg ? __ldcg(&D.res[beg + k]) : 0u;
-                w[k] = k < deg ? D.head[beg + k] : 0u;
+            for (int k = 0; k < P; k++) {
+                r[k] = k < dk ? __ldcg(&D.res[beg + k * stride]) : 0u;
+                w[k] = k < dk ? D.head[beg + k * stride] : 0u;
             }
 #pragma unroll
-            for (int k = 0; k < kPrefetch; k++)
+            for (int k = 0; k < P; k++)
                 hw[k] = r[k] > 0 ? __ldcg(&D.height[w[k]]) : kInf;
 #pragma unroll
-            for (int k = 0; k < kPrefetch; k++) {
+            for (int k = 0; k < P; k++) {
                 if (r[k] == 0)
                     continue;
                 if (hw[k] < h && e > 0) {
                     long long d = e < (long long)r[k] ? e : (long long)r[k];
-                    push_arc(D, beg + k, w[k], d, out, stamp);
+                    push_arc(D, beg + k * stride, w[k], d, out, stamp);
                     e -= d;
                     pushed += d;
                     ++*pushes;
@@ -475,9 +513,8 @@ __device__ void discharge_thread(const Dev<A> &D, unsigned v, unsigned long long
                 }
             }
         }
-        for (unsigned long long a = D.prefetch && end - beg <= (unsigned long long)kPrefetch ? end
-                                                                                             : beg;
-             a < end; a++) {
+        for (unsigned long long k = pre ? deg : 0; k < deg; k++) {
+            const unsigned long long a = beg + k * stride;
             unsigned r = __ldcg(&D.res[a]);
             if (r == 0)
                 continue;
@@ -593,28 +630,28 @@ __device__ void discharge_warp(const Dev<A> &D, unsigned v, unsigned long long b
 
 /* The warp's 32 vertices (lanes with has): heavy ones by the whole warp in turn, light ones a
  * thread each. Every lane must call. */
-template <typename A>
+template <int K, typename A>
 __device__ __forceinline__ void discharge_lanes(const Dev<A> &D, bool has, unsigned v,
-                                                unsigned long long beg, unsigned long long end,
+                                                unsigned long long beg, unsigned long long deg,
                                                 int cycles, int out, unsigned stamp,
                                                 unsigned long long *pushes) {
-    const bool heavy = has && end - beg > kHeavyDegree;
-    unsigned mask = __ballot_sync(0xffffffffu, heavy);
+    const bool heavy = has && is_heavy<K>(deg);
+    unsigned mask = K == kCsr ? __ballot_sync(0xffffffffu, heavy) : 0u;
     while (mask) {
         int leader = __ffs(mask) - 1;
         mask &= mask - 1;
         unsigned lv = __shfl_sync(0xffffffffu, v, leader);
         unsigned long long b = __shfl_sync(0xffffffffu, beg, leader);
-        unsigned long long e = __shfl_sync(0xffffffffu, end, leader);
+        unsigned long long e = b + __shfl_sync(0xffffffffu, deg, leader);
         discharge_warp(D, lv, b, e, cycles, out, stamp, pushes);
     }
     if (has && !heavy)
-        discharge_thread(D, v, beg, end, cycles, out, stamp, pushes);
+        discharge_thread<K>(D, v, beg, deg, cycles, out, stamp, pushes);
 }
 
 /* One sweep over `total` vertices of list `in`: each discharged for up to `cycles` rounds;
  * vertices that keep or gain excess go on `out`. */
-template <typename A>
+template <int K, typename A>
 __device__ void push_body(const Dev<A> &D, unsigned total, int in, int out, unsigned stamp,
                           int cycles, unsigned warp_id, unsigned warps,
                           unsigned long long *pushes) {
@@ -623,13 +660,12 @@ __device__ void push_body(const Dev<A> &D, unsigned total, int in, int out, unsi
         const unsigned i = base + lane;
         const bool has = i < total;
         unsigned v = 0;
-        unsigned long long beg = 0, end = 0;
+        unsigned long long beg = 0, deg = 0;
         if (has) {
             v = __ldcg(&D.list[in][i]);
-            beg = D.offset[v];
-            end = D.offset[v + 1];
+            arcs_of<K>(D, v, &beg, &deg);
         }
-        discharge_lanes(D, has, v, beg, end, cycles, out, stamp, pushes);
+        discharge_lanes<K>(D, has, v, beg, deg, cycles, out, stamp, pushes);
     }
 }
 
@@ -639,25 +675,24 @@ __device__ void push_body(const Dev<A> &D, unsigned total, int in, int out, unsi
  * near the previous vertex's. The output list is built as by a list sweep: a vertex that keeps
  * excess appends itself, one that gains excess from zero is appended by its pusher, so every
  * vertex with excess is on `out` afterwards. */
-template <typename A>
+template <int K, typename A>
 __device__ void push_dense_body(const Dev<A> &D, int out, unsigned stamp, int cycles,
                                 unsigned warp_id, unsigned warps, unsigned long long *pushes) {
     const int lane = threadIdx.x & 31;
     for (long long base = (long long)warp_id * 32; base < D.n; base += (long long)warps * 32) {
         const long long i = base + lane;
         bool has = false;
-        unsigned long long beg = 0, end = 0;
+        unsigned long long beg = 0, deg = 0;
         if (i < D.n && load_excess(&D.excess[i]) > 0) {
             has = true;
-            beg = D.offset[i];
-            end = D.offset[i + 1];
+            arcs_of<K>(D, (unsigned)i, &beg, &deg);
         }
-        discharge_lanes(D, has, (unsigned)i, beg, end, cycles, out, stamp, pushes);
+        discharge_lanes<K>(D, has, (unsigned)i, beg, deg, cycles, out, stamp, pushes);
     }
 }
 
 /* One sweep over the whole GPU. */
-template <typename A>
+template <int K, typename A>
 __global__ void __launch_bounds__(kBlock) push_kernel(const Dev<A> D, int cycles) {
     const unsigned q = __ldcg(&D.count[kQ]);
     if (blockIdx.x == 0 && threadIdx.x == 0)
@@ -665,16 +700,16 @@ __global__ void __launch_bounds__(kBlock) push_kernel(const Dev<A> D, int cycles
     const unsigned total = __ldcg(&D.count[q % 3]);
     unsigned long long pushes = 0;
     if (total > 0)
-        push_body(D, total, q % 3, (q + 1) % 3, 4 * q + 3, cycles,
-                  blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5),
-                  gridDim.x * (blockDim.x >> 5), &pushes);
+        push_body<K>(D, total, q % 3, (q + 1) % 3, 4 * q + 3, cycles,
+                     blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5),
+                     gridDim.x * (blockDim.x >> 5), &pushes);
     warp_add(pushes, &D.counters[kPushes]);
     finish_step(D.count, q, kSweeps, total > 0);
 }
 
 /* Up to max_steps sweeps in one block while the active list is small (late phases, long
  * paths); stops when it is empty or too large. */
-template <typename A>
+template <int K, typename A>
 __global__ void __launch_bounds__(kSmallBlock)
     push_small_kernel(const Dev<A> D, int cycles, unsigned max_steps) {
     __shared__ unsigned total_s;
@@ -690,8 +725,8 @@ __global__ void __launch_bounds__(kSmallBlock)
         const unsigned total = total_s;
         if (total == 0 || total > kSmallMax)
             break;
-        push_body(D, total, q % 3, (q + 1) % 3, 4 * q + 3, cycles, threadIdx.x >> 5,
-                  blockDim.x >> 5, &pushes);
+        push_body<K>(D, total, q % 3, (q + 1) % 3, 4 * q + 3, cycles, threadIdx.x >> 5,
+                     blockDim.x >> 5, &pushes);
         __threadfence_block();
         __syncthreads();
         q++;
@@ -729,24 +764,28 @@ __device__ __forceinline__ unsigned long long global_ns() {
  * takes level + 1; only w's thread writes w's height, and nodes given level + 1 in this step
  * cannot pass for the frontier. Cheaper than the top-down step when the frontier's arcs
  * outnumber the unreached nodes' (a frontier of a large share of the graph). */
-template <typename A> __device__ void bfs_bottom_up(const Dev<A> &D, int level, int out) {
+template <int K, typename A> __device__ void bfs_bottom_up(const Dev<A> &D, int level, int out) {
+    const unsigned long long stride = arc_stride<K>(D);
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < D.n;
          i += (long long)gridDim.x * blockDim.x) {
         if (__ldcg(&D.height[i]) != kInf)
             continue;
-        const unsigned long long end = D.offset[i + 1];
-        for (unsigned long long a = D.offset[i]; a < end; a++)
+        unsigned long long beg = 0, deg = 0;
+        arcs_of<K>(D, (unsigned)i, &beg, &deg);
+        for (unsigned long long k = 0; k < deg; k++) {
+            const unsigned long long a = beg + k * stride;
             if (D.res[a] != 0 && __ldcg(&D.height[D.head[a]]) == level) {
                 __stcg(&D.height[i], level + 1);
                 list_add(D.list[out], &D.count[out], (unsigned)i, true, D.aggregate);
                 break;
             }
+        }
     }
 }
 
 /* Every BFS level until the frontier is empty (Fwd: the hybrid's forward search `fs`); a level
  * whose frontier has more than bottom_up nodes (0: never) runs bottom-up. */
-template <bool Fwd, typename A>
+template <bool Fwd, int K, typename A>
 __global__ void __launch_bounds__(kBlock)
     bfs_grid_kernel(const Dev<A> D, unsigned fs, unsigned small_max, unsigned bottom_up) {
     cg::grid_group grid = cg::this_grid();
@@ -763,7 +802,7 @@ __global__ void __launch_bounds__(kBlock)
         if (total <= small_max) {
             grid.sync();
             if (blockIdx.x == 0) {
-                bfs_block_levels<Fwd>(D, fs, small_max, &q, &level, &total_s);
+                bfs_block_levels<Fwd, K>(D, fs, small_max, &q, &level, &total_s);
                 if (threadIdx.x == 0)
                     D.count[kSlotQ] = q;
             }
@@ -778,10 +817,10 @@ __global__ void __launch_bounds__(kBlock)
         if (blockIdx.x == 0 && threadIdx.x == 0)
             D.count[(q + 2) % 3] = 0;
         if (!Fwd && bottom_up > 0 && total > bottom_up)
-            bfs_bottom_up(D, level, (q + 1) % 3);
+            bfs_bottom_up<K>(D, level, (q + 1) % 3);
         else
-            bfs_body<Fwd>(D, total, q % 3, (q + 1) % 3, level, Fwd ? fs : 4 * q + 3, warp_id,
-                          warps);
+            bfs_body<Fwd, K>(D, total, q % 3, (q + 1) % 3, level, Fwd ? fs : 4 * q + 3, warp_id,
+                             warps);
         grid.sync();
         q++;
         level++;
@@ -800,7 +839,7 @@ constexpr int kMinPhaseSteps = 4;
 /* One push phase: sweeps until the active list is empty, max_steps sweeps, or (limit_ns > 0)
  * limit_ns nanoseconds on the device clock, read by block 0 after each step from step
  * min_steps on. A step whose list has at least `dense` entries (0: never) is a dense sweep. */
-template <typename A>
+template <int K, typename A>
 __global__ void __launch_bounds__(kBlock)
     push_grid_kernel(const Dev<A> D, int cycles, unsigned max_steps, unsigned long long limit_ns,
                      unsigned small_max, unsigned min_steps, unsigned dense) {
@@ -833,8 +872,8 @@ __global__ void __launch_bounds__(kBlock)
                     const unsigned t = total_s;
                     if (t == 0 || t > small_max || stop_s)
                         break;
-                    push_body(D, t, q % 3, (q + 1) % 3, 4 * q + 3, cycles, threadIdx.x >> 5,
-                              blockDim.x >> 5, &pushes);
+                    push_body<K>(D, t, q % 3, (q + 1) % 3, 4 * q + 3, cycles, threadIdx.x >> 5,
+                                 blockDim.x >> 5, &pushes);
                     __threadfence_block();
                     __syncthreads();
                     q++;
@@ -846,9 +885,10 @@ __global__ void __launch_bounds__(kBlock)
             if (blockIdx.x == 0 && threadIdx.x == 0)
                 D.count[(q + 2) % 3] = 0;
             if (dense > 0 && total >= dense)
-                push_dense_body(D, (q + 1) % 3, 4 * q + 3, cycles, warp_id, warps, &pushes);
+                push_dense_body<K>(D, (q + 1) % 3, 4 * q + 3, cycles, warp_id, warps, &pushes);
             else
-                push_body(D, total, q % 3, (q + 1) % 3, 4 * q + 3, cycles, warp_id, warps, &pushes);
+                push_body<K>(D, total, q % 3, (q + 1) % 3, 4 * q + 3, cycles, warp_id, warps,
+                             &pushes);
         }
         if (blockIdx.x == 0 && threadIdx.x == 0)
             D.count[kStop0 + (round & 1)] =
@@ -902,9 +942,10 @@ __device__ __forceinline__ bool sub_keeps(const Dev<A> &D, unsigned v, unsigned 
 
 /* Node k of the sub (v = the k-th flagged node): its terminal capacities (excess from the new
  * source, the sink residual to the sink), its original id and its number of kept edges. */
-template <typename A>
+template <int K, typename A>
 __global__ void sub_nodes_kernel(const Dev<A> D, unsigned fs, const unsigned *id, long long *ts,
                                  long long *tt, unsigned *orig, unsigned long long *ecount) {
+    const unsigned long long stride = arc_stride<K>(D);
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < D.n;
          i += (long long)gridDim.x * blockDim.x) {
         const unsigned v = (unsigned)i;
@@ -914,19 +955,21 @@ __global__ void sub_nodes_kernel(const Dev<A> D, unsigned fs, const unsigned *id
         ts[k] = D.excess[v];
         tt[k] = D.sink_res[v];
         orig[k] = v;
-        unsigned long long c = 0;
-        for (unsigned long long a = D.offset[v]; a < D.offset[v + 1]; a++)
-            c += sub_keeps(D, v, a, fs);
+        unsigned long long c = 0, beg = 0, deg = 0;
+        arcs_of<K>(D, v, &beg, &deg);
+        for (unsigned long long j = 0; j < deg; j++)
+            c += sub_keeps(D, v, beg + j * stride, fs);
         ecount[k] = c;
     }
 }
 
 /* The kept edges, node by node in sub order (eoffset: the scan of ecount): endpoints in sub
  * ids, the residuals both ways; residuals past INT32_MAX are counted (the host splits them). */
-template <typename A>
+template <int K, typename A>
 __global__ void sub_edges_kernel(const Dev<A> D, unsigned fs, const unsigned *id,
                                  const unsigned long long *eoffset, unsigned *eu, unsigned *ev,
                                  unsigned *ecap, unsigned *erev) {
+    const unsigned long long stride = arc_stride<K>(D);
     unsigned long long big = 0;
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < D.n;
          i += (long long)gridDim.x * blockDim.x) {
@@ -934,8 +977,10 @@ __global__ void sub_edges_kernel(const Dev<A> D, unsigned fs, const unsigned *id
         if (D.sub[v] != fs)
             continue;
         const unsigned k = id[v];
-        unsigned long long p = eoffset[k];
-        for (unsigned long long a = D.offset[v]; a < D.offset[v + 1]; a++) {
+        unsigned long long p = eoffset[k], beg = 0, deg = 0;
+        arcs_of<K>(D, v, &beg, &deg);
+        for (unsigned long long j = 0; j < deg; j++) {
+            const unsigned long long a = beg + j * stride;
             if (!sub_keeps(D, v, a, fs))
                 continue;
             const unsigned r = D.res[a], rr = D.res[D.rev[a]];
@@ -1068,9 +1113,156 @@ constexpr int kDefaultBalance = 50;
 constexpr long long kHybridActiveDiv = 64;
 constexpr long long kHybridNodesDiv = 4;
 
+/* The padded layout's degree for a graph of maximum degree max_deg: a compiled-in degree
+ * (4, 6, 8, 26: grids of 4, 6 and 8 neighbours, 3D 26-connected) where the padding to it is
+ * small, else 0 (the run-time degree max_deg, a loop); -1 past kPadMaxDegree. */
+int pad_degree(unsigned long long max_deg) {
+    if (max_deg <= 4)
+        return 4;
+    if (max_deg <= 6)
+        return 6;
+    if (max_deg <= 8)
+        return 8;
+    if (max_deg >= 23 && max_deg <= 26)
+        return 26;
+    return max_deg <= (unsigned long long)kPadMaxDegree ? 0 : -1;
+}
+
+/* Orders of a vertex's arcs in the sorted build (GCUT_CUDAGENERAL_ORDER): the edge order; the
+ * arcs of the edges it starts first (u of edge (u, v)), then those it ends, each in edge order;
+ * a hashed order (a deterministic shuffle). The sort key is tail << 32 | this word; the sort
+ * looks at bits kOrderLowBit[order] .. 32 + bits(n) only. */
+enum { kOrderEdge = 0, kOrderOwnFirst = 1, kOrderHashed = 2 };
+constexpr int kOrderLowBit[3] = {32, 31, 24};
+/* The sorted build's arc order (kOrder*, GCUT_CUDAGENERAL_ORDER): hashed, measured best of the
+ * three on the padded layout (docs/CUDA-GENERAL.md, "Fourth pass": edge order and own edges
+ * first cost 1.2-1.7x on hard 4K, 256^3 and GENRMF). */
+constexpr int kDefaultOrder = kOrderHashed;
+
+/* Sorted build (the padded layout; the CSR with GCUT_CUDAGENERAL_SORTED=1): arc x = 2e (u -> v
+ * of edge e) or 2e + 1 (v -> u) keyed by its tail and its order word; self-loops have tail n
+ * (sorted last, dropped). */
+__global__ void arc_keys_kernel(long long m, unsigned n, const unsigned *eu, const unsigned *ev,
+                                int order, unsigned long long *key, unsigned *val) {
+    for (long long x = blockIdx.x * (long long)blockDim.x + threadIdx.x; x < 2 * m;
+         x += (long long)gridDim.x * blockDim.x) {
+        const long long e = x >> 1;
+        const unsigned u = eu[e], v = ev[e];
+        const unsigned tail = u == v ? n : (x & 1) ? v : u;
+        unsigned word = 0;
+        if (order == kOrderOwnFirst) {
+            word = (unsigned)(x & 1) << 31;
+        } else if (order == kOrderHashed) {
+            unsigned h = (unsigned)x * 0x9e3779b1u;
+            h ^= h >> 15;
+            h *= 0x85ebca77u;
+            h ^= h >> 13;
+            word = h & 0xff000000u;
+        }
+        key[x] = (unsigned long long)tail << 32 | word;
+        val[x] = (unsigned)x;
+    }
+}
+
+/* After the stable sort, position p holds arc val[p], the (p - offset[u])-th arc of its tail u =
+ * key[p] >> 32 in the chosen order: its place is offset[u] + that (CSR, pitch 0) or that * pitch
+ * + u (padded, slot-major). */
+__global__ void arc_pos_kernel(long long arcs, unsigned n, const unsigned long long *key,
+                               const unsigned *val, const unsigned long long *offset,
+                               unsigned long long pitch, unsigned *pos) {
+    for (long long p = blockIdx.x * (long long)blockDim.x + threadIdx.x; p < arcs;
+         p += (long long)gridDim.x * blockDim.x) {
+        const unsigned u = (unsigned)(key[p] >> 32);
+        if (u >= n)
+            continue;
+        const unsigned long long j = (unsigned long long)p - offset[u];
+        pos[val[p]] = (unsigned)(pitch > 0 ? j * pitch + u : offset[u] + j);
+    }
+}
+
+/* Padded layout: every slot a null arc (residual 0, head its own vertex, paired with itself)
+ * before fill_kernel writes the real arcs. */
+template <typename A> __global__ void pad_init_kernel(const Dev<A> D, unsigned long long slots) {
+    for (unsigned long long s = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+         s < slots; s += (unsigned long long)gridDim.x * blockDim.x) {
+        const unsigned long long v = s % D.pitch;
+        D.head[s] = v < (unsigned long long)D.n ? (unsigned)v : 0u;
+        D.res[s] = 0;
+        D.rev[s] = (A)s;
+    }
+}
+
+/* Both arcs of every edge at their places from arc_pos_kernel (deterministic: no atomics). */
 template <typename A>
-gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *flow,
-                  uint8_t *labels, gcut_stats *stats, double t_start) {
+__global__ void fill_kernel(const Dev<A> D, long long m, const unsigned *eu, const unsigned *ev,
+                            const int *cap, const int *rcap, const unsigned *pos) {
+    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < m;
+         e += (long long)gridDim.x * blockDim.x) {
+        const unsigned u = eu[e], v = ev[e];
+        if (u == v)
+            continue;
+        const unsigned pu = pos[2 * e], pv = pos[2 * e + 1];
+        D.head[pu] = v;
+        D.head[pv] = u;
+        D.res[pu] = (unsigned)cap[e];
+        D.res[pv] = (unsigned)rcap[e];
+        D.rev[pu] = (A)pv;
+        D.rev[pv] = (A)pu;
+    }
+}
+
+/* Refused cooperative launches (a grid too large for the device, MPS or a device without it):
+ * the solve goes on with the launch-per-step kernels. */
+bool coop_refused(cudaError_t err) {
+    return err == cudaErrorCooperativeLaunchTooLarge || err == cudaErrorNotSupported ||
+           err == cudaErrorNotPermitted || err == cudaErrorLaunchOutOfResources ||
+           err == cudaErrorInvalidConfiguration;
+}
+
+template <int K, typename A>
+gcut_status run(Session &S, Dev<A> &D, int device, int verbose, int64_t *flow, uint8_t *labels,
+                gcut_stats *stats, double t_solve);
+
+/* The layout asked for by GCUT_CUDAGENERAL_LAYOUT=auto|csr|padded: *want -1 (auto, the
+ * default), 0 or 1; anything else is GCUT_ERR_INVALID_ARG, before any device work. */
+gcut_status layout_request(int *want) {
+    const char *s = getenv("GCUT_CUDAGENERAL_LAYOUT");
+    *want = -1;
+    if (s == NULL || *s == '\0' || strcmp(s, "auto") == 0)
+        return GCUT_OK;
+    if (strcmp(s, "csr") == 0)
+        *want = 0;
+    else if (strcmp(s, "padded") == 0)
+        *want = 1;
+    else
+        return gcut__fail(GCUT_ERR_INVALID_ARG,
+                          "cuda-general: GCUT_CUDAGENERAL_LAYOUT=%s; expected csr, padded or auto",
+                          s);
+    return GCUT_OK;
+}
+
+/* The layout that a graph of `arcs` arcs (self-loops dropped), n nodes and maximum degree
+ * max_deg gets (docs/CUDA-GENERAL.md, "Fourth pass") when `want` was asked for (layout_request;
+ * auto: gcut__cudageneral_layout_rule): the padded degree (0: the run-time one) or kCsr. */
+int pick_layout(long long n, unsigned long long arcs, unsigned long long max_deg, int want) {
+    const int k = pad_degree(max_deg);
+    if (k < 0 || want == 0)
+        return kCsr;
+    const unsigned long long pitch = ((unsigned long long)n + 31) / 32 * 32;
+    const unsigned long long slots = pitch * (unsigned long long)(k > 0 ? k : (int)max_deg);
+    /* Slots are indexed by uint32 (the sort's places, paired-arc indices); the caller takes
+     * the padded layout only while the arcs themselves fit uint32. */
+    if (slots >= 0xffffffffull)
+        return kCsr;
+    if (want == 1 ||
+        gcut__cudageneral_layout_rule(n, (int64_t)arcs, (int64_t)max_deg, (int64_t)slots) != 0)
+        return k;
+    return kCsr;
+}
+
+template <typename A>
+gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int want_layout,
+                  int64_t *flow, uint8_t *labels, gcut_stats *stats, double t_start) {
     Dev<A> D{};
     const long long n = g->num_nodes;
     const long long m = g->num_edges;
@@ -1084,8 +1276,12 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
     D.aggregate = gcut__env_int("GCUT_CUDAGENERAL_AGGREGATE", 1, 0, 1);
     /* GCUT_CUDAGENERAL_PREFETCH=0: a thread discharge loads arc by arc (the second pass's). */
     D.prefetch = gcut__env_int("GCUT_CUDAGENERAL_PREFETCH", 1, 0, 1);
+    /* GCUT_CUDAGENERAL_SORTED=1: the CSR built in edge order (the padded layout's sorted build)
+     * instead of by the scatter's atomics, for comparison. */
+    const int sorted_csr = gcut__env_int("GCUT_CUDAGENERAL_SORTED", 0, 0, 1);
 
-    /* Peak: the edge upload and the CSR together (the upload is freed before the solve). */
+    /* Peak of the CSR build: the edge upload and the CSR together (the upload is freed before
+     * the solve). The padded layout's need is checked when it is chosen (below). */
     const size_t need =
         edges * 16 + arcs * (8 + sizeof(A)) + (nodes + 1) * 16 + nodes * 36 + kNumCounters * 8 + 64;
     size_t free_bytes = 0, total_bytes = 0;
@@ -1118,9 +1314,6 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
         (st = device_alloc(S, &erev, edges, "edge capacities")) != GCUT_OK ||
         (st = device_alloc(S, &D.offset, nodes + 1, "arc offsets")) != GCUT_OK ||
         (st = device_alloc(S, &deg, nodes + 1, "degrees")) != GCUT_OK ||
-        (st = device_alloc(S, &D.head, arcs, "arc heads")) != GCUT_OK ||
-        (st = device_alloc(S, &D.res, arcs, "arc residuals")) != GCUT_OK ||
-        (st = device_alloc(S, &D.rev, arcs, "paired-arc indices")) != GCUT_OK ||
         (st = device_alloc(S, &D.excess, nodes, "excess")) != GCUT_OK ||
         (st = device_alloc(S, &D.sink_res, nodes, "sink residuals")) != GCUT_OK ||
         (st = device_alloc(S, &D.height, nodes, "heights")) != GCUT_OK ||
@@ -1132,79 +1325,18 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
         (st = device_alloc(S, &D.counters, kNumCounters, "counters")) != GCUT_OK)
         return st;
 
-    int sms = 1, per_sm = 1;
+    int sms = 1;
     GCUT__CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
                    "cudaDeviceGetAttribute");
-    GCUT__CUDA_TRY(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, push_kernel<A>, kBlock, 0),
-        "occupancy");
-    per_sm = gcut__env_int("GCUT_CUDAGENERAL_BLOCKS_PER_SM", per_sm, 1, 64);
-    const size_t span = (nodes > edges ? nodes : edges) + 1;
+    const size_t span = (nodes > arcs ? nodes : arcs) + 1;
     const int flat_blocks =
         (int)((span + kBlock - 1) / kBlock < (size_t)sms * 16 ? (span + kBlock - 1) / kBlock
                                                               : (size_t)sms * 16);
     const int node_blocks =
         (int)((nodes + kBlock) / kBlock < (size_t)sms * 16 ? (nodes + kBlock) / kBlock
                                                            : (size_t)sms * 16);
-    const int work_blocks = sms * per_sm;
-    const int cycles = gcut__env_int("GCUT_CUDAGENERAL_CYCLES", kDefaultCycles, 1, 1 << 20);
-    const int fixed_sweeps = gcut__env_int("GCUT_CUDAGENERAL_SWEEPS", 0, 0, 1 << 20);
-    const int balance = gcut__env_int("GCUT_CUDAGENERAL_BALANCE", kDefaultBalance, 0, 1 << 20);
-    const unsigned bfs_small =
-        (unsigned)gcut__env_int("GCUT_CUDAGENERAL_BFS_SMALL", kSmallBfsMax, 0, 1 << 24);
-    /* Persistent grid kernels (a BFS or a push phase per cooperative launch) where the device
-     * has cooperative launch; GCUT_CUDAGENERAL_PERSIST=0 keeps the launch-per-step path (the
-     * second pass's; for compute-sanitizer racecheck, which stopped cuda-grid's cooperative
-     * kernel). GCUT_CUDAGENERAL_GRID_SMALL: list size up to which block 0 runs the steps alone. */
-    int coop_support = 0, push_per_sm = 0, bfs_per_sm = 0, fwd_per_sm = 0;
-    GCUT__CUDA_TRY(cudaDeviceGetAttribute(&coop_support, cudaDevAttrCooperativeLaunch, device),
-                   "cudaDeviceGetAttribute");
-    GCUT__CUDA_TRY(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&push_per_sm, push_grid_kernel<A>, kBlock, 0),
-        "occupancy");
-    GCUT__CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                       &bfs_per_sm, bfs_grid_kernel<false, A>, kBlock, 0),
-                   "occupancy");
-    GCUT__CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                       &fwd_per_sm, bfs_grid_kernel<true, A>, kBlock, 0),
-                   "occupancy");
-    int grid_per_sm = push_per_sm < bfs_per_sm ? push_per_sm : bfs_per_sm;
-    grid_per_sm = fwd_per_sm < grid_per_sm ? fwd_per_sm : grid_per_sm;
-    grid_per_sm = gcut__env_int("GCUT_CUDAGENERAL_GRID_BLOCKS_PER_SM", grid_per_sm, 1, grid_per_sm);
-    const bool persist = coop_support != 0 && grid_per_sm > 0 &&
-                         gcut__env_int("GCUT_CUDAGENERAL_PERSIST", 1, 0, 1) != 0;
-    const int grid_blocks = sms * grid_per_sm;
-    unsigned grid_small =
-        (unsigned)gcut__env_int("GCUT_CUDAGENERAL_GRID_SMALL", kBlock, 0, 1 << 24);
-    /* Bottom-up BFS levels (grid kernels only) when the frontier passes this percentage of the
-     * nodes; 0 = top-down always. */
-    unsigned min_sweeps =
-        (unsigned)gcut__env_int("GCUT_CUDAGENERAL_MIN_SWEEPS", kMinPhaseSteps, 1, 1 << 20);
-    /* Dense sweeps (grid kernels only) while more than this percentage of the nodes are
-     * active (1 on a graph of under 100 nodes: every grid-wide step); 0 = list sweeps always. */
-    const int dense_pct = gcut__env_int("GCUT_CUDAGENERAL_DENSE", kDefaultDense, 0, 100);
-    unsigned dense = dense_pct > 0 ? (unsigned)((long long)n * dense_pct / 100 + 1) : 0u;
-    const int bottom_up_pct = gcut__env_int("GCUT_CUDAGENERAL_BOTTOM_UP", 0, 0, 100);
-    unsigned bottom_up =
-        bottom_up_pct > 0 ? (unsigned)((long long)n * bottom_up_pct / 100 + 1) : 0u;
-    /* Hybrid finish (docs/CUDA-GENERAL.md; off unless GCUT_CUDAGENERAL_HYBRID=1: measured slower
-     * than the GPU alone on the vision graphs once phases are balanced): on, at most `hyb_active`
-     * active nodes after a global relabel, at most `hyb_nodes` nodes in the residual problem handed
-     * to bk, and not before global relabel number `hyb_after` (0 for the knobs: the defaults). */
-    const int hybrid = gcut__env_int("GCUT_CUDAGENERAL_HYBRID", 0, 0, 1);
-    long long hyb_active = gcut__env_int("GCUT_CUDAGENERAL_HYBRID_ACTIVE", 0, 0, INT32_MAX);
-    long long hyb_nodes = gcut__env_int("GCUT_CUDAGENERAL_HYBRID_NODES", 0, 0, INT32_MAX);
-    const int hyb_after = gcut__env_int("GCUT_CUDAGENERAL_HYBRID_AFTER", 2, 1, 1 << 20);
-    if (hyb_active == 0)
-        hyb_active = n / kHybridActiveDiv + 64;
-    if (hyb_nodes == 0)
-        hyb_nodes = n / kHybridNodesDiv + 1024;
-    if (hybrid && (st = device_alloc(S, &D.sub, nodes, "hybrid search stamps")) != GCUT_OK)
-        return st;
-    if (hybrid)
-        GCUT__CUDA_TRY(cudaMemsetAsync(D.sub, 0, nodes * 4, S.stream), "memset");
 
-    /* ---- construction: upload, then CSR on the device ---- */
+    /* ---- construction: upload, degrees, the layout, then its arcs on the device ---- */
     GCUT__CUDA_TRY(cudaMemcpyAsync(eu, g->edge_u32, edges * 4, cudaMemcpyHostToDevice, stream),
                    "upload edges");
     GCUT__CUDA_TRY(cudaMemcpyAsync(ev, g->edge_v32, edges * 4, cudaMemcpyHostToDevice, stream),
@@ -1224,34 +1356,131 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
     GCUT__CUDA_TRY(cudaMemsetAsync(D.mark, 0, nodes * 4, stream), "memset");
     count_kernel<<<flat_blocks, kBlock, 0, stream>>>(m, eu, ev, ecap, erev, deg, D.counters);
     GCUT__CUDA_TRY(cudaGetLastError(), "count kernel launch");
-    size_t temp_bytes = 0;
+    size_t temp_bytes = 0, max_bytes = 0;
     GCUT__CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, deg, D.offset,
                                                  (long long)nodes + 1, stream),
                    "scan size");
+    /* The maximum degree (the layout rule) goes to counter kBigResiduals, unused until the
+     * hybrid's extraction. */
+    GCUT__CUDA_TRY(cub::DeviceReduce::Max(nullptr, max_bytes, deg, D.counters + kBigResiduals,
+                                          (long long)nodes, stream),
+                   "max size");
     void *temp = nullptr;
-    if ((st = device_alloc(S, reinterpret_cast<unsigned char **>(&temp), temp_bytes,
-                           "scan scratch")) != GCUT_OK)
+    if ((st = device_alloc(S, reinterpret_cast<unsigned char **>(&temp),
+                           temp_bytes > max_bytes ? temp_bytes : max_bytes, "scan scratch")) !=
+        GCUT_OK)
         return st;
+    GCUT__CUDA_TRY(cub::DeviceReduce::Max(temp, max_bytes, deg, D.counters + kBigResiduals,
+                                          (long long)nodes, stream),
+                   "max degree");
     GCUT__CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp, temp_bytes, deg, D.offset,
                                                  (long long)nodes + 1, stream),
                    "scan");
     GCUT__CUDA_TRY(
-        cudaMemcpyAsync(deg, D.offset, (nodes + 1) * 8, cudaMemcpyDeviceToDevice, stream),
-        "copy offsets");
-    scatter_kernel<A><<<flat_blocks, kBlock, 0, stream>>>(D, m, eu, ev, ecap, erev, deg);
-    GCUT__CUDA_TRY(cudaGetLastError(), "scatter kernel launch");
+        cudaMemcpyAsync(S.host, D.counters + kBigResiduals, 8, cudaMemcpyDeviceToHost, stream),
+        "read the maximum degree");
+    GCUT__CUDA_TRY(cudaMemcpyAsync(S.host + 1, D.offset + nodes, 8, cudaMemcpyDeviceToHost, stream),
+                   "read the arc count");
+    GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "degrees");
+    device_release(S, temp);
+    const unsigned long long max_deg = S.host[0], real_arcs = S.host[1];
+    /* The padded layout only with uint32 arc indices (not on the 64-bit path). */
+    int layout = sizeof(A) == 4 ? pick_layout(n, real_arcs, max_deg, want_layout) : kCsr;
+    D.pitch = ((unsigned long long)n + 31) / 32 * 32;
+    D.pad_deg = layout == kCsr ? 0 : layout == 0 ? (int)max_deg : layout;
+    const unsigned long long pad_slots = D.pitch * (unsigned long long)D.pad_deg;
+    bool sorted = layout != kCsr || (sorted_csr && sizeof(A) == 4);
+    size_t sort_bytes = 0;
+    cub::DoubleBuffer<unsigned long long> keys;
+    cub::DoubleBuffer<unsigned> vals;
+    int bits = 1; /* tails run to n */
+    while (bits < 32 && ((unsigned long long)n >> bits) != 0)
+        bits++;
+    const int order = gcut__env_int("GCUT_CUDAGENERAL_ORDER", kDefaultOrder, 0, 2);
+    const int low_bit = kOrderLowBit[order];
+    if (sorted) {
+        GCUT__CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, keys, vals,
+                                                       (long long)arcs, low_bit, 32 + bits, stream),
+                       "sort size");
+        /* Sort buffers and the arc arrays while the upload is held: else the CSR. */
+        const size_t slots = layout != kCsr ? (size_t)pad_slots : arcs;
+        const size_t extra = arcs * 24 + sort_bytes + slots * (8 + sizeof(A)) + 256;
+        GCUT__CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+        const uint64_t cap = device_cap();
+        if (extra > free_bytes || (cap != UINT64_MAX && S.device_bytes + extra > cap)) {
+            if (verbose)
+                fprintf(stderr,
+                        "cuda-general: the sorted build needs %zu more bytes (%zu free): the "
+                        "CSR\n",
+                        extra, free_bytes);
+            layout = kCsr;
+            sorted = false;
+        }
+    }
+    gcut__cudageneral_note_layout(layout == kCsr ? 0 : D.pad_deg);
+    const size_t slots = layout != kCsr ? (size_t)pad_slots : arcs;
+    if ((st = device_alloc(S, &D.head, slots, "arc heads")) != GCUT_OK ||
+        (st = device_alloc(S, &D.res, slots, "arc residuals")) != GCUT_OK ||
+        (st = device_alloc(S, &D.rev, slots, "paired-arc indices")) != GCUT_OK)
+        return st;
+    if (!sorted) {
+        GCUT__CUDA_TRY(
+            cudaMemcpyAsync(deg, D.offset, (nodes + 1) * 8, cudaMemcpyDeviceToDevice, stream),
+            "copy offsets");
+        scatter_kernel<A><<<flat_blocks, kBlock, 0, stream>>>(D, m, eu, ev, ecap, erev, deg);
+        GCUT__CUDA_TRY(cudaGetLastError(), "scatter kernel launch");
+    } else {
+        unsigned long long *kk[2] = {};
+        unsigned *kv[2] = {};
+        for (int i = 0; i < 2; i++)
+            if ((st = device_alloc(S, &kk[i], arcs, "sort keys")) != GCUT_OK ||
+                (st = device_alloc(S, &kv[i], arcs, "sort values")) != GCUT_OK)
+                return st;
+        if ((st = device_alloc(S, reinterpret_cast<unsigned char **>(&temp), sort_bytes,
+                               "sort scratch")) != GCUT_OK)
+            return st;
+        keys = cub::DoubleBuffer<unsigned long long>(kk[0], kk[1]);
+        vals = cub::DoubleBuffer<unsigned>(kv[0], kv[1]);
+        arc_keys_kernel<<<flat_blocks, kBlock, 0, stream>>>(m, (unsigned)n, eu, ev, order, kk[0],
+                                                            kv[0]);
+        GCUT__CUDA_TRY(cudaGetLastError(), "arc keys launch");
+        GCUT__CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp, sort_bytes, keys, vals,
+                                                       (long long)arcs, low_bit, 32 + bits, stream),
+                       "sort arcs by tail");
+        /* The places go where the other key buffer was (8 bytes an arc, 4 needed). */
+        unsigned *pos = reinterpret_cast<unsigned *>(keys.Alternate());
+        arc_pos_kernel<<<flat_blocks, kBlock, 0, stream>>>((long long)arcs, (unsigned)n,
+                                                           keys.Current(), vals.Current(), D.offset,
+                                                           layout != kCsr ? D.pitch : 0ull, pos);
+        GCUT__CUDA_TRY(cudaGetLastError(), "arc places launch");
+        if (layout != kCsr) {
+            pad_init_kernel<A><<<flat_blocks, kBlock, 0, stream>>>(D, pad_slots);
+            GCUT__CUDA_TRY(cudaGetLastError(), "padding launch");
+        }
+        fill_kernel<A><<<flat_blocks, kBlock, 0, stream>>>(D, m, eu, ev, ecap, erev, pos);
+        GCUT__CUDA_TRY(cudaGetLastError(), "fill launch");
+        GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "sorted build");
+        device_release(S, temp);
+        for (int i = 0; i < 2; i++) {
+            device_release(S, kk[i]);
+            device_release(S, kv[i]);
+        }
+    }
     init_kernel<A><<<node_blocks, kBlock, 0, stream>>>(D);
     GCUT__CUDA_TRY(cudaGetLastError(), "init kernel launch");
     GCUT__CUDA_TRY(
         cudaMemcpyAsync(S.host, D.counters, kNumCounters * 8, cudaMemcpyDeviceToHost, stream),
         "read counters");
     GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "construction");
-    device_release(S, temp);
     device_release(S, eu);
     device_release(S, ev);
     device_release(S, ecap);
     device_release(S, erev);
     device_release(S, deg);
+    if (layout != kCsr) {
+        device_release(S, D.offset);
+        D.offset = nullptr;
+    }
     {
         /* Excess is int64: every node's excess stays below the preprocessed excess total plus
          * every arc capacity; the flow value below the sink capacities' total. */
@@ -1267,6 +1496,131 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
     }
     const double t_solve = gcut__now_ms();
     stats->build_ms = t_solve - t_start;
+    if (verbose)
+        fprintf(stderr,
+                "cuda-general: layout %s (degree %d), maximum degree %llu, %llu arcs, %s build "
+                "(order %d) %.3f ms\n",
+                layout == kCsr ? "csr" : "padded", layout == kCsr ? 0 : D.pad_deg, max_deg,
+                real_arcs, sorted ? "sorted" : "atomic", sorted ? order : -1, stats->build_ms);
+    if constexpr (sizeof(A) == 4) {
+        switch (layout) {
+        case 4:
+            return run<4, A>(S, D, device, verbose, flow, labels, stats, t_solve);
+        case 6:
+            return run<6, A>(S, D, device, verbose, flow, labels, stats, t_solve);
+        case 8:
+            return run<8, A>(S, D, device, verbose, flow, labels, stats, t_solve);
+        case 26:
+            return run<26, A>(S, D, device, verbose, flow, labels, stats, t_solve);
+        case 0:
+            return run<0, A>(S, D, device, verbose, flow, labels, stats, t_solve);
+        default:
+            break;
+        }
+    }
+    return run<kCsr, A>(S, D, device, verbose, flow, labels, stats, t_solve);
+}
+
+/* The solve on the built layout K: sweeps, global relabels, exact stop. */
+template <int K, typename A>
+gcut_status run(Session &S, Dev<A> &D, int device, int verbose, int64_t *flow, uint8_t *labels,
+                gcut_stats *stats, double t_solve) {
+    const long long n = D.n;
+    const size_t nodes = (size_t)n;
+    cudaStream_t stream = S.stream;
+    gcut_status st;
+    int sms = 1, per_sm = 1;
+    GCUT__CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
+                   "cudaDeviceGetAttribute");
+    GCUT__CUDA_TRY(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, push_kernel<K, A>, kBlock, 0),
+        "occupancy");
+    per_sm = gcut__env_int("GCUT_CUDAGENERAL_BLOCKS_PER_SM", per_sm, 1, 64);
+    const int node_blocks =
+        (int)((nodes + kBlock) / kBlock < (size_t)sms * 16 ? (nodes + kBlock) / kBlock
+                                                           : (size_t)sms * 16);
+    const int work_blocks = sms * per_sm;
+    const int cycles = gcut__env_int("GCUT_CUDAGENERAL_CYCLES", kDefaultCycles, 1, 1 << 20);
+    const int fixed_sweeps = gcut__env_int("GCUT_CUDAGENERAL_SWEEPS", 0, 0, 1 << 20);
+    const int balance = gcut__env_int("GCUT_CUDAGENERAL_BALANCE", kDefaultBalance, 0, 1 << 20);
+    const unsigned bfs_small =
+        (unsigned)gcut__env_int("GCUT_CUDAGENERAL_BFS_SMALL", kSmallBfsMax, 0, 1 << 24);
+    /* Persistent grid kernels (a BFS or a push phase per cooperative launch) where the device
+     * has cooperative launch; GCUT_CUDAGENERAL_PERSIST=0 keeps the launch-per-step path (the
+     * second pass's). GCUT_CUDAGENERAL_GRID_SMALL: list size up to which block 0 runs the steps
+     * alone. A refused cooperative launch (coop_refused) also switches to the launch-per-step
+     * path, for the rest of the solve; GCUT_CUDAGENERAL_COOP_REFUSE=N (tests) pretends that the
+     * N-th cooperative launch was refused. */
+    int coop_support = 0, push_per_sm = 0, bfs_per_sm = 0, fwd_per_sm = 0;
+    GCUT__CUDA_TRY(cudaDeviceGetAttribute(&coop_support, cudaDevAttrCooperativeLaunch, device),
+                   "cudaDeviceGetAttribute");
+    GCUT__CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&push_per_sm,
+                                                                 push_grid_kernel<K, A>, kBlock, 0),
+                   "occupancy");
+    GCUT__CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                       &bfs_per_sm, bfs_grid_kernel<false, K, A>, kBlock, 0),
+                   "occupancy");
+    GCUT__CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                       &fwd_per_sm, bfs_grid_kernel<true, K, A>, kBlock, 0),
+                   "occupancy");
+    int grid_per_sm = push_per_sm < bfs_per_sm ? push_per_sm : bfs_per_sm;
+    grid_per_sm = fwd_per_sm < grid_per_sm ? fwd_per_sm : grid_per_sm;
+    grid_per_sm = gcut__env_int("GCUT_CUDAGENERAL_GRID_BLOCKS_PER_SM", grid_per_sm, 1,
+                                grid_per_sm > 0 ? grid_per_sm : 1);
+    bool persist = coop_support != 0 && grid_per_sm > 0 &&
+                   gcut__env_int("GCUT_CUDAGENERAL_PERSIST", 1, 0, 1) != 0;
+    const int grid_blocks = sms * grid_per_sm;
+    const int refuse_at = gcut__env_int("GCUT_CUDAGENERAL_COOP_REFUSE", 0, 0, INT32_MAX);
+    int coop_launches = 0;
+    auto coop_launch = [&](const void *fn, void **args, const char *what) -> gcut_status {
+        ++coop_launches;
+        cudaError_t err =
+            refuse_at > 0 && coop_launches == refuse_at
+                ? cudaErrorCooperativeLaunchTooLarge
+                : cudaLaunchCooperativeKernel(fn, grid_blocks, kBlock, args, 0, stream);
+        if (err == cudaSuccess)
+            return GCUT_OK;
+        if (!coop_refused(err))
+            return cuda_fail(err, what);
+        cudaGetLastError();
+        persist = false;
+        if (verbose)
+            fprintf(stderr,
+                    "cuda-general: %s refused (%s, %d blocks of %d): the launch-per-step "
+                    "kernels from here on\n",
+                    what, cudaGetErrorName(err), grid_blocks, kBlock);
+        return GCUT_OK;
+    };
+    unsigned grid_small =
+        (unsigned)gcut__env_int("GCUT_CUDAGENERAL_GRID_SMALL", kBlock, 0, 1 << 24);
+    /* Sweeps a push phase runs before its clock is read. */
+    unsigned min_sweeps =
+        (unsigned)gcut__env_int("GCUT_CUDAGENERAL_MIN_SWEEPS", kMinPhaseSteps, 1, 1 << 20);
+    /* Dense sweeps (grid kernels only) while more than this percentage of the nodes are
+     * active (1 on a graph of under 100 nodes: every grid-wide step); 0 = list sweeps always. */
+    const int dense_pct = gcut__env_int("GCUT_CUDAGENERAL_DENSE", kDefaultDense, 0, 100);
+    unsigned dense = dense_pct > 0 ? (unsigned)((long long)n * dense_pct / 100 + 1) : 0u;
+    /* Bottom-up BFS levels (grid kernels only) when the frontier passes this percentage of the
+     * nodes; 0 = top-down always. */
+    const int bottom_up_pct = gcut__env_int("GCUT_CUDAGENERAL_BOTTOM_UP", 0, 0, 100);
+    unsigned bottom_up =
+        bottom_up_pct > 0 ? (unsigned)((long long)n * bottom_up_pct / 100 + 1) : 0u;
+    /* Hybrid finish (docs/CUDA-GENERAL.md; off unless GCUT_CUDAGENERAL_HYBRID=1: measured slower
+     * than the GPU alone on the vision graphs once phases are balanced): on, at most `hyb_active`
+     * active nodes after a global relabel, at most `hyb_nodes` nodes in the residual problem handed
+     * to bk, and not before global relabel number `hyb_after` (0 for the knobs: the defaults). */
+    const int hybrid = gcut__env_int("GCUT_CUDAGENERAL_HYBRID", 0, 0, 1);
+    long long hyb_active = gcut__env_int("GCUT_CUDAGENERAL_HYBRID_ACTIVE", 0, 0, INT32_MAX);
+    long long hyb_nodes = gcut__env_int("GCUT_CUDAGENERAL_HYBRID_NODES", 0, 0, INT32_MAX);
+    const int hyb_after = gcut__env_int("GCUT_CUDAGENERAL_HYBRID_AFTER", 2, 1, 1 << 20);
+    if (hyb_active == 0)
+        hyb_active = n / kHybridActiveDiv + 64;
+    if (hyb_nodes == 0)
+        hyb_nodes = n / kHybridNodesDiv + 1024;
+    if (hybrid && (st = device_alloc(S, &D.sub, nodes, "hybrid search stamps")) != GCUT_OK)
+        return st;
+    if (hybrid)
+        GCUT__CUDA_TRY(cudaMemsetAsync(D.sub, 0, nodes * 4, S.stream), "memset");
 
     /* ---- the solve: sweeps, global relabels, exact stop ---- */
     int64_t relabels = 0;
@@ -1303,17 +1657,20 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
         if (persist) {
             unsigned no_fs = 0;
             void *args[] = {&D, &no_fs, &grid_small, &bottom_up};
-            GCUT__CUDA_TRY(cudaLaunchCooperativeKernel((const void *)bfs_grid_kernel<false, A>,
-                                                       grid_blocks, kBlock, args, 0, stream),
-                           "cooperative bfs launch");
-            gcut_status rs = collect(active);
-            *depth = ctl[kLevel];
-            return rs;
+            gcut_status rs = coop_launch((const void *)bfs_grid_kernel<false, K, A>, args,
+                                         "cooperative bfs launch");
+            if (rs != GCUT_OK)
+                return rs;
+            if (persist) {
+                rs = collect(active);
+                *depth = ctl[kLevel];
+                return rs;
+            }
         }
         for (int batch = 2;; batch = batch < 16 ? batch * 2 : 16) {
             for (int b = 0; b < batch; b++) {
-                bfs_small_kernel<false, A><<<1, kSmallBlock, 0, stream>>>(D, 0u, bfs_small);
-                bfs_level_kernel<false, A><<<work_blocks, kBlock, 0, stream>>>(D, 0u);
+                bfs_small_kernel<false, K, A><<<1, kSmallBlock, 0, stream>>>(D, 0u, bfs_small);
+                bfs_level_kernel<false, K, A><<<work_blocks, kBlock, 0, stream>>>(D, 0u);
             }
             GCUT__CUDA_TRY(cudaGetLastError(), "bfs level launch");
             gcut_status rs = read_ctl();
@@ -1343,14 +1700,15 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
         if (persist) {
             unsigned no_bottom_up = 0;
             void *args[] = {&D, &fs, &grid_small, &no_bottom_up};
-            GCUT__CUDA_TRY(cudaLaunchCooperativeKernel((const void *)bfs_grid_kernel<true, A>,
-                                                       grid_blocks, kBlock, args, 0, stream),
-                           "cooperative forward search launch");
+            gcut_status rs = coop_launch((const void *)bfs_grid_kernel<true, K, A>, args,
+                                         "cooperative forward search launch");
+            if (rs != GCUT_OK)
+                return rs;
         }
         for (int batch = 2; !persist; batch = batch < 16 ? batch * 2 : 16) {
             for (int b = 0; b < batch; b++) {
-                bfs_small_kernel<true, A><<<1, kSmallBlock, 0, stream>>>(D, fs, bfs_small);
-                bfs_level_kernel<true, A><<<work_blocks, kBlock, 0, stream>>>(D, fs);
+                bfs_small_kernel<true, K, A><<<1, kSmallBlock, 0, stream>>>(D, fs, bfs_small);
+                bfs_level_kernel<true, K, A><<<work_blocks, kBlock, 0, stream>>>(D, fs);
             }
             GCUT__CUDA_TRY(cudaGetLastError(), "hybrid search launch");
             gcut_status rs = read_ctl();
@@ -1406,7 +1764,8 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
             return *nomem ? GCUT_OK : as;
         }
         GCUT__CUDA_TRY(cudaMemsetAsync(ecount, 0, (k + 1) * 8, stream), "memset");
-        sub_nodes_kernel<A><<<node_blocks, kBlock, 0, stream>>>(D, fs, id, ts, tt, dorig, ecount);
+        sub_nodes_kernel<K, A>
+            <<<node_blocks, kBlock, 0, stream>>>(D, fs, id, ts, tt, dorig, ecount);
         GCUT__CUDA_TRY(cudaGetLastError(), "hybrid nodes launch");
         tb = 0;
         GCUT__CUDA_TRY(
@@ -1434,7 +1793,7 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
             return *nomem ? GCUT_OK : as;
         }
         GCUT__CUDA_TRY(cudaMemsetAsync(D.counters + kBigResiduals, 0, 8, stream), "memset");
-        sub_edges_kernel<A>
+        sub_edges_kernel<K, A>
             <<<node_blocks, kBlock, 0, stream>>>(D, fs, id, eoff, eu, ev, ecap, erev);
         GCUT__CUDA_TRY(cudaGetLastError(), "hybrid edges launch");
 
@@ -1555,16 +1914,16 @@ gcut_status solve(Session &S, gcut_graph *g, int device, int verbose, int64_t *f
             }
             int cyc = cycles;
             void *args[] = {&D, &cyc, &max_steps, &limit_ns, &grid_small, &min_sweeps, &dense};
-            GCUT__CUDA_TRY(cudaLaunchCooperativeKernel((const void *)push_grid_kernel<A>,
-                                                       grid_blocks, kBlock, args, 0, stream),
-                           "cooperative push launch");
-            if ((st = read_ctl()) != GCUT_OK)
+            if ((st = coop_launch((const void *)push_grid_kernel<K, A>, args,
+                                  "cooperative push launch")) != GCUT_OK)
+                return st;
+            if (persist && (st = read_ctl()) != GCUT_OK)
                 return st;
         }
         for (; !persist;) {
             for (int b = 0; b < 4; b++) {
-                push_small_kernel<A><<<1, kSmallBlock, 0, stream>>>(D, cycles, budget);
-                push_kernel<A><<<work_blocks, kBlock, 0, stream>>>(D, cycles);
+                push_small_kernel<K, A><<<1, kSmallBlock, 0, stream>>>(D, cycles, budget);
+                push_kernel<K, A><<<work_blocks, kBlock, 0, stream>>>(D, cycles);
             }
             GCUT__CUDA_TRY(cudaGetLastError(), "push kernel launch");
             if ((st = read_ctl()) != GCUT_OK)
@@ -1687,12 +2046,17 @@ extern "C" gcut_status gcut__cudageneral_solve_graph(gcut_graph *g, const gcut_o
                           device, count);
     GCUT__CUDA_TRY(cudaSetDevice(device), "cudaSetDevice");
     const int verbose = options ? options->verbose : 0;
+    int want_layout = -1;
+    gcut_status st = layout_request(&want_layout);
+    if (st != GCUT_OK)
+        return st;
     Session S;
     /* Paired-arc indices are uint32 while the arcs fit, 64-bit past it;
      * GCUT_CUDAGENERAL_WIDE_ARCS=1 takes the 64-bit path on any graph (tests: that path on graphs
      * that fit a small GPU). */
     if ((unsigned long long)g->num_edges * 2 < 0xffffffffull &&
         gcut__env_int("GCUT_CUDAGENERAL_WIDE_ARCS", 0, 0, 1) == 0)
-        return solve<unsigned>(S, g, device, verbose, flow, labels, stats, t_start);
-    return solve<unsigned long long>(S, g, device, verbose, flow, labels, stats, t_start);
+        return solve<unsigned>(S, g, device, verbose, want_layout, flow, labels, stats, t_start);
+    return solve<unsigned long long>(S, g, device, verbose, want_layout, flow, labels, stats,
+                                     t_start);
 }

@@ -136,6 +136,12 @@ struct Problem {
     int *qflag;                /* per tile: 1 while the tile waits on the queue */
     unsigned long long *queue; /* [queue_cap]: (epoch << 32) | tile, written once per relabel */
     int queue_cap;
+    /* Live tiles of a masked solve (gcut__cudagrid_ctx_solve_masked): when live is set, only the
+     * num_live tiles it lists take part (live_flag[t] = 1 for them); every node of every other
+     * tile is isolated (no capacity), so no kernel reads or writes it. NULL: every tile. */
+    const int *live;
+    const unsigned char *live_flag;
+    int num_live;
 };
 
 enum { kAllTiles = 3 };
@@ -235,6 +241,37 @@ template <int CONN> __device__ int tile_of(const Problem &P, int x, int y, int z
     return (z / G::TZ * P.tiles_y + y / G::TY) * P.tiles_x + x / G::TX;
 }
 
+/* The tiles a pass over every tile visits: all of them, or the live ones of a masked solve
+ * (position p < first_count is tile first_tile(p)). */
+__host__ __device__ inline int first_count(const Problem &P) {
+    return P.live != nullptr ? P.num_live : P.num_tiles;
+}
+__device__ inline int first_tile(const Problem &P, int p) {
+    return P.live != nullptr ? P.live[p] : p;
+}
+/* False for a tile outside a masked solve's live set: never listed, queued or relaxed. */
+__device__ inline bool tile_live(const Problem &P, int t) {
+    return P.live_flag == nullptr || P.live_flag[t] != 0;
+}
+
+/* Node-by-node kernels visit positions k < node_positions(P): every node (k itself), or the
+ * nodes of the live tiles, T positions per tile; node_at is -1 for a position past the grid. */
+template <int CONN> __device__ long long node_positions(const Problem &P) {
+    return P.live != nullptr ? (long long)P.num_live * Geo<CONN>::T : P.n;
+}
+template <int CONN> __device__ long long node_at(const Problem &P, long long k) {
+    using G = Geo<CONN>;
+    if (P.live == nullptr)
+        return k;
+    const int tile = P.live[k / G::T], t = (int)(k % G::T);
+    const int x = tile % P.tiles_x * G::TX + t % G::TX,
+              y = tile / P.tiles_x % P.tiles_y * G::TY + t / G::TX % G::TY,
+              z = tile / (P.tiles_x * P.tiles_y) * G::TZ + t / (G::TX * G::TY);
+    if (x >= P.width || y >= P.height || z >= P.depth)
+        return -1;
+    return ((long long)z * P.height + y) * P.width + x;
+}
+
 /* Put the tile of node i and the tiles of its neighbours on the one-launch relabel's first
  * pass (qflag 0 -> kFirstPass, counted in kPending once per tile). */
 template <int CONN> __device__ void mark_first_pass(const Problem &P, long long i) {
@@ -249,7 +286,8 @@ template <int CONN> __device__ void mark_first_pass(const Problem &P, long long 
         if (nx < 0 || nx >= P.width || ny < 0 || ny >= P.height || nz < 0 || nz >= P.depth)
             continue;
         const int t = tile_of<CONN>(P, nx, ny, nz);
-        if (t != own && __ldcg(&P.qflag[t]) == 0 && atomicCAS(&P.qflag[t], 0, kFirstPass) == 0)
+        if (t != own && tile_live(P, t) && __ldcg(&P.qflag[t]) == 0 &&
+            atomicCAS(&P.qflag[t], 0, kFirstPass) == 0)
             atomicAdd(&P.rctl[kPending], 1);
     }
 }
@@ -268,8 +306,11 @@ template <int CONN> __device__ void mark_first_pass(const Problem &P, long long 
  * tiles. */
 template <int CONN>
 __global__ void relabel_init_kernel(const Problem P, int async, int levels, int mark) {
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < P.n;
-         i += (long long)gridDim.x * blockDim.x) {
+    for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+         k < node_positions<CONN>(P); k += (long long)gridDim.x * blockDim.x) {
+        const long long i = node_at<CONN>(P, k);
+        if (i < 0)
+            continue;
         unsigned mask = 0;
 #pragma unroll
         for (int d = 0; d < CONN; d++)
@@ -289,14 +330,14 @@ __global__ void relabel_init_kernel(const Problem P, int async, int levels, int 
     }
     if (async) {
         if (async == 1)
-            for (int t = blockIdx.x * blockDim.x + threadIdx.x; t < P.num_tiles;
+            for (int t = blockIdx.x * blockDim.x + threadIdx.x; t < first_count(P);
                  t += gridDim.x * blockDim.x)
-                P.qflag[t] = kFirstPass;
+                P.qflag[first_tile(P, t)] = kFirstPass;
         if (blockIdx.x == 0 && threadIdx.x == 0) {
             P.rctl[kHead] = 0;
-            P.rctl[kTail] = P.num_tiles;
+            P.rctl[kTail] = first_count(P);
             if (async == 1) {
-                P.rctl[kPending] = P.num_tiles;
+                P.rctl[kPending] = first_count(P);
                 P.rctl[kQOverflow] = 0;
             }
             P.rctl[kEpoch] += 1;
@@ -316,8 +357,11 @@ __global__ void relabel_init_kernel(const Problem P, int async, int levels, int 
  * at its fixed point with the heights as they are (a neighbour that fell during this step
  * marked it), so only a fall seen later, which queues it, can lower a height in it. */
 template <int CONN> __global__ void jacobi_kernel(const Problem P, int mark) {
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < P.n;
-         i += (long long)gridDim.x * blockDim.x) {
+    for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+         k < node_positions<CONN>(P); k += (long long)gridDim.x * blockDim.x) {
+        const long long i = node_at<CONN>(P, k);
+        if (i < 0)
+            continue;
         const int h = P.dist[i];
         if (h <= 1)
             continue;
@@ -381,7 +425,9 @@ __device__ void append_neighbor_tiles(const Problem &P, int tile, int list, unsi
         int nx = tx + dx, ny = ty + dy, nz = tz + dz;
         if (nx < 0 || nx >= P.tiles_x || ny < 0 || ny >= P.tiles_y || nz < 0 || nz >= P.tiles_z)
             continue;
-        list_append(P, list, (nz * P.tiles_y + ny) * P.tiles_x + nx, stamp);
+        const int t = (nz * P.tiles_y + ny) * P.tiles_x + nx;
+        if (tile_live(P, t))
+            list_append(P, list, t, stamp);
     }
 }
 
@@ -402,8 +448,10 @@ template <int CONN> __device__ bool in_tile(int lx, int ly, int lz) {
 __device__ int next_tile(const Problem &P, int list_in, int *slot_s) {
     if (threadIdx.x == 0) {
         int slot = atomicAdd(&P.next[list_in], 1);
-        int total = list_in == kAllTiles ? P.num_tiles : __ldcg(&P.count[list_in]);
-        *slot_s = slot >= total ? -1 : list_in == kAllTiles ? slot : __ldcg(&P.list[list_in][slot]);
+        int total = list_in == kAllTiles ? first_count(P) : __ldcg(&P.count[list_in]);
+        *slot_s = slot >= total          ? -1
+                  : list_in == kAllTiles ? first_tile(P, slot)
+                                         : __ldcg(&P.list[list_in][slot]);
     }
     __syncthreads();
     int tile = *slot_s;
@@ -520,10 +568,12 @@ __device__ void queue_neighbor_tile(const Problem &P, int tile, int code, unsign
     if (nx < 0 || nx >= P.tiles_x || ny < 0 || ny >= P.tiles_y || nz < 0 || nz >= P.tiles_z)
         return;
     const int t = (nz * P.tiles_y + ny) * P.tiles_x + nx;
+    if (!tile_live(P, t))
+        return; /* isolated nodes only: no height there can fall */
     if (atomicCAS(&P.qflag[t], 0, kQueued) != 0)
         return; /* still waiting (queue or first pass): it will read the new heights */
     atomicAdd(&P.rctl[kPending], 1);
-    const int p = atomicAdd(&P.rctl[kTail], 1) - P.num_tiles;
+    const int p = atomicAdd(&P.rctl[kTail], 1) - first_count(P);
     if (p >= P.queue_cap) {
         atomicExch(&P.rctl[kQOverflow], 1);
         atomicSub(&P.rctl[kPending], 1);
@@ -616,13 +666,14 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
             int tile = -1, p;
             /* First-pass positions of tiles that are not waiting for them (not seeded, or
              * queued meanwhile: their queue entry relaxes them) are skipped. */
-            while ((p = atomicAdd(&P.rctl[kHead], 1)) < P.num_tiles &&
-                   atomicCAS(&P.qflag[p], kFirstPass, 0) != kFirstPass) {
+            const int first = first_count(P);
+            while ((p = atomicAdd(&P.rctl[kHead], 1)) < first &&
+                   atomicCAS(&P.qflag[first_tile(P, p)], kFirstPass, 0) != kFirstPass) {
             }
-            if (p < P.num_tiles) {
-                tile = p;
-            } else if (p - P.num_tiles < P.queue_cap) {
-                volatile unsigned long long *slot = P.queue + (p - P.num_tiles);
+            if (p < first) {
+                tile = first_tile(P, p);
+            } else if (p - first < P.queue_cap) {
+                volatile unsigned long long *slot = P.queue + (p - first);
                 for (;;) {
                     const unsigned long long v = *slot;
                     if ((unsigned)(v >> 32) == epoch) {
@@ -637,7 +688,7 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
             if (tile >= 0) {
                 /* A neighbour that falls from now on re-queues it (the first pass cleared its
                  * flag above). */
-                if (p >= P.num_tiles)
+                if (p >= first)
                     atomicExch(&P.qflag[tile], 0);
                 __threadfence();
             }
@@ -672,7 +723,8 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
         return;
     const int lx = threadIdx.x % G::TX, ly = threadIdx.x / G::TX % G::TY,
               lz = threadIdx.x / (G::TX * G::TY);
-    for (int tile = blockIdx.x; tile < P.num_tiles; tile += gridDim.x) {
+    for (int p = blockIdx.x; p < first_count(P); p += gridDim.x) {
+        const int tile = first_tile(P, p);
         TilePos<CONN> pos(P, tile, lx, ly, lz);
         bool active = pos.valid && __ldcg(&P.excess[pos.g]) > 0 && __ldcg(&P.dist[pos.g]) < kInf;
         if (__syncthreads_or(active) && threadIdx.x == 0)
@@ -734,11 +786,28 @@ template <int CONN> __global__ void collect_kernel(const Problem P, int list_out
     using G = Geo<CONN>;
     const int lx = threadIdx.x % G::TX, ly = threadIdx.x / G::TX % G::TY,
               lz = threadIdx.x / (G::TX * G::TY);
-    const int tile = blockIdx.x;
+    const int tile = first_tile(P, blockIdx.x);
     TilePos<CONN> pos(P, tile, lx, ly, lz);
     bool active = pos.valid && P.excess[pos.g] > 0 && P.dist[pos.g] < kInf;
     if (__syncthreads_or(active) && threadIdx.x == 0)
         list_append(P, list_out, tile, stamp);
+}
+
+/* A warm start after terminal marks: only the listed nodes can hold excess at a finite height
+ * (the last solve stopped with none anywhere, and only their excess changed), so their tiles
+ * are listed instead of collect_kernel's pass over every tile. */
+template <int CONN>
+__global__ void collect_listed_kernel(const Problem P, int list_out, unsigned stamp,
+                                      const unsigned *nodes, long long count) {
+    for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < count;
+         k += (long long)gridDim.x * blockDim.x) {
+        const long long i = nodes[k];
+        if (P.excess[i] > 0 && P.dist[i] < kInf)
+            list_append(P, list_out,
+                        tile_of<CONN>(P, (int)(i % P.width), (int)(i / P.width % P.height),
+                                      (int)(i / ((long long)P.width * P.height))),
+                        stamp);
+    }
 }
 
 /* One sweep: every listed tile is loaded into registers (its excess, sink residual and arc
@@ -946,10 +1015,13 @@ template <int CONN, int CH> __global__ void build_kernel(const Problem P, const 
 
 /* Result (shared decision 6): label = sink side iff the final BFS reached the node; sums the
  * final sink residuals for the flow value. */
-__global__ void finish_kernel(const Problem P, unsigned char *labels) {
+template <int CONN> __global__ void finish_kernel(const Problem P, unsigned char *labels) {
     unsigned long long residual_sum = 0;
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < P.n;
-         i += (long long)gridDim.x * blockDim.x) {
+    for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+         k < node_positions<CONN>(P); k += (long long)gridDim.x * blockDim.x) {
+        const long long i = node_at<CONN>(P, k);
+        if (i < 0)
+            continue;
         labels[i] = P.dist[i] < kInf ? GCUT_SINK : GCUT_SOURCE;
         residual_sum += (unsigned long long)P.sink_residual[i];
     }
@@ -1074,7 +1146,7 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
         "GCUT_CUDAGRID_QUEUE", (int)(tiles < (1u << 28) ? 4 * tiles + 4096 : 1u << 30), 1, 1 << 30);
     size_t need = nodes * (4u * CONN + 4 + 8 + 4 + 4) + tiles * 4 * 5 + queue_cap * 8 +
                   kNumCounters * 8 + (8 + kRctlWords) * sizeof(int);
-    if (in.grid == NULL) {
+    if (in.grid == NULL && in.tables != NULL) {
         const gcut__seg_tables *t = in.tables;
         need += nodes * ((size_t)t->channels + (in.seeds ? 1 : 0)) + (size_t)t->num_colors * 8 +
                 (size_t)t->num_classes * ((size_t)t->max_sqdiff + 1) * 4;
@@ -1180,7 +1252,8 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
 
 template <int CONN>
 gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, bool labels_on_device,
-                    gcut_stats *stats, double t_solve, bool keep_heights = false);
+                    gcut_stats *stats, double t_solve, bool keep_heights = false,
+                    const unsigned *warm_nodes = nullptr, long long warm_count = 0);
 
 /* One cold solve of a grid or an image energy. */
 template <int CONN>
@@ -1222,14 +1295,16 @@ gcut_status solve(Session &S, ImageBuffers &B, const Input &in, int device, int 
  * reset here, so a context can run it again and again. */
 template <int CONN>
 gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, bool labels_on_device,
-                    gcut_stats *stats, double t_solve, bool keep_heights) {
+                    gcut_stats *stats, double t_solve, bool keep_heights,
+                    const unsigned *warm_nodes, long long warm_count) {
     using G = Geo<CONN>;
     Problem &P = S.P;
     cudaStream_t stream = S.stream;
     const size_t nodes = (size_t)P.n, tiles = (size_t)P.num_tiles;
     const int node_blocks = S.node_blocks, sweep_blocks = S.sweep_blocks,
-              relax_blocks = S.relax_blocks, coop = S.coop, coop_blocks = S.coop_blocks,
-              sweeps_per_relabel = S.sweeps_per_relabel, rounds = S.rounds;
+              relax_blocks = S.relax_blocks, coop = S.coop && P.live == nullptr,
+              coop_blocks = S.coop_blocks, sweeps_per_relabel = S.sweeps_per_relabel,
+              rounds = S.rounds;
     gcut_status st = GCUT_OK;
     GCUT__CUDA_TRY(cudaMemsetAsync(P.mark, 0, tiles * 4, stream), "memset");
     GCUT__CUDA_TRY(cudaMemsetAsync(P.counters + kSumSinkResidual, 0, 3 * 8, stream), "memset");
@@ -1343,7 +1418,7 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         }
         GCUT__CUDA_TRY(cudaMemsetAsync(P.count, 0, 4 * sizeof(int), stream), "memset");
         GCUT__CUDA_TRY(cudaMemsetAsync(P.next, 0, 4 * sizeof(int), stream), "memset");
-        collect_kernel<CONN><<<P.num_tiles, G::T, 0, stream>>>(P, q % 3, ++stamp);
+        collect_kernel<CONN><<<first_count(P), G::T, 0, stream>>>(P, q % 3, ++stamp);
         GCUT__CUDA_TRY(cudaGetLastError(), "collect kernel launch");
         return read_count(q % 3, active_tiles);
     };
@@ -1373,7 +1448,18 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
          * empty list makes the sweeps return at once, and the relabel after them decides). */
         GCUT__CUDA_TRY(cudaMemsetAsync(P.count, 0, 4 * sizeof(int), stream), "memset");
         GCUT__CUDA_TRY(cudaMemsetAsync(P.next, 0, 4 * sizeof(int), stream), "memset");
-        collect_kernel<CONN><<<P.num_tiles, G::T, 0, stream>>>(P, q % 3, ++stamp);
+        /* warm_nodes: the only nodes that can be active (terminal marks). */
+        if (warm_nodes != nullptr) {
+            if (warm_count > 0)
+                collect_listed_kernel<CONN>
+                    <<<(int)((warm_count + 255) / 256 < S.node_blocks ? (warm_count + 255) / 256
+                                                                      : S.node_blocks),
+                       256, 0, stream>>>(P, q % 3, ++stamp, warm_nodes, warm_count);
+            else
+                ++stamp;
+        } else {
+            collect_kernel<CONN><<<first_count(P), G::T, 0, stream>>>(P, q % 3, ++stamp);
+        }
         GCUT__CUDA_TRY(cudaGetLastError(), "collect kernel launch");
         active_tiles = -1;
         if (verbose && (st = lap(0, 1, &start_ms)) != GCUT_OK)
@@ -1407,7 +1493,7 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         GCUT__CUDA_TRY(cudaEventRecord(S.events[0], stream), "cudaEventRecord");
     unsigned char *labels_dev =
         labels_on_device && labels != NULL ? labels : reinterpret_cast<unsigned char *>(P.arc_mask);
-    finish_kernel<<<node_blocks, 256, 0, stream>>>(P, labels_dev);
+    finish_kernel<CONN><<<node_blocks, 256, 0, stream>>>(P, labels_dev);
     GCUT__CUDA_TRY(cudaGetLastError(), "finish kernel launch");
     GCUT__CUDA_TRY(cudaMemcpyAsync(S.host_counters, P.counters,
                                    kNumCounters * sizeof(unsigned long long),
@@ -1704,6 +1790,7 @@ template <int CONN> void preload_kernels() {
     cudaFuncGetAttributes(&a, sweep_kernel<CONN>);
     cudaFuncGetAttributes(&a, build_kernel<CONN, 1>);
     cudaFuncGetAttributes(&a, build_kernel<CONN, 3>);
+    cudaFuncGetAttributes(&a, finish_kernel<CONN>);
 }
 } // namespace
 
@@ -1749,8 +1836,6 @@ extern "C" gcut_status gcut__cuda_device_init(int device) {
     const int preload = gcut__env_int("GCUT_DEVICE_PRELOAD", 1, 0, 2);
     if (preload >= 1) {
         preload_kernels<8>();
-        cudaFuncAttributes a;
-        cudaFuncGetAttributes(&a, finish_kernel);
     }
     if (preload >= 2)
         preload_kernels<4>();
@@ -1879,7 +1964,8 @@ __device__ void add_excess(const Problem &P, long long i, long long amount) {
  * are atomic. Unchanged pairs are not written. changed: per node, 1 if listed (list mode). */
 template <int CONN>
 __global__ void repair_kernel(const Problem P, const int *cur, const int *nw,
-                              const unsigned char *changed, const unsigned *list, long long count) {
+                              const unsigned char *changed, const unsigned *list, long long count,
+                              bool terminals_only) {
     const long long n = P.n;
     if (P.counters[kBadIndex] != ~0ull)
         return; /* the gather found a negative value: refused, nothing kept changes */
@@ -1901,6 +1987,23 @@ __global__ void repair_kernel(const Problem P, const int *cur, const int *nw,
             P.sink_residual[i] = (int)rt;
         add_excess(P, i, gained);
         sink_delta += (unsigned long long)((long long)t_new - t_old);
+        if (terminals_only) {
+            /* The arcs did not change (nw holds no copy of them), so this thread alone moves
+             * node i's excess: its deficit, if any, is settled here (deficit_kernel's rule)
+             * instead of by a pass over the grid. */
+            const long long e = P.excess[i];
+            if (e < 0) {
+                const long long rt2 = (long long)P.sink_residual[i] - e;
+                if (rt2 > INT_MAX) {
+                    P.counters[kOverflow] = 1;
+                } else {
+                    P.sink_residual[i] = (int)rt2;
+                    P.excess[i] = 0;
+                }
+            }
+            changed_nodes += 1;
+            continue;
+        }
         const int x = (int)(i % P.width), y = (int)(i / P.width % P.height),
                   z = (int)(i / ((long long)P.width * P.height));
 #pragma unroll
@@ -1970,8 +2073,8 @@ __global__ void scatter_kernel(long long n, int arrays, const unsigned *list, co
  * bus; 4 bytes of each array per listed node instead of a host loop over scattered cache
  * lines), stores it in nw and marks the node; a negative value goes to counters[kBadIndex]
  * as in check_kernel. */
-__global__ void gather_kernel(const Problem P, int arrays, const unsigned *list, long long count,
-                              const int *pinned, int *nw, unsigned char *changed) {
+__global__ void gather_kernel(const Problem P, int arrays, int all_arrays, const unsigned *list,
+                              long long count, const int *pinned, int *nw, unsigned char *changed) {
     const long long items = count * arrays;
     unsigned long long bad = ~0ull;
     for (long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x; t < items;
@@ -1983,7 +2086,7 @@ __global__ void gather_kernel(const Problem P, int arrays, const unsigned *list,
         if (a == 0)
             changed[i] = 1;
         if (v < 0) {
-            const unsigned long long at = (unsigned long long)i * arrays + a;
+            const unsigned long long at = (unsigned long long)i * all_arrays + a;
             bad = at < bad ? at : bad;
         }
     }
@@ -2025,6 +2128,12 @@ struct CudaContext {
     long long room = 0;
     uint64_t stage_bytes = 0;
     cudaEvent_t ev_in = nullptr, ev_out = nullptr;
+    /* Masked solves (gcut__cudagrid_ctx_solve_masked): the live tiles' list and flags (device,
+     * in S.blocks, made by the first such solve) and their count. masked_only: made by
+     * gcut__cudagrid_masked_create, without cur, nw or a pinned grid (no other solve). */
+    int *live_list = nullptr, *live_count = nullptr;
+    unsigned char *live_flag = nullptr;
+    bool masked_only = false;
     ~CudaContext() {
         if (stage_idx)
             cudaFreeHost(stage_idx);
@@ -2050,6 +2159,16 @@ const char *array_name(int a, char *buf, size_t size) {
     return buf;
 }
 
+/* Fail naming the first negative capacity if check_kernel or gather_kernel found one. */
+gcut_status bad_value(const CudaContext &C, unsigned long long bad, const char *fn) {
+    if (bad == ~0ull)
+        return GCUT_OK;
+    char buf[32];
+    return gcut__fail(GCUT_ERR_INVALID_ARG, "%s: %s capacity at index %lld is negative", fn,
+                      array_name((int)(bad % C.arrays), buf, sizeof buf),
+                      (long long)(bad / C.arrays));
+}
+
 /* Read the counters; fail naming the first negative capacity if check_kernel found one. */
 gcut_status read_counters(CudaContext &C, const char *fn) {
     Session &S = C.S;
@@ -2058,14 +2177,7 @@ gcut_status read_counters(CudaContext &C, const char *fn) {
                                    cudaMemcpyDeviceToHost, S.stream),
                    "read counters");
     GCUT__CUDA_TRY(cudaStreamSynchronize(S.stream), "context repair");
-    const unsigned long long bad = S.host_counters[kBadIndex];
-    if (bad != ~0ull) {
-        char buf[32];
-        return gcut__fail(GCUT_ERR_INVALID_ARG, "%s: %s capacity at index %lld is negative", fn,
-                          array_name((int)(bad % C.arrays), buf, sizeof buf),
-                          (long long)(bad / C.arrays));
-    }
-    return GCUT_OK;
+    return bad_value(C, S.host_counters[kBadIndex], fn);
 }
 
 gcut_status reset_check(CudaContext &C) {
@@ -2101,7 +2213,8 @@ template <int CONN> gcut_status cold_init(CudaContext &C) {
  * *fallback set when a repaired residual would overflow and the state was rebuilt cold. */
 template <int CONN>
 gcut_status warm_repair(CudaContext &C, bool listed, long long count, bool *fallback,
-                        int64_t *changed_nodes, bool checked_on_device = false) {
+                        int64_t *changed_nodes, bool checked_on_device = false,
+                        bool terminals_only = false) {
     Session &S = C.S;
     Problem &P = S.P;
     cudaStream_t stream = S.stream;
@@ -2115,18 +2228,20 @@ gcut_status warm_repair(CudaContext &C, bool listed, long long count, bool *fall
     if (items > 0) {
         const int blocks =
             (int)((items + 255) / 256 < S.node_blocks ? (items + 255) / 256 : S.node_blocks);
-        repair_kernel<CONN><<<blocks, 256, 0, stream>>>(P, C.cur, C.nw, C.changed,
-                                                        listed ? C.dev_idx : nullptr, items);
+        repair_kernel<CONN><<<blocks, 256, 0, stream>>>(
+            P, C.cur, C.nw, C.changed, listed ? C.dev_idx : nullptr, items, terminals_only);
         GCUT__CUDA_TRY(cudaGetLastError(), "repair kernel launch");
     }
-    deficit_kernel<<<S.node_blocks, 256, 0, stream>>>(P);
-    GCUT__CUDA_TRY(cudaGetLastError(), "deficit kernel launch");
+    if (!terminals_only) {
+        deficit_kernel<<<S.node_blocks, 256, 0, stream>>>(P);
+        GCUT__CUDA_TRY(cudaGetLastError(), "deficit kernel launch");
+    }
     if (listed) {
         if (count > 0)
             commit_kernel<<<(int)((count + 255) / 256 < S.node_blocks ? (count + 255) / 256
                                                                       : S.node_blocks),
-                            256, 0, stream>>>(C.n, C.arrays, C.dev_idx, count, C.cur, C.nw,
-                                              C.changed, P.counters);
+                            256, 0, stream>>>(C.n, terminals_only ? 2 : C.arrays, C.dev_idx, count,
+                                              C.cur, C.nw, C.changed, P.counters);
         GCUT__CUDA_TRY(cudaGetLastError(), "commit kernel launch");
     } else {
         int *t = C.cur;
@@ -2224,7 +2339,8 @@ gcut_status host_gather(CudaContext &C, const gcut_grid *grid, const gcut__ctx_c
 
 /* List mode, the gather on the device (gather_kernel), then the check for negative values:
  * refused before any state changes (nw and the marks are rewritten by the next solve). */
-gcut_status device_gather(CudaContext &C, const gcut__ctx_changes *changes, long long count) {
+gcut_status device_gather(CudaContext &C, const gcut__ctx_changes *changes, long long count,
+                          bool terminals_only) {
     Session &S = C.S;
     cudaStream_t stream = S.stream;
     if (count == 0)
@@ -2237,10 +2353,12 @@ gcut_status device_gather(CudaContext &C, const gcut__ctx_changes *changes, long
     gcut_status st = reset_check(C);
     if (st != GCUT_OK)
         return st;
-    const long long items = count * C.arrays;
+    /* Terminal marks: the two terminal arrays only (a third of the bus reads in 2D 4-conn). */
+    const int arrays = terminals_only ? 2 : C.arrays;
+    const long long items = count * arrays;
     gather_kernel<<<(int)((items + 255) / 256 < S.node_blocks ? (items + 255) / 256
                                                               : S.node_blocks),
-                    256, 0, stream>>>(S.P, C.arrays, C.dev_idx, count, C.pinned_grid, C.nw,
+                    256, 0, stream>>>(S.P, arrays, C.arrays, C.dev_idx, count, C.pinned_grid, C.nw,
                                       C.changed);
     GCUT__CUDA_TRY(cudaGetLastError(), "gather kernel launch");
     /* No host read here: the repair kernels that follow leave every kept array alone when the
@@ -2260,6 +2378,7 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
     gcut_status st = GCUT_OK;
     bool fallback = false;
     int64_t changed = 0;
+    bool terminals_only = false;
     if (!warm || changes->nodes == NULL) {
         /* The grid's arrays are one pinned block: one upload at full bus speed. */
         int *target = warm ? C.nw : C.cur;
@@ -2282,12 +2401,16 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
         /* GCUT_CUDAGRID_GATHER: 1 (default) the device reads the listed nodes' values from
          * the pinned grid; 0 the host gathers them into pinned staging and uploads them. */
         const bool on_device = C.gather_on_device && grid->terminal[GCUT_SOURCE] == C.pinned_grid;
+        /* Terminal marks skip the arcs in the gather, the repair and the commit (the host
+         * gather reads every array: a superset, exact either way). */
+        terminals_only = on_device && changes->terminals_only != 0;
         if (on_device)
-            st = device_gather(C, changes, count);
+            st = device_gather(C, changes, count, terminals_only);
         else
             st = host_gather<CONN>(C, grid, changes, count);
         if (st == GCUT_OK)
-            st = warm_repair<CONN>(C, true, count, &fallback, &changed, on_device && count > 0);
+            st = warm_repair<CONN>(C, true, count, &fallback, &changed, on_device && count > 0,
+                                   terminals_only);
     }
     if (st != GCUT_OK) {
         C.loaded = false;
@@ -2300,8 +2423,12 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
     report->device_bytes = (int64_t)S.device_bytes;
     const double t_solve = gcut__now_ms();
     stats->build_ms = t_solve - t0;
+    /* Terminal marks: only the listed nodes can be active at the warm start (their tiles are
+     * listed from them); a cold fallback starts from scratch. */
+    const bool listed_start = terminals_only && report->warm;
     st = iterate<CONN>(S, C.verbose, flow, labels, false, stats, t_solve,
-                       report->warm && C.keep_heights);
+                       report->warm && C.keep_heights, listed_start ? C.dev_idx : nullptr,
+                       listed_start ? changes->count : 0);
     if (st != GCUT_OK)
         C.loaded = false;
     return st;
@@ -2495,6 +2622,9 @@ extern "C" gcut_status gcut__cudagrid_ctx_solve(void *state, const gcut_grid *gr
                                                 uint8_t *labels, gcut_stats *stats,
                                                 gcut__ctx_report *report) {
     CudaContext &C = *static_cast<CudaContext *>(state);
+    if (C.masked_only)
+        return gcut__fail(GCUT_ERR_INTERNAL, "cuda-grid: a masked-solve context takes masked "
+                                             "solves only");
     switch (C.conn) {
     case 4:
         return ctx_solve<4>(C, grid, changes, flow, labels, stats, report);
@@ -2512,6 +2642,9 @@ gcut__cudagrid_ctx_solve_device(void *state, const int32_t *source, const int32_
                                 const int32_t *const *dirs, uint8_t *labels, void *stream, int warm,
                                 int64_t *flow, gcut_stats *stats, gcut__ctx_report *report) {
     CudaContext &C = *static_cast<CudaContext *>(state);
+    if (C.masked_only)
+        return gcut__fail(GCUT_ERR_INTERNAL, "cuda-grid: a masked-solve context takes masked "
+                                             "solves only");
     switch (C.conn) {
     case 4:
         return ctx_solve_device<4>(C, source, sink, dirs, labels, stream, warm, flow, stats,
@@ -2526,4 +2659,300 @@ gcut__cudagrid_ctx_solve_device(void *state, const int32_t *source, const int32_
         return ctx_solve_device<26>(C, source, sink, dirs, labels, stream, warm, flow, stats,
                                     report);
     }
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Masked solves (the narrow band's levels, docs/BAND.md "GPU"): capacities in the caller's
+ * device arrays; only the nodes a device mask marks take part, every other node is isolated
+ * (no terminal capacity, no arc in either direction). With live tiles, only the tiles holding
+ * a marked node are visited: by the start, the global relabel's node passes, first pass and
+ * collection, and the labels (docs/BAND.md, "Live tiles", says why skipping the rest is
+ * exact). No copy of the capacities is kept (no warm repair follows a masked solve).
+ * ---------------------------------------------------------------------------------------- */
+
+namespace {
+
+struct MaskedCaps {
+    const int *source, *sink;
+    const int *dir[GCUT__MAX_DIRS];
+};
+
+/* flag[t] = 1 for every tile t holding a node i with mask[i] & bit. */
+template <int CONN>
+__global__ void live_mark_kernel(const Problem P, const unsigned char *mask, unsigned char bit,
+                                 unsigned char *flag) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < P.n;
+         i += (long long)gridDim.x * blockDim.x)
+        if (mask[i] & bit) {
+            const int x = (int)(i % P.width), y = (int)(i / P.width % P.height),
+                      z = (int)(i / ((long long)P.width * P.height));
+            const int t = tile_of<CONN>(P, x, y, z);
+            if (flag[t] == 0)
+                flag[t] = 1;
+        }
+}
+
+/* The flagged tiles into list, *count of them (one atomic per warp: a warp's tiles keep their
+ * order). Every thread of a block runs the same iterations (the ballots are full-warp). */
+__global__ void live_list_kernel(int num_tiles, const unsigned char *flag, int *list, int *count) {
+    const int lane = threadIdx.x & 31;
+    for (int base = blockIdx.x * blockDim.x; base < num_tiles; base += gridDim.x * blockDim.x) {
+        const int t = base + threadIdx.x;
+        const bool on = t < num_tiles && flag[t] != 0;
+        const unsigned ballot = __ballot_sync(0xffffffffu, on);
+        int start = 0;
+        if (lane == 0 && ballot != 0)
+            start = atomicAdd(count, __popc(ballot));
+        start = __shfl_sync(0xffffffffu, start, 0);
+        if (on)
+            list[start + __popc(ballot & ((1u << lane) - 1u))] = t;
+    }
+}
+
+/* The masked solve's start over the visited nodes: a marked node (every node when mask is
+ * NULL) takes its terminal capacities and the capacity of every arc to a marked node inside
+ * the grid from the caller's arrays; every other arc and node gets none. Then init_kernel's
+ * preprocess (excess = source - min, sink residual = sink - min) and the sum of the sink caps.
+ * A negative value read goes to counters[kBadIndex] as in check_kernel. */
+template <int CONN>
+__global__ void masked_init_kernel(const Problem P, const MaskedCaps caps,
+                                   const unsigned char *mask, unsigned char bit) {
+    unsigned long long sink_sum = 0, bad = ~0ull;
+    for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+         k < node_positions<CONN>(P); k += (long long)gridDim.x * blockDim.x) {
+        const long long i = node_at<CONN>(P, k);
+        if (i < 0)
+            continue;
+        const bool in = mask == nullptr || (mask[i] & bit) != 0;
+        int source = in ? caps.source[i] : 0, sink = in ? caps.sink[i] : 0;
+        if (source < 0 || sink < 0) {
+            const unsigned long long at = (unsigned long long)i * (2 + CONN) + (source < 0 ? 0 : 1);
+            bad = at < bad ? at : bad;
+            source = sink = 0;
+        }
+        const int x = (int)(i % P.width), y = (int)(i / P.width % P.height),
+                  z = (int)(i / ((long long)P.width * P.height));
+#pragma unroll
+        for (int d = 0; d < CONN; d++) {
+            const int nx = x + dir_dx(CONN, d), ny = y + dir_dy(CONN, d), nz = z + dir_dz(CONN, d);
+            int cap = 0;
+            if (in && nx >= 0 && nx < P.width && ny >= 0 && ny < P.height && nz >= 0 &&
+                nz < P.depth && (mask == nullptr || (mask[i + P.step[d]] & bit) != 0)) {
+                cap = caps.dir[d][i];
+                if (cap < 0) {
+                    const unsigned long long at = (unsigned long long)i * (2 + CONN) + 2 + d;
+                    bad = at < bad ? at : bad;
+                    cap = 0;
+                }
+            }
+            P.residual[d * P.n + i] = (unsigned)cap;
+        }
+        const int c = source < sink ? source : sink;
+        P.excess[i] = source - c;
+        P.sink_residual[i] = sink - c;
+        sink_sum += (unsigned long long)sink;
+    }
+    block_add(sink_sum, &P.counters[kSumSink]);
+    if (bad != ~0ull)
+        atomicMin(&P.counters[kBadIndex], bad);
+}
+
+/* The live tiles of mask & bit into C.live_list; *num_live their count. */
+template <int CONN>
+gcut_status find_live_tiles(CudaContext &C, const uint8_t *mask, uint8_t bit, int *num_live) {
+    Session &S = C.S;
+    Problem &P = S.P;
+    cudaStream_t stream = S.stream;
+    const size_t tiles = (size_t)P.num_tiles;
+    gcut_status st;
+    if (C.live_list == nullptr &&
+        ((st = device_alloc(S, &C.live_list, tiles, "live tile list")) != GCUT_OK ||
+         (st = device_alloc(S, &C.live_flag, tiles, "live tile flags")) != GCUT_OK ||
+         (st = device_alloc(S, &C.live_count, 1, "live tile count")) != GCUT_OK))
+        return st;
+    GCUT__CUDA_TRY(cudaMemsetAsync(C.live_flag, 0, tiles, stream), "memset");
+    GCUT__CUDA_TRY(cudaMemsetAsync(C.live_count, 0, sizeof(int), stream), "memset");
+    live_mark_kernel<CONN><<<S.node_blocks, 256, 0, stream>>>(P, mask, bit, C.live_flag);
+    const int blocks = (int)((tiles + 255) / 256 < 4096 ? (tiles + 255) / 256 : 4096);
+    live_list_kernel<<<blocks, 256, 0, stream>>>(P.num_tiles, C.live_flag, C.live_list,
+                                                 C.live_count);
+    GCUT__CUDA_TRY(cudaGetLastError(), "live tile kernels");
+    GCUT__CUDA_TRY(
+        cudaMemcpyAsync(S.host_count, C.live_count, sizeof(int), cudaMemcpyDeviceToHost, stream),
+        "read live tile count");
+    GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "live tiles");
+    *num_live = *S.host_count;
+    return GCUT_OK;
+}
+
+template <int CONN>
+gcut_status ctx_solve_masked(CudaContext &C, const MaskedCaps &caps, const uint8_t *mask,
+                             uint8_t bit, bool live_tiles, uint8_t *labels, void *user_stream,
+                             int64_t *flow, gcut_stats *stats, gcut__ctx_report *report,
+                             int64_t *live_out) {
+    const double t0 = gcut__now_ms();
+    Session &S = C.S;
+    Problem &P = S.P;
+    cudaStream_t stream = S.stream, theirs = static_cast<cudaStream_t>(user_stream);
+    GCUT__CUDA_TRY(cudaSetDevice(S.device), "cudaSetDevice");
+    GCUT__CUDA_TRY(cudaEventRecord(C.ev_in, theirs), "cudaEventRecord on the caller's stream");
+    GCUT__CUDA_TRY(cudaStreamWaitEvent(stream, C.ev_in, 0), "cudaStreamWaitEvent");
+    C.loaded = false; /* cur does not hold these capacities: a warm solve after starts cold */
+    memset(report, 0, sizeof *report);
+    report->device_bytes = (int64_t)S.device_bytes;
+    int num_live = P.num_tiles;
+    gcut_status st;
+    if (live_tiles && mask != nullptr &&
+        (st = find_live_tiles<CONN>(C, mask, bit, &num_live)) != GCUT_OK)
+        return st;
+    *live_out = num_live;
+    if (num_live == 0) { /* nothing marked: no flow, no label written */
+        memset(stats, 0, sizeof *stats);
+        *flow = 0;
+        stats->build_ms = gcut__now_ms() - t0;
+    } else {
+        if (live_tiles && mask != nullptr) {
+            P.live = C.live_list;
+            P.live_flag = C.live_flag;
+            P.num_live = num_live;
+        }
+        GCUT__CUDA_TRY(cudaMemsetAsync(P.counters, 0, kNumCounters * 8, stream), "memset");
+        if ((st = reset_check(C)) == GCUT_OK) {
+            masked_init_kernel<CONN><<<S.node_blocks, 256, 0, stream>>>(P, caps, mask, bit);
+            st = cudaGetLastError() == cudaSuccess
+                     ? read_counters(C, "gcut__cudagrid_ctx_solve_masked")
+                     : gcut__fail(GCUT_ERR_DEVICE, "cuda-grid: masked init kernel launch failed");
+        }
+        if (st == GCUT_OK) {
+            const double t_solve = gcut__now_ms();
+            stats->build_ms = t_solve - t0;
+            st = iterate<CONN>(S, C.verbose, flow, labels, true, stats, t_solve, false);
+        }
+        P.live = nullptr;
+        P.live_flag = nullptr;
+        P.num_live = 0;
+        if (st != GCUT_OK)
+            return st;
+    }
+    GCUT__CUDA_TRY(cudaEventRecord(C.ev_out, stream), "cudaEventRecord");
+    GCUT__CUDA_TRY(cudaStreamWaitEvent(theirs, C.ev_out, 0),
+                   "cudaStreamWaitEvent on the caller's stream");
+    return GCUT_OK;
+}
+
+template <int CONN> gcut_status masked_setup(CudaContext &C, const int64_t dims[3], int device) {
+    Input in{};
+    in.depth = (int)dims[0];
+    in.height = (int)dims[1];
+    in.width = (int)dims[2];
+    for (int d = 0; d < CONN; d++)
+        in.step[d] =
+            ((long long)dir_dz(CONN, d) * in.height + dir_dy(CONN, d)) * in.width + dir_dx(CONN, d);
+    return setup<CONN>(C.S, in, device, 0);
+}
+
+} // namespace
+
+extern "C" void gcut__cudagrid_direction(int conn, int d, int offset[3]) {
+    offset[0] = dir_dz(conn, d);
+    offset[1] = dir_dy(conn, d);
+    offset[2] = dir_dx(conn, d);
+}
+
+extern "C" gcut_status gcut__cudagrid_masked_create(const int64_t dims[3], int conn,
+                                                    const gcut_options *options, void **state) {
+    *state = NULL;
+    if (!gcut__cuda_available())
+        return gcut__fail(GCUT_ERR_NO_DEVICE, "cuda-grid: no CUDA device is usable here");
+    const bool two_d = conn == 4 || conn == 8;
+    if ((!two_d && conn != 6 && conn != 26) || dims[0] < 1 || dims[1] < 1 || dims[2] < 1 ||
+        (two_d && dims[0] != 1) || dims[0] > INT_MAX || dims[1] > INT_MAX || dims[2] > INT_MAX)
+        return gcut__fail(GCUT_ERR_INVALID_ARG,
+                          "cuda-grid: masked context of %lldx%lldx%lld nodes, connectivity %d "
+                          "(2D: 4 or 8 with depth 1; 3D: 6 or 26)",
+                          (long long)dims[0], (long long)dims[1], (long long)dims[2], conn);
+    const int64_t n = dims[0] * dims[1] * dims[2];
+    if (n >= kInf)
+        return gcut__fail(GCUT_ERR_UNSUPPORTED,
+                          "cuda-grid: %lld nodes; this solver indexes heights with int32 and "
+                          "takes fewer than %d",
+                          (long long)n, kInf);
+    const int device = options ? options->device : 0;
+    int count = 0;
+    cudaGetDeviceCount(&count);
+    if (device < 0 || device >= count)
+        return gcut__fail(GCUT_ERR_NO_DEVICE, "cuda-grid: options.device %d not in [0, %d)", device,
+                          count);
+    GCUT__CUDA_TRY(cudaSetDevice(device), "cudaSetDevice");
+    void *mem = gcut__malloc(sizeof(CudaContext), "cuda-grid context");
+    if (mem == NULL)
+        return GCUT_ERR_NOMEM;
+    CudaContext *C = new (mem) CudaContext();
+    C->conn = conn;
+    C->arrays = 2 + conn;
+    C->n = n;
+    C->verbose = options ? options->verbose : 0;
+    C->masked_only = true;
+    gcut_status st;
+    switch (conn) {
+    case 4:
+        st = masked_setup<4>(*C, dims, device);
+        break;
+    case 8:
+        st = masked_setup<8>(*C, dims, device);
+        break;
+    case 6:
+        st = masked_setup<6>(*C, dims, device);
+        break;
+    default:
+        st = masked_setup<26>(*C, dims, device);
+        break;
+    }
+    cudaError_t err = cudaSuccess;
+    if (st == GCUT_OK &&
+        ((err = cudaEventCreateWithFlags(&C->ev_in, cudaEventDisableTiming)) != cudaSuccess ||
+         (err = cudaEventCreateWithFlags(&C->ev_out, cudaEventDisableTiming)) != cudaSuccess))
+        st = cuda_fail(err, "cudaEventCreate");
+    if (st != GCUT_OK) {
+        gcut__cudagrid_ctx_free(C, NULL);
+        return st;
+    }
+    *state = C;
+    return GCUT_OK;
+}
+
+extern "C" gcut_status
+gcut__cudagrid_ctx_solve_masked(void *state, const int32_t *source, const int32_t *sink,
+                                const int32_t *const *dirs, const uint8_t *mask, uint8_t bit,
+                                int live_tiles, uint8_t *labels, void *stream, int64_t *flow,
+                                gcut_stats *stats, gcut__ctx_report *report, int64_t *live_count) {
+    CudaContext &C = *static_cast<CudaContext *>(state);
+    MaskedCaps caps{};
+    caps.source = source;
+    caps.sink = sink;
+    for (int d = 0; d < C.conn; d++)
+        caps.dir[d] = dirs[d];
+    int64_t live = 0;
+    gcut_status st;
+    switch (C.conn) {
+    case 4:
+        st = ctx_solve_masked<4>(C, caps, mask, bit, live_tiles != 0, labels, stream, flow, stats,
+                                 report, &live);
+        break;
+    case 8:
+        st = ctx_solve_masked<8>(C, caps, mask, bit, live_tiles != 0, labels, stream, flow, stats,
+                                 report, &live);
+        break;
+    case 6:
+        st = ctx_solve_masked<6>(C, caps, mask, bit, live_tiles != 0, labels, stream, flow, stats,
+                                 report, &live);
+        break;
+    default:
+        st = ctx_solve_masked<26>(C, caps, mask, bit, live_tiles != 0, labels, stream, flow, stats,
+                                  report, &live);
+        break;
+    }
+    if (live_count != NULL)
+        *live_count = live;
+    return st;
 }

@@ -145,6 +145,61 @@ static inline GCUT__SEG_HD void gcut__band_pixel_add(const gcut__band_image *lv,
             }
 }
 
+/* A loop the device compiler unrolls (the host compiler is left to itself). */
+#ifdef __CUDA_ARCH__
+#define GCUT__BAND_UNROLL _Pragma("unroll")
+#else
+#define GCUT__BAND_UNROLL
+#endif
+
+/** gcut__band_pixel_add's sums, written so that with conn a compile-time constant (band_gpu.cu's
+ *  coarse_caps_kernel<CONN>) every index into w is one too and w stays in registers: the block a
+ *  pair reaches is one of the subsets of its offset's nonzero axes (those along which the pixel
+ *  sits on the block's face), each tested in turn. The same sums (test_band: test_block_add). */
+static inline GCUT__SEG_HD void gcut__band_block_add(const gcut__band_image *lv,
+                                                     const gcut__seg_tables *tables, int conn,
+                                                     const int64_t box[6], int64_t z, int64_t y,
+                                                     int64_t x, int64_t *s, int64_t *t,
+                                                     int64_t w[27]) {
+    const int64_t D = lv->dims[0], H = lv->dims[1], W = lv->dims[2];
+    const int64_t i = (z * H + y) * W + x;
+    int32_t us, ut;
+    gcut__band_unary(lv, tables, i, &us, &ut);
+    *s += us, *t += ut;
+    const bool lz = z == box[0], ly = y == box[2], lx = x == box[4];
+    const bool hz = z + 1 == box[1], hy = y + 1 == box[3], hx = x + 1 == box[5];
+    if (!lz && !ly && !lx && !hz && !hy && !hx)
+        return; /* every pair inside the block: never cut at this level */
+    GCUT__BAND_UNROLL
+    for (int dz = -1; dz <= 1; dz++) {
+        GCUT__BAND_UNROLL
+        for (int dy = -1; dy <= 1; dy++) {
+            GCUT__BAND_UNROLL
+            for (int dx = -1; dx <= 1; dx++) {
+                if (!gcut__band_conn_has(conn, dz, dy, dx))
+                    continue;
+                const int64_t nz = z + dz, ny = y + dy, nx = x + dx;
+                if (nz < 0 || nz >= D || ny < 0 || ny >= H || nx < 0 || nx >= W)
+                    continue;
+                const bool cz = dz < 0 ? lz : dz > 0 && hz, cy = dy < 0 ? ly : dy > 0 && hy;
+                const bool cx = dx < 0 ? lx : dx > 0 && hx;
+                if (!cz && !cy && !cx)
+                    continue;
+                const int64_t v =
+                    gcut__band_pair(lv, tables, dz, dy, dx, i, (nz * H + ny) * W + nx);
+                GCUT__BAND_UNROLL
+                for (int m = 1; m < 8; m++) { /* bit 2: crosses along z, bit 1: y, bit 0: x */
+                    if (((m & 4) && dz == 0) || ((m & 2) && dy == 0) || ((m & 1) && dx == 0))
+                        continue;
+                    if (cz == ((m & 4) != 0) && cy == ((m & 2) != 0) && cx == ((m & 1) != 0))
+                        w[gcut__band_slot((m & 4) ? dz : 0, (m & 2) ? dy : 0, (m & 1) ? dx : 0)] +=
+                            v;
+                }
+            }
+        }
+    }
+}
+
 /** gcut__band_node (seg_internal.h): the block sums of node (cz, cy, cx) of level k, finished
  *  for the solves when coarse != NULL and k > 0. */
 static inline GCUT__SEG_HD void

@@ -85,6 +85,12 @@ void gcut__seg_tables_free(gcut__seg_tables *tables);
 gcut_status gcut__seg_tables_fill(gcut__seg_tables *tables, const double *cost_fg,
                                   const double *cost_bg, double lambda, double sigma, double scale,
                                   int connectivity);
+/** gcut__seg_tables_fill in `parts` parts on as many threads (1..GCUT__MAX_JOBS); the tables do
+ *  not depend on it (gcut__seg_tables_fill picks one part per 2^16 entries, at most the online
+ *  cores). */
+gcut_status gcut__seg_tables_fill_parts(gcut__seg_tables *tables, const double *cost_fg,
+                                        const double *cost_bg, double lambda, double sigma,
+                                        double scale, int connectivity, int parts);
 
 /** The kernel: terminal and neighbour capacities of grid from the working image pixels
  *  (interleaved, channels = tables->channels, the grid's shape) and seeds (one code per pixel,

@@ -5,6 +5,7 @@
 #include "seg_internal.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 static int classes_for(int connectivity) {
@@ -74,21 +75,100 @@ static int32_t quantise(double scale, double energy) {
     return (int32_t)floor(scale * energy + 0.5);
 }
 
+/* One part of the fill: colours [c0, c1) (their unary entries, or their reduced maximum when
+ * max_only) and squared differences [d0, d1) of every pairwise row. Entries are independent, so
+ * the tables do not depend on the split. */
+typedef struct table_part {
+    gcut__seg_tables *t;
+    const double *cost_fg, *cost_bg;
+    double lambda, scale, inv_two_sigma2;
+    int64_t c0, c1, d0, d1;
+    bool max_only;
+    double unary_max;
+} table_part;
+
+static void *table_part_run(void *arg) {
+    table_part *j = arg;
+    gcut__seg_tables *t = j->t;
+    double unary_max = 0.0;
+    for (int64_t c = j->c0; c < j->c1; c++) {
+        double fg, bg;
+        reduced_costs(j->cost_fg[c], j->cost_bg[c], &fg, &bg);
+        if (j->max_only) {
+            unary_max = fg > unary_max ? fg : unary_max;
+            unary_max = bg > unary_max ? bg : unary_max;
+        } else {
+            t->unary_source[c] = quantise(j->scale, bg); /* cut when the pixel goes to background */
+            t->unary_sink[c] = quantise(j->scale, fg);   /* cut when it stays foreground */
+        }
+    }
+    j->unary_max = unary_max;
+    if (j->max_only)
+        return NULL;
+    for (int k = 0; k < t->num_classes; k++) {
+        const double weight = j->lambda / sqrt((double)(k + 1));
+        int32_t *row = t->pairwise[k];
+        int64_t d2 = j->d0;
+        for (; d2 < j->d1; d2++) {
+            /* d2 = 0 is exp(0) = 1 even when a tiny sigma makes inv_two_sigma2 infinite
+             * (0 * inf would be NaN, and NaN to int32 undefined: issue #10). */
+            row[d2] = quantise(j->scale,
+                               d2 == 0 ? weight : weight * exp(-(double)d2 * j->inv_two_sigma2));
+            if (row[d2] == 0)
+                break; /* exp only decreases: the rest of the row stays zero */
+        }
+        for (; d2 < j->d1; d2++)
+            row[d2] = 0;
+    }
+    return NULL;
+}
+
+/* Parts of a fill: one per 2^16 entries (colours plus pairwise entries), at most the online
+ * cores. The 2^18 colours and two rows of 195076 entries of an 8-connected colour image (a
+ * large sigma keeps every entry nonzero, so each costs an exp) took 9.5-13.6 ms on one thread of
+ * the shared 2-core build VM, 4.8-6.0 ms on both; on the H100's 16-core host the banded
+ * pipeline's tables stage fell from 9.1 to 4.5 ms at 3840x2160 (docs/PERFORMANCE.md). */
+static int table_parts(const gcut__seg_tables *t) {
+    const int64_t work = t->num_colors + (int64_t)t->num_classes * (t->max_sqdiff + 1);
+    int64_t parts = work >> 16;
+    const int cores = gcut__online_cores();
+    parts = parts < 1 ? 1 : parts > cores ? cores : parts;
+    return (int)(parts > GCUT__MAX_JOBS ? GCUT__MAX_JOBS : parts);
+}
+
 gcut_status gcut__seg_tables_fill(gcut__seg_tables *t, const double *cost_fg, const double *cost_bg,
                                   double lambda, double sigma, double scale, int connectivity) {
+    return gcut__seg_tables_fill_parts(t, cost_fg, cost_bg, lambda, sigma, scale, connectivity,
+                                       table_parts(t));
+}
+
+gcut_status gcut__seg_tables_fill_parts(gcut__seg_tables *t, const double *cost_fg,
+                                        const double *cost_bg, double lambda, double sigma,
+                                        double scale, int connectivity, int parts) {
     if (!(lambda >= 0.0) || !isfinite(lambda))
         return gcut__fail(GCUT_ERR_INVALID_ARG, "segmentation: lambda %g must be >= 0", lambda);
     if (!(sigma > 0.0) || !isfinite(sigma))
         return gcut__fail(GCUT_ERR_INVALID_ARG, "segmentation: sigma %g must be > 0", sigma);
+    parts = parts < 1 ? 1 : parts > GCUT__MAX_JOBS ? GCUT__MAX_JOBS : parts;
+    table_part jobs[GCUT__MAX_JOBS];
+    const int64_t nc = t->num_colors, nd = (int64_t)t->max_sqdiff + 1;
+    for (int p = 0; p < parts; p++)
+        jobs[p] = (table_part){t,
+                               cost_fg,
+                               cost_bg,
+                               lambda,
+                               0.0,
+                               0.0,
+                               nc * p / parts,
+                               nc * (p + 1) / parts,
+                               nd * p / parts,
+                               nd * (p + 1) / parts,
+                               true,
+                               0.0};
+    gcut__run_jobs(table_part_run, jobs, sizeof jobs[0], parts);
     double unary_max = 0.0;
-    for (int64_t c = 0; c < t->num_colors; c++) {
-        double fg, bg;
-        reduced_costs(cost_fg[c], cost_bg[c], &fg, &bg);
-        if (fg > unary_max)
-            unary_max = fg;
-        if (bg > unary_max)
-            unary_max = bg;
-    }
+    for (int p = 0; p < parts; p++)
+        unary_max = jobs[p].unary_max > unary_max ? jobs[p].unary_max : unary_max;
     /* The largest pairwise energy is lambda (equal colours, distance 1). */
     double largest = unary_max > lambda ? unary_max : lambda;
     if (largest <= 0.0)
@@ -101,28 +181,13 @@ gcut_status gcut__seg_tables_fill(gcut__seg_tables *t, const double *cost_fg, co
                           "capacity bound %d (use a scale <= %g, or 0 to choose one)",
                           scale, largest, GCUT__SEG_CAP_BOUND, GCUT__SEG_CAP_BOUND / largest);
     }
-    for (int64_t c = 0; c < t->num_colors; c++) {
-        double fg, bg;
-        reduced_costs(cost_fg[c], cost_bg[c], &fg, &bg);
-        t->unary_source[c] = quantise(scale, bg); /* cut when the pixel goes to background */
-        t->unary_sink[c] = quantise(scale, fg);   /* cut when it stays foreground */
-    }
     const double inv_two_sigma2 = 1.0 / (2.0 * sigma * sigma);
-    for (int k = 0; k < t->num_classes; k++) {
-        const double weight = lambda / sqrt((double)(k + 1));
-        int32_t *row = t->pairwise[k];
-        int32_t d2 = 0;
-        for (; d2 <= t->max_sqdiff; d2++) {
-            /* d2 = 0 is exp(0) = 1 even when a tiny sigma makes inv_two_sigma2 infinite
-             * (0 * inf would be NaN, and NaN to int32 undefined: issue #10). */
-            row[d2] =
-                quantise(scale, d2 == 0 ? weight : weight * exp(-(double)d2 * inv_two_sigma2));
-            if (row[d2] == 0)
-                break; /* exp only decreases: the rest of the row stays zero */
-        }
-        for (; d2 <= t->max_sqdiff; d2++)
-            row[d2] = 0;
+    for (int p = 0; p < parts; p++) {
+        jobs[p].max_only = false;
+        jobs[p].scale = scale;
+        jobs[p].inv_two_sigma2 = inv_two_sigma2;
     }
+    gcut__run_jobs(table_part_run, jobs, sizeof jobs[0], parts);
     /* Boykov-Jolly's K = 1 + max_p sum_q w_pq: moving a seeded pixel to its seed's side
      * always lowers the cut (saves K, costs at most its neighbour arcs), so every minimum cut
      * keeps every seed. */
