@@ -16,7 +16,9 @@
 #   -P LIST   peer algorithms (default eibfs_i)
 #   -i LIST   instances (default: the hard grids and general graphs below), names:
 #             hard|easy-WxH-C (2D, C = 4 or 8), hard|easy-NxNxN-C (3D, C = 6 or 26),
-#             random-NODES, layered-NODES (gcut_bench's makers), genrmf-A-B (c1 1, c2 10000)
+#             random-NODES, layered-NODES (gcut_bench's makers), genrmf-A-B (c1 1, c2 10000),
+#             wash-ROWS-LEVELS (Washington RLG, bench/gen_washington.c, max capacity 10000,
+#             seed 5; e.g. wash-32-2048 long, wash-8192-64 wide)
 #   -b DIR    CMake build folder (default build-serial; Release, CPU only)
 #   -o DIR    instance files and logs (default bench/out/serial)
 # On the 2-core build machine, with the instance files already written, -r 3 took 14 minutes
@@ -43,7 +45,7 @@ while getopts "p:r:s:P:i:b:o:" opt; do
     i) INSTANCES=$OPTARG ;;
     b) BUILD_DIR=$OPTARG ;;
     o) OUT=$OPTARG ;;
-    *) sed -n 2,22p "$0" >&2; exit 64 ;;
+    *) sed -n 2,29p "$0" >&2; exit 64 ;;
     esac
 done
 mkdir -p "$OUT"
@@ -55,7 +57,8 @@ fi
 
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DGCUT_CUDA=OFF -DGCUT_BUILD_TESTS=OFF \
     >/dev/null
-cmake --build "$BUILD_DIR" -j"$(nproc)" --target gcut_cli gcut_bench serial_instances >/dev/null
+cmake --build "$BUILD_DIR" -j"$(nproc)" --target gcut_cli gcut_bench serial_instances \
+    gen_washington >/dev/null
 gcut="$BUILD_DIR/gcut"
 inst_bin="$BUILD_DIR/serial_instances"
 echo "c machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')," \
@@ -83,6 +86,11 @@ make_instance() {
         local a b
         IFS=- read -r _ a b <<<"$name"
         "$inst_bin" genrmf "$a" "$b" 1 10000 5 "$f.max"
+        ;;
+    wash-*)
+        local rows levels
+        IFS=- read -r _ rows levels <<<"$name"
+        "$BUILD_DIR/gen_washington" "$rows" "$levels" 10000 5 "$f.max"
         ;;
     *) echo "serial_peers.sh: unknown instance '$name'" >&2; exit 64 ;;
     esac

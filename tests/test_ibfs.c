@@ -3,7 +3,8 @@
  * capacities), Dinic and bk on medium random, layered and grid-shaped graphs (int32 extremes,
  * flows past 2^31), grids through the conversion, edge cases; the cut certificate on every
  * result, and the labels equal to bk's (both give the source side of the smallest minimum cut). */
-#define _POSIX_C_SOURCE 200809L /* setenv */
+#define _POSIX_C_SOURCE 200809L   /* setenv */
+#include "../bench/general_gen.h" /* the GENRMF and Washington RLG makers of bench/ */
 #include "internal.h"
 #include "util_common.h"
 #include "util_oracle.h"
@@ -411,6 +412,30 @@ static void test_excess_used(test_rng *rng) {
     gcut_graph_free(g);
 }
 
+/* The long-path families the serial bar is measured on (GENRMF, Washington RLG long and wide,
+ * small): paths of dozens to hundreds of arcs, so excess pushes (at 32 arcs by default) and
+ * relabel cascades through the children lists both run; against Dinic, labels equal to bk's. */
+static void test_long_paths(test_rng *rng) {
+    for (int round = 0; round < 6; round++) {
+        uint64_t seed = test_rng_next(rng);
+        int64_t a = test_rng_range(rng, 2, 6), b = test_rng_range(rng, 8, 60);
+        int32_t c2 = (int32_t)test_rng_range(rng, 2, 10000);
+        gcut_graph *g = NULL;
+        char what[96];
+        CHECK_OK(gen_genrmf(a, b, 1, c2, seed, &g));
+        snprintf(what, sizeof what, "genrmf a %lld b %lld c2 %ld", (long long)a, (long long)b,
+                 (long)c2);
+        count(check(g, oracle_dinic(g), what));
+        gcut_graph_free(g);
+        int64_t rows = test_rng_range(rng, 2, 40), levels = test_rng_range(rng, 20, 120);
+        CHECK_OK(gen_washington_rlg(rows, levels, (int32_t)test_rng_range(rng, 1, 1000), seed, &g));
+        snprintf(what, sizeof what, "washington rlg %lld x %lld", (long long)rows,
+                 (long long)levels);
+        count(check(g, oracle_dinic(g), what));
+        gcut_graph_free(g);
+    }
+}
+
 int main(void) {
     test_rng rng;
     test_rng_init(&rng, test_seed());
@@ -434,6 +459,7 @@ int main(void) {
      * only paths of 32 arcs or more, which tiny graphs do not have): the same oracles, labels
      * equal to bk's, the flow then the final cut's capacity. */
     test_excess_used(&rng);
+    test_long_paths(&rng);
     for (int excess = 0; excess <= 1; excess++) {
         setenv("GCUT_IBFS_EXCESS", excess ? "1" : "0", 1);
         setenv("GCUT_IBFS_EXCESS_MIN", "0", 1);
@@ -441,6 +467,7 @@ int main(void) {
         test_tiny_brute_force(&rng, 1000);
         test_medium(&rng);
         test_grids(&rng);
+        test_long_paths(&rng);
     }
     unsetenv("GCUT_IBFS_EXCESS");
     unsetenv("GCUT_IBFS_EXCESS_MIN");

@@ -1,7 +1,7 @@
 /* eibfs.c - "ibfs": the incremental breadth-first search max-flow of Goldberg, Hed, Kaplan,
  * Tarjan & Werneck (ESA 2011, sections 2-3; the same search as the 2015 paper's, section 2) on
  * general graphs: two trees with exact BFS labels, grown a level per pass, orphans re-attached by
- * label. Design and measurements: docs/CPU-SERIAL.md, "Second pass". */
+ * label. Design and measurements: docs/CPU-SERIAL.md, "Second pass" to "Fourth pass". */
 #include "internal.h"
 
 #include <inttypes.h>
@@ -13,6 +13,10 @@
 #define IB_ORPHAN (UINT32_MAX - 2)   /* parent: lost in an augmentation, waiting for adoption */
 #define IB_SINK 0x80000000u          /* label bit: in the sink tree */
 #define IB_LABEL 0x7fffffffu
+/* The label of a free node: no tree's label (x ^ tree bit, for either tree, is at least
+ * IB_LABEL, above every distance), so a test of a neighbour's label against a tree's label or a
+ * minimum over one tree's labels needs no separate test for free nodes. */
+#define IB_FREE IB_LABEL
 
 /* One arc, 8 bytes: arcs are grouped by tail (CSR), the reverse arc is sister[a]. The head's top
  * bit says whether the reverse arc is residual (the 2015 paper's implementation keeps the same
@@ -27,15 +31,20 @@ typedef struct ib_arc {
 #define IB_REV_RESIDUAL 0x80000000u
 #define IB_HEAD 0x7fffffffu
 
-/* One node, 16 bytes: its arcs are first .. (this + 1)->first - 1. */
+/* One node, 24 bytes: its arcs are first .. (this + 1)->first - 1. Its label is apart
+ * (ib_solver.label), 4 bytes a node, so the scans that read every neighbour's label (adoption,
+ * growth) touch 16 nodes a cache line. */
 typedef struct ib_node {
     uint32_t first;
     uint32_t parent; /* arc node -> parent (source tree: the flow runs parent -> node on the
                         reverse arc), or IB_NONE / IB_TERMINAL / IB_ORPHAN */
-    uint32_t label;  /* IB_SINK bit and the BFS distance from the node's terminal (1 = next to
-                        it); meaningless while free */
     uint32_t stamp;  /* the last active list the node was put in (lists are numbered) */
+    uint32_t son;    /* the first of its children (nodes whose parent arc leads here), or IB_NIL */
+    uint32_t sib;    /* the next child of its parent, or IB_NIL */
+    uint32_t onext;  /* the next orphan in its bucket (ib_solver.obucket) */
 } ib_node;
+
+#define IB_NIL UINT32_MAX /* end of a children list */
 
 /* The nodes of one tree waiting to be scanned at one level; each node at most once. */
 typedef struct ib_list {
@@ -46,7 +55,9 @@ typedef struct ib_list {
 
 typedef struct ib_solver {
     uint32_t num_nodes, num_arcs;
-    ib_node *nodes; /* num_nodes + 1: the last one closes the CSR */
+    ib_node *nodes;  /* num_nodes + 1: the last one closes the CSR */
+    uint32_t *label; /* IB_SINK bit and the BFS distance from the node's terminal (1 = next to
+                        it), kept while an orphan; IB_FREE for free nodes */
     ib_arc *arcs;
     uint32_t *sister;
     int64_t *tr;       /* terminal residual: > 0 from the source, < 0 to the sink */
@@ -55,22 +66,25 @@ typedef struct ib_solver {
     uint32_t level[2]; /* the label of cur's nodes */
     int growing;       /* -1, or the tree whose pass is running */
     uint32_t list_ids; /* numbers handed to lists */
-    /* Orphans, a stack (a node is in it at most once at a time): an augmentation stacks each
-     * tree's orphans from the meeting point towards the root, so the lowest label comes off
-     * first, and a relabelled node's children next. */
+    /* Orphans in buckets by label (both trees; a node is in one at most once at a time),
+     * linked through ib_node.onext: adoption takes the lowest label first, so an orphan never
+     * adopts a parent that is itself still an orphan of a lower label, and in excess mode it stops
+     * at the label of the highest pending excess (ib_settle). orphans[] is the cut's BFS queue. */
     uint32_t *orphans;
     uint32_t orphan_count;
+    uint32_t *obucket;
+    uint32_t omin, omax;
     /* Excesses (GCUT_IBFS_EXCESS=1; the 2015 paper's idea, section 3): an augmentation pushes
      * the whole residual of the arc between the trees and leaves what a tree arc cannot carry
      * at the node below it (tr > 0 in the sink tree, tr < 0 in the source tree); such a node,
-     * once adopted, forwards it (excess[], a stack; in_excess[] marks its members). tr then
+     * once adopted, forwards it (ebucket, by label; in_excess[] marks its members). tr then
      * means a node's own excess: > 0 supply (source-tree roots), < 0 demand (sink-tree roots),
      * and the flow value is the final cut's capacity (ib_cut_value). */
     bool use_excess;
-    bool excess_used;         /* an augmentation left excesses: the flow is the cut's capacity */
-    uint32_t excess_min_path; /* excesses only on paths of at least this many arcs */
-    uint32_t *excess;
-    uint32_t excess_count;
+    bool excess_used;          /* an augmentation left excesses: the flow is the cut's capacity */
+    uint32_t excess_min_path;  /* excesses only on paths of at least this many arcs */
+    uint32_t *ebucket, *enext; /* pending excesses in buckets by label, highest taken first */
+    uint32_t excess_count, emax;
     uint8_t *in_excess;
     int64_t flow;
     bool overflow;
@@ -81,6 +95,7 @@ static void ib_free(ib_solver *ib) {
     if (ib == NULL)
         return;
     gcut__free(ib->nodes);
+    gcut__free(ib->label);
     gcut__free(ib->arcs);
     gcut__free(ib->sister);
     gcut__free(ib->tr);
@@ -89,7 +104,9 @@ static void ib_free(ib_solver *ib) {
         gcut__free(ib->next[t].items);
     }
     gcut__free(ib->orphans);
-    gcut__free(ib->excess);
+    gcut__free(ib->obucket);
+    gcut__free(ib->ebucket);
+    gcut__free(ib->enext);
     gcut__free(ib->in_excess);
     gcut__free(ib);
 }
@@ -101,8 +118,8 @@ static inline void ib_add_flow(ib_solver *ib, int64_t amount) {
         ib->flow += amount;
 }
 
-static inline bool ib_in_tree(const ib_node *n, int tree) {
-    return n->parent != IB_NONE && (tree ? (n->label & IB_SINK) != 0 : (n->label & IB_SINK) == 0);
+static inline bool ib_in_tree(uint32_t label, int tree) {
+    return label != IB_FREE && (tree ? (label & IB_SINK) != 0 : (label & IB_SINK) == 0);
 }
 
 /* Put node v in list l unless it is there already (its stamp is the list's number). */
@@ -120,7 +137,35 @@ static inline void ib_list_reset(ib_solver *ib, ib_list *l) {
 
 static inline void ib_orphan(ib_solver *ib, uint32_t v) {
     ib->nodes[v].parent = IB_ORPHAN;
-    ib->orphans[ib->orphan_count++] = v;
+    ib->orphan_count++;
+    const uint32_t d = ib->label[v] & IB_LABEL;
+    ib->nodes[v].onext = ib->obucket[d];
+    ib->obucket[d] = v;
+    if (d < ib->omin)
+        ib->omin = d;
+    if (d > ib->omax)
+        ib->omax = d;
+}
+
+/* Children lists (the IBFS paper's code keeps the same): each tree node below a root is in its
+ * parent's list, so a relabel orphans its children without scanning its arcs. */
+static inline void ib_link(ib_node *nodes, uint32_t v, uint32_t parent) {
+    nodes[v].sib = nodes[parent].son;
+    nodes[parent].son = v;
+}
+
+/* Take v out of its parent's list (lists are short: at most the parent's degree). */
+static inline void ib_unlink(ib_node *nodes, uint32_t v, uint32_t parent) {
+    uint32_t *at = &nodes[parent].son;
+    while (*at != v)
+        at = &nodes[*at].sib;
+    *at = nodes[v].sib;
+}
+
+/* v's tree arc (to parent) was saturated: v leaves parent's list and waits for adoption. */
+static inline void ib_cut(ib_solver *ib, uint32_t v, uint32_t parent) {
+    ib_unlink(ib->nodes, v, parent);
+    ib_orphan(ib, v);
 }
 
 /* Build the CSR from the graph's edge arrays (self-loops dropped), cancel each node's common
@@ -139,15 +184,25 @@ static gcut_status ib_build(const gcut_graph *g, ib_solver **out) {
         return GCUT_ERR_NOMEM;
     ib->num_nodes = (uint32_t)n;
     ib->nodes = gcut__calloc(n + 1, sizeof(ib_node), "ibfs nodes");
+    ib->label = gcut__malloc(gcut__mul_size(n + 1, sizeof(uint32_t)), "ibfs labels");
     ib->tr = gcut__malloc(gcut__mul_size(n, sizeof(int64_t)), "ibfs terminal residuals");
     ib->orphans = gcut__malloc(gcut__mul_size(n, sizeof(uint32_t)), "ibfs orphan queue");
-    bool ok = ib->nodes && ib->tr && ib->orphans;
+    /* Labels stay below n + 2 (a tree's frontier is at most its node count + 1). */
+    ib->obucket = gcut__malloc(gcut__mul_size(n + 2, sizeof(uint32_t)), "ibfs orphan buckets");
+    bool ok = ib->nodes && ib->label && ib->tr && ib->orphans && ib->obucket;
+    if (ok)
+        memset(ib->obucket, 0xff, (n + 2) * sizeof(uint32_t));
+    ib->omin = UINT32_MAX;
+    ib->omax = 0;
     ib->use_excess = gcut__env_int("GCUT_IBFS_EXCESS", 1, 0, 1) == 1;
     ib->excess_min_path = (uint32_t)gcut__env_int("GCUT_IBFS_EXCESS_MIN", 32, 0, 1 << 30);
     if (ok && ib->use_excess) {
-        ib->excess = gcut__malloc(gcut__mul_size(n + 1, sizeof(uint32_t)), "ibfs excess stack");
-        ib->in_excess = gcut__calloc(n + 1, 1, "ibfs excess stack");
-        ok = ib->excess && ib->in_excess;
+        ib->ebucket = gcut__malloc(gcut__mul_size(n + 2, sizeof(uint32_t)), "ibfs excesses");
+        ib->enext = gcut__malloc(gcut__mul_size(n + 1, sizeof(uint32_t)), "ibfs excesses");
+        ib->in_excess = gcut__calloc(n + 1, 1, "ibfs excesses");
+        ok = ib->ebucket && ib->enext && ib->in_excess;
+        if (ok)
+            memset(ib->ebucket, 0xff, (n + 2) * sizeof(uint32_t));
     }
     for (int t = 0; t < 2 && ok; t++) {
         ib->cur[t].items = gcut__malloc(gcut__mul_size(n, sizeof(uint32_t)), "ibfs active lists");
@@ -197,7 +252,10 @@ static gcut_status ib_build(const gcut_graph *g, ib_solver **out) {
         ib->tr[i] = s - t;
         nodes[i].parent = IB_NONE;
         nodes[i].stamp = 0;
+        nodes[i].son = IB_NIL;
+        ib->label[i] = IB_FREE;
     }
+    ib->label[n] = IB_FREE;
     *out = ib;
     return GCUT_OK;
 }
@@ -244,8 +302,9 @@ static void ib_augment(ib_solver *ib, uint32_t v, uint32_t a, uint32_t w) {
     }
     if (-ib->tr[x] < delta)
         delta = -ib->tr[x];
-    if (ib->use_excess && (nodes[x].label & IB_LABEL) == 1 && (nodes[rs].label & IB_LABEL) == 1 &&
-        (nodes[v].label & IB_LABEL) + (nodes[w].label & IB_LABEL) >= ib->excess_min_path) {
+    const uint32_t *label = ib->label;
+    if (ib->use_excess && (label[x] & IB_LABEL) == 1 && (label[rs] & IB_LABEL) == 1 &&
+        (label[v] & IB_LABEL) + (label[w] & IB_LABEL) >= ib->excess_min_path) {
         int64_t amount = arcs[a].residual;
         if (rs == v && ib->tr[v] < amount)
             amount = ib->tr[v];
@@ -265,7 +324,7 @@ static void ib_augment(ib_solver *ib, uint32_t v, uint32_t a, uint32_t w) {
     for (uint32_t p; (p = nodes[x].parent) != IB_TERMINAL;) {
         uint32_t up = arcs[p].head & IB_HEAD;
         if (ib_push(arcs, sister[p], p, d32))
-            ib_orphan(ib, x);
+            ib_cut(ib, x, up);
         x = up;
     }
     if ((ib->tr[x] -= delta) == 0)
@@ -274,7 +333,7 @@ static void ib_augment(ib_solver *ib, uint32_t v, uint32_t a, uint32_t w) {
     for (uint32_t p; (p = nodes[x].parent) != IB_TERMINAL;) {
         uint32_t up = arcs[p].head & IB_HEAD;
         if (ib_push(arcs, p, sister[p], d32))
-            ib_orphan(ib, x);
+            ib_cut(ib, x, up);
         x = up;
     }
     if ((ib->tr[x] += delta) == 0)
@@ -288,7 +347,12 @@ static inline void ib_excess_push(ib_solver *ib, uint32_t v) {
     if (ib->in_excess[v])
         return;
     ib->in_excess[v] = 1;
-    ib->excess[ib->excess_count++] = v;
+    const uint32_t d = ib->label[v] & IB_LABEL;
+    ib->enext[v] = ib->ebucket[d];
+    ib->ebucket[d] = v;
+    ib->excess_count++;
+    if (d > ib->emax)
+        ib->emax = d;
 }
 
 /* Excess mode: orphan v found no place in its tree but holds an excess: a source-tree node with
@@ -299,7 +363,7 @@ static inline void ib_excess_push(ib_solver *ib, uint32_t v) {
 static void ib_switch_tree(ib_solver *ib, uint32_t v, int o) {
     const uint32_t frontier = ib->level[o] + (ib->growing == o ? 1u : 0u);
     ib->nodes[v].parent = IB_TERMINAL;
-    ib->nodes[v].label = frontier | (o ? IB_SINK : 0);
+    ib->label[v] = frontier | (o ? IB_SINK : 0);
     ib_list_push(ib, frontier == ib->level[o] ? &ib->cur[o] : &ib->next[o], v);
 }
 
@@ -324,7 +388,7 @@ static void ib_walk(ib_solver *ib, uint32_t x, int t, int64_t amount) {
             }
             return;
         }
-        /* A node below its root holds an excess only while on the excess stack, whose flags
+        /* A node below its root holds an excess only while filed in ebucket, whose flags
          * (a byte per node) are cheaper to read than tr[]. */
         if (ib->in_excess[x]) {
             amount += t ? tr[x] : -tr[x];
@@ -339,7 +403,7 @@ static void ib_walk(ib_solver *ib, uint32_t x, int t, int64_t amount) {
             continue;
         }
         ib_push(arcs, fa, sister[fa], cap);
-        ib_orphan(ib, x);
+        ib_cut(ib, x, up);
         if (amount > cap) {
             tr[x] = t ? amount - cap : cap - amount;
             ib_excess_push(ib, x);
@@ -349,25 +413,37 @@ static void ib_walk(ib_solver *ib, uint32_t x, int t, int64_t amount) {
     }
 }
 
-static void ib_adopt_orphans(ib_solver *ib);
+static void ib_adopt_orphans(ib_solver *ib, uint32_t limit);
 
-/* Excess mode: adopt the orphans, then forward the adopted nodes' excesses (which may leave new
- * orphans and excesses) until none is left. */
+/* Excess mode: forward the pending excesses, the highest label first (the 2015 paper's code
+ * keeps the same order): adopt the orphans up to that label (the excess node's own adoption and
+ * the nodes its path may pass; the orphans above wait, since the walks below cannot reach them
+ * and a later walk may orphan them again), walk the excess towards its root, merging the
+ * excesses below it on the way; then adopt the rest. Walks leave orphans and excesses only below
+ * the label they start from. */
 static void ib_settle(ib_solver *ib) {
-    for (;;) {
-        ib_adopt_orphans(ib);
-        if (ib->excess_count == 0)
-            return;
-        const uint32_t x = ib->excess[--ib->excess_count];
+    while (ib->excess_count > 0) {
+        while (ib->ebucket[ib->emax] == IB_NIL)
+            ib->emax--;
+        const uint32_t d = ib->emax;
+        ib_adopt_orphans(ib, d); /* adoption files no excesses: bucket d keeps its head */
+        const uint32_t x = ib->ebucket[d];
+        ib->ebucket[d] = ib->enext[x];
+        ib->excess_count--;
         ib->in_excess[x] = 0;
         const uint32_t p = ib->nodes[x].parent;
         if (ib->tr[x] == 0 || p == IB_TERMINAL || p == IB_NONE)
             continue; /* merged into a walk, or now a root */
-        const int t = (ib->nodes[x].label & IB_SINK) ? 1 : 0;
+        if ((ib->label[x] & IB_LABEL) != d) {
+            ib_excess_push(ib, x); /* relabelled while waiting: file it at its label */
+            continue;
+        }
+        const int t = (ib->label[x] & IB_SINK) ? 1 : 0;
         const int64_t amount = t ? ib->tr[x] : -ib->tr[x];
         ib->tr[x] = 0;
         ib_walk(ib, x, t, amount);
     }
+    ib_adopt_orphans(ib, UINT32_MAX);
 }
 
 /* Re-attach orphan v of tree t (label d): a parent at label d - 1 through a residual arc, or
@@ -377,21 +453,20 @@ static void ib_settle(ib_solver *ib) {
 static inline __attribute__((always_inline)) void ib_adopt(ib_solver *ib, uint32_t v, const int t) {
     ib_node *nodes = ib->nodes;
     const ib_arc *arcs = ib->arcs;
-    const uint32_t *sister = ib->sister;
-    const uint32_t d = nodes[v].label & IB_LABEL, tree_bit = t ? IB_SINK : 0;
+    uint32_t *label = ib->label;
+    const uint32_t tree_bit = t ? IB_SINK : 0, d = label[v] ^ tree_bit;
     uint32_t best = IB_LABEL, best_arc = IB_NONE;
     const uint32_t end = nodes[v + 1].first;
     for (uint32_t b = nodes[v].first; b < end; b++) {
         /* Source tree: the arc u -> v must be residual; sink tree: v -> u. Both are known from
-         * v's own arc, so the neighbour's record is read only across residual arcs. */
+         * v's own arc, so the neighbour's label is read only across residual arcs. */
         if ((t ? arcs[b].residual : arcs[b].head & IB_REV_RESIDUAL) == 0)
             continue;
-        const ib_node *nu = &nodes[arcs[b].head & IB_HEAD];
-        if (nu->parent == IB_NONE || (nu->label & IB_SINK) != tree_bit)
-            continue;
-        uint32_t lu = nu->label & IB_LABEL;
+        /* The other tree's labels and IB_FREE are at least IB_LABEL here. */
+        const uint32_t lu = label[arcs[b].head & IB_HEAD] ^ tree_bit;
         if (lu == d - 1) {
             nodes[v].parent = b;
+            ib_link(nodes, v, arcs[b].head & IB_HEAD);
             return;
         }
         if (lu < best) {
@@ -399,16 +474,12 @@ static inline __attribute__((always_inline)) void ib_adopt(ib_solver *ib, uint32
             best_arc = b;
         }
     }
-    /* No parent at d - 1: v's label rises, so its children lose theirs. A child's tree arc is
-     * residual (an augmentation that saturates one orphans the child at once), so only the
-     * heads of residual arcs from v's side are read. */
-    for (uint32_t b = nodes[v].first; b < end; b++) {
-        if ((t ? arcs[b].head & IB_REV_RESIDUAL : arcs[b].residual) == 0)
-            continue;
-        uint32_t u = arcs[b].head & IB_HEAD;
-        if (nodes[u].parent == sister[b])
-            ib_orphan(ib, u);
+    /* No parent at d - 1: v's label rises, so its children lose theirs. */
+    for (uint32_t u = nodes[v].son, next; u != IB_NIL; u = next) {
+        next = nodes[u].sib;
+        ib_orphan(ib, u);
     }
+    nodes[v].son = IB_NIL;
     const uint32_t frontier = ib->level[t] + (ib->growing == t ? 1u : 0u);
     if (best_arc == IB_NONE || best + 1 > frontier) {
         if (ib->use_excess && ib->tr[v] != 0) {
@@ -416,25 +487,40 @@ static inline __attribute__((always_inline)) void ib_adopt(ib_solver *ib, uint32
             return;
         }
         nodes[v].parent = IB_NONE;
+        label[v] = IB_FREE;
         return;
     }
     nodes[v].parent = best_arc;
-    nodes[v].label = (best + 1) | tree_bit;
+    label[v] = (best + 1) | tree_bit;
+    ib_link(nodes, v, arcs[best_arc].head & IB_HEAD);
     if (best + 1 == ib->level[t])
         ib_list_push(ib, &ib->cur[t], v);
     else if (best + 1 == frontier)
         ib_list_push(ib, &ib->next[t], v);
 }
 
-static void ib_adopt_orphans(ib_solver *ib) {
-    while (ib->orphan_count > 0) {
-        uint32_t v = ib->orphans[--ib->orphan_count];
-        /* Only the source tree's nodes have no sink bit; an orphan keeps its label. */
-        /* One copy per tree (t a constant in each), so the direction tests leave the loops. */
-        if (ib->nodes[v].label & IB_SINK)
-            ib_adopt(ib, v, 1);
-        else
-            ib_adopt(ib, v, 0);
+/* Adopt the orphans of label up to limit, the lowest first. A relabel leaves orphans only
+ * above the label being taken (its children), so one rising sweep settles them. */
+static void ib_adopt_orphans(ib_solver *ib, uint32_t limit) {
+    uint32_t *bucket = ib->obucket, d = ib->omin;
+    for (; d <= ib->omax && d <= limit; d++) {
+        uint32_t v;
+        while ((v = bucket[d]) != IB_NIL) {
+            bucket[d] = ib->nodes[v].onext;
+            ib->orphan_count--;
+            /* Only the source tree's nodes have no sink bit; an orphan keeps its label. One
+             * copy per tree (t a constant in each), so the direction tests leave the loops. */
+            if (ib->label[v] & IB_SINK)
+                ib_adopt(ib, v, 1);
+            else
+                ib_adopt(ib, v, 0);
+        }
+    }
+    if (d > ib->omax) {
+        ib->omin = UINT32_MAX;
+        ib->omax = 0;
+    } else {
+        ib->omin = d;
     }
 }
 
@@ -445,6 +531,7 @@ static inline __attribute__((always_inline)) void ib_grow(ib_solver *ib, const i
     ib_node *nodes = ib->nodes;
     ib_arc *arcs = ib->arcs;
     const uint32_t *sister = ib->sister;
+    uint32_t *label = ib->label;
     const uint32_t level = ib->level[t], tree_bit = t ? IB_SINK : 0;
     const uint32_t want = level | tree_bit;
     ib->growing = t;
@@ -454,7 +541,7 @@ static inline __attribute__((always_inline)) void ib_grow(ib_solver *ib, const i
         const uint32_t v = cur->items[i];
         /* v must still be a tree node at this level: only an augmentation (and the settling
          * after it) can move it, so it is checked here and after each. */
-        if (nodes[v].label != want || nodes[v].parent == IB_NONE)
+        if (label[v] != want) /* IB_FREE is no tree's label */
             continue;
         for (uint32_t b = nodes[v].first; b < nodes[v + 1].first; b++) {
             /* The arc out of the tree: v -> w for the source tree, w -> v for the sink's. */
@@ -462,12 +549,15 @@ static inline __attribute__((always_inline)) void ib_grow(ib_solver *ib, const i
                 continue;
             const uint32_t w = arcs[b].head & IB_HEAD;
             const uint32_t out = t ? sister[b] : b;
-            ib_node *nw = &nodes[w];
-            if (nw->parent == IB_NONE) {
+            const uint32_t lw = label[w];
+            if (lw == IB_FREE) {
+                ib_node *nw = &nodes[w];
                 nw->parent = sister[b];
-                nw->label = (level + 1) | tree_bit;
+                label[w] = (level + 1) | tree_bit;
+                nw->sib = nodes[v].son;
+                nodes[v].son = w;
                 ib_list_push(ib, &ib->next[t], w);
-            } else if ((nw->label & IB_SINK) != tree_bit) {
+            } else if ((lw & IB_SINK) != tree_bit) {
                 if (t)
                     ib_augment(ib, w, out, v);
                 else
@@ -475,8 +565,8 @@ static inline __attribute__((always_inline)) void ib_grow(ib_solver *ib, const i
                 if (ib->use_excess)
                     ib_settle(ib);
                 else
-                    ib_adopt_orphans(ib);
-                if (nodes[v].label != want || nodes[v].parent == IB_NONE)
+                    ib_adopt_orphans(ib, UINT32_MAX);
+                if (label[v] != want)
                     break;
                 b--; /* the same arc again: it may still be residual */
             }
@@ -502,7 +592,7 @@ static int ib_run(ib_solver *ib) {
             continue;
         int t = ib->tr[i] < 0;
         nodes[i].parent = IB_TERMINAL;
-        nodes[i].label = 1u | (t ? IB_SINK : 0);
+        ib->label[i] = 1u | (t ? IB_SINK : 0);
         ib_list_push(ib, &ib->cur[t], i);
     }
     /* The trees take turns, a pass each (GCUT_IBFS_GROW=0: the tree with the shorter frontier
@@ -529,7 +619,7 @@ static void ib_write_labels(ib_solver *ib, int closed, uint8_t *labels) {
     const uint32_t n = ib->num_nodes;
     if (closed == 0) {
         for (uint32_t i = 0; i < n; i++)
-            labels[i] = ib_in_tree(&nodes[i], 0) ? GCUT_SOURCE : GCUT_SINK;
+            labels[i] = ib_in_tree(ib->label[i], 0) ? GCUT_SOURCE : GCUT_SINK;
         return;
     }
     uint32_t *queue = ib->orphans; /* free now: no orphans are left */
