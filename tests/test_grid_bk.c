@@ -1,7 +1,10 @@
 /* test_grid_bk.c - grid-bk (src/cpu/grid_bk.c, bk on the implicit grid) against independent
  * oracles: brute force on tiny grids of every connectivity, Dinic and bk on random grids of odd
  * shapes (1xN, Nx1, 1x1xN, zero and one-way capacities, int32 extremes, flows past 2^31), the
- * cut certificate on every result, and warm re-solves in grid contexts against cold solves. */
+ * cut certificate on every result, and warm re-solves in grid contexts against cold solves; and
+ * grid-ibfs's fourth-pass paths against the same oracles (grid_ibfs_modes). */
+#define _POSIX_C_SOURCE 200809L /* setenv */
+
 #include "test_context_cases.h"
 
 #include <stdlib.h>
@@ -22,7 +25,7 @@ static const struct { int ndim, connectivity; } kinds[] = {{2, 4}, {2, 8}, {3, 6
 
 /* Tiny grids (at most 16 nodes) of every connectivity and shape against brute force over all
  * labelings of the grid's own graph. */
-static void tiny_brute_force(test_rng *rng, int rounds) {
+static void tiny_brute_force(test_rng *rng, int rounds, const char *solver) {
     int ok = 1;
     for (int round = 0; round < rounds && ok; round++) {
         const int k = round % 4;
@@ -51,7 +54,7 @@ static void tiny_brute_force(test_rng *rng, int rounds) {
             char what[96];
             snprintf(what, sizeof what, "tiny round %d (%dD %d-conn, %lld nodes)", round,
                      kinds[k].ndim, kinds[k].connectivity, (long long)n);
-            ok = oracle_check_grid(grid, "grid-bk", oracle_brute_force(g), what);
+            ok = oracle_check_grid(grid, solver, oracle_brute_force(g), what);
         }
         gcut_graph_free(g);
         gcut_grid_free(grid);
@@ -60,7 +63,7 @@ static void tiny_brute_force(test_rng *rng, int rounds) {
 }
 
 /* Random grids of every connectivity and odd shapes against Dinic (small) and bk (larger). */
-static void random_grids(test_rng *rng) {
+static void random_grids(test_rng *rng, const char *solver) {
     static const struct {
         int ndim, connectivity;
         int64_t shape[3];
@@ -88,14 +91,14 @@ static void random_grids(test_rng *rng) {
             char what[96];
             snprintf(what, sizeof what, "grid case %zu rep %d (%dD, %d-conn, huge %d)", c, rep,
                      cases[c].ndim, cases[c].connectivity, caps.huge);
-            count(oracle_check_grid(grid, "grid-bk", expected, what));
+            count(oracle_check_grid(grid, solver, expected, what));
             gcut_grid_free(grid);
         }
 }
 
 /* Segmentation energies (the benchmark's synthetic pictures, easy and hard, every
  * connectivity) against bk: the same maximum flow. */
-static void synth_against_bk(void) {
+static void synth_against_bk(const char *solver) {
     static const struct {
         int64_t w, h, d;
         int conn;
@@ -110,7 +113,7 @@ static void synth_against_bk(void) {
                 continue;
             char what[64];
             snprintf(what, sizeof what, "synth case %zu level %d", c, level);
-            count(oracle_check_grid(grid, "grid-bk", cold_reference(grid), what));
+            count(oracle_check_grid(grid, solver, cold_reference(grid), what));
             gcut_grid_free(grid);
         }
 }
@@ -219,15 +222,81 @@ static void auto_pick(void) {
     gcut_grid_free(grid);
 }
 
+/* grid-ibfs's fourth-pass paths (src/cpu/grid_bk.c): the one-arc pushes before the trees
+ * (GCUT_GIB_PAIRS: 0 never, 2 always) and a first pass run from the other side (GCUT_GIB_OUTSIDE: 0
+ * never, 1 when the tree holds most nodes, the default, 2 always), each combination against brute
+ * force, Dinic and bk as grid-bk is, and the same labels as grid-bk's (both report the smallest
+ * minimum cut's source side) on random and synthetic grids of every connectivity. */
+static int same_labels(gcut_grid *grid, const char *what) {
+    const int64_t n = gcut_grid_num_nodes(grid);
+    uint8_t *a = malloc((size_t)n), *b = malloc((size_t)n);
+    int64_t fa = -1, fb = -2;
+    gcut_options options;
+    gcut_options_init(&options);
+    gcut_stats stats;
+    int ok = a != NULL && b != NULL;
+    options.solver = "grid-bk";
+    ok = ok && gcut_grid_solve(grid, &options, &fa, a, &stats) == GCUT_OK;
+    options.solver = "grid-ibfs";
+    ok = ok && gcut_grid_solve(grid, &options, &fb, b, &stats) == GCUT_OK;
+    ok = ok && fa == fb && memcmp(a, b, (size_t)n) == 0;
+    if (!ok)
+        fprintf(stderr, "%s: grid-ibfs flow %lld, grid-bk %lld, or labels differ\n", what,
+                (long long)fb, (long long)fa);
+    free(a);
+    free(b);
+    return ok;
+}
+
+static void grid_ibfs_modes(test_rng *rng) {
+    static const char *const modes[][2] = {{"0", "0"}, {"2", "0"}, {"0", "1"},
+                                           {"2", "1"}, {"0", "2"}, {"2", "2"}};
+    for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+        setenv("GCUT_GIB_PAIRS", modes[m][0], 1);
+        setenv("GCUT_GIB_OUTSIDE", modes[m][1], 1);
+        tiny_brute_force(rng, 250, "grid-ibfs");
+        if (m % 2 == 1) /* the random grids with the pushes forced, each outside setting */
+            random_grids(rng, "grid-ibfs");
+        synth_against_bk("grid-ibfs");
+        for (int k = 0; k < 4; k++) {
+            int64_t shape[3] = {kinds[k].ndim == 2 ? 61 : 13, kinds[k].ndim == 2 ? 47 : 11, 9};
+            oracle_caps caps = oracle_caps_default();
+            caps.terminal_density = (int)test_rng_range(rng, 30, 100);
+            caps.zero_percent = (int)test_rng_range(rng, 0, 30);
+            gcut_grid *grid = NULL;
+            CHECK_OK(
+                oracle_make_grid(rng, kinds[k].ndim, shape, kinds[k].connectivity, &caps, &grid));
+            if (grid == NULL)
+                continue;
+            char what[96];
+            snprintf(what, sizeof what, "grid-ibfs labels, pairs %s outside %s, %d-conn",
+                     modes[m][0], modes[m][1], kinds[k].connectivity);
+            count(same_labels(grid, what));
+            gcut_grid_free(grid);
+        }
+        for (int level = 0; level < 2; level++) {
+            gcut_grid *grid = NULL;
+            CHECK_OK(gcut_synth_grid(12, 11, 10, 7, level ? GCUT_SYNTH_HARD : GCUT_SYNTH_EASY, 26,
+                                     &grid));
+            if (grid != NULL)
+                count(same_labels(grid, "grid-ibfs labels, synthetic 26-conn"));
+            gcut_grid_free(grid);
+        }
+    }
+    unsetenv("GCUT_GIB_PAIRS");
+    unsetenv("GCUT_GIB_OUTSIDE");
+}
+
 int main(void) {
     test_rng rng;
     test_rng_init(&rng, test_seed());
     errors();
     extremes();
     auto_pick();
-    tiny_brute_force(&rng, 3000);
-    random_grids(&rng);
-    synth_against_bk();
+    tiny_brute_force(&rng, 3000, "grid-bk");
+    random_grids(&rng, "grid-bk");
+    synth_against_bk("grid-bk");
+    grid_ibfs_modes(&rng);
     /* Warm re-solves in contexts: random change sequences of every kind, every solve against a
      * cold one (Dinic or bk) and certified. */
     run_all_sequences(&rng, "grid-bk", 6, 1);

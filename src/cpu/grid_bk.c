@@ -58,6 +58,9 @@ typedef struct gbk {
     int64_t flow;
     bool overflow;
     int64_t augmentations;
+    /* grid-ibfs only (NULL in grid-bk): node i's children as a mask of directions, bit d set
+     * when i + step[d] hangs from i. */
+    uint32_t *kids;
     /* Allocations (the offset pointers above point into these). */
     uint32_t *res_mem;
     gbk_node *node_mem;
@@ -77,6 +80,7 @@ static void gbk_free(gbk *s) {
     gcut__free(s->node_mem);
     gcut__free(s->tr);
     gcut__free(s->orphans);
+    gcut__free(s->kids);
     for (int a = 0; a < GCUT__MAX_DIRS + 2; a++)
         gcut__free(s->snap[a]);
     gcut__free(s->marked);
@@ -234,7 +238,7 @@ static inline uint32_t gbk_dist_plus_one(uint32_t info) {
 
 /* Push the bottleneck along source root -> ... -> tail -> head -> ... -> sink root, where the
  * arc (tail, d) joins the source tree to the sink tree. */
-GBK_INLINE void gbk_augment(gbk *s, const int D, ptrdiff_t tail, int d) {
+GBK_INLINE void gbk_augment(gbk *s, const int D, const bool kids, ptrdiff_t tail, int d) {
     uint32_t *res = s->res;
     gbk_node *nd = s->nodes;
     const ptrdiff_t *step = s->step;
@@ -273,8 +277,11 @@ GBK_INLINE void gbk_augment(gbk *s, const int D, ptrdiff_t tail, int d) {
         GBK_OUT(x, p) += f;
         GBK_IN(y, p ^ 1) += f;
         GBK_OUT(y, p ^ 1) -= f;
-        if ((GBK_IN(x, p) -= f) == 0)
+        if ((GBK_IN(x, p) -= f) == 0) {
             gbk_orphan_front(s, (uint32_t)x);
+            if (kids)
+                s->kids[y] &= ~(1u << (p ^ 1));
+        }
         x = y;
     }
     if ((s->tr[x] -= f) == 0)
@@ -287,8 +294,11 @@ GBK_INLINE void gbk_augment(gbk *s, const int D, ptrdiff_t tail, int d) {
         GBK_OUT(y, p ^ 1) += f;
         GBK_IN(y, p ^ 1) -= f;
         GBK_IN(x, p) += f;
-        if ((GBK_OUT(x, p) -= f) == 0)
+        if ((GBK_OUT(x, p) -= f) == 0) {
             gbk_orphan_front(s, (uint32_t)x);
+            if (kids)
+                s->kids[y] &= ~(1u << (p ^ 1));
+        }
         x = y;
     }
     if ((s->tr[x] += f) == 0)
@@ -454,7 +464,7 @@ GBK_INLINE void gbk_run(gbk *s, const int D) {
         s->nodes[i].next = i; /* counts as queued while it is the current node */
         current = i;
         gbk_next_time(s);
-        gbk_augment(s, D, tail, mid);
+        gbk_augment(s, D, false, tail, mid);
         if (s->overflow)
             return;
         gbk_adopt_orphans(s, D);
@@ -802,6 +812,30 @@ typedef struct gib {
     uint32_t list_ids;
 } gib;
 
+/* Children masks (gbk.kids) on 8- and 26-connected grids: a relabelled orphan's children come
+ * from its mask instead of a scan of its arcs (cachegrind, whole process: -10% instructions on
+ * hard 48^3 26-connected, -3% on hard 512^2 8-connected, +0.6% on hard 96x96x48 6-connected,
+ * where the scan is short; docs/CPU-SERIAL.md, "Fourth pass"). */
+#define GIB_KIDS(D) ((D) >= 8)
+
+/* Prefetch the half of node u's residual record from word h on (D words) and its node record:
+ * growth does it GIB_PREFETCH list entries ahead, adoption for the next orphan on the stack. The
+ * residual records are the solve's main cache misses (cachegrind with a 16 MB last level on hard
+ * 96^3 26-connected); alternated on the build machine, solve 315 -> 264 ms at a distance of 12
+ * (docs/CPU-SERIAL.md, "Fourth pass"). Only on 26-connected grids: on the others the records are
+ * 1-3 lines (16-48 bytes a half) and the prefetches cost 3-8% more instructions with no time
+ * seen. */
+#ifndef GIB_PREFETCH
+#define GIB_PREFETCH 16
+#endif
+#define GIB_PF(D) (GIB_PREFETCH > 0 && (D) == 26)
+GBK_INLINE void gib_prefetch_record(const gbk *s, const int D, uint32_t u, int h) {
+    const uint32_t *r = s->res + (size_t)u * (size_t)(2 * D) + h;
+    __builtin_prefetch(&s->nodes[u]);
+    for (int w = 0; w < D + 15; w += 16)
+        __builtin_prefetch(r + w);
+}
+
 #define GIB_TREE(info) (((info)&GBK_SINK) ? 1 : 0)
 
 GBK_INLINE void gib_push(gib *g, gib_list *l, uint32_t v) {
@@ -822,51 +856,52 @@ GBK_INLINE void gib_adopt(gib *g, const int D, ptrdiff_t v, const int t) {
     const uint32_t sink = t ? GBK_SINK : 0u, L = nd[v].ts;
     /* Current arc (the IBFS paper's): the directions before the one kept in the distance bits
      * hold no parent at L - 1 (labels only rise, and an arc into v turns residual only through
-     * a push from v to a child, whose label is L + 1), so the search starts there. A node
-     * claimed by growth starts at 0. Only on 26-connected grids: cachegrind, whole process,
-     * -3% instructions there, +1% to +3% on 6- and 8-connected ones (docs/CPU-SERIAL.md). */
-    const uint32_t cur = GBK_DIST & nd[v].info;
-    if (D == 26 && cur > 0 && cur < (uint32_t)D) {
-        for (int d = (int)cur; d < D; d++) {
-            if ((sink ? GBK_OUT(v, d) : GBK_IN(v, d)) == 0)
-                continue;
-            const uint32_t nj = nd[v + step[d]].info;
-            if ((nj & GBK_SINK) != sink || GBK_PARENT(nj) == GBK_P_NONE)
-                continue;
-            if (nd[v + step[d]].ts == L - 1) {
-                nd[v].info = GBK_INFO(sink, d, (uint32_t)d);
-                return;
-            }
-        }
-    }
+     * a push from v to a child, whose label is L + 1), so the search starts there and wraps
+     * round, keeping the smallest label seen for a relabel. A node claimed by growth starts at
+     * 0. Only on 26-connected grids: cachegrind, whole process, -3% instructions there, +1% to
+     * +3% on 6- and 8-connected ones (docs/CPU-SERIAL.md, third pass). */
+    const uint32_t c = GBK_DIST & nd[v].info;
+    const int cur = D == 26 && c < (uint32_t)D ? (int)c : 0;
     uint32_t best = UINT32_MAX;
     int best_d = -1;
-    for (int d = 0; d < D; d++) {
-        const uint32_t r = sink ? GBK_OUT(v, d) : GBK_IN(v, d);
-        if (r == 0)
-            continue;
-        const ptrdiff_t j = v + step[d];
-        const uint32_t nj = nd[j].info;
-        if ((nj & GBK_SINK) != sink || GBK_PARENT(nj) == GBK_P_NONE)
-            continue;
-        const uint32_t lj = nd[j].ts;
-        if (lj == L - 1) {
-            nd[v].info = GBK_INFO(sink, d, (uint32_t)d);
-            return;
-        }
-        if (lj < best) {
-            best = lj;
-            best_d = d;
-        }
+    /* j = v + step[d] in v's tree (free nodes have parent code GBK_P_NONE, the largest): one
+     * compare. */
+#define GIB_LOOK(d)                                                                                \
+    if ((sink ? GBK_OUT(v, d) : GBK_IN(v, d)) != 0) {                                              \
+        const ptrdiff_t j = v + step[d];                                                           \
+        if ((nd[j].info ^ sink) < (GBK_P_NONE << 24)) {                                            \
+            const uint32_t lj = nd[j].ts;                                                          \
+            if (lj == L - 1) {                                                                     \
+                nd[v].info = GBK_INFO(sink, d, (uint32_t)d);                                       \
+                if (GIB_KIDS(D))                                                                   \
+                    s->kids[j] |= 1u << (d ^ 1);                                                   \
+                return;                                                                            \
+            }                                                                                      \
+            if (lj < best) {                                                                       \
+                best = lj;                                                                         \
+                best_d = d;                                                                        \
+            }                                                                                      \
+        }                                                                                          \
     }
-    /* A child's tree arc is residual (an augmentation that saturates one orphans the child at
-     * once), so only the neighbours with a residual arc from v's side are read. */
-    for (int d = 0; d < D; d++) {
-        if ((sink ? GBK_IN(v, d) : GBK_OUT(v, d)) == 0)
-            continue;
-        const ptrdiff_t j = v + step[d];
-        if (GBK_PARENT(nd[j].info) == (uint32_t)(d ^ 1))
-            gbk_orphan_front(s, (uint32_t)j);
+    for (int d = cur; d < D; d++)
+        GIB_LOOK(d)
+    for (int d = 0; d < cur; d++)
+        GIB_LOOK(d)
+#undef GIB_LOOK
+    if (GIB_KIDS(D)) { /* the children, from v's mask, orphaned in direction order */
+        for (uint32_t k = s->kids[v]; k != 0; k &= k - 1)
+            gbk_orphan_front(s, (uint32_t)(v + step[__builtin_ctz(k)]));
+        s->kids[v] = 0;
+    } else {
+        /* A child's tree arc is residual (an augmentation that saturates one orphans the child
+         * at once), so only the neighbours with a residual arc from v's side are read. */
+        for (int d = 0; d < D; d++) {
+            if ((sink ? GBK_IN(v, d) : GBK_OUT(v, d)) == 0)
+                continue;
+            const ptrdiff_t j = v + step[d];
+            if (GBK_PARENT(nd[j].info) == (uint32_t)(d ^ 1))
+                gbk_orphan_front(s, (uint32_t)j);
+        }
     }
     const uint32_t frontier = g->level[t] + (g->growing == t ? 1u : 0u);
     if (best_d < 0 || best + 1 > frontier) {
@@ -874,6 +909,8 @@ GBK_INLINE void gib_adopt(gib *g, const int D, ptrdiff_t v, const int t) {
         return;
     }
     nd[v].info = GBK_INFO(sink, best_d, (uint32_t)best_d);
+    if (GIB_KIDS(D))
+        s->kids[v + step[best_d]] |= 1u << (best_d ^ 1);
     nd[v].ts = best + 1;
     if (best + 1 == g->level[t])
         gib_push(g, &g->cur[t], (uint32_t)v);
@@ -886,6 +923,10 @@ GBK_INLINE void gib_adopt_orphans(gib *g, const int D) {
     /* One copy per tree (t a constant in each), so the direction tests leave the loops. */
     while (s->orphan_low < s->n) {
         const ptrdiff_t v = s->orphans[s->orphan_low++];
+        if (GIB_PF(D) && s->orphan_low < s->n) {
+            const uint32_t u = s->orphans[s->orphan_low];
+            gib_prefetch_record(s, D, u, (s->nodes[u].info & GBK_SINK) ? 0 : D);
+        }
         if (s->nodes[v].info & GBK_SINK)
             gib_adopt(g, D, v, 1);
         else
@@ -907,6 +948,9 @@ GBK_INLINE void gib_grow(gib *g, const int D, const int t) {
     gib_list *cur = &g->cur[t];
     for (uint32_t k = 0; k < cur->count; k++) {
         const ptrdiff_t v = cur->items[k];
+        if (GIB_PF(D) && k + GIB_PREFETCH < cur->count) {
+            gib_prefetch_record(s, D, cur->items[k + GIB_PREFETCH], t ? D : 0);
+        }
         /* v must still be a tree node at this level: only an augmentation (and the adoption after
          * it) can move it, so it is checked here and after each. */
 #define GIB_MOVED(v)                                                                               \
@@ -918,15 +962,19 @@ GBK_INLINE void gib_grow(gib *g, const int D, const int t) {
                 continue;
             const ptrdiff_t j = v + step[d];
             const uint32_t nj = nd[j].info;
+            if ((nj ^ sink) < (GBK_P_NONE << 24))
+                continue; /* in v's tree (one compare: free nodes have the largest code) */
             if (GBK_PARENT(nj) == GBK_P_NONE) {
                 nd[j].info = GBK_INFO(sink, d ^ 1, 0u);
+                if (GIB_KIDS(D))
+                    s->kids[v] |= 1u << d;
                 nd[j].ts = level + 1;
                 gib_push(g, &g->next[t], (uint32_t)j);
-            } else if ((nj & GBK_SINK) != sink) {
+            } else {
                 if (t)
-                    gbk_augment(s, D, j, d ^ 1);
+                    gbk_augment(s, D, GIB_KIDS(D), j, d ^ 1);
                 else
-                    gbk_augment(s, D, v, d);
+                    gbk_augment(s, D, GIB_KIDS(D), v, d);
                 gib_adopt_orphans(g, D);
                 if (GIB_MOVED(v))
                     break;
@@ -942,12 +990,160 @@ GBK_INLINE void gib_grow(gib *g, const int D, const int t) {
     g->level[t] = level + 1;
 }
 
+/* Before the trees are built (when gib_pairs_pay says so; GCUT_GIB_PAIRS below), push along
+ * every path source -> i -> j -> sink of one grid arc (i with supply, j with demand): as much as
+ * the arc and both terminal residuals allow, in node order. That is the first pass's work on its
+ * shortest paths without the trees: no augmentation walk, no orphan, no adoption; a node whose
+ * terminal residual reaches 0 simply starts free (docs/CPU-SERIAL.md, "Fourth pass"). Exact: only
+ * flow along residual paths is pushed. */
+GBK_INLINE void gib_pairs(gbk *s, const int D) {
+    uint32_t *res = s->res;
+    int64_t *tr = s->tr;
+    const ptrdiff_t *step = s->step;
+    for (ptrdiff_t i = 0; i < (ptrdiff_t)s->n; i++) {
+        if (tr[i] <= 0)
+            continue;
+        for (int d = 0; d < D; d++) {
+            const uint32_t r = GBK_OUT(i, d);
+            if (r == 0) /* every arc leaving the grid: j below is a real node */
+                continue;
+            const ptrdiff_t j = i + step[d];
+            if (tr[j] >= 0)
+                continue;
+            int64_t f = r;
+            if (tr[i] < f)
+                f = tr[i];
+            if (-tr[j] < f)
+                f = -tr[j];
+            GBK_OUT(i, d) -= (uint32_t)f;
+            GBK_IN(i, d) += (uint32_t)f;
+            GBK_OUT(j, d ^ 1) += (uint32_t)f;
+            GBK_IN(j, d ^ 1) -= (uint32_t)f;
+            tr[j] += f;
+            gbk_add_flow(s, f);
+            if ((tr[i] -= f) == 0)
+                break;
+        }
+    }
+}
+
+/* Whether the one-arc pushes pay: on the hard synthetic grids 67-94% of the nodes with supply
+ * have a residual arc to a node with demand (14-30% of all nodes), on the easy ones 2-14% (0.5-2%
+ * of all nodes), where the pushes free nodes that the trees then have to claim level by level
+ * (cachegrind, solve: -22% instructions on hard 1920x1080 8-connected, +25% to +60% on the easy
+ * 2048^2 4-, 1920x1080 8- and 96^3 26-connected ones). A sample of every 61st node decides:
+ * pushes when at least 1 in 20 sampled nodes has such an arc. */
+static bool gib_pairs_pay(const gbk *s) {
+    const int D = s->dirs;
+    const uint32_t *res = s->res;
+    const ptrdiff_t stride = s->n < 4096 ? 1 : 61;
+    int64_t sampled = 0, hits = 0;
+    for (ptrdiff_t i = 0; i < (ptrdiff_t)s->n; i += stride) {
+        sampled++;
+        if (s->tr[i] <= 0)
+            continue;
+        for (int d = 0; d < D; d++)
+            if (GBK_OUT(i, d) != 0 && s->tr[i + s->step[d]] < 0) {
+                hits++;
+                break;
+            }
+    }
+    return hits * 20 >= sampled;
+}
+
+static void gib_pairs_any(gbk *s) {
+    switch (s->dirs) {
+    case 4:
+        gib_pairs(s, 4);
+        break;
+    case 6:
+        gib_pairs(s, 6);
+        break;
+    case 8:
+        gib_pairs(s, 8);
+        break;
+    default:
+        gib_pairs(s, 26);
+    }
+}
+
+/* Tree t's first pass (its nodes all at label 1) done from the other side, for when t holds
+ * most of the grid: instead of scanning every node of t, scan the nodes that can have a residual
+ * arc into t's (out of t's, for the source tree) label-1 nodes, the other tree's frontier list
+ * (its scanned nodes have none, by its invariant) and the free nodes. An other-tree node augments
+ * on each such arc until it is saturated or either end moves; a free node is claimed at label 2
+ * through its first one. Afterwards every label-1 node of t has what a scan of it would leave:
+ * every residual arc into it (out of it) from t's side or from a node still on the other tree's
+ * frontier. The free nodes are found by one sweep of the node records, after the augmentations
+ * (which can free nodes). docs/CPU-SERIAL.md, "Fourth pass". */
+GBK_INLINE void gib_grow_from_outside(gib *g, const int D, const int t) {
+    gbk *s = g->s;
+    uint32_t *res = s->res;
+    gbk_node *nd = s->nodes;
+    const ptrdiff_t *step = s->step;
+    const int o = 1 - t;
+    const uint32_t sink = t ? GBK_SINK : 0u, osink = t ? 0u : GBK_SINK;
+    g->growing = t;
+    g->next[t].count = 0;
+    g->next[t].id = ++g->list_ids;
+    /* Residual of the arc between j and j + step[d] in the direction into t (out of t). */
+#define GIB_INTO_T(j, d) (t ? GBK_OUT(j, d) : GBK_IN(j, d))
+#define GIB_T1(nv, v) (((nv)&GBK_SINK) == sink && GBK_PARENT(nv) < GBK_P_ORPHAN && nd[v].ts == 1)
+    const gib_list *front = &g->cur[o];
+    for (uint32_t k = 0; k < front->count; k++) { /* the list can grow: relabelled nodes */
+        const ptrdiff_t j = front->items[k];
+        if ((nd[j].info & GBK_SINK) != osink || GBK_PARENT(nd[j].info) == GBK_P_NONE)
+            continue;
+        for (int d = 0; d < D; d++) {
+            if (GIB_INTO_T(j, d) == 0)
+                continue;
+            const ptrdiff_t v = j + step[d];
+            if (!GIB_T1(nd[v].info, v))
+                continue;
+            if (t)
+                gbk_augment(s, D, GIB_KIDS(D), j, d);
+            else
+                gbk_augment(s, D, GIB_KIDS(D), v, d ^ 1);
+            gib_adopt_orphans(g, D);
+            if ((nd[j].info & GBK_SINK) != osink || GBK_PARENT(nd[j].info) == GBK_P_NONE)
+                break; /* freed: the sweep below sees it */
+            d--;
+        }
+    }
+    for (ptrdiff_t j = 0; j < (ptrdiff_t)s->n; j++) {
+        if (GBK_PARENT(nd[j].info) != GBK_P_NONE)
+            continue;
+        for (int d = 0; d < D; d++) {
+            if (GIB_INTO_T(j, d) == 0)
+                continue;
+            const ptrdiff_t v = j + step[d];
+            if (GIB_T1(nd[v].info, v)) {
+                nd[j].info = GBK_INFO(sink, d, 0u);
+                if (GIB_KIDS(D))
+                    s->kids[v] |= 1u << (d ^ 1);
+                nd[j].ts = 2;
+                gib_push(g, &g->next[t], (uint32_t)j);
+                break;
+            }
+        }
+    }
+#undef GIB_INTO_T
+#undef GIB_T1
+    g->growing = -1;
+    gib_list tmp = g->cur[t];
+    g->cur[t] = g->next[t];
+    g->next[t] = tmp;
+    g->level[t] = 2;
+}
+
 /* @return the tree that closed (0 source, 1 sink). */
 GBK_INLINE int gib_run(gib *g, const int D) {
     /* The tree with the shorter frontier list grows next; on 26-connected grids the trees take
      * turns instead (there the sink tree's first list, every sink-side node, otherwise never
      * grows). GCUT_IBFS_GROW=0 / 1 forces one rule (docs/CPU-SERIAL.md, "Second pass"). */
     const int alternate = gcut__env_int("GCUT_IBFS_GROW", D == 26 ? 1 : 0, 0, 1);
+    const int from_outside = gcut__env_int("GCUT_GIB_OUTSIDE", 1, 0, 2);
+    const uint32_t half = (uint32_t)(g->s->n / 2);
     int last = 1;
     for (;;) {
         if (g->cur[0].count == 0)
@@ -955,7 +1151,16 @@ GBK_INLINE int gib_run(gib *g, const int D) {
         if (g->cur[1].count == 0)
             return 1;
         last = alternate ? 1 - last : (g->cur[0].count <= g->cur[1].count ? 0 : 1);
-        if (last)
+        /* A first pass over most of the grid is done from the other side (2 forces it, for
+         * the tests; 0 never). */
+        const bool outside =
+            g->level[last] == 1 &&
+            (from_outside == 2 || (from_outside == 1 && g->cur[last].count > half));
+        if (outside && last)
+            gib_grow_from_outside(g, D, 1);
+        else if (outside)
+            gib_grow_from_outside(g, D, 0);
+        else if (last)
             gib_grow(g, D, 1);
         else
             gib_grow(g, D, 0);
@@ -1024,12 +1229,17 @@ gcut_status gcut__gridibfs_solve_grid(const gcut_grid *grid, const gcut_options 
         g.next[t].items = gcut__malloc(gcut__mul_size(n, sizeof(uint32_t)), "grid-ibfs lists");
         ok = g.cur[t].items != NULL && g.next[t].items != NULL;
     }
+    if (GIB_KIDS(s->dirs))
+        ok = ok && (s->kids = gcut__malloc(gcut__mul_size(n, sizeof(uint32_t)),
+                                           "grid-ibfs children")) != NULL;
     gcut_status st = GCUT_OK;
     if (!ok) {
         st = GCUT_ERR_NOMEM;
         goto done;
     }
-    gbk_load(s, grid); /* every node free, next (the list stamp) GBK_NONE */
+    gbk_load(s, grid);   /* every node free, next (the list stamp) GBK_NONE */
+    if (s->kids != NULL) /* written here: its pages mapped while building */
+        memset(s->kids, 0, n * sizeof(uint32_t));
     double t1 = gcut__now_ms();
     s->orphan_low = s->n;
     g.growing = -1;
@@ -1037,6 +1247,10 @@ gcut_status gcut__gridibfs_solve_grid(const gcut_grid *grid, const gcut_options 
         g.cur[t].id = ++g.list_ids;
         g.level[t] = 1;
     }
+    /* GCUT_GIB_PAIRS: 0 never, 1 when the sample says so (the default), 2 always. */
+    const int pairs = gcut__env_int("GCUT_GIB_PAIRS", 1, 0, 2);
+    if (pairs == 2 || (pairs == 1 && gib_pairs_pay(s)))
+        gib_pairs_any(s);
     for (int64_t i = 0; i < s->n; i++) {
         if (s->tr[i] == 0)
             continue;

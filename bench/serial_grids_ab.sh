@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# serial_grids_ab.sh - gcut's serial grid solvers and EIBFS-I alternated on the synthetic grids
+# (docs/CPU-SERIAL.md, "Fourth pass"; the table in docs/PERFORMANCE.md): for each instance, writes
+# the grid file (`gcut gen synth --seed 5`) and its DIMACS copy (bench/serial_instances.c), then
+# runs bench/serial_ab.sh on it: gcut's solvers read the grid, EIBFS-I the DIMACS file (through a
+# wrapper that swaps the extension), each run its own process, order rotating, medians, flows
+# checked equal.
+#
+# usage: bench/serial_grids_ab.sh [-r RUNS] [-p MFA_MAXFLOW] [-s SOLVERS] [-B BASE_GCUT]
+#                                 [-b BUILD_DIR] [-o OUT_DIR] INSTANCE...
+#   INSTANCE  hard|easy-WxH-C (2D, C = 4 or 8) or hard|easy-NxNxN-C (3D, C = 6 or 26)
+#   -r N      runs per command (default 5)
+#   -p PATH   the peers' mfa_maxflow (or env MFA_MAXFLOW); without it EIBFS-I is SKIPPED, visibly
+#   -s LIST   gcut solvers (default grid-ibfs)
+#   -B PATH   another gcut binary whose grid-ibfs runs beside them (a baseline build)
+#   -b DIR    CMake build folder (default build-serial; Release, CPU only)
+#   -o DIR    instance files (default bench/out/serial; kept and reused)
+# Exit status: 0, or 2 on a flow mismatch or a failed run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RUNS=5
+MFA=${MFA_MAXFLOW:-}
+SOLVERS=grid-ibfs
+BASE=""
+BUILD_DIR=build-serial
+OUT=bench/out/serial
+while getopts "r:p:s:B:b:o:" opt; do
+    case $opt in
+    r) RUNS=$OPTARG ;;
+    p) MFA=$OPTARG ;;
+    s) SOLVERS=$OPTARG ;;
+    B) BASE=$OPTARG ;;
+    b) BUILD_DIR=$OPTARG ;;
+    o) OUT=$OPTARG ;;
+    *) sed -n 2,18p "$0" >&2; exit 64 ;;
+    esac
+done
+shift $((OPTIND - 1))
+[ $# -ge 1 ] || { sed -n 2,18p "$0" >&2; exit 64; }
+mkdir -p "$OUT"
+cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DGCUT_CUDA=OFF -DGCUT_BUILD_TESTS=OFF \
+    >/dev/null
+cmake --build "$BUILD_DIR" -j"$(nproc)" --target gcut_cli serial_instances >/dev/null
+gcut=$(cd "$BUILD_DIR" && pwd)/gcut
+cmds=()
+IFS=, read -r -a solver_list <<<"$SOLVERS"
+for s in "${solver_list[@]}"; do cmds+=("$gcut maxflow --solver $s"); done
+[ -n "$BASE" ] && cmds+=("$BASE maxflow --solver grid-ibfs")
+if [ -n "$MFA" ] && [ -x "$MFA" ]; then
+    printf '#!/bin/sh\nexec "%s" eibfs_i "${1%%.grid}.max"\n' "$MFA" >"$OUT/eibfs_i.sh"
+    chmod +x "$OUT/eibfs_i.sh"
+    cmds+=("$OUT/eibfs_i.sh")
+else
+    echo "serial_grids_ab.sh: no mfa_maxflow binary (-p or MFA_MAXFLOW): EIBFS-I SKIPPED" >&2
+fi
+echo "# $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+status=0
+for name in "$@"; do
+    level=${name%%-*} rest=${name#*-}
+    size=${rest%-*} conn=${rest##*-}
+    f="$OUT/$name"
+    [ -s "$f.grid" ] || "$gcut" gen synth --size "$size" --seed 5 --level "$level" \
+        --connectivity "$conn" --grid "$f.grid" >/dev/null
+    [ -s "$f.max" ] || "$BUILD_DIR/serial_instances" grid "$f.grid" "$f.max"
+    bash bench/serial_ab.sh -r "$RUNS" "$f.grid" -- "${cmds[@]}" || status=2
+done
+exit $status
