@@ -11,16 +11,7 @@
 
 static int passed = 0;
 
-/* A check that counts as passed, or prints its line and counts as failed. */
-#define count(ok)                                                                                  \
-    do {                                                                                           \
-        if (ok) {                                                                                  \
-            passed++;                                                                              \
-        } else {                                                                                   \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #ok);                 \
-            test_failures++;                                                                       \
-        }                                                                                          \
-    } while (0)
+#define count(ok) CHECK_COUNT(passed, ok)
 
 /* The oracles agree with each other, so a disagreement below is bk's. */
 static void test_oracles_agree(test_rng *rng) {

@@ -10,16 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A check that counts, or prints its line and counts as failed. */
-#define count(ok)                                                                                  \
-    do {                                                                                           \
-        if (ok) {                                                                                  \
-            checks++;                                                                              \
-        } else {                                                                                   \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #ok);                 \
-            test_failures++;                                                                       \
-        }                                                                                          \
-    } while (0)
+#define count(ok) CHECK_COUNT(checks, ok)
 
 static const struct { int ndim, connectivity; } kinds[] = {{2, 4}, {2, 8}, {3, 6}, {3, 26}};
 

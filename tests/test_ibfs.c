@@ -14,16 +14,7 @@
 
 static int passed = 0;
 
-/* A check that counts as passed, or prints its line and counts as failed. */
-#define count(ok)                                                                                  \
-    do {                                                                                           \
-        if (ok) {                                                                                  \
-            passed++;                                                                              \
-        } else {                                                                                   \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #ok);                 \
-            test_failures++;                                                                       \
-        }                                                                                          \
-    } while (0)
+#define count(ok) CHECK_COUNT(passed, ok)
 
 /* ibfs against expected (with the certificate, through oracle_check_graph), then the same labels
  * as bk's: the nodes the source reaches in the final residual graph. */

@@ -14,15 +14,7 @@
 
 static int passed = 0;
 
-#define count(ok)                                                                                  \
-    do {                                                                                           \
-        if (ok) {                                                                                  \
-            passed++;                                                                              \
-        } else {                                                                                   \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #ok);                 \
-            test_failures++;                                                                       \
-        }                                                                                          \
-    } while (0)
+#define count(ok) CHECK_COUNT(passed, ok)
 
 static void set_int(const char *name, int64_t value) {
     char text[32];

@@ -12,15 +12,7 @@
 
 static int passed = 0;
 
-#define count(ok)                                                                                  \
-    do {                                                                                           \
-        if (ok) {                                                                                  \
-            passed++;                                                                              \
-        } else {                                                                                   \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #ok);                 \
-            test_failures++;                                                                       \
-        }                                                                                          \
-    } while (0)
+#define count(ok) CHECK_COUNT(passed, ok)
 
 enum { MAX_N = 8, MAX_M = 24 };
 

@@ -12,15 +12,7 @@
 
 static int passed = 0;
 
-#define count(ok)                                                                                  \
-    do {                                                                                           \
-        if (ok) {                                                                                  \
-            passed++;                                                                              \
-        } else {                                                                                   \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #ok);                 \
-            test_failures++;                                                                       \
-        }                                                                                          \
-    } while (0)
+#define count(ok) CHECK_COUNT(passed, ok)
 
 /* A random block count; one time in three, merges put their pairs into play on helper
  * threads a few records each (GCUT_QPBO_ADD_SLICE), which real sizes do past 64 Ki records. */

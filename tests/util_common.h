@@ -60,4 +60,16 @@ int test_finish(const char *name, int checks_passed);
         }                                                                                          \
     } while (0)
 
+/** A check that adds one to the counter `passed_counter` when `cond` holds, or prints its
+ *  line and counts a failure (the tests that report passed checks in test_finish). */
+#define CHECK_COUNT(passed_counter, cond)                                                          \
+    do {                                                                                           \
+        if (cond) {                                                                                \
+            (passed_counter)++;                                                                    \
+        } else {                                                                                   \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);               \
+            test_failures++;                                                                       \
+        }                                                                                          \
+    } while (0)
+
 #endif /* GCUT_UTIL_COMMON_H */
