@@ -57,6 +57,15 @@ static void copy_grid(gcut_grid *to, const gcut_grid *from) {
         memcpy(gcut_grid_dir_data(to, d), gcut_grid_dir_cdata(from, d), bytes);
 }
 
+/* Writes the new terminal capacities of the changed nodes (marks) into a context's grid. */
+static void copy_terminals(gcut_grid *to, const int64_t *marks, int64_t count, const int32_t *src,
+                           const int32_t *snk) {
+    int32_t *s = gcut_grid_terminal_data(to, GCUT_SOURCE),
+            *t = gcut_grid_terminal_data(to, GCUT_SINK);
+    for (int64_t k = 0; k < count; k++)
+        s[marks[k]] = src[marks[k]], t[marks[k]] = snk[marks[k]];
+}
+
 static int failed = 0;
 
 static void check(gcut_status st, const char *what) {
@@ -206,11 +215,7 @@ int main(int argc, char **argv) {
         one_solve[r] = st.solve_ms;
         expect_equal(flow, flow_bk, "one-shot");
         /* Warm, marked. */
-        gcut_grid *g = gcut_grid_context_grid(warm);
-        for (int64_t k = 0; k < count; k++) {
-            gcut_grid_terminal_data(g, GCUT_SOURCE)[marks[k]] = src[marks[k]];
-            gcut_grid_terminal_data(g, GCUT_SINK)[marks[k]] = snk[marks[k]];
-        }
+        copy_terminals(gcut_grid_context_grid(warm), marks, count, src, snk);
         check(gcut_grid_context_mark_nodes(warm, marks, count), "marks");
         t = now_ms();
         check(gcut_grid_context_solve(warm, &flow, labels, &st), "warm");
@@ -228,11 +233,7 @@ int main(int argc, char **argv) {
             fprintf(stderr, "note: warm solve %d was not warm (fallbacks %lld)\n", r,
                     (long long)info.cold_fallbacks);
         /* Warm, terminals marked (gcut_grid_context_mark_terminals: only they changed). */
-        g = gcut_grid_context_grid(warm_term);
-        for (int64_t k = 0; k < count; k++) {
-            gcut_grid_terminal_data(g, GCUT_SOURCE)[marks[k]] = src[marks[k]];
-            gcut_grid_terminal_data(g, GCUT_SINK)[marks[k]] = snk[marks[k]];
-        }
+        copy_terminals(gcut_grid_context_grid(warm_term), marks, count, src, snk);
         check(gcut_grid_context_mark_terminals(warm_term, marks, count), "marks");
         t = now_ms();
         check(gcut_grid_context_solve(warm_term, &flow, labels, &st), "warm terminals");
@@ -264,11 +265,7 @@ int main(int argc, char **argv) {
         cmp_solve[r] = st.solve_ms;
         expect_equal(flow, flow_bk, "warm compared");
         /* Warm, marked, relabel first. */
-        g = gcut_grid_context_grid(warm_gr);
-        for (int64_t k = 0; k < count; k++) {
-            gcut_grid_terminal_data(g, GCUT_SOURCE)[marks[k]] = src[marks[k]];
-            gcut_grid_terminal_data(g, GCUT_SINK)[marks[k]] = snk[marks[k]];
-        }
+        copy_terminals(gcut_grid_context_grid(warm_gr), marks, count, src, snk);
         check(gcut_grid_context_mark_nodes(warm_gr, marks, count), "marks");
         t = now_ms();
         check(gcut_grid_context_solve(warm_gr, &flow, labels, &st), "warm relabel first");
