@@ -2494,6 +2494,14 @@ gcut_status ctx_solve_device(CudaContext &C, const int32_t *source, const int32_
     return GCUT_OK;
 }
 
+/* The context's two events (ev_in, ev_out), made once by either kind of context. */
+gcut_status ctx_events(CudaContext &C) {
+    cudaError_t err = cudaEventCreateWithFlags(&C.ev_in, cudaEventDisableTiming);
+    if (err == cudaSuccess)
+        err = cudaEventCreateWithFlags(&C.ev_out, cudaEventDisableTiming);
+    return err == cudaSuccess ? GCUT_OK : cuda_fail(err, "cudaEventCreate");
+}
+
 template <int CONN> gcut_status ctx_setup(CudaContext &C, const gcut_grid *grid, int device) {
     Input in{};
     in.grid = grid;
@@ -2585,11 +2593,9 @@ extern "C" gcut_status gcut__cudagrid_ctx_create(gcut_grid *grid, const gcut_opt
         st = ctx_setup<26>(*C, grid, device);
         break;
     }
+    if (st == GCUT_OK)
+        st = ctx_events(*C);
     cudaError_t err = cudaSuccess;
-    if (st == GCUT_OK &&
-        ((err = cudaEventCreateWithFlags(&C->ev_in, cudaEventDisableTiming)) != cudaSuccess ||
-         (err = cudaEventCreateWithFlags(&C->ev_out, cudaEventDisableTiming)) != cudaSuccess))
-        st = cuda_fail(err, "cudaEventCreate");
     /* The grid's arrays move to one pinned block (uploads at full bus speed, in one copy). */
     const uint64_t bytes = (uint64_t)C->n * 4 * C->arrays;
     if (st == GCUT_OK) {
@@ -2908,11 +2914,8 @@ extern "C" gcut_status gcut__cudagrid_masked_create(const int64_t dims[3], int c
         st = masked_setup<26>(*C, dims, device);
         break;
     }
-    cudaError_t err = cudaSuccess;
-    if (st == GCUT_OK &&
-        ((err = cudaEventCreateWithFlags(&C->ev_in, cudaEventDisableTiming)) != cudaSuccess ||
-         (err = cudaEventCreateWithFlags(&C->ev_out, cudaEventDisableTiming)) != cudaSuccess))
-        st = cuda_fail(err, "cudaEventCreate");
+    if (st == GCUT_OK)
+        st = ctx_events(*C);
     if (st != GCUT_OK) {
         gcut__cudagrid_ctx_free(C, NULL);
         return st;
