@@ -454,7 +454,7 @@ done:
  * with 1 to 8 ring threads, and destinations poisoned before each copy (every byte written, none
  * past the end). */
 static void staging_case(test_rng *rng) {
-    const size_t longest = 3 * 1000003, chunk_sizes[] = {64, 4096, 0}; /* 0: the default 2 MiB */
+    const size_t longest = 9 * 1000003, chunk_sizes[] = {64, 4096, 0}; /* 0: the default 2 MiB */
     uint8_t *host = malloc(longest + 64), *back = malloc(longest + 64);
     uint8_t *ref = malloc(longest + 64);
     uint8_t *dev = NULL, *dev2 = NULL;

@@ -8,14 +8,16 @@
 #include <cuda_runtime.h>
 
 #include <mutex>
+#include <stdio.h>
 #include <stdint.h>
 #include <string.h>
 
 namespace {
 
 constexpr int kMaxWorkers = 8;
-constexpr size_t kSlot = (size_t)2 << 20;      /* bytes of one pinned chunk */
-constexpr size_t kOneThread = (size_t)1 << 20; /* below: the calling thread alone */
+constexpr size_t kSlot = (size_t)2 << 20;    /* bytes of one pinned chunk */
+constexpr size_t kDirect = (size_t)4 << 20;  /* below: no ring (direct, as before) */
+constexpr size_t kBounce = (size_t)64 << 10; /* the direct path's buffer for packed bytes */
 
 /* The ring: two pinned slots, a stream and two slot events per worker, made on first use for
  * one device and kept (gcut__staging_release frees it). One transfer at a time (ring_mutex). */
@@ -174,14 +176,57 @@ void *download_job(void *arg) {
     return nullptr;
 }
 
+/* Without the ring (small copies, or no pinned memory to be had): pageable copies on the
+ * caller's stream, as before the staging; packed bytes pass through a 64 KiB buffer (a pageable
+ * upload returns once its source is staged, a pageable download once it is done). */
+gcut_status direct(bool up, uint8_t *host, uint8_t *dev, size_t n, int transform, cudaStream_t user,
+                   const char *who) {
+    cudaError_t err = cudaSuccess;
+    if (transform == GCUT__STAGE_COPY) {
+        err = cudaMemcpyAsync(up ? dev : host, up ? host : dev, n,
+                              up ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, user);
+        if (err == cudaSuccess && !up)
+            err = cudaStreamSynchronize(user);
+    } else {
+        uint8_t bounce[kBounce];
+        const size_t per = transform == GCUT__STAGE_SEEDS ? 4 * kBounce : 8 * kBounce;
+        for (size_t off = 0; off < n && err == cudaSuccess; off += per) {
+            const size_t len = off + per < n ? per : n - off;
+            const size_t doff = dev_offset(transform, off), dlen = dev_length(transform, len);
+            if (up) {
+                gcut__stage_pack_seeds(host + off, len, bounce);
+                err = cudaMemcpyAsync(dev + doff, bounce, dlen, cudaMemcpyHostToDevice, user);
+            } else {
+                err = cudaMemcpyAsync(bounce, dev + doff, dlen, cudaMemcpyDeviceToHost, user);
+                if (err == cudaSuccess)
+                    err = cudaStreamSynchronize(user);
+                if (err == cudaSuccess)
+                    gcut__stage_unpack_bits(bounce, len, host + off);
+            }
+        }
+    }
+    return err == cudaSuccess ? GCUT_OK
+                              : gcut__cuda_fail(who, err, up ? "direct upload" : "direct download");
+}
+
 gcut_status transfer(bool up, uint8_t *host, uint8_t *dev, size_t n, int transform, int device,
                      void *stream, const char *who) {
     if (n == 0)
         return GCUT_OK;
+    cudaStream_t user = static_cast<cudaStream_t>(stream);
+    const bool verbose = gcut__env_int("GCUT_STAGING_VERBOSE", 0, 0, 1) != 0;
+    const double t0 = verbose ? gcut__now_ms() : 0;
     std::lock_guard<std::mutex> lock(ring_mutex);
-    gcut_status st = ring_make(ring, device, who);
-    if (st != GCUT_OK)
+    const bool made = ring.device == device;
+    if ((n < kDirect && chunk_override == 0) || ring_make(ring, device, who) != GCUT_OK) {
+        gcut__clear_error(); /* no ring: the direct copies */
+        const gcut_status st = direct(up, host, dev, n, transform, user, who);
+        if (verbose)
+            fprintf(stderr, "staging: %s of %zu bytes (transform %d), direct: %.3f ms\n",
+                    up ? "upload" : "download", n, transform, gcut__now_ms() - t0);
         return st;
+    }
+    const double t1 = verbose ? gcut__now_ms() : 0;
     size_t chunk = chunk_override != 0 ? chunk_override : kSlot;
     const size_t chunks = (n + chunk - 1) / chunk;
     int workers = gcut__env_int("GCUT_STAGING_THREADS", 0, 0, kMaxWorkers);
@@ -189,11 +234,8 @@ gcut_status transfer(bool up, uint8_t *host, uint8_t *dev, size_t n, int transfo
         const int cores = gcut__online_cores();
         workers = cores < kMaxWorkers ? cores : kMaxWorkers;
     }
-    if (n < kOneThread && chunk_override == 0) /* (tests' small chunks: threads anyway) */
-        workers = 1;
     if ((size_t)workers > chunks)
         workers = (int)chunks;
-    cudaStream_t user = static_cast<cudaStream_t>(stream);
     cudaError_t err = cudaEventRecord(ring.ready, user);
     if (err != cudaSuccess)
         return gcut__cuda_fail(who, err, "staging: cudaEventRecord");
@@ -209,6 +251,16 @@ gcut_status transfer(bool up, uint8_t *host, uint8_t *dev, size_t n, int transfo
         for (int w = 0; w < workers; w++)
             if ((err = cudaStreamWaitEvent(user, ring.done[w], 0)) != cudaSuccess)
                 return gcut__cuda_fail(who, err, "staging: cudaStreamWaitEvent");
+    if (verbose) { /* an upload's DMA may still run: synchronised here for the time */
+        if (up)
+            cudaStreamSynchronize(user);
+        fprintf(stderr,
+                "staging: %s of %zu bytes (transform %d), %d threads, %zu chunks: %.3f ms%s\n",
+                up ? "upload" : "download", n, transform, workers, chunks, gcut__now_ms() - t1,
+                made ? "" : " (and the ring made first)");
+        if (!made)
+            fprintf(stderr, "staging: the ring made in %.3f ms\n", t1 - t0);
+    }
     return GCUT_OK;
 }
 
