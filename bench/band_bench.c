@@ -12,6 +12,9 @@
  *                (GCUT_STAGING=0: image, seeds and labels copied from pageable host memory, as
  *                before the fifth pass), for their before / after in one process; their own
  *                ratio is printed below the table
+ *   band-gpu-unfused band-gpu-dev with the fourth pass's band selection kernels
+ *                (GCUT_BAND_FUSED=0: projection, marks and dilations as separate passes with
+ *                64-bit index divisions; sigma, coarsening and labels likewise)
  *   band-gpu-bk  coarsest level on cuda-grid, bands on bk (host)
  *   band-gpu-gen coarsest level on cuda-grid, bands on cuda-general (device)
  *   band-cpu     coarsest level and bands on bk, host passes on THREADS threads
@@ -46,6 +49,7 @@ enum {
     BAND_GPU_ALL,
     FULL_GPU_PAGEABLE,
     BAND_GPU_PAGEABLE,
+    BAND_GPU_UNFUSED,
     BAND_GPU_BK,
     BAND_GPU_GEN,
     BAND_CPU,
@@ -54,12 +58,13 @@ enum {
     NVAR
 };
 static const char *names[NVAR] = {
-    "full-gpu",    "band-gpu-dev", "band-gpu-all", "full-gpu-pageable", "band-gpu-pageable",
-    "band-gpu-bk", "band-gpu-gen", "band-cpu",     "band-cpu-1",        "full-bk"};
+    "full-gpu",          "band-gpu-dev",     "band-gpu-all", "full-gpu-pageable",
+    "band-gpu-pageable", "band-gpu-unfused", "band-gpu-bk",  "band-gpu-gen",
+    "band-cpu",          "band-cpu-1",       "full-bk"};
 
 static bool on_gpu(int v) {
     return v == FULL_GPU || v == BAND_GPU_DEV || v == BAND_GPU_ALL || v == FULL_GPU_PAGEABLE ||
-           v == BAND_GPU_PAGEABLE || v == BAND_GPU_BK || v == BAND_GPU_GEN;
+           v == BAND_GPU_PAGEABLE || v == BAND_GPU_UNFUSED || v == BAND_GPU_BK || v == BAND_GPU_GEN;
 }
 
 #define MAX_RUNS 32
@@ -101,19 +106,24 @@ static gcut_status solve(int v, const config *c, const gcut_image *img, const ui
     o.threads = v == BAND_CPU_1 ? 1 : c->threads;
     o.solver = on_gpu(v) ? "cuda-grid" : "bk";
     /* band-gpu-dev (-all) names no band solver: gcut's rule takes the device pipeline */
-    p.band_solver = v == BAND_GPU_GEN ? "cuda-general"
-                    : v == BAND_GPU_DEV || v == BAND_GPU_ALL || v == BAND_GPU_PAGEABLE ? NULL
-                                                                                       : "bk";
+    p.band_solver =
+        v == BAND_GPU_GEN ? "cuda-general"
+        : v == BAND_GPU_DEV || v == BAND_GPU_ALL || v == BAND_GPU_PAGEABLE || v == BAND_GPU_UNFUSED
+            ? NULL
+            : "bk";
     if (v == BAND_GPU_ALL)
         setenv("GCUT_BAND_LIVE", "0", 1);
     if (v == FULL_GPU_PAGEABLE || v == BAND_GPU_PAGEABLE)
         setenv("GCUT_STAGING", "0", 1);
+    if (v == BAND_GPU_UNFUSED)
+        setenv("GCUT_BAND_FUSED", "0", 1);
     const double t0 = now_ms();
     gcut_status st = gcut_segment(img, seeds, &p, &o, mask, r);
     *wall = now_ms() - t0;
     if (v == BAND_GPU_ALL)
         unsetenv("GCUT_BAND_LIVE");
     unsetenv("GCUT_STAGING");
+    unsetenv("GCUT_BAND_FUSED");
     if (st != GCUT_OK)
         fprintf(stderr, "band_bench: %s: %s\n", names[v], gcut_last_error());
     return st;

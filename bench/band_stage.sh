@@ -5,16 +5,15 @@
 #   build    (BUILD=1 only) band_bench and the three CUDA tests into $BIN (Release, -Werror,
 #            CMAKE_CUDA_ARCHITECTURES=$ARCH); else $BIN holds them already (built elsewhere)
 #   test     test_cuda_band; test_cuda_grid and test_cuda_seg with GCUT_TEST_QUICK=1
-#   bench    band_bench --variants full-gpu,band-gpu-dev,full-gpu-pageable,band-gpu-pageable
-#            --runs $RUNS --bk-runs 0 $CASES: the full cuda-grid solve and the device pipeline,
-#            each with the staged copies (default) and without (GCUT_STAGING=0), alternating in
-#            one warm process, medians, pixels differing
-#   profile  one banded run per case of $PROFILE_CASES with GCUT_BAND_PROFILE=1 and
-#            GCUT_STAGING_VERBOSE=1 (every stage's time, every copy's), the fused selection on
-#            and off (GCUT_BAND_FUSED=0)
+#   bench    band_bench --variants $VARIANTS --runs $RUNS --bk-runs 0 $CASES: the full
+#            cuda-grid solve and the device pipeline, each with the staged copies (default) and
+#            without (GCUT_STAGING=0), and the pipeline with the fourth pass's selection kernels
+#            (GCUT_BAND_FUSED=0), alternating in one warm process, medians, pixels differing
+#   profile  one full and one banded run per case of $PROFILE_CASES (after the warm-up) with
+#            GCUT_BAND_PROFILE=1 and GCUT_STAGING_VERBOSE=1: every stage's time, every copy's
 #   memcheck compute-sanitizer --tool memcheck on the three tests (quick sets)
 # Environment (all optional): STAGES, BIN (build-stage), BUILD (0), ARCH (90), OUT
-# (bench/out/stage), RUNS (5), CASES, PROFILE_CASES, LIMIT (seconds per stage, 240).
+# (bench/out/stage), RUNS (5), CASES, VARIANTS, PROFILE_CASES, LIMIT (seconds per stage, 240).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 STAGES=${STAGES:-test bench profile memcheck}
@@ -25,6 +24,7 @@ OUT=${OUT:-bench/out/stage}
 RUNS=${RUNS:-5}
 CASES=${CASES:-3840x2160:easy 3840x2160:hard 512x512x512:easy 512x512x512:hard}
 PROFILE_CASES=${PROFILE_CASES:-512x512x512:easy 3840x2160:easy}
+VARIANTS=${VARIANTS:-full-gpu,band-gpu-dev,full-gpu-pageable,band-gpu-pageable,band-gpu-unfused}
 LIMIT=${LIMIT:-240}
 mkdir -p "$OUT"
 has() { [[ " $STAGES " == *" $1 "* ]]; }
@@ -69,25 +69,16 @@ fi
 if has bench; then
     echo "== bench $(date +%T)"
     # shellcheck disable=SC2086
-    timeout "$LIMIT" "$bb" --variants full-gpu,band-gpu-dev,full-gpu-pageable,band-gpu-pageable \
-        --runs "$RUNS" --bk-runs 0 $CASES >"$OUT/bench.md" 2>&1 || status=1
+    timeout "$LIMIT" "$bb" --variants "$VARIANTS" --runs "$RUNS" --bk-runs 0 $CASES \
+        >"$OUT/bench.md" 2>&1 || status=1
     grep -E "^###|^\| (full|band)|^pageable|  L0|model tables" "$OUT/bench.md"
 fi
 if has profile; then
     echo "== profile $(date +%T)"
-    for fused in 1 0; do
-        # shellcheck disable=SC2086
-        GCUT_BAND_FUSED=$fused GCUT_BAND_PROFILE=1 GCUT_STAGING_VERBOSE=1 timeout "$LIMIT" "$bb" \
-            --variants band-gpu-dev --runs 1 --bk-runs 0 $PROFILE_CASES \
-            >"$OUT/profile$fused.log" 2>&1 || status=1
-    done
-    # the timed run of the first case (its second half of profile lines), fused on and off
-    for fused in 1 0; do
-        echo "-- fused $fused, $(grep -m1 '^###' "$OUT/profile$fused.log")"
-        awk '/^###/{k++} k==1 && /band profile|staging:/' "$OUT/profile$fused.log" >"$OUT/p.txt"
-        tail -n $(($(wc -l <"$OUT/p.txt") / 2)) "$OUT/p.txt" | cut -c1-150
-    done
-    rm -f "$OUT/p.txt"
+    # shellcheck disable=SC2086
+    GCUT_BAND_PROFILE=1 GCUT_STAGING_VERBOSE=1 timeout "$LIMIT" "$bb" --variants full-gpu,band-gpu-dev \
+        --runs 1 --bk-runs 0 $PROFILE_CASES >"$OUT/profile.log" 2>&1 || status=1
+    grep -E "band profile|staging:" "$OUT/profile.log" | cut -c1-150 | tail -80
 fi
 if has memcheck; then
     echo "== memcheck $(date +%T)"

@@ -451,7 +451,8 @@ done:
  * up as 2-bit codes unpacked on the device, labels packed to bits on the device and unpacked on
  * the host, against the plain copies; at lengths around the chunk (smaller than one chunk, one
  * chunk exactly, one byte past it, odd multi-chunk lengths, lengths not multiples of 4 or 8),
- * with 1 to 8 ring threads, and destinations poisoned before each copy (every byte written, none
+ * with 1 to 16 ring threads (the ring's threads kept between copies, and made again after
+ * gcut__staging_release), and destinations poisoned before each copy (every byte written, none
  * past the end). */
 static void staging_case(test_rng *rng) {
     const size_t longest = 9 * 1000003, chunk_sizes[] = {64, 4096, 0}; /* 0: the default 2 MiB */
@@ -472,7 +473,7 @@ static void staging_case(test_rng *rng) {
         for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; l++) {
             const size_t n = lengths[l];
             char threads[8];
-            snprintf(threads, sizeof threads, "%d", (int)test_rng_range(rng, 1, 8));
+            snprintf(threads, sizeof threads, "%d", (int)test_rng_range(rng, 1, 16));
             setenv("GCUT_STAGING_THREADS", threads, 1);
             bool copy_ok = true, seeds_ok = true, bits_ok = true;
             /* as they are, up and down */
@@ -512,6 +513,16 @@ static void staging_case(test_rng *rng) {
                "plain copies\n",
                unit);
     }
+    /* the ring and its threads freed, then made again by the next copy */
+    gcut__staging_release();
+    gcut__staging_set_chunk(4096);
+    setenv("GCUT_STAGING_THREADS", "16", 1);
+    for (size_t i = 0; i < 99999; i++)
+        host[i] = (uint8_t)test_rng_range(rng, 0, 255);
+    memset(back, 0xCD, 99999 + 64);
+    CHECK_OK(gcut__stage_upload(dev, host, 99999, GCUT__STAGE_COPY, 0, NULL, "test"));
+    CHECK_OK(gcut__stage_download(back, dev, 99999, GCUT__STAGE_COPY, 0, NULL, "test"));
+    PASS_IF(memcmp(back, host, 99999) == 0 && back[99999] == 0xCD);
     unsetenv("GCUT_STAGING_THREADS");
     gcut__staging_set_chunk(0);
 done:

@@ -107,14 +107,19 @@ __global__ void __launch_bounds__(kThreads, 2)
         const int64_t box[6] = {z0, z0 + side < FD ? z0 + side : FD,
                                 y0, y0 + side < FH ? y0 + side : FH,
                                 x0, x0 + side < FW ? x0 + side : FW};
-        const int64_t bx = box[5] - x0, by = box[3] - y0, bz = box[1] - z0;
         int64_t s = 0, t = 0, w[27];
 #pragma unroll
         for (int a = 0; a < 27; a++)
             w[a] = 0;
-        for (int64_t v = lane; v < bx * by * bz; v += 32)
-            gcut__band_block_add(&base, &tables, CONN, box, z0 + v / (bx * by), y0 + (v / bx) % by,
-                                 x0 + v % bx, &s, &t, w);
+        /* the block's 2^k-sided cube by shifts (no division per pixel; 64-bit divisions were
+         * a good part of this kernel), pixels past a clipped block's edge skipped */
+        const int kz = FD > 1 ? k : 0, cube = 1 << (2 * k + kz), mask = (int)side - 1;
+        for (int v = lane; v < cube; v += 32) {
+            const int64_t px = x0 + (v & mask), py = y0 + ((v >> k) & mask),
+                          pz = z0 + (v >> (2 * k));
+            if (px < box[5] && py < box[3] && pz < box[1])
+                gcut__band_block_add(&base, &tables, CONN, box, pz, py, px, &s, &t, w);
+        }
         for (int o = 16; o > 0; o /= 2) {
             s += __shfl_down_sync(0xffffffffu, s, o);
             t += __shfl_down_sync(0xffffffffu, t, o);
@@ -191,11 +196,37 @@ __device__ void count_add(bool v, unsigned long long *counter) {
 }
 
 /* The fused band selection (fifth pass; GCUT_BAND_FUSED=0: the kernels above, for before /
- * after): a level's pixels taken by rows (z, y) in segments of kThreads along x, so that no
- * thread divides a 64-bit index (the kernels above spend most of their time there), and the
+ * after): a level's rows (z, y) in segments of kThreads pixels along x, over a 3D grid
+ * (segments, rows, planes) that each block walks with the grid's strides, so that no thread
+ * divides an index (the kernels above spend most of their time in 64-bit divisions); the
  * projection, the boundary marks and the dilation along x in one pass. Bands wider than kHalo
  * take the kernels above. */
 constexpr int kHalo = 32;
+
+/* Sum v over the block into *target, one atomic per block (none when the sum is 0). */
+__device__ void block_sum_add(unsigned long long v, unsigned long long *target) {
+    __shared__ unsigned long long warp_sums[kThreads / 32];
+    for (int o = 16; o > 0; o /= 2)
+        v += __shfl_down_sync(0xffffffffu, v, o);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (lane == 0)
+        warp_sums[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        v = lane < kThreads / 32 ? warp_sums[lane] : 0;
+        for (int o = 16; o > 0; o /= 2)
+            v += __shfl_down_sync(0xffffffffu, v, o);
+        if (lane == 0 && v != 0)
+            atomicAdd(target, v);
+    }
+}
+
+/* The walk of a by-rows kernel: z, y, x and the pixel index i; the body may use __syncthreads
+ * (every thread of a block runs the same iterations). */
+#define GCUT__ROWS(D, H, W)                                                                        \
+    for (int z = blockIdx.z; z < (D); z += gridDim.z)                                              \
+        for (int y = blockIdx.y; y < (H); y += gridDim.y)                                          \
+            for (int x0 = blockIdx.x * kThreads; x0 < (W); x0 += gridDim.x * kThreads)
 
 /* The projected label of fine pixel (z, y, x): its parent's (gcut__band_project). */
 __device__ inline uint8_t parent_label(const uint8_t *coarse, int z, int y, int x, long long cH,
@@ -210,16 +241,13 @@ __global__ void project_mark_kernel(const uint8_t *coarse, const uint8_t *seeds,
                                     int W, int d, uint8_t *state, uint8_t *out) {
     __shared__ uint8_t m[kThreads + 2 * kHalo];
     const long long cH = (H + 1) / 2, cW = (W + 1) / 2;
-    const int segs = (W + kThreads - 1) / kThreads;
-    const long long units = (long long)D * H * segs;
-    for (long long u = blockIdx.x; u < units; u += gridDim.x) {
-        const long long r = u / segs; /* one division per block and unit */
-        const int x0 = (int)(u - r * segs) * kThreads, y = (int)(r % H), z = (int)(r / H);
+    GCUT__ROWS(D, H, W) {
+        const long long row = ((long long)z * H + y) * W;
         for (int t = threadIdx.x; t < kThreads + 2 * d; t += blockDim.x) {
             const int x = x0 - d + t;
             uint8_t mk = 0;
             if (x >= 0 && x < W) {
-                const long long i = r * W + x;
+                const long long i = row + x;
                 const uint8_t l = parent_label(coarse, z, y, x, cH, cW), sd = seeds[i];
                 bool b = ((sd & GCUT_SEED_FOREGROUND) && !l) || ((sd & GCUT_SEED_BACKGROUND) && l);
                 b |= x > 0 && parent_label(coarse, z, y, x - 1, cH, cW) != l;
@@ -240,38 +268,38 @@ __global__ void project_mark_kernel(const uint8_t *coarse, const uint8_t *seeds,
             uint8_t any = 0;
             for (int a = 0; a <= 2 * d; a++)
                 any |= m[threadIdx.x + a];
-            out[r * W + x] = any;
+            out[row + x] = any;
         }
         __syncthreads();
     }
 }
 
-/* The dilation by d along y (axis 1) or z (axis 2), by rows; the last one (last) sets the band
- * bit in state instead of writing out, and counts the band into *count. */
+/* The dilation by d along y (axis 1) or z (axis 2); the last one (last) sets the band bit in
+ * state instead of writing out, and counts the band into *count. */
 __global__ void dilate_rows_kernel(const uint8_t *in, int D, int H, int W, int axis, int d,
                                    bool last, uint8_t *out, uint8_t *state,
                                    unsigned long long *count) {
-    const int segs = (W + kThreads - 1) / kThreads;
-    const long long units = (long long)D * H * segs, step = axis == 1 ? W : (long long)W * H;
+    const long long step = axis == 1 ? W : (long long)W * H;
     const int len = axis == 1 ? H : D;
-    for (long long u = blockIdx.x; u < units; u += gridDim.x) {
-        const long long r = u / segs;
-        const int x = (int)(u - r * segs) * kThreads + (int)threadIdx.x;
-        const int c = axis == 1 ? (int)(r % H) : (int)(r / H);
+    unsigned long long band = 0;
+    GCUT__ROWS(D, H, W) {
+        const int x = x0 + (int)threadIdx.x, c = axis == 1 ? y : z;
+        if (x >= W)
+            continue;
+        const long long i = ((long long)z * H + y) * W + x;
+        const int lo = c - d < 0 ? 0 : c - d, hi = c + d >= len ? len - 1 : c + d;
         bool any = false;
-        if (x < W) {
-            const long long i = r * W + x;
-            const int lo = c - d < 0 ? 0 : c - d, hi = c + d >= len ? len - 1 : c + d;
-            for (int a = lo; a <= hi && !any; a++)
-                any = in[i + (a - c) * step] != 0;
-            if (!last)
-                out[i] = any;
-            else if (any)
-                state[i] |= GCUT__BAND_IN;
+        for (int a = lo; a <= hi && !any; a++)
+            any = in[i + (a - c) * step] != 0;
+        if (!last) {
+            out[i] = any;
+        } else if (any) {
+            state[i] |= GCUT__BAND_IN;
+            band++;
         }
-        if (last)
-            count_add(any, count);
     }
+    if (last)
+        block_sum_add(band, count);
 }
 
 /* Set the band bit from the dilated marks and count the band. */
@@ -341,19 +369,24 @@ __global__ void mask_kernel(const uint8_t *state, long long n, uint8_t *mask,
 __global__ void mask_bits_kernel(const uint8_t *state, long long n, uint8_t *bits,
                                  unsigned long long *count) {
     const long long bytes = (n + 7) / 8;
-    unsigned fg = 0;
+    unsigned long long fg = 0;
     for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < bytes;
          j += (long long)gridDim.x * blockDim.x) {
         unsigned b = 0;
-        for (long long k = 0; k < 8 && 8 * j + k < n; k++)
-            b |= (state[8 * j + k] & GCUT__BAND_LABEL ? 1u : 0u) << k;
+        if (8 * j + 8 <= n) { /* state is cudaMalloc'd: 8 bytes at 8j are aligned */
+            const uint2 v = reinterpret_cast<const uint2 *>(state)[j];
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                b |= ((v.x >> (8 * k)) & GCUT__BAND_LABEL) << k |
+                     ((v.y >> (8 * k)) & GCUT__BAND_LABEL) << (k + 4);
+        } else {
+            for (long long k = 0; 8 * j + k < n; k++)
+                b |= (state[8 * j + k] & GCUT__BAND_LABEL ? 1u : 0u) << k;
+        }
         bits[j] = (uint8_t)b;
         fg += (unsigned)__popc(b);
     }
-    for (int o = 16; o > 0; o /= 2)
-        fg += __shfl_down_sync(0xffffffffu, fg, o);
-    if ((threadIdx.x & 31) == 0 && fg != 0)
-        atomicAdd(count, (unsigned long long)fg);
+    block_sum_add(fg, count);
 }
 
 /* The image's energy of the finest labels (gcut__band_energy) into *sum. */
@@ -410,19 +443,16 @@ __global__ void sigma_kernel(const uint8_t *px, int ch, long long D, long long H
         atomicAdd(sum, e);
 }
 
-/* sigma_kernel by rows (fused route): a block per row segment, no 64-bit division per pixel. */
+/* sigma_kernel by rows (fused route): no division per pixel, one atomic per block. */
 __global__ void sigma_rows_kernel(const uint8_t *px, int ch, int D, int H, int W,
                                   unsigned long long *sum) {
-    const int segs = (W + kThreads - 1) / kThreads;
-    const long long units = (long long)D * H * segs, plane = (long long)W * H;
+    const long long plane = (long long)W * H;
     unsigned long long e = 0;
-    for (long long u = blockIdx.x; u < units; u += gridDim.x) {
-        const long long r = u / segs;
-        const int x = (int)(u - r * segs) * kThreads + (int)threadIdx.x;
-        const int y = (int)(r % H), z = (int)(r / H);
+    GCUT__ROWS(D, H, W) {
+        const int x = x0 + (int)threadIdx.x;
         if (x >= W)
             continue;
-        const long long i = r * W + x;
+        const long long i = ((long long)z * H + y) * W + x;
         if (x + 1 < W)
             e += (unsigned long long)gcut__seg_sqdiff(px + i * ch, px + (i + 1) * ch, ch);
         if (y + 1 < H)
@@ -430,22 +460,15 @@ __global__ void sigma_rows_kernel(const uint8_t *px, int ch, int D, int H, int W
         if (z + 1 < D)
             e += (unsigned long long)gcut__seg_sqdiff(px + i * ch, px + (i + plane) * ch, ch);
     }
-    for (int o = 16; o > 0; o /= 2)
-        e += __shfl_down_sync(0xffffffffu, e, o);
-    if ((threadIdx.x & 31) == 0 && e != 0)
-        atomicAdd(sum, e);
+    block_sum_add(e, sum);
 }
 
 /* coarsen_kernel by rows of the coarse level (fused route). */
 __global__ void coarsen_rows_kernel(const uint8_t *fine, const uint8_t *fseeds, int D, int H, int W,
                                     int ch, uint8_t *coarse, uint8_t *cseeds) {
     const int cD = (D + 1) / 2, cH = (H + 1) / 2, cW = (W + 1) / 2;
-    const int segs = (cW + kThreads - 1) / kThreads;
-    const long long units = (long long)cD * cH * segs;
-    for (long long u = blockIdx.x; u < units; u += gridDim.x) {
-        const long long r = u / segs;
-        const int x = (int)(u - r * segs) * kThreads + (int)threadIdx.x;
-        const int y = (int)(r % cH), z = (int)(r / cH);
+    GCUT__ROWS(cD, cH, cW) {
+        const int x = x0 + (int)threadIdx.x;
         if (x >= cW)
             continue;
         unsigned sum[3] = {0, 0, 0}, count = 0;
@@ -459,17 +482,25 @@ __global__ void coarsen_rows_kernel(const uint8_t *fine, const uint8_t *fseeds, 
                     bits |= fseeds[i] & (GCUT_SEED_FOREGROUND | GCUT_SEED_BACKGROUND);
                     count++;
                 }
-        const long long p = r * cW + x;
+        const long long p = ((long long)z * cH + y) * cW + x;
         for (int c = 0; c < ch; c++)
             coarse[p * ch + c] = (uint8_t)((sum[c] + count / 2) / count);
         cseeds[p] = bits;
     }
 }
 
-/* Blocks of a by-rows kernel over a level of dims {D, H, W}. */
-inline unsigned row_blocks(long long D, long long H, long long W) {
-    const long long units = D * H * ((W + kThreads - 1) / kThreads);
-    return (unsigned)(units < 1 ? 1 : units < 65535LL * 16 ? units : 65535LL * 16);
+/* The grid of a by-rows kernel over a level of dims {D, H, W}: (segments, rows, planes), at
+ * most max_blocks blocks (the planes, then the rows folded onto fewer blocks). */
+inline dim3 row_grid(long long D, long long H, long long W, long long max_blocks) {
+    const long long segs = (W + kThreads - 1) / kThreads;
+    const long long gx = segs < max_blocks ? segs : max_blocks;
+    long long gy = H < 65535 ? H : 65535;
+    if (gy > max_blocks / gx)
+        gy = max_blocks / gx < 1 ? 1 : max_blocks / gx;
+    long long gz = D < 65535 ? D : 65535;
+    if (gz > max_blocks / (gx * gy))
+        gz = max_blocks / (gx * gy) < 1 ? 1 : max_blocks / (gx * gy);
+    return dim3((unsigned)gx, (unsigned)gy, (unsigned)gz);
 }
 
 /* One level's device arrays and cuda-grid context. */
@@ -488,6 +519,7 @@ struct Level {
 struct Pipe {
     int64_t dims[3] = {0, 0, 0};
     int channels = 0, conn = 0, levels = 0, device = 0;
+    long long max_blocks = 2048; /* of the by-rows kernels: 16 per multiprocessor */
     Level level[GCUT_SEG_MAX_LEVELS + 1];
     uint8_t *tmp[2] = {nullptr, nullptr}; /* the band's marks, level 0's size */
     uint8_t *labels = nullptr;            /* the solve's labels, level 0's size */
@@ -549,6 +581,11 @@ gcut_status pipe_create(const int64_t dims[3], int channels, int conn, int level
     cudaError_t err = cudaStreamCreateWithFlags(&P->stream, cudaStreamNonBlocking);
     if (err != cudaSuccess)
         return fail(cuda_fail(err, "cudaStreamCreate"));
+    int sms = 0;
+    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) == cudaSuccess &&
+        sms > 0)
+        P->max_blocks = 16LL * sms;
+    cudaGetLastError();
     gcut_options o;
     gcut_options_init(&o);
     if (options != NULL)
@@ -630,8 +667,7 @@ void pipe_give(Pipe *P) {
 gcut_status select_band_fused(Pipe &P, Level &L, const Level &C, int d, long long *count) {
     const int D = (int)L.dims[0], H = (int)L.dims[1], W = (int)L.dims[2];
     cudaStream_t s = P.stream;
-    const long long units = (long long)D * H * ((W + kThreads - 1) / kThreads);
-    const unsigned b = (unsigned)(units < 65535LL * 16 ? units : 65535LL * 16);
+    const dim3 b = row_grid(D, H, W, P.max_blocks);
     GCUT__CUDA_TRY(cudaMemsetAsync(P.sums, 0, 4 * sizeof(unsigned long long), s), "memset");
     project_mark_kernel<<<b, kThreads, 0, s>>>(C.state, L.seeds, D, H, W, d, L.state, P.tmp[0]);
     if (D > 1) {
@@ -861,9 +897,9 @@ gcut_status run_pipe(Pipe &P, const gcut__band_image *base, const gcut__seg_tabl
         const Level &F = P.level[k - 1];
         Level &C = P.level[k];
         if (fused)
-            coarsen_rows_kernel<<<row_blocks(C.dims[0], C.dims[1], C.dims[2]), kThreads, 0, s>>>(
-                F.pixels, F.seeds, (int)F.dims[0], (int)F.dims[1], (int)F.dims[2], ch, C.pixels,
-                C.seeds);
+            coarsen_rows_kernel<<<row_grid(C.dims[0], C.dims[1], C.dims[2], P.max_blocks), kThreads,
+                                  0, s>>>(F.pixels, F.seeds, (int)F.dims[0], (int)F.dims[1],
+                                          (int)F.dims[2], ch, C.pixels, C.seeds);
         else
             coarsen_kernel<<<blocks_for(C.n), kThreads, 0, s>>>(
                 F.pixels, F.seeds, F.dims[0], F.dims[1], F.dims[2], ch, C.pixels, C.seeds);
@@ -921,8 +957,10 @@ gcut_status run_pipe(Pipe &P, const gcut__band_image *base, const gcut__seg_tabl
     GCUT__CUDA_TRY(cudaMemsetAsync(P.sums, 0, 4 * sizeof(unsigned long long), s), "memset");
     unsigned long long sums[2] = {0, 0};
     if (staged) { /* as bits, unpacked by the ring's threads */
-        mask_bits_kernel<<<blocks_for((L0.n + 7) / 8), kThreads, 0, s>>>(L0.state, L0.n, P.packed,
-                                                                         P.sums + 1);
+        mask_bits_kernel<<<(unsigned)((L0.n + 7) / 8 / kThreads + 1 < P.max_blocks
+                                          ? (L0.n + 7) / 8 / kThreads + 1
+                                          : P.max_blocks),
+                           kThreads, 0, s>>>(L0.state, L0.n, P.packed, P.sums + 1);
         GCUT__CUDA_TRY(cudaGetLastError(), "mask kernel");
         GCUT__CUDA_TRY(
             cudaMemcpyAsync(&sums[1], P.sums + 1, sizeof sums[1], cudaMemcpyDeviceToHost, s),
@@ -1060,8 +1098,9 @@ extern "C" gcut_status gcut__band_device_begin(const uint8_t *pixels, int channe
         err = cudaMemsetAsync(P->sums + 3, 0, sizeof(unsigned long long), s);
     if (err == cudaSuccess) {
         if (gcut__env_int("GCUT_BAND_FUSED", 1, 0, 1) != 0)
-            sigma_rows_kernel<<<row_blocks(dims[0], dims[1], dims[2]), kThreads, 0, s>>>(
-                L0.pixels, channels, (int)dims[0], (int)dims[1], (int)dims[2], P->sums + 3);
+            sigma_rows_kernel<<<row_grid(dims[0], dims[1], dims[2], P->max_blocks), kThreads, 0,
+                                s>>>(L0.pixels, channels, (int)dims[0], (int)dims[1], (int)dims[2],
+                                     P->sums + 3);
         else
             sigma_kernel<<<blocks_for(n), kThreads, 0, s>>>(L0.pixels, channels, dims[0], dims[1],
                                                             dims[2], P->sums + 3);

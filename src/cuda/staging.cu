@@ -1,34 +1,40 @@
 /* staging.cu - whole-image host<->device copies through a pinned ring (docs/BAND.md, "Staged
  * copies"): pageable copies ran at 6.7-9.2 GB/s up and ~14.5 GB/s down on the H100 host; here
- * host threads fill (drain) 2 MiB pinned chunks while the DMA of the previous ones runs. */
+ * host threads fill (drain) pinned chunks while the DMA of the previous ones runs. */
 #include "internal.h"
 #include "cuda_check.h"
 #include "staging.h"
 
 #include <cuda_runtime.h>
 
+#include <condition_variable>
 #include <mutex>
+#include <new>
+#include <thread>
 #include <stdio.h>
 #include <stdint.h>
 #include <string.h>
 
 namespace {
 
-constexpr int kMaxWorkers = 8;
-constexpr size_t kSlot = (size_t)2 << 20;    /* bytes of one pinned chunk */
-constexpr size_t kDirect = (size_t)4 << 20;  /* below: no ring (direct, as before) */
-constexpr size_t kBounce = (size_t)64 << 10; /* the direct path's buffer for packed bytes */
+constexpr int kMaxWorkers = 16;
+constexpr size_t kSlot = (size_t)2 << 20;      /* the largest pinned chunk */
+constexpr size_t kMinChunk = (size_t)64 << 10; /* the smallest (but the tests') */
+constexpr size_t kDirect = (size_t)1 << 20;    /* below: no ring (direct, as before) */
+constexpr size_t kBounce = (size_t)64 << 10;   /* the direct path's buffer for packed bytes */
 
-/* The ring: two pinned slots, a stream and two slot events per worker, made on first use for
- * one device and kept (gcut__staging_release frees it). One transfer at a time (ring_mutex). */
+/* The ring: per worker a stream, two pinned slots and their events, made on first use for one
+ * device and kept (gcut__staging_release frees it); a slot is allocated (or grown) when a
+ * transfer's chunk first needs it, so a process that only copies small images pins little.
+ * One transfer at a time (ring_mutex). */
 struct Ring {
     int device = -1;
     uint8_t *slot[kMaxWorkers][2] = {};
+    size_t cap[kMaxWorkers][2] = {};
     cudaStream_t stream[kMaxWorkers] = {};
     cudaEvent_t ev[kMaxWorkers][2] = {};
     cudaEvent_t done[kMaxWorkers] = {};
     cudaEvent_t ready = nullptr;
-    bool reserved = false;
 };
 
 std::mutex ring_mutex;
@@ -38,8 +44,12 @@ size_t chunk_override = 0; /* tests: gcut__staging_set_chunk */
 void ring_free(Ring &R) {
     for (int w = 0; w < kMaxWorkers; w++) {
         for (int s = 0; s < 2; s++) {
-            if (R.slot[w][s] != nullptr)
+            if (R.ev[w][s] != nullptr)
+                cudaEventSynchronize(R.ev[w][s]);
+            if (R.slot[w][s] != nullptr) {
                 cudaFreeHost(R.slot[w][s]);
+                gcut__unreserve(R.cap[w][s]);
+            }
             if (R.ev[w][s] != nullptr)
                 cudaEventDestroy(R.ev[w][s]);
         }
@@ -50,8 +60,6 @@ void ring_free(Ring &R) {
     }
     if (R.ready != nullptr)
         cudaEventDestroy(R.ready);
-    if (R.reserved)
-        gcut__unreserve((uint64_t)kMaxWorkers * 2 * kSlot);
     R = Ring();
 }
 
@@ -59,27 +67,120 @@ gcut_status ring_make(Ring &R, int device, const char *who) {
     if (R.device == device)
         return GCUT_OK;
     ring_free(R);
-    if (gcut__reserve((uint64_t)kMaxWorkers * 2 * kSlot, "pinned staging ring") != 0)
-        return GCUT_ERR_NOMEM;
-    R.reserved = true;
     cudaError_t err = cudaEventCreateWithFlags(&R.ready, cudaEventDisableTiming);
     for (int w = 0; w < kMaxWorkers && err == cudaSuccess; w++) {
         err = cudaStreamCreateWithFlags(&R.stream[w], cudaStreamNonBlocking);
         if (err == cudaSuccess)
             err = cudaEventCreateWithFlags(&R.done[w], cudaEventDisableTiming);
-        for (int s = 0; s < 2 && err == cudaSuccess; s++) {
-            err = cudaMallocHost(reinterpret_cast<void **>(&R.slot[w][s]), kSlot);
-            if (err == cudaSuccess)
-                err = cudaEventCreateWithFlags(&R.ev[w][s], cudaEventDisableTiming);
-        }
+        for (int s = 0; s < 2 && err == cudaSuccess; s++)
+            err = cudaEventCreateWithFlags(&R.ev[w][s], cudaEventDisableTiming);
     }
     if (err != cudaSuccess) {
         ring_free(R);
-        return gcut__cuda_fail(who, err, "pinned staging ring");
+        return gcut__cuda_fail(who, err, "staging ring's streams and events");
     }
     R.device = device;
     return GCUT_OK;
 }
+
+/* Slots of at least `bytes` for workers 0..workers-1 (a smaller one freed once its last copy is
+ * done, then allocated anew; pinned bytes count against gcut's memory cap). */
+gcut_status ring_slots(Ring &R, int workers, size_t bytes, const char *who) {
+    for (int w = 0; w < workers; w++)
+        for (int s = 0; s < 2; s++) {
+            if (R.cap[w][s] >= bytes)
+                continue;
+            if (R.slot[w][s] != nullptr) {
+                cudaEventSynchronize(R.ev[w][s]);
+                cudaFreeHost(R.slot[w][s]);
+                gcut__unreserve(R.cap[w][s]);
+                R.slot[w][s] = nullptr;
+                R.cap[w][s] = 0;
+            }
+            if (gcut__reserve(bytes, "pinned staging chunk") != 0)
+                return GCUT_ERR_NOMEM;
+            const cudaError_t err = cudaMallocHost(reinterpret_cast<void **>(&R.slot[w][s]), bytes);
+            if (err != cudaSuccess) {
+                gcut__unreserve(bytes);
+                R.slot[w][s] = nullptr;
+                return gcut__cuda_fail(who, err, "pinned staging chunk");
+            }
+            R.cap[w][s] = bytes;
+        }
+    return GCUT_OK;
+}
+
+/* The ring's host threads, started when first needed and kept waiting for the next transfer
+ * (starting 15 threads per copy cost a few hundred microseconds, a good part of a 4K image's
+ * copy): run(fn, jobs, count) runs job 0 on the caller and job w on thread w. Made with new and
+ * joined only by gcut__staging_release (at exit the waiting threads simply end with the
+ * process). Used under ring_mutex: one run at a time. */
+struct Pool {
+    std::mutex m;
+    std::condition_variable wake, finished;
+    std::thread *thread[kMaxWorkers] = {};
+    int started = 1; /* thread 0 is the caller */
+    unsigned generation = 0;
+    int count = 0, pending = 0;
+    bool stop = false;
+    void *(*fn)(void *) = nullptr;
+    char *jobs = nullptr;
+    size_t size = 0;
+
+    /* seen: the generation when the thread was made (the next run is the first it takes) */
+    void loop(int w, unsigned seen) {
+        std::unique_lock<std::mutex> lock(m);
+        for (;;) {
+            wake.wait(lock, [&] { return stop || generation != seen; });
+            if (stop)
+                return;
+            seen = generation;
+            if (w >= count)
+                continue;
+            void *(*f)(void *) = fn;
+            void *job = jobs + (size_t)w * size;
+            lock.unlock();
+            f(job);
+            lock.lock();
+            if (--pending == 0)
+                finished.notify_one();
+        }
+    }
+    /* false when a thread could not be started (the caller then runs the jobs itself) */
+    bool run(void *(*f)(void *), void *job, size_t job_size, int n) {
+        for (; started < n; started++) {
+            try {
+                thread[started] = new std::thread(&Pool::loop, this, started, generation);
+            } catch (...) {
+                break;
+            }
+        }
+        if (started < n)
+            return false;
+        {
+            std::lock_guard<std::mutex> lock(m);
+            fn = f, jobs = static_cast<char *>(job), size = job_size, count = n, pending = n - 1;
+            generation++;
+        }
+        wake.notify_all();
+        f(job);
+        std::unique_lock<std::mutex> lock(m);
+        finished.wait(lock, [&] { return pending == 0; });
+        return true;
+    }
+    void join() {
+        {
+            std::lock_guard<std::mutex> lock(m);
+            stop = true;
+        }
+        wake.notify_all();
+        for (int w = 1; w < started; w++) {
+            thread[w]->join();
+            delete thread[w];
+        }
+    }
+};
+Pool *pool = nullptr;
 
 /* One worker's share of a transfer: chunks w, w + workers, ... */
 struct Job {
@@ -218,7 +319,23 @@ gcut_status transfer(bool up, uint8_t *host, uint8_t *dev, size_t n, int transfo
     const double t0 = verbose ? gcut__now_ms() : 0;
     std::lock_guard<std::mutex> lock(ring_mutex);
     const bool made = ring.device == device;
-    if ((n < kDirect && chunk_override == 0) || ring_make(ring, device, who) != GCUT_OK) {
+    /* workers: GCUT_STAGING_THREADS, else the online cores (at most 16); chunks: about four per
+     * worker, 64 KiB to 2 MiB (64-byte multiples: whole bytes of codes and bits) */
+    int workers = gcut__env_int("GCUT_STAGING_THREADS", 0, 0, kMaxWorkers);
+    if (workers == 0) {
+        const int cores = gcut__online_cores();
+        workers = cores < kMaxWorkers ? cores : kMaxWorkers;
+    }
+    size_t chunk = chunk_override;
+    if (chunk == 0) {
+        chunk = (n / (4 * (size_t)workers) + 63) / 64 * 64;
+        chunk = chunk < kMinChunk ? kMinChunk : chunk > kSlot ? kSlot : chunk;
+    }
+    const size_t chunks = (n + chunk - 1) / chunk;
+    if ((size_t)workers > chunks)
+        workers = (int)chunks;
+    if ((n < kDirect && chunk_override == 0) || ring_make(ring, device, who) != GCUT_OK ||
+        ring_slots(ring, workers, chunk, who) != GCUT_OK) {
         gcut__clear_error(); /* no ring: the direct copies */
         const gcut_status st = direct(up, host, dev, n, transform, user, who);
         if (verbose)
@@ -227,15 +344,6 @@ gcut_status transfer(bool up, uint8_t *host, uint8_t *dev, size_t n, int transfo
         return st;
     }
     const double t1 = verbose ? gcut__now_ms() : 0;
-    size_t chunk = chunk_override != 0 ? chunk_override : kSlot;
-    const size_t chunks = (n + chunk - 1) / chunk;
-    int workers = gcut__env_int("GCUT_STAGING_THREADS", 0, 0, kMaxWorkers);
-    if (workers == 0) {
-        const int cores = gcut__online_cores();
-        workers = cores < kMaxWorkers ? cores : kMaxWorkers;
-    }
-    if ((size_t)workers > chunks)
-        workers = (int)chunks;
     cudaError_t err = cudaEventRecord(ring.ready, user);
     if (err != cudaSuccess)
         return gcut__cuda_fail(who, err, "staging: cudaEventRecord");
@@ -243,7 +351,10 @@ gcut_status transfer(bool up, uint8_t *host, uint8_t *dev, size_t n, int transfo
     for (int w = 0; w < workers; w++)
         jobs[w] = Job{&ring, w, workers, device, transform,   up,     host,
                       dev,   n, chunk,   chunks, cudaSuccess, nullptr};
-    gcut__run_jobs(up ? upload_job : download_job, jobs, sizeof(Job), workers);
+    if (pool == nullptr)
+        pool = new (std::nothrow) Pool();
+    if (pool == nullptr || !pool->run(up ? upload_job : download_job, jobs, sizeof(Job), workers))
+        gcut__run_jobs(up ? upload_job : download_job, jobs, sizeof(Job), workers);
     for (int w = 0; w < workers; w++)
         if (jobs[w].err != cudaSuccess)
             return gcut__cuda_fail(who, jobs[w].err, jobs[w].what ? jobs[w].what : "staging");
@@ -257,9 +368,8 @@ gcut_status transfer(bool up, uint8_t *host, uint8_t *dev, size_t n, int transfo
         fprintf(stderr,
                 "staging: %s of %zu bytes (transform %d), %d threads, %zu chunks: %.3f ms%s\n",
                 up ? "upload" : "download", n, transform, workers, chunks, gcut__now_ms() - t1,
-                made ? "" : " (and the ring made first)");
-        if (!made)
-            fprintf(stderr, "staging: the ring made in %.3f ms\n", t1 - t0);
+                made ? "" : " (the ring made first)");
+        fprintf(stderr, "staging: ring ready (slots of %zu bytes) in %.3f ms\n", chunk, t1 - t0);
     }
     return GCUT_OK;
 }
@@ -335,6 +445,11 @@ extern "C" void gcut__staging_release(void) {
     if (ring.device >= 0)
         cudaSetDevice(ring.device);
     ring_free(ring);
+    if (pool != nullptr) {
+        pool->join();
+        delete pool;
+        pool = nullptr;
+    }
 }
 
 extern "C" gcut_status gcut__stage_unpack_seeds_device(uint8_t *dst, const uint8_t *packed,

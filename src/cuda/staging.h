@@ -28,14 +28,14 @@ enum {
 static inline void gcut__stage_pack_seeds(const uint8_t *codes, size_t n, uint8_t *out) {
     size_t i = 0, j = 0;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* four codes (bits 8k, k < 4) to bits 24 + 2k by one multiply: 2^(24 - 6k) summed; no other
+     * product lands in bits 24..31 and the lower ones do not overlap (no carry) */
     for (; i + 8 <= n; i += 8, j += 2) {
         uint64_t x;
         memcpy(&x, codes + i, 8);
         x &= 0x0303030303030303ull;
-        x = (x | x >> 6) & 0x000F000F000F000Full;
-        x = (x | x >> 12) & 0x000000FF000000FFull;
-        out[j] = (uint8_t)x;
-        out[j + 1] = (uint8_t)(x >> 32);
+        out[j] = (uint8_t)(((uint32_t)x * 0x01041040u) >> 24);
+        out[j + 1] = (uint8_t)(((uint32_t)(x >> 32) * 0x01041040u) >> 24);
     }
 #endif
     for (; i < n; i += 4, j++) {
@@ -51,12 +51,12 @@ static inline void gcut__stage_unpack_bits(const uint8_t *bits, size_t n, uint8_
     size_t i = 0;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     for (; i + 8 <= n; i += 8) {
-        /* spread the byte's 8 bits to the low bit of 8 bytes */
-        uint64_t x = bits[i / 8];
-        x = (x | x << 28) & 0x0000000F0000000Full;
-        x = (x | x << 14) & 0x0003000300030003ull;
-        x = (x | x << 7) & 0x0101010101010101ull;
-        memcpy(out + i, &x, 8);
+        /* the byte in all 8 bytes, byte k keeping bit k; + 0x7F sets bit 7 of each byte that
+         * holds one (no carry between bytes), which >> 7 brings to bit 0 */
+        const uint64_t x = (uint64_t)bits[i / 8] * 0x0101010101010101ull;
+        const uint64_t y = x & 0x8040201008040201ull;
+        const uint64_t z = ((y + 0x7F7F7F7F7F7F7F7Full) >> 7) & 0x0101010101010101ull;
+        memcpy(out + i, &z, 8);
     }
 #endif
     for (; i < n; i++)
