@@ -24,6 +24,7 @@ OUT=${OUT:-bench/out/stage}
 RUNS=${RUNS:-5}
 CASES=${CASES:-3840x2160:easy 3840x2160:hard 512x512x512:easy 512x512x512:hard}
 PROFILE_CASES=${PROFILE_CASES:-512x512x512:easy 3840x2160:easy}
+PROFILE_THREADS=${PROFILE_THREADS:-8}
 VARIANTS=${VARIANTS:-full-gpu,band-gpu-dev,full-gpu-pageable,band-gpu-pageable,band-gpu-unfused}
 LIMIT=${LIMIT:-240}
 mkdir -p "$OUT"
@@ -79,6 +80,14 @@ if has profile; then
     GCUT_BAND_PROFILE=1 GCUT_STAGING_VERBOSE=1 timeout "$LIMIT" "$bb" --variants full-gpu,band-gpu-dev \
         --runs 1 --bk-runs 0 $PROFILE_CASES >"$OUT/profile.log" 2>&1 || status=1
     grep -E "band profile|staging:" "$OUT/profile.log" | cut -c1-150 | tail -80
+    for t in $PROFILE_THREADS; do # the ring's thread count (GCUT_STAGING_THREADS)
+        # shellcheck disable=SC2086
+        GCUT_STAGING_THREADS=$t GCUT_STAGING_VERBOSE=1 timeout "$LIMIT" "$bb" \
+            --variants full-gpu,band-gpu-dev --runs 1 --bk-runs 0 ${PROFILE_CASES%% *} \
+            >>"$OUT/profile.log" 2>&1 || status=1
+        echo "-- GCUT_STAGING_THREADS=$t, ${PROFILE_CASES%% *}"
+        grep -E "staging:.*threads" "$OUT/profile.log" | tail -6
+    done
 fi
 if has memcheck; then
     echo "== memcheck $(date +%T)"
