@@ -869,20 +869,28 @@ gcut_status run_pipe(Pipe &P, const gcut__band_image *base, const gcut__seg_tabl
             return st;
         P.tab_count = need;
     }
-    GCUT__CUDA_TRY(cudaMemcpyAsync(P.tab, tables->unary_source, nc * 4, cudaMemcpyHostToDevice, s),
-                   "tables upload");
-    GCUT__CUDA_TRY(
-        cudaMemcpyAsync(P.tab + nc, tables->unary_sink, nc * 4, cudaMemcpyHostToDevice, s),
-        "tables upload");
+    /* the tables (through the ring when staged: a colour image's are 3.6 MB) */
+    auto table_up = [&](int32_t *dst, const int32_t *src, size_t count) -> gcut_status {
+        if (staged)
+            return gcut__stage_upload(dst, reinterpret_cast<const uint8_t *>(src), count * 4,
+                                      GCUT__STAGE_COPY, P.device, s,
+                                      "banded segmentation (device): tables upload");
+        GCUT__CUDA_TRY(cudaMemcpyAsync(dst, src, count * 4, cudaMemcpyHostToDevice, s),
+                       "tables upload");
+        return GCUT_OK;
+    };
+    if ((st = table_up(P.tab, tables->unary_source, nc)) != GCUT_OK ||
+        (st = table_up(P.tab + nc, tables->unary_sink, nc)) != GCUT_OK)
+        return st;
     gcut__seg_tables dtab = *tables;
     dtab.unary_source = P.tab;
     dtab.unary_sink = P.tab + nc;
     for (int c = 0; c < GCUT__SEG_CLASSES; c++) {
         if (c < tables->num_classes) {
             dtab.pairwise[c] = P.tab + 2 * nc + (size_t)c * np;
-            GCUT__CUDA_TRY(cudaMemcpyAsync(dtab.pairwise[c], tables->pairwise[c], np * 4,
-                                           cudaMemcpyHostToDevice, s),
-                           "tables upload");
+            if ((st = table_up(P.tab + 2 * nc + (size_t)c * np, tables->pairwise[c], np)) !=
+                GCUT_OK)
+                return st;
         } else {
             dtab.pairwise[c] = nullptr;
         }

@@ -1620,12 +1620,20 @@ template <int CONN> gcut_status build_on_device(Session &S, const Input &in, Ima
             GCUT__CUDA_TRY(cudaMemcpyAsync(seeds, in.seeds, nodes, cudaMemcpyHostToDevice, stream),
                            "upload seeds");
     }
-    GCUT__CUDA_TRY(
-        cudaMemcpyAsync(unary, t->unary_source, colors * 4, cudaMemcpyHostToDevice, stream),
-        "upload tables");
-    GCUT__CUDA_TRY(
-        cudaMemcpyAsync(unary + colors, t->unary_sink, colors * 4, cudaMemcpyHostToDevice, stream),
-        "upload tables");
+    /* the tables (through the ring when staged: a colour image's are 3.6 MB) */
+    const bool staged = gcut__staging_on() != 0;
+    auto table_up = [&](int *dst, const int32_t *src, size_t count) -> gcut_status {
+        if (staged)
+            return gcut__stage_upload(dst, reinterpret_cast<const uint8_t *>(src), count * 4,
+                                      GCUT__STAGE_COPY, S.device, stream,
+                                      "cuda-grid: tables upload");
+        GCUT__CUDA_TRY(cudaMemcpyAsync(dst, src, count * 4, cudaMemcpyHostToDevice, stream),
+                       "upload tables");
+        return GCUT_OK;
+    };
+    if ((st = table_up(unary, t->unary_source, colors)) != GCUT_OK ||
+        (st = table_up(unary + colors, t->unary_sink, colors)) != GCUT_OK)
+        return st;
     SegTables T{};
     T.pixels = pixels;
     T.seeds = seeds;
@@ -1633,9 +1641,8 @@ template <int CONN> gcut_status build_on_device(Session &S, const Input &in, Ima
     T.unary_sink = unary + colors;
     T.hard = t->hard;
     for (int k = 0; k < t->num_classes; k++) {
-        GCUT__CUDA_TRY(cudaMemcpyAsync(pairwise + k * table_len, t->pairwise[k], table_len * 4,
-                                       cudaMemcpyHostToDevice, stream),
-                       "upload tables");
+        if ((st = table_up(pairwise + k * table_len, t->pairwise[k], table_len)) != GCUT_OK)
+            return st;
         T.pairwise[k] = pairwise + k * table_len;
     }
     int dev = 0, sms = 1;

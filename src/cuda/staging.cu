@@ -20,7 +20,7 @@ namespace {
 constexpr int kMaxWorkers = 16;
 constexpr size_t kSlot = (size_t)2 << 20;      /* the largest pinned chunk */
 constexpr size_t kMinChunk = (size_t)64 << 10; /* the smallest (but the tests') */
-constexpr size_t kDirect = (size_t)1 << 20;    /* below: no ring (direct, as before) */
+constexpr size_t kDirect = (size_t)256 << 10;  /* below: no ring (direct, as before) */
 constexpr size_t kBounce = (size_t)64 << 10;   /* the direct path's buffer for packed bytes */
 
 /* The ring: per worker a stream, two pinned slots and their events, made on first use for one
@@ -320,22 +320,26 @@ gcut_status transfer(bool up, uint8_t *host, uint8_t *dev, size_t n, int transfo
     std::lock_guard<std::mutex> lock(ring_mutex);
     const bool made = ring.device == device;
     /* workers: GCUT_STAGING_THREADS, else the online cores (at most 16); chunks: about four per
-     * worker, 64 KiB to 2 MiB (64-byte multiples: whole bytes of codes and bits) */
+     * worker, 64 KiB to 2 MiB of device bytes (each chunk one DMA: packed codes and bits make
+     * chunks of 4 and 8 times as many host bytes, so that their DMAs are as large), host bytes
+     * a multiple of 64 (whole bytes of codes and bits) */
     int workers = gcut__env_int("GCUT_STAGING_THREADS", 0, 0, kMaxWorkers);
     if (workers == 0) {
         const int cores = gcut__online_cores();
         workers = cores < kMaxWorkers ? cores : kMaxWorkers;
     }
+    const size_t per = transform == GCUT__STAGE_SEEDS ? 4 : transform == GCUT__STAGE_BITS ? 8 : 1;
     size_t chunk = chunk_override;
     if (chunk == 0) {
-        chunk = (n / (4 * (size_t)workers) + 63) / 64 * 64;
-        chunk = chunk < kMinChunk ? kMinChunk : chunk > kSlot ? kSlot : chunk;
+        size_t dev_chunk = (dev_length(transform, n) / (4 * (size_t)workers) + 63) / 64 * 64;
+        dev_chunk = dev_chunk < kMinChunk ? kMinChunk : dev_chunk > kSlot ? kSlot : dev_chunk;
+        chunk = dev_chunk * per;
     }
-    const size_t chunks = (n + chunk - 1) / chunk;
+    const size_t chunks = (n + chunk - 1) / chunk, slot = (chunk + per - 1) / per;
     if ((size_t)workers > chunks)
         workers = (int)chunks;
     if ((n < kDirect && chunk_override == 0) || ring_make(ring, device, who) != GCUT_OK ||
-        ring_slots(ring, workers, chunk, who) != GCUT_OK) {
+        ring_slots(ring, workers, slot, who) != GCUT_OK) {
         gcut__clear_error(); /* no ring: the direct copies */
         const gcut_status st = direct(up, host, dev, n, transform, user, who);
         if (verbose)
@@ -369,7 +373,7 @@ gcut_status transfer(bool up, uint8_t *host, uint8_t *dev, size_t n, int transfo
                 "staging: %s of %zu bytes (transform %d), %d threads, %zu chunks: %.3f ms%s\n",
                 up ? "upload" : "download", n, transform, workers, chunks, gcut__now_ms() - t1,
                 made ? "" : " (the ring made first)");
-        fprintf(stderr, "staging: ring ready (slots of %zu bytes) in %.3f ms\n", chunk, t1 - t0);
+        fprintf(stderr, "staging: ring ready (slots of %zu bytes) in %.3f ms\n", slot, t1 - t0);
     }
     return GCUT_OK;
 }
