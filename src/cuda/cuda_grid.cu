@@ -970,6 +970,8 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
     }
 }
 
+#include "grid_sweep.cuh"
+
 /* Device tables of a segmentation energy (src/seg/seg_internal.h). */
 struct SegTables {
     const unsigned char *pixels; /* channels per node, interleaved */
@@ -1050,7 +1052,7 @@ struct Session {
     /* Launch shapes and knobs, fixed at setup. */
     int device = 0, node_blocks = 1, sweep_blocks = 1, relax_blocks = 1, coop = 0, coop_blocks = 1,
         sweeps_per_relabel = 1, rounds = 1, warm_sweeps = 1, relax_async = 1, async_blocks = 1,
-        init_levels = 1, parallel_queue = 1, jacobi = 0;
+        init_levels = 1, parallel_queue = 1, jacobi = 0, sweep_variant = 0;
     /* One-launch relabels since the queue was last cleared (their epochs tag its entries). */
     long long epochs = 0;
     ~Session() {
@@ -1200,6 +1202,29 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
     GCUT__CUDA_TRY(
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&relax_per_sm, relax_kernel<CONN>, G::T, 0),
         "occupancy");
+    /* GCUT_CUDAGRID_SWEEP: 0 sweep_kernel (three barriers per round); 1 sweep1_kernel (one
+     * barrier per round, grid_sweep.cuh); 2 the same with lean registers and at least 4 blocks
+     * per SM; 3 at least 4 blocks per SM, not lean. */
+    S.sweep_variant = gcut__env_int("GCUT_CUDAGRID_SWEEP", 0, 0, 3);
+    switch (S.sweep_variant) {
+    case 1:
+        GCUT__CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                           &sweep_per_sm, sweep1_kernel<CONN, 0, 0>, G::T, 0),
+                       "occupancy");
+        break;
+    case 2:
+        GCUT__CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                           &sweep_per_sm, sweep1_kernel<CONN, 1, 4>, G::T, 0),
+                       "occupancy");
+        break;
+    case 3:
+        GCUT__CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                           &sweep_per_sm, sweep1_kernel<CONN, 0, 4>, G::T, 0),
+                       "occupancy");
+        break;
+    default:
+        break;
+    }
     S.node_blocks =
         (int)((nodes + 255) / 256 < (size_t)sms * 16 ? (nodes + 255) / 256 : (size_t)sms * 16);
     S.sweep_blocks = sweep_per_sm * sms < P.num_tiles ? sweep_per_sm * sms : P.num_tiles;
@@ -1248,6 +1273,29 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
 
     S.device = device;
     return GCUT_OK;
+}
+
+/* One sweep of the variant fixed at setup (GCUT_CUDAGRID_SWEEP): reads list q % 3, appends to
+ * (q + 1) % 3, empties (q + 2) % 3. */
+template <int CONN>
+void launch_sweep(const Session &S, int blocks, int q, unsigned stamp, int rounds) {
+    using G = Geo<CONN>;
+    const Problem &P = S.P;
+    const int in = q % 3, out = (q + 1) % 3, clear = (q + 2) % 3;
+    switch (S.sweep_variant) {
+    case 1:
+        sweep1_kernel<CONN, 0, 0><<<blocks, G::T, 0, S.stream>>>(P, in, out, clear, stamp, rounds);
+        break;
+    case 2:
+        sweep1_kernel<CONN, 1, 4><<<blocks, G::T, 0, S.stream>>>(P, in, out, clear, stamp, rounds);
+        break;
+    case 3:
+        sweep1_kernel<CONN, 0, 4><<<blocks, G::T, 0, S.stream>>>(P, in, out, clear, stamp, rounds);
+        break;
+    default:
+        sweep_kernel<CONN><<<blocks, G::T, 0, S.stream>>>(P, in, out, clear, stamp, rounds);
+        break;
+    }
 }
 
 template <int CONN>
@@ -1476,8 +1524,7 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         const int this_batch = batch;
         batch = sweeps_per_relabel;
         for (int k = 0; k < this_batch; k++, q++, sweeps++)
-            sweep_kernel<CONN><<<sweep_blocks, G::T, 0, stream>>>(P, q % 3, (q + 1) % 3,
-                                                                  (q + 2) % 3, ++stamp, rounds);
+            launch_sweep<CONN>(S, sweep_blocks, q, ++stamp, rounds);
         GCUT__CUDA_TRY(cudaGetLastError(), "sweep kernel launch");
         if (verbose && (st = lap(0, 1, &sweep_ms)) != GCUT_OK)
             return st;
@@ -1788,6 +1835,7 @@ template <int CONN> void preload_kernels() {
     cudaFuncGetAttributes(&a, relabel_coop_kernel<CONN>);
     cudaFuncGetAttributes(&a, collect_kernel<CONN>);
     cudaFuncGetAttributes(&a, sweep_kernel<CONN>);
+    cudaFuncGetAttributes(&a, sweep1_kernel<CONN, 1, 4>);
     cudaFuncGetAttributes(&a, build_kernel<CONN, 1>);
     cudaFuncGetAttributes(&a, build_kernel<CONN, 3>);
     cudaFuncGetAttributes(&a, finish_kernel<CONN>);
