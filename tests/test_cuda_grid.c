@@ -299,7 +299,11 @@ static void relabel_paths(test_rng *rng, int full) {
         {"GCUT_CUDAGRID_SWEEP", "2", NULL, NULL},
         {"GCUT_CUDAGRID_SWEEP", "3", NULL, NULL},
         {"GCUT_CUDAGRID_SWEEP", "1", "GCUT_CUDAGRID_ROUNDS", "1"},
-        {"GCUT_CUDAGRID_SWEEP", "2", "GCUT_CUDAGRID_ROUNDS", "3"}};
+        {"GCUT_CUDAGRID_SWEEP", "2", "GCUT_CUDAGRID_ROUNDS", "3"},
+        {"GCUT_CUDAGRID_RELAX", "3", NULL, NULL},
+        {"GCUT_CUDAGRID_RELAX", "3", "GCUT_CUDAGRID_QUEUE", "1"},
+        {"GCUT_CUDAGRID_RELAX", "3", "GCUT_CUDAGRID_JACOBI", "0"},
+        {"GCUT_CUDAGRID_RELAX", "3", "GCUT_CUDAGRID_SWEEP", "2"}};
     for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
         setenv(variants[v][0], variants[v][1], 1);
         if (variants[v][2] != NULL)

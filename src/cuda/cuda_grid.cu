@@ -641,6 +641,52 @@ __device__ void relax_tile_async(const Problem &P, int tile, int *hs, int *nb, u
     }
 }
 
+/* The one-launch relabel's next tile for a block (or a warp) of relax_async_kernel or
+ * relax_warp_kernel, called by one thread: a queue position from kHead; position p < first_count
+ * is tile first_tile(p) if that tile still waits for its first pass (else skipped), later
+ * positions wait for their queue entry of this epoch. -1: no tile is queued or being relaxed any
+ * more (or the queue overflowed). The tile's flag is cleared and fenced before the caller loads
+ * its heights, so a neighbour that falls from then on queues it again. */
+__device__ int take_relax_tile(const Problem &P, unsigned epoch) {
+    volatile int *rctl = P.rctl;
+    int tile = -1, p;
+    const int first = first_count(P);
+    while ((p = atomicAdd(&P.rctl[kHead], 1)) < first &&
+           atomicCAS(&P.qflag[first_tile(P, p)], kFirstPass, 0) != kFirstPass) {
+    }
+    if (p < first) {
+        tile = first_tile(P, p);
+    } else if (p - first < P.queue_cap) {
+        volatile unsigned long long *slot = P.queue + (p - first);
+        for (;;) {
+            const unsigned long long v = *slot;
+            if ((unsigned)(v >> 32) == epoch) {
+                tile = (int)(unsigned)(v & 0xffffffffu);
+                break;
+            }
+            if (rctl[kPending] == 0 || rctl[kQOverflow] != 0)
+                break;
+            __nanosleep(64);
+        }
+    }
+    if (tile >= 0) {
+        if (p >= first)
+            atomicExch(&P.qflag[tile], 0);
+        __threadfence();
+    }
+    return tile;
+}
+
+/* Called by one thread once it takes no more tiles: waits until no tile is queued or being
+ * relaxed (the fixed point) or the queue overflowed; returns the overflow word. */
+__device__ int wait_relax_end(const Problem &P) {
+    volatile int *rctl = P.rctl;
+    while (rctl[kPending] != 0 && rctl[kQOverflow] == 0)
+        __nanosleep(64);
+    __threadfence();
+    return rctl[kQOverflow];
+}
+
 /* The global relabel's steps 2 and 3 in one launch, with no barrier between passes and no host
  * read: blocks take tiles from a device queue (first every tile, then the tiles a relaxation
  * queued) until kPending is 0, i.e. no tile is queued or being relaxed: the heights are then
@@ -662,38 +708,8 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
     int visits = 0;
     long long take_cycles = 0, relax_cycles = 0, t_mark = clock64();
     for (;;) {
-        if (threadIdx.x == 0) {
-            int tile = -1, p;
-            /* First-pass positions of tiles that are not waiting for them (not seeded, or
-             * queued meanwhile: their queue entry relaxes them) are skipped. */
-            const int first = first_count(P);
-            while ((p = atomicAdd(&P.rctl[kHead], 1)) < first &&
-                   atomicCAS(&P.qflag[first_tile(P, p)], kFirstPass, 0) != kFirstPass) {
-            }
-            if (p < first) {
-                tile = first_tile(P, p);
-            } else if (p - first < P.queue_cap) {
-                volatile unsigned long long *slot = P.queue + (p - first);
-                for (;;) {
-                    const unsigned long long v = *slot;
-                    if ((unsigned)(v >> 32) == epoch) {
-                        tile = (int)(unsigned)(v & 0xffffffffu);
-                        break;
-                    }
-                    if (rctl[kPending] == 0 || rctl[kQOverflow] != 0)
-                        break;
-                    __nanosleep(64);
-                }
-            }
-            if (tile >= 0) {
-                /* A neighbour that falls from now on re-queues it (the first pass cleared its
-                 * flag above). */
-                if (p >= first)
-                    atomicExch(&P.qflag[tile], 0);
-                __threadfence();
-            }
-            slot_s = tile;
-        }
+        if (threadIdx.x == 0)
+            slot_s = take_relax_tile(P, epoch);
         __syncthreads();
         const int tile = slot_s;
         __syncthreads();
@@ -713,10 +729,7 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
             atomicAdd(&P.rctl[kRelaxVisits], visits);
         atomicAdd(&P.counters[kTakeCycles], (unsigned long long)take_cycles);
         atomicAdd(&P.counters[kRelaxCycles], (unsigned long long)relax_cycles);
-        while (rctl[kPending] != 0 && rctl[kQOverflow] == 0)
-            __nanosleep(64);
-        __threadfence();
-        slot_s = rctl[kQOverflow];
+        slot_s = wait_relax_end(P);
     }
     __syncthreads();
     if (slot_s != 0)
@@ -971,6 +984,7 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
 }
 
 #include "grid_sweep.cuh"
+#include "grid_relax_warp.cuh"
 
 /* Device tables of a segmentation energy (src/seg/seg_internal.h). */
 struct SegTables {
@@ -1052,7 +1066,7 @@ struct Session {
     /* Launch shapes and knobs, fixed at setup. */
     int device = 0, node_blocks = 1, sweep_blocks = 1, relax_blocks = 1, coop = 0, coop_blocks = 1,
         sweeps_per_relabel = 1, rounds = 1, warm_sweeps = 1, relax_async = 1, async_blocks = 1,
-        init_levels = 1, parallel_queue = 1, jacobi = 0, sweep_variant = 0;
+        init_levels = 1, parallel_queue = 1, jacobi = 0, sweep_variant = 0, warp_blocks = 1;
     /* One-launch relabels since the queue was last cleared (their epochs tag its entries). */
     long long epochs = 0;
     ~Session() {
@@ -1241,7 +1255,18 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
                                                                  relax_async_kernel<CONN>, G::T, 0),
                    "occupancy");
     S.async_blocks = async_per_sm * sms < P.num_tiles ? async_per_sm * sms : P.num_tiles;
-    S.relax_async = gcut__env_int("GCUT_CUDAGRID_RELAX", 2, 0, 2);
+    S.relax_async = gcut__env_int("GCUT_CUDAGRID_RELAX", 2, 0, 3);
+    /* 3: as 2, with a warp per tile in 2D (relax_warp_kernel, grid_relax_warp.cuh); 3D runs 2. */
+    if (G::NDIM == 2) {
+        int warp_per_sm = 1;
+        GCUT__CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                           &warp_per_sm, relax_warp_kernel < CONN == 8 ? 8 : 4 >, 256, 0),
+                       "occupancy");
+        const int warp_tiles = (P.num_tiles + 7) / 8;
+        S.warp_blocks = warp_per_sm * sms < warp_tiles ? warp_per_sm * sms : warp_tiles;
+    } else if (S.relax_async == 3) {
+        S.relax_async = 2;
+    }
     /* GCUT_CUDAGRID_INIT_LEVELS: 2 (default) a global relabel starts with heights 1 and 2
      * set node by node (relabel_init_kernel); 1 with heights 1 only. */
     S.init_levels = gcut__env_int("GCUT_CUDAGRID_INIT_LEVELS", 2, 1, 2);
@@ -1403,20 +1428,24 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
             S.epochs++;
             if (verbose)
                 GCUT__CUDA_TRY(cudaEventRecord(S.events[5], stream), "cudaEventRecord");
-            if (S.relax_async == 2) {
+            if (S.relax_async >= 2) {
                 GCUT__CUDA_TRY(cudaMemsetAsync(P.qflag, 0, tiles * sizeof(int), stream), "memset");
                 GCUT__CUDA_TRY(cudaMemsetAsync(P.rctl, 0, (kQOverflow + 1) * sizeof(int), stream),
                                "memset");
             }
-            relabel_init_kernel<CONN>
-                <<<node_blocks, 256, 0, stream>>>(P, S.relax_async, S.init_levels, S.jacobi == 0);
+            relabel_init_kernel<CONN><<<node_blocks, 256, 0, stream>>>(
+                P, S.relax_async >= 2 ? 2 : S.relax_async, S.init_levels, S.jacobi == 0);
             for (int k = 0; k < S.jacobi; k++)
                 jacobi_kernel<CONN>
-                    <<<node_blocks, 256, 0, stream>>>(P, S.relax_async == 2 && k == S.jacobi - 1);
+                    <<<node_blocks, 256, 0, stream>>>(P, S.relax_async >= 2 && k == S.jacobi - 1);
             if (verbose)
                 GCUT__CUDA_TRY(cudaEventRecord(S.events[6], stream), "cudaEventRecord");
-            relax_async_kernel<CONN>
-                <<<S.async_blocks, G::T, 0, stream>>>(P, q % 3, ++stamp, S.parallel_queue);
+            if (G::NDIM == 2 && S.relax_async == 3)
+                relax_warp_kernel<CONN == 8 ? 8 : 4>
+                    <<<S.warp_blocks, 256, 0, stream>>>(P, q % 3, ++stamp);
+            else
+                relax_async_kernel<CONN>
+                    <<<S.async_blocks, G::T, 0, stream>>>(P, q % 3, ++stamp, S.parallel_queue);
             GCUT__CUDA_TRY(cudaGetLastError(), "relax kernel launch");
             if (verbose)
                 GCUT__CUDA_TRY(cudaEventRecord(S.events[7], stream), "cudaEventRecord");
@@ -1580,10 +1609,12 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         fprintf(stderr,
                 "cuda-grid: one-launch relabel, block time (thread 0's clock): relaxing %.0f%%, "
                 "taking and waiting for tiles %.0f%%, waiting for the end and collecting %.0f%%; "
-                "%.1f kcycles per tile relaxation, %d blocks; device ms: init kernels %.3f, "
+                "%.1f kcycles per tile relaxation, %d blocks (warps with RELAX=3 in 2D); device "
+                "ms: init kernels %.3f, "
                 "relax kernels %.3f (of the global relabels' %.3f)\n",
                 100 * rc / all, 100 * tc / all, 100 * fc / all, rc / 1e3 / (double)relax_visits,
-                S.async_blocks, init_ms, relax_kernel_ms, relabel_ms);
+                G::NDIM == 2 && S.relax_async == 3 ? S.warp_blocks * 8 : S.async_blocks, init_ms,
+                relax_kernel_ms, relabel_ms);
     }
     return GCUT_OK;
 }
@@ -1831,6 +1862,7 @@ template <int CONN> void preload_kernels() {
     cudaFuncGetAttributes(&a, relabel_init_kernel<CONN>);
     cudaFuncGetAttributes(&a, relax_kernel<CONN>);
     cudaFuncGetAttributes(&a, relax_async_kernel<CONN>);
+    cudaFuncGetAttributes(&a, relax_warp_kernel < CONN == 8 ? 8 : 4 >);
     cudaFuncGetAttributes(&a, jacobi_kernel<CONN>);
     cudaFuncGetAttributes(&a, relabel_coop_kernel<CONN>);
     cudaFuncGetAttributes(&a, collect_kernel<CONN>);
