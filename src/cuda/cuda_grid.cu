@@ -641,52 +641,6 @@ __device__ void relax_tile_async(const Problem &P, int tile, int *hs, int *nb, u
     }
 }
 
-/* The one-launch relabel's next tile for a block (or a warp) of relax_async_kernel or
- * relax_warp_kernel, called by one thread: a queue position from kHead; position p < first_count
- * is tile first_tile(p) if that tile still waits for its first pass (else skipped), later
- * positions wait for their queue entry of this epoch. -1: no tile is queued or being relaxed any
- * more (or the queue overflowed). The tile's flag is cleared and fenced before the caller loads
- * its heights, so a neighbour that falls from then on queues it again. */
-__device__ int take_relax_tile(const Problem &P, unsigned epoch) {
-    volatile int *rctl = P.rctl;
-    int tile = -1, p;
-    const int first = first_count(P);
-    while ((p = atomicAdd(&P.rctl[kHead], 1)) < first &&
-           atomicCAS(&P.qflag[first_tile(P, p)], kFirstPass, 0) != kFirstPass) {
-    }
-    if (p < first) {
-        tile = first_tile(P, p);
-    } else if (p - first < P.queue_cap) {
-        volatile unsigned long long *slot = P.queue + (p - first);
-        for (;;) {
-            const unsigned long long v = *slot;
-            if ((unsigned)(v >> 32) == epoch) {
-                tile = (int)(unsigned)(v & 0xffffffffu);
-                break;
-            }
-            if (rctl[kPending] == 0 || rctl[kQOverflow] != 0)
-                break;
-            __nanosleep(64);
-        }
-    }
-    if (tile >= 0) {
-        if (p >= first)
-            atomicExch(&P.qflag[tile], 0);
-        __threadfence();
-    }
-    return tile;
-}
-
-/* Called by one thread once it takes no more tiles: waits until no tile is queued or being
- * relaxed (the fixed point) or the queue overflowed; returns the overflow word. */
-__device__ int wait_relax_end(const Problem &P) {
-    volatile int *rctl = P.rctl;
-    while (rctl[kPending] != 0 && rctl[kQOverflow] == 0)
-        __nanosleep(64);
-    __threadfence();
-    return rctl[kQOverflow];
-}
-
 /* The global relabel's steps 2 and 3 in one launch, with no barrier between passes and no host
  * read: blocks take tiles from a device queue (first every tile, then the tiles a relaxation
  * queued) until kPending is 0, i.e. no tile is queued or being relaxed: the heights are then
@@ -708,8 +662,38 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
     int visits = 0;
     long long take_cycles = 0, relax_cycles = 0, t_mark = clock64();
     for (;;) {
-        if (threadIdx.x == 0)
-            slot_s = take_relax_tile(P, epoch);
+        if (threadIdx.x == 0) {
+            int tile = -1, p;
+            /* First-pass positions of tiles that are not waiting for them (not seeded, or
+             * queued meanwhile: their queue entry relaxes them) are skipped. */
+            const int first = first_count(P);
+            while ((p = atomicAdd(&P.rctl[kHead], 1)) < first &&
+                   atomicCAS(&P.qflag[first_tile(P, p)], kFirstPass, 0) != kFirstPass) {
+            }
+            if (p < first) {
+                tile = first_tile(P, p);
+            } else if (p - first < P.queue_cap) {
+                volatile unsigned long long *slot = P.queue + (p - first);
+                for (;;) {
+                    const unsigned long long v = *slot;
+                    if ((unsigned)(v >> 32) == epoch) {
+                        tile = (int)(unsigned)(v & 0xffffffffu);
+                        break;
+                    }
+                    if (rctl[kPending] == 0 || rctl[kQOverflow] != 0)
+                        break;
+                    __nanosleep(64);
+                }
+            }
+            if (tile >= 0) {
+                /* A neighbour that falls from now on re-queues it (the first pass cleared its
+                 * flag above). */
+                if (p >= first)
+                    atomicExch(&P.qflag[tile], 0);
+                __threadfence();
+            }
+            slot_s = tile;
+        }
         __syncthreads();
         const int tile = slot_s;
         __syncthreads();
@@ -729,7 +713,10 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
             atomicAdd(&P.rctl[kRelaxVisits], visits);
         atomicAdd(&P.counters[kTakeCycles], (unsigned long long)take_cycles);
         atomicAdd(&P.counters[kRelaxCycles], (unsigned long long)relax_cycles);
-        slot_s = wait_relax_end(P);
+        while (rctl[kPending] != 0 && rctl[kQOverflow] == 0)
+            __nanosleep(64);
+        __threadfence();
+        slot_s = rctl[kQOverflow];
     }
     __syncthreads();
     if (slot_s != 0)
@@ -983,9 +970,6 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
     }
 }
 
-#include "grid_sweep.cuh"
-#include "grid_relax_warp.cuh"
-
 /* Device tables of a segmentation energy (src/seg/seg_internal.h). */
 struct SegTables {
     const unsigned char *pixels; /* channels per node, interleaved */
@@ -1066,7 +1050,7 @@ struct Session {
     /* Launch shapes and knobs, fixed at setup. */
     int device = 0, node_blocks = 1, sweep_blocks = 1, relax_blocks = 1, coop = 0, coop_blocks = 1,
         sweeps_per_relabel = 1, rounds = 1, warm_sweeps = 1, relax_async = 1, async_blocks = 1,
-        init_levels = 1, parallel_queue = 1, jacobi = 0, sweep_variant = 0, warp_blocks = 1;
+        init_levels = 1, parallel_queue = 1, jacobi = 0;
     /* One-launch relabels since the queue was last cleared (their epochs tag its entries). */
     long long epochs = 0;
     ~Session() {
@@ -1155,11 +1139,15 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
         P.step[d] = in.step[d];
 
     const size_t nodes = (size_t)n, tiles = (size_t)P.num_tiles;
-    /* Room for tiles queued again within one relabel: 4 per tile by default (more makes the
-     * relabel fall back to passes, exact either way); GCUT_CUDAGRID_QUEUE sets it (tests force
-     * the fallback with 1). */
+    /* Room for tiles queued again within one relabel: GCUT_CUDAGRID_QUEUE_PER_TILE per tile
+     * (default 16) plus 4096 (more makes the relabel fall back to passes, exact either way);
+     * GCUT_CUDAGRID_QUEUE sets the room itself (tests force the fallback with 1). With 4 per
+     * tile (the default before the sixth session) the first relabels of hard 1920x1080
+     * 8-connected ran out of room and fell back to passes (docs/CUDA-GRID.md, "Queue room"). */
+    const int per_tile = gcut__env_int("GCUT_CUDAGRID_QUEUE_PER_TILE", 16, 1, 64);
     const size_t queue_cap = (size_t)gcut__env_int(
-        "GCUT_CUDAGRID_QUEUE", (int)(tiles < (1u << 28) ? 4 * tiles + 4096 : 1u << 30), 1, 1 << 30);
+        "GCUT_CUDAGRID_QUEUE",
+        (int)(tiles < (1u << 24) ? (size_t)per_tile * tiles + 4096 : (size_t)1 << 30), 1, 1 << 30);
     size_t need = nodes * (4u * CONN + 4 + 8 + 4 + 4) + tiles * 4 * 5 + queue_cap * 8 +
                   kNumCounters * 8 + (8 + kRctlWords) * sizeof(int);
     if (in.grid == NULL && in.tables != NULL) {
@@ -1216,29 +1204,6 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
     GCUT__CUDA_TRY(
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&relax_per_sm, relax_kernel<CONN>, G::T, 0),
         "occupancy");
-    /* GCUT_CUDAGRID_SWEEP: 0 sweep_kernel (three barriers per round); 1 sweep1_kernel (one
-     * barrier per round, grid_sweep.cuh); 2 the same with lean registers and at least 4 blocks
-     * per SM; 3 at least 4 blocks per SM, not lean. */
-    S.sweep_variant = gcut__env_int("GCUT_CUDAGRID_SWEEP", 0, 0, 3);
-    switch (S.sweep_variant) {
-    case 1:
-        GCUT__CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                           &sweep_per_sm, sweep1_kernel<CONN, 0, 0>, G::T, 0),
-                       "occupancy");
-        break;
-    case 2:
-        GCUT__CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                           &sweep_per_sm, sweep1_kernel<CONN, 1, 4>, G::T, 0),
-                       "occupancy");
-        break;
-    case 3:
-        GCUT__CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                           &sweep_per_sm, sweep1_kernel<CONN, 0, 4>, G::T, 0),
-                       "occupancy");
-        break;
-    default:
-        break;
-    }
     S.node_blocks =
         (int)((nodes + 255) / 256 < (size_t)sms * 16 ? (nodes + 255) / 256 : (size_t)sms * 16);
     S.sweep_blocks = sweep_per_sm * sms < P.num_tiles ? sweep_per_sm * sms : P.num_tiles;
@@ -1255,18 +1220,7 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
                                                                  relax_async_kernel<CONN>, G::T, 0),
                    "occupancy");
     S.async_blocks = async_per_sm * sms < P.num_tiles ? async_per_sm * sms : P.num_tiles;
-    S.relax_async = gcut__env_int("GCUT_CUDAGRID_RELAX", 2, 0, 3);
-    /* 3: as 2, with a warp per tile in 2D (relax_warp_kernel, grid_relax_warp.cuh); 3D runs 2. */
-    if (G::NDIM == 2) {
-        int warp_per_sm = 1;
-        GCUT__CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                           &warp_per_sm, relax_warp_kernel < CONN == 8 ? 8 : 4 >, 256, 0),
-                       "occupancy");
-        const int warp_tiles = (P.num_tiles + 7) / 8;
-        S.warp_blocks = warp_per_sm * sms < warp_tiles ? warp_per_sm * sms : warp_tiles;
-    } else if (S.relax_async == 3) {
-        S.relax_async = 2;
-    }
+    S.relax_async = gcut__env_int("GCUT_CUDAGRID_RELAX", 2, 0, 2);
     /* GCUT_CUDAGRID_INIT_LEVELS: 2 (default) a global relabel starts with heights 1 and 2
      * set node by node (relabel_init_kernel); 1 with heights 1 only. */
     S.init_levels = gcut__env_int("GCUT_CUDAGRID_INIT_LEVELS", 2, 1, 2);
@@ -1298,29 +1252,6 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
 
     S.device = device;
     return GCUT_OK;
-}
-
-/* One sweep of the variant fixed at setup (GCUT_CUDAGRID_SWEEP): reads list q % 3, appends to
- * (q + 1) % 3, empties (q + 2) % 3. */
-template <int CONN>
-void launch_sweep(const Session &S, int blocks, int q, unsigned stamp, int rounds) {
-    using G = Geo<CONN>;
-    const Problem &P = S.P;
-    const int in = q % 3, out = (q + 1) % 3, clear = (q + 2) % 3;
-    switch (S.sweep_variant) {
-    case 1:
-        sweep1_kernel<CONN, 0, 0><<<blocks, G::T, 0, S.stream>>>(P, in, out, clear, stamp, rounds);
-        break;
-    case 2:
-        sweep1_kernel<CONN, 1, 4><<<blocks, G::T, 0, S.stream>>>(P, in, out, clear, stamp, rounds);
-        break;
-    case 3:
-        sweep1_kernel<CONN, 0, 4><<<blocks, G::T, 0, S.stream>>>(P, in, out, clear, stamp, rounds);
-        break;
-    default:
-        sweep_kernel<CONN><<<blocks, G::T, 0, S.stream>>>(P, in, out, clear, stamp, rounds);
-        break;
-    }
 }
 
 template <int CONN>
@@ -1428,24 +1359,20 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
             S.epochs++;
             if (verbose)
                 GCUT__CUDA_TRY(cudaEventRecord(S.events[5], stream), "cudaEventRecord");
-            if (S.relax_async >= 2) {
+            if (S.relax_async == 2) {
                 GCUT__CUDA_TRY(cudaMemsetAsync(P.qflag, 0, tiles * sizeof(int), stream), "memset");
                 GCUT__CUDA_TRY(cudaMemsetAsync(P.rctl, 0, (kQOverflow + 1) * sizeof(int), stream),
                                "memset");
             }
-            relabel_init_kernel<CONN><<<node_blocks, 256, 0, stream>>>(
-                P, S.relax_async >= 2 ? 2 : S.relax_async, S.init_levels, S.jacobi == 0);
+            relabel_init_kernel<CONN>
+                <<<node_blocks, 256, 0, stream>>>(P, S.relax_async, S.init_levels, S.jacobi == 0);
             for (int k = 0; k < S.jacobi; k++)
                 jacobi_kernel<CONN>
-                    <<<node_blocks, 256, 0, stream>>>(P, S.relax_async >= 2 && k == S.jacobi - 1);
+                    <<<node_blocks, 256, 0, stream>>>(P, S.relax_async == 2 && k == S.jacobi - 1);
             if (verbose)
                 GCUT__CUDA_TRY(cudaEventRecord(S.events[6], stream), "cudaEventRecord");
-            if (G::NDIM == 2 && S.relax_async == 3)
-                relax_warp_kernel<CONN == 8 ? 8 : 4>
-                    <<<S.warp_blocks, 256, 0, stream>>>(P, q % 3, ++stamp);
-            else
-                relax_async_kernel<CONN>
-                    <<<S.async_blocks, G::T, 0, stream>>>(P, q % 3, ++stamp, S.parallel_queue);
+            relax_async_kernel<CONN>
+                <<<S.async_blocks, G::T, 0, stream>>>(P, q % 3, ++stamp, S.parallel_queue);
             GCUT__CUDA_TRY(cudaGetLastError(), "relax kernel launch");
             if (verbose)
                 GCUT__CUDA_TRY(cudaEventRecord(S.events[7], stream), "cudaEventRecord");
@@ -1553,7 +1480,8 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         const int this_batch = batch;
         batch = sweeps_per_relabel;
         for (int k = 0; k < this_batch; k++, q++, sweeps++)
-            launch_sweep<CONN>(S, sweep_blocks, q, ++stamp, rounds);
+            sweep_kernel<CONN><<<sweep_blocks, G::T, 0, stream>>>(P, q % 3, (q + 1) % 3,
+                                                                  (q + 2) % 3, ++stamp, rounds);
         GCUT__CUDA_TRY(cudaGetLastError(), "sweep kernel launch");
         if (verbose && (st = lap(0, 1, &sweep_ms)) != GCUT_OK)
             return st;
@@ -1609,12 +1537,10 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         fprintf(stderr,
                 "cuda-grid: one-launch relabel, block time (thread 0's clock): relaxing %.0f%%, "
                 "taking and waiting for tiles %.0f%%, waiting for the end and collecting %.0f%%; "
-                "%.1f kcycles per tile relaxation, %d blocks (warps with RELAX=3 in 2D); device "
-                "ms: init kernels %.3f, "
+                "%.1f kcycles per tile relaxation, %d blocks; device ms: init kernels %.3f, "
                 "relax kernels %.3f (of the global relabels' %.3f)\n",
                 100 * rc / all, 100 * tc / all, 100 * fc / all, rc / 1e3 / (double)relax_visits,
-                G::NDIM == 2 && S.relax_async == 3 ? S.warp_blocks * 8 : S.async_blocks, init_ms,
-                relax_kernel_ms, relabel_ms);
+                S.async_blocks, init_ms, relax_kernel_ms, relabel_ms);
     }
     return GCUT_OK;
 }
@@ -1862,12 +1788,10 @@ template <int CONN> void preload_kernels() {
     cudaFuncGetAttributes(&a, relabel_init_kernel<CONN>);
     cudaFuncGetAttributes(&a, relax_kernel<CONN>);
     cudaFuncGetAttributes(&a, relax_async_kernel<CONN>);
-    cudaFuncGetAttributes(&a, relax_warp_kernel < CONN == 8 ? 8 : 4 >);
     cudaFuncGetAttributes(&a, jacobi_kernel<CONN>);
     cudaFuncGetAttributes(&a, relabel_coop_kernel<CONN>);
     cudaFuncGetAttributes(&a, collect_kernel<CONN>);
     cudaFuncGetAttributes(&a, sweep_kernel<CONN>);
-    cudaFuncGetAttributes(&a, sweep1_kernel<CONN, 1, 4>);
     cudaFuncGetAttributes(&a, build_kernel<CONN, 1>);
     cudaFuncGetAttributes(&a, build_kernel<CONN, 3>);
     cudaFuncGetAttributes(&a, finish_kernel<CONN>);
