@@ -69,9 +69,10 @@ static inline void gcut__stage_unpack_bits(const uint8_t *bits, size_t n, uint8_
 int gcut__staging_on(void);
 /** Copy n source bytes from host memory to dst on device `device`, transformed by `transform`
  *  (GCUT__STAGE_COPY or GCUT__STAGE_SEEDS), through the pinned ring; ordered after the work
- *  on `stream` (a cudaStream_t) before it and before the work after it. Host threads (up to 8,
- *  GCUT_STAGING_THREADS) fill the ring's chunks while the previous ones are copied. Returns
- *  when src may be reused. `who` names the caller in errors. */
+ *  on `stream` (a cudaStream_t) before it and before the work after it. The ring's host threads
+ *  (up to 16, GCUT_STAGING_THREADS) fill its chunks while the previous ones are copied; below
+ *  256 KiB, or without pinned memory, a pageable copy as before (packed through a small
+ *  buffer). Returns when src may be reused. `who` names the caller in errors. */
 gcut_status gcut__stage_upload(void *dst, const uint8_t *src, size_t n, int transform, int device,
                                void *stream, const char *who);
 /** Copy to n bytes of host memory at dst from device memory src (GCUT__STAGE_COPY: n bytes;
@@ -82,7 +83,7 @@ gcut_status gcut__stage_download(uint8_t *dst, const void *src, size_t n, int tr
 /** Tests: the chunk size in source bytes (rounded up to a multiple of 64, at most the ring's
  *  2 MiB slots); 0 restores the default. */
 void gcut__staging_set_chunk(size_t bytes);
-/** Free the pinned ring (gcut_device_release_cache()). */
+/** Free the pinned ring and join its threads (gcut_device_release_cache()). */
 void gcut__staging_release(void);
 /** Device kernels, launched on `stream`: the 2-bit codes of packed into n bytes at dst; and the
  *  low bit of n bytes at src into (n + 7) / 8 bytes of bits at dst. */
