@@ -1,5 +1,5 @@
-/* staging.cu - whole-image host<->device copies through a pinned ring (docs/BAND.md, "Staged
- * copies"): pageable copies ran at 6.7-9.2 GB/s up and ~14.5 GB/s down on the H100 host; here
+/* staging.cu - the GPU segmentation's whole-image copies (Lattari 2010 5.4's pipeline, cuda-grid's
+ * image entry) through a pinned ring: pageable copies ran at 6.7-9.2 GB/s up on the H100 host;
  * host threads fill (drain) pinned chunks while the DMA of the previous ones runs. */
 #include "internal.h"
 #include "cuda_check.h"

@@ -1,6 +1,6 @@
-/* staging.h - whole-image host<->device copies through a pinned ring filled and drained by host
- * threads while the DMA of the previous chunk runs (docs/BAND.md, "Staged copies"), with the
- * seeds packed to 2 bits and labels to 1 bit on the way. The packing helpers are plain C. */
+/* staging.h - whole-image host<->device copies of the GPU segmentation (cuda-grid's image entry;
+ * the narrow band's device pipeline, Lattari 2010 5.4) through a pinned ring filled and drained by
+ * host threads, seeds as 2-bit codes, labels as bits (docs/BAND.md, "Staged copies"). */
 #ifndef GCUT_STAGING_H
 #define GCUT_STAGING_H
 
