@@ -227,10 +227,12 @@ def _grid_marks(x, name, shape):
     """The nodes a mark argument names, as flat int64 node ids of a grid of this shape. Taken:
     a boolean mask of the grid's shape (True = changed); integer node ids (any shape, read
     flat; row-major over the grid, as gcut numbers its nodes); a tuple of one integer array
-    per axis (coordinates, as ``np.nonzero(mask)`` returns them). Every id is range-checked
-    here so that the error names the entry and a bad call marks nothing."""
+    per axis (coordinates, as ``np.nonzero(mask)`` returns them; a tuple of plain ints is ids,
+    as it always was). Every id is range-checked here so that the error names the entry and a
+    bad call marks nothing."""
     num_nodes = int(_np.prod(shape))
-    if isinstance(x, tuple):
+    if isinstance(x, tuple) and x and all(
+            isinstance(c, (list, tuple)) or getattr(c, "ndim", 0) >= 1 for c in x):
         if len(x) != len(shape):
             raise ValueError(
                 f"{name}: a tuple of coordinate arrays needs {len(shape)} arrays, one per axis "

@@ -181,6 +181,29 @@ def test_terminal_marks_are_taken_as_promised(rng, solver):
     assert ctx.solve(source=s3).flow == gcut.grid_maxflow(s3, sink, w, solver="bk").flow
 
 
+def test_mark_forms_name_the_same_nodes(rng):
+    """ids, a mask and coordinates (np.nonzero's arrays, or lists) mark the same nodes (cpu-pr
+    counts the marked nodes in info["changed_nodes"]); a tuple of plain ints stays a list of
+    ids, as before (also one of the grid's length, which could read as one node's coordinates)."""
+    shape = (5, 6)
+    w = rng.integers(0, 9, size=(4,) + shape).astype(np.int32)
+    source = rng.integers(0, 30, size=shape).astype(np.int32)
+    sink = rng.integers(0, 30, size=shape).astype(np.int32)
+    ctx = gcut.GridContext(shape, 4, solver="cpu-pr")
+    ctx.solve(source, sink, w)
+    ids = np.array([3, 7])
+    mask = np.zeros(shape, bool)
+    mask.reshape(-1)[ids] = True
+    forms = [ids, mask, np.nonzero(mask), (3, 7), [3, 7], ([0, 1], [3, 1])]
+    for step, marks in enumerate(forms):
+        source.reshape(-1)[ids] += 3
+        source[0, 5] += 2  # node 5, marked whole with changed=
+        res = ctx.solve(source=source, changed_terminals=marks, changed=[5])
+        assert ctx.info["warm_solves"] == step + 1
+        assert ctx.info["changed_nodes"] == 3, (step, ctx.info)
+        assert res.flow == gcut.grid_maxflow(source, sink, w, solver="bk").flow, step
+
+
 def test_mark_argument_errors():
     shape = (3, 4)
     ctx = gcut.GridContext(shape, solver="bk")
