@@ -291,6 +291,28 @@ static void test_parts(uint64_t seed) {
             PASS_IF(grids_equal(one, split));
             PASS_IF(grids_equal(one, odd));
         }
+        /* `gcut segment`'s CPU route (parallel-bk on 4 threads) against bk on the photo: the
+         * same flow, bk's mask, and the certificate of its cut on the built grid. */
+        if (d == 1 && one != NULL) {
+            uint8_t *m_bk = malloc((size_t)n), *m_pbk = malloc((size_t)n);
+            uint8_t *labels = malloc((size_t)n);
+            gcut_options o;
+            gcut_options_init(&o);
+            o.solver = "bk";
+            gcut_seg_report r_bk, r_pbk;
+            CHECK_OK(gcut_segment(&img, seeds, &p, &o, m_bk, &r_bk));
+            o.solver = "parallel-bk";
+            o.threads = 4;
+            CHECK_OK(gcut_segment(&img, seeds, &p, &o, m_pbk, &r_pbk));
+            PASS_IF(r_bk.stats.flow == r_pbk.stats.flow && r_bk.stats.flow > 0);
+            PASS_IF(memcmp(m_bk, m_pbk, (size_t)n) == 0);
+            for (int64_t i = 0; i < n; i++)
+                labels[i] = m_pbk[i] ? GCUT_SOURCE : GCUT_SINK;
+            int64_t cut = -1;
+            PASS_IF(gcut_grid_verify(one, labels, r_pbk.stats.flow, &cut) == GCUT_OK &&
+                    cut == r_pbk.stats.flow);
+            free(m_bk), free(m_pbk), free(labels);
+        }
         gcut_grid_free(one), gcut_grid_free(split), gcut_grid_free(odd);
         gcut_image_free(&img);
         free(seeds);
