@@ -46,7 +46,14 @@ static void usage(FILE *out) {
           "  -o MASK_OUT           output mask, 0/255 (PNG for images, raw bytes for volumes)\n"
           "  --overlay OUT.png     the picture with the foreground tinted and its boundary drawn\n"
           "  --truth TRUTH         ground-truth mask (nonzero = foreground) to score against\n"
-          "  --solver NAME         solver from `gcut solvers`, or auto (default)\n"
+          "  --solver NAME         solver from `gcut solvers`, or auto (default). For one cut\n"
+          "                        of one picture (--iterations 1, no --rect, --levels or\n"
+          "                        --batch) auto solves on the CPU, parallel-bk on --threads\n"
+          "                        (all cores by default), without starting CUDA, when the\n"
+          "                        picture has at most GCUT_SEGMENT_CPU_PIXELS_PER_THREAD\n"
+          "                        pixels per thread (default 65536; 0 = never); otherwise\n"
+          "                        cuda-grid where a GPU is usable (--verbose says which and\n"
+          "                        why; docs/SEGMENT.md)\n"
           "  --threads N           CPU threads for parallel solvers (0 = all)\n"
           "  --lambda L            smoothness weight (default 50)\n"
           "  --sigma S             contrast scale in 8-bit units (default: estimated)\n"
@@ -177,7 +184,7 @@ static bool device_start_end(device_start *d) {
  * picture's size before anything is decoded, so that the GPU route's CUDA start-up can still
  * begin at once: PNG and JPEG headers are read for it (other formats decide once decoded).
  * GCUT_SEGMENT_CPU_PIXELS_PER_THREAD overrides the constant (0: never the CPU route). */
-#define CPU_PIXELS_PER_THREAD ((int64_t)262144)
+#define CPU_PIXELS_PER_THREAD ((int64_t)65536)
 
 typedef struct segment_route {
     bool cpu;           /* take the CPU route: parallel-bk on `threads` threads */

@@ -127,11 +127,11 @@ percent_below error 5.0
 
 # ---- auto's route for one picture (docs/SEGMENT.md): one cut of a 320x240 picture under auto
 # goes to parallel-bk on the CPU threads when it has at most GCUT_SEGMENT_CPU_PIXELS_PER_THREAD
-# pixels per thread (76800 / threads here, far inside the default), never starting CUDA; a limit
+# pixels per thread (76800 / 2 here, inside the default), never starting CUDA; a limit
 # of 0, or a named solver, or GrabCut rounds, keep auto's GPU rule. Each route's flow is bk's.
 expect 0 "segment easy, auto, one cut" -- "$gcut" segment "$work/easy.png" \
-    --seeds "$work/easy_seeds.png" -o "$work/route_cpu.png" --iterations 1 --verbose
-grep_out "auto: CPU route, parallel-bk: 76800 pixels on [0-9]+ CPU threads? = [0-9]+ per thread, within" \
+    --seeds "$work/easy_seeds.png" -o "$work/route_cpu.png" --iterations 1 --verbose --threads 2
+grep_out "auto: CPU route, parallel-bk: 76800 pixels on 2 CPU threads = 38400 per thread, within the CPU route's limit of [0-9]+" \
     "auto's CPU route named with its reason"
 grep_out "^solve .* parallel-bk " "the CPU route solves with parallel-bk"
 flow_route="$(sed -n 's/^solve .*flow \([0-9]*\).*/\1/p' "$work/out")"
