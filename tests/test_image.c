@@ -798,8 +798,10 @@ static void test_png_filters(void) {
             for (int d = 0; d < 3; d++) {
                 setenv("GCUT_PNG_DECODER", decoders[d], 1);
                 gcut_image image;
+                const uint64_t before = gcut_memory_in_use();
                 bool ok = read_ok(path, &image) && image.width == w && image.height == h &&
-                          image.channels == spp && image.bit_depth == (depth == 16 ? 16 : 8);
+                          image.channels == spp && image.bit_depth == (depth == 16 ? 16 : 8) &&
+                          gcut_memory_in_use() == before + pixel_bytes(&image);
                 for (size_t i = 0; ok && i < (size_t)w * h * (size_t)spp; i++) {
                     const unsigned v = depth == 16  ? ((uint16_t *)image.pixels)[i]
                                        : depth == 8 ? ((uint8_t *)image.pixels)[i]
@@ -844,6 +846,65 @@ static void test_png_filters(void) {
         PASS_IF(read_fails(path, GCUT_ERR_PARSE) && error_mentions("corrupt PNG"));
     }
     unsetenv("GCUT_PNG_DECODER");
+}
+
+/* Damage inside the image data of a filtered PNG with the chunk's CRC made right again, so
+ * that the reader must find it in the zlib stream or the rows (stored blocks' lengths, the
+ * Adler-32, filter types): each decoder either reads an image (a changed filter type or sample
+ * can still be a valid file) or refuses it as PARSE, with nothing left allocated. */
+static void test_png_inner_damage(void) {
+    if (!have_png)
+        return;
+    static const char *const decoders[3] = {"", "zlib", "libpng"};
+    const uint32_t w = 17, h = 9;
+    uint16_t *samples = samples_of((size_t)w * h * 3);
+    for (size_t i = 0; i < (size_t)w * h * 3; i++)
+        samples[i] = (uint16_t)(test_rng_next(&rng) % 256);
+    png_spec spec = {w, h, 8, 2, 0, 3, samples, NULL, 0, NULL, 0, true};
+    const char *path = scratch("inner.png");
+    make_png(path, &spec);
+    free(samples);
+    size_t length = 0;
+    uint8_t *data = read_bytes(path, &length);
+    /* signature 8 + IHDR 25; the IDAT's length, type, payload and CRC follow. */
+    const size_t idat = 8 + 25, payload = (size_t)data[idat] << 24 | (size_t)data[idat + 1] << 16 |
+                                          (size_t)data[idat + 2] << 8 | data[idat + 3];
+    uint8_t *mutant = malloc(length);
+    const char *bad = scratch("inner_bad.png");
+    int wrong = 0, read = 0, refused = 0;
+    for (int trial = 0; trial < 200; trial++) {
+        memcpy(mutant, data, length);
+        const int flips = (int)test_rng_range(&rng, 1, 3);
+        for (int k = 0; k < flips; k++)
+            mutant[idat + 8 + test_rng_next(&rng) % payload] ^=
+                (uint8_t)test_rng_range(&rng, 1, 255);
+        const uint32_t crc = crc32_of(mutant + idat + 4, 4 + payload);
+        for (int k = 0; k < 4; k++)
+            mutant[idat + 8 + payload + (size_t)k] = (uint8_t)(crc >> (24 - 8 * k));
+        write_bytes(bad, mutant, length);
+        for (int d = 0; d < 3; d++) {
+            setenv("GCUT_PNG_DECODER", decoders[d], 1);
+            gcut_image image = {0};
+            const uint64_t before = gcut_memory_in_use();
+            const gcut_status st = gcut_image_read(bad, &image);
+            bool ok = st == GCUT_OK ? image.width == w && image.height == h &&
+                                          gcut_memory_in_use() == before + pixel_bytes(&image)
+                                    : st == GCUT_ERR_PARSE && gcut_memory_in_use() == before;
+            read += st == GCUT_OK;
+            refused += st != GCUT_OK;
+            if (!ok) {
+                printf("inner damage trial %d, decoder '%s': %s (%s)\n", trial, decoders[d],
+                       gcut_status_name(st), gcut_last_error());
+                wrong++;
+            }
+            gcut_image_free(&image);
+        }
+    }
+    unsetenv("GCUT_PNG_DECODER");
+    printf("inner damage: %d reads, %d refused\n", read, refused);
+    PASS_IF(wrong == 0);
+    free(mutant);
+    free(data);
 }
 
 static void test_png_damage(void) {
@@ -1218,6 +1279,7 @@ int main(void) {
     test_pnm_parsing();
     test_png_oracle();
     test_png_filters();
+    test_png_inner_damage();
     test_png_damage();
     test_jpeg();
     test_write_errors();

@@ -752,7 +752,7 @@ static bool read_png_direct(FILE *file, int64_t size, gcut_image *out) {
     if (ok && (size_t)height > (SIZE_MAX - 1) / (rowbytes + 1))
         ok = false;
     /* The pixels' block holds the filtered rows (height more bytes than the image), which
-     * unfilter in place; the extra bytes at its end stay unused. */
+     * unfilter in place; the block is then shrunk to the image. */
     uint8_t *pixels = NULL;
     if (ok)
         ok = (pixels = gcut__malloc((size_t)height * (rowbytes + 1), "PNG pixels")) != NULL;
@@ -773,6 +773,10 @@ static bool read_png_direct(FILE *file, int64_t size, gcut_image *out) {
         gcut__free(pixels);
         return false;
     }
+    /* The image's own size (in place: a shrink), as every other reader allocates it. */
+    uint8_t *exact = gcut__realloc(pixels, (size_t)height * rowbytes, "PNG pixels");
+    if (exact != NULL)
+        pixels = exact;
     *out = (gcut_image){width, height, 1, channels, bit_depth, pixels};
     return true;
 }
