@@ -172,10 +172,12 @@ static bool device_start_end(device_start *d) {
 
 /* ---- auto's route for one picture (docs/SEGMENT.md, "Which solver auto takes") ----
  *
- * A process that starts CUDA pays for it whatever it then does: on the H100 host ~220 ms of
- * start-up and ~100 ms of tear-down at exit (docs/CUDA-GRID.md, "Segmentation process time
- * (fourth pass)"), more than the whole CPU route (read, models, energy, parallel-bk on every
- * core, write) takes for a photo on a 16-core host. So `gcut segment` with solver auto, one
+ * A process that starts CUDA pays for it whatever it then does: on the H100 host ~220-250 ms
+ * of start-up and ~100 ms of tear-down at exit (docs/CUDA-GRID.md, "Segmentation process time",
+ * fourth and fifth passes), more than the whole CPU route (read, models, energy, parallel-bk on
+ * every core, write) takes there for a hard photo of up to ~0.9 megapixels (16 cores: 244 ms
+ * against 372 at 640x480, a tie at 1280x720, 442 against 377 at 1920x1080; this constant is
+ * that crossover, 57,600 pixels per core, rounded up). So `gcut segment` with solver auto, one
  * picture (no --batch, not a volume) and one cut (--iterations 1, no --rect, no --levels)
  * solves on the CPU, never touching CUDA, when the picture has at most
  * CPU_PIXELS_PER_THREAD pixels per CPU thread (--threads, else the online cores): parallel-bk
@@ -224,12 +226,13 @@ static segment_route decide_route(int64_t pixels, int threads, bool eligible) {
                  "%" PRId64 " pixels: below 256x256 auto solves on the CPU anyway", pixels);
         return r;
     }
-    r.cpu = r.per_thread > 0 && pixels <= r.per_thread * (int64_t)threads;
+    const int t = threads > 0 ? threads : 1;
+    r.cpu = r.per_thread > 0 && (r.per_thread > INT64_MAX / t || pixels <= r.per_thread * t);
     snprintf(r.reason, sizeof r.reason,
              "%" PRId64 " pixels on %d CPU thread%s = %" PRId64 " per thread, %s the CPU "
              "route's limit of %" PRId64 " (GCUT_SEGMENT_CPU_PIXELS_PER_THREAD)",
-             pixels, threads, threads == 1 ? "" : "s", pixels / (threads > 0 ? threads : 1),
-             r.cpu ? "within" : "past", r.per_thread);
+             pixels, threads, threads == 1 ? "" : "s", pixels / t, r.cpu ? "within" : "past",
+             r.per_thread);
     return r;
 }
 
@@ -248,8 +251,10 @@ static int64_t peek_pixels(const char *path) {
     const size_t got = fread(head, 1, sizeof head, f);
     fclose(f);
     static const uint8_t png[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
-    if (got >= 24 && memcmp(head, png, 8) == 0 && memcmp(head + 12, "IHDR", 4) == 0)
-        return (int64_t)read_be32(head + 16) * (int64_t)read_be32(head + 20);
+    if (got >= 24 && memcmp(head, png, 8) == 0 && memcmp(head + 12, "IHDR", 4) == 0) {
+        const uint32_t w = read_be32(head + 16), h = read_be32(head + 20);
+        return w <= 0x7fffffffu && h <= 0x7fffffffu ? (int64_t)w * (int64_t)h : -1;
+    }
     if (got < 4 || head[0] != 0xFF || head[1] != 0xD8)
         return -1;
     for (size_t at = 2; at + 9 < got;) {
