@@ -93,12 +93,29 @@ __host__ __device__ constexpr int dir_dx(int conn, int d) {
     return dir_code(conn, d) % 3 - 1;
 }
 
-/* Tile shape per connectivity: 2D 32x8 (rows of 128 bytes per array), 3D 16x4x4. The box is
- * the tile plus a one-node halo (no z halo in 2D). */
+/* Width of an 8-connected grid's 2D tile (GCUT_CUDAGRID_TILE8 at build time: 32 for 32x8, 16
+ * for 16x16; docs/CUDA-GRID.md, "Tile shape ... (seventh session)"). A squarer tile has fewer
+ * edge nodes (60 of 256 against 76) and halo heights (68 against 84), and an 8-connected
+ * node on the edge reaches up to three other tiles. */
+#ifndef GCUT_CUDAGRID_TILE8
+#define GCUT_CUDAGRID_TILE8 32
+#endif
+#ifndef GCUT_CUDAGRID_TILE4
+#define GCUT_CUDAGRID_TILE4 32 /* the same for 4-connected grids */
+#endif
+static_assert(GCUT_CUDAGRID_TILE8 == 32 || GCUT_CUDAGRID_TILE8 == 16,
+              "GCUT_CUDAGRID_TILE8 must be 32 (32x8 tiles) or 16 (16x16 tiles)");
+static_assert(GCUT_CUDAGRID_TILE4 == 32 || GCUT_CUDAGRID_TILE4 == 16,
+              "GCUT_CUDAGRID_TILE4 must be 32 (32x8 tiles) or 16 (16x16 tiles)");
+
+/* Tile shape per connectivity: 2D 32x8 (rows of 128 bytes per array; 16x16 when built with
+ * GCUT_CUDAGRID_TILE4 / GCUT_CUDAGRID_TILE8 = 16), 3D 16x4x4. 256 nodes, one thread each. The box
+ * is the tile plus a one-node halo (no z halo in 2D). */
 template <int CONN> struct Geo {
     static constexpr int NDIM = (CONN == 4 || CONN == 8) ? 2 : 3;
-    static constexpr int TX = NDIM == 2 ? 32 : 16;
-    static constexpr int TY = NDIM == 2 ? 8 : 4;
+    static constexpr int TX =
+        NDIM == 2 ? (CONN == 8 ? GCUT_CUDAGRID_TILE8 : GCUT_CUDAGRID_TILE4) : 16;
+    static constexpr int TY = NDIM == 2 ? 256 / TX : 4;
     static constexpr int TZ = NDIM == 2 ? 1 : 4;
     static constexpr int T = TX * TY * TZ;
     static constexpr int HZ = NDIM == 2 ? 0 : 1;
@@ -355,8 +372,13 @@ __global__ void relabel_init_kernel(const Problem P, int async, int levels, int 
  * valid starts for the relaxation from above). With mark, the last step puts every node whose
  * height fell, and its neighbours' tiles, on the seeded first pass: every other tile is then
  * at its fixed point with the heights as they are (a neighbour that fell during this step
- * marked it), so only a fall seen later, which queues it, can lower a height in it. */
-template <int CONN> __global__ void jacobi_kernel(const Problem P, int mark) {
+ * marked it), so only a fall seen later, which queues it, can lower a height in it.
+ * l1 (GCUT_CUDAGRID_JACOBI_L1=1, seventh session): neighbours' heights through L1 instead of
+ * L2 only. Still exact: L1 starts each launch empty, so a height read is one this launch found
+ * in memory, never above its value at the launch's start and never below its current one;
+ * a neighbour that did not fall in this step reads as it is, and one that fell marks this
+ * node's tile itself. */
+template <int CONN> __global__ void jacobi_kernel(const Problem P, int mark, int l1 = 0) {
     for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x;
          k < node_positions<CONN>(P); k += (long long)gridDim.x * blockDim.x) {
         const long long i = node_at<CONN>(P, k);
@@ -370,7 +392,7 @@ template <int CONN> __global__ void jacobi_kernel(const Problem P, int mark) {
 #pragma unroll
         for (int d = 0; d < CONN; d++)
             if (mask & (1u << d)) {
-                const int hn = __ldcg(&P.dist[i + P.step[d]]);
+                const int hn = l1 ? P.dist[i + P.step[d]] : __ldcg(&P.dist[i + P.step[d]]);
                 if (hn < kInf && hn + 1 < best)
                     best = hn + 1;
             }
@@ -819,9 +841,17 @@ __global__ void collect_listed_kernel(const Problem P, int list_out, unsigned st
  *   B: heights are updated and every node pulls the pushes recorded towards it.
  * Write-back stores what only this block can touch and adds deltas atomically where a
  * neighbouring tile may have pushed in meanwhile (Hong's rule: increases from others are
- * atomic, decreases only by the owner). Tiles still active, or pushed into, are listed. */
-template <int CONN>
-__global__ void __launch_bounds__(Geo<CONN>::T)
+ * atomic, decreases only by the owner). Tiles still active, or pushed into, are listed.
+ * LEAN (GCUT_CUDAGRID_LEAN_SWEEP=1, seventh session): no copy of the loaded residuals is kept
+ * for the write-back (8 registers fewer 8-connected): a push across the tile edge lowers the
+ * arc's global residual at once (atomicSub: the owner's copy is never above it, since others
+ * only raise it, so it cannot wrap), and an arc inside the tile is stored when a bit of
+ * `dirty` says it changed; at least LeanSweep::kMinBlocks blocks per SM. */
+template <int CONN> struct LeanSweep {
+    static constexpr int kMinBlocks = CONN == 8 ? 3 : CONN == 26 ? 2 : 4;
+};
+template <int CONN, bool LEAN = false>
+__global__ void __launch_bounds__(Geo<CONN>::T, LEAN ? LeanSweep<CONN>::kMinBlocks : 0)
     sweep_kernel(const Problem P, int list_in, int list_out, int list_clear, unsigned stamp,
                  int rounds) {
     using G = Geo<CONN>;
@@ -844,7 +874,8 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
         visits++;
         TilePos<CONN> pos(P, tile, lx, ly, lz);
         load_box<CONN>(P, hs, pos.x0, pos.y0, pos.z0);
-        unsigned r[CONN], r0[CONN];
+        unsigned r[CONN], r0[LEAN ? 1 : CONN];
+        unsigned dirty = 0; /* LEAN: bit d, r[d] of an arc inside the tile changed */
         long long e = 0;
         int rt = 0;
         if (pos.valid) {
@@ -854,7 +885,8 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
 #pragma unroll
         for (int d = 0; d < CONN; d++) {
             r[d] = pos.valid ? P.residual[d * P.n + pos.g] : 0u;
-            r0[d] = r[d];
+            if (!LEAN)
+                r0[d] = r[d];
         }
         const long long e0 = e;
         const int rt0 = rt;
@@ -897,8 +929,12 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
                                 if (in_tile<CONN>(lx + dx, ly + dy, lz + dz)) {
                                     pdir[tid] = (signed char)d;
                                     pamt[tid] = amount;
+                                    if (LEAN)
+                                        dirty |= 1u << d;
                                 } else {
                                     long long w = pos.g + P.step[d];
+                                    if (LEAN)
+                                        atomicSub(&P.residual[d * P.n + pos.g], amount);
                                     atomicAdd((unsigned long long *)&P.excess[w],
                                               (unsigned long long)amount);
                                     atomicAdd(&P.residual[(d ^ 1) * P.n + w], amount);
@@ -926,6 +962,8 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
                     unsigned amount = pamt[tid - G::tid_step(d)];
                     e += amount;
                     r[d ^ 1] += amount;
+                    if (LEAN)
+                        dirty |= 1u << (d ^ 1);
                 }
             }
             __syncthreads();
@@ -945,12 +983,15 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
             }
 #pragma unroll
             for (int d = 0; d < CONN; d++)
-                if (r[d] != r0[d]) {
+                if (LEAN) {
+                    if (dirty & (1u << d)) /* only arcs inside the tile */
+                        P.residual[d * P.n + pos.g] = r[d];
+                } else if (r[d] != r0[LEAN ? 0 : d]) {
                     if (in_tile<CONN>(lx + dir_dx(CONN, d), ly + dir_dy(CONN, d),
                                       lz + dir_dz(CONN, d)))
                         P.residual[d * P.n + pos.g] = r[d];
                     else
-                        atomicAdd(&P.residual[d * P.n + pos.g], r[d] - r0[d]);
+                        atomicAdd(&P.residual[d * P.n + pos.g], r[d] - r0[LEAN ? 0 : d]);
                 }
         }
         if (__syncthreads_or(active) && tid == 0)
@@ -1050,7 +1091,7 @@ struct Session {
     /* Launch shapes and knobs, fixed at setup. */
     int device = 0, node_blocks = 1, sweep_blocks = 1, relax_blocks = 1, coop = 0, coop_blocks = 1,
         sweeps_per_relabel = 1, rounds = 1, warm_sweeps = 1, relax_async = 1, async_blocks = 1,
-        init_levels = 1, parallel_queue = 1, jacobi = 0;
+        init_levels = 1, parallel_queue = 1, jacobi = 0, lean_sweep = 0, jacobi_l1 = 0;
     /* One-launch relabels since the queue was last cleared (their epochs tag its entries). */
     long long epochs = 0;
     ~Session() {
@@ -1198,9 +1239,15 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
     int sms = 1, sweep_per_sm = 1, relax_per_sm = 1;
     GCUT__CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
                    "cudaDeviceGetAttribute");
-    GCUT__CUDA_TRY(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&sweep_per_sm, sweep_kernel<CONN>, G::T, 0),
-        "occupancy");
+    /* GCUT_CUDAGRID_LEAN_SWEEP: 1 the sweep without a copy of the loaded residuals (cross-edge
+     * pushes lowered at once), at least LeanSweep::kMinBlocks blocks per SM; 0 (default) the
+     * sweep of the sixth session (docs/CUDA-GRID.md, seventh session). */
+    S.lean_sweep = gcut__env_int("GCUT_CUDAGRID_LEAN_SWEEP", 0, 0, 1);
+    GCUT__CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                       &sweep_per_sm,
+                       S.lean_sweep ? sweep_kernel<CONN, true> : sweep_kernel<CONN, false>, G::T,
+                       0),
+                   "occupancy");
     GCUT__CUDA_TRY(
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&relax_per_sm, relax_kernel<CONN>, G::T, 0),
         "occupancy");
@@ -1232,6 +1279,9 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
      * (hard 1920x1080 on the H100: 2.20 / 2.33 ms per solve against 2.87 / 2.57 with none and
      * 2.74 / 2.51 before this session's relabel changes, docs/CUDA-GRID.md); 0 none. */
     S.jacobi = gcut__env_int("GCUT_CUDAGRID_JACOBI", 2, 0, 64);
+    /* GCUT_CUDAGRID_JACOBI_L1: 1 the node steps read neighbours' heights through L1 (seventh
+     * session, docs/CUDA-GRID.md); 0 (default) through L2 only. */
+    S.jacobi_l1 = gcut__env_int("GCUT_CUDAGRID_JACOBI_L1", 0, 0, 1);
     S.sweeps_per_relabel = gcut__env_int(
         "GCUT_CUDAGRID_SWEEPS",
         G::NDIM == 2 ? kDefaultSweepsPerRelabel2D : kDefaultSweepsPerRelabel3D, 1, 1 << 20);
@@ -1367,8 +1417,8 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
             relabel_init_kernel<CONN>
                 <<<node_blocks, 256, 0, stream>>>(P, S.relax_async, S.init_levels, S.jacobi == 0);
             for (int k = 0; k < S.jacobi; k++)
-                jacobi_kernel<CONN>
-                    <<<node_blocks, 256, 0, stream>>>(P, S.relax_async == 2 && k == S.jacobi - 1);
+                jacobi_kernel<CONN><<<node_blocks, 256, 0, stream>>>(
+                    P, S.relax_async == 2 && k == S.jacobi - 1, S.jacobi_l1);
             if (verbose)
                 GCUT__CUDA_TRY(cudaEventRecord(S.events[6], stream), "cudaEventRecord");
             relax_async_kernel<CONN>
@@ -1480,8 +1530,12 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         const int this_batch = batch;
         batch = sweeps_per_relabel;
         for (int k = 0; k < this_batch; k++, q++, sweeps++)
-            sweep_kernel<CONN><<<sweep_blocks, G::T, 0, stream>>>(P, q % 3, (q + 1) % 3,
-                                                                  (q + 2) % 3, ++stamp, rounds);
+            if (S.lean_sweep)
+                sweep_kernel<CONN, true><<<sweep_blocks, G::T, 0, stream>>>(
+                    P, q % 3, (q + 1) % 3, (q + 2) % 3, ++stamp, rounds);
+            else
+                sweep_kernel<CONN><<<sweep_blocks, G::T, 0, stream>>>(P, q % 3, (q + 1) % 3,
+                                                                      (q + 2) % 3, ++stamp, rounds);
         GCUT__CUDA_TRY(cudaGetLastError(), "sweep kernel launch");
         if (verbose && (st = lap(0, 1, &sweep_ms)) != GCUT_OK)
             return st;
@@ -1792,6 +1846,7 @@ template <int CONN> void preload_kernels() {
     cudaFuncGetAttributes(&a, relabel_coop_kernel<CONN>);
     cudaFuncGetAttributes(&a, collect_kernel<CONN>);
     cudaFuncGetAttributes(&a, sweep_kernel<CONN>);
+    cudaFuncGetAttributes(&a, sweep_kernel<CONN, true>);
     cudaFuncGetAttributes(&a, build_kernel<CONN, 1>);
     cudaFuncGetAttributes(&a, build_kernel<CONN, 3>);
     cudaFuncGetAttributes(&a, finish_kernel<CONN>);
