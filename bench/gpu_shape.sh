@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # gpu_shape.sh - one device call for issue #17's seventh pass (docs/CUDA-GRID.md, "Tile shape,
 # lean sweep, node steps through L1"): builds this tree twice, build-new (2D tiles 32x8) and
-# build-sq (-DGCUT_CUDAGRID_TILE4=16 -DGCUT_CUDAGRID_TILE8=16: 16x16 tiles), runs test_cuda_grid
-# in both (test_cuda_context and test_cuda_seg in build-new) and compute-sanitizer memcheck on
-# build-sq's quick set; then, for REPS rounds, every variant of SHAPE_VARIANTS
+# build-sq (SQ_FLAGS, default -DGCUT_CUDAGRID_TILE4=16 -DGCUT_CUDAGRID_TILE8=16; SQ=0: no
+# second build), runs TESTS and, with SANITIZE=1, compute-sanitizer memcheck on the quick sets
+# of SAN_TESTS; then, for REPS rounds, every variant of SHAPE_VARIANTS
 # ("name:build-dir:ENV=V,ENV=V;...") on every instance of SHAPE_INSTANCES ("WxH:CONN:SEED" or
 # "WxH:CONN:SEED:bk" for bk in the same process, flows compared), one gcut_bench process of
 # SHAPE_REPEATS solves each; medians over rounds per variant; --verbose profiles of
@@ -19,14 +19,16 @@ common=(-DGCUT_WERROR=ON -DGCUT_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_BU
 t0=$(date +%s)
 (cmake -S . -B build-new "${common[@]}" >/tmp/build-new.log 2>&1 &&
     cmake --build build-new -j"$J" --target gcut_bench gcut test_cuda_grid test_cuda_context \
-        test_cuda_seg par_grid2dimacs >>/tmp/build-new.log 2>&1) &
+        test_cuda_seg par_grid2dimacs gcut_cli >>/tmp/build-new.log 2>&1) &
 new_pid=$!
-(cmake -S . -B build-sq "${common[@]}" -DCMAKE_CUDA_FLAGS="-DGCUT_CUDAGRID_TILE4=16 -DGCUT_CUDAGRID_TILE8=16" \
-    >/tmp/build-sq.log 2>&1 &&
-    cmake --build build-sq -j"$J" --target gcut_bench test_cuda_grid >>/tmp/build-sq.log 2>&1) &
-sq_pid=$!
+if [ "${SQ:-1}" != 0 ]; then
+    (cmake -S . -B build-sq "${common[@]}" -DCMAKE_CUDA_FLAGS="${SQ_FLAGS:--DGCUT_CUDAGRID_TILE4=16 -DGCUT_CUDAGRID_TILE8=16}" \
+        >/tmp/build-sq.log 2>&1 &&
+        cmake --build build-sq -j"$J" --target gcut_bench test_cuda_grid >>/tmp/build-sq.log 2>&1) &
+    sq_pid=$!
+    wait $sq_pid || { tail -40 /tmp/build-sq.log; exit 1; }
+fi
 wait $new_pid || { tail -40 /tmp/build-new.log; exit 1; }
-wait $sq_pid || { tail -40 /tmp/build-sq.log; exit 1; }
 echo "builds: $(($(date +%s) - t0)) s"
 for t in ${TESTS:-build-new/tests/test_cuda_grid build-sq/tests/test_cuda_grid build-new/tests/test_cuda_context build-new/tests/test_cuda_seg}; do
     s=$(date +%s%N)
@@ -36,15 +38,18 @@ for t in ${TESTS:-build-new/tests/test_cuda_grid build-sq/tests/test_cuda_grid b
     cat "$O/t.tmp" >>"$O/tests.log"
 done 2>&1 | tee "$O/tests-summary.log"
 if [ -n "${SANITIZE:-}" ]; then
-    s=$(date +%s%N)
-    GCUT_TEST_QUICK=1 timeout "${SAN_TIMEOUT:-90}" compute-sanitizer --tool memcheck --error-exitcode 9 \
-        build-sq/tests/test_cuda_grid >"$O/san.tmp" 2>&1
-    echo "memcheck build-sq test_cuda_grid rc=$? $((($(date +%s%N) - s) / 1000000)) ms: $(grep -E 'ERROR SUMMARY|passed,' "$O/san.tmp" | tr '\n' ' ')" |
-        tee -a "$O/tests-summary.log"
+    for t in ${SAN_TESTS:-build-sq/tests/test_cuda_grid}; do
+        s=$(date +%s%N)
+        GCUT_TEST_QUICK=1 timeout "${SAN_TIMEOUT:-90}" compute-sanitizer --tool memcheck --error-exitcode 9 \
+            "$t" >"$O/san.tmp" 2>&1
+        echo "memcheck $t rc=$? $((($(date +%s%N) - s) / 1000000)) ms: $(grep -E 'ERROR SUMMARY|passed,' "$O/san.tmp" | tr '\n' ' ')" |
+            tee -a "$O/tests-summary.log"
+    done
     rm -f "$O/san.tmp"
 fi
 IFS=";" read -ra variants <<<"${SHAPE_VARIANTS:-t32:build-new:;t16:build-sq:}"
 for r in $(seq 1 "${REPS:-2}"); do
+    [ -n "${SHAPE_INSTANCES-x}" ] || break
     for spec in ${SHAPE_INSTANCES:-1920x1080:8:5 1920x1080:4:1:bk}; do
         IFS=":" read -r size conn seed withbk <<<"$spec"
         solvers=cuda-grid

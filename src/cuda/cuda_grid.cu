@@ -93,15 +93,16 @@ __host__ __device__ constexpr int dir_dx(int conn, int d) {
     return dir_code(conn, d) % 3 - 1;
 }
 
-/* Width of an 8-connected grid's 2D tile (GCUT_CUDAGRID_TILE8 at build time: 32 for 32x8, 16
- * for 16x16; docs/CUDA-GRID.md, "Tile shape ... (seventh session)"). A squarer tile has fewer
- * edge nodes (60 of 256 against 76) and halo heights (68 against 84), and an 8-connected
- * node on the edge reaches up to three other tiles. */
+/* Width of an 8-connected grid's 2D tile (GCUT_CUDAGRID_TILE8 at build time: 16 for 16x16, the
+ * default since the seventh session, 32 for 32x8; docs/CUDA-GRID.md, "Square tiles for
+ * 8-connected grids"). A squarer tile has fewer edge nodes (60 of 256 against 76) and halo
+ * heights (68 against 84); on hard 1920x1080 8-connected its relabel relaxed 13-16% fewer
+ * tiles and the solve took 4-9% less (H100). 4-connected grids keep 32x8 (TILE4). */
 #ifndef GCUT_CUDAGRID_TILE8
-#define GCUT_CUDAGRID_TILE8 32
+#define GCUT_CUDAGRID_TILE8 16
 #endif
 #ifndef GCUT_CUDAGRID_TILE4
-#define GCUT_CUDAGRID_TILE4 32 /* the same for 4-connected grids */
+#define GCUT_CUDAGRID_TILE4 32 /* the same for 4-connected grids (16: 16x16) */
 #endif
 static_assert(GCUT_CUDAGRID_TILE8 == 32 || GCUT_CUDAGRID_TILE8 == 16,
               "GCUT_CUDAGRID_TILE8 must be 32 (32x8 tiles) or 16 (16x16 tiles)");
@@ -309,6 +310,39 @@ template <int CONN> __device__ void mark_first_pass(const Problem &P, long long 
     }
 }
 
+/* mark_first_pass for the lanes of a warp whose node fell (fell), called by every converged
+ * lane (GCUT_CUDAGRID_FAST_MARK=1, seventh session): 32-bit coordinates (a grid has fewer than
+ * 2^31 nodes, setup refuses more), and the lanes whose nodes share a tile elect one lane
+ * (__match_any_sync) to read that tile's flag and set it, instead of each reading it and
+ * racing on the same atomicCAS. Neighbours in other tiles (nodes on a tile edge) as before. */
+template <int CONN> __device__ void mark_first_pass_warp(const Problem &P, long long i, bool fell) {
+    const unsigned lanes = __activemask();
+    int x = 0, y = 0, z = 0, own = -1;
+    if (fell) {
+        const int node = (int)i, row = node / P.width;
+        x = node - row * P.width;
+        y = row % P.height;
+        z = row / P.height;
+        own = tile_of<CONN>(P, x, y, z);
+    }
+    const unsigned same = __match_any_sync(lanes, own);
+    if (!fell)
+        return;
+    if (__ffs(same) - 1 == (int)(threadIdx.x & 31) && __ldcg(&P.qflag[own]) == 0 &&
+        atomicCAS(&P.qflag[own], 0, kFirstPass) == 0)
+        atomicAdd(&P.rctl[kPending], 1);
+#pragma unroll
+    for (int d = 0; d < CONN; d++) {
+        const int nx = x + dir_dx(CONN, d), ny = y + dir_dy(CONN, d), nz = z + dir_dz(CONN, d);
+        if (nx < 0 || nx >= P.width || ny < 0 || ny >= P.height || nz < 0 || nz >= P.depth)
+            continue;
+        const int t = tile_of<CONN>(P, nx, ny, nz);
+        if (t != own && tile_live(P, t) && __ldcg(&P.qflag[t]) == 0 &&
+            atomicCAS(&P.qflag[t], 0, kFirstPass) == 0)
+            atomicAdd(&P.rctl[kPending], 1);
+    }
+}
+
 /* Global relabel, step 1: heights 1 next to the sink, INF elsewhere; residual arc masks.
  * levels 2: also height 2 for a node with a residual arc into a node next to the sink (the
  * length of a residual path to the sink, so a valid start for the relaxation from above,
@@ -373,34 +407,34 @@ __global__ void relabel_init_kernel(const Problem P, int async, int levels, int 
  * height fell, and its neighbours' tiles, on the seeded first pass: every other tile is then
  * at its fixed point with the heights as they are (a neighbour that fell during this step
  * marked it), so only a fall seen later, which queues it, can lower a height in it.
- * l1 (GCUT_CUDAGRID_JACOBI_L1=1, seventh session): neighbours' heights through L1 instead of
- * L2 only. Still exact: L1 starts each launch empty, so a height read is one this launch found
- * in memory, never above its value at the launch's start and never below its current one;
- * a neighbour that did not fall in this step reads as it is, and one that fell marks this
- * node's tile itself. */
-template <int CONN> __global__ void jacobi_kernel(const Problem P, int mark, int l1 = 0) {
+ * fast_mark: the marks by mark_first_pass_warp (GCUT_CUDAGRID_FAST_MARK=1). */
+template <int CONN> __global__ void jacobi_kernel(const Problem P, int mark, int fast_mark = 0) {
     for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x;
          k < node_positions<CONN>(P); k += (long long)gridDim.x * blockDim.x) {
         const long long i = node_at<CONN>(P, k);
-        if (i < 0)
-            continue;
-        const int h = P.dist[i];
-        if (h <= 1)
-            continue;
-        const unsigned mask = P.arc_mask[i];
-        int best = h;
+        bool fell = false;
+        if (i >= 0) {
+            const int h = P.dist[i];
+            if (h > 1) {
+                const unsigned mask = P.arc_mask[i];
+                int best = h;
 #pragma unroll
-        for (int d = 0; d < CONN; d++)
-            if (mask & (1u << d)) {
-                const int hn = l1 ? P.dist[i + P.step[d]] : __ldcg(&P.dist[i + P.step[d]]);
-                if (hn < kInf && hn + 1 < best)
-                    best = hn + 1;
+                for (int d = 0; d < CONN; d++)
+                    if (mask & (1u << d)) {
+                        const int hn = __ldcg(&P.dist[i + P.step[d]]);
+                        if (hn < kInf && hn + 1 < best)
+                            best = hn + 1;
+                    }
+                if (best < h) {
+                    P.dist[i] = best;
+                    fell = true;
+                }
             }
-        if (best < h) {
-            P.dist[i] = best;
-            if (mark)
-                mark_first_pass<CONN>(P, i);
         }
+        if (mark && fast_mark)
+            mark_first_pass_warp<CONN>(P, i, fell);
+        else if (mark && fell)
+            mark_first_pass<CONN>(P, i);
     }
 }
 
@@ -842,11 +876,12 @@ __global__ void collect_listed_kernel(const Problem P, int list_out, unsigned st
  * Write-back stores what only this block can touch and adds deltas atomically where a
  * neighbouring tile may have pushed in meanwhile (Hong's rule: increases from others are
  * atomic, decreases only by the owner). Tiles still active, or pushed into, are listed.
- * LEAN (GCUT_CUDAGRID_LEAN_SWEEP=1, seventh session): no copy of the loaded residuals is kept
- * for the write-back (8 registers fewer 8-connected): a push across the tile edge lowers the
- * arc's global residual at once (atomicSub: the owner's copy is never above it, since others
- * only raise it, so it cannot wrap), and an arc inside the tile is stored when a bit of
- * `dirty` says it changed; at least LeanSweep::kMinBlocks blocks per SM. */
+ * LEAN (GCUT_CUDAGRID_LEAN_SWEEP, default 1 for 8-connected grids, 0 otherwise; seventh
+ * session): no copy of the loaded residuals is kept for the write-back: a push across the tile
+ * edge lowers the arc's global residual at once (atomicSub: the owner's copy is never above
+ * it, since others only raise it, so it cannot wrap), and an arc inside the tile is stored
+ * when a bit of `dirty` says it changed; at least LeanSweep::kMinBlocks blocks per SM
+ * (8-connected 16x16: 80 registers and 3 blocks per SM, no spill, against 88 and 2). */
 template <int CONN> struct LeanSweep {
     static constexpr int kMinBlocks = CONN == 8 ? 3 : CONN == 26 ? 2 : 4;
 };
@@ -1083,7 +1118,7 @@ struct Session {
     cudaStream_t stream = nullptr;
     int *host_count = nullptr; /* pinned [4 + kRctlWords]: list sizes, then P.rctl */
     unsigned long long *host_counters = nullptr;
-    cudaEvent_t events[8] = {}; /* 0-2, 5-7: verbose phase times, 3-4: construction */
+    cudaEvent_t events[9] = {}; /* 0-2, 5-8: verbose phase times, 3-4: construction */
     void *blocks[32] = {};
     int num_blocks = 0;
     size_t device_bytes = 0;
@@ -1091,7 +1126,7 @@ struct Session {
     /* Launch shapes and knobs, fixed at setup. */
     int device = 0, node_blocks = 1, sweep_blocks = 1, relax_blocks = 1, coop = 0, coop_blocks = 1,
         sweeps_per_relabel = 1, rounds = 1, warm_sweeps = 1, relax_async = 1, async_blocks = 1,
-        init_levels = 1, parallel_queue = 1, jacobi = 0, lean_sweep = 0, jacobi_l1 = 0;
+        init_levels = 1, parallel_queue = 1, jacobi = 0, lean_sweep = 0, fast_mark = 0;
     /* One-launch relabels since the queue was last cleared (their epochs tag its entries). */
     long long epochs = 0;
     ~Session() {
@@ -1242,7 +1277,7 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
     /* GCUT_CUDAGRID_LEAN_SWEEP: 1 the sweep without a copy of the loaded residuals (cross-edge
      * pushes lowered at once), at least LeanSweep::kMinBlocks blocks per SM; 0 (default) the
      * sweep of the sixth session (docs/CUDA-GRID.md, seventh session). */
-    S.lean_sweep = gcut__env_int("GCUT_CUDAGRID_LEAN_SWEEP", 0, 0, 1);
+    S.lean_sweep = gcut__env_int("GCUT_CUDAGRID_LEAN_SWEEP", CONN == 8 ? 1 : 0, 0, 1);
     GCUT__CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
                        &sweep_per_sm,
                        S.lean_sweep ? sweep_kernel<CONN, true> : sweep_kernel<CONN, false>, G::T,
@@ -1279,9 +1314,9 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
      * (hard 1920x1080 on the H100: 2.20 / 2.33 ms per solve against 2.87 / 2.57 with none and
      * 2.74 / 2.51 before this session's relabel changes, docs/CUDA-GRID.md); 0 none. */
     S.jacobi = gcut__env_int("GCUT_CUDAGRID_JACOBI", 2, 0, 64);
-    /* GCUT_CUDAGRID_JACOBI_L1: 1 the node steps read neighbours' heights through L1 (seventh
-     * session, docs/CUDA-GRID.md); 0 (default) through L2 only. */
-    S.jacobi_l1 = gcut__env_int("GCUT_CUDAGRID_JACOBI_L1", 0, 0, 1);
+    /* GCUT_CUDAGRID_FAST_MARK: 1 the last node step marks the first pass with one flag read per
+     * tile per warp (mark_first_pass_warp, seventh session); 0 (default) lane by lane. */
+    S.fast_mark = gcut__env_int("GCUT_CUDAGRID_FAST_MARK", 0, 0, 1);
     S.sweeps_per_relabel = gcut__env_int(
         "GCUT_CUDAGRID_SWEEPS",
         G::NDIM == 2 ? kDefaultSweepsPerRelabel2D : kDefaultSweepsPerRelabel3D, 1, 1 << 20);
@@ -1382,7 +1417,8 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         *out = *S.host_count;
         return GCUT_OK;
     };
-    float init_ms = 0, relax_kernel_ms = 0; /* --verbose: of the one-launch relabels */
+    /* --verbose: of the one-launch relabels (steps_ms: the node steps, part of init_ms) */
+    float init_ms = 0, relax_kernel_ms = 0, steps_ms = 0;
     /* Exact heights, then the active tiles; 0 active tiles means the preflow is maximum. */
     auto global_relabel = [&](int *active_tiles) -> gcut_status {
         relabels++;
@@ -1416,9 +1452,11 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
             }
             relabel_init_kernel<CONN>
                 <<<node_blocks, 256, 0, stream>>>(P, S.relax_async, S.init_levels, S.jacobi == 0);
+            if (verbose)
+                GCUT__CUDA_TRY(cudaEventRecord(S.events[8], stream), "cudaEventRecord");
             for (int k = 0; k < S.jacobi; k++)
                 jacobi_kernel<CONN><<<node_blocks, 256, 0, stream>>>(
-                    P, S.relax_async == 2 && k == S.jacobi - 1, S.jacobi_l1);
+                    P, S.relax_async == 2 && k == S.jacobi - 1, S.fast_mark);
             if (verbose)
                 GCUT__CUDA_TRY(cudaEventRecord(S.events[6], stream), "cudaEventRecord");
             relax_async_kernel<CONN>
@@ -1434,10 +1472,12 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
                            "read list sizes");
             GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "global relabel");
             if (verbose) {
-                float a = 0, b = 0;
+                float a = 0, b = 0, c = 0;
                 GCUT__CUDA_TRY(cudaEventElapsedTime(&a, S.events[5], S.events[6]), "event time");
                 GCUT__CUDA_TRY(cudaEventElapsedTime(&b, S.events[6], S.events[7]), "event time");
+                GCUT__CUDA_TRY(cudaEventElapsedTime(&c, S.events[8], S.events[6]), "event time");
                 init_ms += a;
+                steps_ms += c;
                 relax_kernel_ms += b;
             }
             relax_visits = S.host_count[4 + kRelaxVisits]; /* since the solve began */
@@ -1488,7 +1528,7 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         return GCUT_OK;
     };
     if (verbose) {
-        for (int k = 0; k < 8; k++)
+        for (int k = 0; k < 9; k++)
             if (S.events[k] == nullptr)
                 GCUT__CUDA_TRY(cudaEventCreate(&S.events[k]), "cudaEventCreate");
         GCUT__CUDA_TRY(cudaEventRecord(S.events[0], stream), "cudaEventRecord");
@@ -1591,10 +1631,10 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         fprintf(stderr,
                 "cuda-grid: one-launch relabel, block time (thread 0's clock): relaxing %.0f%%, "
                 "taking and waiting for tiles %.0f%%, waiting for the end and collecting %.0f%%; "
-                "%.1f kcycles per tile relaxation, %d blocks; device ms: init kernels %.3f, "
-                "relax kernels %.3f (of the global relabels' %.3f)\n",
+                "%.1f kcycles per tile relaxation, %d blocks; device ms: init kernels %.3f (of "
+                "them node steps %.3f), relax kernels %.3f (of the global relabels' %.3f)\n",
                 100 * rc / all, 100 * tc / all, 100 * fc / all, rc / 1e3 / (double)relax_visits,
-                S.async_blocks, init_ms, relax_kernel_ms, relabel_ms);
+                S.async_blocks, init_ms, steps_ms, relax_kernel_ms, relabel_ms);
     }
     return GCUT_OK;
 }
