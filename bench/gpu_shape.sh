@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# gpu_shape.sh - one device call for issue #17's seventh pass (docs/CUDA-GRID.md, "Tile shape,
-# lean sweep, node steps through L1"): builds this tree twice, build-new (2D tiles 32x8) and
-# build-sq (SQ_FLAGS, default -DGCUT_CUDAGRID_TILE4=16 -DGCUT_CUDAGRID_TILE8=16; SQ=0: no
-# second build), runs TESTS and, with SANITIZE=1, compute-sanitizer memcheck on the quick sets
+# gpu_shape.sh - one device call for issue #17's seventh pass (docs/CUDA-GRID.md, "Square 2D
+# tiles and a lean sweep"): builds this tree twice, build-new (the default 2D tiles,
+# 16x16 since that session) and build-sq (SQ_FLAGS, default -DGCUT_CUDAGRID_TILE4=32
+# -DGCUT_CUDAGRID_TILE8=32, the 32x8 tiles before it; SQ=0: no second build), runs TESTS and, with SANITIZE=1, compute-sanitizer memcheck on the quick sets
 # of SAN_TESTS; then, for REPS rounds, every variant of SHAPE_VARIANTS
 # ("name:build-dir:ENV=V,ENV=V;...") on every instance of SHAPE_INSTANCES ("WxH:CONN:SEED" or
 # "WxH:CONN:SEED:bk" for bk in the same process, flows compared), one gcut_bench process of
@@ -22,7 +22,7 @@ t0=$(date +%s)
         test_cuda_seg par_grid2dimacs gcut_cli >>/tmp/build-new.log 2>&1) &
 new_pid=$!
 if [ "${SQ:-1}" != 0 ]; then
-    (cmake -S . -B build-sq "${common[@]}" -DCMAKE_CUDA_FLAGS="${SQ_FLAGS:--DGCUT_CUDAGRID_TILE4=16 -DGCUT_CUDAGRID_TILE8=16}" \
+    (cmake -S . -B build-sq "${common[@]}" -DCMAKE_CUDA_FLAGS="${SQ_FLAGS:--DGCUT_CUDAGRID_TILE4=32 -DGCUT_CUDAGRID_TILE8=32}" \
         >/tmp/build-sq.log 2>&1 &&
         cmake --build build-sq -j"$J" --target gcut_bench test_cuda_grid >>/tmp/build-sq.log 2>&1) &
     sq_pid=$!

@@ -93,24 +93,24 @@ __host__ __device__ constexpr int dir_dx(int conn, int d) {
     return dir_code(conn, d) % 3 - 1;
 }
 
-/* Width of an 8-connected grid's 2D tile (GCUT_CUDAGRID_TILE8 at build time: 16 for 16x16, the
- * default since the seventh session, 32 for 32x8; docs/CUDA-GRID.md, "Square tiles for
- * 8-connected grids"). A squarer tile has fewer edge nodes (60 of 256 against 76) and halo
- * heights (68 against 84); on hard 1920x1080 8-connected its relabel relaxed 13-16% fewer
- * tiles and the solve took 4-9% less (H100). 4-connected grids keep 32x8 (TILE4). */
+/* Width of a 2D tile, at build time: GCUT_CUDAGRID_TILE8 for 8-connected grids, TILE4 for
+ * 4-connected ones; 16 for 16x16 tiles (the default since the seventh session), 32 for 32x8
+ * (docs/CUDA-GRID.md, "Square 2D tiles"). A squarer tile has fewer edge nodes (60 of 256
+ * against 76) and halo heights (68 against 84); on the H100 hard 1920x1080 8-connected relaxed
+ * 13-16% fewer tiles per solve and took 4-9% less time, 4-connected 3-6% less. */
 #ifndef GCUT_CUDAGRID_TILE8
 #define GCUT_CUDAGRID_TILE8 16
 #endif
 #ifndef GCUT_CUDAGRID_TILE4
-#define GCUT_CUDAGRID_TILE4 32 /* the same for 4-connected grids (16: 16x16) */
+#define GCUT_CUDAGRID_TILE4 16 /* the same for 4-connected grids */
 #endif
 static_assert(GCUT_CUDAGRID_TILE8 == 32 || GCUT_CUDAGRID_TILE8 == 16,
               "GCUT_CUDAGRID_TILE8 must be 32 (32x8 tiles) or 16 (16x16 tiles)");
 static_assert(GCUT_CUDAGRID_TILE4 == 32 || GCUT_CUDAGRID_TILE4 == 16,
               "GCUT_CUDAGRID_TILE4 must be 32 (32x8 tiles) or 16 (16x16 tiles)");
 
-/* Tile shape per connectivity: 2D 32x8 (rows of 128 bytes per array; 16x16 when built with
- * GCUT_CUDAGRID_TILE4 / GCUT_CUDAGRID_TILE8 = 16), 3D 16x4x4. 256 nodes, one thread each. The box
+/* Tile shape per connectivity: 2D 16x16 (32x8, rows of 128 bytes per array, when built with
+ * GCUT_CUDAGRID_TILE4 / GCUT_CUDAGRID_TILE8 = 32), 3D 16x4x4. 256 nodes, one thread each. The box
  * is the tile plus a one-node halo (no z halo in 2D). */
 template <int CONN> struct Geo {
     static constexpr int NDIM = (CONN == 4 || CONN == 8) ? 2 : 3;
@@ -310,39 +310,6 @@ template <int CONN> __device__ void mark_first_pass(const Problem &P, long long 
     }
 }
 
-/* mark_first_pass for the lanes of a warp whose node fell (fell), called by every converged
- * lane (GCUT_CUDAGRID_FAST_MARK=1, seventh session): 32-bit coordinates (a grid has fewer than
- * 2^31 nodes, setup refuses more), and the lanes whose nodes share a tile elect one lane
- * (__match_any_sync) to read that tile's flag and set it, instead of each reading it and
- * racing on the same atomicCAS. Neighbours in other tiles (nodes on a tile edge) as before. */
-template <int CONN> __device__ void mark_first_pass_warp(const Problem &P, long long i, bool fell) {
-    const unsigned lanes = __activemask();
-    int x = 0, y = 0, z = 0, own = -1;
-    if (fell) {
-        const int node = (int)i, row = node / P.width;
-        x = node - row * P.width;
-        y = row % P.height;
-        z = row / P.height;
-        own = tile_of<CONN>(P, x, y, z);
-    }
-    const unsigned same = __match_any_sync(lanes, own);
-    if (!fell)
-        return;
-    if (__ffs(same) - 1 == (int)(threadIdx.x & 31) && __ldcg(&P.qflag[own]) == 0 &&
-        atomicCAS(&P.qflag[own], 0, kFirstPass) == 0)
-        atomicAdd(&P.rctl[kPending], 1);
-#pragma unroll
-    for (int d = 0; d < CONN; d++) {
-        const int nx = x + dir_dx(CONN, d), ny = y + dir_dy(CONN, d), nz = z + dir_dz(CONN, d);
-        if (nx < 0 || nx >= P.width || ny < 0 || ny >= P.height || nz < 0 || nz >= P.depth)
-            continue;
-        const int t = tile_of<CONN>(P, nx, ny, nz);
-        if (t != own && tile_live(P, t) && __ldcg(&P.qflag[t]) == 0 &&
-            atomicCAS(&P.qflag[t], 0, kFirstPass) == 0)
-            atomicAdd(&P.rctl[kPending], 1);
-    }
-}
-
 /* Global relabel, step 1: heights 1 next to the sink, INF elsewhere; residual arc masks.
  * levels 2: also height 2 for a node with a residual arc into a node next to the sink (the
  * length of a residual path to the sink, so a valid start for the relaxation from above,
@@ -406,9 +373,8 @@ __global__ void relabel_init_kernel(const Problem P, int async, int levels, int 
  * valid starts for the relaxation from above). With mark, the last step puts every node whose
  * height fell, and its neighbours' tiles, on the seeded first pass: every other tile is then
  * at its fixed point with the heights as they are (a neighbour that fell during this step
- * marked it), so only a fall seen later, which queues it, can lower a height in it.
- * fast_mark: the marks by mark_first_pass_warp (GCUT_CUDAGRID_FAST_MARK=1). */
-template <int CONN> __global__ void jacobi_kernel(const Problem P, int mark, int fast_mark = 0) {
+ * marked it), so only a fall seen later, which queues it, can lower a height in it. */
+template <int CONN> __global__ void jacobi_kernel(const Problem P, int mark) {
     for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x;
          k < node_positions<CONN>(P); k += (long long)gridDim.x * blockDim.x) {
         const long long i = node_at<CONN>(P, k);
@@ -431,9 +397,7 @@ template <int CONN> __global__ void jacobi_kernel(const Problem P, int mark, int
                 }
             }
         }
-        if (mark && fast_mark)
-            mark_first_pass_warp<CONN>(P, i, fell);
-        else if (mark && fell)
+        if (mark && fell)
             mark_first_pass<CONN>(P, i);
     }
 }
@@ -1126,7 +1090,7 @@ struct Session {
     /* Launch shapes and knobs, fixed at setup. */
     int device = 0, node_blocks = 1, sweep_blocks = 1, relax_blocks = 1, coop = 0, coop_blocks = 1,
         sweeps_per_relabel = 1, rounds = 1, warm_sweeps = 1, relax_async = 1, async_blocks = 1,
-        init_levels = 1, parallel_queue = 1, jacobi = 0, lean_sweep = 0, fast_mark = 0;
+        init_levels = 1, parallel_queue = 1, jacobi = 0, lean_sweep = 0;
     /* One-launch relabels since the queue was last cleared (their epochs tag its entries). */
     long long epochs = 0;
     ~Session() {
@@ -1314,9 +1278,6 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
      * (hard 1920x1080 on the H100: 2.20 / 2.33 ms per solve against 2.87 / 2.57 with none and
      * 2.74 / 2.51 before this session's relabel changes, docs/CUDA-GRID.md); 0 none. */
     S.jacobi = gcut__env_int("GCUT_CUDAGRID_JACOBI", 2, 0, 64);
-    /* GCUT_CUDAGRID_FAST_MARK: 1 the last node step marks the first pass with one flag read per
-     * tile per warp (mark_first_pass_warp, seventh session); 0 (default) lane by lane. */
-    S.fast_mark = gcut__env_int("GCUT_CUDAGRID_FAST_MARK", 0, 0, 1);
     S.sweeps_per_relabel = gcut__env_int(
         "GCUT_CUDAGRID_SWEEPS",
         G::NDIM == 2 ? kDefaultSweepsPerRelabel2D : kDefaultSweepsPerRelabel3D, 1, 1 << 20);
@@ -1455,8 +1416,8 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
             if (verbose)
                 GCUT__CUDA_TRY(cudaEventRecord(S.events[8], stream), "cudaEventRecord");
             for (int k = 0; k < S.jacobi; k++)
-                jacobi_kernel<CONN><<<node_blocks, 256, 0, stream>>>(
-                    P, S.relax_async == 2 && k == S.jacobi - 1, S.fast_mark);
+                jacobi_kernel<CONN>
+                    <<<node_blocks, 256, 0, stream>>>(P, S.relax_async == 2 && k == S.jacobi - 1);
             if (verbose)
                 GCUT__CUDA_TRY(cudaEventRecord(S.events[6], stream), "cudaEventRecord");
             relax_async_kernel<CONN>
