@@ -2,8 +2,8 @@
 # gpu_shape.sh - one device call for issue #17's seventh pass (docs/CUDA-GRID.md, "Square 2D
 # tiles and a lean sweep"): builds this tree twice, build-new (the default 2D tiles,
 # 16x16 since that session) and build-sq (SQ_FLAGS, default -DGCUT_CUDAGRID_TILE4=32
-# -DGCUT_CUDAGRID_TILE8=32, the 32x8 tiles before it; SQ=0: no second build), runs TESTS and, with SANITIZE=1, compute-sanitizer memcheck on the quick sets
-# of SAN_TESTS; then, for REPS rounds, every variant of SHAPE_VARIANTS
+# -DGCUT_CUDAGRID_TILE8=32, the 32x8 tiles before it; SQ=0: no second build), runs TESTS and,
+# with SANITIZE=1, compute-sanitizer memcheck on the quick sets of SAN_TESTS; then, for REPS rounds, every variant of SHAPE_VARIANTS
 # ("name:build-dir:ENV=V,ENV=V;...") on every instance of SHAPE_INSTANCES ("WxH:CONN:SEED" or
 # "WxH:CONN:SEED:bk" for bk in the same process, flows compared), one gcut_bench process of
 # SHAPE_REPEATS solves each; medians over rounds per variant; --verbose profiles of
