@@ -1238,9 +1238,10 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
     int sms = 1, sweep_per_sm = 1, relax_per_sm = 1;
     GCUT__CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
                    "cudaDeviceGetAttribute");
-    /* GCUT_CUDAGRID_LEAN_SWEEP: 1 the sweep without a copy of the loaded residuals (cross-edge
-     * pushes lowered at once), at least LeanSweep::kMinBlocks blocks per SM; 0 (default) the
-     * sweep of the sixth session (docs/CUDA-GRID.md, seventh session). */
+    /* GCUT_CUDAGRID_LEAN_SWEEP: 1 (default 8-connected) the sweep without a copy of the loaded
+     * residuals (cross-edge pushes lowered at once), at least LeanSweep::kMinBlocks blocks per
+     * SM; 0 (default otherwise) the sweep of the sixth session (docs/CUDA-GRID.md, seventh
+     * session: 8-connected at 16x16 it needs 88 registers, 2 blocks per SM). */
     S.lean_sweep = gcut__env_int("GCUT_CUDAGRID_LEAN_SWEEP", CONN == 8 ? 1 : 0, 0, 1);
     GCUT__CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
                        &sweep_per_sm,
