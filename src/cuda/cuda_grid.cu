@@ -93,12 +93,30 @@ __host__ __device__ constexpr int dir_dx(int conn, int d) {
     return dir_code(conn, d) % 3 - 1;
 }
 
-/* Tile shape per connectivity: 2D 32x8 (rows of 128 bytes per array), 3D 16x4x4. The box is
- * the tile plus a one-node halo (no z halo in 2D). */
+/* Width of a 2D tile, at build time: GCUT_CUDAGRID_TILE8 for 8-connected grids, TILE4 for
+ * 4-connected ones; 16 for 16x16 tiles (the default since the seventh session), 32 for 32x8
+ * (docs/CUDA-GRID.md, "Square 2D tiles"). A squarer tile has fewer edge nodes (60 of 256
+ * against 76) and halo heights (68 against 84); on the H100 hard 1920x1080 8-connected relaxed
+ * 13-16% fewer tiles per solve and took 4-9% less time, 4-connected 3-6% less. */
+#ifndef GCUT_CUDAGRID_TILE8
+#define GCUT_CUDAGRID_TILE8 16
+#endif
+#ifndef GCUT_CUDAGRID_TILE4
+#define GCUT_CUDAGRID_TILE4 16 /* the same for 4-connected grids */
+#endif
+static_assert(GCUT_CUDAGRID_TILE8 == 32 || GCUT_CUDAGRID_TILE8 == 16,
+              "GCUT_CUDAGRID_TILE8 must be 32 (32x8 tiles) or 16 (16x16 tiles)");
+static_assert(GCUT_CUDAGRID_TILE4 == 32 || GCUT_CUDAGRID_TILE4 == 16,
+              "GCUT_CUDAGRID_TILE4 must be 32 (32x8 tiles) or 16 (16x16 tiles)");
+
+/* Tile shape per connectivity: 2D 16x16 (32x8, rows of 128 bytes per array, when built with
+ * GCUT_CUDAGRID_TILE4 / GCUT_CUDAGRID_TILE8 = 32), 3D 16x4x4. 256 nodes, one thread each. The box
+ * is the tile plus a one-node halo (no z halo in 2D). */
 template <int CONN> struct Geo {
     static constexpr int NDIM = (CONN == 4 || CONN == 8) ? 2 : 3;
-    static constexpr int TX = NDIM == 2 ? 32 : 16;
-    static constexpr int TY = NDIM == 2 ? 8 : 4;
+    static constexpr int TX =
+        NDIM == 2 ? (CONN == 8 ? GCUT_CUDAGRID_TILE8 : GCUT_CUDAGRID_TILE4) : 16;
+    static constexpr int TY = NDIM == 2 ? 256 / TX : 4;
     static constexpr int TZ = NDIM == 2 ? 1 : 4;
     static constexpr int T = TX * TY * TZ;
     static constexpr int HZ = NDIM == 2 ? 0 : 1;
@@ -360,25 +378,27 @@ template <int CONN> __global__ void jacobi_kernel(const Problem P, int mark) {
     for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x;
          k < node_positions<CONN>(P); k += (long long)gridDim.x * blockDim.x) {
         const long long i = node_at<CONN>(P, k);
-        if (i < 0)
-            continue;
-        const int h = P.dist[i];
-        if (h <= 1)
-            continue;
-        const unsigned mask = P.arc_mask[i];
-        int best = h;
+        bool fell = false;
+        if (i >= 0) {
+            const int h = P.dist[i];
+            if (h > 1) {
+                const unsigned mask = P.arc_mask[i];
+                int best = h;
 #pragma unroll
-        for (int d = 0; d < CONN; d++)
-            if (mask & (1u << d)) {
-                const int hn = __ldcg(&P.dist[i + P.step[d]]);
-                if (hn < kInf && hn + 1 < best)
-                    best = hn + 1;
+                for (int d = 0; d < CONN; d++)
+                    if (mask & (1u << d)) {
+                        const int hn = __ldcg(&P.dist[i + P.step[d]]);
+                        if (hn < kInf && hn + 1 < best)
+                            best = hn + 1;
+                    }
+                if (best < h) {
+                    P.dist[i] = best;
+                    fell = true;
+                }
             }
-        if (best < h) {
-            P.dist[i] = best;
-            if (mark)
-                mark_first_pass<CONN>(P, i);
         }
+        if (mark && fell)
+            mark_first_pass<CONN>(P, i);
     }
 }
 
@@ -819,9 +839,18 @@ __global__ void collect_listed_kernel(const Problem P, int list_out, unsigned st
  *   B: heights are updated and every node pulls the pushes recorded towards it.
  * Write-back stores what only this block can touch and adds deltas atomically where a
  * neighbouring tile may have pushed in meanwhile (Hong's rule: increases from others are
- * atomic, decreases only by the owner). Tiles still active, or pushed into, are listed. */
-template <int CONN>
-__global__ void __launch_bounds__(Geo<CONN>::T)
+ * atomic, decreases only by the owner). Tiles still active, or pushed into, are listed.
+ * LEAN (GCUT_CUDAGRID_LEAN_SWEEP, default 1 for 8-connected grids, 0 otherwise; seventh
+ * session): no copy of the loaded residuals is kept for the write-back: a push across the tile
+ * edge lowers the arc's global residual at once (atomicSub: the owner's copy is never above
+ * it, since others only raise it, so it cannot wrap), and an arc inside the tile is stored
+ * when a bit of `dirty` says it changed; at least LeanSweep::kMinBlocks blocks per SM
+ * (8-connected 16x16: 80 registers and 3 blocks per SM, no spill, against 88 and 2). */
+template <int CONN> struct LeanSweep {
+    static constexpr int kMinBlocks = CONN == 8 ? 3 : CONN == 26 ? 2 : 4;
+};
+template <int CONN, bool LEAN = false>
+__global__ void __launch_bounds__(Geo<CONN>::T, LEAN ? LeanSweep<CONN>::kMinBlocks : 0)
     sweep_kernel(const Problem P, int list_in, int list_out, int list_clear, unsigned stamp,
                  int rounds) {
     using G = Geo<CONN>;
@@ -844,7 +873,8 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
         visits++;
         TilePos<CONN> pos(P, tile, lx, ly, lz);
         load_box<CONN>(P, hs, pos.x0, pos.y0, pos.z0);
-        unsigned r[CONN], r0[CONN];
+        unsigned r[CONN], r0[LEAN ? 1 : CONN];
+        unsigned dirty = 0; /* LEAN: bit d, r[d] of an arc inside the tile changed */
         long long e = 0;
         int rt = 0;
         if (pos.valid) {
@@ -854,7 +884,8 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
 #pragma unroll
         for (int d = 0; d < CONN; d++) {
             r[d] = pos.valid ? P.residual[d * P.n + pos.g] : 0u;
-            r0[d] = r[d];
+            if (!LEAN)
+                r0[d] = r[d];
         }
         const long long e0 = e;
         const int rt0 = rt;
@@ -897,8 +928,12 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
                                 if (in_tile<CONN>(lx + dx, ly + dy, lz + dz)) {
                                     pdir[tid] = (signed char)d;
                                     pamt[tid] = amount;
+                                    if (LEAN)
+                                        dirty |= 1u << d;
                                 } else {
                                     long long w = pos.g + P.step[d];
+                                    if (LEAN)
+                                        atomicSub(&P.residual[d * P.n + pos.g], amount);
                                     atomicAdd((unsigned long long *)&P.excess[w],
                                               (unsigned long long)amount);
                                     atomicAdd(&P.residual[(d ^ 1) * P.n + w], amount);
@@ -926,6 +961,8 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
                     unsigned amount = pamt[tid - G::tid_step(d)];
                     e += amount;
                     r[d ^ 1] += amount;
+                    if (LEAN)
+                        dirty |= 1u << (d ^ 1);
                 }
             }
             __syncthreads();
@@ -945,12 +982,15 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
             }
 #pragma unroll
             for (int d = 0; d < CONN; d++)
-                if (r[d] != r0[d]) {
+                if (LEAN) {
+                    if (dirty & (1u << d)) /* only arcs inside the tile */
+                        P.residual[d * P.n + pos.g] = r[d];
+                } else if (r[d] != r0[LEAN ? 0 : d]) {
                     if (in_tile<CONN>(lx + dir_dx(CONN, d), ly + dir_dy(CONN, d),
                                       lz + dir_dz(CONN, d)))
                         P.residual[d * P.n + pos.g] = r[d];
                     else
-                        atomicAdd(&P.residual[d * P.n + pos.g], r[d] - r0[d]);
+                        atomicAdd(&P.residual[d * P.n + pos.g], r[d] - r0[LEAN ? 0 : d]);
                 }
         }
         if (__syncthreads_or(active) && tid == 0)
@@ -1042,7 +1082,7 @@ struct Session {
     cudaStream_t stream = nullptr;
     int *host_count = nullptr; /* pinned [4 + kRctlWords]: list sizes, then P.rctl */
     unsigned long long *host_counters = nullptr;
-    cudaEvent_t events[8] = {}; /* 0-2, 5-7: verbose phase times, 3-4: construction */
+    cudaEvent_t events[9] = {}; /* 0-2, 5-8: verbose phase times, 3-4: construction */
     void *blocks[32] = {};
     int num_blocks = 0;
     size_t device_bytes = 0;
@@ -1050,7 +1090,7 @@ struct Session {
     /* Launch shapes and knobs, fixed at setup. */
     int device = 0, node_blocks = 1, sweep_blocks = 1, relax_blocks = 1, coop = 0, coop_blocks = 1,
         sweeps_per_relabel = 1, rounds = 1, warm_sweeps = 1, relax_async = 1, async_blocks = 1,
-        init_levels = 1, parallel_queue = 1, jacobi = 0;
+        init_levels = 1, parallel_queue = 1, jacobi = 0, lean_sweep = 0;
     /* One-launch relabels since the queue was last cleared (their epochs tag its entries). */
     long long epochs = 0;
     ~Session() {
@@ -1198,9 +1238,16 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
     int sms = 1, sweep_per_sm = 1, relax_per_sm = 1;
     GCUT__CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
                    "cudaDeviceGetAttribute");
-    GCUT__CUDA_TRY(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&sweep_per_sm, sweep_kernel<CONN>, G::T, 0),
-        "occupancy");
+    /* GCUT_CUDAGRID_LEAN_SWEEP: 1 (default 8-connected) the sweep without a copy of the loaded
+     * residuals (cross-edge pushes lowered at once), at least LeanSweep::kMinBlocks blocks per
+     * SM; 0 (default otherwise) the sweep of the sixth session (docs/CUDA-GRID.md, seventh
+     * session: 8-connected at 16x16 it needs 88 registers, 2 blocks per SM). */
+    S.lean_sweep = gcut__env_int("GCUT_CUDAGRID_LEAN_SWEEP", CONN == 8 ? 1 : 0, 0, 1);
+    GCUT__CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                       &sweep_per_sm,
+                       S.lean_sweep ? sweep_kernel<CONN, true> : sweep_kernel<CONN, false>, G::T,
+                       0),
+                   "occupancy");
     GCUT__CUDA_TRY(
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&relax_per_sm, relax_kernel<CONN>, G::T, 0),
         "occupancy");
@@ -1332,7 +1379,8 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         *out = *S.host_count;
         return GCUT_OK;
     };
-    float init_ms = 0, relax_kernel_ms = 0; /* --verbose: of the one-launch relabels */
+    /* --verbose: of the one-launch relabels (steps_ms: the node steps, part of init_ms) */
+    float init_ms = 0, relax_kernel_ms = 0, steps_ms = 0;
     /* Exact heights, then the active tiles; 0 active tiles means the preflow is maximum. */
     auto global_relabel = [&](int *active_tiles) -> gcut_status {
         relabels++;
@@ -1366,6 +1414,8 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
             }
             relabel_init_kernel<CONN>
                 <<<node_blocks, 256, 0, stream>>>(P, S.relax_async, S.init_levels, S.jacobi == 0);
+            if (verbose)
+                GCUT__CUDA_TRY(cudaEventRecord(S.events[8], stream), "cudaEventRecord");
             for (int k = 0; k < S.jacobi; k++)
                 jacobi_kernel<CONN>
                     <<<node_blocks, 256, 0, stream>>>(P, S.relax_async == 2 && k == S.jacobi - 1);
@@ -1384,10 +1434,12 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
                            "read list sizes");
             GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "global relabel");
             if (verbose) {
-                float a = 0, b = 0;
+                float a = 0, b = 0, c = 0;
                 GCUT__CUDA_TRY(cudaEventElapsedTime(&a, S.events[5], S.events[6]), "event time");
                 GCUT__CUDA_TRY(cudaEventElapsedTime(&b, S.events[6], S.events[7]), "event time");
+                GCUT__CUDA_TRY(cudaEventElapsedTime(&c, S.events[8], S.events[6]), "event time");
                 init_ms += a;
+                steps_ms += c;
                 relax_kernel_ms += b;
             }
             relax_visits = S.host_count[4 + kRelaxVisits]; /* since the solve began */
@@ -1438,7 +1490,7 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         return GCUT_OK;
     };
     if (verbose) {
-        for (int k = 0; k < 8; k++)
+        for (int k = 0; k < 9; k++)
             if (S.events[k] == nullptr)
                 GCUT__CUDA_TRY(cudaEventCreate(&S.events[k]), "cudaEventCreate");
         GCUT__CUDA_TRY(cudaEventRecord(S.events[0], stream), "cudaEventRecord");
@@ -1480,8 +1532,12 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         const int this_batch = batch;
         batch = sweeps_per_relabel;
         for (int k = 0; k < this_batch; k++, q++, sweeps++)
-            sweep_kernel<CONN><<<sweep_blocks, G::T, 0, stream>>>(P, q % 3, (q + 1) % 3,
-                                                                  (q + 2) % 3, ++stamp, rounds);
+            if (S.lean_sweep)
+                sweep_kernel<CONN, true><<<sweep_blocks, G::T, 0, stream>>>(
+                    P, q % 3, (q + 1) % 3, (q + 2) % 3, ++stamp, rounds);
+            else
+                sweep_kernel<CONN><<<sweep_blocks, G::T, 0, stream>>>(P, q % 3, (q + 1) % 3,
+                                                                      (q + 2) % 3, ++stamp, rounds);
         GCUT__CUDA_TRY(cudaGetLastError(), "sweep kernel launch");
         if (verbose && (st = lap(0, 1, &sweep_ms)) != GCUT_OK)
             return st;
@@ -1537,10 +1593,10 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         fprintf(stderr,
                 "cuda-grid: one-launch relabel, block time (thread 0's clock): relaxing %.0f%%, "
                 "taking and waiting for tiles %.0f%%, waiting for the end and collecting %.0f%%; "
-                "%.1f kcycles per tile relaxation, %d blocks; device ms: init kernels %.3f, "
-                "relax kernels %.3f (of the global relabels' %.3f)\n",
+                "%.1f kcycles per tile relaxation, %d blocks; device ms: init kernels %.3f (of "
+                "them node steps %.3f), relax kernels %.3f (of the global relabels' %.3f)\n",
                 100 * rc / all, 100 * tc / all, 100 * fc / all, rc / 1e3 / (double)relax_visits,
-                S.async_blocks, init_ms, relax_kernel_ms, relabel_ms);
+                S.async_blocks, init_ms, steps_ms, relax_kernel_ms, relabel_ms);
     }
     return GCUT_OK;
 }
@@ -1792,6 +1848,7 @@ template <int CONN> void preload_kernels() {
     cudaFuncGetAttributes(&a, relabel_coop_kernel<CONN>);
     cudaFuncGetAttributes(&a, collect_kernel<CONN>);
     cudaFuncGetAttributes(&a, sweep_kernel<CONN>);
+    cudaFuncGetAttributes(&a, sweep_kernel<CONN, true>);
     cudaFuncGetAttributes(&a, build_kernel<CONN, 1>);
     cudaFuncGetAttributes(&a, build_kernel<CONN, 3>);
     cudaFuncGetAttributes(&a, finish_kernel<CONN>);
