@@ -9,7 +9,10 @@
  *   G. D with a global relabel before the first sweep (GCUT_CUDAGRID_WARM_RELABEL=1 at its
  *      context's creation) instead of sweeping on the kept heights, and
  *   H. D with the nodes marked by gcut_grid_context_mark_terminals() (only the terminals
- *      changed: cuda-grid reads and repairs those alone).
+ *      changed: cuda-grid reads and repairs those alone, and starts incrementally), and
+ *   I. H with the labels left in the context (gcut_grid_context_solve_view: no copy into the
+ *      caller's buffer), against
+ *   J. the cold solve of the same new problem through a context, labels left in it too.
  * Every flow is checked equal to bk's on the same problem and every cut by its certificate;
  * exits 1 on a mismatch. Medians of the repeats; wall times around the public calls.
  * Usage: gpu_context [--size WxH | --volume N] [--conn C] [--level easy|hard] [--repeats R]
@@ -158,11 +161,17 @@ int main(int argc, char **argv) {
     check(gcut_grid_context_create(ndim, shape, conn, &opt_warm, &warm), "context");
     const double create_ms = now_ms() - t;
     check(gcut_grid_context_create(ndim, shape, conn, &opt_warm, &warm_cmp), "context");
-    gcut_grid_context *warm_gr = NULL, *warm_term = NULL;
+    gcut_grid_context *warm_gr = NULL, *warm_term = NULL, *warm_view = NULL, *cold_view = NULL;
     check(gcut_grid_context_create(ndim, shape, conn, &opt_warm, &warm_term), "context");
     copy_grid(gcut_grid_context_grid(warm_term), base);
-    int64_t f3 = 0;
-    check(gcut_grid_context_solve(warm_term, &f3, NULL, NULL), "warm context first solve");
+    int64_t f3 = 0, f4 = 0;
+    check(gcut_grid_context_solve(warm_term, &f3, labels, NULL), "warm context first solve");
+    check(gcut_grid_context_create(ndim, shape, conn, &opt_warm, &warm_view), "context");
+    check(gcut_grid_context_create(ndim, shape, conn, &opt_cold, &cold_view), "context");
+    copy_grid(gcut_grid_context_grid(warm_view), base);
+    const uint8_t *view = NULL;
+    check(gcut_grid_context_solve_view(warm_view, &f4, &view, NULL), "warm context first solve");
+    expect_equal(f3, f4, "first solves");
     setenv("GCUT_CUDAGRID_WARM_RELABEL", "1", 1);
     check(gcut_grid_context_create(ndim, shape, conn, &opt_warm, &warm_gr), "context");
     unsetenv("GCUT_CUDAGRID_WARM_RELABEL");
@@ -181,7 +190,7 @@ int main(int argc, char **argv) {
         one_build[MAXR], ctx_total[MAXR], ctx_build[MAXR], ctx_solve[MAXR], warm_total[MAXR],
         warm_build[MAXR], warm_solve[MAXR], cmp_total[MAXR], cmp_build[MAXR], cmp_solve[MAXR],
         gr_total[MAXR], gr_build[MAXR], gr_solve[MAXR], cold_new[MAXR], term_total[MAXR],
-        term_build[MAXR], term_solve[MAXR];
+        term_build[MAXR], term_solve[MAXR], view_total[MAXR], cold_view_total[MAXR];
     int64_t changed_info = 0, warm_sweeps = 0, cold_sweeps = 0, warm_relabels = 0,
             cold_relabels = 0, gr_sweeps = 0, gr_relabels = 0, term_sweeps = 0, term_relabels = 0;
     gcut_grid *current = NULL;
@@ -270,6 +279,20 @@ int main(int argc, char **argv) {
         t = now_ms();
         check(gcut_grid_context_solve(warm_gr, &flow, labels, &st), "warm relabel first");
         gr_total[r] = now_ms() - t;
+        /* Warm, terminals marked, labels left in the context; and the cold solve the same way. */
+        copy_terminals(gcut_grid_context_grid(warm_view), marks, count, src, snk);
+        check(gcut_grid_context_mark_terminals(warm_view, marks, count), "marks");
+        t = now_ms();
+        check(gcut_grid_context_solve_view(warm_view, &flow, &view, &st), "warm view");
+        view_total[r] = now_ms() - t;
+        expect_equal(flow, flow_bk, "warm terminals marked, view");
+        check(gcut_grid_verify(current, view, flow, NULL), "warm view certificate");
+        copy_grid(gcut_grid_context_grid(cold_view), current);
+        t = now_ms();
+        check(gcut_grid_context_solve_view(cold_view, &flow, &view, &st), "cold view");
+        cold_view_total[r] = now_ms() - t;
+        expect_equal(flow, flow_bk, "cold context, view");
+        check(gcut_grid_verify(current, view, flow, NULL), "cold view certificate");
         gr_build[r] = st.build_ms;
         gr_solve[r] = st.solve_ms;
         gr_sweeps += st.sweeps;
@@ -318,6 +341,19 @@ int main(int argc, char **argv) {
     printf("relabel first: %.2f x faster than cold; sweeps %.1f, global relabels %.1f per solve\n",
            median(cold_new, repeats) / gr_t, (double)gr_sweeps / repeats,
            (double)gr_relabels / repeats);
+    gcut_grid_context_info term_info, view_info;
+    check(gcut_grid_context_get_info(warm_term, &term_info), "info");
+    check(gcut_grid_context_get_info(warm_view, &view_info), "info");
+    const double view_t = median(view_total, repeats),
+                 cold_view_t = median(cold_view_total, repeats);
+    printf("| %s context, warm, terminals marked, labels view | %.2f | | | %.1f |\n", solver,
+           view_t, bk_t / view_t);
+    printf("| %s context, cold, labels view | %.2f | | | %.1f |\n", solver, cold_view_t,
+           bk_t / cold_view_t);
+    printf("warm (terminals marked, labels view) vs cold (labels view): %.2f x faster\n",
+           cold_view_t / view_t);
+    printf("incremental warm starts finished: %lld of %d (terminals marked), %lld of %d (view)\n",
+           (long long)term_info.incremental, repeats, (long long)view_info.incremental, repeats);
     if (verbose) {
         /* One more step, told to the solver's verbose output (its phase times). */
         gcut_grid_context *vw = NULL, *vc = NULL;
@@ -326,7 +362,7 @@ int main(int argc, char **argv) {
         check(gcut_grid_context_create(ndim, shape, conn, &opt_cold, &vc), "context");
         copy_grid(gcut_grid_context_grid(vw), current);
         int64_t fv = 0, fc = 0, count = 0;
-        check(gcut_grid_context_solve(vw, &fv, NULL, NULL), "verbose first");
+        check(gcut_grid_context_solve(vw, &fv, labels, NULL), "verbose first");
         int32_t *src = gcut_grid_terminal_data(gcut_grid_context_grid(vw), GCUT_SOURCE);
         for (int64_t i = 0; i < n; i++)
             if ((int)(rng_next() % 1000) < percent_x10) {
@@ -336,9 +372,12 @@ int main(int argc, char **argv) {
         copy_grid(gcut_grid_context_grid(vc), gcut_grid_context_grid(vw));
         check(gcut_grid_context_mark_terminals(vw, marks, count), "marks");
         fprintf(stderr, "-- verbose: warm, terminals marked\n");
-        check(gcut_grid_context_solve(vw, &fv, NULL, NULL), "verbose warm");
+        t = now_ms();
+        check(gcut_grid_context_solve(vw, &fv, labels, NULL), "verbose warm");
+        fprintf(stderr, "-- verbose: warm took %.3f ms (wall, labels to a caller's buffer)\n",
+                now_ms() - t);
         fprintf(stderr, "-- verbose: cold\n");
-        check(gcut_grid_context_solve(vc, &fc, NULL, NULL), "verbose cold");
+        check(gcut_grid_context_solve(vc, &fc, labels, NULL), "verbose cold");
         expect_equal(fv, fc, "verbose warm vs cold");
         gcut_grid_context_free(vw);
         gcut_grid_context_free(vc);
@@ -349,6 +388,8 @@ int main(int argc, char **argv) {
     gcut_grid_context_free(warm_cmp);
     gcut_grid_context_free(warm_gr);
     gcut_grid_context_free(warm_term);
+    gcut_grid_context_free(warm_view);
+    gcut_grid_context_free(cold_view);
     gcut_grid_free(current);
     gcut_grid_free(base);
     free(labels);
