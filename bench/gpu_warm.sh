@@ -21,26 +21,23 @@ for t in ${TESTS:-test_cuda_context test_cuda_grid}; do
     grep -E "FAIL|MISMATCH|CHECK|incremental start" "$O/$t.log" | head -12
 done 2>&1 | tee "$O/tests-summary.log"
 CTX=${CTX_ARGS:---size 1920x1080 --repeats 7}
+# VARIANTS: "name:ENV=V,ENV=V;..." (old = the code before the incremental start)
+IFS=";" read -ra variants <<<"${VARIANTS:-old:GCUT_CUDAGRID_WARM_INC=0,GCUT_CUDAGRID_LABEL_FLIPS=0;new:}"
 for r in $(seq 1 "${ROUNDS:-2}"); do
-    for v in old new; do
-        echo "-- round $r $v"
-        if [ $v = old ]; then
-            # shellcheck disable=SC2086
-            GCUT_CUDAGRID_WARM_INC=0 GCUT_CUDAGRID_LABEL_FLIPS=0 timeout 120 build-dev/gpu_context $CTX
-        else
-            # shellcheck disable=SC2086
-            timeout 120 build-dev/gpu_context $CTX
-        fi 2>&1 | grep -E '^\| cuda|x faster|incremental|flows|MISMATCH|bk build'
+    for v in "${variants[@]}"; do
+        IFS=":" read -r name envs <<<"$v"
+        echo "-- round $r $name"
+        # shellcheck disable=SC2086
+        env ${envs//,/ } timeout 120 build-dev/gpu_context $CTX 2>&1 |
+            grep -E '^\| cuda|x faster|incremental|flows|MISMATCH|bk build'
     done
 done 2>&1 | tee "$O/context.log"
-for v in old new; do
-    echo "-- verbose $v"
-    if [ $v = old ]; then
-        GCUT_CUDAGRID_WARM_INC=0 GCUT_CUDAGRID_LABEL_FLIPS=0 timeout 120 build-dev/gpu_context \
-            --size 1920x1080 --repeats 1 --verbose
-    else
-        timeout 120 build-dev/gpu_context --size 1920x1080 --repeats 1 --verbose
-    fi 2>&1 | grep -E 'verbose|cuda-grid:' | grep -v 'active tiles$'
+for v in "${variants[@]}"; do
+    IFS=":" read -r name envs <<<"$v"
+    echo "-- verbose $name"
+    # shellcheck disable=SC2086
+    env ${envs//,/ } timeout 120 build-dev/gpu_context --size 1920x1080 --repeats 1 --verbose 2>&1 |
+        grep -E 'verbose|cuda-grid:' | grep -v 'active tiles$'
 done 2>&1 | tee "$O/verbose.log"
 if [ "${SANITIZE:-0}" = 1 ]; then
     for t in test_cuda_context test_cuda_grid; do

@@ -2143,7 +2143,7 @@ struct CudaContext {
      * loose heights, so the next seed pass checks every node. */
     bool inc = true;         /* GCUT_CUDAGRID_WARM_INC */
     bool flip_labels = true; /* GCUT_CUDAGRID_LABEL_FLIPS */
-    int max_batches = 2;     /* GCUT_CUDAGRID_WARM_BATCHES: sweep batches before a full relabel */
+    int max_batches = 1;     /* GCUT_CUDAGRID_WARM_BATCHES: sweep batches before a full relabel */
     bool ready = false, seed_all = false;
     /* Labels: dnew the solve's, dlab those the host holds in hlab (pinned), flips the nodes
      * whose label changed (device, flip_cap entries; host_flips their pinned copy). */
@@ -2484,13 +2484,28 @@ gcut_status warm_incremental(CudaContext &C, long long count, int64_t *flow, gcu
     GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "warm relabel");
     const long long relax_visits = S.host_count[4 + kRelaxVisits];
     const int seeded_tiles_active = S.host_count[q % 3];
-    if (S.host_count[4 + kQOverflow] != 0)
-        return GCUT_OK; /* the queue ran out of room: full relabels from here */
     int active = S.host_count[q % 3], batches = 0;
     int64_t sweeps = 0;
+    /* --verbose: where the incremental start ended, and why. */
+    auto report_verbose = [&](const char *outcome) {
+        if (verbose)
+            fprintf(stderr,
+                    "cuda-grid: incremental warm start: %lld seeded tile relaxations (device "
+                    "%.3f ms with the seeds), %d active tiles after them, %lld sweeps in %d "
+                    "batches (device %.3f ms), %d active tiles left: %s\n",
+                    relax_visits, ctx_lap(C, 0, 1), seeded_tiles_active, (long long)sweeps, batches,
+                    batches > 0 ? ctx_lap(C, 1, 2) : 0.0f, active, outcome);
+    };
+    if (S.host_count[4 + kQOverflow] != 0) {
+        report_verbose("relabel queue overflow, full relabels follow");
+        return GCUT_OK; /* the queue ran out of room: full relabels from here */
+    }
     while (active != 0) {
         if (batches == C.max_batches) {
             *sweeps_out = sweeps;
+            if (verbose)
+                GCUT__CUDA_TRY(cudaEventRecord(C.tev[2], stream), "cudaEventRecord");
+            report_verbose("active tiles left, a full relabel follows");
             return GCUT_OK;
         }
         for (int k = 0; k < S.sweeps_per_relabel; k++, q++, sweeps++)
@@ -2500,12 +2515,14 @@ gcut_status warm_incremental(CudaContext &C, long long count, int64_t *flow, gcu
         GCUT__CUDA_TRY(cudaMemcpyAsync(S.host_count, P.count + q % 3, sizeof(int),
                                        cudaMemcpyDeviceToHost, stream),
                        "read list size");
+        if (verbose)
+            GCUT__CUDA_TRY(cudaEventRecord(C.tev[2], stream), "cudaEventRecord");
         GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "warm sweeps");
         active = S.host_count[0];
         batches++;
     }
     *sweeps_out = sweeps;
-    if (verbose)
+    if (verbose && batches == 0)
         GCUT__CUDA_TRY(cudaEventRecord(C.tev[2], stream), "cudaEventRecord");
     warm_check_kernel<CONN><<<S.node_blocks, 256, 0, stream>>>(P, C.wc);
     GCUT__CUDA_TRY(cudaGetLastError(), "warm check kernel launch");
@@ -2520,16 +2537,15 @@ gcut_status warm_incremental(CudaContext &C, long long count, int64_t *flow, gcu
                                    cudaMemcpyDeviceToHost, stream),
                    "read counters");
     GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "warm check");
-    if (verbose)
-        fprintf(stderr,
-                "cuda-grid: incremental warm start: %lld seeded tile relaxations, %d active "
-                "tiles after them, %lld sweeps in %d batches, certificate %s (%llu nodes against "
-                "it, %llu loose heights); device ms: seed and relax %.3f, sweeps %.3f, check and "
-                "labels %.3f\n",
-                relax_visits, seeded_tiles_active, (long long)sweeps, batches,
-                C.host_wc[kWarmBad] == 0 ? "holds" : "fails: full relabels follow",
-                C.host_wc[kWarmBad], C.host_wc[kWarmLoose], ctx_lap(C, 0, 1), ctx_lap(C, 1, 2),
-                ctx_lap(C, 2, 3));
+    if (verbose) {
+        char outcome[160];
+        snprintf(outcome, sizeof outcome,
+                 "certificate %s (%llu nodes against it, %llu loose heights; check and labels "
+                 "device %.3f ms)",
+                 C.host_wc[kWarmBad] == 0 ? "holds" : "fails, full relabels follow",
+                 C.host_wc[kWarmBad], C.host_wc[kWarmLoose], ctx_lap(C, 2, 3));
+        report_verbose(outcome);
+    }
     if (C.host_wc[kWarmBad] != 0)
         return GCUT_OK;
     C.seed_all = C.host_wc[kWarmLoose] != 0;
@@ -2691,8 +2707,18 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
         stats->global_relabels += inc_relabels;
         C.seed_all = false;
     }
+    const double t_labels = gcut__now_ms();
+    const bool was_synced = C.synced;
     if (st == GCUT_OK && via_dnew)
         st = labels_out(C, labels, changes->want_view != 0, &report->labels_view);
+    if (C.verbose && st == GCUT_OK && via_dnew)
+        fprintf(stderr, "cuda-grid: labels out (%s%s, %s): %.3f ms wall\n",
+                labels != nullptr ? "caller's buffer" : "",
+                changes->want_view ? "context's view" : "",
+                !C.flip_labels ? "whole download"
+                : C.synced     ? "flips"
+                               : "whole",
+                gcut__now_ms() - t_labels);
     if (st != GCUT_OK) {
         C.loaded = false;
         return st;
@@ -2866,7 +2892,7 @@ extern "C" gcut_status gcut__cudagrid_ctx_create(gcut_grid *grid, const gcut_opt
      * off (for benchmarks and tests). */
     C->inc = gcut__env_int("GCUT_CUDAGRID_WARM_INC", 1, 0, 1) != 0;
     C->flip_labels = gcut__env_int("GCUT_CUDAGRID_LABEL_FLIPS", 1, 0, 1) != 0;
-    C->max_batches = gcut__env_int("GCUT_CUDAGRID_WARM_BATCHES", 2, 0, 1 << 20);
+    C->max_batches = gcut__env_int("GCUT_CUDAGRID_WARM_BATCHES", 1, 0, 1 << 20);
     gcut_status st;
     switch (conn) {
     case 4:
