@@ -2716,7 +2716,7 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
                 labels != nullptr ? "caller's buffer" : "",
                 changes->want_view ? "context's view" : "",
                 !C.flip_labels ? "whole download"
-                : C.synced     ? "flips"
+                : was_synced   ? "flips"
                                : "whole",
                 gcut__now_ms() - t_labels);
     if (st != GCUT_OK) {
