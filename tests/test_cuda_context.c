@@ -526,12 +526,16 @@ int main(void) {
     /* The incremental start's relabel overflowing its queue: full relabels follow. */
     incremental_cases(&rng, 1, -1);
     unsetenv("GCUT_CUDAGRID_QUEUE");
-    /* The incremental warm start (default), then with no sweep batch allowed before a full
-     * relabel, with labels downloaded whole, and switched off. */
+    /* The incremental warm start (default), then with no sweep batch before the closure search
+     * or a full relabel, without the search, with labels downloaded whole, and switched off. */
     incremental_cases(&rng, quick, 1);
     setenv("GCUT_CUDAGRID_WARM_BATCHES", "0", 1);
     incremental_cases(&rng, 1, -1);
+    setenv("GCUT_CUDAGRID_WARM_CLOSURE", "0", 1); /* no closure search: a full relabel */
+    incremental_cases(&rng, 1, -1);
     unsetenv("GCUT_CUDAGRID_WARM_BATCHES");
+    incremental_cases(&rng, 1, -1);
+    unsetenv("GCUT_CUDAGRID_WARM_CLOSURE");
     setenv("GCUT_CUDAGRID_LABEL_FLIPS", "0", 1);
     incremental_cases(&rng, 1, 1);
     unsetenv("GCUT_CUDAGRID_LABEL_FLIPS");

@@ -2144,6 +2144,7 @@ struct CudaContext {
     bool inc = true;         /* GCUT_CUDAGRID_WARM_INC */
     bool flip_labels = true; /* GCUT_CUDAGRID_LABEL_FLIPS */
     int max_batches = 1;     /* GCUT_CUDAGRID_WARM_BATCHES: sweep batches before a full relabel */
+    bool closure = true;     /* GCUT_CUDAGRID_WARM_CLOSURE: the closure search before that */
     bool ready = false, seed_all = false;
     /* Labels: dnew the solve's, dlab those the host holds in hlab (pinned), flips the nodes
      * whose label changed (device, flip_cap entries; host_flips their pinned copy). */
@@ -2500,9 +2501,14 @@ gcut_status warm_incremental(CudaContext &C, long long count, int64_t *flow, gcu
         report_verbose("relabel queue overflow, full relabels follow");
         return GCUT_OK; /* the queue ran out of room: full relabels from here */
     }
+    bool closure = false;
     while (active != 0) {
         if (batches == C.max_batches) {
             *sweeps_out = sweeps;
+            if (C.closure) {
+                closure = true; /* search what the excess can reach (below) */
+                break;
+            }
             if (verbose)
                 GCUT__CUDA_TRY(cudaEventRecord(C.tev[2], stream), "cudaEventRecord");
             report_verbose("active tiles left, a full relabel follows");
@@ -2524,7 +2530,29 @@ gcut_status warm_incremental(CudaContext &C, long long count, int64_t *flow, gcu
     *sweeps_out = sweeps;
     if (verbose && batches == 0)
         GCUT__CUDA_TRY(cudaEventRecord(C.tev[2], stream), "cudaEventRecord");
-    warm_check_kernel<CONN><<<S.node_blocks, 256, 0, stream>>>(P, C.wc);
+    /* Active tiles left: if the excess that is left can reach no residual sink arc, the nodes it
+     * reaches join the INF set (which stays closed) and the certificate below holds without a
+     * full relabel. The search runs on the reversed arcs in C.nw (scratch once the repair has
+     * committed: the next gather rewrites what it reads), with the relabel's queue. */
+    const int *aux = nullptr;
+    if (closure) {
+        Problem Q = P;
+        Q.dist = C.nw;
+        Q.arc_mask = reinterpret_cast<unsigned *>(C.nw + C.n);
+        GCUT__CUDA_TRY(cudaMemsetAsync(P.rctl, 0, (kQOverflow + 1) * sizeof(int), stream),
+                       "memset");
+        GCUT__CUDA_TRY(cudaMemsetAsync(P.qflag, 0, tiles * sizeof(int), stream), "memset");
+        closure_init_kernel<CONN><<<S.node_blocks, 256, 0, stream>>>(P, Q);
+        GCUT__CUDA_TRY(cudaGetLastError(), "closure init kernel launch");
+        S.epochs++;
+        relax_async_kernel<CONN>
+            <<<S.async_blocks, G::T, 0, stream>>>(Q, (q + 2) % 3, ++stamp, S.parallel_queue);
+        GCUT__CUDA_TRY(cudaGetLastError(), "relax kernel launch");
+        closure_hits_kernel<<<S.node_blocks, 256, 0, stream>>>(P, Q.dist, C.wc);
+        GCUT__CUDA_TRY(cudaGetLastError(), "closure kernel launch");
+        aux = Q.dist;
+    }
+    warm_check_kernel<CONN><<<S.node_blocks, 256, 0, stream>>>(P, C.wc, aux);
     GCUT__CUDA_TRY(cudaGetLastError(), "warm check kernel launch");
     finish_kernel<CONN><<<S.node_blocks, 256, 0, stream>>>(P, C.dnew);
     GCUT__CUDA_TRY(cudaGetLastError(), "finish kernel launch");
@@ -2540,10 +2568,14 @@ gcut_status warm_incremental(CudaContext &C, long long count, int64_t *flow, gcu
     if (verbose) {
         char outcome[160];
         snprintf(outcome, sizeof outcome,
-                 "certificate %s (%llu nodes against it, %llu loose heights; check and labels "
-                 "device %.3f ms)",
+                 "%scertificate %s (%llu nodes against it, %llu loose heights; %scheck and "
+                 "labels device %.3f ms)",
+                 !closure                    ? ""
+                 : C.host_wc[kWarmHits] == 0 ? "closure search reached no sink arc, "
+                                             : "closure search reached a sink arc, ",
                  C.host_wc[kWarmBad] == 0 ? "holds" : "fails, full relabels follow",
-                 C.host_wc[kWarmBad], C.host_wc[kWarmLoose], ctx_lap(C, 2, 3));
+                 C.host_wc[kWarmBad], C.host_wc[kWarmLoose], closure ? "search, " : "",
+                 ctx_lap(C, 2, 3));
         report_verbose(outcome);
     }
     if (C.host_wc[kWarmBad] != 0)
@@ -2893,6 +2925,7 @@ extern "C" gcut_status gcut__cudagrid_ctx_create(gcut_grid *grid, const gcut_opt
     C->inc = gcut__env_int("GCUT_CUDAGRID_WARM_INC", 1, 0, 1) != 0;
     C->flip_labels = gcut__env_int("GCUT_CUDAGRID_LABEL_FLIPS", 1, 0, 1) != 0;
     C->max_batches = gcut__env_int("GCUT_CUDAGRID_WARM_BATCHES", 1, 0, 1 << 20);
+    C->closure = gcut__env_int("GCUT_CUDAGRID_WARM_CLOSURE", 1, 0, 1) != 0;
     gcut_status st;
     switch (conn) {
     case 4:

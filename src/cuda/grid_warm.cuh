@@ -8,6 +8,7 @@ enum {
     kWarmBad = 0,   /* nodes that break the stop certificate (closure or an active node) */
     kWarmLoose = 1, /* finite heights that break validity (h(v) > 1 + h(w), or > 1 at the sink) */
     kWarmFlips = 2, /* labels that changed since the labels the host holds */
+    kWarmHits = 3,  /* closure search: reached nodes with a residual sink arc */
     kWarmWords = 4
 };
 
@@ -47,13 +48,70 @@ __global__ void warm_seed_kernel(const Problem P, const unsigned *list, long lon
     }
 }
 
+/* The closure search (after a sweep batch left active tiles): which finite nodes the excess
+ * can reach. Q is the solve's Problem with dist = the search's distances (aux) and arc_mask = the
+ * reversed arcs (rmask): bit d of node x is set when x and its neighbour y = x + step[d] are both
+ * finite and the arc y -> x is residual, so relax_async_kernel over Q gives aux(x) = the length of
+ * the shortest residual path from a node with excess to x through finite nodes (INF: none). Nodes
+ * at INF in P take no part (their set is closed: nothing leaves it). Seeds (aux 0, tiles on the
+ * first pass): finite nodes with excess. Block 0 sets the queue words as warm_seed_kernel. */
+template <int CONN> __global__ void closure_init_kernel(const Problem P, const Problem Q) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < P.n;
+         i += (long long)gridDim.x * blockDim.x) {
+        const int h = P.dist[i];
+        unsigned rmask = 0;
+        int a = kInf;
+        if (h != kInf) {
+            const int x = (int)(i % P.width), y = (int)(i / P.width % P.height),
+                      z = (int)(i / ((long long)P.width * P.height));
+#pragma unroll
+            for (int d = 0; d < CONN; d++) {
+                const int nx = x + dir_dx(CONN, d), ny = y + dir_dy(CONN, d),
+                          nz = z + dir_dz(CONN, d);
+                if (nx < 0 || nx >= P.width || ny < 0 || ny >= P.height || nz < 0 || nz >= P.depth)
+                    continue;
+                const long long j = i + P.step[d];
+                if (P.dist[j] != kInf && P.residual[(d ^ 1) * P.n + j] > 0)
+                    rmask |= 1u << d;
+            }
+            if (P.excess[i] > 0)
+                a = 0;
+        }
+        Q.arc_mask[i] = rmask;
+        Q.dist[i] = a;
+        if (a == 0)
+            mark_first_pass<CONN>(Q, i);
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        P.rctl[kHead] = 0;
+        P.rctl[kTail] = first_count(P);
+        P.rctl[kEpoch] += 1;
+    }
+}
+
+/* The closure search's verdict: wc[kWarmHits] counts reached nodes (aux < INF) with a residual
+ * sink arc; then the excess may still reach the sink and nothing is applied. */
+__global__ void closure_hits_kernel(const Problem P, const int *aux, unsigned long long *wc) {
+    unsigned long long hits = 0;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < P.n;
+         i += (long long)gridDim.x * blockDim.x)
+        hits += aux[i] < kInf && P.sink_residual[i] > 0;
+    block_add(hits, &wc[kWarmHits]);
+}
+
 /* The stop certificate and the next warm start's snapshot, one thread per node: arc_mask is
  * rewritten from the residuals; wc[kWarmBad] counts nodes with excess at a finite height, and
  * nodes at INF with a residual sink arc or a residual arc to a finite height (U = {h = INF} not
  * closed); wc[kWarmLoose] counts finite heights that break h(v) <= 1 + h(w) on a residual arc
  * or h(v) <= 1 on a residual sink arc. wc[kWarmBad] == 0 proves the preflow maximum: every
- * node with excess is in U, and no residual path leaves U. */
-template <int CONN> __global__ void warm_check_kernel(const Problem P, unsigned long long *wc) {
+ * node with excess is in U, and no residual path leaves U. With aux (a closure search ran), when
+ * it hit no sink arc and its queue did not overflow, the nodes it reached are set to INF first
+ * (heights read through eff(), so that the whole pass sees them so); the certificate alone
+ * decides whether that was right. */
+template <int CONN>
+__global__ void warm_check_kernel(const Problem P, unsigned long long *wc, const int *aux) {
+    const bool apply = aux != nullptr && wc[kWarmHits] == 0 && P.rctl[kQOverflow] == 0;
+    auto eff = [&](long long j) { return apply && aux[j] < kInf ? kInf : P.dist[j]; };
     unsigned long long bad = 0, loose = 0;
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < P.n;
          i += (long long)gridDim.x * blockDim.x) {
@@ -63,14 +121,18 @@ template <int CONN> __global__ void warm_check_kernel(const Problem P, unsigned 
             if (P.residual[d * P.n + i] > 0)
                 mask |= 1u << d;
         P.arc_mask[i] = mask;
-        const int h = P.dist[i];
+        int h = P.dist[i];
+        if (apply && h != kInf && aux[i] < kInf) {
+            h = kInf;
+            P.dist[i] = kInf;
+        }
         const int rt = P.sink_residual[i];
         bool b = false, l = false;
         if (h == kInf) {
             b = rt > 0;
 #pragma unroll
             for (int d = 0; d < CONN; d++)
-                if ((mask & (1u << d)) && P.dist[i + P.step[d]] != kInf)
+                if ((mask & (1u << d)) && eff(i + P.step[d]) != kInf)
                     b = true;
         } else {
             b = P.excess[i] > 0;
@@ -78,7 +140,7 @@ template <int CONN> __global__ void warm_check_kernel(const Problem P, unsigned 
 #pragma unroll
             for (int d = 0; d < CONN; d++)
                 if (mask & (1u << d)) {
-                    const int hn = P.dist[i + P.step[d]];
+                    const int hn = eff(i + P.step[d]);
                     if (hn < kInf && h > hn + 1)
                         l = true;
                 }
