@@ -16,13 +16,16 @@
  * Every flow is checked equal to bk's on the same problem and every cut by its certificate;
  * exits 1 on a mismatch. Medians of the repeats; wall times around the public calls.
  * Usage: gpu_context [--size WxH | --volume N] [--conn C] [--level easy|hard] [--repeats R]
- *                    [--percent P] [--solver cuda-grid|cpu-pr] [--seed S] [--verbose]
+ *                    [--percent P] [--box] [--solver cuda-grid|cpu-pr] [--seed S] [--verbose]
+ * --box: the changed nodes fill one box (P% of the grid, the grid's proportions, at a random
+ * place) instead of being spread over the grid at random (an edited region, a moving object).
  * --verbose: one more marked warm solve and one cold solve at the end, with the solver's phase
  * times on stderr. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "gcut.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,13 +90,34 @@ static void expect_equal(int64_t a, int64_t b, const char *what) {
 
 #define MAXR 101
 
+/* Whether node i changes this step: with probability percent_x10 / 1000, or (box) when it
+ * lies in the box [lo, hi) (x, y, z). */
+static int picked(int64_t i, int percent_x10, int box, const int64_t *dims, const int64_t *lo,
+                  const int64_t *hi) {
+    if (!box)
+        return (int)(rng_next() % 1000) < percent_x10;
+    const int64_t x = i % dims[0], y = i / dims[0] % dims[1], z = i / (dims[0] * dims[1]);
+    return x >= lo[0] && x < hi[0] && y >= lo[1] && y < hi[1] && z >= lo[2] && z < hi[2];
+}
+
+/* A new box of percent_x10 / 1000 of the grid (each side that fraction^(1/ndim) of the grid's). */
+static void new_box(int percent_x10, int ndim, const int64_t *dims, int64_t *lo, int64_t *hi) {
+    const double side = pow(percent_x10 / 1000.0, 1.0 / ndim);
+    for (int k = 0; k < 3; k++) {
+        int64_t len = k < ndim ? (int64_t)(side * (double)dims[k] + 0.5) : dims[k];
+        len = len < 1 ? 1 : len > dims[k] ? dims[k] : len;
+        lo[k] = (int64_t)(rng_next() % (uint64_t)(dims[k] - len + 1));
+        hi[k] = lo[k] + len;
+    }
+}
+
 int main(int argc, char **argv) {
     int64_t w = 1920, h = 1080, depth = 1;
     int conn = 0, repeats = 7, percent_x10 = 10;
     const char *solver = "cuda-grid";
     gcut_synth_level level = GCUT_SYNTH_HARD;
     uint64_t seed = 1;
-    int verbose = 0;
+    int verbose = 0, box = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
         if (strcmp(a, "--size") == 0 &&
@@ -119,6 +143,8 @@ int main(int argc, char **argv) {
             i++;
         } else if (strcmp(a, "--verbose") == 0) {
             verbose = 1;
+        } else if (strcmp(a, "--box") == 0) {
+            box = 1;
         } else if (strcmp(a, "--seed") == 0) {
             seed = strtoull(v, NULL, 0);
             i++;
@@ -137,6 +163,9 @@ int main(int argc, char **argv) {
     gcut_grid_shape(base, shape);
     conn = gcut_grid_connectivity(base);
     const int64_t n = gcut_grid_num_nodes(base);
+    const int64_t dims[3] = {ndim == 2 ? shape[1] : shape[2], ndim == 2 ? shape[0] : shape[1],
+                             ndim == 2 ? 1 : shape[0]};
+    int64_t lo[3], hi[3];
     uint8_t *labels = malloc((size_t)n);
     int64_t *marks = malloc((size_t)n * sizeof *marks);
     if (labels == NULL || marks == NULL)
@@ -201,8 +230,9 @@ int main(int argc, char **argv) {
         int32_t *src = gcut_grid_terminal_data(current, GCUT_SOURCE);
         int32_t *snk = gcut_grid_terminal_data(current, GCUT_SINK);
         int64_t count = 0;
+        new_box(percent_x10, ndim, dims, lo, hi);
         for (int64_t i = 0; i < n; i++)
-            if ((int)(rng_next() % 1000) < percent_x10) {
+            if (picked(i, percent_x10, box, dims, lo, hi)) {
                 marks[count++] = i;
                 src[i] = (int32_t)((double)src[i] * (0.5 + (double)(rng_next() % 1001) / 1000));
                 snk[i] = (int32_t)((double)snk[i] * (0.5 + (double)(rng_next() % 1001) / 1000));
@@ -301,9 +331,10 @@ int main(int argc, char **argv) {
         check(gcut_grid_verify(current, labels, flow, NULL), "warm relabel-first certificate");
     }
     printf("instance %s %lldx%lldx%lld conn %d, solver %s, %d repeats, %.1f%% of terminals "
-           "changed per step (%lld nodes last step)\n",
+           "changed per step%s (%lld nodes last step)\n",
            level == GCUT_SYNTH_HARD ? "hard" : "easy", (long long)w, (long long)h, (long long)depth,
-           conn, solver, repeats, percent_x10 / 10.0, (long long)changed_info);
+           conn, solver, repeats, percent_x10 / 10.0, box ? " in one box" : " at random",
+           (long long)changed_info);
     printf("context create: %.1f ms first (CUDA start-up included), %.1f ms next\n",
            create_first_ms, create_ms);
     printf("| what | total ms (median) | build/upload ms | solve ms | x bk total |\n");
@@ -364,8 +395,9 @@ int main(int argc, char **argv) {
         int64_t fv = 0, fc = 0, count = 0;
         check(gcut_grid_context_solve(vw, &fv, labels, NULL), "verbose first");
         int32_t *src = gcut_grid_terminal_data(gcut_grid_context_grid(vw), GCUT_SOURCE);
+        new_box(percent_x10, ndim, dims, lo, hi);
         for (int64_t i = 0; i < n; i++)
-            if ((int)(rng_next() % 1000) < percent_x10) {
+            if (picked(i, percent_x10, box, dims, lo, hi)) {
                 marks[count++] = i;
                 src[i] = (int32_t)((double)src[i] * (0.5 + (double)(rng_next() % 1001) / 1000));
             }

@@ -21,22 +21,24 @@ for t in ${TESTS:-test_cuda_context test_cuda_grid}; do
     grep -E "FAIL|MISMATCH|CHECK|incremental start" "$O/$t.log" | head -12
 done 2>&1 | tee "$O/tests-summary.log"
 CTX=${CTX_ARGS:---size 1920x1080 --repeats 7}
-# VARIANTS: "name:ENV=V,ENV=V;..." (old = the code before the incremental start)
+# VARIANTS: "name:ENV=V,ENV=V[:extra gpu_context args];..." (old = the code before this session)
 IFS=";" read -ra variants <<<"${VARIANTS:-old:GCUT_CUDAGRID_WARM_INC=0,GCUT_CUDAGRID_LABEL_FLIPS=0;new:}"
 for r in $(seq 1 "${ROUNDS:-2}"); do
     for v in "${variants[@]}"; do
-        IFS=":" read -r name envs <<<"$v"
+        IFS=":" read -r name envs args <<<"$v"
         echo "-- round $r $name"
         # shellcheck disable=SC2086
-        env ${envs//,/ } timeout 120 build-dev/gpu_context $CTX 2>&1 |
-            grep -E '^\| cuda|x faster|incremental|flows|MISMATCH|bk build'
+        env ${envs//,/ } timeout 120 build-dev/gpu_context $CTX ${args:-} 2>&1 |
+            grep -E '^\| cuda|x faster|incremental|flows|MISMATCH|bk build|instance'
     done
 done 2>&1 | tee "$O/context.log"
 for v in "${variants[@]}"; do
-    IFS=":" read -r name envs <<<"$v"
+    IFS=":" read -r name envs args <<<"$v"
+    case " ${VERBOSE:-$name} " in *" $name "*) ;; *) continue ;; esac
     echo "-- verbose $name"
     # shellcheck disable=SC2086
-    env ${envs//,/ } timeout 120 build-dev/gpu_context --size 1920x1080 --repeats 1 --verbose 2>&1 |
+    env ${envs//,/ } timeout 120 build-dev/gpu_context --size 1920x1080 --repeats 1 --verbose \
+        ${args:-} 2>&1 |
         grep -E 'verbose|cuda-grid:' | grep -v 'active tiles$'
 done 2>&1 | tee "$O/verbose.log"
 if [ "${SANITIZE:-0}" = 1 ]; then

@@ -524,24 +524,30 @@ int main(void) {
     run_sequence(&rng, "cuda-grid", 2, s2, 8, quick ? 3 : 6);
     run_sequence(&rng, "cuda-grid", 3, s3, 6, quick ? 3 : 6);
     /* The incremental start's relabel overflowing its queue: full relabels follow. */
-    incremental_cases(&rng, 1, -1);
+    setenv("GCUT_CUDAGRID_WARM_INC", "1", 1);
+    if (!quick)
+        incremental_cases(&rng, 1, -1);
+    unsetenv("GCUT_CUDAGRID_WARM_INC");
     unsetenv("GCUT_CUDAGRID_QUEUE");
-    /* The incremental warm start (default), then with no sweep batch before the closure search
-     * or a full relabel, without the search, with labels downloaded whole, and switched off. */
+    /* The incremental warm start (GCUT_CUDAGRID_WARM_INC=1), then with no sweep batch before
+     * the closure search or a full relabel, without the search, with labels downloaded whole,
+     * and switched off (the default). */
+    setenv("GCUT_CUDAGRID_WARM_INC", "1", 1);
     incremental_cases(&rng, quick, 1);
     setenv("GCUT_CUDAGRID_WARM_BATCHES", "0", 1);
-    incremental_cases(&rng, 1, -1);
+    if (!quick)
+        incremental_cases(&rng, 1, -1);
     setenv("GCUT_CUDAGRID_WARM_CLOSURE", "0", 1); /* no closure search: a full relabel */
-    incremental_cases(&rng, 1, -1);
+    if (!quick)
+        incremental_cases(&rng, 1, -1);
     unsetenv("GCUT_CUDAGRID_WARM_BATCHES");
     incremental_cases(&rng, 1, -1);
     unsetenv("GCUT_CUDAGRID_WARM_CLOSURE");
     setenv("GCUT_CUDAGRID_LABEL_FLIPS", "0", 1);
     incremental_cases(&rng, 1, 1);
     unsetenv("GCUT_CUDAGRID_LABEL_FLIPS");
-    setenv("GCUT_CUDAGRID_WARM_INC", "0", 1);
-    incremental_cases(&rng, 1, 0);
     unsetenv("GCUT_CUDAGRID_WARM_INC");
+    incremental_cases(&rng, 1, 0);
 #else
     (void)run_all_sequences; /* the shared cases are unused in a build without CUDA */
 #endif

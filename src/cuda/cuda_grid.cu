@@ -2141,7 +2141,7 @@ struct CudaContext {
      * arc_mask is that graph's arcs (set at the end of a solve whose labels went to dnew, so
      * arc_mask was not overwritten); seed_all: valid except where the stop certificate counted
      * loose heights, so the next seed pass checks every node. */
-    bool inc = true;         /* GCUT_CUDAGRID_WARM_INC */
+    bool inc = false;        /* GCUT_CUDAGRID_WARM_INC (off by default: slower, measured) */
     bool flip_labels = true; /* GCUT_CUDAGRID_LABEL_FLIPS */
     int max_batches = 1;     /* GCUT_CUDAGRID_WARM_BATCHES: sweep batches before a full relabel */
     bool closure = true;     /* GCUT_CUDAGRID_WARM_CLOSURE: the closure search before that */
@@ -2594,31 +2594,34 @@ gcut_status warm_incremental(CudaContext &C, long long count, int64_t *flow, gcu
     return GCUT_OK;
 }
 
-/* The labels in C.dnew to the caller: into labels (may be NULL) and, with view, into the
- * context's pinned copy C.hlab (*view_out). With flip_labels and labels the host already
- * holds (C.synced), only the nodes whose label changed cross the bus (flips_kernel), and are
- * written into C.hlab; more than flip_cap of them, or no earlier labels: the whole array. */
-gcut_status labels_out(CudaContext &C, uint8_t *labels, bool view, const uint8_t **view_out) {
+/* The labels in C.dnew to the caller: into labels (a caller's buffer: one download straight
+ * into it, which on the H100 host beat a pinned download and a copy) or, with view, into the
+ * context's pinned copy C.hlab (*view_out). With flip_labels and labels the host already holds
+ * (C.synced), only the nodes whose label changed cross the bus (flips_kernel) and are written
+ * into C.hlab; more than flip_cap of them, or no earlier labels: the whole array. *flips_out
+ * gets the number of flips (-1: whole download). */
+gcut_status labels_out(CudaContext &C, uint8_t *labels, bool view, const uint8_t **view_out,
+                       long long *flips_out) {
+    *flips_out = -1;
     if (labels == nullptr && !view)
         return GCUT_OK;
     Session &S = C.S;
     cudaStream_t stream = S.stream;
     const size_t n = (size_t)C.n;
-    if (!C.flip_labels) {
-        GCUT__CUDA_TRY(
-            cudaMemcpyAsync(view ? C.hlab : labels, C.dnew, n, cudaMemcpyDeviceToHost, stream),
-            "download labels");
+    if (!view) {
+        GCUT__CUDA_TRY(cudaMemcpyAsync(labels, C.dnew, n, cudaMemcpyDeviceToHost, stream),
+                       "download labels");
         GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "download labels");
-        C.synced = false;
-        if (view && labels != nullptr)
-            memcpy(labels, C.hlab, n);
-    } else if (!C.synced) {
-        GCUT__CUDA_TRY(cudaMemcpyAsync(C.dlab, C.dnew, n, cudaMemcpyDeviceToDevice, stream),
-                       "copy labels");
+        return GCUT_OK; /* dlab and hlab stay as they were: still each other's copy */
+    }
+    if (!C.flip_labels || !C.synced) {
+        if (C.flip_labels)
+            GCUT__CUDA_TRY(cudaMemcpyAsync(C.dlab, C.dnew, n, cudaMemcpyDeviceToDevice, stream),
+                           "copy labels");
         GCUT__CUDA_TRY(cudaMemcpyAsync(C.hlab, C.dnew, n, cudaMemcpyDeviceToHost, stream),
                        "download labels");
         GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "download labels");
-        C.synced = true;
+        C.synced = C.flip_labels;
     } else {
         GCUT__CUDA_TRY(cudaMemsetAsync(C.wc + kWarmFlips, 0, 8, stream), "memset");
         flips_kernel<<<S.node_blocks, 256, 0, stream>>>(C.n, C.dnew, C.dlab, C.flips, C.flip_cap,
@@ -2629,6 +2632,7 @@ gcut_status labels_out(CudaContext &C, uint8_t *labels, bool view, const uint8_t
                        "read flip count");
         GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "label flips");
         const long long flips = (long long)C.host_wc[kWarmFlips];
+        *flips_out = flips;
         /* dlab holds the new labels either way; until hlab does too, they are not in sync. */
         C.synced = false;
         if (flips > C.flip_cap) {
@@ -2647,10 +2651,7 @@ gcut_status labels_out(CudaContext &C, uint8_t *labels, bool view, const uint8_t
         }
         C.synced = true;
     }
-    if (labels != nullptr && C.flip_labels)
-        memcpy(labels, C.hlab, n);
-    if (view)
-        *view_out = C.hlab;
+    *view_out = C.hlab;
     return GCUT_OK;
 }
 
@@ -2718,8 +2719,9 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
      * listed from them); a cold fallback starts from scratch. */
     const bool listed_start = terminals_only && report->warm;
     /* Labels through C.dnew (arc_mask is left alone, so the kept state can seed the next
-     * incremental warm start); with both switches off, straight to the caller as before. */
-    const bool via_dnew = C.inc || C.flip_labels || changes->want_view;
+     * incremental warm start) when that start is on or the labels are wanted in the view;
+     * else straight to the caller from the solve, as before. */
+    const bool via_dnew = C.inc || changes->want_view;
     bool done = false;
     int64_t inc_sweeps = 0, inc_relabels = 0;
     if (C.inc && was_ready && listed_start && C.keep_heights) {
@@ -2740,17 +2742,13 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
         C.seed_all = false;
     }
     const double t_labels = gcut__now_ms();
-    const bool was_synced = C.synced;
+    long long flips = -1;
     if (st == GCUT_OK && via_dnew)
-        st = labels_out(C, labels, changes->want_view != 0, &report->labels_view);
+        st = labels_out(C, labels, changes->want_view != 0, &report->labels_view, &flips);
     if (C.verbose && st == GCUT_OK && via_dnew)
-        fprintf(stderr, "cuda-grid: labels out (%s%s, %s): %.3f ms wall\n",
-                labels != nullptr ? "caller's buffer" : "",
-                changes->want_view ? "context's view" : "",
-                !C.flip_labels ? "whole download"
-                : was_synced   ? "flips"
-                               : "whole",
-                gcut__now_ms() - t_labels);
+        fprintf(stderr, "cuda-grid: labels out (%s): %.3f ms wall, %lld flips listed\n",
+                changes->want_view ? "context's view" : "caller's buffer",
+                gcut__now_ms() - t_labels, flips);
     if (st != GCUT_OK) {
         C.loaded = false;
         return st;
@@ -2919,10 +2917,11 @@ extern "C" gcut_status gcut__cudagrid_ctx_create(gcut_grid *grid, const gcut_opt
     C->verbose = options ? options->verbose : 0;
     C->keep_heights = gcut__env_int("GCUT_CUDAGRID_WARM_RELABEL", 0, 0, 1) == 0;
     C->gather_on_device = gcut__env_int("GCUT_CUDAGRID_GATHER", 1, 0, 1) != 0;
-    /* Incremental warm re-solves after terminal marks, and labels downloaded as the list of
-     * those that flipped (docs/CUDA-GRID.md, "Incremental warm re-solves"); 0 switches each
-     * off (for benchmarks and tests). */
-    C->inc = gcut__env_int("GCUT_CUDAGRID_WARM_INC", 1, 0, 1) != 0;
+    /* GCUT_CUDAGRID_WARM_INC=1: the incremental warm start after terminal marks (off by
+     * default: on hard 1920x1080 with 1% of the terminals changed it was slower than two full
+     * relabels, docs/CUDA-GRID.md "Incremental warm re-solves"); GCUT_CUDAGRID_LABEL_FLIPS=0:
+     * gcut_grid_context_solve_view() downloads every label instead of the flipped ones. */
+    C->inc = gcut__env_int("GCUT_CUDAGRID_WARM_INC", 0, 0, 1) != 0;
     C->flip_labels = gcut__env_int("GCUT_CUDAGRID_LABEL_FLIPS", 1, 0, 1) != 0;
     C->max_batches = gcut__env_int("GCUT_CUDAGRID_WARM_BATCHES", 1, 0, 1 << 20);
     C->closure = gcut__env_int("GCUT_CUDAGRID_WARM_CLOSURE", 1, 0, 1) != 0;
