@@ -2464,15 +2464,20 @@ gcut_status warm_incremental(CudaContext &C, long long count, int64_t *flow, gcu
     GCUT__CUDA_TRY(cudaMemsetAsync(P.next, 0, 4 * sizeof(int), stream), "memset");
     GCUT__CUDA_TRY(cudaMemsetAsync(C.wc, 0, kWarmWords * 8, stream), "memset");
     const long long items = C.seed_all ? C.n : count;
+    const Problem Qv = queue_view(P); /* seeds straight onto the queue: no first pass */
+    queue_start_kernel<<<1, 1, 0, stream>>>(Qv);
     warm_seed_kernel<CONN>
-        <<<item_blocks(S, items), 256, 0, stream>>>(P, C.seed_all ? nullptr : C.dev_idx, items);
+        <<<item_blocks(S, items), 256, 0, stream>>>(Qv, C.seed_all ? nullptr : C.dev_idx, items);
     GCUT__CUDA_TRY(cudaGetLastError(), "warm seed kernel launch");
     S.epochs++;
     unsigned stamp = 0;
     int q = 0;
     relax_async_kernel<CONN>
-        <<<S.async_blocks, G::T, 0, stream>>>(P, q % 3, ++stamp, S.parallel_queue);
+        <<<S.async_blocks, G::T, 0, stream>>>(Qv, q % 3, ++stamp, S.parallel_queue);
     GCUT__CUDA_TRY(cudaGetLastError(), "relax kernel launch");
+    /* The queue view collects nothing (no first-pass tiles): list the active tiles here. */
+    collect_kernel<CONN><<<first_count(P), G::T, 0, stream>>>(P, q % 3, ++stamp);
+    GCUT__CUDA_TRY(cudaGetLastError(), "collect kernel launch");
     *relabels_out = 1;
     if (verbose)
         GCUT__CUDA_TRY(cudaEventRecord(C.tev[1], stream), "cudaEventRecord");
@@ -2536,12 +2541,16 @@ gcut_status warm_incremental(CudaContext &C, long long count, int64_t *flow, gcu
      * committed: the next gather rewrites what it reads), with the relabel's queue. */
     const int *aux = nullptr;
     if (closure) {
-        Problem Q = P;
+        Problem Q = queue_view(P);
         Q.dist = C.nw;
         Q.arc_mask = reinterpret_cast<unsigned *>(C.nw + C.n);
         GCUT__CUDA_TRY(cudaMemsetAsync(P.rctl, 0, (kQOverflow + 1) * sizeof(int), stream),
                        "memset");
         GCUT__CUDA_TRY(cudaMemsetAsync(P.qflag, 0, tiles * sizeof(int), stream), "memset");
+        /* The relax kernel's collection below finds no tile (queue view); zeroed lists anyway. */
+        GCUT__CUDA_TRY(cudaMemsetAsync(P.count, 0, 4 * sizeof(int), stream), "memset");
+        GCUT__CUDA_TRY(cudaMemsetAsync(P.next, 0, 4 * sizeof(int), stream), "memset");
+        queue_start_kernel<<<1, 1, 0, stream>>>(Q);
         closure_init_kernel<CONN><<<S.node_blocks, 256, 0, stream>>>(P, Q);
         GCUT__CUDA_TRY(cudaGetLastError(), "closure init kernel launch");
         S.epochs++;
