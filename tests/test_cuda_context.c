@@ -529,10 +529,11 @@ int main(void) {
         incremental_cases(&rng, 1, -1);
     unsetenv("GCUT_CUDAGRID_WARM_INC");
     unsetenv("GCUT_CUDAGRID_QUEUE");
-    /* The incremental warm start (GCUT_CUDAGRID_WARM_INC=1), then with no sweep batch before
-     * the closure search or a full relabel, without the search, with labels downloaded whole,
-     * and switched off (the default). */
+    /* The incremental warm start (GCUT_CUDAGRID_WARM_INC=1) with the view's labels as flips,
+     * then with no sweep batch before the closure search or a full relabel, without the search,
+     * with labels downloaded whole (the default), and switched off (the default). */
     setenv("GCUT_CUDAGRID_WARM_INC", "1", 1);
+    setenv("GCUT_CUDAGRID_LABEL_FLIPS", "1", 1); /* the view's labels as flips (off by default) */
     incremental_cases(&rng, quick, 1);
     setenv("GCUT_CUDAGRID_WARM_BATCHES", "0", 1);
     if (!quick)
@@ -543,9 +544,8 @@ int main(void) {
     unsetenv("GCUT_CUDAGRID_WARM_BATCHES");
     incremental_cases(&rng, 1, -1);
     unsetenv("GCUT_CUDAGRID_WARM_CLOSURE");
-    setenv("GCUT_CUDAGRID_LABEL_FLIPS", "0", 1);
-    incremental_cases(&rng, 1, 1);
     unsetenv("GCUT_CUDAGRID_LABEL_FLIPS");
+    incremental_cases(&rng, 1, 1);
     unsetenv("GCUT_CUDAGRID_WARM_INC");
     incremental_cases(&rng, 1, 0);
 #else

@@ -2141,10 +2141,10 @@ struct CudaContext {
      * arc_mask is that graph's arcs (set at the end of a solve whose labels went to dnew, so
      * arc_mask was not overwritten); seed_all: valid except where the stop certificate counted
      * loose heights, so the next seed pass checks every node. */
-    bool inc = false;        /* GCUT_CUDAGRID_WARM_INC (off by default: slower, measured) */
-    bool flip_labels = true; /* GCUT_CUDAGRID_LABEL_FLIPS */
-    int max_batches = 1;     /* GCUT_CUDAGRID_WARM_BATCHES: sweep batches before a full relabel */
-    bool closure = true;     /* GCUT_CUDAGRID_WARM_CLOSURE: the closure search before that */
+    bool inc = false;         /* GCUT_CUDAGRID_WARM_INC (off by default: slower, measured) */
+    bool flip_labels = false; /* GCUT_CUDAGRID_LABEL_FLIPS (off: no gain measured) */
+    int max_batches = 1;      /* GCUT_CUDAGRID_WARM_BATCHES: sweep batches before a full relabel */
+    bool closure = true;      /* GCUT_CUDAGRID_WARM_CLOSURE: the closure search before that */
     bool ready = false, seed_all = false;
     /* Labels: dnew the solve's, dlab those the host holds in hlab (pinned), flips the nodes
      * whose label changed (device, flip_cap entries; host_flips their pinned copy). */
@@ -2927,11 +2927,13 @@ extern "C" gcut_status gcut__cudagrid_ctx_create(gcut_grid *grid, const gcut_opt
     C->keep_heights = gcut__env_int("GCUT_CUDAGRID_WARM_RELABEL", 0, 0, 1) == 0;
     C->gather_on_device = gcut__env_int("GCUT_CUDAGRID_GATHER", 1, 0, 1) != 0;
     /* GCUT_CUDAGRID_WARM_INC=1: the incremental warm start after terminal marks (off by
-     * default: on hard 1920x1080 with 1% of the terminals changed it was slower than two full
-     * relabels, docs/CUDA-GRID.md "Incremental warm re-solves"); GCUT_CUDAGRID_LABEL_FLIPS=0:
-     * gcut_grid_context_solve_view() downloads every label instead of the flipped ones. */
+     * default: on hard 1920x1080 with 1% of the terminals changed it was slower than the two full
+     * relabels it replaces, and no faster with the changes in one box, docs/CUDA-GRID.md
+     * "Incremental warm re-solves"); GCUT_CUDAGRID_LABEL_FLIPS=1: gcut_grid_context_solve_view()
+     * downloads only the labels that flipped (off by default: no gain over the whole array into
+     * pinned memory was measured). */
     C->inc = gcut__env_int("GCUT_CUDAGRID_WARM_INC", 0, 0, 1) != 0;
-    C->flip_labels = gcut__env_int("GCUT_CUDAGRID_LABEL_FLIPS", 1, 0, 1) != 0;
+    C->flip_labels = gcut__env_int("GCUT_CUDAGRID_LABEL_FLIPS", 0, 0, 1) != 0;
     C->max_batches = gcut__env_int("GCUT_CUDAGRID_WARM_BATCHES", 1, 0, 1 << 20);
     C->closure = gcut__env_int("GCUT_CUDAGRID_WARM_CLOSURE", 1, 0, 1) != 0;
     gcut_status st;
