@@ -284,13 +284,15 @@ static void larger_cases(test_rng *rng) {
  * relaxation (GCUT_CUDAGRID_INIT_LEVELS=1), and neighbours queued by thread 0 alone
  * (GCUT_CUDAGRID_QPAR=0), and no node-by-node steps before the tiles, so that the first pass
  * is seeded by every node of finite height (GCUT_CUDAGRID_JACOBI=0; the default, 2 steps, is
- * what every other case runs). The same small, sparse-sink and
+ * what every other case runs), and the queue room of the fifth session (4 re-queues per tile,
+ * GCUT_CUDAGRID_QUEUE_PER_TILE=4; default 16). The same small, sparse-sink and
  * synthetic grids as above, against Dinic or bk, with the certificate. */
 static void relabel_paths(test_rng *rng, int full) {
     static const char *const variants[][2] = {
-        {"GCUT_CUDAGRID_RELAX", "0"}, {"GCUT_CUDAGRID_RELAX", "1"},
-        {"GCUT_CUDAGRID_QUEUE", "1"}, {"GCUT_CUDAGRID_INIT_LEVELS", "1"},
-        {"GCUT_CUDAGRID_QPAR", "0"},  {"GCUT_CUDAGRID_JACOBI", "0"}};
+        {"GCUT_CUDAGRID_RELAX", "0"},         {"GCUT_CUDAGRID_RELAX", "1"},
+        {"GCUT_CUDAGRID_QUEUE", "1"},         {"GCUT_CUDAGRID_INIT_LEVELS", "1"},
+        {"GCUT_CUDAGRID_QPAR", "0"},          {"GCUT_CUDAGRID_JACOBI", "0"},
+        {"GCUT_CUDAGRID_QUEUE_PER_TILE", "4"}};
     for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
         setenv(variants[v][0], variants[v][1], 1);
         random_small(rng, 1);

@@ -1139,11 +1139,15 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
         P.step[d] = in.step[d];
 
     const size_t nodes = (size_t)n, tiles = (size_t)P.num_tiles;
-    /* Room for tiles queued again within one relabel: 4 per tile by default (more makes the
-     * relabel fall back to passes, exact either way); GCUT_CUDAGRID_QUEUE sets it (tests force
-     * the fallback with 1). */
+    /* Room for tiles queued again within one relabel: GCUT_CUDAGRID_QUEUE_PER_TILE per tile
+     * (default 16) plus 4096 (more makes the relabel fall back to passes, exact either way);
+     * GCUT_CUDAGRID_QUEUE sets the room itself (tests force the fallback with 1). With 4 per
+     * tile (the default before the sixth session) the first relabels of hard 1920x1080
+     * 8-connected ran out of room and fell back to passes (docs/CUDA-GRID.md, "Queue room"). */
+    const int per_tile = gcut__env_int("GCUT_CUDAGRID_QUEUE_PER_TILE", 16, 1, 64);
     const size_t queue_cap = (size_t)gcut__env_int(
-        "GCUT_CUDAGRID_QUEUE", (int)(tiles < (1u << 28) ? 4 * tiles + 4096 : 1u << 30), 1, 1 << 30);
+        "GCUT_CUDAGRID_QUEUE",
+        (int)(tiles < (1u << 24) ? (size_t)per_tile * tiles + 4096 : (size_t)1 << 30), 1, 1 << 30);
     size_t need = nodes * (4u * CONN + 4 + 8 + 4 + 4) + tiles * 4 * 5 + queue_cap * 8 +
                   kNumCounters * 8 + (8 + kRctlWords) * sizeof(int);
     if (in.grid == NULL && in.tables != NULL) {
