@@ -11,7 +11,9 @@
 #                              `nvcc -x cu -DCUDA_FLOOR_RUNTIME bench/cuda_floor.c`)
 #   BASE=                      a second gcut (e.g. a build of the branch point) run as the
 #                              first variant, "base"
-#   VARIANTS="now:;fastexit:GCUT_FAST_EXIT=1"   LABEL:ENV settings, ';' between
+#   VARIANTS="now:;fastexit:GCUT_FAST_EXIT=1"   LABEL:WORDS, ';' between: NAME=VALUE words
+#                              set the environment, "base" runs $BASE, other words are
+#                              arguments of gcut segment ("pbk:--solver parallel-bk")
 #   RUNS=10 FLOOR_RUNS=10      runs of each variant / of each floor program (FLOOR2_RUNS:
 #                              of those holding buffers; default FLOOR_RUNS)
 #   SIZE=1920x1080             the photo's size
@@ -64,9 +66,18 @@ if has segment; then
         label=${v%%:*}
         labels+=("$label")
         # shellcheck disable=SC2206
-        settings=(${v#*:})
-        cmds+=(env GCUT_TIMELINE=1 GCUT_DEVICE_INIT_VERBOSE=1 "${settings[@]}" "$G" segment
-            "$DATA/img1.png" --seeds "$DATA/seeds1.png" -o "$DATA/mask-$label.png" --iterations 1 ::)
+        words=(${v#*:})
+        # NAME=VALUE words are the environment; the others are arguments of gcut segment
+        # (e.g. "pbk:--solver parallel-bk --threads 16"); a word "base" runs $BASE instead.
+        settings=()
+        extra=()
+        bin=$G
+        for w in "${words[@]}"; do
+            if [[ $w == *=* ]]; then settings+=("$w"); elif [ "$w" = base ]; then bin=$BASE; else extra+=("$w"); fi
+        done
+        cmds+=(env GCUT_TIMELINE=1 GCUT_DEVICE_INIT_VERBOSE=1 "${settings[@]}" "$bin" segment
+            "$DATA/img1.png" --seeds "$DATA/seeds1.png" -o "$DATA/mask-$label.png" --iterations 1
+            "${extra[@]}" ::)
     done
     unset 'cmds[${#cmds[@]}-1]'
     echo "== gcut segment, hard $SIZE, --iterations 1, $RUNS runs of each in turn: ${labels[*]}"
@@ -123,6 +134,9 @@ for k, label in enumerate(labels):
         for i, name in enumerate(("driver start-up", "context", "kernel loads")):
             v = [float(x[i]) for x in init]
             print(f"   {name}: median {statistics.median(v):.1f} ms ({min(v):.1f}-{max(v):.1f})")
+    flows = sorted(set(re.findall(r"^solve .*, flow ([0-9]+)", text, re.M)))
+    solvers = sorted(set(re.findall(r"^solve +[0-9.]+ ms +(\S+)", text, re.M)))
+    print(f"   solver {', '.join(solvers)}; flow {', '.join(flows)}")
     for name in ("read", "model", "build", "solve", "write", "total"):
         pat = r"^image .*\(read ([0-9.]+) ms\)" if name == "read" else r"^%s +([0-9.]+) ms" % name
         v = [float(x) for x in re.findall(pat, text, re.M)[-runs:]]

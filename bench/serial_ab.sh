@@ -3,7 +3,9 @@
 # before/after measurements on a loaded machine (docs/CPU-SERIAL.md, third pass): each run its
 # own process, the order rotating run by run (A B C, B C A, ...), the process CPU time from
 # `perf stat -e task-clock` (a process waiting for a core does not accumulate it) beside the
-# printed solve time; medians; flows checked equal. Output: one line per command.
+# printed solve time, and build + solve where the command prints `c build_ms` (gcut maxflow:
+# what one gcut_grid_solve call costs, the solver's own setup included); medians; flows checked
+# equal. Output: one line per command.
 #
 # usage: bench/serial_ab.sh [-r RUNS] FILE -- 'CMD A' 'CMD B' ...
 #   each CMD is run as `CMD FILE` and must print `c solve_ms X` and `s FLOW` (gcut maxflow,
@@ -43,8 +45,9 @@ for ((r = 0; r < RUNS; r++)); do
         else
             out=$(${cmds[$i]} "$FILE" 2>&1) || out="FAIL"
         fi
-        awk -v i="$i" '/^c solve_ms/ {s=$3} /^s / {f=$2} /task-clock/ {split($0, a, ","); c=a[1]}
-            /FAIL/ {s="FAIL"} END {print i, s, (c == "" ? "-" : c), f}' <<<"$out" >>"$tmp"
+        awk -v i="$i" '/^c solve_ms/ {s=$3} /^c build_ms/ {b=$3} /^s / {f=$2}
+            /task-clock/ {split($0, a, ","); c=a[1]} /FAIL/ {s="FAIL"}
+            END {print i, s, (c == "" ? "-" : c), f, (b == "" ? "-" : b + s)}' <<<"$out" >>"$tmp"
     done
 done
 python3 - "$tmp" "$FILE" "${cmds[@]}" <<'EOF'
@@ -61,8 +64,10 @@ for i, c in enumerate(cmds):
     flows |= {r[3] for r in mine}
     solve = statistics.median(float(r[1]) for r in mine)
     cpu = [float(r[2]) for r in mine if r[2] != '-']
-    print('%-60s solve %9.1f ms   cpu %s   flow %s' % (
-        c, solve, '%9.1f ms' % statistics.median(cpu) if cpu else '-', mine[0][3]))
+    total = [float(r[4]) for r in mine if len(r) > 4 and r[4] != '-']
+    print('%-60s solve %9.1f ms   build+solve %s   cpu %s   flow %s' % (
+        c, solve, '%9.1f ms' % statistics.median(total) if total else '-',
+        '%9.1f ms' % statistics.median(cpu) if cpu else '-', mine[0][3]))
 if len(flows) != 1:
     print('FLOW MISMATCH: ' + ' '.join(sorted(flows))); bad = True
 sys.exit(2 if bad else 0)

@@ -1,6 +1,7 @@
 /* cmd_qpbo.c - `gcut qpbo FILE`: minimise a binary energy with non-submodular terms (QPBO,
  * Kolmogorov & Rother 2007; the parallel solver of Jeppesen et al. 2021) read from the text
  * format of docs/FORMATS.md; prints the labeled count, the lower bound and the energy. */
+#define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 
 #include <inttypes.h>

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static void usage(FILE *out) {
     fputs("usage: gcut segment IMAGE --seeds MASK -o MASK_OUT [--overlay OUT.png] [options]\n"
@@ -45,7 +46,14 @@ static void usage(FILE *out) {
           "  -o MASK_OUT           output mask, 0/255 (PNG for images, raw bytes for volumes)\n"
           "  --overlay OUT.png     the picture with the foreground tinted and its boundary drawn\n"
           "  --truth TRUTH         ground-truth mask (nonzero = foreground) to score against\n"
-          "  --solver NAME         solver from `gcut solvers`, or auto (default)\n"
+          "  --solver NAME         solver from `gcut solvers`, or auto (default). For one cut\n"
+          "                        of one picture (--iterations 1, no --rect, --levels or\n"
+          "                        --batch) auto solves on the CPU, parallel-bk on --threads\n"
+          "                        (all cores by default), without starting CUDA, when the\n"
+          "                        picture has at most GCUT_SEGMENT_CPU_PIXELS_PER_THREAD\n"
+          "                        pixels per thread (default 65536; 0 = never); otherwise\n"
+          "                        cuda-grid where a GPU is usable (--verbose says which and\n"
+          "                        why; docs/SEGMENT.md)\n"
           "  --threads N           CPU threads for parallel solvers (0 = all)\n"
           "  --lambda L            smoothness weight (default 50)\n"
           "  --sigma S             contrast scale in 8-bit units (default: estimated)\n"
@@ -160,6 +168,113 @@ static bool device_start_end(device_start *d) {
     pthread_join(d->thread, NULL);
     d->running = false;
     return true;
+}
+
+/* ---- auto's route for one picture (docs/SEGMENT.md, "Which solver auto takes") ----
+ *
+ * A process that starts CUDA pays for it whatever it then does: on the H100 host ~220-250 ms
+ * of start-up and ~100 ms of tear-down at exit (docs/CUDA-GRID.md, "Segmentation process time",
+ * fourth and fifth passes), more than the whole CPU route (read, models, energy, parallel-bk on
+ * every core, write) takes there for a hard photo of up to ~0.9 megapixels (16 cores: 244 ms
+ * against 372 at 640x480, a tie at 1280x720, 442 against 377 at 1920x1080; this constant is
+ * that crossover, 57,600 pixels per core, rounded up). So `gcut segment` with solver auto, one
+ * picture (no --batch, not a volume) and one cut (--iterations 1, no --rect, no --levels)
+ * solves on the CPU, never touching CUDA, when the picture has at most
+ * CPU_PIXELS_PER_THREAD pixels per CPU thread (--threads, else the online cores): parallel-bk
+ * on that many threads. Past it, and for --batch, volumes, GrabCut rounds and bands, auto
+ * keeps its GPU rule (cuda-grid from 256x256 where a GPU is usable). The decision needs the
+ * picture's size before anything is decoded, so that the GPU route's CUDA start-up can still
+ * begin at once: PNG and JPEG headers are read for it (other formats decide once decoded).
+ * GCUT_SEGMENT_CPU_PIXELS_PER_THREAD overrides the constant (0: never the CPU route). */
+#define CPU_PIXELS_PER_THREAD ((int64_t)65536)
+
+typedef struct segment_route {
+    bool cpu;           /* take the CPU route: parallel-bk on `threads` threads */
+    int threads;        /* CPU threads the rule counted */
+    int64_t pixels;     /* the picture's pixels (-1: not known) */
+    int64_t per_thread; /* the threshold used */
+    char reason[256];   /* for --verbose */
+} segment_route;
+
+static int online_cores(void) {
+    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    return cores > 0 ? (cores < 65536 ? (int)cores : 65536) : 1;
+}
+
+/* The rule above, as a function of the picture's pixels (-1: unknown), the threads the CPU
+ * route would use, and whether the run is one cut of one picture under auto. */
+static segment_route decide_route(int64_t pixels, int threads, bool eligible) {
+    segment_route r = {false, threads, pixels, CPU_PIXELS_PER_THREAD, ""};
+    const char *env = getenv("GCUT_SEGMENT_CPU_PIXELS_PER_THREAD");
+    if (env != NULL && *env != '\0') {
+        char *end;
+        const long long v = strtoll(env, &end, 10);
+        if (*end == '\0' && v >= 0)
+            r.per_thread = (int64_t)v;
+    }
+    if (!eligible) {
+        snprintf(r.reason, sizeof r.reason,
+                 "the solver is named, or the run is not one cut of one picture: no route rule");
+        return r;
+    }
+    if (pixels < 0) {
+        snprintf(r.reason, sizeof r.reason, "the picture's size is not known yet");
+        return r;
+    }
+    if (pixels < PRESTART_MIN_PIXELS) {
+        snprintf(r.reason, sizeof r.reason,
+                 "%" PRId64 " pixels: below 256x256 auto solves on the CPU anyway", pixels);
+        return r;
+    }
+    const int t = threads > 0 ? threads : 1;
+    r.cpu = r.per_thread > 0 && (r.per_thread > INT64_MAX / t || pixels <= r.per_thread * t);
+    snprintf(r.reason, sizeof r.reason,
+             "%" PRId64 " pixels on %d CPU thread%s = %" PRId64 " per thread, %s the CPU "
+             "route's limit of %" PRId64 " (GCUT_SEGMENT_CPU_PIXELS_PER_THREAD)",
+             pixels, threads, threads == 1 ? "" : "s", pixels / t, r.cpu ? "within" : "past",
+             r.per_thread);
+    return r;
+}
+
+static uint32_t read_be32(const uint8_t *p) {
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
+}
+
+/* The pixels of a PNG or JPEG picture from its header (IHDR; a JPEG's first SOFn marker),
+ * without decoding it; -1 for other formats or anything unexpected (the route is then decided
+ * once the picture is decoded). */
+static int64_t peek_pixels(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return -1;
+    uint8_t head[65536];
+    const size_t got = fread(head, 1, sizeof head, f);
+    fclose(f);
+    static const uint8_t png[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    if (got >= 24 && memcmp(head, png, 8) == 0 && memcmp(head + 12, "IHDR", 4) == 0) {
+        const uint32_t w = read_be32(head + 16), h = read_be32(head + 20);
+        return w <= 0x7fffffffu && h <= 0x7fffffffu ? (int64_t)w * (int64_t)h : -1;
+    }
+    if (got < 4 || head[0] != 0xFF || head[1] != 0xD8)
+        return -1;
+    for (size_t at = 2; at + 9 < got;) {
+        if (head[at] != 0xFF)
+            return -1;
+        const uint8_t marker = head[at + 1];
+        if (marker == 0xFF) { /* fill byte */
+            at++;
+            continue;
+        }
+        const size_t length = (size_t)head[at + 2] << 8 | head[at + 3];
+        /* SOF0..SOF15 but DHT (C4), JPG (C8) and DAC (CC): height, then width. */
+        if (marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC)
+            return (int64_t)((size_t)head[at + 5] << 8 | head[at + 6]) *
+                   (int64_t)((size_t)head[at + 7] << 8 | head[at + 8]);
+        if (marker == 0xDA || length < 2)
+            return -1;
+        at += 2 + length;
+    }
+    return -1;
 }
 
 typedef struct segment_args {
@@ -753,6 +868,59 @@ static int run_batch(segment_args *args) {
     return failed > 0 || done == 0 ? 1 : 0;
 }
 
+/* The seed mask read and turned into codes on a second thread while the picture is decoded
+ * (a 1920x1080 mask: ~10 ms on the H100 host, on the critical path when read after the
+ * picture). Only the good case is kept: on any failure, or a size other than the picture's,
+ * the command reads it again on its main thread, as before, for the same messages.
+ * GCUT_SEGMENT_SEED_THREAD=0 turns it off (for before/after timings). */
+typedef struct seed_read {
+    pthread_t thread;
+    bool running, ok;
+    const char *path;
+    gcut_seed_encoding encoding;
+    int64_t width, height, depth;
+    uint8_t *seeds; /* cli_alloc, width * height * depth codes */
+} seed_read;
+
+static void *seed_read_main(void *arg) {
+    seed_read *s = arg;
+    cli_timeline("seeds", "seed mask read begins (second thread)");
+    gcut_image mask = {0};
+    if (gcut_image_read(s->path, &mask) == GCUT_OK) {
+        s->width = mask.width, s->height = mask.height, s->depth = mask.depth;
+        const int64_t n = mask.width * mask.height * mask.depth;
+        s->seeds = cli_alloc((size_t)n, "seeds");
+        s->ok = s->seeds != NULL && gcut_seeds_from_mask(&mask, s->encoding, s->seeds) == GCUT_OK;
+    }
+    gcut_image_free(&mask);
+    cli_timeline("seeds", s->ok ? "seed mask read" : "seed mask not read (main thread retries)");
+    return NULL;
+}
+
+static void seed_read_begin(seed_read *s, const segment_args *args) {
+    memset(s, 0, sizeof *s);
+    const char *env = getenv("GCUT_SEGMENT_SEED_THREAD");
+    if (args->volume || args->seeds == NULL || (env != NULL && strcmp(env, "0") == 0))
+        return;
+    s->path = args->seeds;
+    s->encoding = args->encoding;
+    s->running = pthread_create(&s->thread, NULL, seed_read_main, s) == 0;
+}
+
+/* Join the thread; @return its codes if they fit image (the caller frees them), else NULL. */
+static uint8_t *seed_read_end(seed_read *s, const gcut_image *image) {
+    if (!s->running)
+        return NULL;
+    pthread_join(s->thread, NULL);
+    s->running = false;
+    if (s->ok && image != NULL && s->width == image->width && s->height == image->height &&
+        s->depth == image->depth)
+        return s->seeds;
+    gcut_free(s->seeds);
+    s->seeds = NULL;
+    return NULL;
+}
+
 /* The levels of a banded solve, coarsest first, and the energy of its result. */
 static int print_levels(const gcut_seg_report *r) {
     double build = 0, solve = 0;
@@ -868,11 +1036,35 @@ int cli_cmd_segment(int argc, char **argv) {
     }
     const double t_start = now_ms();
     cli_timeline("main", "arguments parsed");
+    /* auto's route (above), decided from the picture's header before CUDA could start. */
+    const bool automatic = args.options.solver == NULL || strcmp(args.options.solver, "auto") == 0;
+    const bool eligible = automatic && !args.volume && args.params.iterations == 1 &&
+                          args.params.levels == 0 && !args.has_rect;
+    const int route_threads = args.options.threads > 0 ? args.options.threads : online_cores();
+    segment_route route =
+        decide_route(eligible ? peek_pixels(args.images[0]) : -1, route_threads, eligible);
+    bool route_known = !eligible || route.pixels >= 0;
+    if (route.cpu) {
+        args.options.solver = "parallel-bk";
+        args.options.threads = route_threads;
+    }
+    if (eligible && route_known) {
+        cli_timeline("main", route.cpu ? "route: CPU (parallel-bk on every thread), no CUDA"
+                                       : "route: auto's GPU rule");
+        if (args.verbose)
+            fprintf(stderr, "gcut segment: auto: %s: %s\n",
+                    route.cpu ? "CPU route, parallel-bk" : "auto's GPU rule kept", route.reason);
+    }
     device_start prestart = {0};
-    device_start_begin(&prestart, &args.options,
-                       !args.volume && file_bytes(args.images[0]) >= PRESTART_MIN_FILE_BYTES
-                           ? PRESTART_MIN_PIXELS
-                           : -1);
+    if (eligible && route_known)
+        device_start_begin(&prestart, &args.options, route.pixels);
+    else if (!eligible)
+        device_start_begin(&prestart, &args.options,
+                           !args.volume && file_bytes(args.images[0]) >= PRESTART_MIN_FILE_BYTES
+                               ? PRESTART_MIN_PIXELS
+                               : -1);
+    seed_read seed_thread;
+    seed_read_begin(&seed_thread, &args);
     gcut_image image = {0};
     loaded_mask seed_mask = {{0}, NULL};
     uint8_t *seeds = NULL, *mask = NULL;
@@ -900,14 +1092,28 @@ int cli_cmd_segment(int argc, char **argv) {
     }
     cli_timeline("main", "image read");
     const int64_t n = image.width * image.height * image.depth;
+    if (!route_known) { /* a format whose header was not read: decide now */
+        route = decide_route(n, route_threads, eligible);
+        route_known = true;
+        if (route.cpu) {
+            args.options.solver = "parallel-bk";
+            args.options.threads = route_threads;
+        }
+        if (args.verbose)
+            fprintf(stderr, "gcut segment: auto: %s: %s\n",
+                    route.cpu ? "CPU route, parallel-bk" : "auto's GPU rule kept", route.reason);
+    }
     device_start_begin(&prestart, &args.options, n);
-    if ((seeds = cli_alloc((size_t)n, "seeds")) == NULL ||
+    seeds = seed_read_end(&seed_thread, &image);
+    if ((seeds == NULL && (seeds = cli_alloc((size_t)n, "seeds")) == NULL) ||
         (mask = cli_alloc((size_t)n, "mask")) == NULL) {
         cli_error("segment", GCUT_ERR_NOMEM, "buffers for %" PRId64 " pixels", n);
         goto done;
     }
     if (args.seeds == NULL) {
         memset(seeds, GCUT_SEED_UNKNOWN, (size_t)n);
+    } else if (seed_thread.seeds != NULL) {
+        /* read on the second thread, alongside the picture */
     } else {
         if (!load_mask(&args, args.seeds, "seed mask", &image, &seed_mask))
             goto done;
@@ -1025,6 +1231,8 @@ int cli_cmd_segment(int argc, char **argv) {
         goto done;
     rc = 0;
 done:
+    if (seed_thread.running) /* the picture failed: the thread's codes are not used */
+        gcut_free(seed_read_end(&seed_thread, NULL));
     device_start_end(&prestart);
     cli_timeline("main", "segment command done");
     gcut_image_free(&image);

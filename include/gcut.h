@@ -106,9 +106,9 @@ enum { GCUT_SOURCE = 0, GCUT_SINK = 1 };
 /** Solve options. Always start from gcut_options_init(). */
 typedef struct gcut_options {
     const char *solver; /**< registered solver name, or "auto" / NULL: GPU when present and
-                             the problem is large, else "ibfs" for graphs and "grid-bk" for
-                             grids ("grid-ibfs" for a one-off gcut_grid_solve of a 6-, 8- or
-                             26-connected grid; a grid of 65536 nodes or more with threads > 1:
+                             the problem is large, else "ibfs" for graphs, "grid-ibfs" for a
+                             one-off gcut_grid_solve of any grid and "grid-bk" for grid
+                             contexts (a grid of 65536 nodes or more with threads > 1:
                              "parallel-bk") */
     int threads;        /**< CPU threads for parallel solvers; 0 = all cores */
     int device;         /**< CUDA device ordinal for GPU solvers */

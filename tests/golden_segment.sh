@@ -125,6 +125,50 @@ expect 0 "segment synth hard" -- "$gcut" segment "$work/hard.png" --seeds "$work
     --truth "$work/hard_truth.png" -o "$work/hard_mask.png" --connectivity 4
 percent_below error 5.0
 
+# ---- auto's route for one picture (docs/SEGMENT.md): one cut of a 320x240 picture under auto
+# goes to parallel-bk on the CPU threads when it has at most GCUT_SEGMENT_CPU_PIXELS_PER_THREAD
+# pixels per thread (76800 / 2 here, inside the default), never starting CUDA; a limit
+# of 0, or a named solver, or GrabCut rounds, keep auto's GPU rule. Each route's flow is bk's.
+expect 0 "segment easy, auto, one cut" -- "$gcut" segment "$work/easy.png" \
+    --seeds "$work/easy_seeds.png" -o "$work/route_cpu.png" --iterations 1 --verbose --threads 2
+grep_out "auto: CPU route, parallel-bk: 76800 pixels on 2 CPU threads = 38400 per thread, within the CPU route's limit of [0-9]+" \
+    "auto's CPU route named with its reason"
+grep_out "^solve .* parallel-bk " "the CPU route solves with parallel-bk"
+flow_route="$(sed -n 's/^solve .*flow \([0-9]*\).*/\1/p' "$work/out")"
+expect 0 "segment easy, bk's mask as the truth of the CPU route's" -- "$gcut" segment \
+    "$work/easy.png" --seeds "$work/easy_seeds.png" -o "$work/route_bk.png" --iterations 1 \
+    --solver bk --truth "$work/route_cpu.png"
+grep_out "^error +0\.000% " "the CPU route's mask is bk's"
+flow_bk="$(sed -n 's/^solve .*flow \([0-9]*\).*/\1/p' "$work/out")"
+if [ -n "$flow_bk" ] && [ "$flow_bk" = "$flow_route" ]; then pass; else
+    fail "bk flow '$flow_bk' and the CPU route's flow '$flow_route' differ"
+fi
+expect 0 "segment easy, auto, limit 0" -- env GCUT_SEGMENT_CPU_PIXELS_PER_THREAD=0 "$gcut" \
+    segment "$work/easy.png" --seeds "$work/easy_seeds.png" -o "$work/route_gpu.png" \
+    --iterations 1 --verbose
+grep_out "auto: auto's GPU rule kept: 76800 pixels on [0-9]+ CPU threads? = [0-9]+ per thread, past the CPU route's limit of 0" \
+    "a limit of 0 keeps auto's GPU rule"
+flow_route="$(sed -n 's/^solve .*flow \([0-9]*\).*/\1/p' "$work/out")"
+if [ "$flow_bk" = "$flow_route" ]; then pass; else
+    fail "bk flow '$flow_bk' and auto's GPU-rule flow '$flow_route' differ"
+fi
+expect 0 "segment easy, auto, one thread" -- env GCUT_SEGMENT_CPU_PIXELS_PER_THREAD=80000 \
+    "$gcut" segment "$work/easy.png" --seeds "$work/easy_seeds.png" -o "$work/route_1.png" \
+    --iterations 1 --verbose --threads 1
+grep_out "auto: CPU route, parallel-bk: 76800 pixels on 1 CPU thread = 76800 per thread, within the CPU route's limit of 80000" \
+    "--threads counts in the rule"
+expect 0 "segment easy, auto, two threads and a tighter limit" -- \
+    env GCUT_SEGMENT_CPU_PIXELS_PER_THREAD=38399 "$gcut" segment "$work/easy.png" \
+    --seeds "$work/easy_seeds.png" -o "$work/route_2.png" --iterations 1 --verbose --threads 2
+grep_out "auto's GPU rule kept: 76800 pixels on 2 CPU threads = 38400 per thread, past" \
+    "one pixel per thread past the limit keeps auto's GPU rule"
+expect 0 "segment easy, named solver" -- "$gcut" segment "$work/easy.png" \
+    --seeds "$work/easy_seeds.png" -o "$work/route_n.png" --iterations 1 --verbose --solver bk
+if grep -q "auto: " "$work/out"; then fail "a named solver took auto's route rule"; else pass; fi
+expect 0 "segment easy, GrabCut rounds" -- "$gcut" segment "$work/easy.png" \
+    --seeds "$work/easy_seeds.png" -o "$work/route_r.png" --iterations 2 --verbose
+if grep -q "auto: CPU route" "$work/out"; then fail "GrabCut rounds took the CPU route"; else pass; fi
+
 expect 0 "gen synth volume" -- "$gcut" gen synth --size 48x48x40 --seed 2 -o "$work/vol.raw" \
     --truth "$work/vol_truth.raw" --seeds "$work/vol_seeds.raw"
 expect 0 "segment volume" -- "$gcut" segment "$work/vol.raw" --raw 40x48x48 \

@@ -199,7 +199,8 @@ static void errors(void) {
     gcut_grid_free(grid);
 }
 
-/* "auto" solves CPU grids with grid-bk unless a GPU takes them. */
+/* "auto" solves one-off CPU grids with grid-ibfs (docs/CPU-SERIAL.md, "Fifth pass") unless a GPU
+ * takes them; grid contexts keep grid-bk for its warm re-solves. */
 static void auto_pick(void) {
     const int64_t shape[2] = {8, 9};
     gcut_grid *grid = NULL;
@@ -209,8 +210,14 @@ static void auto_pick(void) {
     gcut_stats stats;
     int64_t flow = -1;
     CHECK_OK(gcut_grid_solve(grid, NULL, &flow, NULL, &stats));
-    count(strcmp(stats.solver, "grid-bk") == 0 || strcmp(stats.solver, "cuda-grid") == 0);
+    count(strcmp(stats.solver, "grid-ibfs") == 0 || strcmp(stats.solver, "cuda-grid") == 0);
     gcut_grid_free(grid);
+    gcut_grid_context *ctx = NULL;
+    CHECK_OK(gcut_grid_context_create(2, shape, 4, NULL, &ctx));
+    gcut_grid_context_info info;
+    if (ctx != NULL && gcut_grid_context_get_info(ctx, &info) == GCUT_OK)
+        count(strcmp(info.solver, "grid-bk") == 0 || strcmp(info.solver, "cuda-grid") == 0);
+    gcut_grid_context_free(ctx);
 }
 
 /* grid-ibfs's fourth-pass paths (src/cpu/grid_bk.c): the one-arc pushes before the trees

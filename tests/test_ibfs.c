@@ -334,8 +334,8 @@ static void test_grid_ibfs_random(test_rng *rng) {
         }
 }
 
-/* "auto": ibfs for a small general graph, grid-ibfs for a small 8- or 26-connected grid, grid-bk
- * for a 4-connected one (docs/CPU-SERIAL.md); the GPU solvers take only larger problems. */
+/* "auto": ibfs for a small general graph, grid-ibfs for a small grid of every connectivity
+ * (docs/CPU-SERIAL.md, "Fifth pass"); the GPU solvers take only larger problems. */
 static void test_auto_pick(void) {
     gcut_graph *g = NULL;
     gcut_stats stats;
@@ -366,7 +366,8 @@ static void test_auto_pick(void) {
     static const struct {
         int ndim, connectivity;
         const char *want;
-    } cases[] = {{2, 4, "grid-bk"}, {2, 8, "grid-ibfs"}, {3, 6, "grid-ibfs"}, {3, 26, "grid-ibfs"}};
+    } cases[] = {
+        {2, 4, "grid-ibfs"}, {2, 8, "grid-ibfs"}, {3, 6, "grid-ibfs"}, {3, 26, "grid-ibfs"}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         const int64_t shape[3] = {5, 6, 7};
         gcut_grid *grid = NULL;

@@ -275,7 +275,40 @@ typedef struct png_spec {
     size_t palette_length;
     const uint8_t *trns; /* tRNS bytes */
     size_t trns_length;
+    bool filtered; /* non-interlaced rows filtered with type y % 5 (else every row type 0) */
 } png_spec;
+
+static int paeth_of(int a, int b, int c) {
+    const int p = a + b - c, pa = abs(p - a), pb = abs(p - b), pc = abs(p - c);
+    return pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+}
+
+/* PNG spec 1.2 section 6: row y (1 + rowbytes at rows, type 0) filtered with type y % 5
+ * against the unfiltered row above (zeros above the first), bpp bytes per pixel (at least 1). */
+static void filter_rows(uint8_t *rows, size_t height, size_t rowbytes, size_t bpp) {
+    uint8_t *prev = calloc(rowbytes + 1, 1), *cur = malloc(rowbytes + 1);
+    if (prev == NULL || cur == NULL)
+        exit(1);
+    for (size_t y = 0; y < height; y++) {
+        uint8_t *r = rows + y * (rowbytes + 1);
+        memcpy(cur, r + 1, rowbytes); /* the row's own bytes, before filtering */
+        const int type = (int)(y % 5);
+        r[0] = (uint8_t)type;
+        for (size_t i = 0; i < rowbytes; i++) {
+            const int a = i >= bpp ? cur[i - bpp] : 0, b = prev[i];
+            const int c = i >= bpp ? prev[i - bpp] : 0;
+            const int pred = type == 1   ? a
+                             : type == 2 ? b
+                             : type == 3 ? (a + b) / 2
+                             : type == 4 ? paeth_of(a, b, c)
+                                         : 0;
+            r[1 + i] = (uint8_t)(cur[i] - pred);
+        }
+        memcpy(prev, cur, rowbytes);
+    }
+    free(prev);
+    free(cur);
+}
 
 static void make_png(const char *path, const png_spec *spec) {
     static const uint8_t signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
@@ -310,6 +343,11 @@ static void make_png(const char *path, const png_spec *spec) {
         }
     }
     free(row);
+    if (spec->filtered && !spec->interlace) {
+        const size_t bits = (size_t)spec->width * spp * (size_t)spec->bit_depth;
+        const size_t bpp = spp * (size_t)spec->bit_depth / 8;
+        filter_rows(raw.data, spec->height, (bits + 7) / 8, bpp > 0 ? bpp : 1);
+    }
     zlib_stored(&z, raw.data, raw.length);
     png_chunk(&file, "IDAT", z.data, z.length);
     png_chunk(&file, "IEND", NULL, 0);
@@ -644,7 +682,7 @@ static void test_png_oracle(void) {
             uint16_t *samples = samples_of(w * h);
             for (size_t i = 0; i < w * h; i++)
                 samples[i] = (uint16_t)(test_rng_next(&rng) % (1u << bits));
-            png_spec spec = {w, h, bits, 0, interlace, 1, samples, NULL, 0, NULL, 0};
+            png_spec spec = {w, h, bits, 0, interlace, 1, samples, NULL, 0, NULL, 0, false};
             char name[32];
             snprintf(name, sizeof name, "gray%d_%d.png", bits, interlace);
             path = scratch(name);
@@ -663,7 +701,7 @@ static void test_png_oracle(void) {
         uint16_t *samples = samples_of(w * h * 3);
         for (size_t i = 0; i < w * h * 3; i++)
             samples[i] = (uint16_t)test_rng_next(&rng);
-        png_spec spec = {w, h, 16, 2, interlace, 3, samples, NULL, 0, NULL, 0};
+        png_spec spec = {w, h, 16, 2, interlace, 3, samples, NULL, 0, NULL, 0, false};
         path = scratch(interlace ? "rgb16_i.png" : "rgb16.png");
         make_png(path, &spec);
         PASS_IF(read_ok(path, &image) && image.channels == 3 && image.bit_depth == 16 &&
@@ -680,7 +718,7 @@ static void test_png_oracle(void) {
     uint16_t *index = samples_of(w * h);
     for (size_t i = 0; i < w * h; i++)
         index[i] = (uint16_t)(test_rng_next(&rng) % 16);
-    png_spec spec = {w, h, 4, 3, 0, 1, index, palette, sizeof palette, trns, sizeof trns};
+    png_spec spec = {w, h, 4, 3, 0, 1, index, palette, sizeof palette, trns, sizeof trns, false};
     path = scratch("palette_trns.png");
     make_png(path, &spec);
     bool ok = read_ok(path, &image) && image.channels == 4 && image.bit_depth == 8;
@@ -707,7 +745,7 @@ static void test_png_oracle(void) {
     for (size_t i = 0; i < w * h; i++)
         gray[i] = (uint16_t)(test_rng_next(&rng) % 4);
     uint8_t key[2] = {0, 2};
-    png_spec keyed = {w, h, 8, 0, 0, 1, gray, NULL, 0, key, 2};
+    png_spec keyed = {w, h, 8, 0, 0, 1, gray, NULL, 0, key, 2, false};
     path = scratch("gray_key.png");
     make_png(path, &keyed);
     ok = read_ok(path, &image) && image.channels == 2 && image.bit_depth == 8;
@@ -730,6 +768,143 @@ static void test_png_oracle(void) {
     PASS_IF(read_fails(path, GCUT_ERR_NOMEM));
     gcut_set_memory_limit(cap);
     PASS_IF(read_fails(path, GCUT_ERR_PARSE) && error_mentions("truncated PNG"));
+}
+
+/* Rows of every filter type, every colour type gcut reads without libpng (gray, gray+alpha,
+ * RGB, RGBA at 8 and 16 bits) and one it leaves to libpng (gray at 4 bits), widths 1 to 37:
+ * each decoder (GCUT_PNG_DECODER: the direct path with libdeflate where the system has it,
+ * with zlib, and libpng) must give the samples that were written. A filter type past 4 is
+ * refused as corrupt by every decoder. */
+static void test_png_filters(void) {
+    if (!have_png)
+        return;
+    static const int types[5][2] = {{0, 1}, {4, 2}, {2, 3}, {6, 4}, {0, 1}};
+    static const char *const decoders[3] = {"", "zlib", "libpng"};
+    for (int t = 0; t < 5; t++)
+        for (int bits = 8; bits <= 16; bits += 8) {
+            const int depth = t == 4 ? 4 : bits;
+            if (t == 4 && bits == 16)
+                continue;
+            const uint32_t w = 1 + (uint32_t)(test_rng_next(&rng) % 37), h = 11;
+            const int spp = types[t][1];
+            uint16_t *samples = samples_of((size_t)w * h * (size_t)spp);
+            for (size_t i = 0; i < (size_t)w * h * (size_t)spp; i++)
+                samples[i] = (uint16_t)(test_rng_next(&rng) % (1u << depth));
+            png_spec spec = {w, h, depth, types[t][0], 0, spp, samples, NULL, 0, NULL, 0, true};
+            char name[48];
+            snprintf(name, sizeof name, "filtered_%d_%d.png", t, depth);
+            const char *path = scratch(name);
+            make_png(path, &spec);
+            for (int d = 0; d < 3; d++) {
+                setenv("GCUT_PNG_DECODER", decoders[d], 1);
+                gcut_image image;
+                const uint64_t before = gcut_memory_in_use();
+                bool ok = read_ok(path, &image) && image.width == w && image.height == h &&
+                          image.channels == spp && image.bit_depth == (depth == 16 ? 16 : 8) &&
+                          gcut_memory_in_use() == before + pixel_bytes(&image);
+                for (size_t i = 0; ok && i < (size_t)w * h * (size_t)spp; i++) {
+                    const unsigned v = depth == 16  ? ((uint16_t *)image.pixels)[i]
+                                       : depth == 8 ? ((uint8_t *)image.pixels)[i]
+                                                    : ((uint8_t *)image.pixels)[i] / 17u;
+                    ok = v == samples[i];
+                }
+                if (!ok)
+                    printf("filtered PNG %s (colour type %d, %d bits, width %u) misread by "
+                           "decoder '%s'\n",
+                           name, types[t][0], depth, w, decoders[d]);
+                PASS_IF(ok);
+                gcut_image_free(&image);
+            }
+            free(samples);
+        }
+    /* Filter type 5 on the last row (found by its offset in the stored deflate data). */
+    uint16_t samples[4 * 3] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+    png_spec spec = {4, 1, 8, 2, 0, 3, samples, NULL, 0, NULL, 0, false};
+    const char *path = scratch("filter5.png");
+    make_png(path, &spec);
+    size_t length = 0;
+    uint8_t *bytes = read_bytes(path, &length);
+    /* signature 8, IHDR 25, IDAT length+type 8, zlib header 2, stored block header 5 */
+    const size_t at = 8 + 25 + 8 + 2 + 5;
+    bytes[at] = 5;
+    /* The stored block's Adler-32 and the chunk's CRC-32 must stay right: patch both. */
+    uint32_t a = 1, b = 0;
+    for (size_t i = 0; i < 13; i++) {
+        a = (a + bytes[at + i]) % 65521u;
+        b = (b + a) % 65521u;
+    }
+    const uint32_t adler = (b << 16) | a;
+    for (int k = 0; k < 4; k++)
+        bytes[at + 13 + (size_t)k] = (uint8_t)(adler >> (24 - 8 * k));
+    const uint32_t crc = crc32_of(bytes + 8 + 25 + 4, 4 + 2 + 5 + 13 + 4);
+    for (int k = 0; k < 4; k++)
+        bytes[at + 17 + (size_t)k] = (uint8_t)(crc >> (24 - 8 * k));
+    write_bytes(path, bytes, length);
+    free(bytes);
+    for (int d = 0; d < 3; d++) {
+        setenv("GCUT_PNG_DECODER", decoders[d], 1);
+        PASS_IF(read_fails(path, GCUT_ERR_PARSE) && error_mentions("corrupt PNG"));
+    }
+    unsetenv("GCUT_PNG_DECODER");
+}
+
+/* Damage inside the image data of a filtered PNG with the chunk's CRC made right again, so
+ * that the reader must find it in the zlib stream or the rows (stored blocks' lengths, the
+ * Adler-32, filter types): each decoder either reads an image (a changed filter type or sample
+ * can still be a valid file) or refuses it as PARSE, with nothing left allocated. */
+static void test_png_inner_damage(void) {
+    if (!have_png)
+        return;
+    static const char *const decoders[3] = {"", "zlib", "libpng"};
+    const uint32_t w = 17, h = 9;
+    uint16_t *samples = samples_of((size_t)w * h * 3);
+    for (size_t i = 0; i < (size_t)w * h * 3; i++)
+        samples[i] = (uint16_t)(test_rng_next(&rng) % 256);
+    png_spec spec = {w, h, 8, 2, 0, 3, samples, NULL, 0, NULL, 0, true};
+    const char *path = scratch("inner.png");
+    make_png(path, &spec);
+    free(samples);
+    size_t length = 0;
+    uint8_t *data = read_bytes(path, &length);
+    /* signature 8 + IHDR 25; the IDAT's length, type, payload and CRC follow. */
+    const size_t idat = 8 + 25, payload = (size_t)data[idat] << 24 | (size_t)data[idat + 1] << 16 |
+                                          (size_t)data[idat + 2] << 8 | data[idat + 3];
+    uint8_t *mutant = malloc(length);
+    const char *bad = scratch("inner_bad.png");
+    int wrong = 0, read = 0, refused = 0;
+    for (int trial = 0; trial < 200; trial++) {
+        memcpy(mutant, data, length);
+        const int flips = (int)test_rng_range(&rng, 1, 3);
+        for (int k = 0; k < flips; k++)
+            mutant[idat + 8 + test_rng_next(&rng) % payload] ^=
+                (uint8_t)test_rng_range(&rng, 1, 255);
+        const uint32_t crc = crc32_of(mutant + idat + 4, 4 + payload);
+        for (int k = 0; k < 4; k++)
+            mutant[idat + 8 + payload + (size_t)k] = (uint8_t)(crc >> (24 - 8 * k));
+        write_bytes(bad, mutant, length);
+        for (int d = 0; d < 3; d++) {
+            setenv("GCUT_PNG_DECODER", decoders[d], 1);
+            gcut_image image = {0};
+            const uint64_t before = gcut_memory_in_use();
+            const gcut_status st = gcut_image_read(bad, &image);
+            bool ok = st == GCUT_OK ? image.width == w && image.height == h &&
+                                          gcut_memory_in_use() == before + pixel_bytes(&image)
+                                    : st == GCUT_ERR_PARSE && gcut_memory_in_use() == before;
+            read += st == GCUT_OK;
+            refused += st != GCUT_OK;
+            if (!ok) {
+                printf("inner damage trial %d, decoder '%s': %s (%s)\n", trial, decoders[d],
+                       gcut_status_name(st), gcut_last_error());
+                wrong++;
+            }
+            gcut_image_free(&image);
+        }
+    }
+    unsetenv("GCUT_PNG_DECODER");
+    printf("inner damage: %d reads, %d refused\n", read, refused);
+    PASS_IF(wrong == 0);
+    free(mutant);
+    free(data);
 }
 
 static void test_png_damage(void) {
@@ -766,7 +941,7 @@ static void test_png_damage(void) {
     }
     /* Damaged compressed data with a correct CRC: zlib itself objects. */
     make_png(scratch("zdamage.png"),
-             &(png_spec){4, 4, 8, 0, 0, 1, (const uint16_t[16]){0}, NULL, 0, NULL, 0});
+             &(png_spec){4, 4, 8, 0, 0, 1, (const uint16_t[16]){0}, NULL, 0, NULL, 0, false});
     size_t zlength = 0;
     uint8_t *zdata = read_bytes(scratch("zdamage.png"), &zlength);
     for (size_t i = 8; zdata != NULL && i + 4 <= zlength; i++)
@@ -1103,6 +1278,8 @@ int main(void) {
     test_pnm_bytes();
     test_pnm_parsing();
     test_png_oracle();
+    test_png_filters();
+    test_png_inner_damage();
     test_png_damage();
     test_jpeg();
     test_write_errors();

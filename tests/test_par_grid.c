@@ -154,7 +154,7 @@ static void test_grids(test_rng *rng) {
 
 /* "auto" with threads > 1 on a grid of 65536 nodes or more takes parallel-bk (unless a GPU
  * takes it), and gives bk's flow and cut; one thread, or a smaller grid, stays on the serial
- * pick (grid-bk). */
+ * pick (grid-ibfs). */
 static void test_auto(test_rng *rng) {
     gcut_solver_info gpu;
     bool has_gpu = gcut_solver_find("cuda-grid", &gpu) == GCUT_OK && gpu.available;
@@ -187,7 +187,7 @@ static void test_auto(test_rng *rng) {
             free(labels);
             const char *want = has_gpu && n >= 65536       ? "cuda-grid"
                                : threads > 1 && n >= 65536 ? "parallel-bk"
-                                                           : "grid-bk";
+                                                           : "grid-ibfs";
             count(strcmp(stats.solver, want) == 0);
             if (strcmp(stats.solver, want) != 0)
                 fprintf(stderr, "auto, %lld nodes, %d threads: %s, expected %s\n", (long long)n,

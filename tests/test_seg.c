@@ -2,6 +2,7 @@
  * capacities of tiny images against hand-computed values, seed masks in every encoding, 8/16
  * bit and alpha handled alike, learnt models segmenting synthetic images against their truth,
  * seeds kept and the same cut value from every solver, the overlay, and clean errors. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "internal.h"
 #include "util_common.h"
 
@@ -256,6 +257,68 @@ static void test_formats(uint64_t seed) {
     free(seeds), free(p16), free(p4), free(gray), free(ga), free(g16);
 }
 
+/* The energy built in parts (the grid's rows on several threads, the colour costs in colour
+ * ranges: GCUT_SEG_FILL_THREADS, GCUT_SEG_COST_THREADS) equals the one-thread build bit for
+ * bit: every part writes its own entries. A photo-sized 2D picture (8 fill parts of 2^17
+ * pixels), a volume split across its slices (26-connected, so parts meet on diagonal arcs), and
+ * odd part counts so that no split falls on a boundary by luck. */
+static bool build_with(const gcut_image *img, const uint8_t *seeds, const gcut_seg_params *p,
+                       const char *fill, const char *cost, gcut_grid **out) {
+    setenv("GCUT_SEG_FILL_THREADS", fill, 1);
+    setenv("GCUT_SEG_COST_THREADS", cost, 1);
+    const gcut_status st = gcut_seg_build_grid(img, seeds, p, out, NULL);
+    unsetenv("GCUT_SEG_FILL_THREADS");
+    unsetenv("GCUT_SEG_COST_THREADS");
+    CHECK_OK(st);
+    return st == GCUT_OK;
+}
+
+static void test_parts(uint64_t seed) {
+    static const int64_t sizes[2][3] = {{1031, 1021, 1}, {97, 89, 131}};
+    for (int k = 0; k < 2; k++) {
+        const int64_t w = sizes[k][0], h = sizes[k][1], d = sizes[k][2], n = w * h * d;
+        gcut_image img = {0};
+        uint8_t *seeds = malloc((size_t)n);
+        CHECK_OK(gcut_synth_image(w, h, d, seed + (uint64_t)k, GCUT_SYNTH_HARD, &img, NULL));
+        CHECK_OK(gcut_synth_seeds(w, h, d, seeds));
+        gcut_seg_params p;
+        gcut_seg_params_init(&p);
+        p.connectivity = d > 1 ? 26 : 8;
+        gcut_grid *one = NULL, *split = NULL, *odd = NULL;
+        if (img.pixels != NULL && build_with(&img, seeds, &p, "1", "1", &one) &&
+            build_with(&img, seeds, &p, "7", "5", &split) &&
+            build_with(&img, seeds, &p, "3", "13", &odd)) {
+            PASS_IF(grids_equal(one, split));
+            PASS_IF(grids_equal(one, odd));
+        }
+        /* `gcut segment`'s CPU route (parallel-bk on 4 threads) against bk on the photo: the
+         * same flow, bk's mask, and the certificate of its cut on the built grid. */
+        if (d == 1 && one != NULL) {
+            uint8_t *m_bk = malloc((size_t)n), *m_pbk = malloc((size_t)n);
+            uint8_t *labels = malloc((size_t)n);
+            gcut_options o;
+            gcut_options_init(&o);
+            o.solver = "bk";
+            gcut_seg_report r_bk, r_pbk;
+            CHECK_OK(gcut_segment(&img, seeds, &p, &o, m_bk, &r_bk));
+            o.solver = "parallel-bk";
+            o.threads = 4;
+            CHECK_OK(gcut_segment(&img, seeds, &p, &o, m_pbk, &r_pbk));
+            PASS_IF(r_bk.stats.flow == r_pbk.stats.flow && r_bk.stats.flow > 0);
+            PASS_IF(memcmp(m_bk, m_pbk, (size_t)n) == 0);
+            for (int64_t i = 0; i < n; i++)
+                labels[i] = m_pbk[i] ? GCUT_SOURCE : GCUT_SINK;
+            int64_t cut = -1;
+            PASS_IF(gcut_grid_verify(one, labels, r_pbk.stats.flow, &cut) == GCUT_OK &&
+                    cut == r_pbk.stats.flow);
+            free(m_bk), free(m_pbk), free(labels);
+        }
+        gcut_grid_free(one), gcut_grid_free(split), gcut_grid_free(odd);
+        gcut_image_free(&img);
+        free(seeds);
+    }
+}
+
 /* Learnt models on the synthetic benchmark: the seeds are only the two 32x32 patches, so the
  * models see a sample of each mixture. At the easy level the learnt GMM is close to the truth
  * and the cut mislabels well under 1% (measured about 0.01-0.1%); the bound of 2% leaves room
@@ -405,6 +468,7 @@ int main(void) {
     test_hand_2x2();
     test_seed_masks();
     test_formats(seed);
+    test_parts(seed);
     test_learnt(seed, 160, 120, 1, GCUT_MODEL_GMM);
     test_learnt(seed + 1, 200, 100, 1, GCUT_MODEL_HISTOGRAM);
     test_learnt(seed + 2, 40, 36, 32, GCUT_MODEL_AUTO);

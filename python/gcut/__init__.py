@@ -223,6 +223,65 @@ def _ids(x, name):
     return _np.ascontiguousarray(a, dtype=_np.int64)
 
 
+def _grid_marks(x, name, shape):
+    """The nodes a mark argument names, as flat int64 node ids of a grid of this shape. Taken:
+    a boolean mask of the grid's shape (True = changed); integer node ids (any shape, read
+    flat; row-major over the grid, as gcut numbers its nodes); a tuple of one integer array
+    per axis (coordinates, as ``np.nonzero(mask)`` returns them; a tuple of plain ints is ids,
+    as it always was). Every id is range-checked here so that the error names the entry and a
+    bad call marks nothing."""
+    num_nodes = int(_np.prod(shape))
+    if isinstance(x, tuple) and x and all(
+            isinstance(c, (list, tuple)) or getattr(c, "ndim", 0) >= 1 for c in x):
+        if len(x) != len(shape):
+            raise ValueError(
+                f"{name}: a tuple of coordinate arrays needs {len(shape)} arrays, one per axis "
+                f"of the grid's shape {shape} (as np.nonzero returns them), got {len(x)}")
+        coords = []
+        for k, c in enumerate(x):
+            a = _host_array(c, f"{name}[{k}]")
+            if a.size == 0 and a.dtype.kind in "fO":
+                a = a.astype(_np.int64)
+            if a.dtype.kind not in "iu":
+                raise TypeError(f"{name}[{k}] must hold integer coordinates, not {a.dtype}")
+            coords.append(a.reshape(-1))
+        if len({a.size for a in coords}) != 1:
+            sizes = ", ".join(str(a.size) for a in coords)
+            raise ValueError(f"{name}: the coordinate arrays differ in length ({sizes})")
+        for k, (a, extent) in enumerate(zip(coords, shape)):
+            bad = (a < 0) | (a >= extent)
+            if bad.any():
+                j = int(_np.flatnonzero(bad)[0])
+                raise ValueError(f"{name}[{k}][{j}] = {a[j]} is outside axis {k} of the grid's "
+                                 f"shape {shape} (must be in [0, {extent}))")
+        if not coords[0].size:
+            return _np.zeros(0, dtype=_np.int64)
+        ids = _np.ravel_multi_index([a.astype(_np.int64) for a in coords], shape)
+        return _np.ascontiguousarray(ids, dtype=_np.int64)
+    if x is True or x is False:
+        raise TypeError(f"{name} must be node ids, a boolean mask of shape {shape} or a tuple "
+                        f"of coordinate arrays, not {x!r}")
+    a = _host_array(x, name)
+    if a.dtype.kind == "b":
+        if a.shape != shape:
+            raise ValueError(f"{name}: a boolean mask must have the grid's shape {shape}, got "
+                             f"{a.shape} (or pass node ids)")
+        return _np.flatnonzero(a).astype(_np.int64)
+    if a.size == 0 and a.dtype.kind in "fO":
+        a = a.astype(_np.int64)
+    if a.dtype.kind not in "iu":
+        raise TypeError(f"{name} must be integer node ids, a boolean mask of shape {shape} or a "
+                        f"tuple of coordinate arrays, not an array of {a.dtype}")
+    a = a.reshape(-1)
+    if a.size:
+        bad = (a < 0) | (a >= num_nodes)
+        if bad.any():
+            j = int(_np.flatnonzero(bad)[0])
+            raise ValueError(f"{name}[{j}] = {a[j]} is not a node of the grid (ids are in "
+                             f"[0, {num_nodes}), row-major over shape {shape})")
+    return _np.ascontiguousarray(a, dtype=_np.int64)
+
+
 def _broadcast(arrays, names, shape=None):
     try:
         if shape is None:
@@ -748,8 +807,17 @@ class GridContext(_gcut.GridContextCore):
     ``(connectivity, *shape)`` in :func:`grid_maxflow`'s direction order), all zero at first.
     With ``warm=True`` the next solve starts from the previous flow (bk: its trees; cpu-pr and
     cuda-grid: their residual state, repaired where capacities fell) and is exact: the same
-    flow as a cold solve. cuda-grid keeps its device buffers between solves. ``info`` counts
-    solves and warm solves. Not thread-safe: one context per thread."""
+    flow as a cold solve. cuda-grid keeps its device buffers between solves. ``changed=`` /
+    ``changed_terminals=`` tell a warm solve which nodes (or only which nodes' terminals)
+    changed, so it reads only those (see :meth:`solve`). ``info`` counts solves and warm
+    solves. Not thread-safe: one context per thread.
+
+    Terminal-only updates (a new data term over the same image)::
+
+        ctx = gcut.GridContext(img.shape[:2], 8)
+        ctx.solve(source, sink, weights)
+        moved = (new_source != source) | (new_sink != sink)
+        flow, labels = ctx.solve(new_source, new_sink, changed_terminals=moved)"""
 
     def __init__(self, shape, connectivity=None, solver="auto", threads=0, warm=True, device=0):
         try:
@@ -768,12 +836,21 @@ class GridContext(_gcut.GridContextCore):
         self.connectivity = int(connectivity)
         self.device = int(device)
 
-    def solve(self, source=None, sink=None, weights=None, changed=None, *, labels=None,
-              stream=None):
+    def solve(self, source=None, sink=None, weights=None, changed=None, *,
+              changed_terminals=None, labels=None, stream=None):
         """Copy in the given capacity arrays (int32; int64 accepted when it fits), then solve.
-        ``changed`` (optional node ids) promises that only those nodes' capacities changed,
-        so a warm solve reads only them (a change elsewhere is then not seen). Returns a
-        :class:`GridResult` (``flow, labels``; labels True = sink side).
+        Returns a :class:`GridResult` (``flow, labels``; labels True = sink side).
+
+        Marks (optional; node ids, a boolean mask of the grid's shape, or a tuple of
+        coordinate arrays as ``np.nonzero`` gives): ``changed`` promises that since the last
+        solve only those nodes' capacities changed (terminals and the arcs leaving them),
+        ``changed_terminals`` that only those nodes' ``source`` / ``sink`` capacities did
+        (GrabCut's model updates, new seeds, a new data term over the same image; cuda-grid
+        then reads and repairs the terminals alone, the CPU solvers take the nodes as
+        ``changed`` ones). Both may be given (a node in both counts as ``changed``). A warm
+        solve then reads only the marked nodes, so a change elsewhere (or an arc changed on
+        a node marked only in ``changed_terminals``) is not seen. Without marks every
+        capacity is compared with the last solve's (always safe).
 
         Device arrays (a context with ``solver="cuda-grid"``): ``source``, ``sink`` and
         ``weights`` all CUDA arrays on the context's ``device`` (CuPy arrays, PyTorch CUDA
@@ -788,7 +865,16 @@ class GridContext(_gcut.GridContextCore):
         work queued on it and work queued on it afterwards sees the labels. The result's
         ``labels`` is then that device array."""
         if labels is not None or any(_is_cuda(a) for a in (source, sink, weights)):
+            if changed_terminals is not None:
+                raise TypeError("changed_terminals= is for host arrays: a device solve compares "
+                                "every capacity with the last solve's on the device")
             return self._solve_device(source, sink, weights, changed, labels, stream)
+        # Marks are read and range-checked first, so that a bad one changes nothing.
+        marks = []
+        for name, m, terminals in (("changed", changed, False),
+                                   ("changed_terminals", changed_terminals, True)):
+            if m is not None:
+                marks.append((_grid_marks(m, name, self.shape), terminals))
         # int32 arrays get no numpy pass: every given array is sign-checked in C (one pass
         # each, naming it) before any is copied in, so a bad call changes nothing.
         sets = []
@@ -809,8 +895,8 @@ class GridContext(_gcut.GridContextCore):
             sets += [(d, w[d].reshape(-1)) for d in range(self.connectivity)]
         for which, a in sets:
             self._set(which, a, False)
-        if changed is not None:
-            self._mark(_ids(changed, "changed").reshape(-1))
+        for ids, terminals in marks:
+            self._mark(ids, terminals)
         flow, labels, stats = self._solve()
         return GridResult(flow, labels.view(bool), None, stats)
 

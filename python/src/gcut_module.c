@@ -1171,18 +1171,23 @@ static PyObject *gctx_set(GridContext *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* _mark(nodes int64) */
+/* _mark(nodes int64, terminals=False): gcut_grid_context_mark_nodes, or with terminals
+ * gcut_grid_context_mark_terminals (only the listed nodes' source/sink capacities changed). */
 static PyObject *gctx_mark(GridContext *self, PyObject *args) {
     PyObject *on;
-    if (!PyArg_ParseTuple(args, "O", &on))
+    int terminals = 0;
+    if (!PyArg_ParseTuple(args, "O|p", &on, &terminals))
         return NULL;
     PyArrayObject *an = as_array(on, NPY_INT64, "nodes");
     if (an == NULL || gctx_enter(self) < 0)
         return NULL;
-    gcut_status st = gcut_grid_context_mark_nodes(self->ctx, PyArray_DATA(an), PyArray_SIZE(an));
+    const int64_t *ids = PyArray_DATA(an);
+    int64_t count = PyArray_SIZE(an);
+    gcut_status st = terminals ? gcut_grid_context_mark_terminals(self->ctx, ids, count)
+                               : gcut_grid_context_mark_nodes(self->ctx, ids, count);
     self->busy = 0;
     if (st != GCUT_OK)
-        return raise_status(st, "mark_nodes");
+        return raise_status(st, terminals ? "mark_terminals" : "mark_nodes");
     Py_RETURN_NONE;
 }
 

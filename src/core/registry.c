@@ -67,11 +67,15 @@ enum { num_solvers = (int)(sizeof solvers / sizeof solvers[0]) };
  * one thread: below it, starting threads and merging blocks cost about what they save. */
 #define GCUT__AUTO_PARALLEL_MIN_NODES ((int64_t)256 * 256)
 
-/* Whether "auto" gives a one-off CPU grid solve to grid-ibfs rather than grid-bk: on the 6-, 8-
- * and 26-connected hard grids of the serial table grid-ibfs's solve was the faster, on the
- * 4-connected ones grid-bk's (docs/PERFORMANCE.md, "Serial CPU solvers against EIBFS-I"). */
+/* Whether "auto" gives a one-off CPU grid solve to grid-ibfs rather than grid-bk: every
+ * connectivity and size. 6-, 8- and 26-connected since the second pass (docs/CPU-SERIAL.md);
+ * 4-connected since the fifth, when grid-ibfs's build + solve beat grid-bk's on every easy and
+ * hard 4-connected grid measured from 128^2 to 4096^2 on the quiet 16-core host (1.06-1.31x,
+ * equal on easy 128^2; docs/PERFORMANCE.md, "Fifth pass: auto on 4-connected grids"). Both
+ * return the source side of the smallest minimum cut, so the labels do not change. */
 static bool gcut__auto_grid_ibfs(const gcut_grid *grid) {
-    return grid->num_dirs != 4;
+    return grid->num_dirs == 4 || grid->num_dirs == 6 || grid->num_dirs == 8 ||
+           grid->num_dirs == 26;
 }
 
 void gcut_options_init(gcut_options *options) {
@@ -272,8 +276,8 @@ gcut_status gcut_grid_solve(gcut_grid *grid, const gcut_options *options, int64_
         grid->num_nodes >= GCUT__AUTO_PARALLEL_MIN_NODES &&
         (options->solver == NULL || strcmp(options->solver, "auto") == 0))
         solver = find("parallel-bk");
-    /* A one-off grid solve under "auto" that stayed serial: grid-ibfs where the serial table
-     * has it ahead of grid-bk (docs/CPU-SERIAL.md, "Second pass"). */
+    /* A one-off grid solve under "auto" that stayed serial: grid-ibfs, ahead of grid-bk on every
+     * grid of the serial tables (docs/CPU-SERIAL.md, "Second pass" and "Fifth pass"). */
     if (strcmp(solver->name, "grid-bk") == 0 && gcut__auto_grid_ibfs(grid) &&
         (options->solver == NULL || strcmp(options->solver, "auto") == 0))
         solver = find("grid-ibfs");

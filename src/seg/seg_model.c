@@ -603,9 +603,36 @@ void gcut__gmm_costs_list(const gcut__gmm *gmm, const int32_t *colors, int64_t c
     }
 }
 
+/* One part of gmm_costs: colours [c0, c1). Each colour's cost depends on the mixture alone,
+ * so the costs do not depend on the split (the same bits as one loop). */
+typedef struct cost_part {
+    const gcut__gmm *gmm;
+    const uint8_t *present;
+    int channels;
+    int64_t c0, c1;
+    double *cost;
+} cost_part;
+
+static void *cost_part_run(void *arg) {
+    const cost_part *job = arg;
+    double terms[GCUT__GMM_MAX], v[3];
+    for (int64_t c = job->c0; c < job->c1; c++) {
+        if (job->present != NULL && !job->present[c]) {
+            job->cost[c] = 0.0;
+            continue;
+        }
+        bin_centre(c, job->channels, v);
+        job->cost[c] = -mixture_log(job->gmm->g, job->gmm->k, v, job->channels, terms);
+    }
+    return NULL;
+}
+
 /* Fit a k-component mixture to the quantised colours with counts, and write -ln p(colour) for
  * every quantised colour present. Deterministic for a seed: k-means++ seeding from our own
- * PRNG, 10 Lloyd iterations, then 10 EM iterations. */
+ * PRNG, 10 Lloyd iterations, then 10 EM iterations. The costs (two exps and a log per
+ * component and colour: most of gcut segment's model time on a photo, whose noise makes most
+ * of the 2^18 colours present) are computed in parts on half the online cores, the other half
+ * being the other side's (segment.c fits both at once); GCUT_SEG_COST_THREADS overrides. */
 static gcut_status gmm_costs(const double *counts, const uint8_t *present, int64_t num_colors,
                              int channels, int k, uint64_t seed, double *cost) {
     gcut__gmm gmm;
@@ -613,15 +640,16 @@ static gcut_status gmm_costs(const double *counts, const uint8_t *present, int64
     gcut_status st = gcut__gmm_fit(&gmm, counts, num_colors, channels, k, seed, 0, false);
     if (st != GCUT_OK)
         return st;
-    double terms[GCUT__GMM_MAX], v[3];
-    for (int64_t c = 0; c < num_colors; c++) {
-        if (present != NULL && !present[c]) {
-            cost[c] = 0.0;
-            continue;
-        }
-        bin_centre(c, channels, v);
-        cost[c] = -mixture_log(gmm.g, gmm.k, v, channels, terms);
-    }
+    int64_t parts = num_colors >> 14;
+    const int half = gcut__online_cores() / 2;
+    const int threads =
+        gcut__env_int("GCUT_SEG_COST_THREADS", half > 1 ? half : 1, 1, GCUT__MAX_JOBS);
+    parts = parts < 1 ? 1 : parts > threads ? threads : parts;
+    cost_part jobs[GCUT__MAX_JOBS];
+    for (int64_t t = 0; t < parts; t++)
+        jobs[t] = (cost_part){
+            &gmm, present, channels, num_colors * t / parts, num_colors * (t + 1) / parts, cost};
+    gcut__run_jobs(cost_part_run, jobs, sizeof jobs[0], (int)parts);
     return GCUT_OK;
 }
 

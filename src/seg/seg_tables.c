@@ -199,34 +199,47 @@ gcut_status gcut__seg_tables_fill_parts(gcut__seg_tables *t, const double *cost_
     return GCUT_OK;
 }
 
-/* Zero the entries of cap (direction dir) whose neighbour lies outside the grid. */
-static void zero_outside(const gcut_grid *grid, int dir, int32_t *cap) {
+/* Zero the entries of cap (direction dir) whose neighbour lies outside the grid, on rows
+ * [r0, r1) of the depth * height rows. */
+static void zero_outside(const gcut_grid *grid, int dir, int32_t *cap, int64_t r0, int64_t r1) {
     const int *off = grid->offset[dir];
     const int64_t width = grid->width, height = grid->height, depth = grid->depth;
-    for (int64_t z = 0; z < depth; z++)
-        for (int64_t y = 0; y < height; y++) {
-            const int64_t row = (z * height + y) * width;
-            const int64_t zn = z + off[0], yn = y + off[1];
-            if (zn < 0 || zn >= depth || yn < 0 || yn >= height || (width == 1 && off[2] != 0)) {
-                memset(cap + row, 0, (size_t)width * sizeof(int32_t));
-                continue;
-            }
-            if (off[2] < 0)
-                cap[row] = 0;
-            if (off[2] > 0)
-                cap[row + width - 1] = 0;
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t z = r / height, y = r % height;
+        const int64_t row = r * width;
+        const int64_t zn = z + off[0], yn = y + off[1];
+        if (zn < 0 || zn >= depth || yn < 0 || yn >= height || (width == 1 && off[2] != 0)) {
+            memset(cap + row, 0, (size_t)width * sizeof(int32_t));
+            continue;
         }
+        if (off[2] < 0)
+            cap[row] = 0;
+        if (off[2] > 0)
+            cap[row + width - 1] = 0;
+    }
 }
 
-void gcut__seg_fill_grid(const uint8_t *pixels, const uint8_t *seeds,
-                         const gcut__seg_tables *tables, gcut_grid *grid) {
+/* One part of gcut__seg_fill_grid: rows [r0, r1) of the depth * height rows. Each entry is
+ * written by exactly one part (a row's forward arcs and, one row over, their reverse twins,
+ * which no other part writes), so the grid does not depend on the split. */
+typedef struct fill_part {
+    const uint8_t *pixels, *seeds;
+    const gcut__seg_tables *tables;
+    gcut_grid *grid;
+    int64_t r0, r1;
+} fill_part;
+
+static void *fill_part_run(void *arg) {
+    const fill_part *job = arg;
+    const uint8_t *pixels = job->pixels, *seeds = job->seeds;
+    const gcut__seg_tables *tables = job->tables;
+    gcut_grid *grid = job->grid;
     const int ch = tables->channels;
-    const int64_t n = grid->num_nodes, width = grid->width, height = grid->height;
-    const int64_t depth = grid->depth;
+    const int64_t width = grid->width, height = grid->height, depth = grid->depth;
     int32_t *source = grid->terminal[GCUT_SOURCE], *sink = grid->terminal[GCUT_SINK];
     const int32_t *unary_source = tables->unary_source, *unary_sink = tables->unary_sink;
     const int32_t hard = tables->hard;
-    for (int64_t i = 0; i < n; i++) {
+    for (int64_t i = job->r0 * width; i < job->r1 * width; i++) {
         int64_t q = gcut__seg_color_index(pixels + i * ch, ch);
         int32_t s = unary_source[q], t = unary_sink[q];
         if (seeds != NULL) {
@@ -246,32 +259,50 @@ void gcut__seg_fill_grid(const uint8_t *pixels, const uint8_t *seeds,
         const int64_t step = grid->step[d];
         const int64_t x_lo = off[2] < 0 ? 1 : 0, x_hi = off[2] > 0 ? width - 1 : width;
         int32_t *forward = grid->cap[d], *reverse = grid->cap[d + 1];
-        zero_outside(grid, d + 1, reverse);
-        for (int64_t z = 0; z < depth; z++)
-            for (int64_t y = 0; y < height; y++) {
-                const int64_t row = (z * height + y) * width;
-                const int64_t zn = z + off[0], yn = y + off[1];
-                if (zn < 0 || zn >= depth || yn < 0 || yn >= height || x_hi <= x_lo) {
-                    memset(forward + row, 0, (size_t)width * sizeof(int32_t));
-                    continue;
-                }
-                if (x_lo > 0)
-                    forward[row] = 0;
-                if (x_hi < width)
-                    forward[row + width - 1] = 0;
-                const uint8_t *p = pixels + row * ch;
-                int32_t *f = forward + row, *r = reverse + row + step;
-                if (ch == 1) {
-                    for (int64_t x = x_lo; x < x_hi; x++) {
-                        int32_t diff = (int32_t)p[x] - (int32_t)p[x + step];
-                        f[x] = r[x] = table[diff * diff];
-                    }
-                } else {
-                    for (int64_t x = x_lo; x < x_hi; x++)
-                        f[x] = r[x] = table[gcut__seg_sqdiff(p + x * 3, p + (x + step) * 3, 3)];
-                }
+        zero_outside(grid, d + 1, reverse, job->r0, job->r1);
+        for (int64_t r = job->r0; r < job->r1; r++) {
+            const int64_t z = r / height, y = r % height;
+            const int64_t row = r * width;
+            const int64_t zn = z + off[0], yn = y + off[1];
+            if (zn < 0 || zn >= depth || yn < 0 || yn >= height || x_hi <= x_lo) {
+                memset(forward + row, 0, (size_t)width * sizeof(int32_t));
+                continue;
             }
+            if (x_lo > 0)
+                forward[row] = 0;
+            if (x_hi < width)
+                forward[row + width - 1] = 0;
+            const uint8_t *p = pixels + row * ch;
+            int32_t *f = forward + row, *rv = reverse + row + step;
+            if (ch == 1) {
+                for (int64_t x = x_lo; x < x_hi; x++) {
+                    int32_t diff = (int32_t)p[x] - (int32_t)p[x + step];
+                    f[x] = rv[x] = table[diff * diff];
+                }
+            } else {
+                for (int64_t x = x_lo; x < x_hi; x++)
+                    rv[x] = f[x] = table[gcut__seg_sqdiff(p + x * 3, p + (x + step) * 3, 3)];
+            }
+        }
     }
+    return NULL;
+}
+
+/* Rows in equal runs, a part per 2^17 pixels at most, on at most the online cores (or
+ * GCUT_SEG_FILL_THREADS, 1 = the serial fill, for before/after timings). */
+void gcut__seg_fill_grid(const uint8_t *pixels, const uint8_t *seeds,
+                         const gcut__seg_tables *tables, gcut_grid *grid) {
+    const int64_t rows = grid->depth * grid->height;
+    int64_t parts = grid->num_nodes >> 17;
+    const int cores =
+        gcut__env_int("GCUT_SEG_FILL_THREADS", gcut__online_cores(), 1, GCUT__MAX_JOBS);
+    parts = parts < 1 ? 1 : parts > cores ? cores : parts;
+    parts = parts > rows ? rows : parts;
+    fill_part jobs[GCUT__MAX_JOBS];
+    for (int64_t t = 0; t < parts; t++)
+        jobs[t] =
+            (fill_part){pixels, seeds, tables, grid, rows * t / parts, rows * (t + 1) / parts};
+    gcut__run_jobs(fill_part_run, jobs, sizeof jobs[0], (int)parts);
 }
 
 gcut_status gcut__seg_working_image(const gcut_image *image, const uint8_t **pixels,

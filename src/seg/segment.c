@@ -162,6 +162,44 @@ static gcut_status model_costs_both(const double *counts, const uint8_t *present
     return GCUT_OK;
 }
 
+/* One part of gcut__seg_prepare's scan of the pixels: [i0, i1) checked for seed codes past
+ * background (bad: the first, or -1), seeds counted, colours present set in bits. */
+typedef struct scan_part {
+    const uint8_t *pixels, *seeds;
+    int ch;
+    int64_t i0, i1, fg, bg, bad;
+    uint64_t *bits;
+} scan_part;
+
+static void *scan_part_run(void *arg) {
+    scan_part *job = arg;
+    const uint8_t *pixels = job->pixels, *seeds = job->seeds;
+    const int ch = job->ch;
+    int64_t fg = 0, bg = 0;
+    for (int64_t i = job->i0; i < job->i1; i++) {
+        const uint8_t code = seeds[i];
+        if (code > GCUT_SEED_BACKGROUND) {
+            job->bad = i;
+            break;
+        }
+        fg += code == GCUT_SEED_FOREGROUND;
+        bg += code == GCUT_SEED_BACKGROUND;
+        const int64_t q = gcut__seg_color_index(pixels + i * ch, ch);
+        job->bits[q >> 6] |= (uint64_t)1 << (q & 63);
+    }
+    job->fg = fg;
+    job->bg = bg;
+    return NULL;
+}
+
+/* Parts of the scan: one per 2^17 pixels, at most the online cores. */
+static int scan_parts(int64_t n) {
+    int64_t parts = n >> 17;
+    const int cores = gcut__online_cores();
+    parts = parts < 1 ? 1 : parts > cores ? cores : parts;
+    return (int)(parts > GCUT__MAX_JOBS ? GCUT__MAX_JOBS : parts);
+}
+
 gcut_status gcut__seg_prepare(const gcut_image *image, const uint8_t *seeds,
                               const gcut_seg_params *params, gcut__seg_tables **tables_out,
                               const uint8_t **pixels_out, uint8_t **owned_out,
@@ -180,30 +218,6 @@ gcut_status gcut__seg_prepare(const gcut_image *image, const uint8_t *seeds,
         return st;
     const double t0 = gcut__now_ms();
     const int64_t n = image->width * image->height * image->depth;
-    int64_t count_fg = 0, count_bg = 0;
-    for (int64_t i = 0; i < n; i++) {
-        if (seeds[i] > GCUT_SEED_BACKGROUND) {
-            char where[96];
-            gcut__seg_pixel_name(image, i, where, sizeof where);
-            return gcut__fail(GCUT_ERR_INVALID_ARG,
-                              "seeds: pixel %s has code %u (0 unknown, 1 foreground, 2 "
-                              "background)",
-                              where, seeds[i]);
-        }
-        count_fg += seeds[i] == GCUT_SEED_FOREGROUND;
-        count_bg += seeds[i] == GCUT_SEED_BACKGROUND;
-    }
-    if (count_fg == 0 || count_bg == 0)
-        return gcut__fail(GCUT_ERR_INVALID_ARG,
-                          "seeds: no %s seeds (%" PRId64 " foreground, %" PRId64
-                          " background); mark some pixels of %s",
-                          count_fg == 0 && count_bg == 0 ? "foreground or background"
-                          : count_fg == 0                ? "foreground"
-                                                         : "background",
-                          count_fg, count_bg,
-                          count_fg == 0 && count_bg == 0 ? "each"
-                          : count_fg == 0                ? "the object"
-                                                         : "the rest");
     const uint8_t *pixels;
     uint8_t *owned = NULL;
     int ch;
@@ -212,6 +226,7 @@ gcut_status gcut__seg_prepare(const gcut_image *image, const uint8_t *seeds,
     gcut__seg_tables *tables = NULL;
     double *counts = NULL;
     uint8_t *present = NULL;
+    uint64_t *bits = NULL;
     if ((st = gcut__seg_tables_alloc(ch, p.connectivity, &tables)) != GCUT_OK)
         goto done;
     const int64_t nc = tables->num_colors;
@@ -220,15 +235,74 @@ gcut_status gcut__seg_prepare(const gcut_image *image, const uint8_t *seeds,
     /* Only the colours the image has are evaluated: a photo uses a few ten thousand of the
      * 2^18 quantised colours, and each costs two mixture evaluations. */
     present = gcut__calloc((size_t)nc, 1, "colours present");
-    if (counts == NULL || present == NULL) {
+    scan_part parts[GCUT__MAX_JOBS];
+    const int num_parts = scan_parts(n);
+    const int64_t words = (nc + 63) / 64;
+    bits = gcut__calloc((size_t)num_parts * (size_t)words, sizeof(uint64_t), "colours present");
+    if (counts == NULL || present == NULL || bits == NULL) {
         st = GCUT_ERR_NOMEM;
         goto done;
     }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t q = gcut__seg_color_index(pixels + i * ch, ch);
-        present[q] = 1;
+    for (int t = 0; t < num_parts; t++)
+        parts[t] = (scan_part){pixels,
+                               seeds,
+                               ch,
+                               n * t / num_parts,
+                               n * (t + 1) / num_parts,
+                               0,
+                               0,
+                               -1,
+                               bits + (size_t)t * (size_t)words};
+    gcut__run_jobs(scan_part_run, parts, sizeof parts[0], num_parts);
+    int64_t count_fg = 0, count_bg = 0;
+    for (int t = 0; t < num_parts; t++) {
+        if (parts[t].bad >= 0) { /* the first part with one holds the first */
+            char where[96];
+            gcut__seg_pixel_name(image, parts[t].bad, where, sizeof where);
+            st = gcut__fail(GCUT_ERR_INVALID_ARG,
+                            "seeds: pixel %s has code %u (0 unknown, 1 foreground, 2 "
+                            "background)",
+                            where, seeds[parts[t].bad]);
+            goto done;
+        }
+        count_fg += parts[t].fg;
+        count_bg += parts[t].bg;
+    }
+    if (count_fg == 0 || count_bg == 0) {
+        st = gcut__fail(GCUT_ERR_INVALID_ARG,
+                        "seeds: no %s seeds (%" PRId64 " foreground, %" PRId64
+                        " background); mark some pixels of %s",
+                        count_fg == 0 && count_bg == 0 ? "foreground or background"
+                        : count_fg == 0                ? "foreground"
+                                                       : "background",
+                        count_fg, count_bg,
+                        count_fg == 0 && count_bg == 0 ? "each"
+                        : count_fg == 0                ? "the object"
+                                                       : "the rest");
+        goto done;
+    }
+    for (int64_t w = 0; w < words; w++) {
+        uint64_t word = 0;
+        for (int t = 0; t < num_parts; t++)
+            word |= parts[t].bits[w];
+        for (; word != 0; word &= word - 1)
+            present[w * 64 + __builtin_ctzll(word)] = 1;
+    }
+    /* The seeds' colours (integer counts: the same sums in any order), skipping unseeded
+     * pixels eight at a time. */
+    for (int64_t i = 0; i < n;) {
+        if (i + 8 <= n) {
+            uint64_t eight;
+            memcpy(&eight, seeds + i, 8);
+            if (eight == 0) {
+                i += 8;
+                continue;
+            }
+        }
         if (seeds[i] != GCUT_SEED_UNKNOWN)
-            counts[(seeds[i] == GCUT_SEED_BACKGROUND ? nc : 0) + q] += 1.0;
+            counts[(seeds[i] == GCUT_SEED_BACKGROUND ? nc : 0) +
+                   gcut__seg_color_index(pixels + i * ch, ch)] += 1.0;
+        i++;
     }
     double *cost = counts + 2 * nc;
     if ((st = model_costs_both(counts, present, nc, ch, &p, cost)) != GCUT_OK)
@@ -260,6 +334,7 @@ gcut_status gcut__seg_prepare(const gcut_image *image, const uint8_t *seeds,
 done:
     gcut__free(counts);
     gcut__free(present);
+    gcut__free(bits);
     gcut__seg_tables_free(tables);
     gcut__free(owned);
     return st;

@@ -98,6 +98,8 @@ def test_device_arrays_need_a_cuda_grid_context():
     expect(TypeError, "DLPack device type 1", ctx.solve, dev[0], fake_device(t, device=(1, 0)),
            dev[2])
     expect(TypeError, "changed= is for host arrays", ctx.solve, *dev, changed=[0])
+    expect(TypeError, "changed_terminals= is for host arrays", ctx.solve, *dev,
+           changed_terminals=[0])
     expect(TypeError, "labels must be a CUDA array", ctx.solve, *dev, labels=lab)
     expect(ValueError, "on CUDA device 1; this GridContext runs on device 0", ctx.solve, dev[0],
            fake_device(t, device=(2, 1)), dev[2])
