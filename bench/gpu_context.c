@@ -9,17 +9,23 @@
  *   G. D with a global relabel before the first sweep (GCUT_CUDAGRID_WARM_RELABEL=1 at its
  *      context's creation) instead of sweeping on the kept heights, and
  *   H. D with the nodes marked by gcut_grid_context_mark_terminals() (only the terminals
- *      changed: cuda-grid reads and repairs those alone).
+ *      changed: cuda-grid reads and repairs those alone, and starts incrementally), and
+ *   I. H with the labels left in the context (gcut_grid_context_solve_view: no copy into the
+ *      caller's buffer), against
+ *   J. the cold solve of the same new problem through a context, labels left in it too.
  * Every flow is checked equal to bk's on the same problem and every cut by its certificate;
  * exits 1 on a mismatch. Medians of the repeats; wall times around the public calls.
  * Usage: gpu_context [--size WxH | --volume N] [--conn C] [--level easy|hard] [--repeats R]
- *                    [--percent P] [--solver cuda-grid|cpu-pr] [--seed S] [--verbose]
+ *                    [--percent P] [--box] [--solver cuda-grid|cpu-pr] [--seed S] [--verbose]
+ * --box: the changed nodes fill one box (P% of the grid, the grid's proportions, at a random
+ * place) instead of being spread over the grid at random (an edited region, a moving object).
  * --verbose: one more marked warm solve and one cold solve at the end, with the solver's phase
  * times on stderr. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "gcut.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,13 +90,34 @@ static void expect_equal(int64_t a, int64_t b, const char *what) {
 
 #define MAXR 101
 
+/* Whether node i changes this step: with probability percent_x10 / 1000, or (box) when it
+ * lies in the box [lo, hi) (x, y, z). */
+static int picked(int64_t i, int percent_x10, int box, const int64_t *dims, const int64_t *lo,
+                  const int64_t *hi) {
+    if (!box)
+        return (int)(rng_next() % 1000) < percent_x10;
+    const int64_t x = i % dims[0], y = i / dims[0] % dims[1], z = i / (dims[0] * dims[1]);
+    return x >= lo[0] && x < hi[0] && y >= lo[1] && y < hi[1] && z >= lo[2] && z < hi[2];
+}
+
+/* A new box of percent_x10 / 1000 of the grid (each side that fraction^(1/ndim) of the grid's). */
+static void new_box(int percent_x10, int ndim, const int64_t *dims, int64_t *lo, int64_t *hi) {
+    const double side = pow(percent_x10 / 1000.0, 1.0 / ndim);
+    for (int k = 0; k < 3; k++) {
+        int64_t len = k < ndim ? (int64_t)(side * (double)dims[k] + 0.5) : dims[k];
+        len = len < 1 ? 1 : len > dims[k] ? dims[k] : len;
+        lo[k] = (int64_t)(rng_next() % (uint64_t)(dims[k] - len + 1));
+        hi[k] = lo[k] + len;
+    }
+}
+
 int main(int argc, char **argv) {
     int64_t w = 1920, h = 1080, depth = 1;
     int conn = 0, repeats = 7, percent_x10 = 10;
     const char *solver = "cuda-grid";
     gcut_synth_level level = GCUT_SYNTH_HARD;
     uint64_t seed = 1;
-    int verbose = 0;
+    int verbose = 0, box = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
         if (strcmp(a, "--size") == 0 &&
@@ -116,6 +143,8 @@ int main(int argc, char **argv) {
             i++;
         } else if (strcmp(a, "--verbose") == 0) {
             verbose = 1;
+        } else if (strcmp(a, "--box") == 0) {
+            box = 1;
         } else if (strcmp(a, "--seed") == 0) {
             seed = strtoull(v, NULL, 0);
             i++;
@@ -134,6 +163,9 @@ int main(int argc, char **argv) {
     gcut_grid_shape(base, shape);
     conn = gcut_grid_connectivity(base);
     const int64_t n = gcut_grid_num_nodes(base);
+    const int64_t dims[3] = {ndim == 2 ? shape[1] : shape[2], ndim == 2 ? shape[0] : shape[1],
+                             ndim == 2 ? 1 : shape[0]};
+    int64_t lo[3], hi[3];
     uint8_t *labels = malloc((size_t)n);
     int64_t *marks = malloc((size_t)n * sizeof *marks);
     if (labels == NULL || marks == NULL)
@@ -158,11 +190,17 @@ int main(int argc, char **argv) {
     check(gcut_grid_context_create(ndim, shape, conn, &opt_warm, &warm), "context");
     const double create_ms = now_ms() - t;
     check(gcut_grid_context_create(ndim, shape, conn, &opt_warm, &warm_cmp), "context");
-    gcut_grid_context *warm_gr = NULL, *warm_term = NULL;
+    gcut_grid_context *warm_gr = NULL, *warm_term = NULL, *warm_view = NULL, *cold_view = NULL;
     check(gcut_grid_context_create(ndim, shape, conn, &opt_warm, &warm_term), "context");
     copy_grid(gcut_grid_context_grid(warm_term), base);
-    int64_t f3 = 0;
-    check(gcut_grid_context_solve(warm_term, &f3, NULL, NULL), "warm context first solve");
+    int64_t f3 = 0, f4 = 0;
+    check(gcut_grid_context_solve(warm_term, &f3, labels, NULL), "warm context first solve");
+    check(gcut_grid_context_create(ndim, shape, conn, &opt_warm, &warm_view), "context");
+    check(gcut_grid_context_create(ndim, shape, conn, &opt_cold, &cold_view), "context");
+    copy_grid(gcut_grid_context_grid(warm_view), base);
+    const uint8_t *view = NULL;
+    check(gcut_grid_context_solve_view(warm_view, &f4, &view, NULL), "warm context first solve");
+    expect_equal(f3, f4, "first solves");
     setenv("GCUT_CUDAGRID_WARM_RELABEL", "1", 1);
     check(gcut_grid_context_create(ndim, shape, conn, &opt_warm, &warm_gr), "context");
     unsetenv("GCUT_CUDAGRID_WARM_RELABEL");
@@ -181,7 +219,7 @@ int main(int argc, char **argv) {
         one_build[MAXR], ctx_total[MAXR], ctx_build[MAXR], ctx_solve[MAXR], warm_total[MAXR],
         warm_build[MAXR], warm_solve[MAXR], cmp_total[MAXR], cmp_build[MAXR], cmp_solve[MAXR],
         gr_total[MAXR], gr_build[MAXR], gr_solve[MAXR], cold_new[MAXR], term_total[MAXR],
-        term_build[MAXR], term_solve[MAXR];
+        term_build[MAXR], term_solve[MAXR], view_total[MAXR], cold_view_total[MAXR];
     int64_t changed_info = 0, warm_sweeps = 0, cold_sweeps = 0, warm_relabels = 0,
             cold_relabels = 0, gr_sweeps = 0, gr_relabels = 0, term_sweeps = 0, term_relabels = 0;
     gcut_grid *current = NULL;
@@ -192,8 +230,9 @@ int main(int argc, char **argv) {
         int32_t *src = gcut_grid_terminal_data(current, GCUT_SOURCE);
         int32_t *snk = gcut_grid_terminal_data(current, GCUT_SINK);
         int64_t count = 0;
+        new_box(percent_x10, ndim, dims, lo, hi);
         for (int64_t i = 0; i < n; i++)
-            if ((int)(rng_next() % 1000) < percent_x10) {
+            if (picked(i, percent_x10, box, dims, lo, hi)) {
                 marks[count++] = i;
                 src[i] = (int32_t)((double)src[i] * (0.5 + (double)(rng_next() % 1001) / 1000));
                 snk[i] = (int32_t)((double)snk[i] * (0.5 + (double)(rng_next() % 1001) / 1000));
@@ -270,6 +309,20 @@ int main(int argc, char **argv) {
         t = now_ms();
         check(gcut_grid_context_solve(warm_gr, &flow, labels, &st), "warm relabel first");
         gr_total[r] = now_ms() - t;
+        /* Warm, terminals marked, labels left in the context; and the cold solve the same way. */
+        copy_terminals(gcut_grid_context_grid(warm_view), marks, count, src, snk);
+        check(gcut_grid_context_mark_terminals(warm_view, marks, count), "marks");
+        t = now_ms();
+        check(gcut_grid_context_solve_view(warm_view, &flow, &view, &st), "warm view");
+        view_total[r] = now_ms() - t;
+        expect_equal(flow, flow_bk, "warm terminals marked, view");
+        check(gcut_grid_verify(current, view, flow, NULL), "warm view certificate");
+        copy_grid(gcut_grid_context_grid(cold_view), current);
+        t = now_ms();
+        check(gcut_grid_context_solve_view(cold_view, &flow, &view, &st), "cold view");
+        cold_view_total[r] = now_ms() - t;
+        expect_equal(flow, flow_bk, "cold context, view");
+        check(gcut_grid_verify(current, view, flow, NULL), "cold view certificate");
         gr_build[r] = st.build_ms;
         gr_solve[r] = st.solve_ms;
         gr_sweeps += st.sweeps;
@@ -278,9 +331,10 @@ int main(int argc, char **argv) {
         check(gcut_grid_verify(current, labels, flow, NULL), "warm relabel-first certificate");
     }
     printf("instance %s %lldx%lldx%lld conn %d, solver %s, %d repeats, %.1f%% of terminals "
-           "changed per step (%lld nodes last step)\n",
+           "changed per step%s (%lld nodes last step)\n",
            level == GCUT_SYNTH_HARD ? "hard" : "easy", (long long)w, (long long)h, (long long)depth,
-           conn, solver, repeats, percent_x10 / 10.0, (long long)changed_info);
+           conn, solver, repeats, percent_x10 / 10.0, box ? " in one box" : " at random",
+           (long long)changed_info);
     printf("context create: %.1f ms first (CUDA start-up included), %.1f ms next\n",
            create_first_ms, create_ms);
     printf("| what | total ms (median) | build/upload ms | solve ms | x bk total |\n");
@@ -318,6 +372,19 @@ int main(int argc, char **argv) {
     printf("relabel first: %.2f x faster than cold; sweeps %.1f, global relabels %.1f per solve\n",
            median(cold_new, repeats) / gr_t, (double)gr_sweeps / repeats,
            (double)gr_relabels / repeats);
+    gcut_grid_context_info term_info, view_info;
+    check(gcut_grid_context_get_info(warm_term, &term_info), "info");
+    check(gcut_grid_context_get_info(warm_view, &view_info), "info");
+    const double view_t = median(view_total, repeats),
+                 cold_view_t = median(cold_view_total, repeats);
+    printf("| %s context, warm, terminals marked, labels view | %.2f | | | %.1f |\n", solver,
+           view_t, bk_t / view_t);
+    printf("| %s context, cold, labels view | %.2f | | | %.1f |\n", solver, cold_view_t,
+           bk_t / cold_view_t);
+    printf("warm (terminals marked, labels view) vs cold (labels view): %.2f x faster\n",
+           cold_view_t / view_t);
+    printf("incremental warm starts finished: %lld of %d (terminals marked), %lld of %d (view)\n",
+           (long long)term_info.incremental, repeats, (long long)view_info.incremental, repeats);
     if (verbose) {
         /* One more step, told to the solver's verbose output (its phase times). */
         gcut_grid_context *vw = NULL, *vc = NULL;
@@ -326,19 +393,23 @@ int main(int argc, char **argv) {
         check(gcut_grid_context_create(ndim, shape, conn, &opt_cold, &vc), "context");
         copy_grid(gcut_grid_context_grid(vw), current);
         int64_t fv = 0, fc = 0, count = 0;
-        check(gcut_grid_context_solve(vw, &fv, NULL, NULL), "verbose first");
+        check(gcut_grid_context_solve(vw, &fv, labels, NULL), "verbose first");
         int32_t *src = gcut_grid_terminal_data(gcut_grid_context_grid(vw), GCUT_SOURCE);
+        new_box(percent_x10, ndim, dims, lo, hi);
         for (int64_t i = 0; i < n; i++)
-            if ((int)(rng_next() % 1000) < percent_x10) {
+            if (picked(i, percent_x10, box, dims, lo, hi)) {
                 marks[count++] = i;
                 src[i] = (int32_t)((double)src[i] * (0.5 + (double)(rng_next() % 1001) / 1000));
             }
         copy_grid(gcut_grid_context_grid(vc), gcut_grid_context_grid(vw));
         check(gcut_grid_context_mark_terminals(vw, marks, count), "marks");
         fprintf(stderr, "-- verbose: warm, terminals marked\n");
-        check(gcut_grid_context_solve(vw, &fv, NULL, NULL), "verbose warm");
+        t = now_ms();
+        check(gcut_grid_context_solve(vw, &fv, labels, NULL), "verbose warm");
+        fprintf(stderr, "-- verbose: warm took %.3f ms (wall, labels to a caller's buffer)\n",
+                now_ms() - t);
         fprintf(stderr, "-- verbose: cold\n");
-        check(gcut_grid_context_solve(vc, &fc, NULL, NULL), "verbose cold");
+        check(gcut_grid_context_solve(vc, &fc, labels, NULL), "verbose cold");
         expect_equal(fv, fc, "verbose warm vs cold");
         gcut_grid_context_free(vw);
         gcut_grid_context_free(vc);
@@ -349,6 +420,8 @@ int main(int argc, char **argv) {
     gcut_grid_context_free(warm_cmp);
     gcut_grid_context_free(warm_gr);
     gcut_grid_context_free(warm_term);
+    gcut_grid_context_free(warm_view);
+    gcut_grid_context_free(cold_view);
     gcut_grid_free(current);
     gcut_grid_free(base);
     free(labels);

@@ -298,7 +298,8 @@ gcut_status gcut_grid_verify(const gcut_grid *grid, const uint8_t *labels, int64
  * default) the next solve starts from the previous flow: every arc whose capacity fell below
  * its flow gives the difference back (Kohli & Torr 2005's reparametrisation; a node left with
  * a deficit gets it added to both of its terminal arcs, which shifts every cut equally), the
- * heights are recomputed by a global relabel and the solve continues. The result is exact:
+ * heights are recomputed by a global relabel (cuda-grid after terminal marks: lowered from the
+ * listed nodes only) and the solve continues. The result is exact:
  * the same maximum flow as a cold solve and a minimum cut that passes gcut_grid_verify().
  * A context is not thread-safe; use one per thread.
  * ---------------------------------------------------------------------------------------- */
@@ -352,6 +353,16 @@ gcut_status gcut_grid_context_mark_mask(gcut_grid_context *ctx, const uint8_t *m
 gcut_status gcut_grid_context_solve(gcut_grid_context *ctx, int64_t *flow, uint8_t *labels,
                                     gcut_stats *stats);
 
+/** Solve as gcut_grid_context_solve(), but leave the labels in memory the context owns: *labels
+ *  gets num_nodes bytes (GCUT_SOURCE / GCUT_SINK), read-only, valid until the next solve or
+ *  gcut_grid_context_free(). cuda-grid downloads them into pinned memory it owns, so no
+ *  num_nodes-byte copy into a caller's buffer follows (0.1-0.4 ms per solve at 1920x1080 on the
+ *  H100 host, docs/CUDA-GRID.md); other solvers fill a buffer the context allocates once.
+ *  @return GCUT_ERR_INVALID_ARG for a NULL context or labels; else as
+ *  gcut_grid_context_solve() (*labels NULL on failure). */
+gcut_status gcut_grid_context_solve_view(gcut_grid_context *ctx, int64_t *flow,
+                                         const uint8_t **labels, gcut_stats *stats);
+
 /** cuda-grid contexts only: solve with capacities that are already on the GPU and write the
  *  labels there. source, sink: num_nodes int32 device arrays; dirs: a host array of
  *  num_dirs pointers to num_nodes int32 device arrays, in the grid's direction order; labels
@@ -376,6 +387,9 @@ typedef struct gcut_grid_context_info {
     int64_t changed_nodes;  /**< nodes whose capacities changed before the last solve (warm
                                  solves; the marked ones when marks were given) */
     int64_t device_bytes;   /**< device memory the context holds (cuda-grid) */
+    int64_t incremental;    /**< warm solves that cuda-grid's incremental start finished
+                                 (terminal marks: a relabel seeded from the listed nodes, the
+                                 stop proven by a closure certificate; docs/CUDA-GRID.md) */
 } gcut_grid_context_info;
 
 /** Fill *info. @return GCUT_ERR_INVALID_ARG for NULL arguments. */

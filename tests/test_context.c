@@ -156,6 +156,48 @@ static void synth_terminal_changes(test_rng *rng) {
     }
 }
 
+/* gcut_grid_context_solve_view() on the CPU solvers: labels in the context's own buffer,
+ * certified and equal to a caller's-buffer solve of the same problem on a twin context; NULL
+ * arguments refused. */
+static void view_labels(test_rng *rng, const char *solver) {
+    gcut_options options;
+    gcut_options_init(&options);
+    options.solver = solver;
+    const int64_t shape[2] = {17, 23};
+    gcut_grid_context *ctx = NULL, *twin = NULL;
+    CHECK_OK(gcut_grid_context_create(2, shape, 8, &options, &ctx));
+    CHECK_OK(gcut_grid_context_create(2, shape, 8, &options, &twin));
+    if (ctx == NULL || twin == NULL)
+        goto done;
+    gcut_grid *grid = gcut_grid_context_grid(ctx), *tgrid = gcut_grid_context_grid(twin);
+    const uint8_t *view = NULL;
+    int64_t flow = -1, tflow = -2, changed[17 * 23];
+    uint8_t labels[17 * 23];
+    CHECK(gcut_grid_context_solve_view(ctx, &flow, NULL, NULL) == GCUT_ERR_INVALID_ARG);
+    CHECK(gcut_grid_context_solve_view(NULL, &flow, &view, NULL) == GCUT_ERR_INVALID_ARG);
+    for (int step = 0; step < 5; step++) {
+        apply_change(rng, grid, step == 0 ? CHANGE_BOTH : CHANGE_TERMINALS, step == 0 ? 100 : 20,
+                     changed);
+        CHECK_OK(gcut_grid_set_terminals(tgrid, gcut_grid_terminal_cdata(grid, GCUT_SOURCE),
+                                         gcut_grid_terminal_cdata(grid, GCUT_SINK)));
+        for (int d = 0; d < gcut_grid_num_dirs(grid); d++)
+            CHECK_OK(gcut_grid_set_dir(tgrid, d, gcut_grid_dir_cdata(grid, d)));
+        CHECK_OK(gcut_grid_context_solve_view(ctx, &flow, &view, NULL));
+        CHECK_OK(gcut_grid_context_solve(twin, &tflow, labels, NULL));
+        CHECK_EQ_I64(flow, tflow);
+        CHECK_EQ_I64(flow, cold_reference(grid));
+        CHECK(view != NULL);
+        if (view != NULL) {
+            CHECK_OK(gcut_grid_verify(grid, view, flow, NULL));
+            CHECK(memcmp(view, labels, sizeof labels) == 0);
+        }
+    }
+    checks++;
+done:
+    gcut_grid_context_free(ctx);
+    gcut_grid_context_free(twin);
+}
+
 int main(void) {
     test_rng rng;
     test_rng_init(&rng, test_seed());
@@ -163,6 +205,8 @@ int main(void) {
     cold_context(&rng);
     reuse(&rng);
     synth_terminal_changes(&rng);
+    view_labels(&rng, "cpu-pr");
+    view_labels(&rng, "bk");
     run_all_sequences(&rng, "cpu-pr", 6, 1);
     run_all_sequences(&rng, "bk", 6, 1);
     return test_finish("test_context", checks);

@@ -3,7 +3,8 @@
  * change sequences; the device-array entry against the host entry; contexts reused across many
  * problems with the device memory in use back to its start; the marked path with the gather on
  * the host as well as on the device (GCUT_CUDAGRID_GATHER); terminal marks
- * (gcut_grid_context_mark_terminals). Skips (exit 77) without a GPU. */
+ * (gcut_grid_context_mark_terminals); the incremental warm start after terminal marks and
+ * the labels of gcut_grid_context_solve_view(). Skips (exit 77) without a GPU. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include "test_context_cases.h"
 
@@ -272,6 +273,198 @@ static void no_leak(test_rng *rng) {
     CHECK_EQ_I64(gcut_memory_in_use(), host_before);
     checks++;
 }
+
+/* Terminal changes of the incremental warm start (docs/CUDA-GRID.md, "Incremental warm
+ * re-solves"): spread over the grid, concentrated in one tile-sized box, sinks that rise or
+ * fall, source and sink swapped on 90% of the nodes (most labels flip), none at all, and a
+ * step of arc changes (node marks: the full path, after which the incremental one resumes). */
+typedef enum {
+    INC_SPREAD,
+    INC_BOX,
+    INC_SINK_UP,
+    INC_SINK_DOWN,
+    INC_FLIP,
+    INC_NONE,
+    INC_ARCS,
+    NUM_INC
+} inc_kind;
+
+static const char *inc_names[NUM_INC] = {"spread", "box",  "sink up",          "sink down",
+                                         "flip",   "none", "arcs (node marks)"};
+
+static int64_t inc_change(test_rng *rng, gcut_grid *grid, inc_kind kind, int64_t *changed) {
+    int64_t shape[3] = {1, 1, 1};
+    gcut_grid_shape(grid, shape);
+    const int ndim = gcut_grid_ndim(grid);
+    const int64_t n = gcut_grid_num_nodes(grid);
+    int32_t *source = gcut_grid_terminal_data(grid, GCUT_SOURCE);
+    int32_t *sink = gcut_grid_terminal_data(grid, GCUT_SINK);
+    const int percent = (int)test_rng_range(rng, 1, 20);
+    /* The box: 32x8 in 2D, 16x4x4 in 3D (a tile's size), anywhere. */
+    const int64_t w = ndim == 2 ? shape[1] : shape[2], h = ndim == 2 ? shape[0] : shape[1],
+                  d = ndim == 2 ? 1 : shape[0];
+    const int64_t bw = ndim == 2 ? 32 : 16, bh = ndim == 2 ? 8 : 4, bd = ndim == 2 ? 1 : 4;
+    const int64_t x0 = test_rng_range(rng, 0, w - 1), y0 = test_rng_range(rng, 0, h - 1),
+                  z0 = test_rng_range(rng, 0, d - 1);
+    int64_t count = 0;
+    for (int64_t i = 0; i < n && kind != INC_NONE; i++) {
+        const int64_t x = i % w, y = i / w % h, z = i / (w * h);
+        int pick;
+        if (kind == INC_BOX)
+            pick = x >= x0 && x < x0 + bw && y >= y0 && y < y0 + bh && z >= z0 && z < z0 + bd;
+        else if (kind == INC_FLIP)
+            pick = test_rng_range(rng, 0, 99) < 90;
+        else
+            pick = test_rng_range(rng, 0, 99) < percent;
+        if (!pick)
+            continue;
+        changed[count++] = i;
+        switch (kind) {
+        case INC_FLIP: {
+            int32_t t = source[i];
+            source[i] = sink[i];
+            sink[i] = t;
+            break;
+        }
+        case INC_SINK_UP:
+            sink[i] = nudge(rng, sink[i] + 40, 40);
+            break;
+        case INC_SINK_DOWN:
+            sink[i] = test_rng_range(rng, 0, 3) == 0 ? 0 : nudge(rng, sink[i] - 40, 40);
+            break;
+        case INC_BOX:
+            source[i] = (int32_t)test_rng_range(rng, 0, 200);
+            sink[i] = (int32_t)test_rng_range(rng, 0, 200);
+            break;
+        case INC_ARCS:
+            for (int dd = 0; dd < gcut_grid_num_dirs(grid); dd++) {
+                int32_t *cap = gcut_grid_dir_data(grid, dd);
+                cap[i] = test_rng_range(rng, 0, 3) == 0 ? 0 : nudge(rng, cap[i], 80);
+            }
+            source[i] = nudge(rng, source[i], 60);
+            break;
+        default:
+            source[i] = nudge(rng, source[i], 60);
+            sink[i] = nudge(rng, sink[i], 60);
+            break;
+        }
+    }
+    return count;
+}
+
+/* A context through a random sequence of terminal changes told by terminal marks (node marks
+ * for INC_ARCS), every solve against the reference and certified; labels alternately into a
+ * caller's buffer and through gcut_grid_context_solve_view() (certified too: a wrong flipped
+ * label shows there). synth: start from the hard synthetic energy instead of random
+ * capacities. @return the warm solves the incremental start finished. */
+static int64_t incremental_sequence(test_rng *rng, int ndim, const int64_t *shape, int conn,
+                                    int steps, int synth) {
+    gcut_options options;
+    gcut_options_init(&options);
+    options.solver = "cuda-grid";
+    gcut_grid_context *ctx = NULL;
+    CHECK_OK(gcut_grid_context_create(ndim, shape, conn, &options, &ctx));
+    if (ctx == NULL)
+        return 0;
+    gcut_grid *grid = gcut_grid_context_grid(ctx);
+    const int64_t n = gcut_grid_num_nodes(grid);
+    gcut_grid *start = NULL;
+    if (synth) {
+        CHECK_OK(gcut_synth_grid(ndim == 2 ? shape[1] : shape[2], ndim == 2 ? shape[0] : shape[1],
+                                 ndim == 2 ? 1 : shape[0], test_rng_next(rng), GCUT_SYNTH_HARD,
+                                 conn, &start));
+    } else {
+        oracle_caps caps = oracle_caps_default();
+        CHECK_OK(oracle_make_grid(rng, ndim, shape, conn, &caps, &start));
+    }
+    uint8_t *labels = malloc((size_t)n);
+    int64_t *changed = malloc((size_t)n * sizeof *changed);
+    int64_t incremental = 0;
+    if (start == NULL || labels == NULL || changed == NULL) {
+        test_failures++;
+        goto done;
+    }
+    CHECK_OK(gcut_grid_set_terminals(grid, gcut_grid_terminal_cdata(start, GCUT_SOURCE),
+                                     gcut_grid_terminal_cdata(start, GCUT_SINK)));
+    for (int d = 0; d < gcut_grid_num_dirs(grid); d++)
+        CHECK_OK(gcut_grid_set_dir(grid, d, gcut_grid_dir_cdata(start, d)));
+    char what[200];
+    snprintf(what, sizeof what, "incremental %dD conn %d n %lld first solve", ndim, conn,
+             (long long)n);
+    solve_and_check(ctx, labels, what);
+    for (int step = 0; step < steps; step++) {
+        const inc_kind kind = (inc_kind)test_rng_range(rng, 0, NUM_INC - 1);
+        const int64_t count = inc_change(rng, grid, kind, changed);
+        if (kind == INC_ARCS)
+            CHECK_OK(gcut_grid_context_mark_nodes(ctx, changed, count));
+        else
+            CHECK_OK(gcut_grid_context_mark_terminals(ctx, changed, count));
+        snprintf(what, sizeof what, "incremental %dD conn %d n %lld%s step %d: %s (%lld nodes)",
+                 ndim, conn, (long long)n, synth ? " synth" : "", step, inc_names[kind],
+                 (long long)count);
+        gcut_grid_context_info before, after;
+        CHECK_OK(gcut_grid_context_get_info(ctx, &before));
+        if (step & 1) {
+            const int64_t expected = cold_reference(grid);
+            int64_t flow = -1;
+            const uint8_t *view = NULL;
+            CHECK_OK(gcut_grid_context_solve_view(ctx, &flow, &view, NULL));
+            CHECK(view != NULL);
+            const int before_fail = test_failures;
+            CHECK_EQ_I64(flow, expected);
+            if (view != NULL)
+                CHECK_OK(gcut_grid_verify(grid, view, flow, NULL));
+            if (test_failures != before_fail)
+                fprintf(stderr, "  in %s (view)\n", what);
+            else
+                checks++;
+        } else {
+            solve_and_check(ctx, labels, what);
+        }
+        CHECK_OK(gcut_grid_context_get_info(ctx, &after));
+        CHECK_EQ_I64(after.warm_solves, before.warm_solves + 1);
+        incremental += after.incremental - before.incremental;
+        if (kind == INC_ARCS && count > 0) /* node marks never take the incremental start */
+            CHECK_EQ_I64(after.incremental, before.incremental);
+    }
+done:
+    gcut_grid_free(start);
+    free(labels);
+    free(changed);
+    gcut_grid_context_free(ctx);
+    return incremental;
+}
+
+/* The incremental start over every connectivity. expect 1: some warm solves must finish through
+ * it (on, the default); 0: none may (switched off); -1: either (it may or may not get there). */
+static void incremental_cases(test_rng *rng, int quick, int expect) {
+    static const int64_t s2[][2] = {{1, 1}, {9, 33}, {40, 40}, {120, 160}};
+    static const int64_t s3[][3] = {{5, 9, 17}, {16, 20, 24}};
+    const int steps = quick ? 6 : 14;
+    int64_t incremental = 0;
+    for (size_t k = 0; k < sizeof s2 / sizeof s2[0]; k++) {
+        if (quick && k == 3)
+            continue;
+        incremental += incremental_sequence(rng, 2, s2[k], 4, steps, 0);
+        incremental += incremental_sequence(rng, 2, s2[k], 8, steps, 0);
+    }
+    for (size_t k = 0; k < sizeof s3 / sizeof s3[0]; k++) {
+        if (quick && k == 1)
+            continue;
+        incremental += incremental_sequence(rng, 3, s3[k], 6, steps, 0);
+        incremental += incremental_sequence(rng, 3, s3[k], 26, steps, 0);
+    }
+    const int64_t h2[2] = {quick ? 64 : 256, quick ? 96 : 320}, h3[3] = {16, 24, 32};
+    incremental += incremental_sequence(rng, 2, h2, 4, steps, 1);
+    incremental += incremental_sequence(rng, 2, h2, 8, steps, 1);
+    incremental += incremental_sequence(rng, 3, h3, 6, steps, 1);
+    printf("test_cuda_context: %lld warm solves finished by the incremental start\n",
+           (long long)incremental);
+    if (expect == 1)
+        CHECK(incremental > 0);
+    else if (expect == 0)
+        CHECK_EQ_I64(incremental, 0);
+}
 #endif
 
 int main(void) {
@@ -330,7 +523,31 @@ int main(void) {
     setenv("GCUT_CUDAGRID_QUEUE", "1", 1);
     run_sequence(&rng, "cuda-grid", 2, s2, 8, quick ? 3 : 6);
     run_sequence(&rng, "cuda-grid", 3, s3, 6, quick ? 3 : 6);
+    /* The incremental start's relabel overflowing its queue: full relabels follow. */
+    setenv("GCUT_CUDAGRID_WARM_INC", "1", 1);
+    if (!quick)
+        incremental_cases(&rng, 1, -1);
+    unsetenv("GCUT_CUDAGRID_WARM_INC");
     unsetenv("GCUT_CUDAGRID_QUEUE");
+    /* The incremental warm start (GCUT_CUDAGRID_WARM_INC=1) with the view's labels as flips,
+     * then with no sweep batch before the closure search or a full relabel, without the search,
+     * with labels downloaded whole (the default), and switched off (the default). */
+    setenv("GCUT_CUDAGRID_WARM_INC", "1", 1);
+    setenv("GCUT_CUDAGRID_LABEL_FLIPS", "1", 1); /* the view's labels as flips (off by default) */
+    incremental_cases(&rng, quick, 1);
+    setenv("GCUT_CUDAGRID_WARM_BATCHES", "0", 1);
+    if (!quick)
+        incremental_cases(&rng, 1, -1);
+    setenv("GCUT_CUDAGRID_WARM_CLOSURE", "0", 1); /* no closure search: a full relabel */
+    if (!quick)
+        incremental_cases(&rng, 1, -1);
+    unsetenv("GCUT_CUDAGRID_WARM_BATCHES");
+    incremental_cases(&rng, 1, -1);
+    unsetenv("GCUT_CUDAGRID_WARM_CLOSURE");
+    unsetenv("GCUT_CUDAGRID_LABEL_FLIPS");
+    incremental_cases(&rng, 1, 1);
+    unsetenv("GCUT_CUDAGRID_WARM_INC");
+    incremental_cases(&rng, 1, 0);
 #else
     (void)run_all_sequences; /* the shared cases are unused in a build without CUDA */
 #endif

@@ -285,14 +285,19 @@ static void larger_cases(test_rng *rng) {
  * (GCUT_CUDAGRID_QPAR=0), and no node-by-node steps before the tiles, so that the first pass
  * is seeded by every node of finite height (GCUT_CUDAGRID_JACOBI=0; the default, 2 steps, is
  * what every other case runs), and the queue room of the fifth session (4 re-queues per tile,
- * GCUT_CUDAGRID_QUEUE_PER_TILE=4; default 16). The same small, sparse-sink and
- * synthetic grids as above, against Dinic or bk, with the certificate. */
+ * GCUT_CUDAGRID_QUEUE_PER_TILE=4; default 16), the lean sweep (cross-edge pushes lowered at
+ * once, no copy of the loaded residuals: GCUT_CUDAGRID_LEAN_SWEEP=1; 0 for 8-connected grids,
+ * where it is the default). The same small, sparse-sink and synthetic grids as above, against
+ * Dinic or bk, with the certificate. The tile shape of 2D grids is a build switch
+ * (GCUT_CUDAGRID_TILE4 / TILE8: 16 default, 32 for 32x8), so a build with 32 runs them all
+ * with 32x8 tiles (bench/gpu_shape.sh builds both). */
 static void relabel_paths(test_rng *rng, int full) {
     static const char *const variants[][2] = {
-        {"GCUT_CUDAGRID_RELAX", "0"},         {"GCUT_CUDAGRID_RELAX", "1"},
-        {"GCUT_CUDAGRID_QUEUE", "1"},         {"GCUT_CUDAGRID_INIT_LEVELS", "1"},
-        {"GCUT_CUDAGRID_QPAR", "0"},          {"GCUT_CUDAGRID_JACOBI", "0"},
-        {"GCUT_CUDAGRID_QUEUE_PER_TILE", "4"}};
+        {"GCUT_CUDAGRID_RELAX", "0"},          {"GCUT_CUDAGRID_RELAX", "1"},
+        {"GCUT_CUDAGRID_QUEUE", "1"},          {"GCUT_CUDAGRID_INIT_LEVELS", "1"},
+        {"GCUT_CUDAGRID_QPAR", "0"},           {"GCUT_CUDAGRID_JACOBI", "0"},
+        {"GCUT_CUDAGRID_QUEUE_PER_TILE", "4"}, {"GCUT_CUDAGRID_LEAN_SWEEP", "1"},
+        {"GCUT_CUDAGRID_LEAN_SWEEP", "0"}};
     for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
         setenv(variants[v][0], variants[v][1], 1);
         random_small(rng, 1);

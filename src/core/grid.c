@@ -357,6 +357,7 @@ struct gcut_grid_context {
     int64_t *edge_start;
     bool solved;
     gcut_grid_context_info info;
+    uint8_t *view_labels; /* gcut_grid_context_solve_view()'s labels for solvers that keep none */
 };
 
 gcut_status gcut_grid_context_create(int ndim, const int64_t *shape, int connectivity,
@@ -435,6 +436,7 @@ void gcut_grid_context_free(gcut_grid_context *ctx) {
     gcut__free(ctx->edge_start);
     gcut__free(ctx->marks);
     gcut__free(ctx->mark_seen);
+    gcut__free(ctx->view_labels);
     if (ctx->grid != NULL) {
         ctx->grid->context_owned = false;
         gcut_grid_free(ctx->grid);
@@ -647,11 +649,18 @@ static gcut_status graph_solve(gcut_grid_context *ctx, bool warm, int64_t *flow,
     return GCUT_OK;
 }
 
-gcut_status gcut_grid_context_solve(gcut_grid_context *ctx, int64_t *flow, uint8_t *labels,
-                                    gcut_stats *stats) {
-    if (ctx == NULL)
-        return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_grid_context_solve: context is NULL");
+/* gcut_grid_context_solve(), and with view gcut_grid_context_solve_view(): *view gets the
+ * solver's own copy of the labels (cuda-grid's pinned array), or ctx->view_labels filled by
+ * the solve. */
+static gcut_status context_solve(gcut_grid_context *ctx, int64_t *flow, uint8_t *labels,
+                                 const uint8_t **view, gcut_stats *stats) {
     const gcut_grid *grid = ctx->grid;
+    if (view != NULL && ctx->kind != CTX_CUDA) {
+        if (ctx->view_labels == NULL &&
+            (ctx->view_labels = gcut__malloc((size_t)grid->num_nodes, "context labels")) == NULL)
+            return GCUT_ERR_NOMEM;
+        labels = ctx->view_labels;
+    }
     const bool warm = ctx->options.warm && ctx->solved;
     /* cuda-grid checks a full upload on the device, and the marked nodes while it gathers
      * them (one pass over scattered host memory instead of two): faster than here. */
@@ -663,9 +672,9 @@ gcut_status gcut_grid_context_solve(gcut_grid_context *ctx, int64_t *flow, uint8
     gcut_stats local;
     gcut_stats *s = stats ? stats : &local;
     memset(s, 0, sizeof *s);
-    gcut__ctx_report report = {0, 0, 0, 0};
+    gcut__ctx_report report = {0, 0, 0, 0, 0, NULL};
     int64_t value = 0;
-    gcut__ctx_changes changes = {NULL, 0, warm, 0};
+    gcut__ctx_changes changes = {NULL, 0, warm, 0, view != NULL};
     if (ctx->marks_given) {
         changes.nodes = ctx->marks;
         changes.count = ctx->num_marks;
@@ -692,11 +701,30 @@ gcut_status gcut_grid_context_solve(gcut_grid_context *ctx, int64_t *flow, uint8
     ctx->info.cold_fallbacks += report.cold_fallback;
     ctx->info.changed_nodes = report.changed_nodes;
     ctx->info.device_bytes = report.device_bytes;
+    ctx->info.incremental += report.incremental == 1;
     snprintf(s->solver, sizeof s->solver, "%s", ctx->solver_name);
     s->flow = value;
     if (flow)
         *flow = value;
+    if (view != NULL)
+        *view = report.labels_view != NULL ? report.labels_view : ctx->view_labels;
     return GCUT_OK;
+}
+
+gcut_status gcut_grid_context_solve(gcut_grid_context *ctx, int64_t *flow, uint8_t *labels,
+                                    gcut_stats *stats) {
+    if (ctx == NULL)
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_grid_context_solve: context is NULL");
+    return context_solve(ctx, flow, labels, NULL, stats);
+}
+
+gcut_status gcut_grid_context_solve_view(gcut_grid_context *ctx, int64_t *flow,
+                                         const uint8_t **labels, gcut_stats *stats) {
+    if (ctx == NULL || labels == NULL)
+        return gcut__fail(GCUT_ERR_INVALID_ARG,
+                          "gcut_grid_context_solve_view: context or labels is NULL");
+    *labels = NULL;
+    return context_solve(ctx, flow, NULL, labels, stats);
 }
 
 gcut_status gcut_grid_context_solve_device(gcut_grid_context *ctx, const int32_t *source,
@@ -715,7 +743,7 @@ gcut_status gcut_grid_context_solve_device(gcut_grid_context *ctx, const int32_t
         gcut_stats local;
         gcut_stats *s = stats ? stats : &local;
         memset(s, 0, sizeof *s);
-        gcut__ctx_report report = {0, 0, 0, 0};
+        gcut__ctx_report report = {0, 0, 0, 0, 0, NULL};
         int64_t value = 0;
         gcut_status st =
             gcut__cudagrid_ctx_solve_device(ctx->state, source, sink, dirs, labels, stream,

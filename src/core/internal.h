@@ -138,6 +138,9 @@ typedef struct gcut__ctx_report {
     int cold_fallback;     /**< 1 if a warm solve had to start cold */
     int64_t changed_nodes; /**< nodes whose capacities changed (warm solves) */
     int64_t device_bytes;  /**< device memory held */
+    int incremental;       /**< cuda-grid: 1 finished by the incremental warm start, 2 tried and
+                                went on with full relabels, 0 not tried */
+    const uint8_t *labels_view; /**< the solver's own copy of the labels (want_view), or NULL */
 } gcut__ctx_report;
 
 /** The changes a context solve is told about: nodes[0..count-1] (marked), or nodes NULL to
@@ -149,6 +152,8 @@ typedef struct gcut__ctx_changes {
     int terminals_only; /* every listed node was marked by gcut_grid_context_mark_terminals():
                            its direction capacities did not change (solvers may read them
                            anyway) */
+    int want_view;      /* labels wanted in the solver's own memory (report->labels_view), if it
+                           keeps them; solvers that do not leave labels_view NULL */
 } gcut__ctx_changes;
 
 /* cpu-pr's context: its state kept between solves, with a snapshot of the capacities. */

@@ -94,12 +94,30 @@ __host__ __device__ constexpr int dir_dx(int conn, int d) {
     return dir_code(conn, d) % 3 - 1;
 }
 
-/* Tile shape per connectivity: 2D 32x8 (rows of 128 bytes per array), 3D 16x4x4. The box is
- * the tile plus a one-node halo (no z halo in 2D). */
+/* Width of a 2D tile, at build time: GCUT_CUDAGRID_TILE8 for 8-connected grids, TILE4 for
+ * 4-connected ones; 16 for 16x16 tiles (the default since the seventh session), 32 for 32x8
+ * (docs/CUDA-GRID.md, "Square 2D tiles"). A squarer tile has fewer edge nodes (60 of 256
+ * against 76) and halo heights (68 against 84); on the H100 hard 1920x1080 8-connected relaxed
+ * 13-16% fewer tiles per solve and took 4-9% less time, 4-connected 3-6% less. */
+#ifndef GCUT_CUDAGRID_TILE8
+#define GCUT_CUDAGRID_TILE8 16
+#endif
+#ifndef GCUT_CUDAGRID_TILE4
+#define GCUT_CUDAGRID_TILE4 16 /* the same for 4-connected grids */
+#endif
+static_assert(GCUT_CUDAGRID_TILE8 == 32 || GCUT_CUDAGRID_TILE8 == 16,
+              "GCUT_CUDAGRID_TILE8 must be 32 (32x8 tiles) or 16 (16x16 tiles)");
+static_assert(GCUT_CUDAGRID_TILE4 == 32 || GCUT_CUDAGRID_TILE4 == 16,
+              "GCUT_CUDAGRID_TILE4 must be 32 (32x8 tiles) or 16 (16x16 tiles)");
+
+/* Tile shape per connectivity: 2D 16x16 (32x8, rows of 128 bytes per array, when built with
+ * GCUT_CUDAGRID_TILE4 / GCUT_CUDAGRID_TILE8 = 32), 3D 16x4x4. 256 nodes, one thread each. The box
+ * is the tile plus a one-node halo (no z halo in 2D). */
 template <int CONN> struct Geo {
     static constexpr int NDIM = (CONN == 4 || CONN == 8) ? 2 : 3;
-    static constexpr int TX = NDIM == 2 ? 32 : 16;
-    static constexpr int TY = NDIM == 2 ? 8 : 4;
+    static constexpr int TX =
+        NDIM == 2 ? (CONN == 8 ? GCUT_CUDAGRID_TILE8 : GCUT_CUDAGRID_TILE4) : 16;
+    static constexpr int TY = NDIM == 2 ? 256 / TX : 4;
     static constexpr int TZ = NDIM == 2 ? 1 : 4;
     static constexpr int T = TX * TY * TZ;
     static constexpr int HZ = NDIM == 2 ? 0 : 1;
@@ -361,25 +379,27 @@ template <int CONN> __global__ void jacobi_kernel(const Problem P, int mark) {
     for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x;
          k < node_positions<CONN>(P); k += (long long)gridDim.x * blockDim.x) {
         const long long i = node_at<CONN>(P, k);
-        if (i < 0)
-            continue;
-        const int h = P.dist[i];
-        if (h <= 1)
-            continue;
-        const unsigned mask = P.arc_mask[i];
-        int best = h;
+        bool fell = false;
+        if (i >= 0) {
+            const int h = P.dist[i];
+            if (h > 1) {
+                const unsigned mask = P.arc_mask[i];
+                int best = h;
 #pragma unroll
-        for (int d = 0; d < CONN; d++)
-            if (mask & (1u << d)) {
-                const int hn = __ldcg(&P.dist[i + P.step[d]]);
-                if (hn < kInf && hn + 1 < best)
-                    best = hn + 1;
+                for (int d = 0; d < CONN; d++)
+                    if (mask & (1u << d)) {
+                        const int hn = __ldcg(&P.dist[i + P.step[d]]);
+                        if (hn < kInf && hn + 1 < best)
+                            best = hn + 1;
+                    }
+                if (best < h) {
+                    P.dist[i] = best;
+                    fell = true;
+                }
             }
-        if (best < h) {
-            P.dist[i] = best;
-            if (mark)
-                mark_first_pass<CONN>(P, i);
         }
+        if (mark && fell)
+            mark_first_pass<CONN>(P, i);
     }
 }
 
@@ -820,9 +840,18 @@ __global__ void collect_listed_kernel(const Problem P, int list_out, unsigned st
  *   B: heights are updated and every node pulls the pushes recorded towards it.
  * Write-back stores what only this block can touch and adds deltas atomically where a
  * neighbouring tile may have pushed in meanwhile (Hong's rule: increases from others are
- * atomic, decreases only by the owner). Tiles still active, or pushed into, are listed. */
-template <int CONN>
-__global__ void __launch_bounds__(Geo<CONN>::T)
+ * atomic, decreases only by the owner). Tiles still active, or pushed into, are listed.
+ * LEAN (GCUT_CUDAGRID_LEAN_SWEEP, default 1 for 8-connected grids, 0 otherwise; seventh
+ * session): no copy of the loaded residuals is kept for the write-back: a push across the tile
+ * edge lowers the arc's global residual at once (atomicSub: the owner's copy is never above
+ * it, since others only raise it, so it cannot wrap), and an arc inside the tile is stored
+ * when a bit of `dirty` says it changed; at least LeanSweep::kMinBlocks blocks per SM
+ * (8-connected 16x16: 80 registers and 3 blocks per SM, no spill, against 88 and 2). */
+template <int CONN> struct LeanSweep {
+    static constexpr int kMinBlocks = CONN == 8 ? 3 : CONN == 26 ? 2 : 4;
+};
+template <int CONN, bool LEAN = false>
+__global__ void __launch_bounds__(Geo<CONN>::T, LEAN ? LeanSweep<CONN>::kMinBlocks : 0)
     sweep_kernel(const Problem P, int list_in, int list_out, int list_clear, unsigned stamp,
                  int rounds) {
     using G = Geo<CONN>;
@@ -845,7 +874,8 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
         visits++;
         TilePos<CONN> pos(P, tile, lx, ly, lz);
         load_box<CONN>(P, hs, pos.x0, pos.y0, pos.z0);
-        unsigned r[CONN], r0[CONN];
+        unsigned r[CONN], r0[LEAN ? 1 : CONN];
+        unsigned dirty = 0; /* LEAN: bit d, r[d] of an arc inside the tile changed */
         long long e = 0;
         int rt = 0;
         if (pos.valid) {
@@ -855,7 +885,8 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
 #pragma unroll
         for (int d = 0; d < CONN; d++) {
             r[d] = pos.valid ? P.residual[d * P.n + pos.g] : 0u;
-            r0[d] = r[d];
+            if (!LEAN)
+                r0[d] = r[d];
         }
         const long long e0 = e;
         const int rt0 = rt;
@@ -898,8 +929,12 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
                                 if (in_tile<CONN>(lx + dx, ly + dy, lz + dz)) {
                                     pdir[tid] = (signed char)d;
                                     pamt[tid] = amount;
+                                    if (LEAN)
+                                        dirty |= 1u << d;
                                 } else {
                                     long long w = pos.g + P.step[d];
+                                    if (LEAN)
+                                        atomicSub(&P.residual[d * P.n + pos.g], amount);
                                     atomicAdd((unsigned long long *)&P.excess[w],
                                               (unsigned long long)amount);
                                     atomicAdd(&P.residual[(d ^ 1) * P.n + w], amount);
@@ -927,6 +962,8 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
                     unsigned amount = pamt[tid - G::tid_step(d)];
                     e += amount;
                     r[d ^ 1] += amount;
+                    if (LEAN)
+                        dirty |= 1u << (d ^ 1);
                 }
             }
             __syncthreads();
@@ -946,12 +983,15 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
             }
 #pragma unroll
             for (int d = 0; d < CONN; d++)
-                if (r[d] != r0[d]) {
+                if (LEAN) {
+                    if (dirty & (1u << d)) /* only arcs inside the tile */
+                        P.residual[d * P.n + pos.g] = r[d];
+                } else if (r[d] != r0[LEAN ? 0 : d]) {
                     if (in_tile<CONN>(lx + dir_dx(CONN, d), ly + dir_dy(CONN, d),
                                       lz + dir_dz(CONN, d)))
                         P.residual[d * P.n + pos.g] = r[d];
                     else
-                        atomicAdd(&P.residual[d * P.n + pos.g], r[d] - r0[d]);
+                        atomicAdd(&P.residual[d * P.n + pos.g], r[d] - r0[LEAN ? 0 : d]);
                 }
         }
         if (__syncthreads_or(active) && tid == 0)
@@ -1043,7 +1083,7 @@ struct Session {
     cudaStream_t stream = nullptr;
     int *host_count = nullptr; /* pinned [4 + kRctlWords]: list sizes, then P.rctl */
     unsigned long long *host_counters = nullptr;
-    cudaEvent_t events[8] = {}; /* 0-2, 5-7: verbose phase times, 3-4: construction */
+    cudaEvent_t events[9] = {}; /* 0-2, 5-8: verbose phase times, 3-4: construction */
     void *blocks[32] = {};
     int num_blocks = 0;
     size_t device_bytes = 0;
@@ -1051,7 +1091,7 @@ struct Session {
     /* Launch shapes and knobs, fixed at setup. */
     int device = 0, node_blocks = 1, sweep_blocks = 1, relax_blocks = 1, coop = 0, coop_blocks = 1,
         sweeps_per_relabel = 1, rounds = 1, warm_sweeps = 1, relax_async = 1, async_blocks = 1,
-        init_levels = 1, parallel_queue = 1, jacobi = 0;
+        init_levels = 1, parallel_queue = 1, jacobi = 0, lean_sweep = 0;
     /* One-launch relabels since the queue was last cleared (their epochs tag its entries). */
     long long epochs = 0;
     ~Session() {
@@ -1203,9 +1243,16 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
     int sms = 1, sweep_per_sm = 1, relax_per_sm = 1;
     GCUT__CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
                    "cudaDeviceGetAttribute");
-    GCUT__CUDA_TRY(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&sweep_per_sm, sweep_kernel<CONN>, G::T, 0),
-        "occupancy");
+    /* GCUT_CUDAGRID_LEAN_SWEEP: 1 (default 8-connected) the sweep without a copy of the loaded
+     * residuals (cross-edge pushes lowered at once), at least LeanSweep::kMinBlocks blocks per
+     * SM; 0 (default otherwise) the sweep of the sixth session (docs/CUDA-GRID.md, seventh
+     * session: 8-connected at 16x16 it needs 88 registers, 2 blocks per SM). */
+    S.lean_sweep = gcut__env_int("GCUT_CUDAGRID_LEAN_SWEEP", CONN == 8 ? 1 : 0, 0, 1);
+    GCUT__CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                       &sweep_per_sm,
+                       S.lean_sweep ? sweep_kernel<CONN, true> : sweep_kernel<CONN, false>, G::T,
+                       0),
+                   "occupancy");
     GCUT__CUDA_TRY(
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&relax_per_sm, relax_kernel<CONN>, G::T, 0),
         "occupancy");
@@ -1345,7 +1392,8 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         *out = *S.host_count;
         return GCUT_OK;
     };
-    float init_ms = 0, relax_kernel_ms = 0; /* --verbose: of the one-launch relabels */
+    /* --verbose: of the one-launch relabels (steps_ms: the node steps, part of init_ms) */
+    float init_ms = 0, relax_kernel_ms = 0, steps_ms = 0;
     /* Exact heights, then the active tiles; 0 active tiles means the preflow is maximum. */
     auto global_relabel = [&](int *active_tiles) -> gcut_status {
         relabels++;
@@ -1379,6 +1427,8 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
             }
             relabel_init_kernel<CONN>
                 <<<node_blocks, 256, 0, stream>>>(P, S.relax_async, S.init_levels, S.jacobi == 0);
+            if (verbose)
+                GCUT__CUDA_TRY(cudaEventRecord(S.events[8], stream), "cudaEventRecord");
             for (int k = 0; k < S.jacobi; k++)
                 jacobi_kernel<CONN>
                     <<<node_blocks, 256, 0, stream>>>(P, S.relax_async == 2 && k == S.jacobi - 1);
@@ -1397,10 +1447,12 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
                            "read list sizes");
             GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "global relabel");
             if (verbose) {
-                float a = 0, b = 0;
+                float a = 0, b = 0, c = 0;
                 GCUT__CUDA_TRY(cudaEventElapsedTime(&a, S.events[5], S.events[6]), "event time");
                 GCUT__CUDA_TRY(cudaEventElapsedTime(&b, S.events[6], S.events[7]), "event time");
+                GCUT__CUDA_TRY(cudaEventElapsedTime(&c, S.events[8], S.events[6]), "event time");
                 init_ms += a;
+                steps_ms += c;
                 relax_kernel_ms += b;
             }
             relax_visits = S.host_count[4 + kRelaxVisits]; /* since the solve began */
@@ -1451,7 +1503,7 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         return GCUT_OK;
     };
     if (verbose) {
-        for (int k = 0; k < 8; k++)
+        for (int k = 0; k < 9; k++)
             if (S.events[k] == nullptr)
                 GCUT__CUDA_TRY(cudaEventCreate(&S.events[k]), "cudaEventCreate");
         GCUT__CUDA_TRY(cudaEventRecord(S.events[0], stream), "cudaEventRecord");
@@ -1493,8 +1545,12 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         const int this_batch = batch;
         batch = sweeps_per_relabel;
         for (int k = 0; k < this_batch; k++, q++, sweeps++)
-            sweep_kernel<CONN><<<sweep_blocks, G::T, 0, stream>>>(P, q % 3, (q + 1) % 3,
-                                                                  (q + 2) % 3, ++stamp, rounds);
+            if (S.lean_sweep)
+                sweep_kernel<CONN, true><<<sweep_blocks, G::T, 0, stream>>>(
+                    P, q % 3, (q + 1) % 3, (q + 2) % 3, ++stamp, rounds);
+            else
+                sweep_kernel<CONN><<<sweep_blocks, G::T, 0, stream>>>(P, q % 3, (q + 1) % 3,
+                                                                      (q + 2) % 3, ++stamp, rounds);
         GCUT__CUDA_TRY(cudaGetLastError(), "sweep kernel launch");
         if (verbose && (st = lap(0, 1, &sweep_ms)) != GCUT_OK)
             return st;
@@ -1550,10 +1606,10 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         fprintf(stderr,
                 "cuda-grid: one-launch relabel, block time (thread 0's clock): relaxing %.0f%%, "
                 "taking and waiting for tiles %.0f%%, waiting for the end and collecting %.0f%%; "
-                "%.1f kcycles per tile relaxation, %d blocks; device ms: init kernels %.3f, "
-                "relax kernels %.3f (of the global relabels' %.3f)\n",
+                "%.1f kcycles per tile relaxation, %d blocks; device ms: init kernels %.3f (of "
+                "them node steps %.3f), relax kernels %.3f (of the global relabels' %.3f)\n",
                 100 * rc / all, 100 * tc / all, 100 * fc / all, rc / 1e3 / (double)relax_visits,
-                S.async_blocks, init_ms, relax_kernel_ms, relabel_ms);
+                S.async_blocks, init_ms, steps_ms, relax_kernel_ms, relabel_ms);
     }
     return GCUT_OK;
 }
@@ -1856,6 +1912,7 @@ template <int CONN> void preload_kernels() {
     cudaFuncGetAttributes(&a, relabel_coop_kernel<CONN>);
     cudaFuncGetAttributes(&a, collect_kernel<CONN>);
     cudaFuncGetAttributes(&a, sweep_kernel<CONN>);
+    cudaFuncGetAttributes(&a, sweep_kernel<CONN, true>);
     cudaFuncGetAttributes(&a, build_kernel<CONN, 1>);
     cudaFuncGetAttributes(&a, build_kernel<CONN, 3>);
     cudaFuncGetAttributes(&a, finish_kernel<CONN>);
@@ -2177,6 +2234,8 @@ __global__ void commit_kernel(long long n, int arrays, const unsigned *list, lon
     }
 }
 
+#include "grid_warm.cuh"
+
 struct CudaContext {
     Session S;
     int conn = 0, arrays = 0, verbose = 0;
@@ -2202,7 +2261,40 @@ struct CudaContext {
     int *live_list = nullptr, *live_count = nullptr;
     unsigned char *live_flag = nullptr;
     bool masked_only = false;
+    /* Incremental warm re-solves (grid_warm.cuh, docs/CUDA-GRID.md "Incremental warm
+     * re-solves"). ready: the kept heights are a valid labelling of the kept residual graph and
+     * arc_mask is that graph's arcs (set at the end of a solve whose labels went to dnew, so
+     * arc_mask was not overwritten); seed_all: valid except where the stop certificate counted
+     * loose heights, so the next seed pass checks every node. */
+    bool inc = false;         /* GCUT_CUDAGRID_WARM_INC (off by default: slower, measured) */
+    bool flip_labels = false; /* GCUT_CUDAGRID_LABEL_FLIPS (off: no gain measured) */
+    int max_batches = 1;      /* GCUT_CUDAGRID_WARM_BATCHES: sweep batches before a full relabel */
+    bool closure = true;      /* GCUT_CUDAGRID_WARM_CLOSURE: the closure search before that */
+    bool ready = false, seed_all = false;
+    /* Labels: dnew the solve's, dlab those the host holds in hlab (pinned), flips the nodes
+     * whose label changed (device, flip_cap entries; host_flips their pinned copy). */
+    unsigned char *dnew = nullptr, *dlab = nullptr;
+    unsigned *flips = nullptr;
+    long long flip_cap = 0;
+    unsigned long long *wc = nullptr; /* device [kWarmWords] */
+    unsigned char *hlab = nullptr;
+    unsigned *host_flips = nullptr;
+    unsigned long long *host_wc = nullptr;
+    uint64_t warm_pinned_bytes = 0;
+    bool synced = false; /* dlab == hlab, both valid labels of some solve */
+    cudaEvent_t tev[4] = {};
     ~CudaContext() {
+        if (hlab)
+            cudaFreeHost(hlab);
+        if (host_flips)
+            cudaFreeHost(host_flips);
+        if (host_wc)
+            cudaFreeHost(host_wc);
+        if (warm_pinned_bytes)
+            gcut__unreserve(warm_pinned_bytes);
+        for (cudaEvent_t e : tev)
+            if (e)
+                cudaEventDestroy(e);
         if (stage_idx)
             cudaFreeHost(stage_idx);
         if (stage_vals)
@@ -2434,6 +2526,269 @@ gcut_status device_gather(CudaContext &C, const gcut__ctx_changes *changes, long
     return GCUT_OK;
 }
 
+/* Blocks for a node-by-node kernel over `items` entries. */
+int item_blocks(const Session &S, long long items) {
+    const long long b = (items + 255) / 256;
+    return b < 1 ? 1 : b < S.node_blocks ? (int)b : S.node_blocks;
+}
+
+/* Device ms between two of the context's timing events (verbose only). */
+float ctx_lap(CudaContext &C, int from, int to) {
+    float ms = 0;
+    if (cudaEventSynchronize(C.tev[to]) != cudaSuccess ||
+        cudaEventElapsedTime(&ms, C.tev[from], C.tev[to]) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return ms;
+}
+
+/* The incremental warm re-solve after terminal marks (docs/CUDA-GRID.md, "Incremental warm
+ * re-solves"), on a context whose kept heights are a valid labelling of the kept residual graph
+ * and whose arc_mask is that graph's arcs (C.ready). Terminal changes leave every arc alone, so
+ * the labelling can break only at the listed nodes (a sink arc that became residual under a
+ * height above 1): warm_seed_kernel lowers those and relax_async_kernel lowers the heights
+ * behind them to the fixed point, a valid labelling again (heights only fall; nodes that lost
+ * their path keep a height that is still a lower bound), and collects the active tiles. Sweeps
+ * follow; when a batch leaves no active tile, warm_check_kernel's certificate (no excess at a
+ * finite height, no residual arc out of the INF set) proves the preflow maximum, and the labels
+ * (finite = sink side) are a minimum cut. *done stays false, with the preflow kept, whenever
+ * that is not reached within C.max_batches batches, the relabel queue overflows or the
+ * certificate fails: the caller then finishes with iterate() and full relabels (exact from any
+ * preflow). *sweeps_out and *relabels_out get the work done here. */
+template <int CONN>
+gcut_status warm_incremental(CudaContext &C, long long count, int64_t *flow, gcut_stats *stats,
+                             bool *done, int64_t *sweeps_out, int64_t *relabels_out) {
+    using G = Geo<CONN>;
+    Session &S = C.S;
+    Problem &P = S.P;
+    cudaStream_t stream = S.stream;
+    const size_t tiles = (size_t)P.num_tiles;
+    const bool verbose = C.verbose != 0;
+    *done = false;
+    *sweeps_out = 0;
+    *relabels_out = 0;
+    if (verbose)
+        for (cudaEvent_t &e : C.tev)
+            if (e == nullptr)
+                GCUT__CUDA_TRY(cudaEventCreate(&e), "cudaEventCreate");
+    if (verbose)
+        GCUT__CUDA_TRY(cudaEventRecord(C.tev[0], stream), "cudaEventRecord");
+    /* Per-solve words, as iterate() resets them. */
+    GCUT__CUDA_TRY(cudaMemsetAsync(P.mark, 0, tiles * 4, stream), "memset");
+    GCUT__CUDA_TRY(cudaMemsetAsync(P.counters + kSumSinkResidual, 0, 3 * 8, stream), "memset");
+    GCUT__CUDA_TRY(cudaMemsetAsync(P.counters + kRelaxCycles, 0, 3 * 8, stream), "memset");
+    if (S.epochs > (1ll << 31)) {
+        GCUT__CUDA_TRY(cudaMemsetAsync(P.queue, 0, (size_t)P.queue_cap * 8, stream), "memset");
+        GCUT__CUDA_TRY(cudaMemsetAsync(P.rctl + kEpoch, 0, sizeof(int), stream), "memset");
+        S.epochs = 0;
+    }
+    GCUT__CUDA_TRY(cudaMemsetAsync(P.rctl, 0, kEpoch * sizeof(int), stream), "memset");
+    GCUT__CUDA_TRY(cudaMemsetAsync(P.qflag, 0, tiles * sizeof(int), stream), "memset");
+    GCUT__CUDA_TRY(cudaMemsetAsync(P.count, 0, 4 * sizeof(int), stream), "memset");
+    GCUT__CUDA_TRY(cudaMemsetAsync(P.next, 0, 4 * sizeof(int), stream), "memset");
+    GCUT__CUDA_TRY(cudaMemsetAsync(C.wc, 0, kWarmWords * 8, stream), "memset");
+    const long long items = C.seed_all ? C.n : count;
+    const Problem Qv = queue_view(P); /* seeds straight onto the queue: no first pass */
+    queue_start_kernel<<<1, 1, 0, stream>>>(Qv);
+    warm_seed_kernel<CONN>
+        <<<item_blocks(S, items), 256, 0, stream>>>(Qv, C.seed_all ? nullptr : C.dev_idx, items);
+    GCUT__CUDA_TRY(cudaGetLastError(), "warm seed kernel launch");
+    S.epochs++;
+    unsigned stamp = 0;
+    int q = 0;
+    relax_async_kernel<CONN>
+        <<<S.async_blocks, G::T, 0, stream>>>(Qv, q % 3, ++stamp, S.parallel_queue);
+    GCUT__CUDA_TRY(cudaGetLastError(), "relax kernel launch");
+    /* The queue view collects nothing (no first-pass tiles): list the active tiles here. */
+    collect_kernel<CONN><<<first_count(P), G::T, 0, stream>>>(P, q % 3, ++stamp);
+    GCUT__CUDA_TRY(cudaGetLastError(), "collect kernel launch");
+    *relabels_out = 1;
+    if (verbose)
+        GCUT__CUDA_TRY(cudaEventRecord(C.tev[1], stream), "cudaEventRecord");
+    GCUT__CUDA_TRY(
+        cudaMemcpyAsync(S.host_count, P.count, 4 * sizeof(int), cudaMemcpyDeviceToHost, stream),
+        "read list sizes");
+    GCUT__CUDA_TRY(cudaMemcpyAsync(S.host_count + 4, P.rctl, kRctlWords * sizeof(int),
+                                   cudaMemcpyDeviceToHost, stream),
+                   "read list sizes");
+    GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "warm relabel");
+    const long long relax_visits = S.host_count[4 + kRelaxVisits];
+    const int seeded_tiles_active = S.host_count[q % 3];
+    int active = S.host_count[q % 3], batches = 0;
+    int64_t sweeps = 0;
+    /* --verbose: where the incremental start ended, and why. */
+    auto report_verbose = [&](const char *outcome) {
+        if (verbose)
+            fprintf(stderr,
+                    "cuda-grid: incremental warm start: %lld seeded tile relaxations (device "
+                    "%.3f ms with the seeds), %d active tiles after them, %lld sweeps in %d "
+                    "batches (device %.3f ms), %d active tiles left: %s\n",
+                    relax_visits, ctx_lap(C, 0, 1), seeded_tiles_active, (long long)sweeps, batches,
+                    batches > 0 ? ctx_lap(C, 1, 2) : 0.0f, active, outcome);
+    };
+    if (S.host_count[4 + kQOverflow] != 0) {
+        report_verbose("relabel queue overflow, full relabels follow");
+        return GCUT_OK; /* the queue ran out of room: full relabels from here */
+    }
+    bool closure = false;
+    while (active != 0) {
+        if (batches == C.max_batches) {
+            *sweeps_out = sweeps;
+            if (C.closure) {
+                closure = true; /* search what the excess can reach (below) */
+                break;
+            }
+            if (verbose)
+                GCUT__CUDA_TRY(cudaEventRecord(C.tev[2], stream), "cudaEventRecord");
+            report_verbose("active tiles left, a full relabel follows");
+            return GCUT_OK;
+        }
+        for (int k = 0; k < S.sweeps_per_relabel; k++, q++, sweeps++)
+            sweep_kernel<CONN><<<S.sweep_blocks, G::T, 0, stream>>>(P, q % 3, (q + 1) % 3,
+                                                                    (q + 2) % 3, ++stamp, S.rounds);
+        GCUT__CUDA_TRY(cudaGetLastError(), "sweep kernel launch");
+        GCUT__CUDA_TRY(cudaMemcpyAsync(S.host_count, P.count + q % 3, sizeof(int),
+                                       cudaMemcpyDeviceToHost, stream),
+                       "read list size");
+        if (verbose)
+            GCUT__CUDA_TRY(cudaEventRecord(C.tev[2], stream), "cudaEventRecord");
+        GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "warm sweeps");
+        active = S.host_count[0];
+        batches++;
+    }
+    *sweeps_out = sweeps;
+    if (verbose && batches == 0)
+        GCUT__CUDA_TRY(cudaEventRecord(C.tev[2], stream), "cudaEventRecord");
+    /* Active tiles left: if the excess that is left can reach no residual sink arc, the nodes it
+     * reaches join the INF set (which stays closed) and the certificate below holds without a
+     * full relabel. The search runs on the reversed arcs in C.nw (scratch once the repair has
+     * committed: the next gather rewrites what it reads), with the relabel's queue. */
+    const int *aux = nullptr;
+    if (closure) {
+        Problem Q = queue_view(P);
+        Q.dist = C.nw;
+        Q.arc_mask = reinterpret_cast<unsigned *>(C.nw + C.n);
+        GCUT__CUDA_TRY(cudaMemsetAsync(P.rctl, 0, (kQOverflow + 1) * sizeof(int), stream),
+                       "memset");
+        GCUT__CUDA_TRY(cudaMemsetAsync(P.qflag, 0, tiles * sizeof(int), stream), "memset");
+        /* The relax kernel's collection below finds no tile (queue view); zeroed lists anyway. */
+        GCUT__CUDA_TRY(cudaMemsetAsync(P.count, 0, 4 * sizeof(int), stream), "memset");
+        GCUT__CUDA_TRY(cudaMemsetAsync(P.next, 0, 4 * sizeof(int), stream), "memset");
+        queue_start_kernel<<<1, 1, 0, stream>>>(Q);
+        closure_init_kernel<CONN><<<S.node_blocks, 256, 0, stream>>>(P, Q);
+        GCUT__CUDA_TRY(cudaGetLastError(), "closure init kernel launch");
+        S.epochs++;
+        relax_async_kernel<CONN>
+            <<<S.async_blocks, G::T, 0, stream>>>(Q, (q + 2) % 3, ++stamp, S.parallel_queue);
+        GCUT__CUDA_TRY(cudaGetLastError(), "relax kernel launch");
+        closure_hits_kernel<<<S.node_blocks, 256, 0, stream>>>(P, Q.dist, C.wc);
+        GCUT__CUDA_TRY(cudaGetLastError(), "closure kernel launch");
+        aux = Q.dist;
+    }
+    warm_check_kernel<CONN><<<S.node_blocks, 256, 0, stream>>>(P, C.wc, aux);
+    GCUT__CUDA_TRY(cudaGetLastError(), "warm check kernel launch");
+    finish_kernel<CONN><<<S.node_blocks, 256, 0, stream>>>(P, C.dnew);
+    GCUT__CUDA_TRY(cudaGetLastError(), "finish kernel launch");
+    if (verbose)
+        GCUT__CUDA_TRY(cudaEventRecord(C.tev[3], stream), "cudaEventRecord");
+    GCUT__CUDA_TRY(cudaMemcpyAsync(C.host_wc, C.wc, kWarmWords * 8, cudaMemcpyDeviceToHost, stream),
+                   "read warm counters");
+    GCUT__CUDA_TRY(cudaMemcpyAsync(S.host_counters, P.counters,
+                                   kNumCounters * sizeof(unsigned long long),
+                                   cudaMemcpyDeviceToHost, stream),
+                   "read counters");
+    GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "warm check");
+    if (verbose) {
+        char outcome[160];
+        snprintf(outcome, sizeof outcome,
+                 "%scertificate %s (%llu nodes against it, %llu loose heights; %scheck and "
+                 "labels device %.3f ms)",
+                 !closure                    ? ""
+                 : C.host_wc[kWarmHits] == 0 ? "closure search reached no sink arc, "
+                                             : "closure search reached a sink arc, ",
+                 C.host_wc[kWarmBad] == 0 ? "holds" : "fails, full relabels follow",
+                 C.host_wc[kWarmBad], C.host_wc[kWarmLoose], closure ? "search, " : "",
+                 ctx_lap(C, 2, 3));
+        report_verbose(outcome);
+    }
+    if (C.host_wc[kWarmBad] != 0)
+        return GCUT_OK;
+    C.seed_all = C.host_wc[kWarmLoose] != 0;
+    const unsigned long long *c = S.host_counters;
+    *flow = (int64_t)(c[kSumSink] - c[kSumSinkResidual]);
+    stats->sweeps = sweeps;
+    stats->global_relabels = 1;
+    stats->pushes = (int64_t)c[kPushes];
+    stats->device_bytes = (int64_t)S.device_bytes;
+    const double node_visit_bytes = 2.0 * (8 + 4 + 4 + 4.0 * CONN) + 4.0 * (G::BOX - G::T) / G::T;
+    stats->bytes_per_sweep =
+        sweeps > 0 ? (double)c[kVisits] * G::T * node_visit_bytes / (double)sweeps : 0.0;
+    *done = true;
+    return GCUT_OK;
+}
+
+/* The labels in C.dnew to the caller: into labels (a caller's buffer: one download straight
+ * into it, which on the H100 host beat a pinned download and a copy) or, with view, into the
+ * context's pinned copy C.hlab (*view_out). With flip_labels and labels the host already holds
+ * (C.synced), only the nodes whose label changed cross the bus (flips_kernel) and are written
+ * into C.hlab; more than flip_cap of them, or no earlier labels: the whole array. *flips_out
+ * gets the number of flips (-1: whole download). */
+gcut_status labels_out(CudaContext &C, uint8_t *labels, bool view, const uint8_t **view_out,
+                       long long *flips_out) {
+    *flips_out = -1;
+    if (labels == nullptr && !view)
+        return GCUT_OK;
+    Session &S = C.S;
+    cudaStream_t stream = S.stream;
+    const size_t n = (size_t)C.n;
+    if (!view) {
+        GCUT__CUDA_TRY(cudaMemcpyAsync(labels, C.dnew, n, cudaMemcpyDeviceToHost, stream),
+                       "download labels");
+        GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "download labels");
+        return GCUT_OK; /* dlab and hlab stay as they were: still each other's copy */
+    }
+    if (!C.flip_labels || !C.synced) {
+        if (C.flip_labels)
+            GCUT__CUDA_TRY(cudaMemcpyAsync(C.dlab, C.dnew, n, cudaMemcpyDeviceToDevice, stream),
+                           "copy labels");
+        GCUT__CUDA_TRY(cudaMemcpyAsync(C.hlab, C.dnew, n, cudaMemcpyDeviceToHost, stream),
+                       "download labels");
+        GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "download labels");
+        C.synced = C.flip_labels;
+    } else {
+        GCUT__CUDA_TRY(cudaMemsetAsync(C.wc + kWarmFlips, 0, 8, stream), "memset");
+        flips_kernel<<<S.node_blocks, 256, 0, stream>>>(C.n, C.dnew, C.dlab, C.flips, C.flip_cap,
+                                                        C.wc);
+        GCUT__CUDA_TRY(cudaGetLastError(), "flips kernel launch");
+        GCUT__CUDA_TRY(cudaMemcpyAsync(C.host_wc + kWarmFlips, C.wc + kWarmFlips, 8,
+                                       cudaMemcpyDeviceToHost, stream),
+                       "read flip count");
+        GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "label flips");
+        const long long flips = (long long)C.host_wc[kWarmFlips];
+        *flips_out = flips;
+        /* dlab holds the new labels either way; until hlab does too, they are not in sync. */
+        C.synced = false;
+        if (flips > C.flip_cap) {
+            GCUT__CUDA_TRY(cudaMemcpyAsync(C.hlab, C.dlab, n, cudaMemcpyDeviceToHost, stream),
+                           "download labels");
+            GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "download labels");
+        } else if (flips > 0) {
+            GCUT__CUDA_TRY(cudaMemcpyAsync(C.host_flips, C.flips, (size_t)flips * 4,
+                                           cudaMemcpyDeviceToHost, stream),
+                           "download label flips");
+            GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "download label flips");
+            for (long long k = 0; k < flips; k++) {
+                const unsigned f = C.host_flips[k];
+                C.hlab[f & 0x7fffffffu] = (f >> 31) ? GCUT_SINK : GCUT_SOURCE;
+            }
+        }
+        C.synced = true;
+    }
+    *view_out = C.hlab;
+    return GCUT_OK;
+}
+
 template <int CONN>
 gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_changes *changes,
                       int64_t *flow, uint8_t *labels, gcut_stats *stats, gcut__ctx_report *report) {
@@ -2443,6 +2798,9 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
     const size_t n = (size_t)C.n, bytes = n * 4 * (size_t)C.arrays;
     GCUT__CUDA_TRY(cudaSetDevice(S.device), "cudaSetDevice");
     const bool warm = changes->warm && C.loaded;
+    /* Set again only where this solve ends exactly with its labels in dnew. */
+    const bool was_ready = C.ready;
+    C.ready = false;
     gcut_status st = GCUT_OK;
     bool fallback = false;
     int64_t changed = 0;
@@ -2494,12 +2852,44 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
     /* Terminal marks: only the listed nodes can be active at the warm start (their tiles are
      * listed from them); a cold fallback starts from scratch. */
     const bool listed_start = terminals_only && report->warm;
-    st = iterate<CONN>(S, C.verbose, flow, labels, false, stats, t_solve,
-                       report->warm && C.keep_heights, listed_start ? C.dev_idx : nullptr,
-                       listed_start ? changes->count : 0);
-    if (st != GCUT_OK)
+    /* Labels through C.dnew (arc_mask is left alone, so the kept state can seed the next
+     * incremental warm start) when that start is on or the labels are wanted in the view;
+     * else straight to the caller from the solve, as before. */
+    const bool via_dnew = C.inc || changes->want_view;
+    bool done = false;
+    int64_t inc_sweeps = 0, inc_relabels = 0;
+    if (C.inc && was_ready && listed_start && C.keep_heights) {
+        st = warm_incremental<CONN>(C, changes->count, flow, stats, &done, &inc_sweeps,
+                                    &inc_relabels);
+        report->incremental = done ? 1 : 2;
+    }
+    if (st == GCUT_OK && !done) {
+        /* After an incremental start that did not finish, the solve goes on from its preflow
+         * with a global relabel first. */
+        const bool tried = report->incremental != 0;
+        st = iterate<CONN>(S, C.verbose, flow, via_dnew ? C.dnew : labels, via_dnew, stats, t_solve,
+                           report->warm && C.keep_heights && !tried,
+                           listed_start && !tried ? C.dev_idx : nullptr,
+                           listed_start && !tried ? changes->count : 0);
+        stats->sweeps += inc_sweeps;
+        stats->global_relabels += inc_relabels;
+        C.seed_all = false;
+    }
+    const double t_labels = gcut__now_ms();
+    long long flips = -1;
+    if (st == GCUT_OK && via_dnew)
+        st = labels_out(C, labels, changes->want_view != 0, &report->labels_view, &flips);
+    if (C.verbose && st == GCUT_OK && via_dnew)
+        fprintf(stderr, "cuda-grid: labels out (%s): %.3f ms wall, %lld flips listed\n",
+                changes->want_view ? "context's view" : "caller's buffer",
+                gcut__now_ms() - t_labels, flips);
+    if (st != GCUT_OK) {
         C.loaded = false;
-    return st;
+        return st;
+    }
+    stats->solve_ms = gcut__now_ms() - t_solve;
+    C.ready = via_dnew;
+    return GCUT_OK;
 }
 
 template <int CONN>
@@ -2516,6 +2906,7 @@ gcut_status ctx_solve_device(CudaContext &C, const int32_t *source, const int32_
     GCUT__CUDA_TRY(cudaEventRecord(C.ev_in, theirs), "cudaEventRecord on the caller's stream");
     GCUT__CUDA_TRY(cudaStreamWaitEvent(stream, C.ev_in, 0), "cudaStreamWaitEvent");
     const bool warm = warm_wanted && C.loaded;
+    C.ready = false; /* labels NULL land in arc_mask below; no incremental start follows */
     int *target = warm ? C.nw : C.cur;
     const int32_t *from[2 + GCUT__MAX_DIRS];
     from[0] = source;
@@ -2579,13 +2970,27 @@ template <int CONN> gcut_status ctx_setup(CudaContext &C, const gcut_grid *grid,
     for (int d = 0; d < grid->num_dirs; d++)
         in.step[d] = grid->step[d];
     const size_t n = (size_t)grid->num_nodes;
-    gcut_status st = setup<CONN>(C.S, in, device, 2 * n * 4 * (size_t)C.arrays + n);
+    /* Room for the flipped labels a solve lists (more: the labels are downloaded whole). */
+    C.flip_cap = (long long)(n / 8 + 1024);
+    const size_t labels_bytes = 2 * n + (size_t)C.flip_cap * 4 + kWarmWords * 8;
+    gcut_status st = setup<CONN>(C.S, in, device, 2 * n * 4 * (size_t)C.arrays + n + labels_bytes);
     if (st != GCUT_OK)
         return st;
     if ((st = device_alloc(C.S, &C.cur, n * C.arrays, "context capacities")) != GCUT_OK ||
         (st = device_alloc(C.S, &C.nw, n * C.arrays, "context capacities")) != GCUT_OK ||
-        (st = device_alloc(C.S, &C.changed, n, "context change marks")) != GCUT_OK)
+        (st = device_alloc(C.S, &C.changed, n, "context change marks")) != GCUT_OK ||
+        (st = device_alloc(C.S, &C.dnew, n, "context labels")) != GCUT_OK ||
+        (st = device_alloc(C.S, &C.dlab, n, "context labels")) != GCUT_OK ||
+        (st = device_alloc(C.S, &C.flips, (size_t)C.flip_cap, "context label flips")) != GCUT_OK ||
+        (st = device_alloc(C.S, &C.wc, kWarmWords, "context warm counters")) != GCUT_OK)
         return st;
+    const uint64_t pinned = n + (uint64_t)C.flip_cap * 4 + kWarmWords * 8;
+    if (gcut__reserve(pinned, "cuda-grid context labels") != 0)
+        return GCUT_ERR_NOMEM;
+    C.warm_pinned_bytes = pinned;
+    GCUT__CUDA_TRY(cudaMallocHost(&C.hlab, n), "cudaMallocHost of the context's labels");
+    GCUT__CUDA_TRY(cudaMallocHost(&C.host_flips, (size_t)C.flip_cap * 4), "cudaMallocHost");
+    GCUT__CUDA_TRY(cudaMallocHost(&C.host_wc, kWarmWords * 8), "cudaMallocHost");
     GCUT__CUDA_TRY(cudaMemsetAsync(C.changed, 0, n, C.S.stream), "memset");
     GCUT__CUDA_TRY(cudaStreamSynchronize(C.S.stream), "context setup");
     return GCUT_OK;
@@ -2646,6 +3051,16 @@ extern "C" gcut_status gcut__cudagrid_ctx_create(gcut_grid *grid, const gcut_opt
     C->verbose = options ? options->verbose : 0;
     C->keep_heights = gcut__env_int("GCUT_CUDAGRID_WARM_RELABEL", 0, 0, 1) == 0;
     C->gather_on_device = gcut__env_int("GCUT_CUDAGRID_GATHER", 1, 0, 1) != 0;
+    /* GCUT_CUDAGRID_WARM_INC=1: the incremental warm start after terminal marks (off by
+     * default: on hard 1920x1080 with 1% of the terminals changed it was slower than the two full
+     * relabels it replaces, and no faster with the changes in one box, docs/CUDA-GRID.md
+     * "Incremental warm re-solves"); GCUT_CUDAGRID_LABEL_FLIPS=1: gcut_grid_context_solve_view()
+     * downloads only the labels that flipped (off by default: no gain over the whole array into
+     * pinned memory was measured). */
+    C->inc = gcut__env_int("GCUT_CUDAGRID_WARM_INC", 0, 0, 1) != 0;
+    C->flip_labels = gcut__env_int("GCUT_CUDAGRID_LABEL_FLIPS", 0, 0, 1) != 0;
+    C->max_batches = gcut__env_int("GCUT_CUDAGRID_WARM_BATCHES", 1, 0, 1 << 20);
+    C->closure = gcut__env_int("GCUT_CUDAGRID_WARM_CLOSURE", 1, 0, 1) != 0;
     gcut_status st;
     switch (conn) {
     case 4:
