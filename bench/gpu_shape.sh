@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gpu_shape.sh - one device call for issue #17's seventh pass (docs/CUDA-GRID.md, "Square 2D
+# gpu_shape.sh - one device call for issue #17's sixth-session second cold pass (docs/CUDA-GRID.md, "Square 2D
 # tiles and a lean sweep"): builds this tree twice, build-new (the default 2D tiles,
 # 16x16 since that session) and build-sq (SQ_FLAGS, default -DGCUT_CUDAGRID_TILE4=32
 # -DGCUT_CUDAGRID_TILE8=32, the 32x8 tiles before it; SQ=0: no second build), runs TESTS and,

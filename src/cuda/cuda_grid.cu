@@ -95,8 +95,8 @@ __host__ __device__ constexpr int dir_dx(int conn, int d) {
 }
 
 /* Width of a 2D tile, at build time: GCUT_CUDAGRID_TILE8 for 8-connected grids, TILE4 for
- * 4-connected ones; 16 for 16x16 tiles (the default since the seventh session), 32 for 32x8
- * (docs/CUDA-GRID.md, "Square 2D tiles"). A squarer tile has fewer edge nodes (60 of 256
+ * 4-connected ones; 16 for 16x16 tiles (the default since the sixth session's second cold pass), 32
+ * for 32x8 (docs/CUDA-GRID.md, "Square 2D tiles"). A squarer tile has fewer edge nodes (60 of 256
  * against 76) and halo heights (68 against 84); on the H100 hard 1920x1080 8-connected relaxed
  * 13-16% fewer tiles per solve and took 4-9% less time, 4-connected 3-6% less. */
 #ifndef GCUT_CUDAGRID_TILE8
@@ -841,11 +841,11 @@ __global__ void collect_listed_kernel(const Problem P, int list_out, unsigned st
  * Write-back stores what only this block can touch and adds deltas atomically where a
  * neighbouring tile may have pushed in meanwhile (Hong's rule: increases from others are
  * atomic, decreases only by the owner). Tiles still active, or pushed into, are listed.
- * LEAN (GCUT_CUDAGRID_LEAN_SWEEP, default 1 for 8-connected grids, 0 otherwise; seventh
- * session): no copy of the loaded residuals is kept for the write-back: a push across the tile
- * edge lowers the arc's global residual at once (atomicSub: the owner's copy is never above
- * it, since others only raise it, so it cannot wrap), and an arc inside the tile is stored
- * when a bit of `dirty` says it changed; at least LeanSweep::kMinBlocks blocks per SM
+ * LEAN (GCUT_CUDAGRID_LEAN_SWEEP, default 1 for 8-connected grids, 0 otherwise; sixth
+ * session, second cold pass): no copy of the loaded residuals is kept for the write-back: a push
+ * across the tile edge lowers the arc's global residual at once (atomicSub: the owner's copy is
+ * never above it, since others only raise it, so it cannot wrap), and an arc inside the tile is
+ * stored when a bit of `dirty` says it changed; at least LeanSweep::kMinBlocks blocks per SM
  * (8-connected 16x16: 80 registers and 3 blocks per SM, no spill, against 88 and 2). */
 template <int CONN> struct LeanSweep {
     static constexpr int kMinBlocks = CONN == 8 ? 3 : CONN == 26 ? 2 : 4;
@@ -1245,8 +1245,8 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
                    "cudaDeviceGetAttribute");
     /* GCUT_CUDAGRID_LEAN_SWEEP: 1 (default 8-connected) the sweep without a copy of the loaded
      * residuals (cross-edge pushes lowered at once), at least LeanSweep::kMinBlocks blocks per
-     * SM; 0 (default otherwise) the sweep of the sixth session (docs/CUDA-GRID.md, seventh
-     * session: 8-connected at 16x16 it needs 88 registers, 2 blocks per SM). */
+     * SM; 0 (default otherwise) the sweep before it (docs/CUDA-GRID.md, "Square 2D tiles":
+     * 8-connected at 16x16 it needs 88 registers, 2 blocks per SM). */
     S.lean_sweep = gcut__env_int("GCUT_CUDAGRID_LEAN_SWEEP", CONN == 8 ? 1 : 0, 0, 1);
     GCUT__CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
                        &sweep_per_sm,
