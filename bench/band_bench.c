@@ -8,6 +8,13 @@
  *                the GPU, each level solved by cuda-grid as a masked grid (docs/BAND.md, "GPU")
  *   band-gpu-all the same with every tile of each masked level visited (GCUT_BAND_LIVE=0: the
  *                live-tile restriction off, for its before / after in one process)
+ *   full-gpu-pageable, band-gpu-pageable  full-gpu and band-gpu-dev with the staged copies off
+ *                (GCUT_STAGING=0: image, seeds and labels copied from pageable host memory, as
+ *                before the fifth pass), for their before / after in one process; their own
+ *                ratio is printed below the table
+ *   band-gpu-unfused band-gpu-dev with the fourth pass's band selection kernels
+ *                (GCUT_BAND_FUSED=0: projection, marks and dilations as separate passes with
+ *                64-bit index divisions; sigma, coarsening and labels likewise)
  *   band-gpu-bk  coarsest level on cuda-grid, bands on bk (host)
  *   band-gpu-gen coarsest level on cuda-grid, bands on cuda-general (device)
  *   band-cpu     coarsest level and bands on bk, host passes on THREADS threads
@@ -40,6 +47,9 @@ enum {
     FULL_GPU,
     BAND_GPU_DEV,
     BAND_GPU_ALL,
+    FULL_GPU_PAGEABLE,
+    BAND_GPU_PAGEABLE,
+    BAND_GPU_UNFUSED,
     BAND_GPU_BK,
     BAND_GPU_GEN,
     BAND_CPU,
@@ -47,12 +57,14 @@ enum {
     FULL_BK,
     NVAR
 };
-static const char *names[NVAR] = {"full-gpu",     "band-gpu-dev", "band-gpu-all", "band-gpu-bk",
-                                  "band-gpu-gen", "band-cpu",     "band-cpu-1",   "full-bk"};
+static const char *names[NVAR] = {
+    "full-gpu",          "band-gpu-dev",     "band-gpu-all", "full-gpu-pageable",
+    "band-gpu-pageable", "band-gpu-unfused", "band-gpu-bk",  "band-gpu-gen",
+    "band-cpu",          "band-cpu-1",       "full-bk"};
 
 static bool on_gpu(int v) {
-    return v == FULL_GPU || v == BAND_GPU_DEV || v == BAND_GPU_ALL || v == BAND_GPU_BK ||
-           v == BAND_GPU_GEN;
+    return v == FULL_GPU || v == BAND_GPU_DEV || v == BAND_GPU_ALL || v == FULL_GPU_PAGEABLE ||
+           v == BAND_GPU_PAGEABLE || v == BAND_GPU_UNFUSED || v == BAND_GPU_BK || v == BAND_GPU_GEN;
 }
 
 #define MAX_RUNS 32
@@ -88,22 +100,30 @@ static gcut_status solve(int v, const config *c, const gcut_image *img, const ui
     gcut_seg_params_init(&p);
     gcut_options o;
     gcut_options_init(&o);
-    p.levels = v == FULL_GPU || v == FULL_BK ? 0 : c->levels;
+    p.levels = v == FULL_GPU || v == FULL_GPU_PAGEABLE || v == FULL_BK ? 0 : c->levels;
     p.band = c->band;
     p.sigma = c->sigma;
     o.threads = v == BAND_CPU_1 ? 1 : c->threads;
     o.solver = on_gpu(v) ? "cuda-grid" : "bk";
     /* band-gpu-dev (-all) names no band solver: gcut's rule takes the device pipeline */
-    p.band_solver = v == BAND_GPU_GEN                        ? "cuda-general"
-                    : v == BAND_GPU_DEV || v == BAND_GPU_ALL ? NULL
-                                                             : "bk";
+    p.band_solver =
+        v == BAND_GPU_GEN ? "cuda-general"
+        : v == BAND_GPU_DEV || v == BAND_GPU_ALL || v == BAND_GPU_PAGEABLE || v == BAND_GPU_UNFUSED
+            ? NULL
+            : "bk";
     if (v == BAND_GPU_ALL)
         setenv("GCUT_BAND_LIVE", "0", 1);
+    if (v == FULL_GPU_PAGEABLE || v == BAND_GPU_PAGEABLE)
+        setenv("GCUT_STAGING", "0", 1);
+    if (v == BAND_GPU_UNFUSED)
+        setenv("GCUT_BAND_FUSED", "0", 1);
     const double t0 = now_ms();
     gcut_status st = gcut_segment(img, seeds, &p, &o, mask, r);
     *wall = now_ms() - t0;
     if (v == BAND_GPU_ALL)
         unsetenv("GCUT_BAND_LIVE");
+    unsetenv("GCUT_STAGING");
+    unsetenv("GCUT_BAND_FUSED");
     if (st != GCUT_OK)
         fprintf(stderr, "band_bench: %s: %s\n", names[v], gcut_last_error());
     return st;
@@ -207,6 +227,12 @@ static int run_case(const config *given, int64_t w, int64_t h, int64_t d, gcut_s
             status = 1;
         }
     }
+    if (count[FULL_GPU_PAGEABLE] > 0 && count[BAND_GPU_PAGEABLE] > 0) {
+        const double fp = median(cut[FULL_GPU_PAGEABLE], count[FULL_GPU_PAGEABLE]),
+                     bp = median(cut[BAND_GPU_PAGEABLE], count[BAND_GPU_PAGEABLE]);
+        printf("\npageable copies (GCUT_STAGING=0): banded %.1f ms against full %.1f ms: %.2fx\n",
+               bp, fp, bp > 0 ? fp / bp : 0.0);
+    }
     for (int v = 0; v < NVAR; v++) {
         if (count[v] == 0 || rep[v].levels == 0)
             continue;
@@ -291,8 +317,8 @@ int main(int argc, char **argv) {
                 return 2;
             }
             if (!gpu) /* the GPU variants cannot run here */
-                c.use[FULL_GPU] = c.use[BAND_GPU_DEV] = c.use[BAND_GPU_ALL] = c.use[BAND_GPU_BK] =
-                    c.use[BAND_GPU_GEN] = false;
+                for (int v = 0; v < NVAR; v++)
+                    c.use[v] = c.use[v] && !on_gpu(v);
             cases++;
             status |=
                 run_case(&c, w, h, d, strcmp(lv, "hard") == 0 ? GCUT_SYNTH_HARD : GCUT_SYNTH_EASY);

@@ -7,6 +7,7 @@
 #include "internal.h"
 #include "../src/seg/seg_internal.h"
 #include "../src/seg/band_node.h"
+#include "../src/cuda/staging.h"
 #include "util_common.h"
 
 #include <stdatomic.h>
@@ -914,8 +915,53 @@ static void test_block_add(void) {
         }
 }
 
+/* The staged copies' packing (src/cuda/staging.h, host side): seeds to 2-bit codes and bits to
+ * bytes, against the definition bit by bit, at every length 0..70 (not multiples of 4 or 8,
+ * shorter than one 8-byte word), a few long odd ones, and at odd source offsets (a chunk's
+ * start inside a buffer); the bytes past the output are never written. */
+static void test_stage_packing(void) {
+    test_rng rng;
+    test_rng_init(&rng, test_seed() ^ 0x57A6u);
+    const size_t longest = 100003;
+    uint8_t *codes = malloc(longest + 8), *packed = malloc(longest / 4 + 16);
+    uint8_t *bytes = malloc(longest + 16);
+    if (codes == NULL || packed == NULL || bytes == NULL) {
+        test_failures++;
+        free(codes), free(packed), free(bytes);
+        return;
+    }
+    for (size_t i = 0; i < longest + 8; i++)
+        codes[i] = (uint8_t)test_rng_range(&rng, 0, 3);
+    const size_t lengths[] = {4093, 4096, 65537, 100003};
+    bool seeds_ok = true, bits_ok = true, untouched = true;
+    for (size_t t = 0; t < 71 + sizeof lengths / sizeof lengths[0]; t++) {
+        const size_t n = t < 71 ? t : lengths[t - 71], off = t % 5; /* odd starts */
+        const size_t pn = (n + 3) / 4, bn = (n + 7) / 8;
+        memset(packed, 0xEE, pn + 8);
+        gcut__stage_pack_seeds(codes + off, n, packed);
+        for (size_t i = 0; i < n; i++)
+            seeds_ok &= ((packed[i / 4] >> (2 * (i % 4))) & 3u) == codes[off + i];
+        for (size_t i = n; i < 4 * pn; i++) /* the last byte's unused codes are 0 */
+            seeds_ok &= ((packed[i / 4] >> (2 * (i % 4))) & 3u) == 0;
+        untouched &= packed[pn] == 0xEE;
+        /* bits: random bytes as the packed source, unpacked to 0 / 1 */
+        for (size_t j = 0; j < bn; j++)
+            packed[j] = (uint8_t)test_rng_range(&rng, 0, 255);
+        memset(bytes, 0xEE, n + 8);
+        gcut__stage_unpack_bits(packed, n, bytes + off);
+        for (size_t i = 0; i < n; i++)
+            bits_ok &= bytes[off + i] == ((packed[i / 8] >> (i % 8)) & 1u);
+        untouched &= bytes[off + n] == 0xEE && (off == 0 || bytes[off - 1] == 0xEE);
+    }
+    PASS_IF(seeds_ok);
+    PASS_IF(bits_ok);
+    PASS_IF(untouched);
+    free(codes), free(packed), free(bytes);
+}
+
 int main(void) {
     PASS_IF(gcut__band_offsets_check() == 0);
+    test_stage_packing();
     test_table_parts();
     test_block_add();
     test_aggregation();

@@ -11,6 +11,7 @@
 #include "internal.h"
 #include "../src/seg/seg_internal.h"
 #include "../src/seg/band_node.h"
+#include "../src/cuda/staging.h"
 #include "util_common.h"
 
 #include <stdio.h>
@@ -183,6 +184,19 @@ static void device_case(int64_t w, int64_t h, int64_t d, gcut_synth_level level,
     for (int64_t i = 0; i < n; i++)
         differ_all += dev[i] != twin[i];
     bool same_all = ra.levels == levels;
+    for (int k = 0; k <= levels; k++)
+        same_all &= rd.level[k].nodes == ra.level[k].nodes && rd.level[k].flow == ra.level[k].flow;
+    PASS_IF(same_all && differ_all == 0 && rd.energy == ra.energy);
+    /* The fourth pass's selection kernels (GCUT_BAND_FUSED=0: projection, marks and the three
+     * dilations as separate full-level passes, labels assembled over the whole level) against
+     * the fused ones: the same masks, bands and flows. */
+    setenv("GCUT_BAND_FUSED", "0", 1);
+    CHECK_OK(gcut__band_segment_route(&img, seeds, &p, &o, twin, &ra, GCUT__BAND_DEVICE));
+    unsetenv("GCUT_BAND_FUSED");
+    differ_all = 0;
+    for (int64_t i = 0; i < n; i++)
+        differ_all += dev[i] != twin[i];
+    same_all = ra.levels == levels;
     for (int k = 0; k <= levels; k++)
         same_all &= rd.level[k].nodes == ra.level[k].nodes && rd.level[k].flow == ra.level[k].flow;
     PASS_IF(same_all && differ_all == 0 && rd.energy == ra.energy);
@@ -433,6 +447,161 @@ done:
     free(caps), free(mask), free(lab_live), free(lab_all), free(lab_ref), free(lab_cut);
 }
 
+/* Staged copies (src/cuda/staging.h) on their own: random bytes up and down as they are, seeds
+ * up as 2-bit codes unpacked on the device, labels packed to bits on the device and unpacked on
+ * the host, against the plain copies; at lengths around the chunk (smaller than one chunk, one
+ * chunk exactly, one byte past it, odd multi-chunk lengths, lengths not multiples of 4 or 8),
+ * with 1 to 16 ring threads (the ring's threads kept between copies, and made again after
+ * gcut__staging_release), and destinations poisoned before each copy (every byte written, none
+ * past the end). */
+static void staging_case(test_rng *rng) {
+    const size_t longest = 9 * 1000003, chunk_sizes[] = {64, 4096, 0}; /* 0: the default 2 MiB */
+    uint8_t *host = malloc(longest + 64), *back = malloc(longest + 64);
+    uint8_t *ref = malloc(longest + 64);
+    uint8_t *dev = NULL, *dev2 = NULL;
+    CHECK(cudaMalloc((void **)&dev, longest + 64) == cudaSuccess);
+    CHECK(cudaMalloc((void **)&dev2, longest + 64) == cudaSuccess);
+    if (host == NULL || back == NULL || ref == NULL || dev == NULL || dev2 == NULL) {
+        test_failures++;
+        goto done;
+    }
+    for (size_t c = 0; c < sizeof chunk_sizes / sizeof chunk_sizes[0]; c++) {
+        const size_t chunk = chunk_sizes[c], unit = chunk ? chunk : (size_t)2 << 20;
+        const size_t lengths[] = {
+            1, 3, 5, unit - 1, unit, unit + 1, 3 * unit + 7, c == 2 ? longest : 37 * unit + 5};
+        gcut__staging_set_chunk(chunk);
+        for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; l++) {
+            const size_t n = lengths[l];
+            char threads[8];
+            snprintf(threads, sizeof threads, "%d", (int)test_rng_range(rng, 1, 16));
+            setenv("GCUT_STAGING_THREADS", threads, 1);
+            bool copy_ok = true, seeds_ok = true, bits_ok = true;
+            /* as they are, up and down */
+            for (size_t i = 0; i < n; i++)
+                host[i] = (uint8_t)test_rng_range(rng, 0, 255);
+            CHECK(cudaMemset(dev, 0xCD, n + 64) == cudaSuccess);
+            CHECK_OK(gcut__stage_upload(dev, host, n, GCUT__STAGE_COPY, 0, NULL, "test"));
+            CHECK(cudaMemcpy(ref, dev, n + 64, cudaMemcpyDeviceToHost) == cudaSuccess);
+            copy_ok &= memcmp(ref, host, n) == 0 && ref[n] == 0xCD && ref[n + 63] == 0xCD;
+            memset(back, 0xCD, n + 64);
+            CHECK_OK(gcut__stage_download(back, dev, n, GCUT__STAGE_COPY, 0, NULL, "test"));
+            copy_ok &= memcmp(back, host, n) == 0 && back[n] == 0xCD;
+            /* seeds: codes 0..2 up as 2 bits, unpacked into dev2 */
+            for (size_t i = 0; i < n; i++)
+                host[i] = (uint8_t)test_rng_range(rng, 0, 2);
+            CHECK(cudaMemset(dev2, 0xCD, n + 64) == cudaSuccess);
+            CHECK_OK(gcut__stage_upload(dev, host, n, GCUT__STAGE_SEEDS, 0, NULL, "test"));
+            CHECK_OK(gcut__stage_unpack_seeds_device(dev2, dev, n, NULL, "test"));
+            CHECK(cudaMemcpy(ref, dev2, n + 64, cudaMemcpyDeviceToHost) == cudaSuccess);
+            seeds_ok &= memcmp(ref, host, n) == 0 && ref[n] == 0xCD;
+            /* bits: bytes with random low bits (other bits set too) packed on the device */
+            for (size_t i = 0; i < n; i++)
+                host[i] = (uint8_t)(test_rng_range(rng, 0, 1) | 0x10);
+            CHECK(cudaMemcpy(dev2, host, n, cudaMemcpyHostToDevice) == cudaSuccess);
+            CHECK_OK(gcut__stage_pack_bits_device(dev, dev2, n, NULL, "test"));
+            memset(back, 0xCD, n + 64);
+            CHECK_OK(gcut__stage_download(back, dev, n, GCUT__STAGE_BITS, 0, NULL, "test"));
+            for (size_t i = 0; i < n; i++)
+                bits_ok &= back[i] == (host[i] & 1u);
+            bits_ok &= back[n] == 0xCD;
+            if (!copy_ok || !seeds_ok || !bits_ok)
+                printf("staging: chunk %zu, %zu bytes, %s threads: copy %d seeds %d bits %d\n",
+                       unit, n, threads, copy_ok, seeds_ok, bits_ok);
+            PASS_IF(copy_ok && seeds_ok && bits_ok);
+        }
+        printf("staging: chunk %zu bytes: copies, seeds and bits at 8 lengths equal to the "
+               "plain copies\n",
+               unit);
+    }
+    /* the ring and its threads freed, then made again by the next copy */
+    gcut__staging_release();
+    gcut__staging_set_chunk(4096);
+    setenv("GCUT_STAGING_THREADS", "16", 1);
+    for (size_t i = 0; i < 99999; i++)
+        host[i] = (uint8_t)test_rng_range(rng, 0, 255);
+    memset(back, 0xCD, 99999 + 64);
+    CHECK_OK(gcut__stage_upload(dev, host, 99999, GCUT__STAGE_COPY, 0, NULL, "test"));
+    CHECK_OK(gcut__stage_download(back, dev, 99999, GCUT__STAGE_COPY, 0, NULL, "test"));
+    PASS_IF(memcmp(back, host, 99999) == 0 && back[99999] == 0xCD);
+    unsetenv("GCUT_STAGING_THREADS");
+    gcut__staging_set_chunk(0);
+done:
+    cudaFree(dev), cudaFree(dev2);
+    free(host), free(back), free(ref);
+}
+
+/* The full solve's image entry and the device pipeline with the staged copies off
+ * (GCUT_STAGING=0: pageable copies) and with small chunks (many chunk boundaries, odd sizes):
+ * masks, flows, bands and energies identical to the default's. */
+static void staged_pipeline_case(int64_t w, int64_t h, int64_t d, int levels, int conn,
+                                 size_t chunk) {
+    gcut_image img;
+    CHECK_OK(gcut_synth_image(w, h, d, 5, GCUT_SYNTH_HARD, &img, NULL));
+    const int64_t n = w * h * d;
+    uint8_t *seeds = malloc((size_t)n), *m[3][2];
+    for (int v = 0; v < 3; v++)
+        for (int b = 0; b < 2; b++)
+            m[v][b] = malloc((size_t)n);
+    CHECK_OK(gcut_synth_seeds(w, h, d, seeds));
+    gcut_seg_params p;
+    gcut_seg_params_init(&p);
+    p.connectivity = conn;
+    gcut_options o;
+    gcut_options_init(&o);
+    o.solver = "cuda-grid";
+    gcut_seg_report r[3][2];
+    for (int v = 0; v < 3; v++) { /* default, staging off, small chunks */
+        if (v == 1)
+            setenv("GCUT_STAGING", "0", 1);
+        if (v == 2)
+            gcut__staging_set_chunk(chunk);
+        for (int b = 0; b < 2; b++) { /* full, banded on the device */
+            p.levels = b ? levels : 0;
+            memset(m[v][b], 0xCD, (size_t)n);
+            CHECK_OK(b ? gcut__band_segment_route(&img, seeds, &p, &o, m[v][b], &r[v][b],
+                                                  GCUT__BAND_DEVICE)
+                       : gcut_segment(&img, seeds, &p, &o, m[v][b], &r[v][b]));
+        }
+        unsetenv("GCUT_STAGING");
+        gcut__staging_set_chunk(0);
+    }
+    bool same = true;
+    for (int v = 1; v < 3; v++)
+        for (int b = 0; b < 2; b++) {
+            same &= memcmp(m[v][b], m[0][b], (size_t)n) == 0 &&
+                    r[v][b].stats.flow == r[0][b].stats.flow && r[v][b].energy == r[0][b].energy &&
+                    r[v][b].foreground_pixels == r[0][b].foreground_pixels;
+            for (int k = 0; b && k <= levels; k++)
+                same &= r[v][b].level[k].nodes == r[0][b].level[k].nodes &&
+                        r[v][b].level[k].flow == r[0][b].level[k].flow;
+        }
+    int64_t fg = 0, bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        fg += m[0][1][i] == 1;
+        bad += m[0][0][i] > 1 || m[0][1][i] > 1;
+    }
+    /* the full flow against bk's on the same energy */
+    gcut_options ob;
+    gcut_options_init(&ob);
+    ob.solver = "bk";
+    gcut_seg_params pf = p;
+    pf.levels = 0;
+    gcut_seg_report rb;
+    CHECK_OK(gcut_segment(&img, seeds, &pf, &ob, m[1][0], &rb));
+    printf("staged %lldx%lldx%lld conn %d, %d levels, chunk %zu: full flow %lld (bk %lld), banded "
+           "energy %lld, %lld foreground; staging off and small chunks %s\n",
+           (long long)w, (long long)h, (long long)d, conn, levels, chunk,
+           (long long)r[0][0].stats.flow, (long long)rb.stats.flow, (long long)r[0][1].energy,
+           (long long)fg, same ? "identical" : "DIFFER");
+    PASS_IF(same && bad == 0 && fg == r[0][1].foreground_pixels);
+    PASS_IF(r[0][0].stats.flow == rb.stats.flow && memcmp(m[1][0], m[0][0], (size_t)n) == 0);
+    for (int v = 0; v < 3; v++)
+        for (int b = 0; b < 2; b++)
+            free(m[v][b]);
+    free(seeds);
+    gcut_image_free(&img);
+}
+
 int main(void) {
     if (!gcut__cuda_available()) {
         printf("test_cuda_band: no usable CUDA device: skipped\n");
@@ -445,6 +614,13 @@ int main(void) {
                                  {19, 13, 11, 6}, {9, 33, 17, 26}, {1, 1, 1, 4},   {2, 3, 5, 6}};
     for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++)
         masked_hook_case(&rng, shapes[c], (int)shapes[c][3], (int)(c % 4));
+    staging_case(&rng);
+    staged_pipeline_case(1025, 767, 1, 2, 8, 4096 + 64);
+    staged_pipeline_case(1, 3001, 1, 2, 4, 64);
+    staged_pipeline_case(3001, 1, 1, 2, 8, 192);
+    staged_pipeline_case(57, 43, 37, 2, 6, 1024);
+    staged_pipeline_case(33, 29, 21, 1, 26, 64);
+    staged_pipeline_case(7, 5, 1, 1, 4, 64); /* smaller than one chunk */
     one_case(1024, 768, 1, GCUT_SYNTH_HARD, 1);
     one_case(1025, 767, 1, GCUT_SYNTH_EASY, 2);
     one_case(130, 120, 110, GCUT_SYNTH_EASY, 1);
@@ -454,6 +630,8 @@ int main(void) {
     device_case(1, 3000, 1, GCUT_SYNTH_HARD, 2, 2, 8);
     device_case(97, 81, 67, GCUT_SYNTH_HARD, 2, 2, 6);
     device_case(60, 50, 40, GCUT_SYNTH_EASY, 1, 0, 26);
+    device_case(700, 301, 1, GCUT_SYNTH_HARD, 2, 32, 4); /* the fused x-dilation's widest halo */
+    device_case(45, 300, 37, GCUT_SYNTH_HARD, 2, 3, 6);  /* rows of one segment, odd depth */
     /* gcut_device_release_cache() frees the kept pipeline (and cuda-grid's sessions); the same
      * shape again builds a fresh one (memcheck runs see any use after the release). */
     gcut_device_release_cache();

@@ -6,6 +6,7 @@
 #include "cuda_check.h"
 #include "../seg/band_node.h"
 #include "../seg/seg_internal.h"
+#include "staging.h"
 
 #include <cuda_runtime.h>
 
@@ -106,14 +107,19 @@ __global__ void __launch_bounds__(kThreads, 2)
         const int64_t box[6] = {z0, z0 + side < FD ? z0 + side : FD,
                                 y0, y0 + side < FH ? y0 + side : FH,
                                 x0, x0 + side < FW ? x0 + side : FW};
-        const int64_t bx = box[5] - x0, by = box[3] - y0, bz = box[1] - z0;
         int64_t s = 0, t = 0, w[27];
 #pragma unroll
         for (int a = 0; a < 27; a++)
             w[a] = 0;
-        for (int64_t v = lane; v < bx * by * bz; v += 32)
-            gcut__band_block_add(&base, &tables, CONN, box, z0 + v / (bx * by), y0 + (v / bx) % by,
-                                 x0 + v % bx, &s, &t, w);
+        /* the block's 2^k-sided cube by shifts (no division per pixel; 64-bit divisions were
+         * a good part of this kernel), pixels past a clipped block's edge skipped */
+        const int kz = FD > 1 ? k : 0, cube = 1 << (2 * k + kz), mask = (int)side - 1;
+        for (int v = lane; v < cube; v += 32) {
+            const int64_t px = x0 + (v & mask), py = y0 + ((v >> k) & mask),
+                          pz = z0 + (v >> (2 * k));
+            if (px < box[5] && py < box[3] && pz < box[1])
+                gcut__band_block_add(&base, &tables, CONN, box, pz, py, px, &s, &t, w);
+        }
         for (int o = 16; o > 0; o /= 2) {
             s += __shfl_down_sync(0xffffffffu, s, o);
             t += __shfl_down_sync(0xffffffffu, t, o);
@@ -189,6 +195,113 @@ __device__ void count_add(bool v, unsigned long long *counter) {
         atomicAdd(counter, (unsigned long long)__popc(ballot));
 }
 
+/* The fused band selection (fifth pass; GCUT_BAND_FUSED=0: the kernels above, for before /
+ * after): a level's rows (z, y) in segments of kThreads pixels along x, over a 3D grid
+ * (segments, rows, planes) that each block walks with the grid's strides, so that no thread
+ * divides an index (the kernels above spend most of their time in 64-bit divisions); the
+ * projection, the boundary marks and the dilation along x in one pass. Bands wider than kHalo
+ * take the kernels above. */
+constexpr int kHalo = 32;
+
+/* Sum v over the block into *target, one atomic per block (none when the sum is 0). */
+__device__ void block_sum_add(unsigned long long v, unsigned long long *target) {
+    __shared__ unsigned long long warp_sums[kThreads / 32];
+    for (int o = 16; o > 0; o /= 2)
+        v += __shfl_down_sync(0xffffffffu, v, o);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (lane == 0)
+        warp_sums[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        v = lane < kThreads / 32 ? warp_sums[lane] : 0;
+        for (int o = 16; o > 0; o /= 2)
+            v += __shfl_down_sync(0xffffffffu, v, o);
+        if (lane == 0 && v != 0)
+            atomicAdd(target, v);
+    }
+}
+
+/* The walk of a by-rows kernel: z, y, x and the pixel index i; the body may use __syncthreads
+ * (every thread of a block runs the same iterations). */
+#define GCUT__ROWS(D, H, W)                                                                        \
+    for (int z = blockIdx.z; z < (D); z += gridDim.z)                                              \
+        for (int y = blockIdx.y; y < (H); y += gridDim.y)                                          \
+            for (int x0 = blockIdx.x * kThreads; x0 < (W); x0 += gridDim.x * kThreads)
+
+/* The projected label of fine pixel (z, y, x): its parent's (gcut__band_project). */
+__device__ inline uint8_t parent_label(const uint8_t *coarse, int z, int y, int x, long long cH,
+                                       long long cW) {
+    return coarse[((z >> 1) * cH + (y >> 1)) * cW + (x >> 1)] & GCUT__BAND_LABEL;
+}
+
+/* Projection, boundary marks (gcut__band_boundary's rule on the projected labels, read from the
+ * coarse level: a fine pixel's neighbours have their parents' labels) and their dilation by d
+ * along x (d <= kHalo) through shared memory: state gets the labels, out the x-dilated marks. */
+__global__ void project_mark_kernel(const uint8_t *coarse, const uint8_t *seeds, int D, int H,
+                                    int W, int d, uint8_t *state, uint8_t *out) {
+    __shared__ uint8_t m[kThreads + 2 * kHalo];
+    const long long cH = (H + 1) / 2, cW = (W + 1) / 2;
+    GCUT__ROWS(D, H, W) {
+        const long long row = ((long long)z * H + y) * W;
+        for (int t = threadIdx.x; t < kThreads + 2 * d; t += blockDim.x) {
+            const int x = x0 - d + t;
+            uint8_t mk = 0;
+            if (x >= 0 && x < W) {
+                const long long i = row + x;
+                const uint8_t l = parent_label(coarse, z, y, x, cH, cW), sd = seeds[i];
+                bool b = ((sd & GCUT_SEED_FOREGROUND) && !l) || ((sd & GCUT_SEED_BACKGROUND) && l);
+                b |= x > 0 && parent_label(coarse, z, y, x - 1, cH, cW) != l;
+                b |= x + 1 < W && parent_label(coarse, z, y, x + 1, cH, cW) != l;
+                b |= y > 0 && parent_label(coarse, z, y - 1, x, cH, cW) != l;
+                b |= y + 1 < H && parent_label(coarse, z, y + 1, x, cH, cW) != l;
+                b |= z > 0 && parent_label(coarse, z - 1, y, x, cH, cW) != l;
+                b |= z + 1 < D && parent_label(coarse, z + 1, y, x, cH, cW) != l;
+                mk = b;
+                if (t >= d && t < d + kThreads)
+                    state[i] = l;
+            }
+            m[t] = mk;
+        }
+        __syncthreads();
+        const int x = x0 + (int)threadIdx.x;
+        if (x < W) {
+            uint8_t any = 0;
+            for (int a = 0; a <= 2 * d; a++)
+                any |= m[threadIdx.x + a];
+            out[row + x] = any;
+        }
+        __syncthreads();
+    }
+}
+
+/* The dilation by d along y (axis 1) or z (axis 2); the last one (last) sets the band bit in
+ * state instead of writing out, and counts the band into *count. */
+__global__ void dilate_rows_kernel(const uint8_t *in, int D, int H, int W, int axis, int d,
+                                   bool last, uint8_t *out, uint8_t *state,
+                                   unsigned long long *count) {
+    const long long step = axis == 1 ? W : (long long)W * H;
+    const int len = axis == 1 ? H : D;
+    unsigned long long band = 0;
+    GCUT__ROWS(D, H, W) {
+        const int x = x0 + (int)threadIdx.x, c = axis == 1 ? y : z;
+        if (x >= W)
+            continue;
+        const long long i = ((long long)z * H + y) * W + x;
+        const int lo = c - d < 0 ? 0 : c - d, hi = c + d >= len ? len - 1 : c + d;
+        bool any = false;
+        for (int a = lo; a <= hi && !any; a++)
+            any = in[i + (a - c) * step] != 0;
+        if (!last) {
+            out[i] = any;
+        } else if (any) {
+            state[i] |= GCUT__BAND_IN;
+            band++;
+        }
+    }
+    if (last)
+        block_sum_add(band, count);
+}
+
 /* Set the band bit from the dilated marks and count the band. */
 __global__ void band_kernel(uint8_t *state, const uint8_t *band, long long n,
                             unsigned long long *count) {
@@ -220,6 +333,17 @@ __global__ void list_kernel(const uint8_t *state, long long n, unsigned *list,
     }
 }
 
+/* The solve's labels into the band's pixels, from the band node list (fused route). */
+__global__ void assemble_list_kernel(uint8_t *state, const uint8_t *labels, const unsigned *list,
+                                     long long count) {
+    for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < count;
+         j += (long long)gridDim.x * blockDim.x) {
+        const unsigned i = list[j];
+        state[i] = (uint8_t)((state[i] & ~GCUT__BAND_LABEL) |
+                             (labels[i] == GCUT_SOURCE ? GCUT__BAND_LABEL : 0));
+    }
+}
+
 /* The solve's labels (GCUT_SOURCE = foreground) into the band's pixels (all when all). */
 __global__ void assemble_kernel(uint8_t *state, const uint8_t *labels, long long n, int all) {
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
@@ -238,6 +362,31 @@ __global__ void mask_kernel(const uint8_t *state, long long n, uint8_t *mask,
         mask[i] = l;
         count_add(l != 0, count);
     }
+}
+
+/* The caller's mask as bits (bit k of byte j: pixel 8j + k is foreground, staging.h's layout)
+ * from the finest state, and the foreground count: a thread per byte. */
+__global__ void mask_bits_kernel(const uint8_t *state, long long n, uint8_t *bits,
+                                 unsigned long long *count) {
+    const long long bytes = (n + 7) / 8;
+    unsigned long long fg = 0;
+    for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < bytes;
+         j += (long long)gridDim.x * blockDim.x) {
+        unsigned b = 0;
+        if (8 * j + 8 <= n) { /* state is cudaMalloc'd: 8 bytes at 8j are aligned */
+            const uint2 v = reinterpret_cast<const uint2 *>(state)[j];
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                b |= ((v.x >> (8 * k)) & GCUT__BAND_LABEL) << k |
+                     ((v.y >> (8 * k)) & GCUT__BAND_LABEL) << (k + 4);
+        } else {
+            for (long long k = 0; 8 * j + k < n; k++)
+                b |= (state[8 * j + k] & GCUT__BAND_LABEL ? 1u : 0u) << k;
+        }
+        bits[j] = (uint8_t)b;
+        fg += (unsigned)__popc(b);
+    }
+    block_sum_add(fg, count);
 }
 
 /* The image's energy of the finest labels (gcut__band_energy) into *sum. */
@@ -294,6 +443,66 @@ __global__ void sigma_kernel(const uint8_t *px, int ch, long long D, long long H
         atomicAdd(sum, e);
 }
 
+/* sigma_kernel by rows (fused route): no division per pixel, one atomic per block. */
+__global__ void sigma_rows_kernel(const uint8_t *px, int ch, int D, int H, int W,
+                                  unsigned long long *sum) {
+    const long long plane = (long long)W * H;
+    unsigned long long e = 0;
+    GCUT__ROWS(D, H, W) {
+        const int x = x0 + (int)threadIdx.x;
+        if (x >= W)
+            continue;
+        const long long i = ((long long)z * H + y) * W + x;
+        if (x + 1 < W)
+            e += (unsigned long long)gcut__seg_sqdiff(px + i * ch, px + (i + 1) * ch, ch);
+        if (y + 1 < H)
+            e += (unsigned long long)gcut__seg_sqdiff(px + i * ch, px + (i + W) * ch, ch);
+        if (z + 1 < D)
+            e += (unsigned long long)gcut__seg_sqdiff(px + i * ch, px + (i + plane) * ch, ch);
+    }
+    block_sum_add(e, sum);
+}
+
+/* coarsen_kernel by rows of the coarse level (fused route). */
+__global__ void coarsen_rows_kernel(const uint8_t *fine, const uint8_t *fseeds, int D, int H, int W,
+                                    int ch, uint8_t *coarse, uint8_t *cseeds) {
+    const int cD = (D + 1) / 2, cH = (H + 1) / 2, cW = (W + 1) / 2;
+    GCUT__ROWS(cD, cH, cW) {
+        const int x = x0 + (int)threadIdx.x;
+        if (x >= cW)
+            continue;
+        unsigned sum[3] = {0, 0, 0}, count = 0;
+        uint8_t bits = 0;
+        for (int fz = 2 * z; fz < 2 * z + 2 && fz < D; fz++)
+            for (int fy = 2 * y; fy < 2 * y + 2 && fy < H; fy++)
+                for (int fx = 2 * x; fx < 2 * x + 2 && fx < W; fx++) {
+                    const long long i = ((long long)fz * H + fy) * W + fx;
+                    for (int c = 0; c < ch; c++)
+                        sum[c] += fine[i * ch + c];
+                    bits |= fseeds[i] & (GCUT_SEED_FOREGROUND | GCUT_SEED_BACKGROUND);
+                    count++;
+                }
+        const long long p = ((long long)z * cH + y) * cW + x;
+        for (int c = 0; c < ch; c++)
+            coarse[p * ch + c] = (uint8_t)((sum[c] + count / 2) / count);
+        cseeds[p] = bits;
+    }
+}
+
+/* The grid of a by-rows kernel over a level of dims {D, H, W}: (segments, rows, planes), at
+ * most max_blocks blocks (the planes, then the rows folded onto fewer blocks). */
+inline dim3 row_grid(long long D, long long H, long long W, long long max_blocks) {
+    const long long segs = (W + kThreads - 1) / kThreads;
+    const long long gx = segs < max_blocks ? segs : max_blocks;
+    long long gy = H < 65535 ? H : 65535;
+    if (gy > max_blocks / gx)
+        gy = max_blocks / gx < 1 ? 1 : max_blocks / gx;
+    long long gz = D < 65535 ? D : 65535;
+    if (gz > max_blocks / (gx * gy))
+        gz = max_blocks / (gx * gy) < 1 ? 1 : max_blocks / (gx * gy);
+    return dim3((unsigned)gx, (unsigned)gy, (unsigned)gz);
+}
+
 /* One level's device arrays and cuda-grid context. */
 struct Level {
     int64_t dims[3] = {1, 1, 1};
@@ -310,10 +519,12 @@ struct Level {
 struct Pipe {
     int64_t dims[3] = {0, 0, 0};
     int channels = 0, conn = 0, levels = 0, device = 0;
+    long long max_blocks = 2048; /* of the by-rows kernels: 16 per multiprocessor */
     Level level[GCUT_SEG_MAX_LEVELS + 1];
     uint8_t *tmp[2] = {nullptr, nullptr}; /* the band's marks, level 0's size */
     uint8_t *labels = nullptr;            /* the solve's labels, level 0's size */
-    int32_t *tab = nullptr;               /* unary and pairwise tables */
+    uint8_t *packed = nullptr; /* staged copies: the seeds' 2-bit codes, the mask's bits */
+    int32_t *tab = nullptr;    /* unary and pairwise tables */
     size_t tab_count = 0;
     unsigned long long *sums = nullptr; /* counters: band / energy, foreground, list, sigma's sum */
     unsigned *band_list = nullptr;      /* a masked level's band nodes (list_kernel) */
@@ -333,6 +544,7 @@ struct Pipe {
         cudaFree(tmp[1]);
         cudaFree(band_list);
         cudaFree(labels);
+        cudaFree(packed);
         cudaFree(tab);
         cudaFree(sums);
         if (stream != nullptr)
@@ -369,6 +581,11 @@ gcut_status pipe_create(const int64_t dims[3], int channels, int conn, int level
     cudaError_t err = cudaStreamCreateWithFlags(&P->stream, cudaStreamNonBlocking);
     if (err != cudaSuccess)
         return fail(cuda_fail(err, "cudaStreamCreate"));
+    int sms = 0;
+    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) == cudaSuccess &&
+        sms > 0)
+        P->max_blocks = 16LL * sms;
+    cudaGetLastError();
     gcut_options o;
     gcut_options_init(&o);
     if (options != NULL)
@@ -401,6 +618,7 @@ gcut_status pipe_create(const int64_t dims[3], int channels, int conn, int level
     if ((st = dalloc(&P->tmp[0], n0, "band marks")) != GCUT_OK ||
         (st = dalloc(&P->tmp[1], n0, "band marks")) != GCUT_OK ||
         (st = dalloc(&P->labels, n0, "labels")) != GCUT_OK ||
+        (st = dalloc(&P->packed, (n0 + 3) / 4, "packed seeds and mask")) != GCUT_OK ||
         (st = dalloc(&P->sums, 4, "counters")) != GCUT_OK)
         return fail(st);
     *out = P;
@@ -442,6 +660,31 @@ void pipe_give(Pipe *P) {
         pipe_cached = P;
     }
     pipe_destroy(old);
+}
+
+/* The fused selection: projection from the coarse level C, marks and x-dilation in one pass,
+ * then y (and z) by rows, the last setting the band bit and counting; *count the band. */
+gcut_status select_band_fused(Pipe &P, Level &L, const Level &C, int d, long long *count) {
+    const int D = (int)L.dims[0], H = (int)L.dims[1], W = (int)L.dims[2];
+    cudaStream_t s = P.stream;
+    const dim3 b = row_grid(D, H, W, P.max_blocks);
+    GCUT__CUDA_TRY(cudaMemsetAsync(P.sums, 0, 4 * sizeof(unsigned long long), s), "memset");
+    project_mark_kernel<<<b, kThreads, 0, s>>>(C.state, L.seeds, D, H, W, d, L.state, P.tmp[0]);
+    if (D > 1) {
+        dilate_rows_kernel<<<b, kThreads, 0, s>>>(P.tmp[0], D, H, W, 1, d, false, P.tmp[1], nullptr,
+                                                  nullptr);
+        dilate_rows_kernel<<<b, kThreads, 0, s>>>(P.tmp[1], D, H, W, 2, d, true, nullptr, L.state,
+                                                  P.sums);
+    } else {
+        dilate_rows_kernel<<<b, kThreads, 0, s>>>(P.tmp[0], D, H, W, 1, d, true, nullptr, L.state,
+                                                  P.sums);
+    }
+    GCUT__CUDA_TRY(cudaGetLastError(), "band selection kernels");
+    unsigned long long c = 0;
+    GCUT__CUDA_TRY(cudaMemcpyAsync(&c, P.sums, sizeof c, cudaMemcpyDeviceToHost, s), "band count");
+    GCUT__CUDA_TRY(cudaStreamSynchronize(s), "band selection");
+    *count = (long long)c;
+    return GCUT_OK;
 }
 
 /* The three Chebyshev passes of a level's marks (tmp[0]) into its band bit; *count the band. */
@@ -491,7 +734,7 @@ struct Profile {
 /* Level k's (masked when state) grid built and solved; labels assembled into its state.
  * live: the masked solve visits only the tiles holding band nodes (GCUT_BAND_LIVE=0: all). */
 gcut_status solve_level(Pipe &P, const gcut__band_image &dbase, const gcut__seg_tables &dtab, int k,
-                        bool masked, bool live, Profile &prof, gcut_seg_level *rep,
+                        bool masked, bool live, bool fused, Profile &prof, gcut_seg_level *rep,
                         gcut_stats *stats_out) {
     Level &L = P.level[k];
     cudaStream_t s = P.stream;
@@ -548,7 +791,12 @@ gcut_status solve_level(Pipe &P, const gcut__band_image &dbase, const gcut__seg_
         if ((st = prof.lap(what, k)) != GCUT_OK)
             return st;
     }
-    assemble_kernel<<<blocks_for(L.n), kThreads, 0, s>>>(L.state, P.labels, L.n, masked ? 0 : 1);
+    if (masked && fused) /* the band's nodes only, from their list */
+        assemble_list_kernel<<<blocks_for(count), kThreads, 0, s>>>(L.state, P.labels, P.band_list,
+                                                                    count);
+    else
+        assemble_kernel<<<blocks_for(L.n), kThreads, 0, s>>>(L.state, P.labels, L.n,
+                                                             masked ? 0 : 1);
     GCUT__CUDA_TRY(cudaGetLastError(), "assemble kernel");
     GCUT__CUDA_TRY(cudaStreamSynchronize(s), "assemble");
     rep->solve_ms += gcut__now_ms() - t1;
@@ -570,6 +818,8 @@ gcut_status run_pipe(Pipe &P, const gcut__band_image *base, const gcut__seg_tabl
     const bool image_there = P.image_loaded;
     P.image_loaded = false;
     const bool live = gcut__env_int("GCUT_BAND_LIVE", 1, 0, 1) != 0;
+    /* GCUT_BAND_FUSED=0: the fourth pass's selection kernels (before / after) */
+    const bool fused = gcut__env_int("GCUT_BAND_FUSED", 1, 0, 1) != 0 && band <= kHalo;
     Profile prof;
     prof.on = gcut__env_int("GCUT_BAND_PROFILE", 0, 0, 1) != 0;
     prof.stream = s;
@@ -578,16 +828,34 @@ gcut_status run_pipe(Pipe &P, const gcut__band_image *base, const gcut__seg_tabl
     double t0 = gcut__now_ms();
     prof.mark = t0;
     Level &L0 = P.level[0];
-    if (!image_there)
-        GCUT__CUDA_TRY(
-            cudaMemcpyAsync(L0.pixels, base->pixels, (size_t)L0.n * ch, cudaMemcpyHostToDevice, s),
-            "image upload");
-    gcut_status st =
-        prof.lap(image_there ? "image upload (there from the sigma pass)" : "image upload");
-    if (st != GCUT_OK)
+    /* GCUT_STAGING=0: the copies from pageable memory of the fourth pass (before / after). */
+    const bool staged = gcut__staging_on() != 0;
+    gcut_status st = GCUT_OK;
+    if (!image_there) {
+        if (staged)
+            st = gcut__stage_upload(L0.pixels, base->pixels, (size_t)L0.n * ch, GCUT__STAGE_COPY,
+                                    P.device, s, "banded segmentation (device): image upload");
+        else
+            GCUT__CUDA_TRY(cudaMemcpyAsync(L0.pixels, base->pixels, (size_t)L0.n * ch,
+                                           cudaMemcpyHostToDevice, s),
+                           "image upload");
+    }
+    if (st != GCUT_OK || (st = prof.lap(image_there ? "image upload (there from the sigma pass)"
+                                                    : "image upload")) != GCUT_OK)
         return st;
-    GCUT__CUDA_TRY(cudaMemcpyAsync(L0.seeds, base->seeds, (size_t)L0.n, cudaMemcpyHostToDevice, s),
-                   "seeds upload");
+    if (staged) { /* as 2-bit codes, unpacked on the device */
+        st = gcut__stage_upload(P.packed, base->seeds, (size_t)L0.n, GCUT__STAGE_SEEDS, P.device, s,
+                                "banded segmentation (device): seeds upload");
+        if (st == GCUT_OK)
+            st = gcut__stage_unpack_seeds_device(L0.seeds, P.packed, (size_t)L0.n, s,
+                                                 "banded segmentation (device): seeds upload");
+        if (st != GCUT_OK)
+            return st;
+    } else {
+        GCUT__CUDA_TRY(
+            cudaMemcpyAsync(L0.seeds, base->seeds, (size_t)L0.n, cudaMemcpyHostToDevice, s),
+            "seeds upload");
+    }
     if ((st = prof.lap("seeds upload")) != GCUT_OK)
         return st;
     const size_t nc = (size_t)tables->num_colors, np = (size_t)tables->max_sqdiff + 1;
@@ -601,20 +869,28 @@ gcut_status run_pipe(Pipe &P, const gcut__band_image *base, const gcut__seg_tabl
             return st;
         P.tab_count = need;
     }
-    GCUT__CUDA_TRY(cudaMemcpyAsync(P.tab, tables->unary_source, nc * 4, cudaMemcpyHostToDevice, s),
-                   "tables upload");
-    GCUT__CUDA_TRY(
-        cudaMemcpyAsync(P.tab + nc, tables->unary_sink, nc * 4, cudaMemcpyHostToDevice, s),
-        "tables upload");
+    /* the tables (through the ring when staged: a colour image's are 3.6 MB) */
+    auto table_up = [&](int32_t *dst, const int32_t *src, size_t count) -> gcut_status {
+        if (staged)
+            return gcut__stage_upload(dst, reinterpret_cast<const uint8_t *>(src), count * 4,
+                                      GCUT__STAGE_COPY, P.device, s,
+                                      "banded segmentation (device): tables upload");
+        GCUT__CUDA_TRY(cudaMemcpyAsync(dst, src, count * 4, cudaMemcpyHostToDevice, s),
+                       "tables upload");
+        return GCUT_OK;
+    };
+    if ((st = table_up(P.tab, tables->unary_source, nc)) != GCUT_OK ||
+        (st = table_up(P.tab + nc, tables->unary_sink, nc)) != GCUT_OK)
+        return st;
     gcut__seg_tables dtab = *tables;
     dtab.unary_source = P.tab;
     dtab.unary_sink = P.tab + nc;
     for (int c = 0; c < GCUT__SEG_CLASSES; c++) {
         if (c < tables->num_classes) {
             dtab.pairwise[c] = P.tab + 2 * nc + (size_t)c * np;
-            GCUT__CUDA_TRY(cudaMemcpyAsync(dtab.pairwise[c], tables->pairwise[c], np * 4,
-                                           cudaMemcpyHostToDevice, s),
-                           "tables upload");
+            if ((st = table_up(P.tab + 2 * nc + (size_t)c * np, tables->pairwise[c], np)) !=
+                GCUT_OK)
+                return st;
         } else {
             dtab.pairwise[c] = nullptr;
         }
@@ -628,8 +904,13 @@ gcut_status run_pipe(Pipe &P, const gcut__band_image *base, const gcut__seg_tabl
     for (int k = 1; k <= levels; k++) {
         const Level &F = P.level[k - 1];
         Level &C = P.level[k];
-        coarsen_kernel<<<blocks_for(C.n), kThreads, 0, s>>>(F.pixels, F.seeds, F.dims[0], F.dims[1],
-                                                            F.dims[2], ch, C.pixels, C.seeds);
+        if (fused)
+            coarsen_rows_kernel<<<row_grid(C.dims[0], C.dims[1], C.dims[2], P.max_blocks), kThreads,
+                                  0, s>>>(F.pixels, F.seeds, (int)F.dims[0], (int)F.dims[1],
+                                          (int)F.dims[2], ch, C.pixels, C.seeds);
+        else
+            coarsen_kernel<<<blocks_for(C.n), kThreads, 0, s>>>(
+                F.pixels, F.seeds, F.dims[0], F.dims[1], F.dims[2], ch, C.pixels, C.seeds);
     }
     GCUT__CUDA_TRY(cudaGetLastError(), "coarsening kernel");
     GCUT__CUDA_TRY(cudaStreamSynchronize(s), "uploads and coarsening");
@@ -643,7 +924,8 @@ gcut_status run_pipe(Pipe &P, const gcut__band_image *base, const gcut__seg_tabl
     }
     r->level[levels].build_ms += upload_ms; /* the coarsest level's share: its inputs */
     /* The coarsest level in full. */
-    st = solve_level(P, dbase, dtab, levels, false, live, prof, &r->level[levels], &r->stats);
+    st =
+        solve_level(P, dbase, dtab, levels, false, live, fused, prof, &r->level[levels], &r->stats);
     if (st != GCUT_OK)
         return st;
     r->level[levels].nodes = P.level[levels].n;
@@ -653,14 +935,19 @@ gcut_status run_pipe(Pipe &P, const gcut__band_image *base, const gcut__seg_tabl
         const Level &C = P.level[k + 1];
         gcut_seg_level *rep = &r->level[k];
         t0 = gcut__now_ms();
-        project_kernel<<<blocks_for(L.n), kThreads, 0, s>>>(C.state, L.dims[0], L.dims[1],
-                                                            L.dims[2], L.state);
-        GCUT__CUDA_TRY(cudaGetLastError(), "projection kernel");
-        if ((st = prof.lap("projection", k)) != GCUT_OK)
-            return st;
         long long count = 0;
-        if ((st = select_band(P, L, (long long)band, &count)) != GCUT_OK)
-            return st;
+        if (fused) {
+            if ((st = select_band_fused(P, L, C, (int)band, &count)) != GCUT_OK)
+                return st;
+        } else {
+            project_kernel<<<blocks_for(L.n), kThreads, 0, s>>>(C.state, L.dims[0], L.dims[1],
+                                                                L.dims[2], L.state);
+            GCUT__CUDA_TRY(cudaGetLastError(), "projection kernel");
+            if ((st = prof.lap("projection", k)) != GCUT_OK)
+                return st;
+            if ((st = select_band(P, L, (long long)band, &count)) != GCUT_OK)
+                return st;
+        }
         rep->build_ms += gcut__now_ms() - t0;
         rep->nodes = count;
         rep->edges = 0;
@@ -669,20 +956,35 @@ gcut_status run_pipe(Pipe &P, const gcut__band_image *base, const gcut__seg_tabl
             return st;
         if (count == 0)
             continue; /* an empty band: the projection stands */
-        if ((st = solve_level(P, dbase, dtab, k, true, live, prof, rep, NULL)) != GCUT_OK)
+        if ((st = solve_level(P, dbase, dtab, k, true, live, fused, prof, rep, NULL)) != GCUT_OK)
             return st;
     }
     /* The mask and the foreground count on the device; one copy back (level 0's solve time,
      * as a full solve's labels are its). */
     t0 = gcut__now_ms();
     GCUT__CUDA_TRY(cudaMemsetAsync(P.sums, 0, 4 * sizeof(unsigned long long), s), "memset");
-    mask_kernel<<<blocks_for(L0.n), kThreads, 0, s>>>(L0.state, L0.n, P.labels, P.sums + 1);
-    GCUT__CUDA_TRY(cudaGetLastError(), "mask kernel");
     unsigned long long sums[2] = {0, 0};
-    GCUT__CUDA_TRY(cudaMemcpyAsync(mask, P.labels, (size_t)L0.n, cudaMemcpyDeviceToHost, s),
-                   "mask download");
-    GCUT__CUDA_TRY(cudaMemcpyAsync(&sums[1], P.sums + 1, sizeof sums[1], cudaMemcpyDeviceToHost, s),
-                   "foreground count");
+    if (staged) { /* as bits, unpacked by the ring's threads */
+        mask_bits_kernel<<<(unsigned)((L0.n + 7) / 8 / kThreads + 1 < P.max_blocks
+                                          ? (L0.n + 7) / 8 / kThreads + 1
+                                          : P.max_blocks),
+                           kThreads, 0, s>>>(L0.state, L0.n, P.packed, P.sums + 1);
+        GCUT__CUDA_TRY(cudaGetLastError(), "mask kernel");
+        GCUT__CUDA_TRY(
+            cudaMemcpyAsync(&sums[1], P.sums + 1, sizeof sums[1], cudaMemcpyDeviceToHost, s),
+            "foreground count");
+        if ((st = gcut__stage_download(mask, P.packed, (size_t)L0.n, GCUT__STAGE_BITS, P.device, s,
+                                       "banded segmentation (device): mask download")) != GCUT_OK)
+            return st;
+    } else {
+        mask_kernel<<<blocks_for(L0.n), kThreads, 0, s>>>(L0.state, L0.n, P.labels, P.sums + 1);
+        GCUT__CUDA_TRY(cudaGetLastError(), "mask kernel");
+        GCUT__CUDA_TRY(cudaMemcpyAsync(mask, P.labels, (size_t)L0.n, cudaMemcpyDeviceToHost, s),
+                       "mask download");
+        GCUT__CUDA_TRY(
+            cudaMemcpyAsync(&sums[1], P.sums + 1, sizeof sums[1], cudaMemcpyDeviceToHost, s),
+            "foreground count");
+    }
     GCUT__CUDA_TRY(cudaStreamSynchronize(s), "mask");
     r->level[0].solve_ms += gcut__now_ms() - t0;
     if ((st = prof.lap("mask download")) != GCUT_OK)
@@ -720,8 +1022,8 @@ uint64_t pipe_bytes(const int64_t dims[3], int channels, int conn, int levels) {
         const uint64_t n = (uint64_t)(d[0] * d[1] * d[2]);
         bytes +=
             n * ((uint64_t)channels + 2 + 4 * (2 + (uint64_t)conn) + 4 * (uint64_t)conn + 20 + 2);
-        if (k == 0)
-            bytes += 3 * n + 4 * n; /* marks, labels; the band node list at its largest */
+        if (k == 0) /* marks, labels, packed seeds; the band node list at its largest */
+            bytes += 3 * n + n / 4 + 1 + 4 * n;
         for (int a = 0; a < 3; a++)
             d[a] = half_up(d[a]);
     }
@@ -766,6 +1068,7 @@ extern "C" void gcut__band_device_release(void) {
         pipe_cached = nullptr;
     }
     pipe_destroy(old);
+    gcut__staging_release(); /* the pinned ring of staged copies (cuda-grid's too) */
 }
 
 extern "C" gcut_status gcut__band_device_begin(const uint8_t *pixels, int channels,
@@ -789,13 +1092,26 @@ extern "C" gcut_status gcut__band_device_begin(const uint8_t *pixels, int channe
     const Level &L0 = P->level[0];
     unsigned long long sum = 0;
     cudaError_t err = cudaSetDevice(P->device);
-    if (err == cudaSuccess)
+    if (err == cudaSuccess && gcut__staging_on()) { /* through the pinned ring */
+        st = gcut__stage_upload(L0.pixels, pixels, (size_t)n * channels, GCUT__STAGE_COPY,
+                                P->device, s, "banded segmentation (device): image upload");
+        if (st != GCUT_OK) {
+            pipe_destroy(P);
+            return st;
+        }
+    } else if (err == cudaSuccess) {
         err = cudaMemcpyAsync(L0.pixels, pixels, (size_t)n * channels, cudaMemcpyHostToDevice, s);
+    }
     if (err == cudaSuccess)
         err = cudaMemsetAsync(P->sums + 3, 0, sizeof(unsigned long long), s);
     if (err == cudaSuccess) {
-        sigma_kernel<<<blocks_for(n), kThreads, 0, s>>>(L0.pixels, channels, dims[0], dims[1],
-                                                        dims[2], P->sums + 3);
+        if (gcut__env_int("GCUT_BAND_FUSED", 1, 0, 1) != 0)
+            sigma_rows_kernel<<<row_grid(dims[0], dims[1], dims[2], P->max_blocks), kThreads, 0,
+                                s>>>(L0.pixels, channels, (int)dims[0], (int)dims[1], (int)dims[2],
+                                     P->sums + 3);
+        else
+            sigma_kernel<<<blocks_for(n), kThreads, 0, s>>>(L0.pixels, channels, dims[0], dims[1],
+                                                            dims[2], P->sums + 3);
         err = cudaGetLastError();
     }
     if (err == cudaSuccess)

@@ -5,6 +5,7 @@
 #include "internal.h"
 #include "cuda_check.h"
 #include "../seg/seg_internal.h"
+#include "staging.h"
 
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
@@ -1156,9 +1157,13 @@ struct Input {
 struct ImageBuffers {
     unsigned char *pixels = nullptr, *seeds = nullptr;
     int *unary = nullptr, *pairwise = nullptr;
+    /* Staged copies (staging.h): the seeds' 2-bit codes on the way up, the labels' bits on the
+     * way down ((nodes + 3) / 4 bytes, made by the first staged solve of a session). */
+    unsigned char *packed = nullptr;
 };
 
 template <int CONN> gcut_status build_on_device(Session &S, const Input &in, ImageBuffers &B);
+gcut_status labels_download_staged(Session &S, ImageBuffers &B, uint8_t *labels);
 
 /* Everything a solve of this shape needs made once: dimensions, the device memory check,
  * stream, pinned words, device arrays, launch shapes. extra_bytes: what the caller will
@@ -1338,6 +1343,14 @@ gcut_status solve(Session &S, ImageBuffers &B, const Input &in, int device, int 
     GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "init");
     const double t_solve = gcut__now_ms();
     stats->build_ms = t_solve - t_start;
+    if (in.grid == NULL && labels != NULL && gcut__staging_on()) {
+        /* An image solve: the labels left on the device (P.arc_mask), then staged down. */
+        if ((st = iterate<CONN>(S, verbose, flow, nullptr, false, stats, t_solve)) != GCUT_OK ||
+            (st = labels_download_staged(S, B, labels)) != GCUT_OK)
+            return st;
+        stats->solve_ms = gcut__now_ms() - t_solve;
+        return GCUT_OK;
+    }
     return iterate<CONN>(S, verbose, flow, labels, false, stats, t_solve);
 }
 
@@ -1601,6 +1614,43 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
     return GCUT_OK;
 }
 
+/* The image and the seeds of an image solve through the pinned ring (staging.h): the image as it
+ * is, the seeds as 2-bit codes unpacked on the device. */
+gcut_status image_upload_staged(Session &S, const Input &in, ImageBuffers &B, size_t nodes,
+                                int ch) {
+    gcut_status st;
+    if (in.seeds && B.packed == nullptr &&
+        (st = device_alloc(S, &B.packed, (nodes + 3) / 4 + 16, "packed seeds and labels")) !=
+            GCUT_OK)
+        return st;
+    if ((st = gcut__stage_upload(B.pixels, in.pixels, nodes * ch, GCUT__STAGE_COPY, S.device,
+                                 S.stream, "cuda-grid: image upload")) != GCUT_OK)
+        return st;
+    if (in.seeds &&
+        ((st = gcut__stage_upload(B.packed, in.seeds, nodes, GCUT__STAGE_SEEDS, S.device, S.stream,
+                                  "cuda-grid: seeds upload")) != GCUT_OK ||
+         (st = gcut__stage_unpack_seeds_device(B.seeds, B.packed, nodes, S.stream,
+                                               "cuda-grid: seeds upload")) != GCUT_OK))
+        return st;
+    return GCUT_OK;
+}
+
+/* The labels of an image solve (on the device in P.arc_mask) to the host through the pinned
+ * ring, as bits packed on the device and unpacked by the ring's threads (staging.h). */
+gcut_status labels_download_staged(Session &S, ImageBuffers &B, uint8_t *labels) {
+    const size_t nodes = (size_t)S.P.n;
+    gcut_status st;
+    if (B.packed == nullptr && (st = device_alloc(S, &B.packed, (nodes + 3) / 4 + 16,
+                                                  "packed seeds and labels")) != GCUT_OK)
+        return st;
+    if ((st = gcut__stage_pack_bits_device(B.packed,
+                                           reinterpret_cast<const uint8_t *>(S.P.arc_mask), nodes,
+                                           S.stream, "cuda-grid: labels download")) != GCUT_OK)
+        return st;
+    return gcut__stage_download(labels, B.packed, nodes, GCUT__STAGE_BITS, S.device, S.stream,
+                                "cuda-grid: labels download");
+}
+
 template <int CONN> gcut_status build_on_device(Session &S, const Input &in, ImageBuffers &B) {
     Problem &P = S.P;
     const gcut__seg_tables *t = in.tables;
@@ -1618,17 +1668,32 @@ template <int CONN> gcut_status build_on_device(Session &S, const Input &in, Ima
     unsigned char *pixels = B.pixels, *seeds = in.seeds ? B.seeds : nullptr;
     int *unary = B.unary, *pairwise = B.pairwise;
     cudaStream_t stream = S.stream;
-    GCUT__CUDA_TRY(cudaMemcpyAsync(pixels, in.pixels, nodes * ch, cudaMemcpyHostToDevice, stream),
-                   "upload image");
-    if (in.seeds)
-        GCUT__CUDA_TRY(cudaMemcpyAsync(seeds, in.seeds, nodes, cudaMemcpyHostToDevice, stream),
-                       "upload seeds");
-    GCUT__CUDA_TRY(
-        cudaMemcpyAsync(unary, t->unary_source, colors * 4, cudaMemcpyHostToDevice, stream),
-        "upload tables");
-    GCUT__CUDA_TRY(
-        cudaMemcpyAsync(unary + colors, t->unary_sink, colors * 4, cudaMemcpyHostToDevice, stream),
-        "upload tables");
+    if (gcut__staging_on()) {
+        /* Through the pinned ring (staging.h), the seeds as 2-bit codes unpacked here. */
+        if ((st = image_upload_staged(S, in, B, nodes, ch)) != GCUT_OK)
+            return st;
+    } else {
+        GCUT__CUDA_TRY(
+            cudaMemcpyAsync(pixels, in.pixels, nodes * ch, cudaMemcpyHostToDevice, stream),
+            "upload image");
+        if (in.seeds)
+            GCUT__CUDA_TRY(cudaMemcpyAsync(seeds, in.seeds, nodes, cudaMemcpyHostToDevice, stream),
+                           "upload seeds");
+    }
+    /* the tables (through the ring when staged: a colour image's are 3.6 MB) */
+    const bool staged = gcut__staging_on() != 0;
+    auto table_up = [&](int *dst, const int32_t *src, size_t count) -> gcut_status {
+        if (staged)
+            return gcut__stage_upload(dst, reinterpret_cast<const uint8_t *>(src), count * 4,
+                                      GCUT__STAGE_COPY, S.device, stream,
+                                      "cuda-grid: tables upload");
+        GCUT__CUDA_TRY(cudaMemcpyAsync(dst, src, count * 4, cudaMemcpyHostToDevice, stream),
+                       "upload tables");
+        return GCUT_OK;
+    };
+    if ((st = table_up(unary, t->unary_source, colors)) != GCUT_OK ||
+        (st = table_up(unary + colors, t->unary_sink, colors)) != GCUT_OK)
+        return st;
     SegTables T{};
     T.pixels = pixels;
     T.seeds = seeds;
@@ -1636,9 +1701,8 @@ template <int CONN> gcut_status build_on_device(Session &S, const Input &in, Ima
     T.unary_sink = unary + colors;
     T.hard = t->hard;
     for (int k = 0; k < t->num_classes; k++) {
-        GCUT__CUDA_TRY(cudaMemcpyAsync(pairwise + k * table_len, t->pairwise[k], table_len * 4,
-                                       cudaMemcpyHostToDevice, stream),
-                       "upload tables");
+        if ((st = table_up(pairwise + k * table_len, t->pairwise[k], table_len)) != GCUT_OK)
+            return st;
         T.pairwise[k] = pairwise + k * table_len;
     }
     int dev = 0, sms = 1;
