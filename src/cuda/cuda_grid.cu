@@ -1357,6 +1357,25 @@ gcut_status solve(Session &S, ImageBuffers &B, const Input &in, int device, int 
 /* From a loaded (or warm-repaired) state: global relabels and sweeps to the exact stop, then
  * labels (to the host, or to a device buffer) and the flow. Marks and per-solve counters are
  * reset here, so a context can run it again and again. */
+/* The words every solve starts from, iterate() and the contexts' incremental warm start alike:
+ * tile marks, the per-solve counters, and the queue words and visits from 0; the epoch goes
+ * on, unless two billion relabels ran since the queue was cleared (then clear it, so that no
+ * old tag can match). */
+gcut_status reset_solve_words(Session &S) {
+    Problem &P = S.P;
+    cudaStream_t stream = S.stream;
+    GCUT__CUDA_TRY(cudaMemsetAsync(P.mark, 0, (size_t)P.num_tiles * 4, stream), "memset");
+    GCUT__CUDA_TRY(cudaMemsetAsync(P.counters + kSumSinkResidual, 0, 3 * 8, stream), "memset");
+    GCUT__CUDA_TRY(cudaMemsetAsync(P.counters + kRelaxCycles, 0, 3 * 8, stream), "memset");
+    if (S.epochs > (1ll << 31)) {
+        GCUT__CUDA_TRY(cudaMemsetAsync(P.queue, 0, (size_t)P.queue_cap * 8, stream), "memset");
+        GCUT__CUDA_TRY(cudaMemsetAsync(P.rctl + kEpoch, 0, sizeof(int), stream), "memset");
+        S.epochs = 0;
+    }
+    GCUT__CUDA_TRY(cudaMemsetAsync(P.rctl, 0, kEpoch * sizeof(int), stream), "memset");
+    return GCUT_OK;
+}
+
 template <int CONN>
 gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, bool labels_on_device,
                     gcut_stats *stats, double t_solve, bool keep_heights,
@@ -1369,18 +1388,9 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
               relax_blocks = S.relax_blocks, coop = S.coop && P.live == nullptr,
               coop_blocks = S.coop_blocks, sweeps_per_relabel = S.sweeps_per_relabel,
               rounds = S.rounds;
-    gcut_status st = GCUT_OK;
-    GCUT__CUDA_TRY(cudaMemsetAsync(P.mark, 0, tiles * 4, stream), "memset");
-    GCUT__CUDA_TRY(cudaMemsetAsync(P.counters + kSumSinkResidual, 0, 3 * 8, stream), "memset");
-    GCUT__CUDA_TRY(cudaMemsetAsync(P.counters + kRelaxCycles, 0, 3 * 8, stream), "memset");
-    /* Queue words and visits from 0; the epoch goes on, unless two billion relabels ran since
-     * the queue was cleared (then clear it, so that no old tag can match). */
-    if (S.epochs > (1ll << 31)) {
-        GCUT__CUDA_TRY(cudaMemsetAsync(P.queue, 0, (size_t)P.queue_cap * 8, stream), "memset");
-        GCUT__CUDA_TRY(cudaMemsetAsync(P.rctl + kEpoch, 0, sizeof(int), stream), "memset");
-        S.epochs = 0;
-    }
-    GCUT__CUDA_TRY(cudaMemsetAsync(P.rctl, 0, kEpoch * sizeof(int), stream), "memset");
+    gcut_status st = reset_solve_words(S);
+    if (st != GCUT_OK)
+        return st;
     unsigned stamp = 0;
     int q = 0; /* rotation index of the next launch */
     int64_t sweeps = 0, relabels = 0, relax_passes = 0, relax_visits = 0, queue_overflows = 0;
@@ -2575,15 +2585,9 @@ gcut_status warm_incremental(CudaContext &C, long long count, int64_t *flow, gcu
     if (verbose)
         GCUT__CUDA_TRY(cudaEventRecord(C.tev[0], stream), "cudaEventRecord");
     /* Per-solve words, as iterate() resets them. */
-    GCUT__CUDA_TRY(cudaMemsetAsync(P.mark, 0, tiles * 4, stream), "memset");
-    GCUT__CUDA_TRY(cudaMemsetAsync(P.counters + kSumSinkResidual, 0, 3 * 8, stream), "memset");
-    GCUT__CUDA_TRY(cudaMemsetAsync(P.counters + kRelaxCycles, 0, 3 * 8, stream), "memset");
-    if (S.epochs > (1ll << 31)) {
-        GCUT__CUDA_TRY(cudaMemsetAsync(P.queue, 0, (size_t)P.queue_cap * 8, stream), "memset");
-        GCUT__CUDA_TRY(cudaMemsetAsync(P.rctl + kEpoch, 0, sizeof(int), stream), "memset");
-        S.epochs = 0;
-    }
-    GCUT__CUDA_TRY(cudaMemsetAsync(P.rctl, 0, kEpoch * sizeof(int), stream), "memset");
+    gcut_status rst = reset_solve_words(S);
+    if (rst != GCUT_OK)
+        return rst;
     GCUT__CUDA_TRY(cudaMemsetAsync(P.qflag, 0, tiles * sizeof(int), stream), "memset");
     GCUT__CUDA_TRY(cudaMemsetAsync(P.count, 0, 4 * sizeof(int), stream), "memset");
     GCUT__CUDA_TRY(cudaMemsetAsync(P.next, 0, 4 * sizeof(int), stream), "memset");
