@@ -11,6 +11,7 @@
 #include <cuda_runtime.h>
 
 #include <climits>
+#include <type_traits>
 #include <mutex>
 #include <new>
 #include <stdio.h>
@@ -20,6 +21,22 @@
 namespace cg = cooperative_groups;
 
 namespace {
+
+/* Calls f with the connectivity as a compile-time constant (a std::integral_constant<int, CONN>,
+ * read as decltype(c)::value): the one switch from a grid's run-time connectivity to the
+ * kernels' template argument. */
+template <typename F> auto by_conn(int conn, F &&f) {
+    switch (conn) {
+    case 4:
+        return f(std::integral_constant<int, 4>{});
+    case 8:
+        return f(std::integral_constant<int, 8>{});
+    case 6:
+        return f(std::integral_constant<int, 6>{});
+    default:
+        return f(std::integral_constant<int, 26>{});
+    }
+}
 
 /* Height of a node that cannot reach the sink; above every BFS distance since n < kInf. */
 constexpr int kInf = 0x7fffffff;
@@ -275,6 +292,18 @@ __device__ inline bool tile_live(const Problem &P, int t) {
 
 /* Node-by-node kernels visit positions k < node_positions(P): every node (k itself), or the
  * nodes of the live tiles, T positions per tile; node_at is -1 for a position past the grid. */
+/* Bit d set when node i's arc in direction d has residual capacity: the arc mask every global
+ * relabel starts from. */
+template <int CONN>
+__device__ __forceinline__ unsigned residual_mask(const Problem &P, long long i) {
+    unsigned mask = 0;
+#pragma unroll
+    for (int d = 0; d < CONN; d++)
+        if (P.residual[d * P.n + i] > 0)
+            mask |= 1u << d;
+    return mask;
+}
+
 template <int CONN> __device__ long long node_positions(const Problem &P) {
     return P.live != nullptr ? (long long)P.num_live * Geo<CONN>::T : P.n;
 }
@@ -330,11 +359,7 @@ __global__ void relabel_init_kernel(const Problem P, int async, int levels, int 
         const long long i = node_at<CONN>(P, k);
         if (i < 0)
             continue;
-        unsigned mask = 0;
-#pragma unroll
-        for (int d = 0; d < CONN; d++)
-            if (P.residual[d * P.n + i] > 0)
-                mask |= 1u << d;
+        const unsigned mask = residual_mask<CONN>(P, i);
         P.arc_mask[i] = mask;
         int h = P.sink_residual[i] > 0 ? 1 : kInf;
         if (h == kInf && levels >= 2) {
@@ -768,11 +793,7 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
     cg::grid_group grid = cg::this_grid();
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < P.n;
          i += (long long)gridDim.x * blockDim.x) {
-        unsigned mask = 0;
-#pragma unroll
-        for (int d = 0; d < CONN; d++)
-            if (P.residual[d * P.n + i] > 0)
-                mask |= 1u << d;
+        const unsigned mask = residual_mask<CONN>(P, i);
         P.arc_mask[i] = mask;
         P.dist[i] = P.sink_residual[i] > 0 ? 1 : kInf;
     }
@@ -1757,16 +1778,9 @@ template <int CONN> gcut_status build_on_device(Session &S, const Input &in, Ima
 gcut_status solve_conn(Session &S, ImageBuffers &B, const Input &in, int conn, int device,
                        int verbose, int64_t *flow, uint8_t *labels, gcut_stats *stats,
                        double t_start) {
-    switch (conn) {
-    case 4:
-        return solve<4>(S, B, in, device, verbose, flow, labels, stats, t_start);
-    case 8:
-        return solve<8>(S, B, in, device, verbose, flow, labels, stats, t_start);
-    case 6:
-        return solve<6>(S, B, in, device, verbose, flow, labels, stats, t_start);
-    default:
-        return solve<26>(S, B, in, device, verbose, flow, labels, stats, t_start);
-    }
+    return by_conn(conn, [&](auto c) {
+        return solve<decltype(c)::value>(S, B, in, device, verbose, flow, labels, stats, t_start);
+    });
 }
 
 /* Sessions of image solves kept between calls: GrabCut's rounds, `gcut segment --batch` and a
@@ -3065,21 +3079,8 @@ extern "C" gcut_status gcut__cudagrid_ctx_create(gcut_grid *grid, const gcut_opt
     C->flip_labels = gcut__env_int("GCUT_CUDAGRID_LABEL_FLIPS", 0, 0, 1) != 0;
     C->max_batches = gcut__env_int("GCUT_CUDAGRID_WARM_BATCHES", 1, 0, 1 << 20);
     C->closure = gcut__env_int("GCUT_CUDAGRID_WARM_CLOSURE", 1, 0, 1) != 0;
-    gcut_status st;
-    switch (conn) {
-    case 4:
-        st = ctx_setup<4>(*C, grid, device);
-        break;
-    case 8:
-        st = ctx_setup<8>(*C, grid, device);
-        break;
-    case 6:
-        st = ctx_setup<6>(*C, grid, device);
-        break;
-    default:
-        st = ctx_setup<26>(*C, grid, device);
-        break;
-    }
+    gcut_status st =
+        by_conn(conn, [&](auto c) { return ctx_setup<decltype(c)::value>(*C, grid, device); });
     if (st == GCUT_OK)
         st = ctx_events(*C);
     cudaError_t err = cudaSuccess;
@@ -3118,16 +3119,9 @@ extern "C" gcut_status gcut__cudagrid_ctx_solve(void *state, const gcut_grid *gr
     if (C.masked_only)
         return gcut__fail(GCUT_ERR_INTERNAL, "cuda-grid: a masked-solve context takes masked "
                                              "solves only");
-    switch (C.conn) {
-    case 4:
-        return ctx_solve<4>(C, grid, changes, flow, labels, stats, report);
-    case 8:
-        return ctx_solve<8>(C, grid, changes, flow, labels, stats, report);
-    case 6:
-        return ctx_solve<6>(C, grid, changes, flow, labels, stats, report);
-    default:
-        return ctx_solve<26>(C, grid, changes, flow, labels, stats, report);
-    }
+    return by_conn(C.conn, [&](auto c) {
+        return ctx_solve<decltype(c)::value>(C, grid, changes, flow, labels, stats, report);
+    });
 }
 
 extern "C" gcut_status
@@ -3138,20 +3132,10 @@ gcut__cudagrid_ctx_solve_device(void *state, const int32_t *source, const int32_
     if (C.masked_only)
         return gcut__fail(GCUT_ERR_INTERNAL, "cuda-grid: a masked-solve context takes masked "
                                              "solves only");
-    switch (C.conn) {
-    case 4:
-        return ctx_solve_device<4>(C, source, sink, dirs, labels, stream, warm, flow, stats,
-                                   report);
-    case 8:
-        return ctx_solve_device<8>(C, source, sink, dirs, labels, stream, warm, flow, stats,
-                                   report);
-    case 6:
-        return ctx_solve_device<6>(C, source, sink, dirs, labels, stream, warm, flow, stats,
-                                   report);
-    default:
-        return ctx_solve_device<26>(C, source, sink, dirs, labels, stream, warm, flow, stats,
-                                    report);
-    }
+    return by_conn(C.conn, [&](auto c) {
+        return ctx_solve_device<decltype(c)::value>(C, source, sink, dirs, labels, stream, warm,
+                                                    flow, stats, report);
+    });
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -3386,21 +3370,8 @@ extern "C" gcut_status gcut__cudagrid_masked_create(const int64_t dims[3], int c
     C->n = n;
     C->verbose = options ? options->verbose : 0;
     C->masked_only = true;
-    gcut_status st;
-    switch (conn) {
-    case 4:
-        st = masked_setup<4>(*C, dims, device);
-        break;
-    case 8:
-        st = masked_setup<8>(*C, dims, device);
-        break;
-    case 6:
-        st = masked_setup<6>(*C, dims, device);
-        break;
-    default:
-        st = masked_setup<26>(*C, dims, device);
-        break;
-    }
+    gcut_status st =
+        by_conn(conn, [&](auto c) { return masked_setup<decltype(c)::value>(*C, dims, device); });
     if (st == GCUT_OK)
         st = ctx_events(*C);
     if (st != GCUT_OK) {
@@ -3423,25 +3394,10 @@ gcut__cudagrid_ctx_solve_masked(void *state, const int32_t *source, const int32_
     for (int d = 0; d < C.conn; d++)
         caps.dir[d] = dirs[d];
     int64_t live = 0;
-    gcut_status st;
-    switch (C.conn) {
-    case 4:
-        st = ctx_solve_masked<4>(C, caps, mask, bit, live_tiles != 0, labels, stream, flow, stats,
-                                 report, &live);
-        break;
-    case 8:
-        st = ctx_solve_masked<8>(C, caps, mask, bit, live_tiles != 0, labels, stream, flow, stats,
-                                 report, &live);
-        break;
-    case 6:
-        st = ctx_solve_masked<6>(C, caps, mask, bit, live_tiles != 0, labels, stream, flow, stats,
-                                 report, &live);
-        break;
-    default:
-        st = ctx_solve_masked<26>(C, caps, mask, bit, live_tiles != 0, labels, stream, flow, stats,
-                                  report, &live);
-        break;
-    }
+    const gcut_status st = by_conn(C.conn, [&](auto c) {
+        return ctx_solve_masked<decltype(c)::value>(C, caps, mask, bit, live_tiles != 0, labels,
+                                                    stream, flow, stats, report, &live);
+    });
     if (live_count != NULL)
         *live_count = live;
     return st;

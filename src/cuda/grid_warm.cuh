@@ -157,11 +157,7 @@ __global__ void warm_check_kernel(const Problem P, unsigned long long *wc, const
     unsigned long long bad = 0, loose = 0;
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < P.n;
          i += (long long)gridDim.x * blockDim.x) {
-        unsigned mask = 0;
-#pragma unroll
-        for (int d = 0; d < CONN; d++)
-            if (P.residual[d * P.n + i] > 0)
-                mask |= 1u << d;
+        const unsigned mask = residual_mask<CONN>(P, i);
         P.arc_mask[i] = mask;
         int h = P.dist[i];
         if (apply && h != kInf && aux[i] < kInf) {
