@@ -49,7 +49,9 @@ static void check_cuda(gcut_grid *grid, int64_t expected, const char *what) {
 
 /* Small random grids of many shapes (odd sizes, 1xN, Nx1, tiles cut by the border, one node)
  * and capacity mixes, against Dinic. */
-static void random_small(test_rng *rng, int mixes) {
+/* race: only the shapes that fill more than one tile in each direction (and the 3D ones of
+ * more than one tile), for racecheck, which takes seconds per solve. */
+static void random_small(test_rng *rng, int mixes, int race) {
     static const int64_t shapes2[][2] = {{1, 1},  {1, 77},  {77, 1},  {8, 32},  {9, 33},
                                          {7, 65}, {31, 47}, {16, 96}, {40, 40}, {3, 200}};
     static const int64_t shapes3[][3] = {{1, 1, 1}, {1, 6, 9}, {4, 4, 16},  {5, 9, 17},
@@ -72,6 +74,8 @@ static void random_small(test_rng *rng, int mixes) {
         }
         for (size_t s = 0; s < sizeof shapes2 / sizeof shapes2[0]; s++)
             for (int conn = 4; conn <= 8; conn += 4) {
+                if (race && (shapes2[s][0] < 31 || shapes2[s][1] < 33))
+                    continue;
                 gcut_grid *grid = NULL;
                 CHECK_OK(oracle_make_grid(rng, 2, shapes2[s], conn, &caps, &grid));
                 if (grid == NULL)
@@ -84,6 +88,8 @@ static void random_small(test_rng *rng, int mixes) {
             }
         for (size_t s = 0; s < sizeof shapes3 / sizeof shapes3[0]; s++)
             for (int conn = 6; conn <= 26; conn += 20) {
+                if (race && shapes3[s][0] * shapes3[s][1] * shapes3[s][2] < 1000)
+                    continue;
                 gcut_grid *grid = NULL;
                 CHECK_OK(oracle_make_grid(rng, 3, shapes3[s], conn, &caps, &grid));
                 if (grid == NULL)
@@ -300,7 +306,7 @@ static void relabel_paths(test_rng *rng, int full) {
         {"GCUT_CUDAGRID_LEAN_SWEEP", "0"}};
     for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
         setenv(variants[v][0], variants[v][1], 1);
-        random_small(rng, 1);
+        random_small(rng, 1, 0);
         snake_case(9, 40);
         sparse_sink_cases(rng);
         if (full) {
@@ -355,10 +361,16 @@ int main(void) {
     }
     test_rng rng;
     test_rng_init(&rng, test_seed());
-    /* GCUT_TEST_QUICK: the small cases only, for runs under compute-sanitizer. */
+    /* GCUT_TEST_QUICK=1: the small cases only, for memcheck; 2: the small grids of more than
+     * one tile each way with the default settings, one capacity mix, for racecheck. */
     const char *quick = getenv("GCUT_TEST_QUICK");
     int full = quick == NULL || *quick == '\0' || strcmp(quick, "0") == 0;
-    random_small(&rng, full ? 5 : 2);
+    if (quick != NULL && strcmp(quick, "2") == 0) {
+        random_small(&rng, 1, 1);
+        snake_case(9, 40);
+        return test_finish("test_cuda_grid", checks);
+    }
+    random_small(&rng, full ? 5 : 2, 0);
     uniform_cases();
     snake_case(9, 40);
     sparse_sink_cases(&rng);
