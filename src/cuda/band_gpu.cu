@@ -297,27 +297,42 @@ __global__ void project_mark_kernel(const uint8_t *coarse, const uint8_t *seeds,
 }
 
 /* The dilation by d along y (axis 1) or z (axis 2); the last one (last) sets the band bit in
- * state instead of writing out, and counts the band into *count. */
+ * state instead of writing out, and counts the band into *count; with list (seventh pass) it
+ * also appends the band's nodes to it (one atomic on *listed per warp, entries past cap
+ * dropped: the caller compares *listed with cap), so that the masked level needs no pass of
+ * list_kernel over the whole level. */
 __global__ void dilate_rows_kernel(const uint8_t *in, int D, int H, int W, int axis, int d,
                                    bool last, uint8_t *out, uint8_t *state,
-                                   unsigned long long *count) {
+                                   unsigned long long *count, unsigned *list,
+                                   unsigned long long cap, unsigned long long *listed) {
     const long long step = axis == 1 ? W : (long long)W * H;
     const int len = axis == 1 ? H : D;
+    const int lane = threadIdx.x & 31;
     unsigned long long band = 0;
-    GCUT__ROWS(D, H, W) {
+    GCUT__ROWS(D, H, W) { /* block-uniform: every lane of a warp takes each step */
         const int x = x0 + (int)threadIdx.x, c = axis == 1 ? y : z;
-        if (x >= W)
-            continue;
         const long long i = ((long long)z * H + y) * W + x;
-        const int lo = c - d < 0 ? 0 : c - d, hi = c + d >= len ? len - 1 : c + d;
         bool any = false;
-        for (int a = lo; a <= hi && !any; a++)
-            any = in[i + (a - c) * step] != 0;
-        if (!last) {
-            out[i] = any;
-        } else if (any) {
-            state[i] |= GCUT__BAND_IN;
-            band++;
+        if (x < W) {
+            const int lo = c - d < 0 ? 0 : c - d, hi = c + d >= len ? len - 1 : c + d;
+            for (int a = lo; a <= hi && !any; a++)
+                any = in[i + (a - c) * step] != 0;
+            if (!last) {
+                out[i] = any;
+            } else if (any) {
+                state[i] |= GCUT__BAND_IN;
+                band++;
+            }
+        }
+        if (list != nullptr) {
+            const unsigned ballot = __ballot_sync(0xffffffffu, any);
+            unsigned long long start = 0;
+            if (lane == 0 && ballot != 0)
+                start = atomicAdd(listed, (unsigned long long)__popc(ballot));
+            start = __shfl_sync(0xffffffffu, start, 0);
+            const unsigned long long at = start + __popc(ballot & ((1u << lane) - 1u));
+            if (any && at < cap)
+                list[at] = (unsigned)i;
         }
     }
     if (last)
@@ -534,6 +549,7 @@ struct Level {
     uint8_t *state = nullptr;  /* LABEL, BAND */
     int32_t *caps = nullptr;   /* (2 + conn) x n: source, sink, directions */
     void *ctx = nullptr;       /* cuda-grid's masked-solve context (gcut__cudagrid_masked_create) */
+    bool listed = false;       /* the band node list made by the selection (this run) */
     Dirs dirs{};
 };
 
@@ -686,26 +702,32 @@ void pipe_give(Pipe *P) {
 
 /* The fused selection: projection from the coarse level C, marks and x-dilation in one pass,
  * then y (and z) by rows, the last setting the band bit and counting; *count the band. */
-gcut_status select_band_fused(Pipe &P, Level &L, const Level &C, int d, long long *count) {
+gcut_status select_band_fused(Pipe &P, Level &L, const Level &C, int d, bool lean,
+                              long long *count) {
     const int D = (int)L.dims[0], H = (int)L.dims[1], W = (int)L.dims[2];
     cudaStream_t s = P.stream;
+    /* the band node list made by the last pass (lean), into the list as large as it is now */
+    unsigned *list = lean && P.band_list != nullptr ? P.band_list : nullptr;
+    const unsigned long long cap = list != nullptr ? P.band_list_cap : 0;
+    L.listed = false;
     const dim3 b = row_grid(D, H, W, P.max_blocks);
     GCUT__CUDA_TRY(cudaMemsetAsync(P.sums, 0, 4 * sizeof(unsigned long long), s), "memset");
     project_mark_kernel<<<b, kThreads, 0, s>>>(C.state, L.seeds, D, H, W, d, L.state, P.tmp[0]);
     if (D > 1) {
         dilate_rows_kernel<<<b, kThreads, 0, s>>>(P.tmp[0], D, H, W, 1, d, false, P.tmp[1], nullptr,
-                                                  nullptr);
+                                                  nullptr, nullptr, 0, nullptr);
         dilate_rows_kernel<<<b, kThreads, 0, s>>>(P.tmp[1], D, H, W, 2, d, true, nullptr, L.state,
-                                                  P.sums);
+                                                  P.sums, list, cap, P.sums + 2);
     } else {
         dilate_rows_kernel<<<b, kThreads, 0, s>>>(P.tmp[0], D, H, W, 1, d, true, nullptr, L.state,
-                                                  P.sums);
+                                                  P.sums, list, cap, P.sums + 2);
     }
     GCUT__CUDA_TRY(cudaGetLastError(), "band selection kernels");
-    unsigned long long c = 0;
-    GCUT__CUDA_TRY(cudaMemcpyAsync(&c, P.sums, sizeof c, cudaMemcpyDeviceToHost, s), "band count");
+    unsigned long long c[3] = {0, 0, 0}; /* the band, -, the nodes listed */
+    GCUT__CUDA_TRY(cudaMemcpyAsync(c, P.sums, sizeof c, cudaMemcpyDeviceToHost, s), "band count");
     GCUT__CUDA_TRY(cudaStreamSynchronize(s), "band selection");
-    *count = (long long)c;
+    *count = (long long)c[0];
+    L.listed = list != nullptr && c[2] == c[0] && c[0] <= cap; /* else list_kernel makes it */
     return GCUT_OK;
 }
 
@@ -779,9 +801,11 @@ gcut_status solve_level(Pipe &P, const gcut__band_image &dbase, const gcut__seg_
              coarse_caps_kernel<
                  26>)<<<blocks_for(32 * ((L.n + per_warp - 1) / per_warp)), kThreads, 0, s>>>(
             dbase, dtab, k, L.pixels, L.dims[0], L.dims[1], L.dims[2], L.dirs, L.caps, glog);
-    } else { /* the band's nodes listed, then a thread per band node */
-        GCUT__CUDA_TRY(cudaMemsetAsync(P.sums + 2, 0, sizeof(unsigned long long), s), "memset");
-        list_kernel<<<blocks_for(L.n), kThreads, 0, s>>>(L.state, L.n, P.band_list, P.sums + 2);
+    } else { /* the band's nodes listed (unless the selection did), a thread per band node */
+        if (!L.listed) {
+            GCUT__CUDA_TRY(cudaMemsetAsync(P.sums + 2, 0, sizeof(unsigned long long), s), "memset");
+            list_kernel<<<blocks_for(L.n), kThreads, 0, s>>>(L.state, L.n, P.band_list, P.sums + 2);
+        }
         pick(P.conn, band_caps_kernel<4>, band_caps_kernel<8>, band_caps_kernel<6>,
              band_caps_kernel<26>)<<<blocks_for(count), kThreads, 0, s>>>(
             dbase, dtab, k, k > 0 ? L.pixels : nullptr, L.dims[0], L.dims[1], L.dims[2], L.state,
@@ -979,7 +1003,7 @@ gcut_status run_pipe(Pipe &P, const gcut__band_image *base, const gcut__seg_tabl
         t0 = gcut__now_ms();
         long long count = 0;
         if (fused) {
-            if ((st = select_band_fused(P, L, C, (int)band, &count)) != GCUT_OK)
+            if ((st = select_band_fused(P, L, C, (int)band, lean, &count)) != GCUT_OK)
                 return st;
         } else {
             project_kernel<<<blocks_for(L.n), kThreads, 0, s>>>(C.state, L.dims[0], L.dims[1],
