@@ -1002,6 +1002,10 @@ gcut_status run_pipe(Pipe &P, const gcut__band_image *base, const gcut__seg_tabl
         gcut_seg_level *rep = &r->level[k];
         t0 = gcut__now_ms();
         long long count = 0;
+        /* the list of this level's band is made by this selection or by list_kernel, never
+         * taken from an earlier run (call 1 of the seventh pass: the unfused route left the
+         * flag of a run before, and a finer level's list was read at a coarser one) */
+        L.listed = false;
         if (fused) {
             if ((st = select_band_fused(P, L, C, (int)band, lean, &count)) != GCUT_OK)
                 return st;

@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -287,6 +288,123 @@ static void fill_parts_once(fill_part_job *jobs, int parts, double *unary_max) {
     *unary_max = m;
 }
 
+/* The fill's threads, kept waiting between fills (GCUT_SEG_TABLES_POOL=0: started per fill, as
+ * fill_parts_once does). The seventh pass's first H100 call measured the fill at about 0.9 ms on
+ * the 16-core host for about 0.2 ms of work a thread: starting eight threads one after the other
+ * was most of it. Workers 1..workers take part w of a fill; one fill holds the pool at a time
+ * (another, concurrent one starts its own threads); a forked child starts afresh. */
+typedef struct fill_pool {
+    pthread_mutex_t lock;
+    pthread_cond_t wake, done;
+    int workers;         /* started and waiting */
+    unsigned generation; /* one per fill */
+    int pending;         /* workers yet to finish this generation */
+    fill_part_job *jobs;
+    int parts;
+    bool busy;
+    unsigned seen0[GCUT__MAX_JOBS]; /* the generation each worker starts after */
+} fill_pool;
+
+static fill_pool pool = {PTHREAD_MUTEX_INITIALIZER,
+                         PTHREAD_COND_INITIALIZER,
+                         PTHREAD_COND_INITIALIZER,
+                         0,
+                         0,
+                         0,
+                         NULL,
+                         0,
+                         false,
+                         {0}};
+static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+
+static void pool_after_fork(void) { /* the child has none of the parent's workers */
+    pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+    pool.lock = lock;
+    pool.wake = cond;
+    pool.done = cond;
+    pool.workers = 0;
+    pool.pending = 0;
+    pool.jobs = NULL;
+    pool.parts = 0;
+    pool.busy = false;
+}
+
+static void pool_register_fork(void) {
+    pthread_atfork(NULL, NULL, pool_after_fork);
+}
+
+static void *pool_worker(void *arg) {
+    const int w = (int)(intptr_t)arg;
+    pthread_mutex_lock(&pool.lock);
+    unsigned seen = pool.seen0[w];
+    for (;;) {
+        while (pool.generation == seen)
+            pthread_cond_wait(&pool.wake, &pool.lock);
+        seen = pool.generation;
+        fill_part_job *job = w < pool.parts ? &pool.jobs[w] : NULL;
+        pthread_mutex_unlock(&pool.lock);
+        if (job != NULL)
+            fill_part_thread(job);
+        pthread_mutex_lock(&pool.lock);
+        if (--pool.pending == 0)
+            pthread_cond_signal(&pool.done);
+    }
+    return NULL;
+}
+
+/* fill_parts_once on the pool's workers; false (nothing done) when the pool is held by another
+ * fill or cannot have parts - 1 workers. */
+static bool fill_parts_pooled(fill_part_job *jobs, int parts, double *unary_max) {
+    pthread_once(&pool_once, pool_register_fork);
+    pthread_mutex_lock(&pool.lock);
+    if (pool.busy) {
+        pthread_mutex_unlock(&pool.lock);
+        return false;
+    }
+    while (pool.workers < parts - 1 && pool.workers + 1 < GCUT__MAX_JOBS) {
+        const int w = pool.workers + 1;
+        pool.seen0[w] = pool.generation;
+        pthread_t id;
+        if (pthread_create(&id, NULL, pool_worker, (void *)(intptr_t)w) != 0)
+            break;
+        pthread_detach(id);
+        pool.workers = w;
+    }
+    if (pool.workers < parts - 1) {
+        pthread_mutex_unlock(&pool.lock);
+        return false;
+    }
+    fill_barrier barrier = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, parts};
+    for (int p = 0; p < parts; p++) {
+        jobs[p].all = jobs;
+        jobs[p].parts = parts;
+        jobs[p].barrier = &barrier;
+    }
+    pool.busy = true;
+    pool.jobs = jobs;
+    pool.parts = parts;
+    pool.pending = pool.workers;
+    pool.generation++;
+    pthread_cond_broadcast(&pool.wake);
+    pthread_mutex_unlock(&pool.lock);
+    fill_part_thread(&jobs[0]);
+    pthread_mutex_lock(&pool.lock);
+    while (pool.pending > 0)
+        pthread_cond_wait(&pool.done, &pool.lock);
+    pool.busy = false;
+    pool.jobs = NULL;
+    pool.parts = 0;
+    pthread_mutex_unlock(&pool.lock);
+    pthread_mutex_destroy(&barrier.lock);
+    pthread_cond_destroy(&barrier.all_in);
+    double m = 0.0;
+    for (int p = 0; p < parts; p++)
+        m = jobs[p].unary_max > m ? jobs[p].unary_max : m;
+    *unary_max = m;
+    return true;
+}
+
 /* Parts of a fill: one per 2^16 entries (colours plus pairwise entries), at most the online
  * cores. The 2^18 colours and two rows of 195076 entries of an 8-connected colour image (a
  * large sigma keeps every entry nonzero, so each costs an exp) took 9.5-13.6 ms on one thread of
@@ -334,7 +452,9 @@ gcut_status gcut__seg_tables_fill_parts(gcut__seg_tables *t, const double *cost_
                                     0,
                                     NULL};
         double unary_max = 0.0, picked = 0.0;
-        fill_parts_once(fj, parts, &unary_max);
+        if (parts == 1 || gcut__env_int("GCUT_SEG_TABLES_POOL", 1, 0, 1) == 0 ||
+            !fill_parts_pooled(fj, parts, &unary_max))
+            fill_parts_once(fj, parts, &unary_max);
         if (!pick_scale(unary_max, lambda, scale, &picked)) {
             double largest = unary_max > lambda ? unary_max : lambda;
             largest = largest <= 0.0 ? 1.0 : largest;
