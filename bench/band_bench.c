@@ -21,6 +21,8 @@
  *                too: waits after each level's capacities and labels, the coarsest capacities a
  *                warp per node), for the seventh pass's before / after in one process
  *   band-gpu-fat band-gpu-dev with GCUT_BAND_LEAN=0 only (the new tables, the old pipeline)
+ *   full-gpu-nopool, band-gpu-nopool  full-gpu and band-gpu-dev with the tables' fill starting
+ *                its threads per fill (GCUT_SEG_TABLES_POOL=0) instead of keeping them waiting
  *   band-gpu-bk  coarsest level on cuda-grid, bands on bk (host)
  *   band-gpu-gen coarsest level on cuda-grid, bands on cuda-general (device)
  *   band-cpu     coarsest level and bands on bk, host passes on THREADS threads
@@ -59,6 +61,8 @@ enum {
     FULL_GPU_LEGACY,
     BAND_GPU_LEGACY,
     BAND_GPU_FAT,
+    FULL_GPU_NOPOOL,
+    BAND_GPU_NOPOOL,
     BAND_GPU_BK,
     BAND_GPU_GEN,
     BAND_CPU,
@@ -69,13 +73,14 @@ enum {
 static const char *names[NVAR] = {
     "full-gpu",          "band-gpu-dev",     "band-gpu-all",    "full-gpu-pageable",
     "band-gpu-pageable", "band-gpu-unfused", "full-gpu-legacy", "band-gpu-legacy",
-    "band-gpu-fat",      "band-gpu-bk",      "band-gpu-gen",    "band-cpu",
-    "band-cpu-1",        "full-bk"};
+    "band-gpu-fat",      "full-gpu-nopool",  "band-gpu-nopool", "band-gpu-bk",
+    "band-gpu-gen",      "band-cpu",         "band-cpu-1",      "full-bk"};
 
 static bool on_gpu(int v) {
     return v == FULL_GPU || v == BAND_GPU_DEV || v == BAND_GPU_ALL || v == FULL_GPU_PAGEABLE ||
            v == BAND_GPU_PAGEABLE || v == BAND_GPU_UNFUSED || v == FULL_GPU_LEGACY ||
-           v == BAND_GPU_LEGACY || v == BAND_GPU_FAT || v == BAND_GPU_BK || v == BAND_GPU_GEN;
+           v == BAND_GPU_LEGACY || v == BAND_GPU_FAT || v == FULL_GPU_NOPOOL ||
+           v == BAND_GPU_NOPOOL || v == BAND_GPU_BK || v == BAND_GPU_GEN;
 }
 
 #define MAX_RUNS 32
@@ -121,7 +126,8 @@ static gcut_status solve(int v, const config *c, const gcut_image *img, const ui
     /* band-gpu-dev (-all) names no band solver: gcut's rule takes the device pipeline */
     p.band_solver = v == BAND_GPU_GEN ? "cuda-general"
                     : v == BAND_GPU_DEV || v == BAND_GPU_ALL || v == BAND_GPU_PAGEABLE ||
-                            v == BAND_GPU_UNFUSED || v == BAND_GPU_LEGACY || v == BAND_GPU_FAT
+                            v == BAND_GPU_UNFUSED || v == BAND_GPU_LEGACY || v == BAND_GPU_FAT ||
+                            v == BAND_GPU_NOPOOL
                         ? NULL
                         : "bk";
     if (v == BAND_GPU_ALL)
@@ -134,6 +140,8 @@ static gcut_status solve(int v, const config *c, const gcut_image *img, const ui
         setenv("GCUT_SEG_TABLES_LEGACY", "1", 1);
     if (v == BAND_GPU_LEGACY || v == BAND_GPU_FAT)
         setenv("GCUT_BAND_LEAN", "0", 1);
+    if (v == FULL_GPU_NOPOOL || v == BAND_GPU_NOPOOL)
+        setenv("GCUT_SEG_TABLES_POOL", "0", 1);
     const double t0 = now_ms();
     gcut_status st = gcut_segment(img, seeds, &p, &o, mask, r);
     *wall = now_ms() - t0;
@@ -143,6 +151,7 @@ static gcut_status solve(int v, const config *c, const gcut_image *img, const ui
     unsetenv("GCUT_BAND_FUSED");
     unsetenv("GCUT_SEG_TABLES_LEGACY");
     unsetenv("GCUT_BAND_LEAN");
+    unsetenv("GCUT_SEG_TABLES_POOL");
     if (st != GCUT_OK)
         fprintf(stderr, "band_bench: %s: %s\n", names[v], gcut_last_error());
     return st;

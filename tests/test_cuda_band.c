@@ -201,11 +201,14 @@ static void device_case(int64_t w, int64_t h, int64_t d, gcut_synth_level level,
         same_all &= rd.level[k].nodes == ra.level[k].nodes && rd.level[k].flow == ra.level[k].flow;
     PASS_IF(same_all && differ_all == 0 && rd.energy == ra.energy);
     /* The seventh pass's switches: the sixth session's pipeline (GCUT_BAND_LEAN=0: waits after
-     * each level, the coarsest capacities a warp per node instead of a group of lanes) and the
-     * legacy tables (GCUT_SEG_TABLES_LEGACY=1: the old fill, four uploads) against the
-     * default: the same masks, bands, flows and energies. */
-    for (int sw = 0; sw < 2; sw++) {
-        const char *name = sw ? "GCUT_SEG_TABLES_LEGACY" : "GCUT_BAND_LEAN";
+     * each level, the coarsest capacities a warp per node instead of a group of lanes), the
+     * legacy tables (GCUT_SEG_TABLES_LEGACY=1: the old fill, four uploads) and groups of two
+     * lanes (GCUT_BAND_COARSE_GLOG=1) against the default: the same masks, bands, flows and
+     * energies. */
+    for (int sw = 0; sw < 3; sw++) { /* and the coarsest capacities by 2 lanes a node */
+        const char *name = sw == 2   ? "GCUT_BAND_COARSE_GLOG"
+                           : sw == 1 ? "GCUT_SEG_TABLES_LEGACY"
+                                     : "GCUT_BAND_LEAN";
         setenv(name, sw ? "1" : "0", 1);
         CHECK_OK(gcut__band_segment_route(&img, seeds, &p, &o, twin, &ra, GCUT__BAND_DEVICE));
         unsetenv(name);

@@ -156,10 +156,14 @@ __global__ void __launch_bounds__(kThreads, 2)
 }
 
 /* The lanes per node of coarse_caps_kernel at level k, as log2: about 8 pixels a lane, at most a
- * warp (lean), or a warp per node as before the seventh pass. */
+ * warp (lean), or a warp per node as before the seventh pass; GCUT_BAND_COARSE_GLOG=0..5 sets it
+ * (for tuning runs; the results do not depend on it). */
 int coarse_group_log(int k, bool three_d, bool lean) {
     if (!lean)
         return 5;
+    const int forced = gcut__env_int("GCUT_BAND_COARSE_GLOG", -1, -1, 5); /* for tuning runs */
+    if (forced >= 0)
+        return forced;
     const int cube_log = 2 * k + (three_d ? k : 0);
     const int g = cube_log - 3;
     return g < 0 ? 0 : g > 5 ? 5 : g;
