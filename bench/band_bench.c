@@ -116,7 +116,8 @@ static gcut_status solve(int v, const config *c, const gcut_image *img, const ui
     gcut_seg_params_init(&p);
     gcut_options o;
     gcut_options_init(&o);
-    p.levels = v == FULL_GPU || v == FULL_GPU_PAGEABLE || v == FULL_GPU_LEGACY || v == FULL_BK
+    p.levels = v == FULL_GPU || v == FULL_GPU_PAGEABLE || v == FULL_GPU_LEGACY ||
+                       v == FULL_GPU_NOPOOL || v == FULL_BK
                    ? 0
                    : c->levels;
     p.band = c->band;

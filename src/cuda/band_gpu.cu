@@ -94,8 +94,8 @@ __global__ void band_caps_kernel(gcut__band_image base, gcut__seg_tables tables,
  * at 3 levels, with a few hundred thousand threads in all: too few for the device. Until the
  * seventh pass a whole warp took each node (glog 5, GCUT_BAND_LEAN=0): at 3840x2160's coarsest
  * level (8x8 blocks) two pixels a lane, and the 10 sums' five-step reductions, done by every
- * warp for one node, and lane 0's finish, cost more than the pixels; now 8 pixels a lane
- * (glog = log2(block pixels / 8), at most 5), the reductions shared by 32 / 2^glog nodes. */
+ * warp for one node, and lane 0's finish, cost more than the pixels; now fewer lanes a node
+ * (coarse_group_log), the reductions shared by 32 / 2^glog nodes. */
 template <int CONN>
 __global__ void __launch_bounds__(kThreads, 2)
     coarse_caps_kernel(gcut__band_image base, gcut__seg_tables tables, int k, const uint8_t *coarse,
@@ -155,17 +155,22 @@ __global__ void __launch_bounds__(kThreads, 2)
     }
 }
 
-/* The lanes per node of coarse_caps_kernel at level k, as log2: about 8 pixels a lane, at most a
- * warp (lean), or a warp per node as before the seventh pass; GCUT_BAND_COARSE_GLOG=0..5 sets it
- * (for tuning runs; the results do not depend on it). */
+/* The lanes per node of coarse_caps_kernel at level k, as log2 (lean; a warp per node as before
+ * the seventh pass otherwise); GCUT_BAND_COARSE_GLOG=0..5 sets it (for tuning runs; the results
+ * do not depend on it). */
 int coarse_group_log(int k, bool three_d, bool lean) {
     if (!lean)
         return 5;
     const int forced = gcut__env_int("GCUT_BAND_COARSE_GLOG", -1, -1, 5); /* for tuning runs */
     if (forced >= 0)
         return forced;
+    /* 2D: about 32 pixels a lane (H100, 3840x2160's coarsest level of 8x8 blocks, the sweep of
+     * GCUT_BAND_COARSE_GLOG after call 2: 2 lanes a node 0.25 ms, 4 0.31, 8 0.44, 16 0.57, a warp
+     * 0.79); 3D: about 8 (512^3's 8x8x8 blocks take a warp, as before; not swept) */
     const int cube_log = 2 * k + (three_d ? k : 0);
-    const int g = cube_log - 3;
+    int g = cube_log - (three_d ? 3 : 5);
+    if (!three_d && cube_log >= 4 && g < 1)
+        g = 1; /* 16-pixel blocks: 2 lanes of 8, as call 2 ran them (a lane of 16 untested) */
     return g < 0 ? 0 : g > 5 ? 5 : g;
 }
 
