@@ -411,6 +411,9 @@ static bool fill_parts_pooled(fill_part_job *jobs, int parts, double *unary_max)
  * the shared 2-core build VM, 4.8-6.0 ms on both; on the H100's 16-core host the banded
  * pipeline's tables stage fell from 9.1 to 4.5 ms at 3840x2160 (docs/PERFORMANCE.md). */
 static int table_parts(const gcut__seg_tables *t) {
+    const int forced = gcut__env_int("GCUT_SEG_TABLES_PARTS", 0, 0, GCUT__MAX_JOBS);
+    if (forced > 0) /* tuning runs: the tables do not depend on it */
+        return forced;
     const int64_t work = t->num_colors + (int64_t)t->num_classes * (t->max_sqdiff + 1);
     int64_t parts = work >> 16;
     const int cores = gcut__online_cores();
