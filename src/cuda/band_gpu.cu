@@ -803,7 +803,7 @@ gcut_status solve_level(Pipe &P, const gcut__band_image &dbase, const gcut__seg_
             return st;
         P.band_list_cap = cap;
     }
-    if (!masked) { /* the coarsest level (k >= 1) in full: a warp per node */
+    if (!masked) { /* the coarsest level (k >= 1) in full: a group of lanes per node */
         const int glog = coarse_group_log(k, P.dims[0] > 1, lean);
         const long long per_warp = 32 >> glog;
         pick(P.conn, coarse_caps_kernel<4>, coarse_caps_kernel<8>, coarse_caps_kernel<6>,
