@@ -9,6 +9,8 @@
 # SHAPE_REPEATS solves each; medians over rounds per variant; --verbose profiles of
 # PROF_VARIANTS on hard 1920x1080 8-connected (seed 1); with PEIBFS=PATH/mfa_maxflow, P-EIBFS on
 # 16 threads on hard 1920x1080 8-connected (seed 5) between cuda-grid runs of PEIBFS_VARIANTS.
+# Seventh session: an instance "NxNxN:CONN:SEED" is a volume (gcut_bench --volumes N, 6-connected);
+# RACECHECK=1 runs compute-sanitizer racecheck on the racecheck set (GCUT_TEST_QUICK=2) of RACE_TESTS.
 # Logs under $OUT. Run from the tree to test: bash bench/gpu_shape.sh
 set -u
 O=${OUT:-bench/out/shape}
@@ -47,6 +49,17 @@ if [ -n "${SANITIZE:-}" ]; then
     done
     rm -f "$O/san.tmp"
 fi
+# RACECHECK=1: compute-sanitizer racecheck on GCUT_TEST_QUICK=2 (the racecheck set) of RACE_TESTS.
+if [ -n "${RACECHECK:-}" ]; then
+    for t in ${RACE_TESTS:-build-new/tests/test_cuda_grid}; do
+        s=$(date +%s%N)
+        GCUT_TEST_QUICK=2 timeout "${RACE_TIMEOUT:-120}" compute-sanitizer --tool racecheck --error-exitcode 9 \
+            "$t" >"$O/race.tmp" 2>&1
+        echo "racecheck $t rc=$? $((($(date +%s%N) - s) / 1000000)) ms: $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY|hazard|passed,' "$O/race.tmp" | head -5 | tr '\n' ' ')" |
+            tee -a "$O/tests-summary.log"
+    done
+    rm -f "$O/race.tmp"
+fi
 IFS=";" read -ra variants <<<"${SHAPE_VARIANTS:-t32:build-new:;t16:build-sq:}"
 for r in $(seq 1 "${REPS:-2}"); do
     [ -n "${SHAPE_INSTANCES-x}" ] || break
@@ -57,7 +70,10 @@ for r in $(seq 1 "${REPS:-2}"); do
         for v in "${variants[@]}"; do
             IFS=":" read -r name dir envs <<<"$v"
             # shellcheck disable=SC2086
-            env ${envs//,/ } timeout 60 "$dir/gcut_bench" --sizes "$size" --volumes none --connectivity "$conn" \
+            case $size in *x*x*) where="--sizes none --volumes ${size%%x*}" ;;
+            *) where="--sizes $size --volumes none --connectivity $conn" ;; esac
+            # shellcheck disable=SC2086
+            env ${envs//,/ } timeout 60 "$dir/gcut_bench" $where \
                 --levels hard --seed "$seed" --solvers "$solvers" --repeats "${SHAPE_REPEATS:-5}" \
                 --no-markdown --csv - 2>>"$O/bench.err" |
                 grep -v '^instance,' | awk -F, -v n="$name" -v r="$r" -v c="$conn" -v s="$seed" \

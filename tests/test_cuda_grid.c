@@ -298,14 +298,29 @@ static void larger_cases(test_rng *rng) {
  * (GCUT_CUDAGRID_TILE4 / TILE8: 16 default, 32 for 32x8), so a build with 32 runs them all
  * with 32x8 tiles (bench/gpu_shape.sh builds both). */
 static void relabel_paths(test_rng *rng, int full) {
-    static const char *const variants[][2] = {
-        {"GCUT_CUDAGRID_RELAX", "0"},          {"GCUT_CUDAGRID_RELAX", "1"},
-        {"GCUT_CUDAGRID_QUEUE", "1"},          {"GCUT_CUDAGRID_INIT_LEVELS", "1"},
-        {"GCUT_CUDAGRID_QPAR", "0"},           {"GCUT_CUDAGRID_JACOBI", "0"},
-        {"GCUT_CUDAGRID_QUEUE_PER_TILE", "4"}, {"GCUT_CUDAGRID_LEAN_SWEEP", "1"},
-        {"GCUT_CUDAGRID_LEAN_SWEEP", "0"}};
+    /* One switch, or two (the second pair empty when not used). Seventh session: partial
+     * relabels between full ones (1, 3; with 0 node steps: heights capped at 3), the relabel's
+     * memsets all kept (TRIM 0; QUEUE 1 above runs the trimmed path through overflows), the
+     * sweep built for more blocks per SM (both sweeps). */
+    static const char *const variants[][4] = {
+        {"GCUT_CUDAGRID_RELAX", "0", "", ""},
+        {"GCUT_CUDAGRID_RELAX", "1", "", ""},
+        {"GCUT_CUDAGRID_QUEUE", "1", "", ""},
+        {"GCUT_CUDAGRID_INIT_LEVELS", "1", "", ""},
+        {"GCUT_CUDAGRID_QPAR", "0", "", ""},
+        {"GCUT_CUDAGRID_JACOBI", "0", "", ""},
+        {"GCUT_CUDAGRID_QUEUE_PER_TILE", "4", "", ""},
+        {"GCUT_CUDAGRID_LEAN_SWEEP", "1", "", ""},
+        {"GCUT_CUDAGRID_LEAN_SWEEP", "0", "", ""},
+        {"GCUT_CUDAGRID_PARTIAL", "1", "", ""},
+        {"GCUT_CUDAGRID_PARTIAL", "3", "GCUT_CUDAGRID_PARTIAL_STEPS", "0"},
+        {"GCUT_CUDAGRID_TRIM", "0", "", ""},
+        {"GCUT_CUDAGRID_SWEEP_OCC", "1", "GCUT_CUDAGRID_LEAN_SWEEP", "0"},
+        {"GCUT_CUDAGRID_SWEEP_OCC", "1", "GCUT_CUDAGRID_LEAN_SWEEP", "1"}};
     for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
         setenv(variants[v][0], variants[v][1], 1);
+        if (variants[v][2][0] != '\0')
+            setenv(variants[v][2], variants[v][3], 1);
         random_small(rng, 1, 0);
         snake_case(9, 40);
         sparse_sink_cases(rng);
@@ -322,15 +337,18 @@ static void relabel_paths(test_rng *rng, int full) {
                 int64_t expected = reference_flow(grid, "bk");
                 if (expected < 0)
                     expected = oracle_dinic_grid(grid);
-                char what[128];
-                snprintf(what, sizeof what, "%s=%s synth hard %lldx%lldx%lld conn %d",
-                         variants[v][0], variants[v][1], (long long)synth[k].w,
-                         (long long)synth[k].h, (long long)synth[k].d, synth[k].conn);
+                char what[192];
+                snprintf(what, sizeof what, "%s=%s %s=%s synth hard %lldx%lldx%lld conn %d",
+                         variants[v][0], variants[v][1], variants[v][2], variants[v][3],
+                         (long long)synth[k].w, (long long)synth[k].h, (long long)synth[k].d,
+                         synth[k].conn);
                 check_cuda(grid, expected, what);
                 gcut_grid_free(grid);
             }
         }
         unsetenv(variants[v][0]);
+        if (variants[v][2][0] != '\0')
+            unsetenv(variants[v][2]);
     }
 }
 
