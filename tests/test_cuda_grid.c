@@ -298,10 +298,10 @@ static void larger_cases(test_rng *rng) {
  * (GCUT_CUDAGRID_TILE4 / TILE8: 16 default, 32 for 32x8), so a build with 32 runs them all
  * with 32x8 tiles (bench/gpu_shape.sh builds both). */
 static void relabel_paths(test_rng *rng, int full) {
-    /* One switch, or two (the second pair empty when not used). Seventh session: partial
-     * relabels between full ones (1, 3; with 0 node steps: heights capped at 3), the relabel's
-     * memsets all kept (TRIM 0; QUEUE 1 above runs the trimmed path through overflows), the
-     * sweep built for more blocks per SM (both sweeps). */
+    /* One switch, or two (the second pair empty when not used). Seventh session (both off by
+     * default): the one-launch relabel's memsets trimmed (TRIM 1; with QUEUE 1 every relabel
+     * overflows, so the trimmed path clears the flags again after each) and the sweep built for
+     * one more block per SM (both sweeps). */
     static const char *const variants[][4] = {
         {"GCUT_CUDAGRID_RELAX", "0", "", ""},
         {"GCUT_CUDAGRID_RELAX", "1", "", ""},
@@ -312,9 +312,8 @@ static void relabel_paths(test_rng *rng, int full) {
         {"GCUT_CUDAGRID_QUEUE_PER_TILE", "4", "", ""},
         {"GCUT_CUDAGRID_LEAN_SWEEP", "1", "", ""},
         {"GCUT_CUDAGRID_LEAN_SWEEP", "0", "", ""},
-        {"GCUT_CUDAGRID_PARTIAL", "1", "", ""},
-        {"GCUT_CUDAGRID_PARTIAL", "3", "GCUT_CUDAGRID_PARTIAL_STEPS", "0"},
-        {"GCUT_CUDAGRID_TRIM", "0", "", ""},
+        {"GCUT_CUDAGRID_TRIM", "1", "", ""},
+        {"GCUT_CUDAGRID_TRIM", "1", "GCUT_CUDAGRID_QUEUE", "1"},
         {"GCUT_CUDAGRID_SWEEP_OCC", "1", "GCUT_CUDAGRID_LEAN_SWEEP", "0"},
         {"GCUT_CUDAGRID_SWEEP_OCC", "1", "GCUT_CUDAGRID_LEAN_SWEEP", "1"}};
     for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {

@@ -400,14 +400,14 @@ __global__ void relabel_init_kernel(const Problem P, int async, int levels, int 
  * height fell, and its neighbours' tiles, on the seeded first pass: every other tile is then
  * at its fixed point with the heights as they are (a neighbour that fell during this step
  * marked it), so only a fall seen later, which queues it, can lower a height in it. */
-template <int CONN, bool LIVE = false> __global__ void jacobi_kernel(const Problem P, int mark) {
+template <int CONN> __global__ void jacobi_kernel(const Problem P, int mark) {
     for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x;
          k < node_positions<CONN>(P); k += (long long)gridDim.x * blockDim.x) {
         const long long i = node_at<CONN>(P, k);
         bool fell = false;
         if (i >= 0) {
             const int h = P.dist[i];
-            if (h > 1 && (!LIVE || h < kInf)) { /* LIVE: a partial relabel's, dead nodes kept */
+            if (h > 1) {
                 const unsigned mask = P.arc_mask[i];
                 int best = h;
 #pragma unroll
@@ -426,41 +426,6 @@ template <int CONN, bool LIVE = false> __global__ void jacobi_kernel(const Probl
         if (mark && fell)
             mark_first_pass<CONN>(P, i);
     }
-}
-
-/* A partial global relabel (GCUT_CUDAGRID_PARTIAL, seventh session; never a stop): heights 1
- * next to the sink, 2 one residual arc further, `cap` for every other node not at INF, and INF
- * kept where it is (nodes a relabel or a sweep left unable to reach the sink: their residual
- * arrays are not read); then jacobi_kernel<CONN, true> steps, which lower the capped heights of
- * the nodes at distance 3 .. cap - 1 to it and skip the INF ones. The result is min(distance,
- * cap) on the nodes not at INF, a valid labelling there (h(v) <= h(w) + 1 on residual arcs), but
- * only a guide for the sweeps: a solve still stops only by a full relabel's empty collection.
- * Also clears the list words, as relabel_init_kernel does, for collect_kernel after it. */
-template <int CONN> __global__ void partial_init_kernel(const Problem P, int cap) {
-    for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-         k < node_positions<CONN>(P); k += (long long)gridDim.x * blockDim.x) {
-        const long long i = node_at<CONN>(P, k);
-        if (i < 0)
-            continue;
-        int h = kInf;
-        if (P.sink_residual[i] > 0) {
-            h = 1;
-        } else if (P.dist[i] < kInf) {
-            const unsigned mask = residual_mask<CONN>(P, i);
-            P.arc_mask[i] = mask;
-            h = cap;
-#pragma unroll
-            for (int d = 0; d < CONN; d++) /* arcs out of the grid have residual 0 */
-                if ((mask & (1u << d)) && P.sink_residual[i + P.step[d]] > 0)
-                    h = 2;
-        }
-        P.dist[i] = h;
-    }
-    if (blockIdx.x == 0 && threadIdx.x == 0)
-        for (int l = 0; l < 4; l++) {
-            P.count[l] = 0;
-            P.next[l] = 0;
-        }
 }
 
 /* Where thread tid of tile `tile` sits. */
@@ -906,8 +871,10 @@ __global__ void collect_listed_kernel(const Problem P, int list_out, unsigned st
 template <int CONN> struct LeanSweep {
     static constexpr int kMinBlocks = CONN == 8 ? 3 : CONN == 26 ? 2 : 4;
     /* GCUT_CUDAGRID_SWEEP_OCC=1 (seventh session): one block per SM more than the default
-     * build gives (4-connected 54 registers, 4 blocks per SM; 8-connected lean 80, 3). */
-    static constexpr int kMoreBlocks = CONN == 4 ? 5 : CONN == 8 ? 4 : CONN == 6 ? 4 : 3;
+     * sweep gets (ptxas, sm_90, 16x16: 4-connected 58 registers and 4 blocks -> 47 and 5, no
+     * spill; 8-connected lean 80 and 3 -> 64 and 4, 4 bytes spilled, not lean 88 and 2 -> 63 and
+     * 4; 6-connected 48 and 5 -> 40 and 6, 16 bytes spilled). */
+    static constexpr int kMoreBlocks = CONN == 4 ? 5 : CONN == 8 ? 4 : CONN == 6 ? 6 : 3;
 };
 /* MORE: launch bounds of LeanSweep::kMoreBlocks blocks per SM (GCUT_CUDAGRID_SWEEP_OCC). */
 template <int CONN, bool LEAN = false, bool MORE = false>
@@ -1154,7 +1121,7 @@ struct Session {
     int device = 0, node_blocks = 1, sweep_blocks = 1, relax_blocks = 1, coop = 0, coop_blocks = 1,
         sweeps_per_relabel = 1, rounds = 1, warm_sweeps = 1, relax_async = 1, async_blocks = 1,
         init_levels = 1, parallel_queue = 1, jacobi = 0, lean_sweep = 0, sweep_occ = 0,
-        trim_memsets = 0, partial = 0, partial_steps = 2;
+        trim_memsets = 0;
     /* One-launch relabels since the queue was last cleared (their epochs tag its entries). */
     long long epochs = 0;
     ~Session() {
@@ -1361,11 +1328,6 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
      * kernel clears the list words; a relabel that ended at its fixed point leaves every queue
      * flag and the pending and overflow words at 0); 0 (default) all four per relabel. */
     S.trim_memsets = gcut__env_int("GCUT_CUDAGRID_TRIM", 0, 0, 1);
-    /* GCUT_CUDAGRID_PARTIAL: after each full global relabel, this many partial ones (heights
-     * exact up to 2 + GCUT_CUDAGRID_PARTIAL_STEPS, capped above, dead nodes kept dead; they never
-     * stop a solve); 0 (default) none. docs/CUDA-GRID.md, "Seventh pass". */
-    S.partial = gcut__env_int("GCUT_CUDAGRID_PARTIAL", 0, 0, 64);
-    S.partial_steps = gcut__env_int("GCUT_CUDAGRID_PARTIAL_STEPS", 2, 0, 64);
     S.warm_sweeps = gcut__env_int("GCUT_CUDAGRID_WARM_SWEEPS", S.sweeps_per_relabel, 1, 1 << 20);
     /* The global relabel as a chain of launches with a list-size read per batch; as one
      * cooperative launch only on request (GCUT_CUDAGRID_COOP=1): on the H100 it was no faster
@@ -1421,11 +1383,7 @@ gcut_status solve(Session &S, ImageBuffers &B, const Input &in, int device, int 
     GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "init");
     const double t_solve = gcut__now_ms();
     stats->build_ms = t_solve - t_start;
-    /* GCUT_CUDAGRID_STAGED_LABELS=1 (seventh session): a grid solve's labels go down the
-     * same way (bits through the pinned ring, unpacked by its threads) instead of a 2 MB
-     * pageable copy at 1920x1080. */
-    if (labels != NULL && gcut__staging_on() &&
-        (in.grid == NULL || gcut__env_int("GCUT_CUDAGRID_STAGED_LABELS", 0, 0, 1) != 0)) {
+    if (in.grid == NULL && labels != NULL && gcut__staging_on()) {
         /* An image solve: the labels left on the device (P.arc_mask), then staged down. */
         if ((st = iterate<CONN>(S, verbose, flow, nullptr, false, stats, t_solve)) != GCUT_OK ||
             (st = labels_download_staged(S, B, labels)) != GCUT_OK)
@@ -1595,20 +1553,6 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         return read_count(q % 3, active_tiles);
     };
 
-    /* A partial relabel (partial_init_kernel): capped heights, the active tiles listed; an
-     * empty list does not stop the solve (the caller then runs a full relabel). */
-    int64_t partials = 0;
-    auto partial_relabel = [&](int *active_tiles) -> gcut_status {
-        relabels++;
-        partials++;
-        partial_init_kernel<CONN><<<node_blocks, 256, 0, stream>>>(P, 3 + S.partial_steps);
-        for (int k = 0; k < S.partial_steps; k++)
-            jacobi_kernel<CONN, true><<<node_blocks, 256, 0, stream>>>(P, 0);
-        collect_kernel<CONN><<<first_count(P), G::T, 0, stream>>>(P, q % 3, ++stamp);
-        GCUT__CUDA_TRY(cudaGetLastError(), "partial relabel launch");
-        return read_count(q % 3, active_tiles);
-    };
-
     /* With verbose, device time of sweeps and of global relabels (host waits included). */
     float sweep_ms = 0, relabel_ms = 0, start_ms = 0, finish_ms = 0;
     auto lap = [&](int from, int to, float *total) -> gcut_status {
@@ -1656,8 +1600,6 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
     }
     /* The first batch of a warm start may be longer (GCUT_CUDAGRID_WARM_SWEEPS). */
     int batch = keep_heights ? S.warm_sweeps : sweeps_per_relabel;
-    /* Partial relabels before the next full one (cold solves only). */
-    int partial_left = keep_heights ? 0 : S.partial;
     while (active_tiles != 0) {
         if (verbose)
             GCUT__CUDA_TRY(cudaEventRecord(S.events[0], stream), "cudaEventRecord");
@@ -1681,18 +1623,8 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         GCUT__CUDA_TRY(cudaGetLastError(), "sweep kernel launch");
         if (verbose && (st = lap(0, 1, &sweep_ms)) != GCUT_OK)
             return st;
-        bool full = partial_left == 0;
-        if (!full) {
-            /* A partial relabel's empty list proves nothing: then the full one at once. */
-            partial_left--;
-            st = partial_relabel(&active_tiles);
-            full = st == GCUT_OK && active_tiles == 0;
-        }
-        if (full) {
-            st = global_relabel(&active_tiles);
-            partial_left = keep_heights ? 0 : S.partial;
-        }
-        if (st != GCUT_OK || (verbose && (st = lap(1, 2, &relabel_ms)) != GCUT_OK))
+        if ((st = global_relabel(&active_tiles)) != GCUT_OK ||
+            (verbose && (st = lap(1, 2, &relabel_ms)) != GCUT_OK))
             return st;
         if (verbose)
             fprintf(stderr, "cuda-grid: %lld sweeps, %lld global relabels, %d active tiles\n",
@@ -1730,14 +1662,13 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         sweeps > 0 ? (double)c[kVisits] * G::T * node_visit_bytes / (double)sweeps : 0.0;
     if (verbose)
         fprintf(stderr,
-                "cuda-grid: flow %lld, %lld sweeps, %lld global relabels (%lld partial, %lld "
-                "relax passes, %lld one-launch tile relaxations, %lld queue overflows), %llu tile "
-                "visits, %.0f "
+                "cuda-grid: flow %lld, %lld sweeps, %lld global relabels (%lld relax passes, "
+                "%lld one-launch tile relaxations, %lld queue overflows), %llu tile visits, %.0f "
                 "bytes/sweep; device ms: sweeps %.3f, global relabels %.3f, warm start's "
                 "collection %.3f, labels and download %.3f\n",
-                (long long)*flow, (long long)sweeps, (long long)relabels, (long long)partials,
-                (long long)relax_passes, (long long)relax_visits, (long long)queue_overflows,
-                c[kVisits], stats->bytes_per_sweep, sweep_ms, relabel_ms, start_ms, finish_ms);
+                (long long)*flow, (long long)sweeps, (long long)relabels, (long long)relax_passes,
+                (long long)relax_visits, (long long)queue_overflows, c[kVisits],
+                stats->bytes_per_sweep, sweep_ms, relabel_ms, start_ms, finish_ms);
     if (verbose && relax_visits > 0) {
         const double rc = (double)c[kRelaxCycles], tc = (double)c[kTakeCycles],
                      fc = (double)c[kFinishCycles], all = rc + tc + fc > 0 ? rc + tc + fc : 1;
@@ -2044,10 +1975,6 @@ template <int CONN> void preload_kernels() {
     cudaFuncGetAttributes(&a, collect_kernel<CONN>);
     cudaFuncGetAttributes(&a, sweep_kernel<CONN>);
     cudaFuncGetAttributes(&a, sweep_kernel<CONN, true>);
-    cudaFuncGetAttributes(&a, sweep_kernel<CONN, false, true>);
-    cudaFuncGetAttributes(&a, sweep_kernel<CONN, true, true>);
-    cudaFuncGetAttributes(&a, partial_init_kernel<CONN>);
-    cudaFuncGetAttributes(&a, jacobi_kernel<CONN, true>);
     cudaFuncGetAttributes(&a, build_kernel<CONN, 1>);
     cudaFuncGetAttributes(&a, build_kernel<CONN, 3>);
     cudaFuncGetAttributes(&a, finish_kernel<CONN>);
