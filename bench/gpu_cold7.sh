@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # gpu_cold7.sh - one device call of issue #17's seventh cold pass (docs/CUDA-GRID.md, "Seventh
-# pass"): bench/gpu_shape.sh with one build (build-new) and the switches as variants by
-# environment, alternating round by round on hard 1920x1080 4-connected (bk in the same process),
+# pass on the cold solve"): bench/gpu_shape.sh with one build (build-new) and the switches as
+# variants by environment, alternating round by round on hard 1920x1080 4-connected (bk in the
+# same process),
 # 8-connected, 2048^2 and 192^3 (seed 5), P-EIBFS on hard 1920x1080 8-connected between cuda-grid
 # runs, then bench/gpu_profile.sh (--verbose) on 1920x1080 4- and 8-connected. VARIANTS,
 # PEIBFS_V and PROF_V name the variants ("name:ENV=V,ENV=V;..."), MEMCHECK=1 / RACECHECK=1 the
@@ -16,10 +17,10 @@ with_dir() { # "name:ENV=V;..." -> "name:build-new:ENV=V;..."
     echo "$out"
 }
 # The default variants: the code before the seventh pass, each of its two switches and both
-# (docs/CUDA-GRID.md, "Seventh pass"). Each gcut_bench process is cut at BENCH_TIMEOUT (default
-# 20 s; a hard 1920x1080 process with bk takes ~3 s) and each test at TEST_TIMEOUT (60 s), so that
-# a variant that does not finish costs seconds, not the call (the first call of that pass spent
-# 8 minutes on a variant that did not finish, at 60 s per process).
+# (docs/CUDA-GRID.md, "Seventh pass on the cold solve"). Each gcut_bench process is cut at
+# BENCH_TIMEOUT (default 20 s; a hard 1920x1080 process with bk takes ~3 s) and each test at
+# TEST_TIMEOUT (60 s), so that a variant that does not finish costs seconds, not the call (the
+# first call of that pass spent most of its 8 minutes on one that did not, at 60 s a process).
 V=${VARIANTS:-base:;trim:GCUT_CUDAGRID_TRIM=1;occ:GCUT_CUDAGRID_SWEEP_OCC=1;both:GCUT_CUDAGRID_TRIM=1,GCUT_CUDAGRID_SWEEP_OCC=1}
 BENCH_TIMEOUT=${BENCH_TIMEOUT:-20} TEST_TIMEOUT=${TEST_TIMEOUT:-60} \
     SQ=0 JOBS=${JOBS:-16} TESTS=${TESTS:-build-new/tests/test_cuda_grid build-new/tests/test_cuda_context} \
