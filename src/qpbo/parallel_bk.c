@@ -5,6 +5,9 @@
  * one, as bk's). */
 #include "qpbo_internal.h"
 
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static gcut_status run(const gcut_graph *g, const gcut_grid *grid, const gcut_options *options,
@@ -15,15 +18,60 @@ static gcut_status run(const gcut_graph *g, const gcut_grid *grid, const gcut_op
     memset(&out, 0, sizeof out);
     out.cut = labels;
     int64_t base = 0;
+    /* GCUT_PBK_PREPASS=K: first the (K+1) x (K+1) tiles straddling a K x K tiling's
+     * interfaces, each solved alone (src/cpu/par_prepass.c), then the blocks and merges on the
+     * residual grid: the same maximum flow and minimal cut. */
+    const char *rounds = grid != NULL ? getenv("GCUT_PBK_PREPASS") : NULL;
+    const char *how = getenv("GCUT_PBK_PREPASS_SOLVER");
+    const bool pr = how == NULL || strcmp(how, "bk") != 0;
+    gcut_grid *residual = NULL;
+    int64_t pre_flow = 0, pre_aug = 0;
+    double pre_ms = 0;
+    /* "K1,K2,...": rounds, K a K x K tiling shifted half a tile, "pbk" the blocks' own tiles. */
+    for (const char *p = rounds; p != NULL && *p != '\0';) {
+        int64_t count[3] = {1, 1, 1};
+        bool shifted = true;
+        if (strncmp(p, "pbk", 3) == 0) {
+            gcut__pbk_grid_tiles(grid, blocks, count);
+            shifted = false;
+            p += 3;
+        } else {
+            char *end;
+            const long k = strtol(p, &end, 10);
+            count[1] = count[2] = k >= 1 && k <= 65536 ? k : 0;
+            p = end;
+        }
+        p = *p == ',' ? p + 1 : "";
+        const double t0 = gcut__now_ms();
+        gcut_grid *next = NULL;
+        int64_t f = 0, a = 0;
+        /* The first round writes a new grid, later ones that one in place. */
+        gcut_status st = gcut__pbk_prepass(grid, residual, count[1], count[2], shifted, pr, threads,
+                                           &next, &f, &a);
+        if (st != GCUT_OK) {
+            gcut_grid_free(residual);
+            return st;
+        }
+        pre_ms += gcut__now_ms() - t0;
+        pre_flow += f;
+        pre_aug += a;
+        if (next != NULL)
+            grid = residual = next;
+        if (getenv("GCUT_PBK_PROFILE") != NULL)
+            fprintf(stderr, "pbk prepass: round of %" PRId64 " x %" PRId64 "%s, %.2f ms so far\n",
+                    count[1], count[2], shifted ? " shifted" : "", pre_ms);
+    }
     gcut_status st =
         gcut__qp_solve_bk(g, grid, blocks, threads, options->verbose != 0, &base, &out);
+    gcut_grid_free(residual);
     if (st != GCUT_OK)
         return st;
-    if (__builtin_add_overflow(out.flow, base, flow))
+    if (__builtin_add_overflow(out.flow, base, flow) ||
+        __builtin_add_overflow(*flow, pre_flow, flow))
         return gcut__fail(GCUT_ERR_OVERFLOW, "parallel-bk: the maximum flow passes INT64_MAX");
     stats->build_ms += out.build_ms;
-    stats->solve_ms += out.solve_ms + out.label_ms;
-    stats->augmentations += out.augmentations;
+    stats->solve_ms += pre_ms + out.solve_ms + out.label_ms;
+    stats->augmentations += out.augmentations + pre_aug;
     return GCUT_OK;
 }
 
