@@ -29,6 +29,8 @@ static gcut_status prepass_tile(prepass_job *j, int64_t y0, int64_t y1, int64_t 
     gcut_grid *o = j->out;
     const int64_t W = g->width, h = y1 - y0, w = x1 - x0, shape[2] = {h, w};
     const int D = g->num_dirs;
+    if (h < 1 || w < 1) /* shifted tiles of a grid narrower than 2 K: some are empty */
+        return GCUT_OK;
     gcut_grid *t = NULL;
     gcut_status st = gcut_grid_create(2, shape, g->connectivity, &t);
     if (st != GCUT_OK)
