@@ -11,6 +11,8 @@
 #   GRID_VARIANTS="none:;pre168:GCUT_PBK_PREPASS=16,8"   LABEL:NAME=VALUE ..., ';' between,
 #                       each a `gcut maxflow --solver parallel-bk` environment; run in turn
 #                       (A B C A B C ...); every flow checked against bk's and certified once
+#   BENCH_GRIDS="1920x1080:8 2048x2048:4"   the bench's hard synthetic grids (seed 5, WxH:CONN)
+#                       timed with the same variants after the photo's energy
 #   ROUTE_VARIANTS="gpu:...;cpu:..."   as bench/gpu_process.sh's VARIANTS
 # Exit status: non-zero if a run failed, a flow differs from bk's, or masks differ.
 set -uo pipefail
@@ -26,6 +28,7 @@ ROUTE_RUNS=${ROUTE_RUNS:-10}
 GRID_VARIANTS=${GRID_VARIANTS:-none:;pre168:GCUT_PBK_PREPASS=16,8}
 CPU=GCUT_SEGMENT_CPU_PIXELS_PER_THREAD=100000000
 GPU=GCUT_SEGMENT_CPU_PIXELS_PER_THREAD=0
+BENCH_GRIDS=${BENCH_GRIDS:-}
 ROUTE_VARIANTS=${ROUTE_VARIANTS:-gpu:$GPU;cpu:$CPU GCUT_PBK_PREPASS=none}
 has() { [[ " $STAGES " == *" $1 "* ]]; }
 mkdir -p "$OUT" "$DATA"
@@ -34,20 +37,18 @@ status=0
 echo "cpu_route: $(hostname), $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc)" \
     "cores, $(date -u '+%Y-%m-%d %H:%M UTC'), $THREADS threads"
 
-if has grid; then
-    img=$DATA/photo.png seeds=$DATA/seeds.png grid=$DATA/photo.grid
-    "$G" gen synth --size "$SIZE" --level hard --seed 1 -o "$img" --seeds "$seeds" >/dev/null &&
-        "$G" segment "$img" --seeds "$seeds" -o "$DATA/mask-grid.png" --iterations 1 \
-            --write-grid "$grid" >"$OUT/write-grid.txt" || { echo "photo failed" >&2; exit 1; }
+# One grid file: the variants in turn, flows against bk's, a table.
+grid_variants() { # name file
+    local name=$1 grid=$2 ref raw v o
     ref=$("$G" maxflow --solver bk --quiet "$grid" | awk '$1=="s" {print $2}')
-    echo "bk flow $ref"
+    echo "== $name: bk flow $ref"
     IFS=';' read -ra variants <<<"$GRID_VARIANTS"
-    raw=$OUT/grid-raw.csv
+    raw=$OUT/grid-raw-$name.csv
     echo "variant,run,build_ms,solve_ms,flow" >"$raw"
     for v in "${variants[@]}"; do # the certificate once per variant (not timed)
         # shellcheck disable=SC2086,SC2046
         env ${v#*:} "$G" maxflow --solver parallel-bk --threads "$THREADS" --verify --quiet \
-            "$grid" >/dev/null 2>&1 || { echo "VERIFY FAILED: ${v%%:*}"; status=1; }
+            "$grid" >/dev/null 2>&1 || { echo "VERIFY FAILED: $name ${v%%:*}"; status=1; }
     done
     for ((r = 1; r <= RUNS; r++)); do
         for v in "${variants[@]}"; do
@@ -60,11 +61,11 @@ if has grid; then
     done
     for v in "${variants[@]}"; do # one profile each (not timed)
         # shellcheck disable=SC2086
-        { echo "== ${v%%:*}"; env ${v#*:} GCUT_PBK_PROFILE=1 "$G" maxflow --solver parallel-bk \
-            --threads "$THREADS" "$grid" 2>&1 | grep -E "prepass|Phase A|solve_ms"; } \
+        { echo "== $name ${v%%:*}"; env ${v#*:} GCUT_PBK_PROFILE=1 "$G" maxflow --solver \
+            parallel-bk --threads "$THREADS" "$grid" 2>&1 | grep -E "prepass|Phase A|solve_ms"; } \
             >>"$OUT/grid-profiles.txt"
     done
-    echo "| variant | build ms | solve ms (median of $RUNS) | range | flow = bk | x none |"
+    echo "| variant | build ms | solve ms (median of $RUNS) | range | flow = bk | x ${variants[0]%%:*} |"
     echo "|---|---:|---:|---|---|---:|"
     awk -F, -v ref="$ref" '
     function median(list,   a, n, i, j, t) {
@@ -81,8 +82,21 @@ if has grid; then
         for (i = 1; i <= k; i++) { v = order[i]; m = median(s[v])
             printf "| %s | %.1f | %.1f | %s-%s | %s | %.2f |\n", v, median(b[v]), m, lo(s[v]), hi(s[v]),
                 (v in bad) ? "NO" : "yes", base / m }
-    }' "$raw" | tee "$OUT/grid-table.md"
-    grep -q "| NO |" "$OUT/grid-table.md" && status=1
+    }' "$raw" | tee "$OUT/grid-table-$name.md"
+    if grep -q "| NO |" "$OUT/grid-table-$name.md"; then status=1; fi
+}
+
+if has grid; then
+    img=$DATA/photo.png seeds=$DATA/seeds.png
+    "$G" gen synth --size "$SIZE" --level hard --seed 1 -o "$img" --seeds "$seeds" >/dev/null &&
+        "$G" segment "$img" --seeds "$seeds" -o "$DATA/mask-grid.png" --iterations 1 \
+            --write-grid "$DATA/photo.grid" >"$OUT/write-grid.txt" || { echo "photo failed" >&2; exit 1; }
+    grid_variants photo "$DATA/photo.grid"
+    for spec in $BENCH_GRIDS; do # the bench's hard synthetic grids (seed 5), as parallel_16core.sh
+        "$G" gen synth --size "${spec%%:*}" --seed 5 --level hard --connectivity "${spec##*:}" \
+            --grid "$DATA/bench.grid" >/dev/null || { echo "gen failed: $spec" >&2; status=1; continue; }
+        grid_variants "hard-${spec%%:*}-c${spec##*:}" "$DATA/bench.grid"
+    done
 fi
 
 if has route; then
