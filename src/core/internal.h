@@ -233,6 +233,12 @@ gcut_status gcut__cpupr_solve_in_place(gcut_grid *grid, int64_t *flow);
 gcut_status gcut__pbk_prepass(const gcut_grid *grid, gcut_grid *into, int64_t ky, int64_t kx,
                               bool shifted, bool pr, int threads, gcut_grid **out, int64_t *flow,
                               int64_t *augmentations);
+/** gcut_grid_solve with parallel-bk and the pre-pass rounds `prepass` ("K1,K2,...", K a K x K
+ *  tiling shifted half a tile, "pbk" parallel-bk's own tiles; GCUT_PBK_PREPASS overrides it):
+ *  the segmentation CPU route's solve (src/seg/segment.c). stats must not be NULL. */
+gcut_status gcut__pbk_solve_grid_prepass(const gcut_grid *grid, const gcut_options *options,
+                                         const char *prepass, int64_t *flow, uint8_t *labels,
+                                         gcut_stats *stats);
 /** The tile counts (z, y, x) that parallel-bk cuts grid into for `blocks` blocks
  *  (src/cpu/par_grid_impl.h). */
 void gcut__pbk_grid_tiles(const gcut_grid *grid, int64_t blocks, int64_t count[3]);

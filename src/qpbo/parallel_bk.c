@@ -11,17 +11,18 @@
 #include <string.h>
 
 static gcut_status run(const gcut_graph *g, const gcut_grid *grid, const gcut_options *options,
-                       int64_t *flow, uint8_t *labels, gcut_stats *stats) {
+                       const char *prepass, int64_t *flow, uint8_t *labels, gcut_stats *stats) {
     int threads = options->threads > 0 ? options->threads : gcut__online_cores();
     int32_t blocks = (int32_t)gcut__env_int("GCUT_QPBO_BLOCKS", 4 * threads, 1, 1 << 20);
     gcut__qp_output out;
     memset(&out, 0, sizeof out);
     out.cut = labels;
     int64_t base = 0;
-    /* GCUT_PBK_PREPASS=K: first the (K+1) x (K+1) tiles straddling a K x K tiling's
-     * interfaces, each solved alone (src/cpu/par_prepass.c), then the blocks and merges on the
-     * residual grid: the same maximum flow and minimal cut. */
-    const char *rounds = grid != NULL ? getenv("GCUT_PBK_PREPASS") : NULL;
+    /* The pre-pass (src/cpu/par_prepass.c): rounds of tiles solved alone, then the blocks and
+     * merges on the residual grid: the same maximum flow and minimal cut. GCUT_PBK_PREPASS
+     * overrides the caller's rounds ("none": no pre-pass). */
+    const char *env = getenv("GCUT_PBK_PREPASS");
+    const char *rounds = grid == NULL ? NULL : env != NULL ? env : prepass;
     const char *how = getenv("GCUT_PBK_PREPASS_SOLVER");
     const bool pr = how == NULL || strcmp(how, "bk") != 0;
     gcut_grid *residual = NULL;
@@ -77,10 +78,26 @@ static gcut_status run(const gcut_graph *g, const gcut_grid *grid, const gcut_op
 
 gcut_status gcut__pbk_solve_graph(gcut_graph *g, const gcut_options *options, int64_t *flow,
                                   uint8_t *labels, gcut_stats *stats) {
-    return run(g, NULL, options, flow, labels, stats);
+    return run(g, NULL, options, NULL, flow, labels, stats);
 }
 
 gcut_status gcut__pbk_solve_grid(const gcut_grid *grid, const gcut_options *options, int64_t *flow,
                                  uint8_t *labels, gcut_stats *stats) {
-    return run(NULL, grid, options, flow, labels, stats);
+    return run(NULL, grid, options, NULL, flow, labels, stats);
+}
+
+gcut_status gcut__pbk_solve_grid_prepass(const gcut_grid *grid, const gcut_options *options,
+                                         const char *prepass, int64_t *flow, uint8_t *labels,
+                                         gcut_stats *stats) {
+    gcut_status st = gcut_grid_validate(grid);
+    if (st != GCUT_OK)
+        return st;
+    memset(stats, 0, sizeof *stats);
+    int64_t value = 0;
+    if ((st = run(NULL, grid, options, prepass, &value, labels, stats)) != GCUT_OK)
+        return st;
+    snprintf(stats->solver, sizeof stats->solver, "parallel-bk");
+    stats->flow = value;
+    *flow = value;
+    return GCUT_OK;
 }

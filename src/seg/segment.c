@@ -394,6 +394,13 @@ static gcut_status segment_on_gpu(const gcut_image *image, const uint8_t *pixels
 }
 #endif
 
+/* parallel-bk's pre-pass rounds for a picture's energy (src/cpu/par_prepass.c;
+ * docs/CPU-PARALLEL.md, "Seventh pass"): tiles solved alone by cpu-pr, first a 16 x 16 tiling,
+ * then an 8 x 8 one, both shifted half a tile, before the blocks and merges. On the hard 1080p
+ * photo's energy on the 16-core host: see docs/PERFORMANCE.md. Smoothness ~20x the data term
+ * leaves long paths that bk's blocks find slowly and that cross the blocks' borders. */
+#define SEG_PBK_PREPASS "16,8"
+
 /* The host path: the grid filled from the tables, then gcut_grid_solve. */
 static gcut_status segment_on_host(const gcut_image *image, const uint8_t *pixels,
                                    const uint8_t *seeds, const gcut__seg_tables *tables,
@@ -409,8 +416,13 @@ static gcut_status segment_on_host(const gcut_image *image, const uint8_t *pixel
         return st;
     gcut__seg_fill_grid(pixels, seeds, tables, grid);
     r->build_ms += gcut__now_ms() - t0;
-    /* The labels land in mask and are turned into 1 = foreground in place. */
-    st = gcut_grid_solve(grid, options, flow, mask, &r->stats);
+    /* The labels land in mask and are turned into 1 = foreground in place. parallel-bk on a
+     * picture starts with its pre-pass (SEG_PBK_PREPASS). */
+    if (options != NULL && options->solver != NULL && strcmp(options->solver, "parallel-bk") == 0 &&
+        !three_d)
+        st = gcut__pbk_solve_grid_prepass(grid, options, SEG_PBK_PREPASS, flow, mask, &r->stats);
+    else
+        st = gcut_grid_solve(grid, options, flow, mask, &r->stats);
     gcut_grid_free(grid);
     if (st != GCUT_OK)
         return st;
