@@ -55,7 +55,7 @@ static void usage(FILE *out) {
           "                        --batch) auto solves on the CPU, parallel-bk on --threads\n"
           "                        (all cores by default), without starting CUDA, when the\n"
           "                        picture has at most GCUT_SEGMENT_CPU_PIXELS_PER_THREAD\n"
-          "                        pixels per thread (default 65536; 0 = never); otherwise\n"
+          "                        pixels per thread (default 131072; 0 = never); otherwise\n"
           "                        cuda-grid where a GPU is usable (--verbose says which and\n"
           "                        why; docs/SEGMENT.md)\n"
           "  --threads N           CPU threads for parallel solvers (0 = all)\n"
@@ -179,9 +179,11 @@ static bool device_start_end(device_start *d) {
  * A process that starts CUDA pays for it whatever it then does: on the H100 host ~220-250 ms
  * of start-up and ~100 ms of tear-down at exit (docs/CUDA-GRID.md, "Segmentation process time",
  * fourth and fifth passes), more than the whole CPU route (read, models, energy, parallel-bk on
- * every core, write) takes there for a hard photo of up to ~0.9 megapixels (16 cores: 244 ms
- * against 372 at 640x480, a tie at 1280x720, 442 against 377 at 1920x1080; this constant is
- * that crossover, 57,600 pixels per core, rounded up). So `gcut segment` with solver auto, one
+ * every core, write) takes there for a hard photo of up to ~2 megapixels since parallel-bk's
+ * pre-pass on pictures (src/seg/segment.c; 16 cores: 244 ms against 372 at 640x480, 317 against
+ * 362 at 1920x1080 = 129,600 pixels per core, 429 against 352 at 2560x1440 = 230,400 per core;
+ * docs/CUDA-GRID.md, "Segmentation process time (sixth pass)"; this constant is the largest
+ * measured win rounded up to a power of two). So `gcut segment` with solver auto, one
  * picture (no --batch, not a volume) and one cut (--iterations 1, no --rect, no --levels)
  * solves on the CPU, never touching CUDA, when the picture has at most
  * CPU_PIXELS_PER_THREAD pixels per CPU thread (--threads, else the online cores): parallel-bk
@@ -190,7 +192,7 @@ static bool device_start_end(device_start *d) {
  * picture's size before anything is decoded, so that the GPU route's CUDA start-up can still
  * begin at once: PNG and JPEG headers are read for it (other formats decide once decoded).
  * GCUT_SEGMENT_CPU_PIXELS_PER_THREAD overrides the constant (0: never the CPU route). */
-#define CPU_PIXELS_PER_THREAD ((int64_t)65536)
+#define CPU_PIXELS_PER_THREAD ((int64_t)131072)
 
 typedef struct segment_route {
     bool cpu;           /* take the CPU route: parallel-bk on `threads` threads */
