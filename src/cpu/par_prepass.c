@@ -1,8 +1,8 @@
-/* par_prepass.c - parallel-bk's pre-pass on 2D grids: augmenting paths found inside tiles that
- * straddle the block interfaces of Liu & Sun's merge tree (CVPR 2010, section 3), so that less
- * flow is left to the merges. Every tile is solved alone by grid-bk; an s-t path inside one tile
- * is an s-t path of the grid, so the residual grid has the same minimum cuts. docs/CPU-PARALLEL.md
- */
+/* par_prepass.c - parallel-bk's pre-pass on 2D grids: flow found inside tiles that straddle the
+ * block interfaces of Liu & Sun's merge tree (CVPR 2010, section 3), so that less is left to the
+ * merges. Every tile is solved alone, by cpu-pr (a maximum preflow; each node's excess becomes its
+ * source capacity) or grid-bk: a flow inside one tile is one of the grid, so the residual grid
+ * has the same minimum cuts. docs/CPU-PARALLEL.md, "Seventh pass". */
 #include "internal.h"
 
 #include <inttypes.h>

@@ -39,7 +39,7 @@ static gcut_status run(const gcut_graph *g, const gcut_grid *grid, const gcut_op
         } else {
             char *end;
             const long k = strtol(p, &end, 10);
-            count[1] = count[2] = k >= 1 && k <= 65536 ? k : 0;
+            count[1] = count[2] = k >= 1 && k <= 4096 ? k : 0; /* else no round */
             p = end;
         }
         p = *p == ',' ? p + 1 : "";
