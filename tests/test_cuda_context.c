@@ -357,6 +357,10 @@ static int64_t inc_change(test_rng *rng, gcut_grid *grid, inc_kind kind, int64_t
  * caller's buffer and through gcut_grid_context_solve_view() (certified too: a wrong flipped
  * label shows there). synth: start from the hard synthetic energy instead of random
  * capacities. @return the warm solves the incremental start finished. */
+/* Warm solves whose stop the sparse phase's certificate proved (info.sparse_stops), summed by
+ * incremental_sequence() over a case set. */
+static int64_t sparse_stops_seen = 0;
+
 static int64_t incremental_sequence(test_rng *rng, int ndim, const int64_t *shape, int conn,
                                     int steps, int synth) {
     gcut_options options;
@@ -424,8 +428,11 @@ static int64_t incremental_sequence(test_rng *rng, int ndim, const int64_t *shap
         CHECK_OK(gcut_grid_context_get_info(ctx, &after));
         CHECK_EQ_I64(after.warm_solves, before.warm_solves + 1);
         incremental += after.incremental - before.incremental;
-        if (kind == INC_ARCS && count > 0) /* node marks never take the incremental start */
+        sparse_stops_seen += after.sparse_stops - before.sparse_stops;
+        if (kind == INC_ARCS && count > 0) { /* node marks take neither start */
             CHECK_EQ_I64(after.incremental, before.incremental);
+            CHECK_EQ_I64(after.sparse_stops, before.sparse_stops);
+        }
     }
 done:
     gcut_grid_free(start);
@@ -464,6 +471,19 @@ static void incremental_cases(test_rng *rng, int quick, int expect) {
         CHECK(incremental > 0);
     else if (expect == 0)
         CHECK_EQ_I64(incremental, 0);
+}
+
+/* The sparse phase of warm solves after terminal marks (seventh session) over the same case
+ * sets. expect 1: some stops must be proven by its certificate; 0: none may; -1: either. */
+static void sparse_cases(test_rng *rng, int quick, int expect, const char *label) {
+    sparse_stops_seen = 0;
+    incremental_cases(rng, quick, -1);
+    printf("test_cuda_context: sparse phase (%s): %lld warm solves stopped by its certificate\n",
+           label, (long long)sparse_stops_seen);
+    if (expect == 1)
+        CHECK(sparse_stops_seen > 0);
+    else if (expect == 0)
+        CHECK_EQ_I64(sparse_stops_seen, 0);
 }
 #endif
 
@@ -548,6 +568,25 @@ int main(void) {
     incremental_cases(&rng, 1, 1);
     unsetenv("GCUT_CUDAGRID_WARM_INC");
     incremental_cases(&rng, 1, 0);
+    /* The sparse phase (on by default): as it is; with lists of one entry (every round drops
+     * nodes, which the relabel or the certificate must find); one round on each side of the
+     * relabel with one step per node; no rounds after the relabel (never its certificate); off. */
+    sparse_cases(&rng, quick, 1, "default");
+    setenv("GCUT_CUDAGRID_SPARSE_CAP", "1", 1);
+    sparse_cases(&rng, 1, -1, "lists of one entry");
+    unsetenv("GCUT_CUDAGRID_SPARSE_CAP");
+    setenv("GCUT_CUDAGRID_SPARSE_ROUNDS", "1", 1);
+    setenv("GCUT_CUDAGRID_SPARSE_SETTLE", "1", 1);
+    setenv("GCUT_CUDAGRID_SPARSE_STEPS", "1", 1);
+    sparse_cases(&rng, 1, -1, "one round each side, one step");
+    unsetenv("GCUT_CUDAGRID_SPARSE_ROUNDS");
+    unsetenv("GCUT_CUDAGRID_SPARSE_STEPS");
+    setenv("GCUT_CUDAGRID_SPARSE_SETTLE", "0", 1);
+    sparse_cases(&rng, 1, 0, "no rounds after the relabel");
+    unsetenv("GCUT_CUDAGRID_SPARSE_SETTLE");
+    setenv("GCUT_CUDAGRID_WARM_SPARSE", "0", 1);
+    sparse_cases(&rng, 1, 0, "off");
+    unsetenv("GCUT_CUDAGRID_WARM_SPARSE");
 #else
     (void)run_all_sequences; /* the shared cases are unused in a build without CUDA */
 #endif
