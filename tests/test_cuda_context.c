@@ -568,22 +568,34 @@ int main(void) {
     incremental_cases(&rng, 1, 1);
     unsetenv("GCUT_CUDAGRID_WARM_INC");
     incremental_cases(&rng, 1, 0);
-    /* The sparse phase (on by default): as it is; with lists of one entry (every round drops
-     * nodes, which the relabel or the certificate must find); one round on each side of the
-     * relabel with one step per node; no rounds after the relabel (never its certificate); off. */
+    /* The sparse phase (on by default): as it is (rounds on the kept heights, source-side
+     * pulls, the local closure, the certificate); with lists of one entry (every round drops
+     * nodes, which the certificate or the relabel must find); one round of one step; without
+     * pulls; without the local closure; with rounds
+     * after the first relabel (the gap rule, then the certificate again), alone and with the
+     * certificate after the start off; with neither certificate (never a sparse stop); off. */
     sparse_cases(&rng, quick, 1, "default");
     setenv("GCUT_CUDAGRID_SPARSE_CAP", "1", 1);
     sparse_cases(&rng, 1, -1, "lists of one entry");
     unsetenv("GCUT_CUDAGRID_SPARSE_CAP");
     setenv("GCUT_CUDAGRID_SPARSE_ROUNDS", "1", 1);
-    setenv("GCUT_CUDAGRID_SPARSE_SETTLE", "1", 1);
     setenv("GCUT_CUDAGRID_SPARSE_STEPS", "1", 1);
-    sparse_cases(&rng, 1, -1, "one round each side, one step");
+    sparse_cases(&rng, 1, -1, "one round, one step");
     unsetenv("GCUT_CUDAGRID_SPARSE_ROUNDS");
     unsetenv("GCUT_CUDAGRID_SPARSE_STEPS");
-    setenv("GCUT_CUDAGRID_SPARSE_SETTLE", "0", 1);
-    sparse_cases(&rng, 1, 0, "no rounds after the relabel");
+    setenv("GCUT_CUDAGRID_SPARSE_PULL", "0", 1);
+    sparse_cases(&rng, 1, -1, "no pulls");
+    unsetenv("GCUT_CUDAGRID_SPARSE_PULL");
+    setenv("GCUT_CUDAGRID_SPARSE_CLOSURE", "0", 1);
+    sparse_cases(&rng, 1, -1, "no local closure");
+    unsetenv("GCUT_CUDAGRID_SPARSE_CLOSURE");
+    setenv("GCUT_CUDAGRID_SPARSE_SETTLE", "24", 1);
+    sparse_cases(&rng, 1, 1, "rounds after the relabel");
+    setenv("GCUT_CUDAGRID_SPARSE_CHECK", "0", 1);
+    sparse_cases(&rng, quick, -1, "rounds after the relabel, no certificate after the start");
     unsetenv("GCUT_CUDAGRID_SPARSE_SETTLE");
+    sparse_cases(&rng, 1, 0, "no certificate");
+    unsetenv("GCUT_CUDAGRID_SPARSE_CHECK");
     setenv("GCUT_CUDAGRID_WARM_SPARSE", "0", 1);
     sparse_cases(&rng, 1, 0, "off");
     unsetenv("GCUT_CUDAGRID_WARM_SPARSE");

@@ -1329,15 +1329,17 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
 
 /* The sparse phase of a warm re-solve after terminal marks (grid_sparse.cuh, docs/CUDA-GRID.md
  * "A sparse phase for warm re-solves", seventh session): iterate() runs start() instead of its
- * warm start's sweeps, then its global relabel, and when that relabel leaves active tiles,
- * settle() instead of sweeps and a second relabel; only a certificate that holds ends the solve
- * there (*proven), else a global relabel follows and the solve goes on as before. */
+ * warm start's sweeps; if start's certificate holds (*proven) the solve ends there, with no
+ * global relabel; else the global relabel follows, and when it leaves active tiles, settle()
+ * (off by default: slower, measured) instead of sweeps and a second relabel. Only a global
+ * relabel with no active tile, or a certificate that holds, ends a solve. */
 struct SparseHook {
-    /* Rounds from the count listed nodes (device) on the kept heights; no host wait. */
-    virtual gcut_status start(const unsigned *nodes, long long count) = 0;
+    /* Rounds from the count listed nodes (device) on the kept heights, then (when on) the stop
+     * certificate, read by the host: *proven when it holds. */
+    virtual gcut_status start(const unsigned *nodes, long long count, bool *proven) = 0;
     /* Rounds from the nodes of the `tiles` active tiles on tile list `list`, then the stop
-     * certificate; *proven when it holds. */
-    virtual gcut_status settle(int list, int tiles, bool *proven) = 0;
+     * certificate; *ran when it ran (the tile list is stale then), *proven when it holds. */
+    virtual gcut_status settle(int list, int tiles, bool *proven, bool *ran) = 0;
 
   protected:
     ~SparseHook() = default;
@@ -1563,17 +1565,19 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
          * leaves active tiles, rounds from their nodes and the certificate instead of sweeps
          * and a second relabel. A certificate that fails costs a global relabel, after which
          * the loop below goes on exactly as before. */
-        bool proven = false;
-        if ((st = sparse->start(warm_nodes, warm_count)) != GCUT_OK ||
-            (verbose && (st = lap(0, 1, &start_ms)) != GCUT_OK) ||
-            (st = global_relabel(&active_tiles)) != GCUT_OK ||
-            (verbose && (st = lap(1, 2, &relabel_ms)) != GCUT_OK))
+        bool proven = false, ran = false;
+        if ((st = sparse->start(warm_nodes, warm_count, &proven)) != GCUT_OK ||
+            (verbose && (st = lap(0, 1, &start_ms)) != GCUT_OK))
             return st;
-        if (active_tiles != 0 && (st = sparse->settle(q % 3, active_tiles, &proven)) != GCUT_OK)
+        if (!proven && ((st = global_relabel(&active_tiles)) != GCUT_OK ||
+                        (verbose && (st = lap(1, 2, &relabel_ms)) != GCUT_OK)))
+            return st;
+        if (!proven && active_tiles != 0 &&
+            (st = sparse->settle(q % 3, active_tiles, &proven, &ran)) != GCUT_OK)
             return st;
         if (proven)
             active_tiles = 0;
-        else if (active_tiles != 0 && (st = global_relabel(&active_tiles)) != GCUT_OK)
+        else if (ran && active_tiles != 0 && (st = global_relabel(&active_tiles)) != GCUT_OK)
             return st;
     } else if (keep_heights) {
         /* Warm start: sweep first on the previous solve's heights (exact distances before the
@@ -2353,8 +2357,11 @@ struct CudaContext {
     int sp_rounds = 0, sp_settle = 0, sp_steps = 0;
     long long sp_cap = 0;
     unsigned *sp_lists = nullptr, *sp_ctl = nullptr, *sp_flag = nullptr;
-    int *sp_hist = nullptr; /* [kSpLevels + 1]: the height counts, then the gap level */
-    bool sp_gap = false;    /* GCUT_CUDAGRID_SPARSE_GAP: the gap rule after the relabel */
+    int *sp_hist = nullptr;  /* [kSpLevels + 1]: the height counts, then the gap level */
+    bool sp_gap = false;     /* GCUT_CUDAGRID_SPARSE_GAP: the gap rule after the relabel */
+    bool sp_pull = false;    /* GCUT_CUDAGRID_SPARSE_PULL: source-side nodes pull excess */
+    bool sp_check = false;   /* GCUT_CUDAGRID_SPARSE_CHECK: the certificate after the start */
+    bool sp_closure = false; /* GCUT_CUDAGRID_SPARSE_CLOSURE: close stuck pockets before it */
     unsigned sp_stamp = 0;
     ~CudaContext() {
         if (hlab)
@@ -3154,9 +3161,12 @@ extern "C" gcut_status gcut__cudagrid_ctx_create(gcut_grid *grid, const gcut_opt
      * re-solves"); not with the incremental start, which keeps its own invariant. */
     C->sparse = gcut__env_int("GCUT_CUDAGRID_WARM_SPARSE", 1, 0, 1) != 0 && !C->inc;
     C->sp_rounds = gcut__env_int("GCUT_CUDAGRID_SPARSE_ROUNDS", 12, 1, 1 << 16);
-    C->sp_settle = gcut__env_int("GCUT_CUDAGRID_SPARSE_SETTLE", 24, 0, 1 << 16);
+    C->sp_settle = gcut__env_int("GCUT_CUDAGRID_SPARSE_SETTLE", 0, 0, 1 << 16);
     C->sp_steps = gcut__env_int("GCUT_CUDAGRID_SPARSE_STEPS", 4, 1, 64);
     C->sp_gap = gcut__env_int("GCUT_CUDAGRID_SPARSE_GAP", 1, 0, 1) != 0;
+    C->sp_pull = gcut__env_int("GCUT_CUDAGRID_SPARSE_PULL", 1, 0, 1) != 0;
+    C->sp_check = gcut__env_int("GCUT_CUDAGRID_SPARSE_CHECK", 1, 0, 1) != 0;
+    C->sp_closure = gcut__env_int("GCUT_CUDAGRID_SPARSE_CLOSURE", 1, 0, 1) != 0;
     C->sp_cap =
         gcut__env_int("GCUT_CUDAGRID_SPARSE_CAP",
                       (int)(C->n / 8 + 1024 < (1 << 30) ? C->n / 8 + 1024 : (1 << 30)), 1, 1 << 30);

@@ -7,7 +7,19 @@
 /* Control words of the sparse lists (CudaContext::sp_ctl, device): entries appended to each of
  * the three rotating lists (counted past the room too: a full list drops entries, never
  * overwrites), then the discharges and pushes done (for --verbose). */
-enum { kSpDropped = 3, kSpDischarges = 4, kSpPushes = 5, kSpGapped = 6, kSpWords = 8 };
+enum {
+    kSpDropped = 3,
+    kSpDischarges = 4,
+    kSpPushes = 5,
+    kSpGapped = 6,
+    kSpOpen = 7, /* listed nodes that the local closure did not close */
+    kSpWords = 8
+};
+
+/* The local closure: at most kClosureBlocks nodes left listed are searched, each by one block,
+ * over at most kClosureRoom nodes. */
+constexpr int kClosureBlocks = 64;
+constexpr int kClosureRoom = 1024;
 
 /* Height levels counted for the gap rule (heights 1 .. kSpLevels - 1; higher ones are not
  * counted, so no gap is found above them). */
@@ -93,20 +105,41 @@ __device__ void sparse_append(const SparseLists &L, int out, long long j, unsign
         atomicAdd(&L.ctl[kSpDropped], 1u);
 }
 
+/* Take up to `want` of node u's excess, never more than it holds (a compare-and-swap loop: the
+ * excess of a node at INF may be taken by its own thread and by its neighbours' pulls at once).
+ * @return what was taken. */
+__device__ long long sparse_claim(long long *excess, long long want) {
+    unsigned long long *word = (unsigned long long *)excess;
+    long long cur = (long long)__ldcg(word);
+    while (cur > 0 && want > 0) {
+        const long long take = cur < want ? cur : want;
+        const long long seen =
+            (long long)atomicCAS(word, (unsigned long long)cur, (unsigned long long)(cur - take));
+        if (seen == cur)
+            return take;
+        cur = seen;
+    }
+    return 0;
+}
+
 /* One round of the sparse phase: a thread per listed node i (seeds when given, else list
  * `in`) discharges it in up to `steps` steps: to the sink while its sink arc is residual, then
  * to its lowest residual neighbour if that is lower, else it relabels to 1 + that neighbour's
  * height (INF when none is finite). A push appends its head to list `out`, and i goes there
  * too while it keeps excess at a finite height; list `clear` (read two rounds ago) is emptied
  * for the round after. Exact because only a global relabel with no active tile, or the closure
- * certificate, ends a solve: every push keeps a preflow (node i's thread alone lowers i's
- * excess, sink residual and arc residuals, and it lowers them by at most what it read, while
- * other threads only raise them, with atomics), and heights are used only to choose pushes.
- * Nodes at INF push to the sink only (a new sink arc of a source-side node). */
+ * certificate, ends a solve: every push keeps a preflow, and heights are used only to choose
+ * pushes. A node at finite height: its thread alone lowers its excess, sink residual and arc
+ * residuals, by at most what it read, while other threads only raise them (atomics), and
+ * before its height goes to INF its excess is settled (a fence orders the two). A node at INF
+ * (source side): it pushes to the sink only, and with `pull`, when its sink arc stays residual
+ * (a new sink capacity, or a repaired deficit), it pulls excess from neighbours at INF over
+ * their residual arcs into it and on to the sink (u -> i -> sink: the arc u -> i is lowered
+ * only by i's thread, and excess at INF is taken by sparse_claim). */
 template <int CONN>
 __global__ void sparse_round_kernel(const Problem P, const SparseLists L, int in, int out,
                                     int clear, unsigned stamp, const unsigned *seeds,
-                                    long long seed_count, int steps) {
+                                    long long seed_count, int steps, int pull) {
     if (blockIdx.x == 0 && threadIdx.x == 0)
         L.ctl[clear] = 0;
     long long count = seeds != nullptr ? seed_count : (long long)L.ctl[in];
@@ -118,20 +151,58 @@ __global__ void sparse_round_kernel(const Problem P, const SparseLists L, int in
          k += (long long)gridDim.x * blockDim.x) {
         const long long i = items[k];
         long long e = (long long)__ldcg((const unsigned long long *)&P.excess[i]);
+        int h = P.dist[i];
+        int rt = P.sink_residual[i];
+        if (h == kInf) {
+            if (rt <= 0)
+                continue;
+            /* Source side with a residual sink arc: its own excess, then pulls. */
+            discharges++;
+            long long need = rt;
+            need -= sparse_claim(&P.excess[i], need);
+            if (pull && need > 0) {
+                const int x = (int)(i % P.width), y = (int)(i / P.width % P.height),
+                          z = (int)(i / ((long long)P.width * P.height));
+#pragma unroll
+                for (int d = 0; d < CONN; d++) {
+                    const int nx = x + dir_dx(CONN, d), ny = y + dir_dy(CONN, d),
+                              nz = z + dir_dz(CONN, d);
+                    if (need == 0 || nx < 0 || nx >= P.width || ny < 0 || ny >= P.height ||
+                        nz < 0 || nz >= P.depth)
+                        continue;
+                    const long long u = i + P.step[d];
+                    if (__ldcg(&P.dist[u]) != kInf)
+                        continue;
+                    __threadfence(); /* u's excess as settled before it went to INF */
+                    const unsigned r = __ldcg(&P.residual[(d ^ 1) * P.n + u]);
+                    if (r == 0)
+                        continue;
+                    const long long got =
+                        sparse_claim(&P.excess[u], need < (long long)r ? need : (long long)r);
+                    if (got > 0) {
+                        atomicSub(&P.residual[(d ^ 1) * P.n + u], (unsigned)got);
+                        atomicAdd(&P.residual[d * P.n + i], (unsigned)got);
+                        need -= got;
+                        pushes++;
+                    }
+                }
+            }
+            P.sink_residual[i] = (int)need;
+            continue;
+        }
         if (e <= 0)
             continue;
         discharges++;
-        int h = P.dist[i];
-        if (L.gap != nullptr && h != kInf && h > __ldcg(L.gap)) {
-            P.dist[i] = kInf; /* above the gap: cut off from the sink */
+        if (L.gap != nullptr && h > __ldcg(L.gap)) {
+            P.dist[i] = kInf; /* above the gap: cut off from the sink (it keeps its excess) */
             atomicAdd(&L.ctl[kSpGapped], 1u);
-            h = kInf;
+            continue;
         }
-        const int rt = P.sink_residual[i];
         long long moved = 0;
         if (rt > 0) {
             const int a = e < rt ? (int)e : rt;
-            P.sink_residual[i] = rt - a;
+            rt -= a;
+            P.sink_residual[i] = rt;
             e -= a;
             moved += a;
         }
@@ -168,6 +239,12 @@ __global__ void sparse_round_kernel(const Problem P, const SparseLists L, int in
                     if (nh != before)
                         atomicAdd(&L.ctl[kSpGapped], 1u);
                 }
+                if (nh == kInf && moved != 0) {
+                    /* Settle the excess before the height says INF (pulls read it then). */
+                    atomicAdd((unsigned long long *)&P.excess[i], (unsigned long long)(-moved));
+                    moved = 0;
+                    __threadfence();
+                }
                 h = nh;
                 P.dist[i] = h;
             }
@@ -199,6 +276,73 @@ __global__ void sparse_from_tiles_kernel(const Problem P, const SparseLists L, i
         else
             atomicAdd(&L.ctl[kSpDropped], 1u);
     }
+}
+
+/* The local closure of the nodes still listed after the rounds (few: at most gridDim.x, else
+ * nothing is tried): block b searches from listed node s = list[b] over residual arcs between
+ * nodes at finite heights (a level-synchronous search, the nodes found in shared memory). When
+ * it finds no node with a residual sink arc within kClosureRoom nodes, s's excess cannot reach
+ * the sink (every residual path out of the set found leads to INF), so the set goes to INF; else
+ * (or when the room runs out) s stays open (ctl[kSpOpen]). The rounds have ended, so the
+ * residual graph does not change meanwhile; two blocks may set the same node to INF (the same
+ * value). stamp_base + b marks block b's nodes in L.flag. Exact because the certificate after it
+ * checks the INF set whatever the search did. */
+__global__ void sparse_closure_kernel(const Problem P, const SparseLists L, int list,
+                                      unsigned stamp_base, int conn) {
+    __shared__ unsigned q[kClosureRoom];
+    __shared__ int qn, fail;
+    const long long count = L.ctl[list];
+    if (count > (long long)gridDim.x || count > L.cap) {
+        if (blockIdx.x == 0 && threadIdx.x == 0)
+            atomicAdd(&L.ctl[kSpOpen], 1u);
+        return;
+    }
+    if ((long long)blockIdx.x >= count)
+        return;
+    const long long s = L.list[list][blockIdx.x];
+    if (P.dist[s] == kInf || P.excess[s] <= 0)
+        return; /* nothing at a finite height to close */
+    const unsigned stamp = stamp_base + blockIdx.x;
+    if (threadIdx.x == 0) {
+        q[0] = (unsigned)s;
+        L.flag[s] = stamp;
+        qn = 1;
+        fail = 0;
+    }
+    __syncthreads();
+    int lo = 0, hi = 1;
+    while (lo < hi) {
+        for (int t = lo + threadIdx.x; t < hi; t += blockDim.x) {
+            const long long v = q[t];
+            if (P.sink_residual[v] > 0)
+                fail = 1;
+            for (int d = 0; d < conn; d++) {
+                if (P.residual[d * P.n + v] == 0)
+                    continue;
+                const long long w = v + P.step[d];
+                if (P.dist[w] == kInf || atomicExch(&L.flag[w], stamp) == stamp)
+                    continue;
+                const int pos = atomicAdd(&qn, 1);
+                if (pos < kClosureRoom)
+                    q[pos] = (unsigned)w;
+                else
+                    fail = 1;
+            }
+        }
+        __syncthreads();
+        if (fail)
+            break;
+        lo = hi;
+        hi = qn < kClosureRoom ? qn : kClosureRoom;
+        __syncthreads();
+    }
+    if (fail) {
+        if (threadIdx.x == 0)
+            atomicAdd(&L.ctl[kSpOpen], 1u);
+        return;
+    }
+    for (int t = threadIdx.x; t < hi; t += blockDim.x)
+        P.dist[q[t]] = kInf;
 }
 
 /* iterate()'s SparseHook for one warm solve of context C. */
@@ -233,9 +377,9 @@ template <int CONN> struct SparseRun final : SparseHook {
         }
         const int blocks = item_blocks(S, expect > 2048 ? expect : 2048);
         for (int r = 0; r < rounds; r++)
-            sparse_round_kernel<CONN>
-                <<<blocks, 256, 0, stream>>>(S.P, L, r % 3, (r + 1) % 3, (r + 2) % 3, ++C.sp_stamp,
-                                             r == 0 ? seeds : nullptr, seed_count, C.sp_steps);
+            sparse_round_kernel<CONN><<<blocks, 256, 0, stream>>>(
+                S.P, L, r % 3, (r + 1) % 3, (r + 2) % 3, ++C.sp_stamp, r == 0 ? seeds : nullptr,
+                seed_count, C.sp_steps, C.sp_pull ? 1 : 0);
         GCUT__CUDA_TRY(cudaGetLastError(), "sparse round kernel launch");
         *last = rounds % 3;
         return GCUT_OK;
@@ -258,24 +402,70 @@ template <int CONN> struct SparseRun final : SparseHook {
                 when, w[kSpDischarges], w[kSpPushes], w[kSpDropped], w[kSpGapped], w[last]);
     }
 
-    gcut_status start(const unsigned *nodes, long long count) override {
+    /* The certificate (warm_check_kernel), gated on the count of list `last` (nodes still
+     * listed fail it at once), then read: one host wait. */
+    gcut_status certify(int last, const int *gap, bool *ok) {
         Session &S = C.S;
-        GCUT__CUDA_TRY(cudaMemsetAsync(C.sp_ctl, 0, kSpWords * 4, S.stream), "memset");
-        if (count == 0)
-            return GCUT_OK;
-        int last = 0;
-        gcut_status st = run_rounds(lists(false), nodes, count, count, C.sp_rounds, &last);
-        report("before the first global relabel", last);
-        return st;
+        cudaStream_t stream = S.stream;
+        GCUT__CUDA_TRY(cudaMemsetAsync(C.wc, 0, kWarmWords * 8, stream), "memset");
+        warm_check_kernel<CONN>
+            <<<S.node_blocks, 256, 0, stream>>>(S.P, C.wc, nullptr, C.sp_ctl + last, gap);
+        GCUT__CUDA_TRY(cudaGetLastError(), "warm check kernel launch");
+        GCUT__CUDA_TRY(
+            cudaMemcpyAsync(C.host_wc, C.wc, kWarmWords * 8, cudaMemcpyDeviceToHost, stream),
+            "read warm counters");
+        GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "sparse certificate");
+        *ok = C.host_wc[kWarmBad] == 0;
+        return GCUT_OK;
     }
 
-    gcut_status settle(int list, int tiles, bool *ok) override {
+    gcut_status start(const unsigned *nodes, long long count, bool *ok) override {
+        Session &S = C.S;
+        *ok = false;
+        GCUT__CUDA_TRY(cudaMemsetAsync(C.sp_ctl, 0, kSpWords * 4, S.stream), "memset");
+        int last = 0;
+        gcut_status st =
+            count > 0 ? run_rounds(lists(false), nodes, count, count, C.sp_rounds, &last) : GCUT_OK;
+        if (st != GCUT_OK)
+            return st;
+        report("on the kept heights", last);
+        if (!C.sp_check)
+            return GCUT_OK;
+        int gate = last;
+        if (C.sp_closure) {
+            /* Nodes left listed: close the small pockets of excess that cannot reach the
+             * sink; the certificate is then gated on the ones left open. */
+            if (C.sp_stamp > 0xffffffffu - (unsigned)kClosureBlocks - 1u) {
+                GCUT__CUDA_TRY(cudaMemsetAsync(C.sp_flag, 0, (size_t)C.n * 4, S.stream), "memset");
+                C.sp_stamp = 0;
+            }
+            sparse_closure_kernel<<<kClosureBlocks, 256, 0, S.stream>>>(S.P, lists(false), last,
+                                                                        C.sp_stamp + 1, CONN);
+            GCUT__CUDA_TRY(cudaGetLastError(), "sparse closure kernel launch");
+            C.sp_stamp += kClosureBlocks;
+            gate = kSpOpen;
+        }
+        if ((st = certify(gate, nullptr, ok)) != GCUT_OK)
+            return st;
+        if (C.verbose)
+            fprintf(stderr,
+                    "cuda-grid: sparse phase on the kept heights: certificate %s (%llu nodes "
+                    "against it)\n",
+                    *ok ? "holds, no global relabel" : "fails, a global relabel follows",
+                    C.host_wc[kWarmBad]);
+        proven = *ok;
+        return GCUT_OK;
+    }
+
+    gcut_status settle(int list, int tiles, bool *ok, bool *ran) override {
         using G = Geo<CONN>;
         Session &S = C.S;
         cudaStream_t stream = S.stream;
         *ok = false;
+        *ran = false;
         if (C.sp_settle == 0)
             return GCUT_OK;
+        *ran = true;
         GCUT__CUDA_TRY(cudaMemsetAsync(C.sp_ctl, 0, kSpWords * 4, stream), "memset");
         const SparseLists L = lists(true);
         if (L.gap != nullptr) {
@@ -290,24 +480,15 @@ template <int CONN> struct SparseRun final : SparseHook {
         GCUT__CUDA_TRY(cudaGetLastError(), "sparse tiles kernel launch");
         int last = 0;
         gcut_status st = run_rounds(L, nullptr, 0, (long long)tiles * 32, C.sp_settle, &last);
-        if (st != GCUT_OK)
+        if (st != GCUT_OK || (st = certify(last, L.gap, ok)) != GCUT_OK)
             return st;
-        GCUT__CUDA_TRY(cudaMemsetAsync(C.wc, 0, kWarmWords * 8, stream), "memset");
-        warm_check_kernel<CONN>
-            <<<S.node_blocks, 256, 0, stream>>>(S.P, C.wc, nullptr, C.sp_ctl + last, L.gap);
-        GCUT__CUDA_TRY(cudaGetLastError(), "warm check kernel launch");
-        GCUT__CUDA_TRY(
-            cudaMemcpyAsync(C.host_wc, C.wc, kWarmWords * 8, cudaMemcpyDeviceToHost, stream),
-            "read warm counters");
-        GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "sparse certificate");
         report("after the first global relabel", last);
         if (C.verbose)
             fprintf(stderr,
                     "cuda-grid: sparse phase from %d active tiles: certificate %s (%llu nodes "
                     "against it)\n",
-                    tiles, C.host_wc[kWarmBad] == 0 ? "holds, no second relabel" : "fails",
-                    C.host_wc[kWarmBad]);
-        proven = *ok = C.host_wc[kWarmBad] == 0;
+                    tiles, *ok ? "holds, no second relabel" : "fails", C.host_wc[kWarmBad]);
+        proven = *ok;
         return GCUT_OK;
     }
 };
