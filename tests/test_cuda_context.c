@@ -568,13 +568,20 @@ int main(void) {
     incremental_cases(&rng, 1, 1);
     unsetenv("GCUT_CUDAGRID_WARM_INC");
     incremental_cases(&rng, 1, 0);
-    /* The sparse phase (on by default): as it is (rounds on the kept heights, source-side
-     * pulls, the local closure, the certificate); with lists of one entry (every round drops
-     * nodes, which the certificate or the relabel must find); one round of one step; without
-     * pulls; without the local closure; with rounds
-     * after the first relabel (the gap rule, then the certificate again), alone and with the
+    /* The sparse phase (GCUT_CUDAGRID_WARM_SPARSE=1; off by default): the shared cases and a
+     * deficit near INT32_MAX through it; then the incremental case sets with its defaults
+     * (rounds on the kept heights, source-side pulls, the local closure, the certificate); with
+     * lists of one entry (every round drops nodes, which the certificate or the relabel must
+     * find); one round of one step; without pulls; without the local closure; with rounds after
+     * the first relabel (the gap rule, then the certificate again), alone and with the
      * certificate after the start off; with neither certificate (never a sparse stop); off. */
-    sparse_cases(&rng, quick, 1, "default");
+    setenv("GCUT_CUDAGRID_WARM_SPARSE", "1", 1);
+    run_sequence(&rng, "cuda-grid", 2, s2, 4, quick ? 4 : 8);
+    run_sequence(&rng, "cuda-grid", 3, s3, 26, quick ? 4 : 8);
+    deficit_overflow(1);
+    unsetenv("GCUT_CUDAGRID_WARM_SPARSE");
+    setenv("GCUT_CUDAGRID_WARM_SPARSE", "1", 1);
+    sparse_cases(&rng, quick, 1, "its defaults");
     setenv("GCUT_CUDAGRID_SPARSE_CAP", "1", 1);
     sparse_cases(&rng, 1, -1, "lists of one entry");
     unsetenv("GCUT_CUDAGRID_SPARSE_CAP");
@@ -596,9 +603,8 @@ int main(void) {
     unsetenv("GCUT_CUDAGRID_SPARSE_SETTLE");
     sparse_cases(&rng, 1, 0, "no certificate");
     unsetenv("GCUT_CUDAGRID_SPARSE_CHECK");
-    setenv("GCUT_CUDAGRID_WARM_SPARSE", "0", 1);
-    sparse_cases(&rng, 1, 0, "off");
     unsetenv("GCUT_CUDAGRID_WARM_SPARSE");
+    sparse_cases(&rng, 1, 0, "off, the default");
 #else
     (void)run_all_sequences; /* the shared cases are unused in a build without CUDA */
 #endif
