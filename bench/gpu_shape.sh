@@ -9,6 +9,9 @@
 # SHAPE_REPEATS solves each; medians over rounds per variant; --verbose profiles of
 # PROF_VARIANTS on hard 1920x1080 8-connected (seed 1); with PEIBFS=PATH/mfa_maxflow, P-EIBFS on
 # 16 threads on hard 1920x1080 8-connected (seed 5) between cuda-grid runs of PEIBFS_VARIANTS.
+# Seventh session: an instance "NxNxN:CONN:SEED" is a volume (gcut_bench --volumes N, 6-connected);
+# RACECHECK=1 runs compute-sanitizer racecheck on the racecheck set (GCUT_TEST_QUICK=2) of RACE_TESTS;
+# BENCH_TIMEOUT (default 60 s) bounds each gcut_bench process, TEST_TIMEOUT (120 s) each test.
 # Logs under $OUT. Run from the tree to test: bash bench/gpu_shape.sh
 set -u
 O=${OUT:-bench/out/shape}
@@ -47,6 +50,17 @@ if [ -n "${SANITIZE:-}" ]; then
     done
     rm -f "$O/san.tmp"
 fi
+# RACECHECK=1: compute-sanitizer racecheck on GCUT_TEST_QUICK=2 (the racecheck set) of RACE_TESTS.
+if [ -n "${RACECHECK:-}" ]; then
+    for t in ${RACE_TESTS:-build-new/tests/test_cuda_grid}; do
+        s=$(date +%s%N)
+        GCUT_TEST_QUICK=2 timeout "${RACE_TIMEOUT:-120}" compute-sanitizer --tool racecheck --error-exitcode 9 \
+            "$t" >"$O/race.tmp" 2>&1
+        echo "racecheck $t rc=$? $((($(date +%s%N) - s) / 1000000)) ms: $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY|hazard|passed,' "$O/race.tmp" | head -5 | tr '\n' ' ')" |
+            tee -a "$O/tests-summary.log"
+    done
+    rm -f "$O/race.tmp"
+fi
 IFS=";" read -ra variants <<<"${SHAPE_VARIANTS:-t32:build-new:;t16:build-sq:}"
 for r in $(seq 1 "${REPS:-2}"); do
     [ -n "${SHAPE_INSTANCES-x}" ] || break
@@ -57,12 +71,16 @@ for r in $(seq 1 "${REPS:-2}"); do
         for v in "${variants[@]}"; do
             IFS=":" read -r name dir envs <<<"$v"
             # shellcheck disable=SC2086
-            env ${envs//,/ } timeout 60 "$dir/gcut_bench" --sizes "$size" --volumes none --connectivity "$conn" \
+            case $size in *x*x*) where="--sizes none --volumes ${size%%x*}" ;;
+            *) where="--sizes $size --volumes none --connectivity $conn" ;; esac
+            # shellcheck disable=SC2086
+            env ${envs//,/ } timeout "${BENCH_TIMEOUT:-60}" "$dir/gcut_bench" $where \
                 --levels hard --seed "$seed" --solvers "$solvers" --repeats "${SHAPE_REPEATS:-5}" \
                 --no-markdown --csv - 2>>"$O/bench.err" |
                 grep -v '^instance,' | awk -F, -v n="$name" -v r="$r" -v c="$conn" -v s="$seed" \
                 '{print "tune", r, n, $1 "/s" s, "c" c, $6, $10, $11, $14, $15}'
-            [ "${PIPESTATUS[0]}" -eq 0 ] || echo "gcut_bench exit ${PIPESTATUS[0]} ($name $spec): flows differ or a run failed"
+            rc=${PIPESTATUS[0]} # read at once: the test below would replace it
+            [ "$rc" -eq 0 ] || echo "gcut_bench exit $rc ($name $spec): flows differ, a run failed or (124) it ran past BENCH_TIMEOUT"
         done
     done
 done 2>&1 | tee "$O/tune.log"
@@ -78,7 +96,7 @@ for v in "${prof[@]}"; do
     IFS=":" read -r name dir envs <<<"$v"
     echo "== profile $name 1920x1080 8-conn seed 1 (gcut_bench --verbose, 2 solves)"
     # shellcheck disable=SC2086
-    env ${envs//,/ } timeout 60 "$dir/gcut_bench" --sizes 1920x1080 --volumes none --connectivity 8 \
+    env ${envs//,/ } timeout "${BENCH_TIMEOUT:-60}" "$dir/gcut_bench" --sizes 1920x1080 --volumes none --connectivity 8 \
         --levels hard --seed 1 --solvers cuda-grid --repeats 2 --verbose --no-markdown --csv /dev/null 2>&1 |
         grep -E "flow|block time"
 done 2>&1 | tee "$O/prof.log"
@@ -93,7 +111,7 @@ if [ -n "${PEIBFS:-}" ]; then
         for v in "${pv[@]}"; do
             IFS=":" read -r name dir envs <<<"$v"
             # shellcheck disable=SC2086
-            env ${envs//,/ } timeout 60 "$dir/gcut_bench" --sizes 1920x1080 --volumes none --connectivity 8 \
+            env ${envs//,/ } timeout "${BENCH_TIMEOUT:-60}" "$dir/gcut_bench" --sizes 1920x1080 --volumes none --connectivity 8 \
                 --levels hard --seed 5 --solvers cuda-grid --repeats 5 --no-markdown --csv - 2>>"$O/bench.err" |
                 grep -v '^instance,' | awk -F, -v n="$name" '{print "peibfs-run", n, $1, "cuda-grid solve_ms", $10, "flow", $11}'
         done

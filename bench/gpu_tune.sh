@@ -25,7 +25,8 @@ for spec in ${TUNE_INSTANCES:-1920x1080:8}; do
                 --solvers "$solvers" --repeats "${TUNE_REPEATS:-5}" --no-markdown --csv - 2>>"${TUNE_ERR:-/tmp/gpu_tune.err}" |
                 grep -v '^instance,' | awk -F, -v n="$name" -v r="$r" -v c="$conn" \
                 '{print "tune", r, n, $1, "c" c, $6, $10, $11, $14, $15}'
-            [ "${PIPESTATUS[0]}" -eq 0 ] || echo "tune: gcut_bench exit ${PIPESTATUS[0]} ($name $spec)"
+            rc=${PIPESTATUS[0]} # read at once: the test below would replace it
+            [ "$rc" -eq 0 ] || echo "tune: gcut_bench exit $rc ($name $spec)"
         done
     done
 done 2>&1 | tee "$O/tune.log"

@@ -298,14 +298,28 @@ static void larger_cases(test_rng *rng) {
  * (GCUT_CUDAGRID_TILE4 / TILE8: 16 default, 32 for 32x8), so a build with 32 runs them all
  * with 32x8 tiles (bench/gpu_shape.sh builds both). */
 static void relabel_paths(test_rng *rng, int full) {
-    static const char *const variants[][2] = {
-        {"GCUT_CUDAGRID_RELAX", "0"},          {"GCUT_CUDAGRID_RELAX", "1"},
-        {"GCUT_CUDAGRID_QUEUE", "1"},          {"GCUT_CUDAGRID_INIT_LEVELS", "1"},
-        {"GCUT_CUDAGRID_QPAR", "0"},           {"GCUT_CUDAGRID_JACOBI", "0"},
-        {"GCUT_CUDAGRID_QUEUE_PER_TILE", "4"}, {"GCUT_CUDAGRID_LEAN_SWEEP", "1"},
-        {"GCUT_CUDAGRID_LEAN_SWEEP", "0"}};
+    /* One switch, or two (the second pair empty when not used). Seventh session (both off by
+     * default): the one-launch relabel's memsets trimmed (TRIM 1; with QUEUE 1 every relabel
+     * overflows, so the trimmed path clears the flags again after each) and the sweep built for
+     * one more block per SM (both sweeps). */
+    static const char *const variants[][4] = {
+        {"GCUT_CUDAGRID_RELAX", "0", "", ""},
+        {"GCUT_CUDAGRID_RELAX", "1", "", ""},
+        {"GCUT_CUDAGRID_QUEUE", "1", "", ""},
+        {"GCUT_CUDAGRID_INIT_LEVELS", "1", "", ""},
+        {"GCUT_CUDAGRID_QPAR", "0", "", ""},
+        {"GCUT_CUDAGRID_JACOBI", "0", "", ""},
+        {"GCUT_CUDAGRID_QUEUE_PER_TILE", "4", "", ""},
+        {"GCUT_CUDAGRID_LEAN_SWEEP", "1", "", ""},
+        {"GCUT_CUDAGRID_LEAN_SWEEP", "0", "", ""},
+        {"GCUT_CUDAGRID_TRIM", "1", "", ""},
+        {"GCUT_CUDAGRID_TRIM", "1", "GCUT_CUDAGRID_QUEUE", "1"},
+        {"GCUT_CUDAGRID_SWEEP_OCC", "1", "GCUT_CUDAGRID_LEAN_SWEEP", "0"},
+        {"GCUT_CUDAGRID_SWEEP_OCC", "1", "GCUT_CUDAGRID_LEAN_SWEEP", "1"}};
     for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
         setenv(variants[v][0], variants[v][1], 1);
+        if (variants[v][2][0] != '\0')
+            setenv(variants[v][2], variants[v][3], 1);
         random_small(rng, 1, 0);
         snake_case(9, 40);
         sparse_sink_cases(rng);
@@ -322,15 +336,18 @@ static void relabel_paths(test_rng *rng, int full) {
                 int64_t expected = reference_flow(grid, "bk");
                 if (expected < 0)
                     expected = oracle_dinic_grid(grid);
-                char what[128];
-                snprintf(what, sizeof what, "%s=%s synth hard %lldx%lldx%lld conn %d",
-                         variants[v][0], variants[v][1], (long long)synth[k].w,
-                         (long long)synth[k].h, (long long)synth[k].d, synth[k].conn);
+                char what[192];
+                snprintf(what, sizeof what, "%s=%s %s=%s synth hard %lldx%lldx%lld conn %d",
+                         variants[v][0], variants[v][1], variants[v][2], variants[v][3],
+                         (long long)synth[k].w, (long long)synth[k].h, (long long)synth[k].d,
+                         synth[k].conn);
                 check_cuda(grid, expected, what);
                 gcut_grid_free(grid);
             }
         }
         unsetenv(variants[v][0]);
+        if (variants[v][2][0] != '\0')
+            unsetenv(variants[v][2]);
     }
 }
 

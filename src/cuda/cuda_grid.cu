@@ -870,9 +870,17 @@ __global__ void collect_listed_kernel(const Problem P, int list_out, unsigned st
  * (8-connected 16x16: 80 registers and 3 blocks per SM, no spill, against 88 and 2). */
 template <int CONN> struct LeanSweep {
     static constexpr int kMinBlocks = CONN == 8 ? 3 : CONN == 26 ? 2 : 4;
+    /* GCUT_CUDAGRID_SWEEP_OCC=1 (seventh session): one block per SM more than the default
+     * sweep gets (ptxas, sm_90, 16x16: 4-connected 58 registers and 4 blocks -> 47 and 5, no
+     * spill; 8-connected lean 80 and 3 -> 64 and 4, 4 bytes spilled, not lean 88 and 2 -> 63 and
+     * 4; 6-connected 48 and 5 -> 40 and 6, 16 bytes spilled). */
+    static constexpr int kMoreBlocks = CONN == 4 ? 5 : CONN == 8 ? 4 : CONN == 6 ? 6 : 3;
 };
-template <int CONN, bool LEAN = false>
-__global__ void __launch_bounds__(Geo<CONN>::T, LEAN ? LeanSweep<CONN>::kMinBlocks : 0)
+/* MORE: launch bounds of LeanSweep::kMoreBlocks blocks per SM (GCUT_CUDAGRID_SWEEP_OCC). */
+template <int CONN, bool LEAN = false, bool MORE = false>
+__global__ void __launch_bounds__(Geo<CONN>::T, MORE   ? LeanSweep<CONN>::kMoreBlocks
+                                                : LEAN ? LeanSweep<CONN>::kMinBlocks
+                                                       : 0)
     sweep_kernel(const Problem P, int list_in, int list_out, int list_clear, unsigned stamp,
                  int rounds) {
     using G = Geo<CONN>;
@@ -1112,7 +1120,8 @@ struct Session {
     /* Launch shapes and knobs, fixed at setup. */
     int device = 0, node_blocks = 1, sweep_blocks = 1, relax_blocks = 1, coop = 0, coop_blocks = 1,
         sweeps_per_relabel = 1, rounds = 1, warm_sweeps = 1, relax_async = 1, async_blocks = 1,
-        init_levels = 1, parallel_queue = 1, jacobi = 0, lean_sweep = 0;
+        init_levels = 1, parallel_queue = 1, jacobi = 0, lean_sweep = 0, sweep_occ = 0,
+        trim_memsets = 0;
     /* One-launch relabels since the queue was last cleared (their epochs tag its entries). */
     long long epochs = 0;
     ~Session() {
@@ -1269,10 +1278,16 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
      * SM; 0 (default otherwise) the sweep before it (docs/CUDA-GRID.md, "Square 2D tiles":
      * 8-connected at 16x16 it needs 88 registers, 2 blocks per SM). */
     S.lean_sweep = gcut__env_int("GCUT_CUDAGRID_LEAN_SWEEP", CONN == 8 ? 1 : 0, 0, 1);
+    /* GCUT_CUDAGRID_SWEEP_OCC: 1 the sweep built for LeanSweep::kMoreBlocks blocks per SM
+     * (seventh session, docs/CUDA-GRID.md "Seventh pass"); 0 (default) as before. */
+    S.sweep_occ = gcut__env_int("GCUT_CUDAGRID_SWEEP_OCC", 0, 0, 1);
     GCUT__CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
                        &sweep_per_sm,
-                       S.lean_sweep ? sweep_kernel<CONN, true> : sweep_kernel<CONN, false>, G::T,
-                       0),
+                       S.sweep_occ    ? (S.lean_sweep ? sweep_kernel<CONN, true, true>
+                                                      : sweep_kernel<CONN, false, true>)
+                       : S.lean_sweep ? sweep_kernel<CONN, true>
+                                      : sweep_kernel<CONN, false>,
+                       G::T, 0),
                    "occupancy");
     GCUT__CUDA_TRY(
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&relax_per_sm, relax_kernel<CONN>, G::T, 0),
@@ -1309,6 +1324,10 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
         "GCUT_CUDAGRID_SWEEPS",
         G::NDIM == 2 ? kDefaultSweepsPerRelabel2D : kDefaultSweepsPerRelabel3D, 1, 1 << 20);
     S.rounds = gcut__env_int("GCUT_CUDAGRID_ROUNDS", kDefaultRounds, 1, 1 << 20);
+    /* GCUT_CUDAGRID_TRIM: 1 the one-launch relabel's host memsets only where needed (the init
+     * kernel clears the list words; a relabel that ended at its fixed point leaves every queue
+     * flag and the pending and overflow words at 0); 0 (default) all four per relabel. */
+    S.trim_memsets = gcut__env_int("GCUT_CUDAGRID_TRIM", 0, 0, 1);
     S.warm_sweeps = gcut__env_int("GCUT_CUDAGRID_WARM_SWEEPS", S.sweeps_per_relabel, 1, 1 << 20);
     /* The global relabel as a chain of launches with a list-size read per batch; as one
      * cooperative launch only on request (GCUT_CUDAGRID_COOP=1): on the H100 it was no faster
@@ -1445,10 +1464,19 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
     /* --verbose: of the one-launch relabels (steps_ms: the node steps, part of init_ms) */
     float init_ms = 0, relax_kernel_ms = 0, steps_ms = 0;
     /* Exact heights, then the active tiles; 0 active tiles means the preflow is maximum. */
+    /* GCUT_CUDAGRID_TRIM: the queue flags and words are cleared by memsets before the first
+     * one-launch relabel of a solve and after one that ran out of room; any other relabel
+     * starts from the state the last one ended in (every flag 0: each queued or first-pass tile
+     * clears its flag when a block takes it, and kPending reached 0 only after every one was
+     * taken; kPending and kQOverflow 0), and relabel_init_kernel clears the list words. */
+    bool queue_words_clean = false;
     auto global_relabel = [&](int *active_tiles) -> gcut_status {
         relabels++;
-        GCUT__CUDA_TRY(cudaMemsetAsync(P.count, 0, 4 * sizeof(int), stream), "memset");
-        GCUT__CUDA_TRY(cudaMemsetAsync(P.next, 0, 4 * sizeof(int), stream), "memset");
+        const bool trim = S.trim_memsets && S.relax_async && !coop;
+        if (!trim) {
+            GCUT__CUDA_TRY(cudaMemsetAsync(P.count, 0, 4 * sizeof(int), stream), "memset");
+            GCUT__CUDA_TRY(cudaMemsetAsync(P.next, 0, 4 * sizeof(int), stream), "memset");
+        }
         if (coop) {
             unsigned stamp0 = stamp + 1;
             void *args[] = {&P, &q, &stamp0};
@@ -1470,11 +1498,12 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
             S.epochs++;
             if (verbose)
                 GCUT__CUDA_TRY(cudaEventRecord(S.events[5], stream), "cudaEventRecord");
-            if (S.relax_async == 2) {
+            if (S.relax_async == 2 && !(trim && queue_words_clean)) {
                 GCUT__CUDA_TRY(cudaMemsetAsync(P.qflag, 0, tiles * sizeof(int), stream), "memset");
                 GCUT__CUDA_TRY(cudaMemsetAsync(P.rctl, 0, (kQOverflow + 1) * sizeof(int), stream),
                                "memset");
             }
+            queue_words_clean = false;
             relabel_init_kernel<CONN>
                 <<<node_blocks, 256, 0, stream>>>(P, S.relax_async, S.init_levels, S.jacobi == 0);
             if (verbose)
@@ -1507,6 +1536,7 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
             }
             relax_visits = S.host_count[4 + kRelaxVisits]; /* since the solve began */
             if (S.host_count[4 + kQOverflow] == 0) {
+                queue_words_clean = true;
                 *active_tiles = S.host_count[q % 3];
                 return GCUT_OK;
             }
@@ -1614,13 +1644,21 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
             GCUT__CUDA_TRY(cudaEventRecord(S.events[0], stream), "cudaEventRecord");
         const int this_batch = batch;
         batch = sweeps_per_relabel;
-        for (int k = 0; k < this_batch; k++, q++, sweeps++)
-            if (S.lean_sweep)
-                sweep_kernel<CONN, true><<<sweep_blocks, G::T, 0, stream>>>(
-                    P, q % 3, (q + 1) % 3, (q + 2) % 3, ++stamp, rounds);
+        for (int k = 0; k < this_batch; k++, q++, sweeps++) {
+            const int a = q % 3, b = (q + 1) % 3, c = (q + 2) % 3;
+            ++stamp;
+            if (S.sweep_occ && S.lean_sweep)
+                sweep_kernel<CONN, true, true>
+                    <<<sweep_blocks, G::T, 0, stream>>>(P, a, b, c, stamp, rounds);
+            else if (S.sweep_occ)
+                sweep_kernel<CONN, false, true>
+                    <<<sweep_blocks, G::T, 0, stream>>>(P, a, b, c, stamp, rounds);
+            else if (S.lean_sweep)
+                sweep_kernel<CONN, true>
+                    <<<sweep_blocks, G::T, 0, stream>>>(P, a, b, c, stamp, rounds);
             else
-                sweep_kernel<CONN><<<sweep_blocks, G::T, 0, stream>>>(P, q % 3, (q + 1) % 3,
-                                                                      (q + 2) % 3, ++stamp, rounds);
+                sweep_kernel<CONN><<<sweep_blocks, G::T, 0, stream>>>(P, a, b, c, stamp, rounds);
+        }
         GCUT__CUDA_TRY(cudaGetLastError(), "sweep kernel launch");
         if (verbose && (st = lap(0, 1, &sweep_ms)) != GCUT_OK)
             return st;
