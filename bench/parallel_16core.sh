@@ -17,11 +17,15 @@
 #       rotating run by run); each peer runs once with --repeats REPEATS (one file read)
 #   -o  output folder (default bench/out/par16): instances, raw CSV, table, profiles
 #   -i  instances, hard synthetic seed 5 (default "2048x2048:4 1920x1080:8 192x192x192:6
-#       4096x4096:4")
+#       4096x4096:4"); "photo:WxH" is instead the energy of `gcut segment`'s one cut of the
+#       hard synthetic photo (seed 1, its seeds; `--write-grid`), issue #17's 1080p photo at
+#       photo:1920x1080
+#   -S  gcut solvers timed on every instance (default "bk parallel-bk cpu-pr"; grid-ibfs too)
 #   -s  variants of parallel-bk to run too on every instance (default none): a number N
 #       (GCUT_QPBO_BLOCKS=N), rows (tiles of whole rows / slices, GCUT_PBK_TILES=rows),
 #       stripes (bk's serial layout cut into index ranges, GCUT_PBK_TILES=0), two-phase
-#       (GCUT_PBK_OVERLAP=0), size-order (smallest union merged first, GCUT_PBK_ORDER=size)
+#       (GCUT_PBK_OVERLAP=0), size-order (smallest union merged first, GCUT_PBK_ORDER=size),
+#       tN (parallel-bk on N threads)
 #   -b  build folder (default build-par16: Release, no CUDA; configured and built if missing)
 # Every gcut row is `gcut maxflow FILE.grid` (build_ms: the solver's layout from the grid;
 # solve_ms: the max flow and the cut); the peers read FILE.max, written from the same grid by
@@ -29,12 +33,12 @@
 # is in neither.
 set -u
 mfa=""; peer_list=peibfs,pard; work=""; threads=$(nproc); repeats=3; out=bench/out/par16; sweep=""; build=build-par16
-instances="2048x2048:4 1920x1080:8 192x192x192:6 4096x4096:4"
-while getopts "m:t:r:o:i:s:b:p:w:h" o; do
+instances="2048x2048:4 1920x1080:8 192x192x192:6 4096x4096:4"; gsolvers="bk parallel-bk cpu-pr"
+while getopts "m:t:r:o:i:s:b:p:w:S:h" o; do
     case $o in
     m) mfa=$OPTARG;; t) threads=$OPTARG;; r) repeats=$OPTARG;; o) out=$OPTARG;;
-    i) instances=$OPTARG;; s) sweep=$OPTARG;; b) build=$OPTARG;; p) peer_list=$OPTARG;; w) work=$OPTARG;;
-    *) sed -n '2,28p' "$0"; exit 2;;
+    i) instances=$OPTARG;; s) sweep=$OPTARG;; S) gsolvers=$OPTARG;; b) build=$OPTARG;; p) peer_list=$OPTARG;; w) work=$OPTARG;;
+    *) sed -n '2,32p' "$0"; exit 2;;
     esac
 done
 [ -z "$mfa" ] || mfa=$(readlink -f "$mfa") # before the cd: a relative path is the caller's
@@ -60,9 +64,10 @@ echo "instance,solver,run,build_ms,solve_ms,flow" >"$raw"
 : >"$out/profiles.txt"
 
 gcut_run() { # label file solver [env...] -> appends a raw row
-    local label=$1 name=$2 solver=$3 run=$4; shift 4
+    local label=$1 name=$2 solver=$3 run=$4 th=$threads; shift 4
+    [ "${1:-}" != "THREADS" ] || { th=$2; shift 2; }
     local o
-    o=$(env "$@" "$gcut" maxflow --solver "$solver" --threads "$threads" "$work/$name.grid" 2>&1)
+    o=$(env "$@" "$gcut" maxflow --solver "$solver" --threads "$th" "$work/$name.grid" 2>&1)
     local b s f
     b=$(awk '$1=="c" && $2=="build_ms" {print $3}' <<<"$o")
     s=$(awk '$1=="c" && $2=="solve_ms" {print $3}' <<<"$o")
@@ -73,15 +78,24 @@ gcut_run() { # label file solver [env...] -> appends a raw row
 
 for spec in $instances; do
     size=${spec%%:*}; conn=${spec##*:}
-    name=hard-$size-c$conn
-    "$gcut" gen synth --size "$size" --seed 5 --level hard --connectivity "$conn" \
-        --grid "$work/$name.grid" || { echo "gen failed for $spec" >&2; continue; }
+    if [ "$size" = photo ]; then # the segmentation energy of issue #17's photo
+        size=$conn; name=photo-$size
+        "$gcut" gen synth --size "$size" --seed 1 --level hard -o "$work/$name.png" \
+            --seeds "$work/$name-seeds.png" >/dev/null &&
+            "$gcut" segment "$work/$name.png" --seeds "$work/$name-seeds.png" --iterations 1 \
+                -o "$work/$name-mask.png" --write-grid "$work/$name.grid" >"$work/$name.segment.txt" ||
+            { echo "photo failed for $spec" >&2; continue; }
+    else
+        name=hard-$size-c$conn
+        "$gcut" gen synth --size "$size" --seed 5 --level hard --connectivity "$conn" \
+            --grid "$work/$name.grid" || { echo "gen failed for $spec" >&2; continue; }
+    fi
     # The certificate once per gcut solver (not timed), then the timed runs.
-    for s in bk parallel-bk cpu-pr; do
+    read -r -a solvers <<<"$gsolvers"
+    for s in "${solvers[@]}"; do
         "$gcut" maxflow --solver "$s" --threads "$threads" --verify --quiet "$work/$name.grid" \
             >"$work/$name.verify-$s.txt" 2>&1 || echo "VERIFY FAILED: $name $s" | tee -a "$out/failures.txt" >&2
     done
-    solvers=(bk parallel-bk cpu-pr)
     for ((r = 0; r < repeats; r++)); do
         for ((j = 0; j < ${#solvers[@]}; j++)); do
             s=${solvers[$(((j + r) % ${#solvers[@]}))]}
@@ -96,6 +110,7 @@ for spec in $instances; do
         stripes) envs=(GCUT_PBK_TILES=0);;
         two-phase) envs=(GCUT_PBK_OVERLAP=0);;
         size-order) envs=(GCUT_PBK_ORDER=size);;
+        t[0-9]*) envs=(THREADS "${v#t}");;
         *[!0-9]*) echo "unknown variant $v" >&2; continue;;
         *) envs=(GCUT_QPBO_BLOCKS=$v); v=$v-blocks;;
         esac

@@ -46,12 +46,16 @@ static void usage(FILE *out) {
           "  -o MASK_OUT           output mask, 0/255 (PNG for images, raw bytes for volumes)\n"
           "  --overlay OUT.png     the picture with the foreground tinted and its boundary drawn\n"
           "  --truth TRUTH         ground-truth mask (nonzero = foreground) to score against\n"
+          "  --write-grid FILE     also write the energy of the first cut (the seeds' colour\n"
+          "                        models; not with --rect or --batch) as a gcut grid file\n"
+          "                        (docs/FORMATS.md), for `gcut maxflow` and bench/; its\n"
+          "                        minimum cut is the mask of --iterations 1\n"
           "  --solver NAME         solver from `gcut solvers`, or auto (default). For one cut\n"
           "                        of one picture (--iterations 1, no --rect, --levels or\n"
           "                        --batch) auto solves on the CPU, parallel-bk on --threads\n"
           "                        (all cores by default), without starting CUDA, when the\n"
           "                        picture has at most GCUT_SEGMENT_CPU_PIXELS_PER_THREAD\n"
-          "                        pixels per thread (default 65536; 0 = never); otherwise\n"
+          "                        pixels per thread (default 131072; 0 = never); otherwise\n"
           "                        cuda-grid where a GPU is usable (--verbose says which and\n"
           "                        why; docs/SEGMENT.md)\n"
           "  --threads N           CPU threads for parallel solvers (0 = all)\n"
@@ -175,9 +179,11 @@ static bool device_start_end(device_start *d) {
  * A process that starts CUDA pays for it whatever it then does: on the H100 host ~220-250 ms
  * of start-up and ~100 ms of tear-down at exit (docs/CUDA-GRID.md, "Segmentation process time",
  * fourth and fifth passes), more than the whole CPU route (read, models, energy, parallel-bk on
- * every core, write) takes there for a hard photo of up to ~0.9 megapixels (16 cores: 244 ms
- * against 372 at 640x480, a tie at 1280x720, 442 against 377 at 1920x1080; this constant is
- * that crossover, 57,600 pixels per core, rounded up). So `gcut segment` with solver auto, one
+ * every core, write) takes there for a hard photo of up to ~2 megapixels since parallel-bk's
+ * pre-pass on pictures (src/seg/segment.c; 16 cores: 244 ms against 372 at 640x480, 317 against
+ * 362 at 1920x1080 = 129,600 pixels per core, 429 against 352 at 2560x1440 = 230,400 per core;
+ * docs/CUDA-GRID.md, "Segmentation process time (sixth pass)"; this constant is the largest
+ * measured win rounded up to a power of two). So `gcut segment` with solver auto, one
  * picture (no --batch, not a volume) and one cut (--iterations 1, no --rect, no --levels)
  * solves on the CPU, never touching CUDA, when the picture has at most
  * CPU_PIXELS_PER_THREAD pixels per CPU thread (--threads, else the online cores): parallel-bk
@@ -186,7 +192,7 @@ static bool device_start_end(device_start *d) {
  * picture's size before anything is decoded, so that the GPU route's CUDA start-up can still
  * begin at once: PNG and JPEG headers are read for it (other formats decide once decoded).
  * GCUT_SEGMENT_CPU_PIXELS_PER_THREAD overrides the constant (0: never the CPU route). */
-#define CPU_PIXELS_PER_THREAD ((int64_t)65536)
+#define CPU_PIXELS_PER_THREAD ((int64_t)131072)
 
 typedef struct segment_route {
     bool cpu;           /* take the CPU route: parallel-bk on `threads` threads */
@@ -282,6 +288,7 @@ typedef struct segment_args {
     int num_images;
     bool volume; /* --raw or several slices: masks are raw files or slice lists */
     const char *seeds, *out, *overlay, *truth;
+    const char *write_grid; /* --write-grid FILE: the first cut's energy as a grid file */
     gcut_seed_encoding encoding;
     gcut_seg_params params;
     gcut_options options;
@@ -392,8 +399,9 @@ static int check_paths(const segment_args *args) {
                        &num_copies);
     count =
         add_inputs(inputs, count, room, "--truth", args->truth, args->volume, copies, &num_copies);
-    const cli_path outputs[] = {{"-o", args->out}, {"--overlay", args->overlay}};
-    int code = cli_check_paths("segment", inputs, count, outputs, 2);
+    const cli_path outputs[] = {
+        {"-o", args->out}, {"--overlay", args->overlay}, {"--write-grid", args->write_grid}};
+    int code = cli_check_paths("segment", inputs, count, outputs, 3);
     for (int i = 0; i < num_copies; i++)
         gcut_free(copies[i]);
     gcut_free(inputs);
@@ -450,6 +458,8 @@ static int parse_args(int argc, char **argv, segment_args *args) {
             args->overlay = v;
         } else if (strcmp(a, "--truth") == 0) {
             args->truth = v;
+        } else if (strcmp(a, "--write-grid") == 0) {
+            args->write_grid = v;
         } else if (strcmp(a, "--solver") == 0) {
             args->options.solver = v;
         } else if (strcmp(a, "--threads") == 0) {
@@ -542,10 +552,11 @@ static int parse_args(int argc, char **argv, segment_args *args) {
     }
     if (args->batch != NULL) {
         if (args->num_images > 0 || args->seeds != NULL || args->out != NULL || args->raw ||
-            args->overlay != NULL || args->truth != NULL || args->has_rect || args->check) {
+            args->overlay != NULL || args->truth != NULL || args->has_rect || args->check ||
+            args->write_grid != NULL) {
             cli_error("segment", GCUT_OK,
                       "--batch takes its images, seeds and outputs from LIST: no IMAGE, --seeds, "
-                      "-o, --raw, --overlay, --truth, --rect or --check beside it");
+                      "-o, --raw, --overlay, --truth, --rect, --check or --write-grid beside it");
             return 2;
         }
         return -1;
@@ -561,6 +572,11 @@ static int parse_args(int argc, char **argv, segment_args *args) {
     args->volume = args->raw || args->num_images > 1;
     if (args->volume && args->has_rect) {
         cli_error("segment", GCUT_OK, "--rect is for 2D images, not volumes");
+        return 2;
+    }
+    if (args->write_grid != NULL && args->has_rect) {
+        cli_error("segment", GCUT_OK,
+                  "--write-grid writes the energy of a cut from --seeds' models, not --rect's");
         return 2;
     }
     if (args->volume && args->overlay != NULL) {
@@ -689,6 +705,27 @@ static int write_mask(const segment_args *args, const gcut_image *image, uint8_t
     }
     if (temp_out != NULL)
         *temp_out = temp;
+    return 0;
+}
+
+/* --write-grid: the energy of the first cut (gcut_seg_build_grid, the same capacities as the
+ * solve's) as a grid file. Its time is outside the phases printed after it. @return 0 or 1. */
+static int write_grid(const segment_args *args, const gcut_image *image, const uint8_t *seeds) {
+    const double t0 = now_ms();
+    gcut_grid *grid = NULL;
+    gcut_status st = gcut_seg_build_grid(image, seeds, &args->params, &grid, NULL);
+    if (st != GCUT_OK) {
+        cli_error("segment", st, "cannot build the energy for --write-grid");
+        return 1;
+    }
+    const char *temp = cli_out_path("segment", args->write_grid);
+    if (temp != NULL && (st = gcut_grid_write(grid, temp)) != GCUT_OK)
+        cli_error("segment", st, "cannot write the grid '%s'", args->write_grid);
+    gcut_grid_free(grid);
+    if (temp == NULL || st != GCUT_OK)
+        return 1;
+    printf("grid     %s: the first cut's energy (built and written in %.1f ms)\n", args->write_grid,
+           now_ms() - t0);
     return 0;
 }
 
@@ -1140,6 +1177,8 @@ int cli_cmd_segment(int argc, char **argv) {
                 image.depth > 1 ? "voxels" : "pixels");
         args.options.verbose = 1;
     }
+    if (args.write_grid != NULL && write_grid(&args, &image, seeds) != 0)
+        goto done;
     gcut_seg_report report;
     cli_timeline("main", "segmentation begins (models, energy, solve)");
     const double t_cut = now_ms();

@@ -286,5 +286,39 @@ expect 1 "unknown solver" -- "$gcut" segment "$work/easy.png" --seeds "$work/eas
 expect 1 "raw volume of the wrong size" -- "$gcut" segment "$work/vol.raw" --raw 40x48x49 \
     --seeds "$work/vol_seeds.raw" -o "$work/x.raw"
 
+# ---- --write-grid (docs/SEGMENT.md): the first cut's energy as a grid file; its maximum flow
+# (bk and parallel-bk, certified) is the flow the one-cut segmentation prints, its minimal cut the
+# mask; refused with --rect and --batch, and when it names an input.
+expect 0 "segment easy --write-grid" -- "$gcut" segment "$work/easy.png" \
+    --seeds "$work/easy_seeds.png" -o "$work/wg_mask.png" --iterations 1 --solver bk \
+    --write-grid "$work/wg.grid"
+grep_out "^grid +.*wg.grid: the first cut's energy" "--write-grid reported"
+flow_seg="$(sed -n 's/^solve .*flow \([0-9]*\).*/\1/p' "$work/out")"
+for s in bk parallel-bk; do
+    expect 0 "maxflow on the written grid ($s)" -- "$gcut" maxflow --solver "$s" --threads 3 \
+        --verify --cut "$work/wg_cut_$s.txt" "$work/wg.grid"
+    flow_grid="$(sed -n 's/^s \([0-9]*\)$/\1/p' "$work/out")"
+    if [ -n "$flow_seg" ] && [ "$flow_seg" = "$flow_grid" ]; then pass; else
+        fail "--write-grid: segment flow '$flow_seg', $s on the grid '$flow_grid'"
+    fi
+done
+# The grid's cut (source side, linear indices) has as many nodes as the mask's foreground.
+fg_cut="$(wc -l <"$work/wg_cut_bk.txt")"
+expect 0 "segment easy (bk) for its foreground count" -- "$gcut" segment "$work/easy.png" \
+    --seeds "$work/easy_seeds.png" -o "$work/wg_mask2.png" --iterations 1 --solver bk
+fg_mask="$(sed -n 's/^mask .*: \([0-9]*\) foreground pixels.*/\1/p' "$work/out")"
+if [ -n "$fg_mask" ] && [ "$fg_cut" = "$fg_mask" ]; then pass; else
+    fail "--write-grid: the grid's minimal cut has '$fg_cut' nodes, the mask '$fg_mask' pixels"
+fi
+expect 2 "--write-grid with --rect" -- "$gcut" segment "$work/easy.png" --rect 10,10,100,100 \
+    -o "$work/x.png" --write-grid "$work/x.grid"
+grep_out "--write-grid writes the energy of a cut from --seeds" "--write-grid with --rect named"
+expect 2 "--write-grid with --batch" -- "$gcut" segment --batch "$work/nope.txt" \
+    --write-grid "$work/x.grid"
+grep_out "or --write-grid beside it" "--write-grid with --batch named"
+expect 2 "--write-grid naming the image" -- "$gcut" segment "$work/easy.png" \
+    --seeds "$work/easy_seeds.png" -o "$work/x.png" --write-grid "$work/easy.png"
+if [ -e "$work/x.grid" ]; then fail "a refused --write-grid left a file"; else pass; fi
+
 echo "golden_segment: $checks passed, $failures failed"
 [ "$failures" -eq 0 ]

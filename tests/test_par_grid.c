@@ -2,8 +2,9 @@
  * Liu & Sun 2010 merging; docs/CPU-PARALLEL.md) against independent oracles: brute force on
  * tiny grids, Dinic on larger ones, the cut certificate on every result; for thread counts
  * 1..6 and many tile counts the same flow and the same (minimal) cut as bk, and the same result
- * again with the old contiguous-range blocks, row tiles, both schedules, both merge orders and
- * 64-bit indices. */
+ * again with the old contiguous-range blocks, row tiles, both schedules, both merge orders,
+ * 64-bit indices and the pre-pass of tiles solved alone (GCUT_PBK_PREPASS, src/cpu/par_prepass.c)
+ * on random grids and on segmentation-like ones (strong neighbour arcs, small terminal excess). */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include "util_common.h"
 #include "util_oracle.h"
@@ -20,6 +21,23 @@ static void set_int(const char *name, int64_t value) {
     char text[32];
     snprintf(text, sizeof text, "%lld", (long long)value);
     setenv(name, text, 1);
+}
+
+/* A random pre-pass: one to three rounds, each a shifted K x K tiling (K 1..9) or parallel-bk's
+ * own tiles, by cpu-pr or grid-bk. */
+static void set_prepass(test_rng *rng) {
+    char text[64] = "";
+    const int rounds = (int)test_rng_range(rng, 1, 3);
+    for (int r = 0; r < rounds; r++) {
+        char one[16];
+        if (test_rng_range(rng, 0, 3) == 0)
+            snprintf(one, sizeof one, "%spbk", r ? "," : "");
+        else
+            snprintf(one, sizeof one, "%s%d", r ? "," : "", (int)test_rng_range(rng, 1, 9));
+        strncat(text, one, sizeof text - strlen(text) - 1);
+    }
+    setenv("GCUT_PBK_PREPASS", text, 1);
+    setenv("GCUT_PBK_PREPASS_SOLVER", test_rng_range(rng, 0, 2) == 0 ? "bk" : "pr", 1);
 }
 
 /* parallel-bk on `grid` for threads 1..max_threads, each with a tile count drawn from rng:
@@ -58,6 +76,9 @@ static bool check_grid(test_rng *rng, gcut_grid *grid, int64_t expected, int max
          * source (the labelling's slow path); the others take the parallel cut. */
         if (variant >= 5)
             setenv("GCUT_QPBO_CHECK_REACH", "1", 1);
+        /* A third of the solves start with the pre-pass (2D; 3D grids ignore it). */
+        if (test_rng_range(rng, 0, 2) == 0)
+            set_prepass(rng);
         flow = -1;
         memset(got, 0xaa, (size_t)n);
         ok = gcut_grid_solve(grid, &opt, &flow, got, NULL) == GCUT_OK && flow == expected &&
@@ -65,14 +86,17 @@ static bool check_grid(test_rng *rng, gcut_grid *grid, int64_t expected, int max
         if (!ok)
             fprintf(stderr,
                     "%s: parallel-bk flow %lld, expected %lld (%d threads, %lld blocks, "
-                    "variant %d)\n",
-                    what, (long long)flow, (long long)expected, threads, (long long)blocks,
-                    variant);
+                    "variant %d, pre-pass %s by %s)\n",
+                    what, (long long)flow, (long long)expected, threads, (long long)blocks, variant,
+                    getenv("GCUT_PBK_PREPASS") ? getenv("GCUT_PBK_PREPASS") : "none",
+                    getenv("GCUT_PBK_PREPASS_SOLVER") ? getenv("GCUT_PBK_PREPASS_SOLVER") : "-");
         unsetenv("GCUT_PBK_TILES");
         unsetenv("GCUT_QPBO_INDEX_BITS");
         unsetenv("GCUT_QPBO_CHECK_REACH");
         unsetenv("GCUT_PBK_OVERLAP");
         unsetenv("GCUT_PBK_ORDER");
+        unsetenv("GCUT_PBK_PREPASS");
+        unsetenv("GCUT_PBK_PREPASS_SOLVER");
     }
     unsetenv("GCUT_QPBO_BLOCKS");
     free(ref);
@@ -152,6 +176,83 @@ static void test_grids(test_rng *rng) {
     count(bad == 0);
 }
 
+/* Segmentation-like 2D grids (the energy of issue #17's photo: neighbour arcs ~20x the
+ * terminals' excess, which is what the pre-pass is for), odd sizes and 1-wide ones, now and
+ * then capacities near INT32_MAX (the tiles then fall back: cpu-pr to grid-bk, grid-bk to
+ * leaving the tile as it is): parallel-bk with every pre-pass shape against Dinic's flow and
+ * bk's cut, for 1, 2, 3 and 16 threads. */
+static void test_prepass(test_rng *rng) {
+    int bad = 0;
+    static const char *specs[] = {"1", "2", "3,2", "pbk", "pbk,4", "8,4", "5,pbk,2", "16,8"};
+    static const int thread_counts[] = {1, 2, 3, 16};
+    for (int round = 0; round < 12 && bad < 5; round++) {
+        int64_t shape[2] = {test_rng_range(rng, 1, 90), test_rng_range(rng, 1, 120)};
+        if (round % 5 == 1)
+            shape[test_rng_range(rng, 0, 1)] = 1;
+        const int conn = round % 3 == 0 ? 4 : 8;
+        const bool huge = round % 4 == 3;
+        gcut_grid *grid = NULL;
+        CHECK_OK(gcut_grid_create(2, shape, conn, &grid));
+        if (grid == NULL)
+            return;
+        const int64_t n = shape[0] * shape[1];
+        int32_t *src = gcut_grid_terminal_data(grid, GCUT_SOURCE);
+        int32_t *snk = gcut_grid_terminal_data(grid, GCUT_SINK);
+        for (int64_t i = 0; i < n; i++) {
+            /* Blobs of source-leaning pixels in sink-leaning ones, with noise both ways. */
+            const int64_t y = i / shape[1], x = i % shape[1];
+            const bool fg = ((y / 13 + x / 17) % 3 == 0) != (test_rng_range(rng, 0, 9) == 0);
+            const int32_t e = huge ? (int32_t)test_rng_range(rng, INT32_MAX / 2, INT32_MAX)
+                                   : (int32_t)test_rng_range(rng, 0, 2000);
+            src[i] = fg ? e : (int32_t)test_rng_range(rng, 0, 300);
+            snk[i] = fg ? (int32_t)test_rng_range(rng, 0, 300) : e;
+        }
+        for (int d = 0; d < gcut_grid_num_dirs(grid); d++) {
+            int32_t *cap = gcut_grid_dir_data(grid, d);
+            for (int64_t i = 0; i < n; i++)
+                cap[i] = huge ? (int32_t)test_rng_range(rng, INT32_MAX / 4, INT32_MAX)
+                              : (int32_t)test_rng_range(rng, 5000, 40000);
+        }
+        const int64_t expected = oracle_dinic_grid(grid);
+        uint8_t *ref = malloc((size_t)n), *got = malloc((size_t)n);
+        gcut_options opt;
+        gcut_options_init(&opt);
+        opt.solver = "bk";
+        int64_t flow = -1;
+        bool ok = ref && got && gcut_grid_solve(grid, &opt, &flow, ref, NULL) == GCUT_OK &&
+                  flow == expected;
+        setenv("GCUT_PBK_PREPASS", specs[round % 8], 1);
+        ok = ok && oracle_check_grid(grid, "parallel-bk", expected, "pre-pass grid");
+        opt.solver = "parallel-bk";
+        for (int k = 0; k < 8 && ok; k++) {
+            opt.threads = thread_counts[k % 4];
+            setenv("GCUT_PBK_PREPASS", specs[(round + k) % 8], 1);
+            setenv("GCUT_PBK_PREPASS_SOLVER", k < 4 ? "pr" : "bk", 1);
+            set_int("GCUT_QPBO_BLOCKS", test_rng_range(rng, 1, 70));
+            flow = -1;
+            memset(got, 0xaa, (size_t)n);
+            ok = gcut_grid_solve(grid, &opt, &flow, got, NULL) == GCUT_OK && flow == expected &&
+                 memcmp(ref, got, (size_t)n) == 0;
+            if (!ok)
+                fprintf(stderr,
+                        "pre-pass grid %lldx%lld conn %d%s: flow %lld, expected %lld (%d "
+                        "threads, pre-pass %s by %s)\n",
+                        (long long)shape[0], (long long)shape[1], conn, huge ? " huge" : "",
+                        (long long)flow, (long long)expected, opt.threads,
+                        getenv("GCUT_PBK_PREPASS"), getenv("GCUT_PBK_PREPASS_SOLVER"));
+        }
+        unsetenv("GCUT_PBK_PREPASS");
+        unsetenv("GCUT_PBK_PREPASS_SOLVER");
+        unsetenv("GCUT_QPBO_BLOCKS");
+        bad += !ok;
+        free(ref);
+        free(got);
+        gcut_grid_free(grid);
+    }
+    test_failures += bad;
+    count(bad == 0);
+}
+
 /* "auto" with threads > 1 on a grid of 65536 nodes or more takes parallel-bk (unless a GPU
  * takes it), and gives bk's flow and cut; one thread, or a smaller grid, stays on the serial
  * pick (grid-ibfs). */
@@ -203,6 +304,7 @@ int main(void) {
     test_rng_init(&rng, seed);
     test_tiny(&rng);
     test_grids(&rng);
+    test_prepass(&rng);
     test_auto(&rng);
     return test_finish("test_par_grid", passed);
 }

@@ -311,6 +311,24 @@ static void test_parts(uint64_t seed) {
             int64_t cut = -1;
             PASS_IF(gcut_grid_verify(one, labels, r_pbk.stats.flow, &cut) == GCUT_OK &&
                     cut == r_pbk.stats.flow);
+            /* The route's pre-pass (16,8 by cpu-pr unless GCUT_PBK_PREPASS says otherwise):
+             * other rounds, grid-bk on the tiles, 3 and 16 threads, and none at all. */
+            static const char *rounds[3][2] = {{"pbk,8", "bk"}, {"none", "pr"}, {NULL, NULL}};
+            static const int threads[3] = {3, 2, 16};
+            for (int v = 0; v < 3; v++) {
+                if (rounds[v][0] != NULL) {
+                    setenv("GCUT_PBK_PREPASS", rounds[v][0], 1);
+                    setenv("GCUT_PBK_PREPASS_SOLVER", rounds[v][1], 1);
+                }
+                o.threads = threads[v];
+                memset(m_pbk, 0xaa, (size_t)n);
+                r_pbk.stats.flow = -1;
+                CHECK_OK(gcut_segment(&img, seeds, &p, &o, m_pbk, &r_pbk));
+                PASS_IF(r_bk.stats.flow == r_pbk.stats.flow);
+                PASS_IF(memcmp(m_bk, m_pbk, (size_t)n) == 0);
+                unsetenv("GCUT_PBK_PREPASS");
+                unsetenv("GCUT_PBK_PREPASS_SOLVER");
+            }
             free(m_bk), free(m_pbk), free(labels);
         }
         gcut_grid_free(one), gcut_grid_free(split), gcut_grid_free(odd);

@@ -221,6 +221,29 @@ gcut_status gcut__bk_solve_grid(const gcut_grid *grid, const gcut_options *optio
 /** grid-bk (src/cpu/grid_bk.c): bk on the implicit grid topology. */
 gcut_status gcut__gridbk_solve_grid(const gcut_grid *grid, const gcut_options *options,
                                     int64_t *flow, uint8_t *labels, gcut_stats *stats);
+/** grid-bk on grid in place: capacities become a maximum flow's residuals, *flow its value
+ *  (every capacity must be at most INT32_MAX / 2). For parallel-bk's pre-pass. */
+gcut_status gcut__gridbk_solve_in_place(gcut_grid *grid, int64_t *flow, int64_t *augmentations);
+/** cpu-pr on grid in place, one thread: a maximum preflow's residuals, excesses as source
+ *  capacities, *flow the flow into the sink. For parallel-bk's pre-pass. */
+gcut_status gcut__cpupr_solve_in_place(gcut_grid *grid, int64_t *flow);
+/** parallel-bk's pre-pass (src/cpu/par_prepass.c): a 2D grid cut into tiles, ky x kx of them
+ *  (shifted: ky + 1 by kx + 1, their boundaries half a tile off a ky x kx tiling's), each solved
+ *  alone on `threads` threads by cpu-pr (pr) or grid-bk; *out is the residual grid: `into`
+ *  (which may be grid itself), or a new grid the caller frees when into is NULL; NULL when not
+ *  run (a 3D grid). *flow is the flow found. */
+gcut_status gcut__pbk_prepass(const gcut_grid *grid, gcut_grid *into, int64_t ky, int64_t kx,
+                              bool shifted, bool pr, int threads, gcut_grid **out, int64_t *flow,
+                              int64_t *augmentations);
+/** gcut_grid_solve with parallel-bk and the pre-pass rounds `prepass` ("K1,K2,...", K a K x K
+ *  tiling shifted half a tile, "pbk" parallel-bk's own tiles; GCUT_PBK_PREPASS overrides it):
+ *  the segmentation CPU route's solve (src/seg/segment.c). stats must not be NULL. */
+gcut_status gcut__pbk_solve_grid_prepass(const gcut_grid *grid, const gcut_options *options,
+                                         const char *prepass, int64_t *flow, uint8_t *labels,
+                                         gcut_stats *stats);
+/** The tile counts (z, y, x) that parallel-bk cuts grid into for `blocks` blocks
+ *  (src/cpu/par_grid_impl.h). */
+void gcut__pbk_grid_tiles(const gcut_grid *grid, int64_t blocks, int64_t count[3]);
 /** ibfs (src/cpu/eibfs.c): incremental breadth-first search on general graphs. */
 gcut_status gcut__ibfs_solve_graph(gcut_graph *graph, const gcut_options *options, int64_t *flow,
                                    uint8_t *labels, gcut_stats *stats);

@@ -629,6 +629,39 @@ gcut_status gcut__cpupr_solve_grid(const gcut_grid *grid, const gcut_options *op
     return GCUT_OK;
 }
 
+/* Solve grid in place on one thread (parallel-bk's pre-pass, src/cpu/par_prepass.c): a maximum
+ * preflow, its residuals written back, each node's excess as its source capacity (every s-t
+ * cut then has the capacity it had less the flow into the sink, so the minimum cuts are the
+ * same), *flow the flow into the sink. GCUT_ERR_OVERFLOW, grid untouched, if an excess or a
+ * residual passes INT32_MAX (the caller then solves the tile otherwise). */
+gcut_status gcut__cpupr_solve_in_place(gcut_grid *grid, int64_t *flow) {
+    pr_state s;
+    gcut_status st = state_init(&s, grid, 1);
+    if (st != GCUT_OK) {
+        state_free(&s);
+        return st;
+    }
+    load_problem(&s, grid);
+    run_to_stop(&s, grid, 0, flow, NULL, NULL);
+    bool fits = true;
+    for (int64_t v = 0; v < s.n && fits; v++) {
+        fits = s.excess[v] <= INT32_MAX;
+        for (int d = 0; d < s.num_dirs; d++)
+            fits = fits && s.residual[d][v] <= (uint32_t)INT32_MAX;
+    }
+    if (fits) {
+        for (int64_t v = 0; v < s.n; v++) {
+            grid->terminal[GCUT_SOURCE][v] = (int32_t)s.excess[v];
+            grid->terminal[GCUT_SINK][v] = s.sink_residual[v];
+            for (int d = 0; d < s.num_dirs; d++)
+                grid->cap[d][v] = (int32_t)s.residual[d][v];
+        }
+    }
+    state_free(&s);
+    return fits ? GCUT_OK
+                : gcut__fail(GCUT_ERR_OVERFLOW, "cpu-pr in place: a residual passes INT32_MAX");
+}
+
 /* ------------------------------------------------------------------------------------------
  * Context: the state kept between solves, warm re-solves (docs/CUDA-GRID.md, "Contexts").
  * ---------------------------------------------------------------------------------------- */

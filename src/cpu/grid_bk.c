@@ -713,6 +713,39 @@ gcut_status gcut__gridbk_solve_grid(const gcut_grid *grid, const gcut_options *o
     return st;
 }
 
+/* Solve grid in place (parallel-bk's pre-pass, src/cpu/par_prepass.c): its capacities become
+ * the residuals of a maximum flow (source / sink: the terminal residual's positive / negative
+ * part; cap[d][i]: the residual of arc (i, d) where its neighbour is inside), *flow its value.
+ * The caller keeps every capacity at most INT32_MAX / 2, so no residual passes INT32_MAX. */
+gcut_status gcut__gridbk_solve_in_place(gcut_grid *grid, int64_t *flow, int64_t *augmentations) {
+    if (!gbk_fits(grid))
+        return gcut__fail(GCUT_ERR_INVALID_ARG, "grid-bk in place: too many nodes");
+    gbk *s = gbk_alloc(grid, false);
+    if (s == NULL)
+        return GCUT_ERR_NOMEM;
+    gbk_load(s, grid);
+    gbk_init_trees(s);
+    if (!s->overflow)
+        gbk_run_any(s);
+    if (s->overflow) {
+        gbk_free(s);
+        return gcut__fail(GCUT_ERR_OVERFLOW, "grid-bk in place: the flow passes INT64_MAX");
+    }
+    const int D = s->dirs;
+    const uint32_t *res = s->res;
+    for (int64_t i = 0; i < s->n; i++) {
+        const int64_t r = s->tr[i];
+        grid->terminal[GCUT_SOURCE][i] = r > 0 ? (int32_t)r : 0;
+        grid->terminal[GCUT_SINK][i] = r < 0 ? (int32_t)-r : 0;
+        for (int d = 0; d < D; d++)
+            grid->cap[d][i] = (int32_t)GBK_OUT(i, d);
+    }
+    *flow = s->flow;
+    *augmentations = s->augmentations;
+    gbk_free(s);
+    return GCUT_OK;
+}
+
 /* ---- grid contexts ---- */
 
 typedef struct gbk_context {

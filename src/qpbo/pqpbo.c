@@ -23,6 +23,11 @@
 #undef QP_IDX
 #undef QP_FN
 
+void gcut__pbk_grid_tiles(const gcut_grid *grid, int64_t blocks, int64_t count[3]) {
+    const int64_t len[3] = {grid->depth, grid->height, grid->width};
+    qp32_pick_tiles(len, blocks, count);
+}
+
 /* 32-bit indices need the doubled graph's nodes and arcs below the reserved values. Arcs are
  * at most two per edge and half; GCUT_QPBO_INDEX_BITS=64 forces the wide layout (tests). */
 gcut_status gcut__qp_solve(const gcut__qp_input *in, gcut__qp_output *out) {

@@ -394,6 +394,21 @@ static gcut_status segment_on_gpu(const gcut_image *image, const uint8_t *pixels
 }
 #endif
 
+/* parallel-bk's pre-pass rounds for a picture's energy (src/cpu/par_prepass.c;
+ * docs/CPU-PARALLEL.md, "Seventh pass"): tiles solved alone by cpu-pr, first a 16 x 16 tiling,
+ * then an 8 x 8 one, both shifted half a tile, before the blocks and merges. Smoothness ~20x the
+ * data term leaves long paths that bk's blocks find slowly and that cross the blocks' borders.
+ * On the 16-core host (docs/PERFORMANCE.md, "One process, sixth pass"), hard photos, printed
+ * solve without -> with it: 640x480 220 -> 112 ms, 1024x768 251 -> 165, 1280x720 263 -> 176,
+ * 1600x900 280 -> 202, 1920x1080 300 -> 226; but 248 -> 296 ms at 2560x1440 and 340 -> 645 at
+ * 3840x2160 (the 8 x 8 tiles grow too large for cpu-pr), and 22 -> 125 ms on the bench's
+ * synthetic 1080p grid (an easy energy: every other use of parallel-bk keeps no pre-pass). So
+ * pictures of SEG_PBK_PREPASS_MIN_PIXELS to SEG_PBK_PREPASS_MAX_PIXELS take it: the sizes
+ * measured to win, rounded to powers of two. */
+#define SEG_PBK_PREPASS "16,8"
+#define SEG_PBK_PREPASS_MIN_PIXELS ((int64_t)1 << 18)
+#define SEG_PBK_PREPASS_MAX_PIXELS ((int64_t)1 << 21)
+
 /* The host path: the grid filled from the tables, then gcut_grid_solve. */
 static gcut_status segment_on_host(const gcut_image *image, const uint8_t *pixels,
                                    const uint8_t *seeds, const gcut__seg_tables *tables,
@@ -409,8 +424,14 @@ static gcut_status segment_on_host(const gcut_image *image, const uint8_t *pixel
         return st;
     gcut__seg_fill_grid(pixels, seeds, tables, grid);
     r->build_ms += gcut__now_ms() - t0;
-    /* The labels land in mask and are turned into 1 = foreground in place. */
-    st = gcut_grid_solve(grid, options, flow, mask, &r->stats);
+    /* The labels land in mask and are turned into 1 = foreground in place. parallel-bk on a
+     * picture of 640x480 to 1080p starts with its pre-pass (SEG_PBK_PREPASS). */
+    const int64_t area = image->width * image->height;
+    if (options != NULL && options->solver != NULL && strcmp(options->solver, "parallel-bk") == 0 &&
+        !three_d && area >= SEG_PBK_PREPASS_MIN_PIXELS && area <= SEG_PBK_PREPASS_MAX_PIXELS)
+        st = gcut__pbk_solve_grid_prepass(grid, options, SEG_PBK_PREPASS, flow, mask, &r->stats);
+    else
+        st = gcut_grid_solve(grid, options, flow, mask, &r->stats);
     gcut_grid_free(grid);
     if (st != GCUT_OK)
         return st;
