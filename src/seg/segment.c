@@ -438,7 +438,7 @@ static gcut_status segment_on_host(const gcut_image *image, const uint8_t *pixel
     int64_t shape[3] = {image->depth, image->height, image->width};
     gcut_grid *grid = NULL;
     /* Not zeroed: gcut__seg_fill_grid writes every entry (on all threads), where zeroing 83 MB
-     * at 1080p took one thread ~15 ms first (docs/SEGMENT.md, "Eighth pass").
+     * at 1080p took one thread 13 ms first on the H100 host (docs/CPU-PARALLEL.md, "Eighth pass").
      * GCUT_SEG_GRID_ZERO=1 zeroes it as before (for before/after timings). */
     gcut_status st =
         (gcut__env_int("GCUT_SEG_GRID_ZERO", 0, 0, 1) ? gcut_grid_create : gcut__grid_create_unset)(
