@@ -385,6 +385,9 @@ int main(int argc, char **argv) {
            cold_view_t / view_t);
     printf("incremental warm starts finished: %lld of %d (terminals marked), %lld of %d (view)\n",
            (long long)term_info.incremental, repeats, (long long)view_info.incremental, repeats);
+    printf("sparse phase, stops proven by its certificate: %lld of %d (terminals marked), %lld of "
+           "%d (view)\n",
+           (long long)term_info.sparse_stops, repeats, (long long)view_info.sparse_stops, repeats);
     if (verbose) {
         /* One more step, told to the solver's verbose output (its phase times). */
         gcut_grid_context *vw = NULL, *vc = NULL;

@@ -14,11 +14,14 @@ cmake -S . -B build-dev -DGCUT_WERROR=ON -DGCUT_CUDA=ON -DCMAKE_CUDA_ARCHITECTUR
     -DCMAKE_BUILD_TYPE=Release >"$O/build.log" 2>&1 &&
     cmake --build build-dev -j"${JOBS:-16}" --target gpu_context test_cuda_context test_cuda_grid \
         >>"$O/build.log" 2>&1 || { tail -40 "$O/build.log"; exit 1; }
-for t in ${TESTS:-test_cuda_context test_cuda_grid}; do
+# TESTS: names, NAME:quick for GCUT_TEST_QUICK=1 (the small cases only)
+for entry in ${TESTS:-test_cuda_context test_cuda_grid}; do
+    t=${entry%%:*}
+    quick=; [ "$entry" != "$t" ] && quick=1
     s=$(date +%s%N)
-    timeout "${TEST_TIMEOUT:-200}" build-dev/tests/"$t" >"$O/$t.log" 2>&1
+    env ${quick:+GCUT_TEST_QUICK=1} timeout "${TEST_TIMEOUT:-200}" build-dev/tests/"$t" >"$O/$t.log" 2>&1
     echo "$t rc=$? $((($(date +%s%N) - s) / 1000000)) ms: $(tail -1 "$O/$t.log")"
-    grep -E "FAIL|MISMATCH|CHECK|incremental start" "$O/$t.log" | head -12
+    grep -E "FAIL|MISMATCH|CHECK|incremental start|sparse phase" "$O/$t.log" | head -16
 done 2>&1 | tee "$O/tests-summary.log"
 CTX=${CTX_ARGS:---size 1920x1080 --repeats 7}
 # VARIANTS: "name:ENV=V,ENV=V[:extra gpu_context args];..." (old = the code before this session)
@@ -29,7 +32,7 @@ for r in $(seq 1 "${ROUNDS:-2}"); do
         echo "-- round $r $name"
         # shellcheck disable=SC2086
         env ${envs//,/ } timeout 120 build-dev/gpu_context $CTX ${args:-} 2>&1 |
-            grep -E '^\| cuda|x faster|incremental|flows|MISMATCH|bk build|instance'
+            grep -E '^\| cuda|x faster|incremental|sparse|flows|MISMATCH|bk build|instance'
     done
 done 2>&1 | tee "$O/context.log"
 for v in "${variants[@]}"; do

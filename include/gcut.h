@@ -390,6 +390,9 @@ typedef struct gcut_grid_context_info {
     int64_t incremental;    /**< warm solves that cuda-grid's incremental start finished
                                  (terminal marks: a relabel seeded from the listed nodes, the
                                  stop proven by a closure certificate; docs/CUDA-GRID.md) */
+    int64_t sparse_stops;   /**< warm solves after terminal marks whose stop cuda-grid proved
+                                 with the closure certificate after its sparse phase, without a
+                                 second global relabel (docs/CUDA-GRID.md, "A sparse phase") */
 } gcut_grid_context_info;
 
 /** Fill *info. @return GCUT_ERR_INVALID_ARG for NULL arguments. */

@@ -357,6 +357,10 @@ static int64_t inc_change(test_rng *rng, gcut_grid *grid, inc_kind kind, int64_t
  * caller's buffer and through gcut_grid_context_solve_view() (certified too: a wrong flipped
  * label shows there). synth: start from the hard synthetic energy instead of random
  * capacities. @return the warm solves the incremental start finished. */
+/* Warm solves whose stop the sparse phase's certificate proved (info.sparse_stops), summed by
+ * incremental_sequence() over a case set. */
+static int64_t sparse_stops_seen = 0;
+
 static int64_t incremental_sequence(test_rng *rng, int ndim, const int64_t *shape, int conn,
                                     int steps, int synth) {
     gcut_options options;
@@ -424,8 +428,11 @@ static int64_t incremental_sequence(test_rng *rng, int ndim, const int64_t *shap
         CHECK_OK(gcut_grid_context_get_info(ctx, &after));
         CHECK_EQ_I64(after.warm_solves, before.warm_solves + 1);
         incremental += after.incremental - before.incremental;
-        if (kind == INC_ARCS && count > 0) /* node marks never take the incremental start */
+        sparse_stops_seen += after.sparse_stops - before.sparse_stops;
+        if (kind == INC_ARCS && count > 0) { /* node marks take neither start */
             CHECK_EQ_I64(after.incremental, before.incremental);
+            CHECK_EQ_I64(after.sparse_stops, before.sparse_stops);
+        }
     }
 done:
     gcut_grid_free(start);
@@ -464,6 +471,19 @@ static void incremental_cases(test_rng *rng, int quick, int expect) {
         CHECK(incremental > 0);
     else if (expect == 0)
         CHECK_EQ_I64(incremental, 0);
+}
+
+/* The sparse phase of warm solves after terminal marks (seventh session) over the same case
+ * sets. expect 1: some stops must be proven by its certificate; 0: none may; -1: either. */
+static void sparse_cases(test_rng *rng, int quick, int expect, const char *label) {
+    sparse_stops_seen = 0;
+    incremental_cases(rng, quick, -1);
+    printf("test_cuda_context: sparse phase (%s): %lld warm solves stopped by its certificate\n",
+           label, (long long)sparse_stops_seen);
+    if (expect == 1)
+        CHECK(sparse_stops_seen > 0);
+    else if (expect == 0)
+        CHECK_EQ_I64(sparse_stops_seen, 0);
 }
 #endif
 
@@ -548,6 +568,43 @@ int main(void) {
     incremental_cases(&rng, 1, 1);
     unsetenv("GCUT_CUDAGRID_WARM_INC");
     incremental_cases(&rng, 1, 0);
+    /* The sparse phase (GCUT_CUDAGRID_WARM_SPARSE=1; off by default): the shared cases and a
+     * deficit near INT32_MAX through it; then the incremental case sets with its defaults
+     * (rounds on the kept heights, source-side pulls, the local closure, the certificate); with
+     * lists of one entry (every round drops nodes, which the certificate or the relabel must
+     * find); one round of one step; without pulls; without the local closure; with rounds after
+     * the first relabel (the gap rule, then the certificate again), alone and with the
+     * certificate after the start off; with neither certificate (never a sparse stop); off. */
+    setenv("GCUT_CUDAGRID_WARM_SPARSE", "1", 1);
+    run_sequence(&rng, "cuda-grid", 2, s2, 4, quick ? 4 : 8);
+    run_sequence(&rng, "cuda-grid", 3, s3, 26, quick ? 4 : 8);
+    deficit_overflow(1);
+    unsetenv("GCUT_CUDAGRID_WARM_SPARSE");
+    setenv("GCUT_CUDAGRID_WARM_SPARSE", "1", 1);
+    sparse_cases(&rng, quick, 1, "its defaults");
+    setenv("GCUT_CUDAGRID_SPARSE_CAP", "1", 1);
+    sparse_cases(&rng, 1, -1, "lists of one entry");
+    unsetenv("GCUT_CUDAGRID_SPARSE_CAP");
+    setenv("GCUT_CUDAGRID_SPARSE_ROUNDS", "1", 1);
+    setenv("GCUT_CUDAGRID_SPARSE_STEPS", "1", 1);
+    sparse_cases(&rng, 1, -1, "one round, one step");
+    unsetenv("GCUT_CUDAGRID_SPARSE_ROUNDS");
+    unsetenv("GCUT_CUDAGRID_SPARSE_STEPS");
+    setenv("GCUT_CUDAGRID_SPARSE_PULL", "0", 1);
+    sparse_cases(&rng, 1, -1, "no pulls");
+    unsetenv("GCUT_CUDAGRID_SPARSE_PULL");
+    setenv("GCUT_CUDAGRID_SPARSE_CLOSURE", "0", 1);
+    sparse_cases(&rng, 1, -1, "no local closure");
+    unsetenv("GCUT_CUDAGRID_SPARSE_CLOSURE");
+    setenv("GCUT_CUDAGRID_SPARSE_SETTLE", "24", 1);
+    sparse_cases(&rng, 1, 1, "rounds after the relabel");
+    setenv("GCUT_CUDAGRID_SPARSE_CHECK", "0", 1);
+    sparse_cases(&rng, quick, -1, "rounds after the relabel, no certificate after the start");
+    unsetenv("GCUT_CUDAGRID_SPARSE_SETTLE");
+    sparse_cases(&rng, 1, 0, "no certificate");
+    unsetenv("GCUT_CUDAGRID_SPARSE_CHECK");
+    unsetenv("GCUT_CUDAGRID_WARM_SPARSE");
+    sparse_cases(&rng, 1, 0, "off, the default");
 #else
     (void)run_all_sequences; /* the shared cases are unused in a build without CUDA */
 #endif

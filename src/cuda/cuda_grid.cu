@@ -1346,10 +1346,29 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
     return GCUT_OK;
 }
 
+/* The sparse phase of a warm re-solve after terminal marks (grid_sparse.cuh, docs/CUDA-GRID.md
+ * "A sparse phase for warm re-solves", seventh session): iterate() runs start() instead of its
+ * warm start's sweeps; if start's certificate holds (*proven) the solve ends there, with no
+ * global relabel; else the global relabel follows, and when it leaves active tiles, settle()
+ * (off by default: slower, measured) instead of sweeps and a second relabel. Only a global
+ * relabel with no active tile, or a certificate that holds, ends a solve. */
+struct SparseHook {
+    /* Rounds from the count listed nodes (device) on the kept heights, then (when on) the stop
+     * certificate, read by the host: *proven when it holds. */
+    virtual gcut_status start(const unsigned *nodes, long long count, bool *proven) = 0;
+    /* Rounds from the nodes of the `tiles` active tiles on tile list `list`, then the stop
+     * certificate; *ran when it ran (the tile list is stale then), *proven when it holds. */
+    virtual gcut_status settle(int list, int tiles, bool *proven, bool *ran) = 0;
+
+  protected:
+    ~SparseHook() = default;
+};
+
 template <int CONN>
 gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, bool labels_on_device,
                     gcut_stats *stats, double t_solve, bool keep_heights = false,
-                    const unsigned *warm_nodes = nullptr, long long warm_count = 0);
+                    const unsigned *warm_nodes = nullptr, long long warm_count = 0,
+                    SparseHook *sparse = nullptr);
 
 /* One cold solve of a grid or an image energy. */
 template <int CONN>
@@ -1419,7 +1438,7 @@ gcut_status reset_solve_words(Session &S) {
 template <int CONN>
 gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, bool labels_on_device,
                     gcut_stats *stats, double t_solve, bool keep_heights,
-                    const unsigned *warm_nodes, long long warm_count) {
+                    const unsigned *warm_nodes, long long warm_count, SparseHook *sparse) {
     using G = Geo<CONN>;
     Problem &P = S.P;
     cudaStream_t stream = S.stream;
@@ -1570,7 +1589,27 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         GCUT__CUDA_TRY(cudaEventRecord(S.events[0], stream), "cudaEventRecord");
     }
     int active_tiles = 0;
-    if (keep_heights) {
+    if (keep_heights && sparse != nullptr && warm_nodes != nullptr) {
+        /* Warm start after terminal marks with the sparse phase (seventh session): its rounds
+         * from the listed nodes instead of the first sweeps, then the global relabel; if that
+         * leaves active tiles, rounds from their nodes and the certificate instead of sweeps
+         * and a second relabel. A certificate that fails costs a global relabel, after which
+         * the loop below goes on exactly as before. */
+        bool proven = false, ran = false;
+        if ((st = sparse->start(warm_nodes, warm_count, &proven)) != GCUT_OK ||
+            (verbose && (st = lap(0, 1, &start_ms)) != GCUT_OK))
+            return st;
+        if (!proven && ((st = global_relabel(&active_tiles)) != GCUT_OK ||
+                        (verbose && (st = lap(1, 2, &relabel_ms)) != GCUT_OK)))
+            return st;
+        if (!proven && active_tiles != 0 &&
+            (st = sparse->settle(q % 3, active_tiles, &proven, &ran)) != GCUT_OK)
+            return st;
+        if (proven)
+            active_tiles = 0;
+        else if (ran && active_tiles != 0 && (st = global_relabel(&active_tiles)) != GCUT_OK)
+            return st;
+    } else if (keep_heights) {
         /* Warm start: sweep first on the previous solve's heights (exact distances before the
          * changes; stale ones cost work, never exactness: pushes keep the preflow, and only a
          * global relabel can stop the solve), on the tiles with an active node. The sweeps read
@@ -2345,6 +2384,23 @@ struct CudaContext {
     uint64_t warm_pinned_bytes = 0;
     bool synced = false; /* dlab == hlab, both valid labels of some solve */
     cudaEvent_t tev[4] = {};
+    /* The sparse phase of warm re-solves after terminal marks (grid_sparse.cuh; seventh
+     * session): GCUT_CUDAGRID_WARM_SPARSE, its rounds before the first global relabel
+     * (GCUT_CUDAGRID_SPARSE_ROUNDS) and after it (GCUT_CUDAGRID_SPARSE_SETTLE, 0: a second
+     * relabel as before), push/relabel steps per node and round (GCUT_CUDAGRID_SPARSE_STEPS), and
+     * the room of each node list (GCUT_CUDAGRID_SPARSE_CAP; a full list drops nodes, which the
+     * relabel or the certificate then finds). Device: three lists of sp_cap entries, the control
+     * words, and a stamp per node (sp_stamp: the last one used). */
+    bool sparse = false;
+    int sp_rounds = 0, sp_settle = 0, sp_steps = 0;
+    long long sp_cap = 0;
+    unsigned *sp_lists = nullptr, *sp_ctl = nullptr, *sp_flag = nullptr;
+    int *sp_hist = nullptr;  /* [kSpLevels + 1]: the height counts, then the gap level */
+    bool sp_gap = false;     /* GCUT_CUDAGRID_SPARSE_GAP: the gap rule after the relabel */
+    bool sp_pull = false;    /* GCUT_CUDAGRID_SPARSE_PULL: source-side nodes pull excess */
+    bool sp_check = false;   /* GCUT_CUDAGRID_SPARSE_CHECK: the certificate after the start */
+    bool sp_closure = false; /* GCUT_CUDAGRID_SPARSE_CLOSURE: close stuck pockets before it */
+    unsigned sp_stamp = 0;
     ~CudaContext() {
         if (hlab)
             cudaFreeHost(hlab);
@@ -2605,6 +2661,8 @@ float ctx_lap(CudaContext &C, int from, int to) {
     return ms;
 }
 
+#include "grid_sparse.cuh"
+
 /* The incremental warm re-solve after terminal marks (docs/CUDA-GRID.md, "Incremental warm
  * re-solves"), on a context whose kept heights are a valid labelling of the kept residual graph
  * and whose arc_mask is that graph's arcs (C.ready). Terminal changes leave every arc alone, so
@@ -2742,7 +2800,7 @@ gcut_status warm_incremental(CudaContext &C, long long count, int64_t *flow, gcu
         GCUT__CUDA_TRY(cudaGetLastError(), "closure kernel launch");
         aux = Q.dist;
     }
-    warm_check_kernel<CONN><<<S.node_blocks, 256, 0, stream>>>(P, C.wc, aux);
+    warm_check_kernel<CONN><<<S.node_blocks, 256, 0, stream>>>(P, C.wc, aux, nullptr, nullptr);
     GCUT__CUDA_TRY(cudaGetLastError(), "warm check kernel launch");
     finish_kernel<CONN><<<S.node_blocks, 256, 0, stream>>>(P, C.dnew);
     GCUT__CUDA_TRY(cudaGetLastError(), "finish kernel launch");
@@ -2923,10 +2981,15 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
         /* After an incremental start that did not finish, the solve goes on from its preflow
          * with a global relabel first. */
         const bool tried = report->incremental != 0;
-        st = iterate<CONN>(S, C.verbose, flow, via_dnew ? C.dnew : labels, via_dnew, stats, t_solve,
-                           report->warm && C.keep_heights && !tried,
-                           listed_start && !tried ? C.dev_idx : nullptr,
-                           listed_start && !tried ? changes->count : 0);
+        /* The sparse phase after terminal marks (grid_sparse.cuh), unless the incremental start
+         * ran (its preflow needs a global relabel first). */
+        SparseRun<CONN> sparse(C);
+        const bool use_sparse = C.sparse && listed_start && C.keep_heights && !tried;
+        st = iterate<CONN>(
+            S, C.verbose, flow, via_dnew ? C.dnew : labels, via_dnew, stats, t_solve,
+            report->warm && C.keep_heights && !tried, listed_start && !tried ? C.dev_idx : nullptr,
+            listed_start && !tried ? changes->count : 0, use_sparse ? &sparse : nullptr);
+        report->sparse = use_sparse ? (sparse.proven ? 1 : 2) : 0;
         stats->sweeps += inc_sweeps;
         stats->global_relabels += inc_relabels;
         C.seed_all = false;
@@ -2944,7 +3007,9 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
         return st;
     }
     stats->solve_ms = gcut__now_ms() - t_solve;
-    C.ready = via_dnew;
+    /* A stop proven by the sparse phase's certificate leaves heights that are no valid
+     * labelling; the incremental start (never on with it) must not seed from them. */
+    C.ready = via_dnew && report->sparse != 1;
     return GCUT_OK;
 }
 
@@ -3029,9 +3094,22 @@ template <int CONN> gcut_status ctx_setup(CudaContext &C, const gcut_grid *grid,
     /* Room for the flipped labels a solve lists (more: the labels are downloaded whole). */
     C.flip_cap = (long long)(n / 8 + 1024);
     const size_t labels_bytes = 2 * n + (size_t)C.flip_cap * 4 + kWarmWords * 8;
-    gcut_status st = setup<CONN>(C.S, in, device, 2 * n * 4 * (size_t)C.arrays + n + labels_bytes);
+    const size_t sparse_bytes =
+        C.sparse ? ((size_t)C.sp_cap * 3 + kSpWords + n + kSpLevels + 1) * 4 : 0;
+    gcut_status st = setup<CONN>(C.S, in, device,
+                                 2 * n * 4 * (size_t)C.arrays + n + labels_bytes + sparse_bytes);
     if (st != GCUT_OK)
         return st;
+    if (C.sparse) {
+        if ((st = device_alloc(C.S, &C.sp_lists, (size_t)C.sp_cap * 3, "sparse node lists")) !=
+                GCUT_OK ||
+            (st = device_alloc(C.S, &C.sp_ctl, kSpWords, "sparse list words")) != GCUT_OK ||
+            (st = device_alloc(C.S, &C.sp_flag, n, "sparse node stamps")) != GCUT_OK ||
+            (st = device_alloc(C.S, &C.sp_hist, kSpLevels + 1, "sparse height counts")) != GCUT_OK)
+            return st;
+        GCUT__CUDA_TRY(cudaMemsetAsync(C.sp_flag, 0, n * 4, C.S.stream), "memset");
+        C.sp_stamp = 0;
+    }
     if ((st = device_alloc(C.S, &C.cur, n * C.arrays, "context capacities")) != GCUT_OK ||
         (st = device_alloc(C.S, &C.nw, n * C.arrays, "context capacities")) != GCUT_OK ||
         (st = device_alloc(C.S, &C.changed, n, "context change marks")) != GCUT_OK ||
@@ -3117,6 +3195,22 @@ extern "C" gcut_status gcut__cudagrid_ctx_create(gcut_grid *grid, const gcut_opt
     C->flip_labels = gcut__env_int("GCUT_CUDAGRID_LABEL_FLIPS", 0, 0, 1) != 0;
     C->max_batches = gcut__env_int("GCUT_CUDAGRID_WARM_BATCHES", 1, 0, 1 << 20);
     C->closure = gcut__env_int("GCUT_CUDAGRID_WARM_CLOSURE", 1, 0, 1) != 0;
+    /* GCUT_CUDAGRID_WARM_SPARSE=1: the sparse phase (grid_sparse.cuh, docs/CUDA-GRID.md "A
+     * sparse phase for warm re-solves"); off by default: on hard 1920x1080 with 1% of the
+     * terminals changed its certificate never held (194-507 nodes against it) and the warm
+     * solve was 0-0.2 ms slower (two H100 calls, seventh session). Not with the incremental
+     * start, which keeps its own invariant. */
+    C->sparse = gcut__env_int("GCUT_CUDAGRID_WARM_SPARSE", 0, 0, 1) != 0 && !C->inc;
+    C->sp_rounds = gcut__env_int("GCUT_CUDAGRID_SPARSE_ROUNDS", 12, 1, 1 << 16);
+    C->sp_settle = gcut__env_int("GCUT_CUDAGRID_SPARSE_SETTLE", 0, 0, 1 << 16);
+    C->sp_steps = gcut__env_int("GCUT_CUDAGRID_SPARSE_STEPS", 4, 1, 64);
+    C->sp_gap = gcut__env_int("GCUT_CUDAGRID_SPARSE_GAP", 1, 0, 1) != 0;
+    C->sp_pull = gcut__env_int("GCUT_CUDAGRID_SPARSE_PULL", 1, 0, 1) != 0;
+    C->sp_check = gcut__env_int("GCUT_CUDAGRID_SPARSE_CHECK", 1, 0, 1) != 0;
+    C->sp_closure = gcut__env_int("GCUT_CUDAGRID_SPARSE_CLOSURE", 1, 0, 1) != 0;
+    C->sp_cap =
+        gcut__env_int("GCUT_CUDAGRID_SPARSE_CAP",
+                      (int)(C->n / 8 + 1024 < (1 << 30) ? C->n / 8 + 1024 : (1 << 30)), 1, 1 << 30);
     gcut_status st =
         by_conn(conn, [&](auto c) { return ctx_setup<decltype(c)::value>(*C, grid, device); });
     if (st == GCUT_OK)

@@ -151,16 +151,31 @@ __global__ void closure_hits_kernel(const Problem P, const int *aux, unsigned lo
  * (heights read through eff(), so that the whole pass sees them so); the certificate alone
  * decides whether that was right. */
 template <int CONN>
-__global__ void warm_check_kernel(const Problem P, unsigned long long *wc, const int *aux) {
+__global__ void warm_check_kernel(const Problem P, unsigned long long *wc, const int *aux,
+                                  const unsigned *gate, const int *gap) {
+    /* gate (the sparse phase, grid_sparse.cuh): a non-zero count of nodes still listed as active
+     * fails the certificate at once (one of them holds excess at a finite height, or did when
+     * listed), without the pass; arc_mask is then left as it was (a global relabel follows). */
+    if (gate != nullptr && *gate != 0) {
+        if (blockIdx.x == 0 && threadIdx.x == 0)
+            atomicAdd(&wc[kWarmBad], 1ull);
+        return;
+    }
     const bool apply = aux != nullptr && wc[kWarmHits] == 0 && P.rctl[kQOverflow] == 0;
-    auto eff = [&](long long j) { return apply && aux[j] < kInf ? kInf : P.dist[j]; };
+    /* gap (the sparse phase's gap rule): heights above that empty level count as INF, and are
+     * set so. */
+    const int above = gap != nullptr ? *gap : kInf;
+    auto eff = [&](long long j) {
+        const int hj = P.dist[j];
+        return (apply && aux[j] < kInf) || (hj != kInf && hj > above) ? kInf : hj;
+    };
     unsigned long long bad = 0, loose = 0;
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < P.n;
          i += (long long)gridDim.x * blockDim.x) {
         const unsigned mask = residual_mask<CONN>(P, i);
         P.arc_mask[i] = mask;
         int h = P.dist[i];
-        if (apply && h != kInf && aux[i] < kInf) {
+        if ((apply && h != kInf && aux[i] < kInf) || (h != kInf && h > above)) {
             h = kInf;
             P.dist[i] = kInf;
         }
