@@ -546,13 +546,15 @@ static gcut_status resolve_threads(const gcut_options *options, int *out) {
     return GCUT_OK;
 }
 
-/* Push-relabel from the loaded (or warm-repaired) state until the exact stop, then the flow
- * (sum of the sink capacities of grid minus the sink residuals left) and the labels. */
 /* An early stop asked for (never by the solvers, whose stop is the exact one below). */
 static bool stop_asked(const pr_state *s, int64_t sweeps) {
     return (s->stop != NULL && __atomic_load_n(s->stop, __ATOMIC_RELAXED) != 0) ||
            (s->max_sweeps > 0 && sweeps >= s->max_sweeps);
 }
+
+/* Push-relabel from the loaded (or warm-repaired) state until the exact stop (or an early one,
+ * stop_asked), then the flow (sum of the sink capacities of grid minus the sink residuals left)
+ * and the labels. */
 
 static void run_to_stop(pr_state *s, const gcut_grid *grid, int verbose, int64_t *flow,
                         uint8_t *labels, gcut_stats *stats) {
@@ -644,10 +646,11 @@ gcut_status gcut__cpupr_solve_grid(const gcut_grid *grid, const gcut_options *op
 }
 
 /* Solve grid in place on one thread (parallel-bk's pre-pass, src/cpu/par_prepass.c): a maximum
- * preflow, its residuals written back, each node's excess as its source capacity (every s-t
- * cut then has the capacity it had less the flow into the sink, so the minimum cuts are the
- * same), *flow the flow into the sink. GCUT_ERR_OVERFLOW, grid untouched, if an excess or a
- * residual passes INT32_MAX (the caller then solves the tile otherwise). */
+ * preflow (or, once *stop is set, the preflow found so far), its residuals written back, each
+ * node's excess as its source capacity (every s-t cut then has the capacity it had less the flow
+ * into the sink, so the minimum cuts are the same), *flow the flow into the sink.
+ * GCUT_ERR_OVERFLOW, grid untouched, if an excess or a residual passes INT32_MAX (the caller then
+ * solves the tile otherwise). */
 gcut_status gcut__cpupr_solve_in_place(gcut_grid *grid, const int *stop, int64_t *flow) {
     pr_state s;
     gcut_status st = state_init(&s, grid, 1);
