@@ -1,11 +1,13 @@
 /* test_seg.c - segmentation energies of real images (Boykov-Jolly; Lattari 2010 ch. 3.4):
  * capacities of tiny images against hand-computed values, seed masks in every encoding, 8/16
  * bit and alpha handled alike, learnt models segmenting synthetic images against their truth,
- * seeds kept and the same cut value from every solver, the overlay, and clean errors. */
+ * seeds kept and the same cut value from every solver, the host path's fill of a grid that is
+ * not zeroed first, the overlay, and clean errors. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include "internal.h"
 #include "../src/seg/seg_internal.h"
 #include "util_common.h"
+#include "../src/seg/seg_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -571,6 +573,79 @@ static void test_errors(void) {
     PASS_IF(r.sigma == 1.0 && mask[0] == 1 && mask[3] == 0);
 }
 
+/* The host path's grid is not zeroed before the fill (gcut__grid_create_unset in
+ * src/seg/segment.c): gcut__seg_fill_grid must write every entry of every array. Random images
+ * (1-wide, odd sizes, 2D and 3D, every connectivity, 1 and 3 channels) filled into a grid whose
+ * arrays hold garbage must equal gcut_seg_build_grid's (zeroed) grid entry for entry. */
+static void test_unset_fill(uint64_t seed) {
+    test_rng rng;
+    test_rng_init(&rng, seed ^ 0x5eedf111u);
+    int bad = 0;
+    for (int round = 0; round < 16; round++) {
+        const bool three_d = round % 4 == 3;
+        int64_t w = test_rng_range(&rng, 1, 70), h = test_rng_range(&rng, 1, 50);
+        const int64_t d = three_d ? test_rng_range(&rng, 2, 6) : 1;
+        if (round % 5 == 1)
+            w = 1;
+        if (round % 7 == 2)
+            h = 1;
+        if (w * h * d < 2) /* room for a seed of each kind */
+            w = 2;
+        const int64_t nn = w * h * d;
+        const int ch = round % 2 ? 3 : 1;
+        uint8_t *px = malloc((size_t)(nn * ch)), *seeds = malloc((size_t)nn);
+        if (px == NULL || seeds == NULL) {
+            free(px), free(seeds);
+            CHECK(false);
+            return;
+        }
+        for (int64_t i = 0; i < nn * ch; i++)
+            px[i] = (uint8_t)test_rng_range(&rng, 0, 255);
+        for (int64_t i = 0; i < nn; i++)
+            seeds[i] = (uint8_t)test_rng_range(&rng, 0, 2);
+        seeds[0] = GCUT_SEED_FOREGROUND, seeds[nn - 1] = GCUT_SEED_BACKGROUND;
+        gcut_image img = {w, h, d, ch, 8, px};
+        gcut_seg_params p;
+        gcut_seg_params_init(&p);
+        p.connectivity = three_d ? (round % 8 == 3 ? 6 : 26) : (round % 3 ? 8 : 4);
+        gcut_grid *ref = NULL, *got = NULL;
+        gcut__seg_tables *tables = NULL;
+        const uint8_t *pixels = NULL;
+        uint8_t *owned = NULL;
+        const int64_t shape[3] = {d, h, w};
+        bool ok = gcut_seg_build_grid(&img, seeds, &p, &ref, NULL) == GCUT_OK &&
+                  gcut__seg_prepare(&img, seeds, &p, &tables, &pixels, &owned, NULL) == GCUT_OK &&
+                  gcut__grid_create_unset(three_d ? 3 : 2, three_d ? shape : shape + 1,
+                                          p.connectivity, &got) == GCUT_OK;
+        if (ok) {
+            for (int a = 0; a < 2; a++) /* garbage where the fill must write */
+                memset(gcut_grid_terminal_data(got, a), 0x5a, (size_t)nn * sizeof(int32_t));
+            for (int dir = 0; dir < gcut_grid_num_dirs(got); dir++)
+                memset(gcut_grid_dir_data(got, dir), 0x5a, (size_t)nn * sizeof(int32_t));
+            gcut__seg_fill_grid(pixels, seeds, tables, got);
+            for (int a = 0; a < 2 && ok; a++)
+                ok = memcmp(gcut_grid_terminal_data(got, a), gcut_grid_terminal_data(ref, a),
+                            (size_t)nn * sizeof(int32_t)) == 0;
+            for (int dir = 0; dir < gcut_grid_num_dirs(got) && ok; dir++)
+                ok = memcmp(gcut_grid_dir_data(got, dir), gcut_grid_dir_data(ref, dir),
+                            (size_t)nn * sizeof(int32_t)) == 0;
+        }
+        if (!ok)
+            fprintf(stderr,
+                    "unset fill: %lldx%lldx%lld, %d channels, %d-connected differs (seed %llu)\n",
+                    (long long)w, (long long)h, (long long)d, ch, p.connectivity,
+                    (unsigned long long)seed);
+        bad += !ok;
+        gcut__seg_tables_free(tables);
+        gcut__free(owned);
+        gcut_grid_free(ref);
+        gcut_grid_free(got);
+        free(px), free(seeds);
+    }
+    test_failures += bad;
+    PASS_IF(bad == 0);
+}
+
 int main(void) {
     uint64_t seed = test_seed();
     test_defaults();
@@ -584,6 +659,7 @@ int main(void) {
     test_learnt(seed + 1, 200, 100, 1, GCUT_MODEL_HISTOGRAM);
     test_learnt(seed + 2, 40, 36, 32, GCUT_MODEL_AUTO);
     test_overlay(seed);
+    test_unset_fill(seed);
     test_errors();
     return test_finish("test_seg", passed);
 }
