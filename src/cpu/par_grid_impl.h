@@ -263,6 +263,47 @@ static void *QP_FN(tile_pass)(void *arg) {
     return NULL;
 }
 
+/* One thread's share of the pages of the setup's large arrays: one write per 4 KB page of a
+ * contiguous run of 2 MB-aligned pieces, so that each page (a transparent huge page where the
+ * allocator advised one) is faulted in by one thread. */
+typedef struct QP_FN(touch_job) {
+    char *begin[8], *end[8];
+    int arrays;
+} QP_FN(touch_job);
+
+static void *QP_FN(touch_pages)(void *arg) {
+    const QP_FN(touch_job) *j = arg;
+    for (int a = 0; a < j->arrays; a++)
+        for (volatile char *p = j->begin[a]; p < j->end[a]; p += 4096)
+            *p = 0;
+    return NULL;
+}
+
+/* Fault in `arrays` arrays (at most 8) on `jobs` threads, each array cut at 2 MB boundaries
+ * into one contiguous run per thread. The tile passes write these arrays tile by tile, and with
+ * tiles dealt round-robin nearly every 2 MB page is shared by two threads' tiles: the second
+ * thread to touch it then waits while the first has the kernel clear it. Every byte is written
+ * by the passes afterwards; this only decides which thread takes each fault. */
+static void QP_FN(touch)(void *const *ptr, const size_t *bytes, int arrays, int jobs) {
+    QP_FN(touch_job) job[QP_BUILD_THREADS];
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    for (int t = 0; t < jobs; t++) {
+        job[t].arrays = arrays;
+        for (int a = 0; a < arrays; a++) {
+            const uintptr_t lo = (uintptr_t)ptr[a], hi = lo + bytes[a];
+            const uintptr_t pieces = (hi - lo) / huge + 2;
+            uintptr_t b = ((lo & ~(huge - 1)) + pieces * (uintptr_t)t / (uintptr_t)jobs * huge);
+            uintptr_t e =
+                ((lo & ~(huge - 1)) + pieces * (uintptr_t)(t + 1) / (uintptr_t)jobs * huge);
+            b = b < lo ? lo : b > hi ? hi : b;
+            e = e < lo ? lo : e > hi ? hi : e;
+            job[t].begin[a] = (char *)b;
+            job[t].end[a] = (char *)e;
+        }
+    }
+    gcut__run_jobs(QP_FN(touch_pages), job, sizeof *job, jobs);
+}
+
 static void QP_FN(tile_run)(QP_FN(tile_job) * job, int jobs, int pass) {
     for (int t = 0; t < jobs; t++)
         job[t].pass = pass;
@@ -273,6 +314,8 @@ static void QP_FN(tile_run)(QP_FN(tile_job) * job, int jobs, int pass) {
  * arc pairs between tiles held back (residual 0 both ways) as the interfaces' records. */
 static gcut_status QP_FN(from_grid)(QP_FN(core) * c, const gcut_grid *grid, int64_t want,
                                     int threads, int64_t *base_flow) {
+    const bool profile = QP_FN(profiling)();
+    double since = gcut__now_ms();
     QP_FN(tiling) t;
     if (!QP_FN(tiling_make)(&t, grid, want)) {
         QP_FN(tiling_free)(&t);
@@ -342,7 +385,21 @@ static gcut_status QP_FN(from_grid)(QP_FN(core) * c, const gcut_grid *grid, int6
         job[i].rank = rank;
         job[i].below = below;
     }
+    /* GCUT_PBK_SETUP_LEGACY=1: the pages faulted by the tile passes themselves, as before. */
+    const char *legacy = getenv("GCUT_PBK_SETUP_LEGACY");
+    const bool touch = legacy == NULL || strcmp(legacy, "1") != 0;
+    QP_FN(phase)(profile, "setup tiling and node arrays", &since);
+    if (touch) {
+        void *const arrays[5] = {c->first, c->tr, c->nodes, c->orig, mask};
+        const size_t sizes[5] = {
+            ((size_t)n + 1) * sizeof(QP_IDX), ((size_t)n + 1) * sizeof(int64_t),
+            ((size_t)n + 1) * sizeof(QP_FN(bk_node)), ((size_t)n + 1) * sizeof(QP_IDX),
+            ((size_t)n + 1) * sizeof(uint32_t)};
+        QP_FN(touch)(arrays, sizes, 5, jobs);
+        QP_FN(phase)(profile, "setup node arrays faulted in", &since);
+    }
     QP_FN(tile_run)(job, jobs, 1);
+    QP_FN(phase)(profile, "setup pass 1 (masks)", &since);
     QP_IDX arcs = 0;
     int64_t np = 0;
     for (int32_t b = 0; b < B; b++) {
@@ -364,8 +421,18 @@ static gcut_status QP_FN(from_grid)(QP_FN(core) * c, const gcut_grid *grid, int6
     }
     for (int i = 0; i < jobs; i++)
         job[i].pending = pending;
+    QP_FN(phase)(profile, "setup arc arrays", &since);
+    if (touch) {
+        void *const arrays[2] = {c->arcs, c->sister};
+        const size_t sizes[2] = {((size_t)arcs + 1) * sizeof(QP_FN(bk_arc)),
+                                 ((size_t)arcs + 1) * sizeof(QP_IDX)};
+        QP_FN(touch)(arrays, sizes, 2, jobs);
+        QP_FN(phase)(profile, "setup arc arrays faulted in", &since);
+    }
     QP_FN(tile_run)(job, jobs, 2);
+    QP_FN(phase)(profile, "setup pass 2 (nodes)", &since);
     QP_FN(tile_run)(job, jobs, 3);
+    QP_FN(phase)(profile, "setup pass 3 (arcs)", &since);
     int64_t flow = 0;
     for (int i = 0; i < jobs; i++)
         flow += job[i].base_flow; /* each node adds at most INT32_MAX: no overflow below 2^32 */
@@ -374,6 +441,7 @@ static gcut_status QP_FN(from_grid)(QP_FN(core) * c, const gcut_grid *grid, int6
     mask = NULL;
     st = QP_FN(finish)(c, pending, np, jobs);
     pending = NULL;
+    QP_FN(phase)(profile, "setup interfaces", &since);
 done:
     gcut__free(mask);
     gcut__free(tile_arcs);
