@@ -14,10 +14,11 @@
 #   BENCH_GRIDS="1920x1080:8 2048x2048:4"   the bench's hard synthetic grids (seed 5, WxH:CONN)
 #                       timed with the same variants after the photo's energy
 #   ROUTE_VARIANTS="gpu:...;cpu:..."   as bench/gpu_process.sh's VARIANTS
-# The ninth pass (docs/CPU-PARALLEL.md, "Ninth pass") compared parallel-bk's setup with its pages
-# faulted by the tile passes (GCUT_PBK_SETUP_LEGACY=1) and in a pass of their own:
+# The ninth pass (docs/CPU-PARALLEL.md, "Ninth pass") ran, on a build that had a switch
+# GCUT_PBK_SETUP_LEGACY (since removed with the change it measured, which did not win),
 #   GRID_VARIANTS="old:GCUT_PBK_PREPASS=16,8 GCUT_PBK_SETUP_LEGACY=1;new:GCUT_PBK_PREPASS=16,8"
 #   ROUTE_VARIANTS="old:GCUT_PBK_SETUP_LEGACY=1;new:"
+# The grid stage's profiles (grid-profiles.txt) keep parallel-bk's setup steps.
 # The seventh pass's calls (docs/PERFORMANCE.md, "One process, seventh pass") set, for the tree
 # as merged before it, GCUT_SEG_GRID_ZERO=1 GCUT_PBK_PREPASS_STOP=0 in a variant, e.g.
 #   GRID_VARIANTS="old:GCUT_PBK_PREPASS=16,8 GCUT_SEG_GRID_ZERO=1 GCUT_PBK_PREPASS_STOP=0;new:GCUT_PBK_PREPASS=16,8"

@@ -4,9 +4,8 @@
  * 1..6 and many tile counts the same flow and the same (minimal) cut as bk, and the same result
  * again with the old contiguous-range blocks, row tiles, both schedules, both merge orders,
  * 64-bit indices and the pre-pass of tiles solved alone (GCUT_PBK_PREPASS, src/cpu/par_prepass.c;
- * its tiles also stopped early, GCUT_PBK_PREPASS_STOP / GCUT_CPUPR_MAX_SWEEPS; the setup's pages
- * faulted in its own pass or by the tile passes, GCUT_PBK_SETUP_LEGACY) on random grids and on
- * segmentation-like ones (strong neighbour arcs, small terminal excess). */
+ * its tiles also stopped early, GCUT_PBK_PREPASS_STOP / GCUT_CPUPR_MAX_SWEEPS)
+ * on random grids and on segmentation-like ones (strong neighbour arcs, small terminal excess). */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include "util_common.h"
 #include "util_oracle.h"
@@ -81,10 +80,6 @@ static bool check_grid(test_rng *rng, gcut_grid *grid, int64_t expected, int max
         /* A third of the solves start with the pre-pass (2D; 3D grids ignore it). */
         if (test_rng_range(rng, 0, 2) == 0)
             set_prepass(rng);
-        /* Half the solves fault the setup's pages in the tile passes (the layout before the
-         * ninth pass), half in a pass of their own. */
-        const int legacy = (int)test_rng_range(rng, 0, 2);
-        set_int("GCUT_PBK_SETUP_LEGACY", legacy);
         flow = -1;
         memset(got, 0xaa, (size_t)n);
         ok = gcut_grid_solve(grid, &opt, &flow, got, NULL) == GCUT_OK && flow == expected &&
@@ -92,12 +87,10 @@ static bool check_grid(test_rng *rng, gcut_grid *grid, int64_t expected, int max
         if (!ok)
             fprintf(stderr,
                     "%s: parallel-bk flow %lld, expected %lld (%d threads, %lld blocks, "
-                    "variant %d, pre-pass %s by %s, setup legacy %d)\n",
+                    "variant %d, pre-pass %s by %s)\n",
                     what, (long long)flow, (long long)expected, threads, (long long)blocks, variant,
                     getenv("GCUT_PBK_PREPASS") ? getenv("GCUT_PBK_PREPASS") : "none",
-                    getenv("GCUT_PBK_PREPASS_SOLVER") ? getenv("GCUT_PBK_PREPASS_SOLVER") : "-",
-                    legacy);
-        unsetenv("GCUT_PBK_SETUP_LEGACY");
+                    getenv("GCUT_PBK_PREPASS_SOLVER") ? getenv("GCUT_PBK_PREPASS_SOLVER") : "-");
         unsetenv("GCUT_PBK_TILES");
         unsetenv("GCUT_QPBO_INDEX_BITS");
         unsetenv("GCUT_QPBO_CHECK_REACH");
@@ -242,7 +235,6 @@ static void test_prepass(test_rng *rng) {
              * not maximum). */
             set_int("GCUT_PBK_PREPASS_STOP", test_rng_range(rng, 0, 3));
             set_int("GCUT_CPUPR_MAX_SWEEPS", (k & 1) ? test_rng_range(rng, 1, 4) : 0);
-            set_int("GCUT_PBK_SETUP_LEGACY", test_rng_range(rng, 0, 2)); /* pages faulted where */
             flow = -1;
             memset(got, 0xaa, (size_t)n);
             ok = gcut_grid_solve(grid, &opt, &flow, got, NULL) == GCUT_OK && flow == expected &&
@@ -250,14 +242,12 @@ static void test_prepass(test_rng *rng) {
             if (!ok)
                 fprintf(stderr,
                         "pre-pass grid %lldx%lld conn %d%s: flow %lld, expected %lld (%d "
-                        "threads, pre-pass %s by %s, stop %s, sweeps %s, setup legacy %s)\n",
+                        "threads, pre-pass %s by %s, stop %s, sweeps %s)\n",
                         (long long)shape[0], (long long)shape[1], conn, huge ? " huge" : "",
                         (long long)flow, (long long)expected, opt.threads,
                         getenv("GCUT_PBK_PREPASS"), getenv("GCUT_PBK_PREPASS_SOLVER"),
-                        getenv("GCUT_PBK_PREPASS_STOP"), getenv("GCUT_CPUPR_MAX_SWEEPS"),
-                        getenv("GCUT_PBK_SETUP_LEGACY"));
+                        getenv("GCUT_PBK_PREPASS_STOP"), getenv("GCUT_CPUPR_MAX_SWEEPS"));
         }
-        unsetenv("GCUT_PBK_SETUP_LEGACY");
         unsetenv("GCUT_PBK_PREPASS_STOP");
         unsetenv("GCUT_CPUPR_MAX_SWEEPS");
         unsetenv("GCUT_PBK_PREPASS");

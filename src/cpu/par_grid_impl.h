@@ -263,47 +263,6 @@ static void *QP_FN(tile_pass)(void *arg) {
     return NULL;
 }
 
-/* One thread's share of the pages of the setup's large arrays: one write per 4 KB page of a
- * contiguous run of 2 MB-aligned pieces, so that each page (a transparent huge page where the
- * allocator advised one) is faulted in by one thread. */
-typedef struct QP_FN(touch_job) {
-    char *begin[8], *end[8];
-    int arrays;
-} QP_FN(touch_job);
-
-static void *QP_FN(touch_pages)(void *arg) {
-    const QP_FN(touch_job) *j = arg;
-    for (int a = 0; a < j->arrays; a++)
-        for (volatile char *p = j->begin[a]; p < j->end[a]; p += 4096)
-            *p = 0;
-    return NULL;
-}
-
-/* Fault in `arrays` arrays (at most 8) on `jobs` threads, each array cut at 2 MB boundaries
- * into one contiguous run per thread. The tile passes write these arrays tile by tile, and with
- * tiles dealt round-robin nearly every 2 MB page is shared by two threads' tiles: the second
- * thread to touch it then waits while the first has the kernel clear it. Every byte is written
- * by the passes afterwards; this only decides which thread takes each fault. */
-static void QP_FN(touch)(void *const *ptr, const size_t *bytes, int arrays, int jobs) {
-    QP_FN(touch_job) job[QP_BUILD_THREADS];
-    const uintptr_t huge = (uintptr_t)2 << 20;
-    for (int t = 0; t < jobs; t++) {
-        job[t].arrays = arrays;
-        for (int a = 0; a < arrays; a++) {
-            const uintptr_t lo = (uintptr_t)ptr[a], hi = lo + bytes[a];
-            const uintptr_t pieces = (hi - lo) / huge + 2;
-            uintptr_t b = ((lo & ~(huge - 1)) + pieces * (uintptr_t)t / (uintptr_t)jobs * huge);
-            uintptr_t e =
-                ((lo & ~(huge - 1)) + pieces * (uintptr_t)(t + 1) / (uintptr_t)jobs * huge);
-            b = b < lo ? lo : b > hi ? hi : b;
-            e = e < lo ? lo : e > hi ? hi : e;
-            job[t].begin[a] = (char *)b;
-            job[t].end[a] = (char *)e;
-        }
-    }
-    gcut__run_jobs(QP_FN(touch_pages), job, sizeof *job, jobs);
-}
-
 static void QP_FN(tile_run)(QP_FN(tile_job) * job, int jobs, int pass) {
     for (int t = 0; t < jobs; t++)
         job[t].pass = pass;
@@ -311,7 +270,9 @@ static void QP_FN(tile_run)(QP_FN(tile_job) * job, int jobs, int pass) {
 }
 
 /* The residual graph of the grid in tiles: nodes and arcs of each tile written by one thread,
- * arc pairs between tiles held back (residual 0 both ways) as the interfaces' records. */
+ * arc pairs between tiles held back (residual 0 both ways) as the interfaces' records.
+ * GCUT_PBK_PROFILE=1 prints each step's time (`pbk phase setup ...`); where the time goes at
+ * 1080p on 16 threads: docs/CPU-PARALLEL.md, "Ninth pass". */
 static gcut_status QP_FN(from_grid)(QP_FN(core) * c, const gcut_grid *grid, int64_t want,
                                     int threads, int64_t *base_flow) {
     const bool profile = QP_FN(profiling)();
@@ -385,19 +346,7 @@ static gcut_status QP_FN(from_grid)(QP_FN(core) * c, const gcut_grid *grid, int6
         job[i].rank = rank;
         job[i].below = below;
     }
-    /* GCUT_PBK_SETUP_LEGACY=1: the pages faulted by the tile passes themselves, as before. */
-    const char *legacy = getenv("GCUT_PBK_SETUP_LEGACY");
-    const bool touch = legacy == NULL || strcmp(legacy, "1") != 0;
     QP_FN(phase)(profile, "setup tiling and node arrays", &since);
-    if (touch) {
-        void *const arrays[5] = {c->first, c->tr, c->nodes, c->orig, mask};
-        const size_t sizes[5] = {
-            ((size_t)n + 1) * sizeof(QP_IDX), ((size_t)n + 1) * sizeof(int64_t),
-            ((size_t)n + 1) * sizeof(QP_FN(bk_node)), ((size_t)n + 1) * sizeof(QP_IDX),
-            ((size_t)n + 1) * sizeof(uint32_t)};
-        QP_FN(touch)(arrays, sizes, 5, jobs);
-        QP_FN(phase)(profile, "setup node arrays faulted in", &since);
-    }
     QP_FN(tile_run)(job, jobs, 1);
     QP_FN(phase)(profile, "setup pass 1 (masks)", &since);
     QP_IDX arcs = 0;
@@ -422,13 +371,6 @@ static gcut_status QP_FN(from_grid)(QP_FN(core) * c, const gcut_grid *grid, int6
     for (int i = 0; i < jobs; i++)
         job[i].pending = pending;
     QP_FN(phase)(profile, "setup arc arrays", &since);
-    if (touch) {
-        void *const arrays[2] = {c->arcs, c->sister};
-        const size_t sizes[2] = {((size_t)arcs + 1) * sizeof(QP_FN(bk_arc)),
-                                 ((size_t)arcs + 1) * sizeof(QP_IDX)};
-        QP_FN(touch)(arrays, sizes, 2, jobs);
-        QP_FN(phase)(profile, "setup arc arrays faulted in", &since);
-    }
     QP_FN(tile_run)(job, jobs, 2);
     QP_FN(phase)(profile, "setup pass 2 (nodes)", &since);
     QP_FN(tile_run)(job, jobs, 3);
