@@ -15,6 +15,14 @@
  *   band-gpu-unfused band-gpu-dev with the fourth pass's band selection kernels
  *                (GCUT_BAND_FUSED=0: projection, marks and dilations as separate passes with
  *                64-bit index divisions; sigma, coarsening and labels likewise)
+ *   full-gpu-legacy, band-gpu-legacy  full-gpu and band-gpu-dev as the sixth session left them
+ *                (GCUT_SEG_TABLES_LEGACY=1: the colour tables filled in two fork-joins with an
+ *                exp per entry and uploaded in four copies; the pipeline with GCUT_BAND_LEAN=0
+ *                too: waits after each level's capacities and labels, the coarsest capacities a
+ *                warp per node), for the seventh pass's before / after in one process
+ *   band-gpu-fat band-gpu-dev with GCUT_BAND_LEAN=0 only (the new tables, the old pipeline)
+ *   full-gpu-nopool, band-gpu-nopool  full-gpu and band-gpu-dev with the tables' fill starting
+ *                its threads per fill (GCUT_SEG_TABLES_POOL=0) instead of keeping them waiting
  *   band-gpu-bk  coarsest level on cuda-grid, bands on bk (host)
  *   band-gpu-gen coarsest level on cuda-grid, bands on cuda-general (device)
  *   band-cpu     coarsest level and bands on bk, host passes on THREADS threads
@@ -50,6 +58,11 @@ enum {
     FULL_GPU_PAGEABLE,
     BAND_GPU_PAGEABLE,
     BAND_GPU_UNFUSED,
+    FULL_GPU_LEGACY,
+    BAND_GPU_LEGACY,
+    BAND_GPU_FAT,
+    FULL_GPU_NOPOOL,
+    BAND_GPU_NOPOOL,
     BAND_GPU_BK,
     BAND_GPU_GEN,
     BAND_CPU,
@@ -58,13 +71,16 @@ enum {
     NVAR
 };
 static const char *names[NVAR] = {
-    "full-gpu",          "band-gpu-dev",     "band-gpu-all", "full-gpu-pageable",
-    "band-gpu-pageable", "band-gpu-unfused", "band-gpu-bk",  "band-gpu-gen",
-    "band-cpu",          "band-cpu-1",       "full-bk"};
+    "full-gpu",          "band-gpu-dev",     "band-gpu-all",    "full-gpu-pageable",
+    "band-gpu-pageable", "band-gpu-unfused", "full-gpu-legacy", "band-gpu-legacy",
+    "band-gpu-fat",      "full-gpu-nopool",  "band-gpu-nopool", "band-gpu-bk",
+    "band-gpu-gen",      "band-cpu",         "band-cpu-1",      "full-bk"};
 
 static bool on_gpu(int v) {
     return v == FULL_GPU || v == BAND_GPU_DEV || v == BAND_GPU_ALL || v == FULL_GPU_PAGEABLE ||
-           v == BAND_GPU_PAGEABLE || v == BAND_GPU_UNFUSED || v == BAND_GPU_BK || v == BAND_GPU_GEN;
+           v == BAND_GPU_PAGEABLE || v == BAND_GPU_UNFUSED || v == FULL_GPU_LEGACY ||
+           v == BAND_GPU_LEGACY || v == BAND_GPU_FAT || v == FULL_GPU_NOPOOL ||
+           v == BAND_GPU_NOPOOL || v == BAND_GPU_BK || v == BAND_GPU_GEN;
 }
 
 #define MAX_RUNS 32
@@ -100,23 +116,33 @@ static gcut_status solve(int v, const config *c, const gcut_image *img, const ui
     gcut_seg_params_init(&p);
     gcut_options o;
     gcut_options_init(&o);
-    p.levels = v == FULL_GPU || v == FULL_GPU_PAGEABLE || v == FULL_BK ? 0 : c->levels;
+    p.levels = v == FULL_GPU || v == FULL_GPU_PAGEABLE || v == FULL_GPU_LEGACY ||
+                       v == FULL_GPU_NOPOOL || v == FULL_BK
+                   ? 0
+                   : c->levels;
     p.band = c->band;
     p.sigma = c->sigma;
     o.threads = v == BAND_CPU_1 ? 1 : c->threads;
     o.solver = on_gpu(v) ? "cuda-grid" : "bk";
     /* band-gpu-dev (-all) names no band solver: gcut's rule takes the device pipeline */
-    p.band_solver =
-        v == BAND_GPU_GEN ? "cuda-general"
-        : v == BAND_GPU_DEV || v == BAND_GPU_ALL || v == BAND_GPU_PAGEABLE || v == BAND_GPU_UNFUSED
-            ? NULL
-            : "bk";
+    p.band_solver = v == BAND_GPU_GEN ? "cuda-general"
+                    : v == BAND_GPU_DEV || v == BAND_GPU_ALL || v == BAND_GPU_PAGEABLE ||
+                            v == BAND_GPU_UNFUSED || v == BAND_GPU_LEGACY || v == BAND_GPU_FAT ||
+                            v == BAND_GPU_NOPOOL
+                        ? NULL
+                        : "bk";
     if (v == BAND_GPU_ALL)
         setenv("GCUT_BAND_LIVE", "0", 1);
     if (v == FULL_GPU_PAGEABLE || v == BAND_GPU_PAGEABLE)
         setenv("GCUT_STAGING", "0", 1);
     if (v == BAND_GPU_UNFUSED)
         setenv("GCUT_BAND_FUSED", "0", 1);
+    if (v == FULL_GPU_LEGACY || v == BAND_GPU_LEGACY)
+        setenv("GCUT_SEG_TABLES_LEGACY", "1", 1);
+    if (v == BAND_GPU_LEGACY || v == BAND_GPU_FAT)
+        setenv("GCUT_BAND_LEAN", "0", 1);
+    if (v == FULL_GPU_NOPOOL || v == BAND_GPU_NOPOOL)
+        setenv("GCUT_SEG_TABLES_POOL", "0", 1);
     const double t0 = now_ms();
     gcut_status st = gcut_segment(img, seeds, &p, &o, mask, r);
     *wall = now_ms() - t0;
@@ -124,6 +150,9 @@ static gcut_status solve(int v, const config *c, const gcut_image *img, const ui
         unsetenv("GCUT_BAND_LIVE");
     unsetenv("GCUT_STAGING");
     unsetenv("GCUT_BAND_FUSED");
+    unsetenv("GCUT_SEG_TABLES_LEGACY");
+    unsetenv("GCUT_BAND_LEAN");
+    unsetenv("GCUT_SEG_TABLES_POOL");
     if (st != GCUT_OK)
         fprintf(stderr, "band_bench: %s: %s\n", names[v], gcut_last_error());
     return st;
@@ -232,6 +261,13 @@ static int run_case(const config *given, int64_t w, int64_t h, int64_t d, gcut_s
                      bp = median(cut[BAND_GPU_PAGEABLE], count[BAND_GPU_PAGEABLE]);
         printf("\npageable copies (GCUT_STAGING=0): banded %.1f ms against full %.1f ms: %.2fx\n",
                bp, fp, bp > 0 ? fp / bp : 0.0);
+    }
+    if (count[FULL_GPU_LEGACY] > 0 && count[BAND_GPU_LEGACY] > 0) {
+        const double fl = median(cut[FULL_GPU_LEGACY], count[FULL_GPU_LEGACY]),
+                     bl = median(cut[BAND_GPU_LEGACY], count[BAND_GPU_LEGACY]);
+        printf("\nlegacy (the sixth session's tables and pipeline): banded %.1f ms against full "
+               "%.1f ms: %.2fx\n",
+               bl, fl, bl > 0 ? fl / bl : 0.0);
     }
     for (int v = 0; v < NVAR; v++) {
         if (count[v] == 0 || rep[v].levels == 0)

@@ -11,9 +11,12 @@
 #            (GCUT_BAND_FUSED=0), alternating in one warm process, medians, pixels differing
 #   profile  one full and one banded run per case of $PROFILE_CASES (after the warm-up) with
 #            GCUT_BAND_PROFILE=1 and GCUT_STAGING_VERBOSE=1: every stage's time, every copy's
-#   memcheck compute-sanitizer --tool memcheck on the three tests (quick sets)
+#   memcheck compute-sanitizer --tool memcheck on the three tests (quick sets; MEMCHECK_TESTS)
 # Environment (all optional): STAGES, BIN (build-stage), BUILD (0), ARCH (90), OUT
-# (bench/out/stage), RUNS (5), CASES, VARIANTS, PROFILE_CASES, LIMIT (seconds per stage, 240).
+# (bench/out/stage), RUNS (5), CASES, VARIANTS, PROFILE_CASES, PROFILE_VARIANTS (full-gpu,
+# band-gpu-dev), PROFILE_THREADS (8; " " for none), TESTS and MEMCHECK_TESTS (the three), LIMIT
+# (seconds per stage, 240). The seventh pass's run (docs/PERFORMANCE.md): BUILD=1 RUNS=7
+# VARIANTS=full-gpu,band-gpu-dev,full-gpu-legacy,band-gpu-legacy,band-gpu-fat.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 STAGES=${STAGES:-test bench profile memcheck}
@@ -26,6 +29,9 @@ CASES=${CASES:-3840x2160:easy 3840x2160:hard 512x512x512:easy 512x512x512:hard}
 PROFILE_CASES=${PROFILE_CASES:-512x512x512:easy 3840x2160:easy}
 PROFILE_THREADS=${PROFILE_THREADS:-8}
 VARIANTS=${VARIANTS:-full-gpu,band-gpu-dev,full-gpu-pageable,band-gpu-pageable,band-gpu-unfused}
+PROFILE_VARIANTS=${PROFILE_VARIANTS:-full-gpu,band-gpu-dev}
+MEMCHECK_TESTS=${MEMCHECK_TESTS:-test_cuda_band test_cuda_grid test_cuda_seg}
+TESTS=${TESTS:-test_cuda_band test_cuda_grid test_cuda_seg}
 LIMIT=${LIMIT:-240}
 mkdir -p "$OUT"
 has() { [[ " $STAGES " == *" $1 "* ]]; }
@@ -54,7 +60,7 @@ tb=$BIN/tests
 if has test; then
     echo "== test $(date +%T)"
     : >"$OUT/tests.log"
-    for t in test_cuda_band test_cuda_grid test_cuda_seg; do
+    for t in $TESTS; do
         q=()
         [ "$t" != test_cuda_band ] && q=(env GCUT_TEST_QUICK=1)
         t0=$(date +%s)
@@ -77,8 +83,8 @@ fi
 if has profile; then
     echo "== profile $(date +%T)"
     # shellcheck disable=SC2086
-    GCUT_BAND_PROFILE=1 GCUT_STAGING_VERBOSE=1 timeout "$LIMIT" "$bb" --variants full-gpu,band-gpu-dev \
-        --runs 1 --bk-runs 0 $PROFILE_CASES >"$OUT/profile.log" 2>&1 || status=1
+    GCUT_BAND_PROFILE=1 GCUT_STAGING_VERBOSE=1 timeout "$LIMIT" "$bb" \
+        --variants "$PROFILE_VARIANTS" --runs 1 --bk-runs 0 $PROFILE_CASES >"$OUT/profile.log" 2>&1 || status=1
     grep -E "band profile|staging:" "$OUT/profile.log" | cut -c1-150 | tail -80
     for t in $PROFILE_THREADS; do # the ring's thread count (GCUT_STAGING_THREADS)
         # shellcheck disable=SC2086
@@ -92,7 +98,7 @@ fi
 if has memcheck; then
     echo "== memcheck $(date +%T)"
     : >"$OUT/memcheck.log"
-    for t in test_cuda_band test_cuda_grid test_cuda_seg; do
+    for t in $MEMCHECK_TESTS; do
         t0=$(date +%s)
         GCUT_TEST_QUICK=1 timeout "$LIMIT" compute-sanitizer --tool memcheck --error-exitcode 9 \
             "$tb/$t" >"$OUT/m.log" 2>&1

@@ -14,6 +14,10 @@
 #   BENCH_GRIDS="1920x1080:8 2048x2048:4"   the bench's hard synthetic grids (seed 5, WxH:CONN)
 #                       timed with the same variants after the photo's energy
 #   ROUTE_VARIANTS="gpu:...;cpu:..."   as bench/gpu_process.sh's VARIANTS
+# The seventh pass's calls (docs/PERFORMANCE.md, "One process, seventh pass") set, for the tree
+# as merged before it, GCUT_SEG_GRID_ZERO=1 GCUT_PBK_PREPASS_STOP=0 in a variant, e.g.
+#   GRID_VARIANTS="old:GCUT_PBK_PREPASS=16,8 GCUT_SEG_GRID_ZERO=1 GCUT_PBK_PREPASS_STOP=0;new:GCUT_PBK_PREPASS=16,8"
+#   ROUTE_VARIANTS="gpu:GCUT_SEGMENT_CPU_PIXELS_PER_THREAD=0;old:GCUT_SEGMENT_CPU_PIXELS_PER_THREAD=100000000 GCUT_SEG_GRID_ZERO=1 GCUT_PBK_PREPASS_STOP=0;auto:"
 # Exit status: non-zero if a run failed, a flow differs from bk's, or masks differ.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1

@@ -10,6 +10,7 @@
 #include "../src/cuda/staging.h"
 #include "util_common.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <math.h>
@@ -959,10 +960,75 @@ static void test_stage_packing(void) {
     free(codes), free(packed), free(bytes);
 }
 
+/* The tables' fill from several threads at once (the seventh pass keeps the fill's threads
+ * waiting between fills: one fill holds them, a concurrent one starts its own): every result
+ * equal to a one-part fill of the same model (the ThreadSanitizer run of `threads` sees it). */
+typedef struct concurrent_fill {
+    const double *cost;
+    int64_t nc;
+    int id, same, runs;
+} concurrent_fill;
+
+static void *concurrent_fill_run(void *arg) {
+    concurrent_fill *job = arg;
+    for (int r = 0; r < 4; r++) {
+        gcut__seg_tables *t = NULL, *u = NULL;
+        if (gcut__seg_tables_alloc(3, 8, &t) == GCUT_OK &&
+            gcut__seg_tables_alloc(3, 8, &u) == GCUT_OK) {
+            const double sigma = 20.0 + 7.0 * job->id + r;
+            const gcut_status a = gcut__seg_tables_fill_parts(
+                t, job->cost, job->cost + job->nc, 9.0, sigma, 0.0, 8, 2 + (job->id + 3 * r) % 15);
+            const gcut_status b = gcut__seg_tables_fill_parts(u, job->cost, job->cost + job->nc,
+                                                              9.0, sigma, 0.0, 8, 1);
+            size_t n = 0, m = 0;
+            const int32_t *x = gcut__seg_tables_block(t, &n), *y = gcut__seg_tables_block(u, &m);
+            job->same += a == GCUT_OK && b == GCUT_OK && n == m &&
+                         memcmp(x, y, n * sizeof(int32_t)) == 0 && t->hard == u->hard &&
+                         t->scale == u->scale;
+            job->runs++;
+        }
+        gcut__seg_tables_free(t);
+        gcut__seg_tables_free(u);
+    }
+    return NULL;
+}
+
+static void test_tables_concurrent(void) {
+    const int64_t nc = (int64_t)1 << 18;
+    double *cost = malloc((size_t)(2 * nc) * sizeof(double));
+    if (cost == NULL)
+        return;
+    test_rng rng;
+    test_rng_init(&rng, test_seed() ^ 0xC0C0u);
+    for (int64_t c = 0; c < 2 * nc; c++)
+        cost[c] = test_rng_range(&rng, 0, 40) == 0 ? INFINITY
+                                                   : (double)test_rng_range(&rng, 0, 4000) / 100.0;
+    concurrent_fill jobs[3];
+    pthread_t ids[3];
+    bool started[3];
+    for (int i = 0; i < 3; i++) {
+        jobs[i] = (concurrent_fill){cost, nc, i, 0, 0};
+        started[i] = pthread_create(&ids[i], NULL, concurrent_fill_run, &jobs[i]) == 0;
+        if (!started[i])
+            concurrent_fill_run(&jobs[i]);
+    }
+    int same = 0, runs = 0;
+    for (int i = 0; i < 3; i++) {
+        if (started[i])
+            pthread_join(ids[i], NULL);
+        same += jobs[i].same;
+        runs += jobs[i].runs;
+    }
+    printf("tables filled from 3 threads at once: %d of %d equal to one-part fills\n", same, runs);
+    PASS_IF(runs == 12 && same == runs);
+    free(cost);
+}
+
 int main(void) {
     PASS_IF(gcut__band_offsets_check() == 0);
     test_stage_packing();
     test_table_parts();
+    test_tables_concurrent();
     test_block_add();
     test_aggregation();
     test_coarse_grid();

@@ -200,6 +200,27 @@ static void device_case(int64_t w, int64_t h, int64_t d, gcut_synth_level level,
     for (int k = 0; k <= levels; k++)
         same_all &= rd.level[k].nodes == ra.level[k].nodes && rd.level[k].flow == ra.level[k].flow;
     PASS_IF(same_all && differ_all == 0 && rd.energy == ra.energy);
+    /* The seventh pass's switches: the sixth session's pipeline (GCUT_BAND_LEAN=0: waits after
+     * each level, the coarsest capacities a warp per node instead of a group of lanes), the
+     * legacy tables (GCUT_SEG_TABLES_LEGACY=1: the old fill, four uploads) and groups of two
+     * lanes (GCUT_BAND_COARSE_GLOG=1) against the default: the same masks, bands, flows and
+     * energies. */
+    for (int sw = 0; sw < 3; sw++) { /* and the coarsest capacities by 2 lanes a node */
+        const char *name = sw == 2   ? "GCUT_BAND_COARSE_GLOG"
+                           : sw == 1 ? "GCUT_SEG_TABLES_LEGACY"
+                                     : "GCUT_BAND_LEAN";
+        setenv(name, sw ? "1" : "0", 1);
+        CHECK_OK(gcut__band_segment_route(&img, seeds, &p, &o, twin, &ra, GCUT__BAND_DEVICE));
+        unsetenv(name);
+        differ_all = 0;
+        for (int64_t i = 0; i < n; i++)
+            differ_all += dev[i] != twin[i];
+        same_all = ra.levels == levels;
+        for (int k = 0; k <= levels; k++)
+            same_all &=
+                rd.level[k].nodes == ra.level[k].nodes && rd.level[k].flow == ra.level[k].flow;
+        PASS_IF(same_all && differ_all == 0 && rd.energy == ra.energy && rd.sigma == ra.sigma);
+    }
     CHECK_OK(gcut__band_segment_route(&img, seeds, &p, &o, twin, &rt, GCUT__BAND_MASKED));
     p.band_solver = "cuda-general";
     CHECK_OK(gcut__band_segment_route(&img, seeds, &p, &o, graph, &rg, GCUT__BAND_GRAPH));
@@ -550,9 +571,11 @@ static void staged_pipeline_case(int64_t w, int64_t h, int64_t d, int levels, in
     gcut_options_init(&o);
     o.solver = "cuda-grid";
     gcut_seg_report r[3][2];
-    for (int v = 0; v < 3; v++) { /* default, staging off, small chunks */
-        if (v == 1)
+    for (int v = 0; v < 3; v++) { /* default, staging off (and the legacy tables), small chunks */
+        if (v == 1) {
             setenv("GCUT_STAGING", "0", 1);
+            setenv("GCUT_SEG_TABLES_LEGACY", "1", 1);
+        }
         if (v == 2)
             gcut__staging_set_chunk(chunk);
         for (int b = 0; b < 2; b++) { /* full, banded on the device */
@@ -563,6 +586,7 @@ static void staged_pipeline_case(int64_t w, int64_t h, int64_t d, int levels, in
                        : gcut_segment(&img, seeds, &p, &o, m[v][b], &r[v][b]));
         }
         unsetenv("GCUT_STAGING");
+        unsetenv("GCUT_SEG_TABLES_LEGACY");
         gcut__staging_set_chunk(0);
     }
     bool same = true;
@@ -632,6 +656,10 @@ int main(void) {
     device_case(60, 50, 40, GCUT_SYNTH_EASY, 1, 0, 26);
     device_case(700, 301, 1, GCUT_SYNTH_HARD, 2, 32, 4); /* the fused x-dilation's widest halo */
     device_case(45, 300, 37, GCUT_SYNTH_HARD, 2, 3, 6);  /* rows of one segment, odd depth */
+    /* the coarsest capacities by groups of 1 to 32 lanes: 3D at 3 levels (512-voxel blocks, a
+     * warp per node), a 1-pixel-wide image at 3 levels (blocks of 8 pixels, a lane per node) */
+    device_case(71, 66, 53, GCUT_SYNTH_EASY, 3, 1, 6);
+    device_case(1, 2999, 1, GCUT_SYNTH_HARD, 3, 2, 8);
     /* gcut_device_release_cache() frees the kept pipeline (and cuda-grid's sessions); the same
      * shape again builds a fresh one (memcheck runs see any use after the release). */
     gcut_device_release_cache();

@@ -3,7 +3,8 @@
  * tiny grids, Dinic on larger ones, the cut certificate on every result; for thread counts
  * 1..6 and many tile counts the same flow and the same (minimal) cut as bk, and the same result
  * again with the old contiguous-range blocks, row tiles, both schedules, both merge orders,
- * 64-bit indices and the pre-pass of tiles solved alone (GCUT_PBK_PREPASS, src/cpu/par_prepass.c)
+ * 64-bit indices and the pre-pass of tiles solved alone (GCUT_PBK_PREPASS, src/cpu/par_prepass.c;
+ * its tiles also stopped early, GCUT_PBK_PREPASS_STOP / GCUT_CPUPR_MAX_SWEEPS)
  * on random grids and on segmentation-like ones (strong neighbour arcs, small terminal excess). */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include "util_common.h"
@@ -229,6 +230,11 @@ static void test_prepass(test_rng *rng) {
             setenv("GCUT_PBK_PREPASS", specs[(round + k) % 8], 1);
             setenv("GCUT_PBK_PREPASS_SOLVER", k < 4 ? "pr" : "bk", 1);
             set_int("GCUT_QPBO_BLOCKS", test_rng_range(rng, 1, 70));
+            /* cpu-pr's tiles stopped early: by idle threads (1..3; 0 never) and, half the time,
+             * after 1..4 sweeps whatever their state (the residual grid of a preflow that is
+             * not maximum). */
+            set_int("GCUT_PBK_PREPASS_STOP", test_rng_range(rng, 0, 3));
+            set_int("GCUT_CPUPR_MAX_SWEEPS", (k & 1) ? test_rng_range(rng, 1, 4) : 0);
             flow = -1;
             memset(got, 0xaa, (size_t)n);
             ok = gcut_grid_solve(grid, &opt, &flow, got, NULL) == GCUT_OK && flow == expected &&
@@ -236,11 +242,14 @@ static void test_prepass(test_rng *rng) {
             if (!ok)
                 fprintf(stderr,
                         "pre-pass grid %lldx%lld conn %d%s: flow %lld, expected %lld (%d "
-                        "threads, pre-pass %s by %s)\n",
+                        "threads, pre-pass %s by %s, stop %s, sweeps %s)\n",
                         (long long)shape[0], (long long)shape[1], conn, huge ? " huge" : "",
                         (long long)flow, (long long)expected, opt.threads,
-                        getenv("GCUT_PBK_PREPASS"), getenv("GCUT_PBK_PREPASS_SOLVER"));
+                        getenv("GCUT_PBK_PREPASS"), getenv("GCUT_PBK_PREPASS_SOLVER"),
+                        getenv("GCUT_PBK_PREPASS_STOP"), getenv("GCUT_CPUPR_MAX_SWEEPS"));
         }
+        unsetenv("GCUT_PBK_PREPASS_STOP");
+        unsetenv("GCUT_CPUPR_MAX_SWEEPS");
         unsetenv("GCUT_PBK_PREPASS");
         unsetenv("GCUT_PBK_PREPASS_SOLVER");
         unsetenv("GCUT_QPBO_BLOCKS");

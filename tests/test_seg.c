@@ -1,12 +1,17 @@
 /* test_seg.c - segmentation energies of real images (Boykov-Jolly; Lattari 2010 ch. 3.4):
  * capacities of tiny images against hand-computed values, seed masks in every encoding, 8/16
  * bit and alpha handled alike, learnt models segmenting synthetic images against their truth,
- * seeds kept and the same cut value from every solver, the overlay, and clean errors. */
+ * seeds kept and the same cut value from every solver, the host path's fill of a grid that is
+ * not zeroed first, the overlay, and clean errors. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include "internal.h"
+#include "../src/seg/seg_internal.h"
 #include "util_common.h"
+#include "../src/seg/seg_internal.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int passed = 0;
@@ -337,6 +342,95 @@ static void test_parts(uint64_t seed) {
     }
 }
 
+/* The tables' fill (seg_tables.c) against the legacy fill (GCUT_SEG_TABLES_LEGACY=1: two
+ * fork-joins, an exp per entry, floor) and against the definition evaluated here, entry by entry,
+ * over random models: costs with infinities and huge values, lambdas from 0 to 1000, sigmas from
+ * 1e-3 to 1e4 (rows that vanish after a few entries and rows that never do), scales given and
+ * picked, every connectivity, gray and colour, 1 to 17 parts; a given scale too large fails the
+ * same way in both. */
+static void test_tables_legacy(uint64_t seed) {
+    test_rng rng;
+    test_rng_init(&rng, seed ^ 0x7ab1e5u);
+    static const int conns[4] = {4, 8, 6, 26};
+    int same = 0, models = 0;
+    for (int m = 0; m < 48; m++) {
+        const int ch = m % 2 ? 3 : 1, conn = conns[(m / 2) % 4];
+        const int parts = 1 + (int)test_rng_range(&rng, 0, 16);
+        gcut__seg_tables *a = NULL, *b = NULL;
+        CHECK_OK(gcut__seg_tables_alloc(ch, conn, &a));
+        CHECK_OK(gcut__seg_tables_alloc(ch, conn, &b));
+        if (a == NULL || b == NULL) {
+            gcut__seg_tables_free(a), gcut__seg_tables_free(b);
+            continue;
+        }
+        const int64_t nc = a->num_colors;
+        double *cost = malloc(sizeof(double) * 2 * (size_t)nc);
+        for (int64_t c = 0; c < 2 * nc; c++) {
+            const int64_t r = test_rng_range(&rng, 0, 99);
+            cost[c] = r < 5    ? INFINITY
+                      : r < 8  ? 1e300
+                      : r < 60 ? (double)test_rng_range(&rng, 0, 1000000) / 1e5
+                               : (double)test_rng_range(&rng, 0, 1000) / 7.0;
+        }
+        static const double sigmas[6] = {1e-3, 0.7, 5.0, 30.0, 89.26, 1e4};
+        const double sigma = sigmas[m % 6] * (1.0 + (double)test_rng_range(&rng, 0, 100) / 300.0);
+        const double lambda = m % 7 == 3 ? 0.0 : (double)test_rng_range(&rng, 1, 100000) / 100.0;
+        double scale = m % 3 == 0 ? (double)test_rng_range(&rng, 1, 4000) : 0.0;
+        if (m % 12 == 6)
+            scale = 1e9; /* too large: GCUT_ERR_OVERFLOW both ways */
+        setenv("GCUT_SEG_TABLES_LEGACY", "1", 1);
+        const gcut_status sa =
+            gcut__seg_tables_fill_parts(a, cost, cost + nc, lambda, sigma, scale, conn, parts);
+        unsetenv("GCUT_SEG_TABLES_LEGACY");
+        const gcut_status sb = gcut__seg_tables_fill_parts(b, cost, cost + nc, lambda, sigma, scale,
+                                                           conn, 1 + (parts * 5) % 17);
+        CHECK(sa == sb);
+        if (m % 12 == 6)
+            PASS_IF(sa == GCUT_ERR_OVERFLOW && sb == GCUT_ERR_OVERFLOW);
+        if (sa == GCUT_OK && sb == GCUT_OK) {
+            size_t count = 0, count_b = 0;
+            const int32_t *ta = gcut__seg_tables_block(a, &count);
+            const int32_t *tb = gcut__seg_tables_block(b, &count_b);
+            bool eq = count == count_b && memcmp(ta, tb, count * sizeof(int32_t)) == 0 &&
+                      a->hard == b->hard && a->scale == b->scale && a->unary_max == b->unary_max;
+
+            /* the definition, here: the fill's documented rule */
+            const double sc = b->scale, inv = 1.0 / (2.0 * sigma * sigma);
+            for (int64_t c = 0; c < nc && eq; c++) {
+                double f = cost[c], g = cost[nc + c];
+                if (!isfinite(f) && !isfinite(g))
+                    f = g = 0.0;
+                const double lo = f < g ? f : g;
+                double rf = isfinite(f) ? f - lo : 20.0, rg = isfinite(g) ? g - lo : 20.0;
+                rf = rf > 20.0 ? 20.0 : rf;
+                rg = rg > 20.0 ? 20.0 : rg;
+                eq = b->unary_source[c] == (int32_t)floor(sc * rg + 0.5) &&
+                     b->unary_sink[c] == (int32_t)floor(sc * rf + 0.5);
+            }
+            for (int k = 0; k < b->num_classes && eq; k++) {
+                const double w = lambda / sqrt((double)(k + 1));
+                for (int64_t d2 = 0; d2 <= b->max_sqdiff && eq; d2++)
+                    eq = b->pairwise[k][d2] ==
+                         (int32_t)floor(sc * (d2 == 0 ? w : w * exp(-(double)d2 * inv)) + 0.5);
+            }
+            /* and one copy holds them all: the block's layout */
+            eq = eq && tb == b->unary_source && b->unary_sink == tb + nc &&
+                 b->pairwise[b->num_classes - 1] ==
+                     tb + 2 * nc + (size_t)(b->num_classes - 1) * (size_t)(b->max_sqdiff + 1) &&
+                 count == 2 * (size_t)nc + (size_t)b->num_classes * (size_t)(b->max_sqdiff + 1);
+            CHECK(eq);
+            same += eq;
+            models++;
+        }
+        free(cost);
+        gcut__seg_tables_free(a), gcut__seg_tables_free(b);
+    }
+    PASS_IF(models >= 40 && same == models);
+    printf("test_tables_legacy: %d of %d models' tables identical to the legacy fill and the "
+           "definition\n",
+           same, models);
+}
+
 /* Learnt models on the synthetic benchmark: the seeds are only the two 32x32 patches, so the
  * models see a sample of each mixture. At the easy level the learnt GMM is close to the truth
  * and the cut mislabels well under 1% (measured about 0.01-0.1%); the bound of 2% leaves room
@@ -479,6 +573,79 @@ static void test_errors(void) {
     PASS_IF(r.sigma == 1.0 && mask[0] == 1 && mask[3] == 0);
 }
 
+/* The host path's grid is not zeroed before the fill (gcut__grid_create_unset in
+ * src/seg/segment.c): gcut__seg_fill_grid must write every entry of every array. Random images
+ * (1-wide, odd sizes, 2D and 3D, every connectivity, 1 and 3 channels) filled into a grid whose
+ * arrays hold garbage must equal gcut_seg_build_grid's (zeroed) grid entry for entry. */
+static void test_unset_fill(uint64_t seed) {
+    test_rng rng;
+    test_rng_init(&rng, seed ^ 0x5eedf111u);
+    int bad = 0;
+    for (int round = 0; round < 16; round++) {
+        const bool three_d = round % 4 == 3;
+        int64_t w = test_rng_range(&rng, 1, 70), h = test_rng_range(&rng, 1, 50);
+        const int64_t d = three_d ? test_rng_range(&rng, 2, 6) : 1;
+        if (round % 5 == 1)
+            w = 1;
+        if (round % 7 == 2)
+            h = 1;
+        if (w * h * d < 2) /* room for a seed of each kind */
+            w = 2;
+        const int64_t nn = w * h * d;
+        const int ch = round % 2 ? 3 : 1;
+        uint8_t *px = malloc((size_t)(nn * ch)), *seeds = malloc((size_t)nn);
+        if (px == NULL || seeds == NULL) {
+            free(px), free(seeds);
+            CHECK(false);
+            return;
+        }
+        for (int64_t i = 0; i < nn * ch; i++)
+            px[i] = (uint8_t)test_rng_range(&rng, 0, 255);
+        for (int64_t i = 0; i < nn; i++)
+            seeds[i] = (uint8_t)test_rng_range(&rng, 0, 2);
+        seeds[0] = GCUT_SEED_FOREGROUND, seeds[nn - 1] = GCUT_SEED_BACKGROUND;
+        gcut_image img = {w, h, d, ch, 8, px};
+        gcut_seg_params p;
+        gcut_seg_params_init(&p);
+        p.connectivity = three_d ? (round % 8 == 3 ? 6 : 26) : (round % 3 ? 8 : 4);
+        gcut_grid *ref = NULL, *got = NULL;
+        gcut__seg_tables *tables = NULL;
+        const uint8_t *pixels = NULL;
+        uint8_t *owned = NULL;
+        const int64_t shape[3] = {d, h, w};
+        bool ok = gcut_seg_build_grid(&img, seeds, &p, &ref, NULL) == GCUT_OK &&
+                  gcut__seg_prepare(&img, seeds, &p, &tables, &pixels, &owned, NULL) == GCUT_OK &&
+                  gcut__grid_create_unset(three_d ? 3 : 2, three_d ? shape : shape + 1,
+                                          p.connectivity, &got) == GCUT_OK;
+        if (ok) {
+            for (int a = 0; a < 2; a++) /* garbage where the fill must write */
+                memset(gcut_grid_terminal_data(got, a), 0x5a, (size_t)nn * sizeof(int32_t));
+            for (int dir = 0; dir < gcut_grid_num_dirs(got); dir++)
+                memset(gcut_grid_dir_data(got, dir), 0x5a, (size_t)nn * sizeof(int32_t));
+            gcut__seg_fill_grid(pixels, seeds, tables, got);
+            for (int a = 0; a < 2 && ok; a++)
+                ok = memcmp(gcut_grid_terminal_data(got, a), gcut_grid_terminal_data(ref, a),
+                            (size_t)nn * sizeof(int32_t)) == 0;
+            for (int dir = 0; dir < gcut_grid_num_dirs(got) && ok; dir++)
+                ok = memcmp(gcut_grid_dir_data(got, dir), gcut_grid_dir_data(ref, dir),
+                            (size_t)nn * sizeof(int32_t)) == 0;
+        }
+        if (!ok)
+            fprintf(stderr,
+                    "unset fill: %lldx%lldx%lld, %d channels, %d-connected differs (seed %llu)\n",
+                    (long long)w, (long long)h, (long long)d, ch, p.connectivity,
+                    (unsigned long long)seed);
+        bad += !ok;
+        gcut__seg_tables_free(tables);
+        gcut__free(owned);
+        gcut_grid_free(ref);
+        gcut_grid_free(got);
+        free(px), free(seeds);
+    }
+    test_failures += bad;
+    PASS_IF(bad == 0);
+}
+
 int main(void) {
     uint64_t seed = test_seed();
     test_defaults();
@@ -487,10 +654,12 @@ int main(void) {
     test_seed_masks();
     test_formats(seed);
     test_parts(seed);
+    test_tables_legacy(seed);
     test_learnt(seed, 160, 120, 1, GCUT_MODEL_GMM);
     test_learnt(seed + 1, 200, 100, 1, GCUT_MODEL_HISTOGRAM);
     test_learnt(seed + 2, 40, 36, 32, GCUT_MODEL_AUTO);
     test_overlay(seed);
+    test_unset_fill(seed);
     test_errors();
     return test_finish("test_seg", passed);
 }

@@ -54,7 +54,9 @@ static int make_offsets(int ndim, int connectivity, int offset[GCUT__MAX_DIRS][3
     return count;
 }
 
-gcut_status gcut_grid_create(int ndim, const int64_t *shape, int connectivity, gcut_grid **out) {
+/* gcut_grid_create, with the arrays zeroed or not (gcut__grid_create_unset). */
+static gcut_status grid_create(int ndim, const int64_t *shape, int connectivity, bool zero,
+                               gcut_grid **out) {
     if (out == NULL || shape == NULL)
         return gcut__fail(GCUT_ERR_INVALID_ARG, "gcut_grid_create: shape or out is NULL");
     *out = NULL;
@@ -101,18 +103,30 @@ gcut_status gcut_grid_create(int ndim, const int64_t *shape, int connectivity, g
     }
     gcut__unreserve(total);
     for (int t = 0; t < 2; t++)
-        if ((grid->terminal[t] = gcut__calloc((size_t)n, sizeof(int32_t), "grid terminals")) ==
-            NULL) {
+        if ((grid->terminal[t] =
+                 zero ? gcut__calloc((size_t)n, sizeof(int32_t), "grid terminals")
+                      : gcut__malloc((size_t)n * sizeof(int32_t), "grid terminals")) == NULL) {
             gcut_grid_free(grid);
             return GCUT_ERR_NOMEM;
         }
     for (int d = 0; d < grid->num_dirs; d++)
-        if ((grid->cap[d] = gcut__calloc((size_t)n, sizeof(int32_t), "grid capacities")) == NULL) {
+        if ((grid->cap[d] = zero ? gcut__calloc((size_t)n, sizeof(int32_t), "grid capacities")
+                                 : gcut__malloc((size_t)n * sizeof(int32_t), "grid capacities")) ==
+            NULL) {
             gcut_grid_free(grid);
             return GCUT_ERR_NOMEM;
         }
     *out = grid;
     return GCUT_OK;
+}
+
+gcut_status gcut_grid_create(int ndim, const int64_t *shape, int connectivity, gcut_grid **out) {
+    return grid_create(ndim, shape, connectivity, true, out);
+}
+
+gcut_status gcut__grid_create_unset(int ndim, const int64_t *shape, int connectivity,
+                                    gcut_grid **out) {
+    return grid_create(ndim, shape, connectivity, false, out);
 }
 
 void gcut_grid_free(gcut_grid *grid) {

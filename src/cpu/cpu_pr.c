@@ -74,6 +74,10 @@ typedef struct pr_state {
     int local_rounds; /* LOCAL_ROUNDS unless overridden */
     int threads;      /* for the tile phases */
     int node_threads; /* for passes over all nodes: 1 on grids too small to pay for a team */
+    /* An early stop (parallel-bk's pre-pass only): *stop set by another thread, or max_sweeps
+     * sweeps done (a test hook). Checked between sweeps, where the state is a preflow. */
+    const int *stop;
+    int64_t max_sweeps;
 } pr_state;
 
 typedef struct tile_box {
@@ -542,8 +546,16 @@ static gcut_status resolve_threads(const gcut_options *options, int *out) {
     return GCUT_OK;
 }
 
-/* Push-relabel from the loaded (or warm-repaired) state until the exact stop, then the flow
- * (sum of the sink capacities of grid minus the sink residuals left) and the labels. */
+/* An early stop asked for (never by the solvers, whose stop is the exact one below). */
+static bool stop_asked(const pr_state *s, int64_t sweeps) {
+    return (s->stop != NULL && __atomic_load_n(s->stop, __ATOMIC_RELAXED) != 0) ||
+           (s->max_sweeps > 0 && sweeps >= s->max_sweeps);
+}
+
+/* Push-relabel from the loaded (or warm-repaired) state until the exact stop (or an early one,
+ * stop_asked), then the flow (sum of the sink capacities of grid minus the sink residuals left)
+ * and the labels. */
+
 static void run_to_stop(pr_state *s, const gcut_grid *grid, int verbose, int64_t *flow,
                         uint8_t *labels, gcut_stats *stats) {
     s->local_rounds = gcut__env_int("GCUT_CPUPR_ROUNDS", LOCAL_ROUNDS, 1, 1 << 20);
@@ -577,11 +589,15 @@ static void run_to_stop(pr_state *s, const gcut_grid *grid, int verbose, int64_t
          * reach the sink, so the preflow is maximum. */
         if (active == 0)
             break;
+        /* An early stop (the pre-pass's, stop_asked): the flow so far, a preflow, not maximum. */
+        if (stop_asked(s, sweeps))
+            break;
         do {
             sweep(s, &total);
             sweeps++;
         } while ((double)(total.work - work_at_last) < relabel_factor * gr_cost &&
-                 (tail_sweeps == 0 || sweeps - sweeps_at_last < tail_sweeps) && any_tile_active(s));
+                 (tail_sweeps == 0 || sweeps - sweeps_at_last < tail_sweeps) &&
+                 any_tile_active(s) && !stop_asked(s, sweeps));
     }
 
     int64_t value = 0;
@@ -630,17 +646,20 @@ gcut_status gcut__cpupr_solve_grid(const gcut_grid *grid, const gcut_options *op
 }
 
 /* Solve grid in place on one thread (parallel-bk's pre-pass, src/cpu/par_prepass.c): a maximum
- * preflow, its residuals written back, each node's excess as its source capacity (every s-t
- * cut then has the capacity it had less the flow into the sink, so the minimum cuts are the
- * same), *flow the flow into the sink. GCUT_ERR_OVERFLOW, grid untouched, if an excess or a
- * residual passes INT32_MAX (the caller then solves the tile otherwise). */
-gcut_status gcut__cpupr_solve_in_place(gcut_grid *grid, int64_t *flow) {
+ * preflow (or, once *stop is set, the preflow found so far), its residuals written back, each
+ * node's excess as its source capacity (every s-t cut then has the capacity it had less the flow
+ * into the sink, so the minimum cuts are the same), *flow the flow into the sink.
+ * GCUT_ERR_OVERFLOW, grid untouched, if an excess or a residual passes INT32_MAX (the caller then
+ * solves the tile otherwise). */
+gcut_status gcut__cpupr_solve_in_place(gcut_grid *grid, const int *stop, int64_t *flow) {
     pr_state s;
     gcut_status st = state_init(&s, grid, 1);
     if (st != GCUT_OK) {
         state_free(&s);
         return st;
     }
+    s.stop = stop;
+    s.max_sweeps = gcut__env_int("GCUT_CPUPR_MAX_SWEEPS", 0, 0, INT32_MAX);
     load_problem(&s, grid);
     run_to_stop(&s, grid, 0, flow, NULL, NULL);
     bool fits = true;

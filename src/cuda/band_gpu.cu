@@ -87,20 +87,29 @@ __global__ void band_caps_kernel(gcut__band_image base, gcut__seg_tables tables,
     }
 }
 
-/* The coarsest level's full grid, one warp per node: its lanes share the block's 2^k x 2^k
- * (x 2^k) pixels (gcut__band_block_add: gcut__band_pixel_add's sums, which the host's pass adds),
- * the sums are reduced over the warp (integers: the same sums in any order), lane 0 finishes and
- * writes. A thread per node does 64 (2D) to 512 (3D) pixels at 3 levels, with a few hundred
- * thousand threads in all: too few for the device. */
+/* The coarsest level's full grid, a group of 2^glog lanes of a warp per node: its lanes share the
+ * block's 2^k x 2^k (x 2^k) pixels (gcut__band_block_add: gcut__band_pixel_add's sums, which the
+ * host's pass adds), the sums are reduced over the group (integers: the same sums in any order),
+ * the group's first lane finishes and writes. A thread per node does 64 (2D) to 512 (3D) pixels
+ * at 3 levels, with a few hundred thousand threads in all: too few for the device. Until the
+ * seventh pass a whole warp took each node (glog 5, GCUT_BAND_LEAN=0): at 3840x2160's coarsest
+ * level (8x8 blocks) two pixels a lane, and the 10 sums' five-step reductions, done by every
+ * warp for one node, and lane 0's finish, cost more than the pixels; now fewer lanes a node
+ * (coarse_group_log), the reductions shared by 32 / 2^glog nodes. */
 template <int CONN>
 __global__ void __launch_bounds__(kThreads, 2)
     coarse_caps_kernel(gcut__band_image base, gcut__seg_tables tables, int k, const uint8_t *coarse,
-                       long long D, long long H, long long W, Dirs dirs, int32_t *caps) {
+                       long long D, long long H, long long W, Dirs dirs, int32_t *caps, int glog) {
     const long long n = D * H * W;
-    const int lane = threadIdx.x & 31;
+    const int lane = threadIdx.x & 31, group = 1 << glog, sub = lane & (group - 1);
+    const int per_warp = 32 >> glog;
     const long long warps = (long long)gridDim.x * (blockDim.x / 32);
     const int64_t dims[3] = {D, H, W};
-    for (long long i = (blockIdx.x * (long long)blockDim.x + threadIdx.x) / 32; i < n; i += warps) {
+    /* warp-uniform trip count: every lane takes part in the shuffles and votes */
+    for (long long first = (blockIdx.x * (long long)blockDim.x + threadIdx.x) / 32 * per_warp;
+         first < n; first += warps * per_warp) {
+        const long long i = first + (lane >> glog);
+        const bool active = i < n;
         const long long cx = i % W, cy = (i / W) % H, cz = i / (W * H);
         const int64_t FD = base.dims[0], FH = base.dims[1], FW = base.dims[2];
         const int64_t z0 = cz << k, y0 = cy << k, x0 = cx << k, side = (int64_t)1 << k;
@@ -113,25 +122,28 @@ __global__ void __launch_bounds__(kThreads, 2)
             w[a] = 0;
         /* the block's 2^k-sided cube by shifts (no division per pixel; 64-bit divisions were
          * a good part of this kernel), pixels past a clipped block's edge skipped */
-        const int kz = FD > 1 ? k : 0, cube = 1 << (2 * k + kz), mask = (int)side - 1;
-        for (int v = lane; v < cube; v += 32) {
+        const int kz = FD > 1 ? k : 0, cube = active ? 1 << (2 * k + kz) : 0;
+        const int mask = (int)side - 1;
+        for (int v = sub; v < cube; v += group) {
             const int64_t px = x0 + (v & mask), py = y0 + ((v >> k) & mask),
                           pz = z0 + (v >> (2 * k));
             if (px < box[5] && py < box[3] && pz < box[1])
                 gcut__band_block_add(&base, &tables, CONN, box, pz, py, px, &s, &t, w);
         }
-        for (int o = 16; o > 0; o /= 2) {
+        for (int o = group / 2; o > 0; o /= 2) {
             s += __shfl_down_sync(0xffffffffu, s, o);
             t += __shfl_down_sync(0xffffffffu, t, o);
         }
         /* Only the slots some lane filled are reduced (a vote per slot: the connectivity fills
-         * 6 to 26 of the 27, and a slot no lane filled sums to 0 in lane 0 already). */
+         * 6 to 26 of the 27, and a slot no lane filled sums to 0 in every group's first lane
+         * already). A group's first lane sums its group's lanes only (offsets below the
+         * group's size, groups aligned to it). */
 #pragma unroll
         for (int a = 0; a < 27; a++)
             if (__any_sync(0xffffffffu, w[a] != 0))
-                for (int o = 16; o > 0; o /= 2)
+                for (int o = group / 2; o > 0; o /= 2)
                     w[a] += __shfl_down_sync(0xffffffffu, w[a], o);
-        if (lane == 0) {
+        if (active && sub == 0) {
             gcut__band_finish(&tables, CONN, k, FD > 1, coarse, dims, cz, cy, cx, &s, &t, w);
             caps[i] = (int32_t)s;
             caps[n + i] = (int32_t)t;
@@ -141,6 +153,25 @@ __global__ void __launch_bounds__(kThreads, 2)
                     caps[(2 + dirs.of_slot[a]) * n + i] = (int32_t)w[a];
         }
     }
+}
+
+/* The lanes per node of coarse_caps_kernel at level k, as log2 (lean; a warp per node as before
+ * the seventh pass otherwise); GCUT_BAND_COARSE_GLOG=0..5 sets it (for tuning runs; the results
+ * do not depend on it). */
+int coarse_group_log(int k, bool three_d, bool lean) {
+    if (!lean)
+        return 5;
+    const int forced = gcut__env_int("GCUT_BAND_COARSE_GLOG", -1, -1, 5); /* for tuning runs */
+    if (forced >= 0)
+        return forced;
+    /* 2D: about 32 pixels a lane (H100, 3840x2160's coarsest level of 8x8 blocks, the sweep of
+     * GCUT_BAND_COARSE_GLOG after call 2: 2 lanes a node 0.25 ms, 4 0.31, 8 0.44, 16 0.57, a warp
+     * 0.79); 3D: about 8 (512^3's 8x8x8 blocks take a warp, as before; not swept) */
+    const int cube_log = 2 * k + (three_d ? k : 0);
+    int g = cube_log - (three_d ? 3 : 5);
+    if (!three_d && cube_log >= 4 && g < 1)
+        g = 1; /* 16-pixel blocks: 2 lanes of 8, as call 2 ran them (a lane of 16 untested) */
+    return g < 0 ? 0 : g > 5 ? 5 : g;
 }
 
 /* The instance of a kernel template for the pipeline's connectivity. */
@@ -275,27 +306,42 @@ __global__ void project_mark_kernel(const uint8_t *coarse, const uint8_t *seeds,
 }
 
 /* The dilation by d along y (axis 1) or z (axis 2); the last one (last) sets the band bit in
- * state instead of writing out, and counts the band into *count. */
+ * state instead of writing out, and counts the band into *count; with list (seventh pass) it
+ * also appends the band's nodes to it (one atomic on *listed per warp, entries past cap
+ * dropped: the caller compares *listed with cap), so that the masked level needs no pass of
+ * list_kernel over the whole level. */
 __global__ void dilate_rows_kernel(const uint8_t *in, int D, int H, int W, int axis, int d,
                                    bool last, uint8_t *out, uint8_t *state,
-                                   unsigned long long *count) {
+                                   unsigned long long *count, unsigned *list,
+                                   unsigned long long cap, unsigned long long *listed) {
     const long long step = axis == 1 ? W : (long long)W * H;
     const int len = axis == 1 ? H : D;
+    const int lane = threadIdx.x & 31;
     unsigned long long band = 0;
-    GCUT__ROWS(D, H, W) {
+    GCUT__ROWS(D, H, W) { /* block-uniform: every lane of a warp takes each step */
         const int x = x0 + (int)threadIdx.x, c = axis == 1 ? y : z;
-        if (x >= W)
-            continue;
         const long long i = ((long long)z * H + y) * W + x;
-        const int lo = c - d < 0 ? 0 : c - d, hi = c + d >= len ? len - 1 : c + d;
         bool any = false;
-        for (int a = lo; a <= hi && !any; a++)
-            any = in[i + (a - c) * step] != 0;
-        if (!last) {
-            out[i] = any;
-        } else if (any) {
-            state[i] |= GCUT__BAND_IN;
-            band++;
+        if (x < W) {
+            const int lo = c - d < 0 ? 0 : c - d, hi = c + d >= len ? len - 1 : c + d;
+            for (int a = lo; a <= hi && !any; a++)
+                any = in[i + (a - c) * step] != 0;
+            if (!last) {
+                out[i] = any;
+            } else if (any) {
+                state[i] |= GCUT__BAND_IN;
+                band++;
+            }
+        }
+        if (list != nullptr) {
+            const unsigned ballot = __ballot_sync(0xffffffffu, any);
+            unsigned long long start = 0;
+            if (lane == 0 && ballot != 0)
+                start = atomicAdd(listed, (unsigned long long)__popc(ballot));
+            start = __shfl_sync(0xffffffffu, start, 0);
+            const unsigned long long at = start + __popc(ballot & ((1u << lane) - 1u));
+            if (any && at < cap)
+                list[at] = (unsigned)i;
         }
     }
     if (last)
@@ -512,6 +558,7 @@ struct Level {
     uint8_t *state = nullptr;  /* LABEL, BAND */
     int32_t *caps = nullptr;   /* (2 + conn) x n: source, sink, directions */
     void *ctx = nullptr;       /* cuda-grid's masked-solve context (gcut__cudagrid_masked_create) */
+    bool listed = false;       /* the band node list made by the selection (this run) */
     Dirs dirs{};
 };
 
@@ -664,26 +711,32 @@ void pipe_give(Pipe *P) {
 
 /* The fused selection: projection from the coarse level C, marks and x-dilation in one pass,
  * then y (and z) by rows, the last setting the band bit and counting; *count the band. */
-gcut_status select_band_fused(Pipe &P, Level &L, const Level &C, int d, long long *count) {
+gcut_status select_band_fused(Pipe &P, Level &L, const Level &C, int d, bool lean,
+                              long long *count) {
     const int D = (int)L.dims[0], H = (int)L.dims[1], W = (int)L.dims[2];
     cudaStream_t s = P.stream;
+    /* the band node list made by the last pass (lean), into the list as large as it is now */
+    unsigned *list = lean && P.band_list != nullptr ? P.band_list : nullptr;
+    const unsigned long long cap = list != nullptr ? P.band_list_cap : 0;
+    L.listed = false;
     const dim3 b = row_grid(D, H, W, P.max_blocks);
     GCUT__CUDA_TRY(cudaMemsetAsync(P.sums, 0, 4 * sizeof(unsigned long long), s), "memset");
     project_mark_kernel<<<b, kThreads, 0, s>>>(C.state, L.seeds, D, H, W, d, L.state, P.tmp[0]);
     if (D > 1) {
         dilate_rows_kernel<<<b, kThreads, 0, s>>>(P.tmp[0], D, H, W, 1, d, false, P.tmp[1], nullptr,
-                                                  nullptr);
+                                                  nullptr, nullptr, 0, nullptr);
         dilate_rows_kernel<<<b, kThreads, 0, s>>>(P.tmp[1], D, H, W, 2, d, true, nullptr, L.state,
-                                                  P.sums);
+                                                  P.sums, list, cap, P.sums + 2);
     } else {
         dilate_rows_kernel<<<b, kThreads, 0, s>>>(P.tmp[0], D, H, W, 1, d, true, nullptr, L.state,
-                                                  P.sums);
+                                                  P.sums, list, cap, P.sums + 2);
     }
     GCUT__CUDA_TRY(cudaGetLastError(), "band selection kernels");
-    unsigned long long c = 0;
-    GCUT__CUDA_TRY(cudaMemcpyAsync(&c, P.sums, sizeof c, cudaMemcpyDeviceToHost, s), "band count");
+    unsigned long long c[3] = {0, 0, 0}; /* the band, -, the nodes listed */
+    GCUT__CUDA_TRY(cudaMemcpyAsync(c, P.sums, sizeof c, cudaMemcpyDeviceToHost, s), "band count");
     GCUT__CUDA_TRY(cudaStreamSynchronize(s), "band selection");
-    *count = (long long)c;
+    *count = (long long)c[0];
+    L.listed = list != nullptr && c[2] == c[0] && c[0] <= cap; /* else list_kernel makes it */
     return GCUT_OK;
 }
 
@@ -734,8 +787,8 @@ struct Profile {
 /* Level k's (masked when state) grid built and solved; labels assembled into its state.
  * live: the masked solve visits only the tiles holding band nodes (GCUT_BAND_LIVE=0: all). */
 gcut_status solve_level(Pipe &P, const gcut__band_image &dbase, const gcut__seg_tables &dtab, int k,
-                        bool masked, bool live, bool fused, Profile &prof, gcut_seg_level *rep,
-                        gcut_stats *stats_out) {
+                        bool masked, bool live, bool fused, bool lean, Profile &prof,
+                        gcut_seg_level *rep, gcut_stats *stats_out) {
     Level &L = P.level[k];
     cudaStream_t s = P.stream;
     const double t0 = gcut__now_ms();
@@ -750,20 +803,29 @@ gcut_status solve_level(Pipe &P, const gcut__band_image &dbase, const gcut__seg_
             return st;
         P.band_list_cap = cap;
     }
-    if (!masked) { /* the coarsest level (k >= 1) in full: a warp per node */
+    if (!masked) { /* the coarsest level (k >= 1) in full: a group of lanes per node */
+        const int glog = coarse_group_log(k, P.dims[0] > 1, lean);
+        const long long per_warp = 32 >> glog;
         pick(P.conn, coarse_caps_kernel<4>, coarse_caps_kernel<8>, coarse_caps_kernel<6>,
-             coarse_caps_kernel<26>)<<<blocks_for(32 * L.n), kThreads, 0, s>>>(
-            dbase, dtab, k, L.pixels, L.dims[0], L.dims[1], L.dims[2], L.dirs, L.caps);
-    } else { /* the band's nodes listed, then a thread per band node */
-        GCUT__CUDA_TRY(cudaMemsetAsync(P.sums + 2, 0, sizeof(unsigned long long), s), "memset");
-        list_kernel<<<blocks_for(L.n), kThreads, 0, s>>>(L.state, L.n, P.band_list, P.sums + 2);
+             coarse_caps_kernel<
+                 26>)<<<blocks_for(32 * ((L.n + per_warp - 1) / per_warp)), kThreads, 0, s>>>(
+            dbase, dtab, k, L.pixels, L.dims[0], L.dims[1], L.dims[2], L.dirs, L.caps, glog);
+    } else { /* the band's nodes listed (unless the selection did), a thread per band node */
+        if (!L.listed) {
+            GCUT__CUDA_TRY(cudaMemsetAsync(P.sums + 2, 0, sizeof(unsigned long long), s), "memset");
+            list_kernel<<<blocks_for(L.n), kThreads, 0, s>>>(L.state, L.n, P.band_list, P.sums + 2);
+        }
         pick(P.conn, band_caps_kernel<4>, band_caps_kernel<8>, band_caps_kernel<6>,
              band_caps_kernel<26>)<<<blocks_for(count), kThreads, 0, s>>>(
             dbase, dtab, k, k > 0 ? L.pixels : nullptr, L.dims[0], L.dims[1], L.dims[2], L.state,
             P.band_list, count, L.dirs, L.caps);
     }
     GCUT__CUDA_TRY(cudaGetLastError(), "capacity kernel");
-    GCUT__CUDA_TRY(cudaStreamSynchronize(s), "capacity kernel");
+    /* No wait here unless profiling (seventh pass; GCUT_BAND_LEAN=0 waits, as before): the
+     * masked solve is ordered after the kernel on the device (an event), so the level's
+     * build_ms is the launches' and its solve_ms has the kernel; their sum is the same time. */
+    if (!lean)
+        GCUT__CUDA_TRY(cudaStreamSynchronize(s), "capacity kernel");
     gcut_status st = prof.lap("capacities", k);
     if (st != GCUT_OK)
         return st;
@@ -798,7 +860,10 @@ gcut_status solve_level(Pipe &P, const gcut__band_image &dbase, const gcut__seg_
         assemble_kernel<<<blocks_for(L.n), kThreads, 0, s>>>(L.state, P.labels, L.n,
                                                              masked ? 0 : 1);
     GCUT__CUDA_TRY(cudaGetLastError(), "assemble kernel");
-    GCUT__CUDA_TRY(cudaStreamSynchronize(s), "assemble");
+    /* not waited for either: the next level's selection (or the mask) is behind it on the
+     * stream, and waits for its own result */
+    if (!lean)
+        GCUT__CUDA_TRY(cudaStreamSynchronize(s), "assemble");
     rep->solve_ms += gcut__now_ms() - t1;
     if ((st = prof.lap("labels into the level", k)) != GCUT_OK)
         return st;
@@ -820,6 +885,9 @@ gcut_status run_pipe(Pipe &P, const gcut__band_image *base, const gcut__seg_tabl
     const bool live = gcut__env_int("GCUT_BAND_LIVE", 1, 0, 1) != 0;
     /* GCUT_BAND_FUSED=0: the fourth pass's selection kernels (before / after) */
     const bool fused = gcut__env_int("GCUT_BAND_FUSED", 1, 0, 1) != 0 && band <= kHalo;
+    /* GCUT_BAND_LEAN=0: the sixth session's pipeline (a wait after every level's capacities and
+     * labels, the coarsest level's capacities a warp per node) for before / after */
+    const bool lean = gcut__env_int("GCUT_BAND_LEAN", 1, 0, 1) != 0;
     Profile prof;
     prof.on = gcut__env_int("GCUT_BAND_PROFILE", 0, 0, 1) != 0;
     prof.stream = s;
@@ -879,8 +947,15 @@ gcut_status run_pipe(Pipe &P, const gcut__band_image *base, const gcut__seg_tabl
                        "tables upload");
         return GCUT_OK;
     };
-    if ((st = table_up(P.tab, tables->unary_source, nc)) != GCUT_OK ||
-        (st = table_up(P.tab + nc, tables->unary_sink, nc)) != GCUT_OK)
+    /* One copy of the tables' block (gcut__seg_tables_block: the device layout below), or one
+     * per table (GCUT_SEG_TABLES_LEGACY=1, as before the seventh pass). */
+    size_t block_count = 0;
+    const int32_t *block = gcut__seg_tables_block(tables, &block_count);
+    const bool one_copy = !gcut__seg_tables_legacy() && block_count == need;
+    if (one_copy && (st = table_up(P.tab, block, need)) != GCUT_OK)
+        return st;
+    if (!one_copy && ((st = table_up(P.tab, tables->unary_source, nc)) != GCUT_OK ||
+                      (st = table_up(P.tab + nc, tables->unary_sink, nc)) != GCUT_OK))
         return st;
     gcut__seg_tables dtab = *tables;
     dtab.unary_source = P.tab;
@@ -888,8 +963,8 @@ gcut_status run_pipe(Pipe &P, const gcut__band_image *base, const gcut__seg_tabl
     for (int c = 0; c < GCUT__SEG_CLASSES; c++) {
         if (c < tables->num_classes) {
             dtab.pairwise[c] = P.tab + 2 * nc + (size_t)c * np;
-            if ((st = table_up(P.tab + 2 * nc + (size_t)c * np, tables->pairwise[c], np)) !=
-                GCUT_OK)
+            if (!one_copy && (st = table_up(P.tab + 2 * nc + (size_t)c * np, tables->pairwise[c],
+                                            np)) != GCUT_OK)
                 return st;
         } else {
             dtab.pairwise[c] = nullptr;
@@ -924,8 +999,8 @@ gcut_status run_pipe(Pipe &P, const gcut__band_image *base, const gcut__seg_tabl
     }
     r->level[levels].build_ms += upload_ms; /* the coarsest level's share: its inputs */
     /* The coarsest level in full. */
-    st =
-        solve_level(P, dbase, dtab, levels, false, live, fused, prof, &r->level[levels], &r->stats);
+    st = solve_level(P, dbase, dtab, levels, false, live, fused, lean, prof, &r->level[levels],
+                     &r->stats);
     if (st != GCUT_OK)
         return st;
     r->level[levels].nodes = P.level[levels].n;
@@ -936,8 +1011,12 @@ gcut_status run_pipe(Pipe &P, const gcut__band_image *base, const gcut__seg_tabl
         gcut_seg_level *rep = &r->level[k];
         t0 = gcut__now_ms();
         long long count = 0;
+        /* the list of this level's band is made by this selection or by list_kernel, never
+         * taken from an earlier run (call 1 of the seventh pass: the unfused route left the
+         * flag of a run before, and a finer level's list was read at a coarser one) */
+        L.listed = false;
         if (fused) {
-            if ((st = select_band_fused(P, L, C, (int)band, &count)) != GCUT_OK)
+            if ((st = select_band_fused(P, L, C, (int)band, lean, &count)) != GCUT_OK)
                 return st;
         } else {
             project_kernel<<<blocks_for(L.n), kThreads, 0, s>>>(C.state, L.dims[0], L.dims[1],
@@ -956,7 +1035,8 @@ gcut_status run_pipe(Pipe &P, const gcut__band_image *base, const gcut__seg_tabl
             return st;
         if (count == 0)
             continue; /* an empty band: the projection stands */
-        if ((st = solve_level(P, dbase, dtab, k, true, live, fused, prof, rep, NULL)) != GCUT_OK)
+        if ((st = solve_level(P, dbase, dtab, k, true, live, fused, lean, prof, rep, NULL)) !=
+            GCUT_OK)
             return st;
     }
     /* The mask and the foreground count on the device; one copy back (level 0's solve time,

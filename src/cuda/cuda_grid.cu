@@ -1804,10 +1804,11 @@ template <int CONN> gcut_status build_on_device(Session &S, const Input &in, Ima
     if (B.pixels == nullptr &&
         ((st = device_alloc(S, &B.pixels, nodes * ch, "image")) != GCUT_OK ||
          (in.seeds && (st = device_alloc(S, &B.seeds, nodes, "seeds")) != GCUT_OK) ||
-         (st = device_alloc(S, &B.unary, colors * 2, "unary tables")) != GCUT_OK ||
-         (st = device_alloc(S, &B.pairwise, table_len * t->num_classes, "pairwise tables")) !=
+         (st = device_alloc(S, &B.unary, colors * 2 + table_len * t->num_classes, "tables")) !=
              GCUT_OK))
         return st;
+    /* the tables in one array, in gcut__seg_tables_block's layout: unary, then pairwise rows */
+    B.pairwise = B.unary + colors * 2;
     unsigned char *pixels = B.pixels, *seeds = in.seeds ? B.seeds : nullptr;
     int *unary = B.unary, *pairwise = B.pairwise;
     cudaStream_t stream = S.stream;
@@ -1834,8 +1835,15 @@ template <int CONN> gcut_status build_on_device(Session &S, const Input &in, Ima
                        "upload tables");
         return GCUT_OK;
     };
-    if ((st = table_up(unary, t->unary_source, colors)) != GCUT_OK ||
-        (st = table_up(unary + colors, t->unary_sink, colors)) != GCUT_OK)
+    /* One copy of the tables' block, or one per table (GCUT_SEG_TABLES_LEGACY=1, as before). */
+    size_t block_count = 0;
+    const int32_t *block = gcut__seg_tables_block(t, &block_count);
+    const bool one_copy = !gcut__seg_tables_legacy() &&
+                          block_count == colors * 2 + table_len * (size_t)t->num_classes;
+    if (one_copy && (st = table_up(unary, block, block_count)) != GCUT_OK)
+        return st;
+    if (!one_copy && ((st = table_up(unary, t->unary_source, colors)) != GCUT_OK ||
+                      (st = table_up(unary + colors, t->unary_sink, colors)) != GCUT_OK))
         return st;
     SegTables T{};
     T.pixels = pixels;
@@ -1844,7 +1852,8 @@ template <int CONN> gcut_status build_on_device(Session &S, const Input &in, Ima
     T.unary_sink = unary + colors;
     T.hard = t->hard;
     for (int k = 0; k < t->num_classes; k++) {
-        if ((st = table_up(pairwise + k * table_len, t->pairwise[k], table_len)) != GCUT_OK)
+        if (!one_copy &&
+            (st = table_up(pairwise + k * table_len, t->pairwise[k], table_len)) != GCUT_OK)
             return st;
         T.pairwise[k] = pairwise + k * table_len;
     }

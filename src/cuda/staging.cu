@@ -336,8 +336,9 @@ gcut_status transfer(bool up, uint8_t *host, uint8_t *dev, size_t n, int transfo
     }
     const size_t per = transform == GCUT__STAGE_SEEDS ? 4 : transform == GCUT__STAGE_BITS ? 8 : 1;
     size_t chunk = chunk_override;
-    if (chunk == 0) {
-        size_t dev_chunk = (dev_length(transform, n) / (4 * (size_t)workers) + 63) / 64 * 64;
+    if (chunk == 0) { /* GCUT_STAGING_PER_WORKER: the chunks a worker aims at (tuning runs) */
+        const size_t aim = (size_t)gcut__env_int("GCUT_STAGING_PER_WORKER", 4, 1, 64);
+        size_t dev_chunk = (dev_length(transform, n) / (aim * (size_t)workers) + 63) / 64 * 64;
         dev_chunk = dev_chunk < kMinChunk ? kMinChunk : dev_chunk > kSlot ? kSlot : dev_chunk;
         chunk = dev_chunk * per;
     }

@@ -76,6 +76,14 @@ static inline GCUT__SEG_HD int gcut__seg_offset_class(const int *offset3) {
  *  all entries zero. Free with gcut__seg_tables_free(). */
 gcut_status gcut__seg_tables_alloc(int channels, int connectivity, gcut__seg_tables **out);
 void gcut__seg_tables_free(gcut__seg_tables *tables);
+/** The tables of gcut__seg_tables_alloc() lie in one block: unary_source, unary_sink (num_colors
+ *  each), then the num_classes pairwise rows (max_sqdiff + 1 each). Returns its start and sets
+ *  *count to its int32 entries, so that one copy moves every table (the device uploads). */
+const int32_t *gcut__seg_tables_block(const gcut__seg_tables *tables, size_t *count);
+/** GCUT_SEG_TABLES_LEGACY=1 (environment): the tables filled by two fork-joins with an exp per
+ *  entry and floor, and uploaded to the device in one copy per table, as before the seventh
+ *  band pass (the same tables bit for bit; for before / after timings). */
+bool gcut__seg_tables_legacy(void);
 
 /** Turn regional costs in nats (cost_fg[c] = -ln P(c | foreground), cost_bg likewise, one per
  *  quantised colour) and the boundary parameters into the integer tables: the smaller cost of

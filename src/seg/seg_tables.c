@@ -5,6 +5,8 @@
 #include "seg_internal.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -32,29 +34,38 @@ gcut_status gcut__seg_tables_alloc(int channels, int connectivity, gcut__seg_tab
     t->num_colors = channels == 1 ? 256 : (int64_t)1 << 18;
     t->max_sqdiff = 255 * 255 * channels;
     t->num_classes = classes_for(connectivity);
-    t->unary_source = gcut__calloc((size_t)t->num_colors, sizeof(int32_t), "unary table");
-    t->unary_sink = gcut__calloc((size_t)t->num_colors, sizeof(int32_t), "unary table");
-    bool ok = t->unary_source != NULL && t->unary_sink != NULL;
-    for (int k = 0; k < t->num_classes && ok; k++) {
-        t->pairwise[k] = gcut__calloc((size_t)t->max_sqdiff + 1, sizeof(int32_t), "pairwise table");
-        ok = t->pairwise[k] != NULL;
-    }
-    if (!ok) {
-        gcut__seg_tables_free(t);
+    /* One block, in the order gcut__seg_tables_block() names, so that one copy moves them all
+     * (a device upload of a colour image's 3.6 MB was four copies before). */
+    const size_t np = (size_t)t->max_sqdiff + 1;
+    int32_t *block = gcut__calloc(2 * (size_t)t->num_colors + (size_t)t->num_classes * np,
+                                  sizeof(int32_t), "segmentation tables");
+    if (block == NULL) {
+        gcut__free(t);
         return GCUT_ERR_NOMEM;
     }
+    t->unary_source = block;
+    t->unary_sink = block + t->num_colors;
+    for (int k = 0; k < t->num_classes; k++)
+        t->pairwise[k] = block + 2 * t->num_colors + (size_t)k * np;
     *out = t;
     return GCUT_OK;
+}
+
+const int32_t *gcut__seg_tables_block(const gcut__seg_tables *t, size_t *count) {
+    const size_t nc = (size_t)t->num_colors, np = (size_t)t->max_sqdiff + 1;
+    *count = 2 * nc + (size_t)t->num_classes * np;
+    return t->unary_source;
 }
 
 void gcut__seg_tables_free(gcut__seg_tables *tables) {
     if (tables == NULL)
         return;
-    gcut__free(tables->unary_source);
-    gcut__free(tables->unary_sink);
-    for (int k = 0; k < GCUT__SEG_CLASSES; k++)
-        gcut__free(tables->pairwise[k]);
+    gcut__free(tables->unary_source); /* the block (gcut__seg_tables_alloc) */
     gcut__free(tables);
+}
+
+bool gcut__seg_tables_legacy(void) {
+    return gcut__env_int("GCUT_SEG_TABLES_LEGACY", 0, 0, 1) != 0;
 }
 
 /* Regional costs after removing the per-colour constant min(cost_fg, cost_bg), which changes
@@ -123,12 +134,286 @@ static void *table_part_run(void *arg) {
     return NULL;
 }
 
+/* The scale of a fill: the given one, or GCUT__SEG_CAP_BOUND / the largest energy term (the
+ * larger of unary_max and lambda, the largest pairwise energy: equal colours at distance 1).
+ * false when a given scale pushes that term past the bound. */
+static bool pick_scale(double unary_max, double lambda, double given, double *scale) {
+    double largest = unary_max > lambda ? unary_max : lambda;
+    if (largest <= 0.0)
+        largest = 1.0;
+    *scale = given;
+    if (!(given > 0.0))
+        *scale = GCUT__SEG_CAP_BOUND / largest;
+    else if (!isfinite(given) || given * largest > GCUT__SEG_CAP_BOUND)
+        return false;
+    return true;
+}
+
+/* The fill since the seventh band pass (GCUT_SEG_TABLES_LEGACY=1: table_part_run above, in two
+ * fork-joins): every part starts once and meets the others at a barrier between its maximum
+ * and its entries, so one round of threads is started instead of two; each squared difference
+ * costs one exp for every distance class (the classes' entries differ only in their weight);
+ * and round-to-nearest is a truncation (the value plus a half is positive and below 2^31, where
+ * floor and truncation agree) instead of a call to floor. Every entry is the expression the
+ * legacy fill evaluates, in the same order of operations, so the tables are the same bit for
+ * bit (test_seg's test_tables_legacy compares them over random models). */
+typedef struct fill_barrier {
+    pthread_mutex_t lock;
+    pthread_cond_t all_in;
+    int arrived, needed;
+} fill_barrier;
+
+typedef struct fill_part_job {
+    gcut__seg_tables *t;
+    const double *cost_fg, *cost_bg;
+    double lambda, given_scale, inv_two_sigma2;
+    int64_t c0, c1, d0, d1;
+    double unary_max; /* of this part's colours (phase 1) */
+    struct fill_part_job *all;
+    int parts;
+    fill_barrier *barrier;
+} fill_part_job;
+
+static void fill_phase_max(fill_part_job *j) {
+    double unary_max = 0.0;
+    for (int64_t c = j->c0; c < j->c1; c++) {
+        double fg, bg;
+        reduced_costs(j->cost_fg[c], j->cost_bg[c], &fg, &bg);
+        unary_max = fg > unary_max ? fg : unary_max;
+        unary_max = bg > unary_max ? bg : unary_max;
+    }
+    j->unary_max = unary_max;
+}
+
+/* (int32_t)(x + 0.5) for 0 <= x <= GCUT__SEG_CAP_BOUND: floor(x + 0.5) (see above). */
+static inline int32_t quantise_fast(double scale, double energy) {
+    return (int32_t)(scale * energy + 0.5);
+}
+
+static void fill_phase_entries(fill_part_job *j) {
+    double unary_max = 0.0;
+    for (int p = 0; p < j->parts; p++)
+        unary_max = j->all[p].unary_max > unary_max ? j->all[p].unary_max : unary_max;
+    double scale;
+    if (!pick_scale(unary_max, j->lambda, j->given_scale, &scale))
+        return; /* the caller reports the overflow */
+    gcut__seg_tables *t = j->t;
+    int32_t *us = t->unary_source, *uk = t->unary_sink;
+    for (int64_t c = j->c0; c < j->c1; c++) {
+        double fg, bg;
+        reduced_costs(j->cost_fg[c], j->cost_bg[c], &fg, &bg);
+        us[c] = quantise_fast(scale, bg); /* cut when the pixel goes to background */
+        uk[c] = quantise_fast(scale, fg); /* cut when it stays foreground */
+    }
+    const int classes = t->num_classes;
+    double weight[GCUT__SEG_CLASSES];
+    bool live[GCUT__SEG_CLASSES];
+    int num_live = classes;
+    for (int k = 0; k < classes; k++) {
+        weight[k] = j->lambda / sqrt((double)(k + 1));
+        live[k] = true;
+    }
+    int64_t d2 = j->d0;
+    for (; d2 < j->d1 && num_live > 0; d2++) {
+        /* d2 = 0 is exp(0) = 1 even when a tiny sigma makes inv_two_sigma2 infinite. */
+        const double e = d2 == 0 ? 1.0 : exp(-(double)d2 * j->inv_two_sigma2);
+        for (int k = 0; k < classes; k++) {
+            if (!live[k]) {
+                t->pairwise[k][d2] = 0;
+                continue;
+            }
+            /* weight * e is weight * exp(..) as the legacy fill has it (and weight for d2 = 0) */
+            const int32_t v = quantise_fast(scale, d2 == 0 ? weight[k] : weight[k] * e);
+            t->pairwise[k][d2] = v;
+            if (v == 0) { /* exp only decreases: the rest of this part of the row is zero */
+                live[k] = false;
+                num_live--;
+            }
+        }
+    }
+    for (int k = 0; k < classes; k++)
+        if (d2 < j->d1)
+            memset(t->pairwise[k] + d2, 0, (size_t)(j->d1 - d2) * sizeof(int32_t));
+}
+
+static void barrier_arrive(fill_barrier *b, int weight) {
+    pthread_mutex_lock(&b->lock);
+    b->arrived += weight;
+    if (b->arrived >= b->needed)
+        pthread_cond_broadcast(&b->all_in);
+    while (b->arrived < b->needed)
+        pthread_cond_wait(&b->all_in, &b->lock);
+    pthread_mutex_unlock(&b->lock);
+}
+
+static void *fill_part_thread(void *arg) {
+    fill_part_job *j = arg;
+    fill_phase_max(j);
+    barrier_arrive(j->barrier, 1);
+    fill_phase_entries(j);
+    return NULL;
+}
+
+/* Parts 1.. on their own threads, part 0 and any part whose thread could not be started on this
+ * one (it arrives at the barrier for all of them). *unary_max: the largest over every part. */
+static void fill_parts_once(fill_part_job *jobs, int parts, double *unary_max) {
+    fill_barrier barrier = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, parts};
+    pthread_t ids[GCUT__MAX_JOBS];
+    bool started[GCUT__MAX_JOBS] = {false};
+    for (int p = 0; p < parts; p++) {
+        jobs[p].all = jobs;
+        jobs[p].parts = parts;
+        jobs[p].barrier = &barrier;
+    }
+    for (int p = 1; p < parts; p++)
+        started[p] = pthread_create(&ids[p], NULL, fill_part_thread, &jobs[p]) == 0;
+    int here = 0;
+    for (int p = 0; p < parts; p++)
+        if (p == 0 || !started[p]) {
+            fill_phase_max(&jobs[p]);
+            here++;
+        }
+    barrier_arrive(&barrier, here);
+    for (int p = 0; p < parts; p++)
+        if (p == 0 || !started[p])
+            fill_phase_entries(&jobs[p]);
+    for (int p = 1; p < parts; p++)
+        if (started[p])
+            pthread_join(ids[p], NULL);
+    pthread_mutex_destroy(&barrier.lock);
+    pthread_cond_destroy(&barrier.all_in);
+    double m = 0.0;
+    for (int p = 0; p < parts; p++)
+        m = jobs[p].unary_max > m ? jobs[p].unary_max : m;
+    *unary_max = m;
+}
+
+/* The fill's threads, kept waiting between fills (GCUT_SEG_TABLES_POOL=0: started per fill, as
+ * fill_parts_once does). The seventh pass's first H100 call measured the fill at about 0.9 ms on
+ * the 16-core host for about 0.2 ms of work a thread: starting eight threads one after the other
+ * was most of it. Workers 1..workers take part w of a fill; one fill holds the pool at a time
+ * (another, concurrent one starts its own threads); a forked child starts afresh. */
+typedef struct fill_pool {
+    pthread_mutex_t lock;
+    pthread_cond_t wake, done;
+    int workers;         /* started and waiting */
+    unsigned generation; /* one per fill */
+    int pending;         /* workers yet to finish this generation */
+    fill_part_job *jobs;
+    int parts;
+    bool busy;
+    unsigned seen0[GCUT__MAX_JOBS]; /* the generation each worker starts after */
+} fill_pool;
+
+static fill_pool pool = {PTHREAD_MUTEX_INITIALIZER,
+                         PTHREAD_COND_INITIALIZER,
+                         PTHREAD_COND_INITIALIZER,
+                         0,
+                         0,
+                         0,
+                         NULL,
+                         0,
+                         false,
+                         {0}};
+static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+
+static void pool_after_fork(void) { /* the child has none of the parent's workers */
+    pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+    pool.lock = lock;
+    pool.wake = cond;
+    pool.done = cond;
+    pool.workers = 0;
+    pool.pending = 0;
+    pool.jobs = NULL;
+    pool.parts = 0;
+    pool.busy = false;
+}
+
+static void pool_register_fork(void) {
+    pthread_atfork(NULL, NULL, pool_after_fork);
+}
+
+static void *pool_worker(void *arg) {
+    const int w = (int)(intptr_t)arg;
+    pthread_mutex_lock(&pool.lock);
+    unsigned seen = pool.seen0[w];
+    for (;;) {
+        while (pool.generation == seen)
+            pthread_cond_wait(&pool.wake, &pool.lock);
+        seen = pool.generation;
+        fill_part_job *job = w < pool.parts ? &pool.jobs[w] : NULL;
+        pthread_mutex_unlock(&pool.lock);
+        if (job != NULL)
+            fill_part_thread(job);
+        pthread_mutex_lock(&pool.lock);
+        if (--pool.pending == 0)
+            pthread_cond_signal(&pool.done);
+    }
+    return NULL;
+}
+
+/* fill_parts_once on the pool's workers; false (nothing done) when the pool is held by another
+ * fill or cannot have parts - 1 workers. */
+static bool fill_parts_pooled(fill_part_job *jobs, int parts, double *unary_max) {
+    pthread_once(&pool_once, pool_register_fork);
+    pthread_mutex_lock(&pool.lock);
+    if (pool.busy) {
+        pthread_mutex_unlock(&pool.lock);
+        return false;
+    }
+    while (pool.workers < parts - 1 && pool.workers + 1 < GCUT__MAX_JOBS) {
+        const int w = pool.workers + 1;
+        pool.seen0[w] = pool.generation;
+        pthread_t id;
+        if (pthread_create(&id, NULL, pool_worker, (void *)(intptr_t)w) != 0)
+            break;
+        pthread_detach(id);
+        pool.workers = w;
+    }
+    if (pool.workers < parts - 1) {
+        pthread_mutex_unlock(&pool.lock);
+        return false;
+    }
+    fill_barrier barrier = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, parts};
+    for (int p = 0; p < parts; p++) {
+        jobs[p].all = jobs;
+        jobs[p].parts = parts;
+        jobs[p].barrier = &barrier;
+    }
+    pool.busy = true;
+    pool.jobs = jobs;
+    pool.parts = parts;
+    pool.pending = pool.workers;
+    pool.generation++;
+    pthread_cond_broadcast(&pool.wake);
+    pthread_mutex_unlock(&pool.lock);
+    fill_part_thread(&jobs[0]);
+    pthread_mutex_lock(&pool.lock);
+    while (pool.pending > 0)
+        pthread_cond_wait(&pool.done, &pool.lock);
+    pool.busy = false;
+    pool.jobs = NULL;
+    pool.parts = 0;
+    pthread_mutex_unlock(&pool.lock);
+    pthread_mutex_destroy(&barrier.lock);
+    pthread_cond_destroy(&barrier.all_in);
+    double m = 0.0;
+    for (int p = 0; p < parts; p++)
+        m = jobs[p].unary_max > m ? jobs[p].unary_max : m;
+    *unary_max = m;
+    return true;
+}
+
 /* Parts of a fill: one per 2^16 entries (colours plus pairwise entries), at most the online
  * cores. The 2^18 colours and two rows of 195076 entries of an 8-connected colour image (a
  * large sigma keeps every entry nonzero, so each costs an exp) took 9.5-13.6 ms on one thread of
  * the shared 2-core build VM, 4.8-6.0 ms on both; on the H100's 16-core host the banded
  * pipeline's tables stage fell from 9.1 to 4.5 ms at 3840x2160 (docs/PERFORMANCE.md). */
 static int table_parts(const gcut__seg_tables *t) {
+    const int forced = gcut__env_int("GCUT_SEG_TABLES_PARTS", 0, 0, GCUT__MAX_JOBS);
+    if (forced > 0) /* tuning runs: the tables do not depend on it */
+        return forced;
     const int64_t work = t->num_colors + (int64_t)t->num_classes * (t->max_sqdiff + 1);
     int64_t parts = work >> 16;
     const int cores = gcut__online_cores();
@@ -150,8 +435,45 @@ gcut_status gcut__seg_tables_fill_parts(gcut__seg_tables *t, const double *cost_
     if (!(sigma > 0.0) || !isfinite(sigma))
         return gcut__fail(GCUT_ERR_INVALID_ARG, "segmentation: sigma %g must be > 0", sigma);
     parts = parts < 1 ? 1 : parts > GCUT__MAX_JOBS ? GCUT__MAX_JOBS : parts;
-    table_part jobs[GCUT__MAX_JOBS];
     const int64_t nc = t->num_colors, nd = (int64_t)t->max_sqdiff + 1;
+    const double inv_two_sigma2 = 1.0 / (2.0 * sigma * sigma);
+    if (!gcut__seg_tables_legacy()) {
+        fill_part_job fj[GCUT__MAX_JOBS];
+        for (int p = 0; p < parts; p++)
+            fj[p] = (fill_part_job){t,
+                                    cost_fg,
+                                    cost_bg,
+                                    lambda,
+                                    scale,
+                                    inv_two_sigma2,
+                                    nc * p / parts,
+                                    nc * (p + 1) / parts,
+                                    nd * p / parts,
+                                    nd * (p + 1) / parts,
+                                    0.0,
+                                    NULL,
+                                    0,
+                                    NULL};
+        double unary_max = 0.0, picked = 0.0;
+        if (parts == 1 || gcut__env_int("GCUT_SEG_TABLES_POOL", 1, 0, 1) == 0 ||
+            !fill_parts_pooled(fj, parts, &unary_max))
+            fill_parts_once(fj, parts, &unary_max);
+        if (!pick_scale(unary_max, lambda, scale, &picked)) {
+            double largest = unary_max > lambda ? unary_max : lambda;
+            largest = largest <= 0.0 ? 1.0 : largest;
+            return gcut__fail(GCUT_ERR_OVERFLOW,
+                              "segmentation: scale %g times the largest energy term %g exceeds "
+                              "the capacity bound %d (use a scale <= %g, or 0 to choose one)",
+                              scale, largest, GCUT__SEG_CAP_BOUND, GCUT__SEG_CAP_BOUND / largest);
+        }
+        t->hard = 1 + connectivity * t->pairwise[0][0];
+        t->scale = picked;
+        t->lambda = lambda;
+        t->sigma = sigma;
+        t->unary_max = unary_max;
+        return GCUT_OK;
+    }
+    table_part jobs[GCUT__MAX_JOBS];
     for (int p = 0; p < parts; p++)
         jobs[p] = (table_part){t,
                                cost_fg,
@@ -181,7 +503,6 @@ gcut_status gcut__seg_tables_fill_parts(gcut__seg_tables *t, const double *cost_
                           "capacity bound %d (use a scale <= %g, or 0 to choose one)",
                           scale, largest, GCUT__SEG_CAP_BOUND, GCUT__SEG_CAP_BOUND / largest);
     }
-    const double inv_two_sigma2 = 1.0 / (2.0 * sigma * sigma);
     for (int p = 0; p < parts; p++) {
         jobs[p].max_only = false;
         jobs[p].scale = scale;

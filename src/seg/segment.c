@@ -8,6 +8,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void gcut_seg_params_init(gcut_seg_params *params) {
@@ -200,6 +201,15 @@ static int scan_parts(int64_t n) {
     return (int)(parts > GCUT__MAX_JOBS ? GCUT__MAX_JOBS : parts);
 }
 
+/* GCUT_SEG_PROFILE=1: each step of the models and the energy on stderr (for docs/SEGMENT.md's
+ * phase table; the printed phases lump them together). */
+static void seg_profile(const char *step, double *since) {
+    const double now = gcut__now_ms();
+    if (getenv("GCUT_SEG_PROFILE") != NULL)
+        fprintf(stderr, "seg profile: %-34s %7.2f ms\n", step, now - *since);
+    *since = now;
+}
+
 gcut_status gcut__seg_prepare(const gcut_image *image, const uint8_t *seeds,
                               const gcut_seg_params *params, gcut__seg_tables **tables_out,
                               const uint8_t **pixels_out, uint8_t **owned_out,
@@ -217,12 +227,14 @@ gcut_status gcut__seg_prepare(const gcut_image *image, const uint8_t *seeds,
     if ((st = gcut__seg_resolve_params(params, three_d, colour, &p)) != GCUT_OK)
         return st;
     const double t0 = gcut__now_ms();
+    double step = t0;
     const int64_t n = image->width * image->height * image->depth;
     const uint8_t *pixels;
     uint8_t *owned = NULL;
     int ch;
     if ((st = gcut__seg_working_image(image, &pixels, &owned, &ch)) != GCUT_OK)
         return st;
+    seg_profile("working image", &step);
     gcut__seg_tables *tables = NULL;
     double *counts = NULL;
     uint8_t *present = NULL;
@@ -253,7 +265,9 @@ gcut_status gcut__seg_prepare(const gcut_image *image, const uint8_t *seeds,
                                0,
                                -1,
                                bits + (size_t)t * (size_t)words};
+    seg_profile("tables and buffers allocated", &step);
     gcut__run_jobs(scan_part_run, parts, sizeof parts[0], num_parts);
+    seg_profile("pixel scan (threads)", &step);
     int64_t count_fg = 0, count_bg = 0;
     for (int t = 0; t < num_parts; t++) {
         if (parts[t].bad >= 0) { /* the first part with one holds the first */
@@ -305,15 +319,19 @@ gcut_status gcut__seg_prepare(const gcut_image *image, const uint8_t *seeds,
         i++;
     }
     double *cost = counts + 2 * nc;
+    seg_profile("present colours, seed counts", &step);
     if ((st = model_costs_both(counts, present, nc, ch, &p, cost)) != GCUT_OK)
         goto done;
+    seg_profile("models and colour costs (both sides)", &step);
     const double t1 = gcut__now_ms();
     double sigma = p.sigma > 0 ? p.sigma
                                : gcut__seg_estimate_sigma(pixels, ch, image->width, image->height,
                                                           image->depth);
+    seg_profile("sigma", &step);
     if ((st = gcut__seg_tables_fill(tables, cost, cost + nc, p.lambda, sigma, p.scale,
                                     p.connectivity)) != GCUT_OK)
         goto done;
+    seg_profile("tables filled (seg_tables.c)", &step);
     if (report != NULL) {
         memset(report, 0, sizeof *report);
         report->scale = tables->scale;
@@ -415,14 +433,21 @@ static gcut_status segment_on_host(const gcut_image *image, const uint8_t *pixel
                                    const gcut_options *options, uint8_t *mask, int64_t *flow,
                                    gcut_seg_report *r) {
     const double t0 = gcut__now_ms();
+    double step = t0;
     const bool three_d = image->depth > 1;
     int64_t shape[3] = {image->depth, image->height, image->width};
     gcut_grid *grid = NULL;
+    /* Not zeroed: gcut__seg_fill_grid writes every entry (on all threads), where zeroing 83 MB
+     * at 1080p took one thread 13 ms first on the H100 host (docs/CPU-PARALLEL.md, "Eighth pass").
+     * GCUT_SEG_GRID_ZERO=1 zeroes it as before (for before/after timings). */
     gcut_status st =
-        gcut_grid_create(three_d ? 3 : 2, three_d ? shape : shape + 1, r->connectivity, &grid);
+        (gcut__env_int("GCUT_SEG_GRID_ZERO", 0, 0, 1) ? gcut_grid_create : gcut__grid_create_unset)(
+            three_d ? 3 : 2, three_d ? shape : shape + 1, r->connectivity, &grid);
     if (st != GCUT_OK)
         return st;
+    seg_profile("grid created", &step);
     gcut__seg_fill_grid(pixels, seeds, tables, grid);
+    seg_profile("grid filled (threads)", &step);
     r->build_ms += gcut__now_ms() - t0;
     /* The labels land in mask and are turned into 1 = foreground in place. parallel-bk on a
      * picture of 640x480 to 1080p starts with its pre-pass (SEG_PBK_PREPASS). */
