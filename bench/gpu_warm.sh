@@ -4,7 +4,8 @@
 # gpu_context processes between the code before the incremental start ("old":
 # GCUT_CUDAGRID_WARM_INC=0 GCUT_CUDAGRID_LABEL_FLIPS=0, read at context creation) and the
 # default ("new"), ROUNDS rounds (A B A B ...), then --verbose splits of both, and with
-# SANITIZE=1 compute-sanitizer memcheck on the quick sets. Logs under $OUT (or bench/out/warm).
+# SANITIZE=1 compute-sanitizer memcheck on the quick sets (SAN_TESTS: which tests). Logs under
+# $OUT (or bench/out/warm).
 # Run on a machine with a GPU from the tree's root: ROUNDS=2 SANITIZE=1 bash bench/gpu_warm.sh
 set -u
 O=${OUT:-bench/out/warm}
@@ -45,7 +46,7 @@ for v in "${variants[@]}"; do
         grep -E 'verbose|cuda-grid:' | grep -v 'active tiles$'
 done 2>&1 | tee "$O/verbose.log"
 if [ "${SANITIZE:-0}" = 1 ]; then
-    for t in test_cuda_context test_cuda_grid; do
+    for t in ${SAN_TESTS:-test_cuda_context test_cuda_grid}; do
         GCUT_TEST_QUICK=1 timeout "${SAN_TIMEOUT:-150}" compute-sanitizer --tool memcheck \
             --error-exitcode 3 build-dev/tests/"$t" >"$O/memcheck-$t.log" 2>&1
         echo "memcheck $t rc=$?: $(grep -E 'ERROR SUMMARY' "$O/memcheck-$t.log" | tail -1) \

@@ -176,7 +176,9 @@ static void negative_values(void) {
  * marks (the deficit settled in the repair kernel) and node marks (deficit_kernel): node 0
  * sends INT32_MAX over its arc to node 1's sink, then loses its source and gains a sink of
  * INT32_MAX, so its deficit plus its new sink residual is 2 * INT32_MAX. Flow then 0. */
-static void deficit_overflow(int terminal_marks) {
+/* view: the warm solve through gcut_grid_context_solve_view (the labels in the context's copy,
+ * downloaded with the solve's last read on the warm host path, also after its cold fallback). */
+static void deficit_overflow(int terminal_marks, int view) {
     gcut_options options;
     gcut_options_init(&options);
     options.solver = "cuda-grid";
@@ -199,9 +201,15 @@ static void deficit_overflow(int terminal_marks) {
     else
         CHECK_OK(gcut_grid_context_mark_nodes(ctx, &node, 1));
     uint8_t labels[4];
-    CHECK_OK(gcut_grid_context_solve(ctx, &flow, labels, NULL));
+    const uint8_t *got = labels;
+    if (view)
+        CHECK_OK(gcut_grid_context_solve_view(ctx, &flow, &got, NULL));
+    else
+        CHECK_OK(gcut_grid_context_solve(ctx, &flow, labels, NULL));
     CHECK_EQ_I64(flow, 0);
-    CHECK_OK(gcut_grid_verify(grid, labels, flow, NULL));
+    CHECK(got != NULL);
+    if (got != NULL)
+        CHECK_OK(gcut_grid_verify(grid, got, flow, NULL));
     gcut_grid_context_info info;
     CHECK_OK(gcut_grid_context_get_info(ctx, &info));
     CHECK_EQ_I64(info.cold_fallbacks, 1);
@@ -512,17 +520,29 @@ int main(void) {
     }
     no_leak(&rng);
     negative_values();
-    deficit_overflow(1);
-    deficit_overflow(0);
+    deficit_overflow(1, 0);
+    deficit_overflow(0, 0);
     device_entry(&rng, 2, s2, 4);
     device_entry(&rng, 2, s2, 8);
     device_entry(&rng, 3, s3, 6);
     device_entry(&rng, 3, s3, 26);
     run_all_sequences(&rng, "cuda-grid", quick ? 4 : 10, !quick);
+    deficit_overflow(1, 1);
+    /* The warm path's host side as before the eighth session (GCUT_CUDAGRID_WARM_HOST=0: the
+     * repair's counters read before the solve, the memsets one by one, the view's labels after
+     * it), read at creation; the default (1) ran above and runs below. */
+    setenv("GCUT_CUDAGRID_WARM_HOST", "0", 1);
+    negative_values();
+    deficit_overflow(1, 0);
+    deficit_overflow(1, 1);
+    run_sequence(&rng, "cuda-grid", 2, s2, 4, quick ? 4 : 8);
+    run_sequence(&rng, "cuda-grid", 3, s3, 26, quick ? 4 : 8);
+    incremental_cases(&rng, 1, 0);
+    unsetenv("GCUT_CUDAGRID_WARM_HOST");
     /* The marked path's other gather (on the host), read at context creation. */
     setenv("GCUT_CUDAGRID_GATHER", "0", 1);
     negative_values();
-    deficit_overflow(1);
+    deficit_overflow(1, 0);
     run_sequence(&rng, "cuda-grid", 2, s2, 4, quick ? 4 : 8);
     run_sequence(&rng, "cuda-grid", 3, s3, 26, quick ? 4 : 8);
     unsetenv("GCUT_CUDAGRID_GATHER");
@@ -578,7 +598,7 @@ int main(void) {
     setenv("GCUT_CUDAGRID_WARM_SPARSE", "1", 1);
     run_sequence(&rng, "cuda-grid", 2, s2, 4, quick ? 4 : 8);
     run_sequence(&rng, "cuda-grid", 3, s3, 26, quick ? 4 : 8);
-    deficit_overflow(1);
+    deficit_overflow(1, 0);
     unsetenv("GCUT_CUDAGRID_WARM_SPARSE");
     setenv("GCUT_CUDAGRID_WARM_SPARSE", "1", 1);
     sparse_cases(&rng, quick, 1, "its defaults");

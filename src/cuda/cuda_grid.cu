@@ -841,6 +841,9 @@ template <int CONN> __global__ void collect_kernel(const Problem P, int list_out
 template <int CONN>
 __global__ void collect_listed_kernel(const Problem P, int list_out, unsigned stamp,
                                       const unsigned *nodes, long long count) {
+    /* A repair refused (contexts' warm host path: not read yet): no tile, no sweep work. */
+    if (P.counters[kBadIndex] != ~0ull || P.counters[kOverflow] != 0)
+        return;
     for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < count;
          k += (long long)gridDim.x * blockDim.x) {
         const long long i = nodes[k];
@@ -1124,6 +1127,15 @@ struct Session {
         trim_memsets = 0;
     /* One-launch relabels since the queue was last cleared (their epochs tag its entries). */
     long long epochs = 0;
+    /* A context's warm host path (GCUT_CUDAGRID_WARM_HOST, docs/CUDA-GRID.md "The warm path's
+     * host side"), each set for one iterate() only: words_prepped, warm_prep_kernel already
+     * cleared what reset_solve_words, the warm start's list words and the first one-launch
+     * relabel's memsets clear; repair_check, the repair's counters were not read yet: the first
+     * global relabel's read brings them, and a refused repair (a negative value, an overflow)
+     * stops the solve there with repair_refused set; labels_also, pinned host memory the device
+     * labels are also downloaded into before the solve's last wait. */
+    bool words_prepped = false, repair_check = false, repair_refused = false;
+    unsigned char *labels_also = nullptr;
     ~Session() {
         if (pinned_reserved)
             gcut__unreserve(kPinnedBytes);
@@ -1447,7 +1459,9 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
               relax_blocks = S.relax_blocks, coop = S.coop && P.live == nullptr,
               coop_blocks = S.coop_blocks, sweeps_per_relabel = S.sweeps_per_relabel,
               rounds = S.rounds;
-    gcut_status st = reset_solve_words(S);
+    const bool prepped = S.words_prepped;
+    S.words_prepped = false;
+    gcut_status st = prepped ? GCUT_OK : reset_solve_words(S);
     if (st != GCUT_OK)
         return st;
     unsigned stamp = 0;
@@ -1469,9 +1483,15 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
      * starts from the state the last one ended in (every flag 0: each queued or first-pass tile
      * clears its flag when a block takes it, and kPending reached 0 only after every one was
      * taken; kPending and kQOverflow 0), and relabel_init_kernel clears the list words. */
-    bool queue_words_clean = false;
+    bool queue_words_clean = prepped;
     auto global_relabel = [&](int *active_tiles) -> gcut_status {
         relabels++;
+        /* A context's warm host path: the repair's counters come back with this relabel's read. */
+        if (S.repair_check)
+            GCUT__CUDA_TRY(cudaMemcpyAsync(S.host_counters + kChanged, P.counters + kChanged,
+                                           3 * sizeof(unsigned long long), cudaMemcpyDeviceToHost,
+                                           stream),
+                           "read repair counters");
         const bool trim = S.trim_memsets && S.relax_async && !coop;
         if (!trim) {
             GCUT__CUDA_TRY(cudaMemsetAsync(P.count, 0, 4 * sizeof(int), stream), "memset");
@@ -1615,8 +1635,10 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
          * global relabel can stop the solve), on the tiles with an active node. The sweeps read
          * the list's size on the device, so the host does not wait for it (-1: not known; an
          * empty list makes the sweeps return at once, and the relabel after them decides). */
-        GCUT__CUDA_TRY(cudaMemsetAsync(P.count, 0, 4 * sizeof(int), stream), "memset");
-        GCUT__CUDA_TRY(cudaMemsetAsync(P.next, 0, 4 * sizeof(int), stream), "memset");
+        if (!prepped) {
+            GCUT__CUDA_TRY(cudaMemsetAsync(P.count, 0, 4 * sizeof(int), stream), "memset");
+            GCUT__CUDA_TRY(cudaMemsetAsync(P.next, 0, 4 * sizeof(int), stream), "memset");
+        }
         /* warm_nodes: the only nodes that can be active (terminal marks). */
         if (warm_nodes != nullptr) {
             if (warm_count > 0)
@@ -1665,6 +1687,15 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         if ((st = global_relabel(&active_tiles)) != GCUT_OK ||
             (verbose && (st = lap(1, 2, &relabel_ms)) != GCUT_OK))
             return st;
+        if (S.repair_check) {
+            /* The repair ran unread before the sweeps (which found no tile when it was
+             * refused: collect_listed_kernel); refused, the caller decides what follows. */
+            S.repair_check = false;
+            if (S.host_counters[kBadIndex] != ~0ull || S.host_counters[kOverflow] != 0) {
+                S.repair_refused = true;
+                return GCUT_OK;
+            }
+        }
         if (verbose)
             fprintf(stderr, "cuda-grid: %lld sweeps, %lld global relabels, %d active tiles\n",
                     (long long)sweeps, (long long)relabels, active_tiles);
@@ -1683,6 +1714,10 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
     if (labels != NULL && !labels_on_device)
         GCUT__CUDA_TRY(cudaMemcpyAsync(labels, labels_dev, nodes, cudaMemcpyDeviceToHost, stream),
                        "download labels");
+    if (S.labels_also != nullptr)
+        GCUT__CUDA_TRY(
+            cudaMemcpyAsync(S.labels_also, labels_dev, nodes, cudaMemcpyDeviceToHost, stream),
+            "download labels");
     if (verbose && (st = lap(0, 1, &finish_ms)) != GCUT_OK)
         return st;
     GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "solve");
@@ -2344,6 +2379,34 @@ __global__ void commit_kernel(long long n, int arrays, const unsigned *list, lon
     }
 }
 
+/* The contexts' warm host path (GCUT_CUDAGRID_WARM_HOST): in one launch, before the gather,
+ * every word the old path cleared with eleven memsets: the repair's counters (kBadIndex all
+ * ones, kChanged and kOverflow 0), the per-solve counters and words of reset_solve_words (tile
+ * marks, kSumSinkResidual .. kPushes, kRelaxCycles .. kFinishCycles, rctl below kEpoch), the
+ * lists' sizes and cursors of the warm start, and the first one-launch relabel's queue flags. */
+__global__ void warm_prep_kernel(const Problem P) {
+    for (long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x; t < P.num_tiles;
+         t += (long long)gridDim.x * blockDim.x) {
+        P.mark[t] = 0;
+        P.qflag[t] = 0;
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        P.counters[kBadIndex] = ~0ull;
+        P.counters[kChanged] = 0;
+        P.counters[kOverflow] = 0;
+        for (int k = kSumSinkResidual; k < kSumSinkResidual + 3; k++)
+            P.counters[k] = 0;
+        for (int k = kRelaxCycles; k < kRelaxCycles + 3; k++)
+            P.counters[k] = 0;
+        for (int k = 0; k < kEpoch; k++)
+            P.rctl[k] = 0;
+        for (int k = 0; k < 4; k++) {
+            P.count[k] = 0;
+            P.next[k] = 0;
+        }
+    }
+}
+
 #include "grid_warm.cuh"
 
 struct CudaContext {
@@ -2354,6 +2417,9 @@ struct CudaContext {
     /* Warm solves sweep on the kept heights before their first global relabel;
      * GCUT_CUDAGRID_WARM_RELABEL=1 relabels first instead (for benchmarks). */
     bool keep_heights = true;
+    /* GCUT_CUDAGRID_WARM_HOST (default 1; eighth session): warm solves after terminal marks
+     * start with no host wait (warm_prestart); 0: the path before it. */
+    bool warm_host = true;
     bool gather_on_device = true;      /* list mode: gather_kernel (GCUT_CUDAGRID_GATHER) */
     int *cur = nullptr, *nw = nullptr; /* device, arrays * n each (in S.blocks) */
     unsigned char *changed = nullptr;  /* device, n */
@@ -2912,6 +2978,37 @@ gcut_status labels_out(CudaContext &C, uint8_t *labels, bool view, const uint8_t
     return GCUT_OK;
 }
 
+/* The warm host path after terminal marks (GCUT_CUDAGRID_WARM_HOST): the listed nodes up,
+ * warm_prep_kernel, then the gather, the repair and the commit as device_gather and warm_repair
+ * queue them, with no read and no wait: the first global relabel's read brings the repair's
+ * counters (iterate(), S.repair_check), and collect_listed_kernel lists no tile when the repair
+ * was refused, so nothing is swept on a state the host has not accepted. */
+template <int CONN>
+gcut_status warm_prestart(CudaContext &C, const gcut__ctx_changes *changes, long long count) {
+    Session &S = C.S;
+    cudaStream_t stream = S.stream;
+    for (long long k = 0; k < count; k++)
+        C.stage_idx[k] = (unsigned)changes->nodes[k];
+    GCUT__CUDA_TRY(
+        cudaMemcpyAsync(C.dev_idx, C.stage_idx, (size_t)count * 4, cudaMemcpyHostToDevice, stream),
+        "upload change list");
+    warm_prep_kernel<<<item_blocks(S, S.P.num_tiles), 256, 0, stream>>>(S.P);
+    GCUT__CUDA_TRY(cudaGetLastError(), "warm prep kernel launch");
+    gather_kernel<<<item_blocks(S, count * 2), 256, 0, stream>>>(S.P, 2, C.arrays, C.dev_idx, count,
+                                                                 C.pinned_grid, C.nw, C.changed);
+    GCUT__CUDA_TRY(cudaGetLastError(), "gather kernel launch");
+    repair_kernel<CONN><<<item_blocks(S, count), 256, 0, stream>>>(S.P, C.cur, C.nw, C.changed,
+                                                                   C.dev_idx, count, true);
+    GCUT__CUDA_TRY(cudaGetLastError(), "repair kernel launch");
+    commit_kernel<<<item_blocks(S, count), 256, 0, stream>>>(C.n, 2, C.dev_idx, count, C.cur, C.nw,
+                                                             C.changed, S.P.counters);
+    GCUT__CUDA_TRY(cudaGetLastError(), "commit kernel launch");
+    S.words_prepped = true;
+    S.repair_check = true;
+    S.repair_refused = false;
+    return GCUT_OK;
+}
+
 template <int CONN>
 gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_changes *changes,
                       int64_t *flow, uint8_t *labels, gcut_stats *stats, gcut__ctx_report *report) {
@@ -2927,7 +3024,7 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
     gcut_status st = GCUT_OK;
     bool fallback = false;
     int64_t changed = 0;
-    bool terminals_only = false;
+    bool terminals_only = false, unread = false;
     if (!warm || changes->nodes == NULL) {
         /* The grid's arrays are one pinned block: one upload at full bus speed. */
         int *target = warm ? C.nw : C.cur;
@@ -2953,11 +3050,19 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
         /* Terminal marks skip the arcs in the gather, the repair and the commit (the host
          * gather reads every array: a superset, exact either way). */
         terminals_only = on_device && changes->terminals_only != 0;
-        if (on_device)
+        /* The warm host path: the default warm start after terminal marks (not with the
+         * incremental start or the sparse phase, which read the repair first). */
+        unread = C.warm_host && terminals_only && count > 0 && C.keep_heights && !C.inc &&
+                 !C.sparse && S.epochs <= (1ll << 31);
+        if (unread) {
+            st = warm_prestart<CONN>(C, changes, count);
+            changed = count; /* the repair counts every listed node (read with the relabel) */
+        } else if (on_device) {
             st = device_gather(C, changes, count, terminals_only);
-        else
+        } else {
             st = host_gather<CONN>(C, grid, changes, count);
-        if (st == GCUT_OK)
+        }
+        if (st == GCUT_OK && !unread)
             st = warm_repair<CONN>(C, true, count, &fallback, &changed, on_device && count > 0,
                                    terminals_only);
     }
@@ -2965,7 +3070,8 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
         C.loaded = false;
         return st;
     }
-    GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "context load");
+    if (!unread)
+        GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "context load");
     report->warm = warm && !fallback;
     report->cold_fallback = fallback;
     report->changed_nodes = changed;
@@ -2994,10 +3100,37 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
          * ran (its preflow needs a global relabel first). */
         SparseRun<CONN> sparse(C);
         const bool use_sparse = C.sparse && listed_start && C.keep_heights && !tried;
+        /* The view's labels go down with the solve's last read (no second wait). */
+        const bool labels_along = unread && changes->want_view && !C.flip_labels;
+        S.labels_also = labels_along ? C.hlab : nullptr;
         st = iterate<CONN>(
             S, C.verbose, flow, via_dnew ? C.dnew : labels, via_dnew, stats, t_solve,
             report->warm && C.keep_heights && !tried, listed_start && !tried ? C.dev_idx : nullptr,
             listed_start && !tried ? changes->count : 0, use_sparse ? &sparse : nullptr);
+        const bool refused = S.repair_refused;
+        S.repair_check = S.repair_refused = S.words_prepped = false;
+        if (st == GCUT_OK && refused) {
+            /* The unread repair was refused (warm_prestart): a negative value names itself, as
+             * warm_repair's read would have; an overflow rebuilds the state cold and solves
+             * from it. */
+            const unsigned long long bad = S.host_counters[kBadIndex];
+            if (bad != ~0ull) {
+                S.labels_also = nullptr;
+                C.loaded = false;
+                return bad_value(C, bad, "gcut_grid_context_solve");
+            }
+            report->warm = false;
+            report->cold_fallback = true;
+            st = cold_init<CONN>(C);
+            if (st == GCUT_OK)
+                st = iterate<CONN>(S, C.verbose, flow, via_dnew ? C.dnew : labels, via_dnew, stats,
+                                   t_solve, false);
+        }
+        S.labels_also = nullptr;
+        if (st == GCUT_OK && labels_along) {
+            report->labels_view = C.hlab;
+            C.synced = false; /* as labels_out's whole download without flips */
+        }
         report->sparse = use_sparse ? (sparse.proven ? 1 : 2) : 0;
         stats->sweeps += inc_sweeps;
         stats->global_relabels += inc_relabels;
@@ -3005,7 +3138,7 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
     }
     const double t_labels = gcut__now_ms();
     long long flips = -1;
-    if (st == GCUT_OK && via_dnew)
+    if (st == GCUT_OK && via_dnew && report->labels_view == nullptr)
         st = labels_out(C, labels, changes->want_view != 0, &report->labels_view, &flips);
     if (C.verbose && st == GCUT_OK && via_dnew)
         fprintf(stderr, "cuda-grid: labels out (%s): %.3f ms wall, %lld flips listed\n",
@@ -3194,6 +3327,7 @@ extern "C" gcut_status gcut__cudagrid_ctx_create(gcut_grid *grid, const gcut_opt
     C->verbose = options ? options->verbose : 0;
     C->keep_heights = gcut__env_int("GCUT_CUDAGRID_WARM_RELABEL", 0, 0, 1) == 0;
     C->gather_on_device = gcut__env_int("GCUT_CUDAGRID_GATHER", 1, 0, 1) != 0;
+    C->warm_host = gcut__env_int("GCUT_CUDAGRID_WARM_HOST", 1, 0, 1) != 0;
     /* GCUT_CUDAGRID_WARM_INC=1: the incremental warm start after terminal marks (off by
      * default: on hard 1920x1080 with 1% of the terminals changed it was slower than the two full
      * relabels it replaces, and no faster with the changes in one box, docs/CUDA-GRID.md
