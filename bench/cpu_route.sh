@@ -14,6 +14,11 @@
 #   BENCH_GRIDS="1920x1080:8 2048x2048:4"   the bench's hard synthetic grids (seed 5, WxH:CONN)
 #                       timed with the same variants after the photo's energy
 #   ROUTE_VARIANTS="gpu:...;cpu:..."   as bench/gpu_process.sh's VARIANTS
+# The ninth pass (docs/CPU-PARALLEL.md, "Ninth pass") ran, on a build that had a switch
+# GCUT_PBK_SETUP_LEGACY (since removed with the change it measured, which did not win),
+#   GRID_VARIANTS="old:GCUT_PBK_PREPASS=16,8 GCUT_PBK_SETUP_LEGACY=1;new:GCUT_PBK_PREPASS=16,8"
+#   ROUTE_VARIANTS="old:GCUT_PBK_SETUP_LEGACY=1;new:"
+# The grid stage's profiles (grid-profiles.txt) keep parallel-bk's setup steps.
 # The seventh pass's calls (docs/PERFORMANCE.md, "One process, seventh pass") set, for the tree
 # as merged before it, GCUT_SEG_GRID_ZERO=1 GCUT_PBK_PREPASS_STOP=0 in a variant, e.g.
 #   GRID_VARIANTS="old:GCUT_PBK_PREPASS=16,8 GCUT_SEG_GRID_ZERO=1 GCUT_PBK_PREPASS_STOP=0;new:GCUT_PBK_PREPASS=16,8"
@@ -66,7 +71,7 @@ grid_variants() { # name file
     for v in "${variants[@]}"; do # one profile each (not timed)
         # shellcheck disable=SC2086
         { echo "== $name ${v%%:*}"; env ${v#*:} GCUT_PBK_PROFILE=1 "$G" maxflow --solver \
-            parallel-bk --threads "$THREADS" "$grid" 2>&1 | grep -E "prepass|Phase A|solve_ms"; } \
+            parallel-bk --threads "$THREADS" "$grid" 2>&1 | grep -E "prepass|phase setup|Phase A|solve_ms"; } \
             >>"$OUT/grid-profiles.txt"
     done
     echo "| variant | build ms | solve ms (median of $RUNS) | range | flow = bk | x ${variants[0]%%:*} |"

@@ -270,9 +270,13 @@ static void QP_FN(tile_run)(QP_FN(tile_job) * job, int jobs, int pass) {
 }
 
 /* The residual graph of the grid in tiles: nodes and arcs of each tile written by one thread,
- * arc pairs between tiles held back (residual 0 both ways) as the interfaces' records. */
+ * arc pairs between tiles held back (residual 0 both ways) as the interfaces' records.
+ * GCUT_PBK_PROFILE=1 prints each step's time (`pbk phase setup ...`); where the time goes at
+ * 1080p on 16 threads: docs/CPU-PARALLEL.md, "Ninth pass". */
 static gcut_status QP_FN(from_grid)(QP_FN(core) * c, const gcut_grid *grid, int64_t want,
                                     int threads, int64_t *base_flow) {
+    const bool profile = QP_FN(profiling)();
+    double since = gcut__now_ms();
     QP_FN(tiling) t;
     if (!QP_FN(tiling_make)(&t, grid, want)) {
         QP_FN(tiling_free)(&t);
@@ -342,7 +346,9 @@ static gcut_status QP_FN(from_grid)(QP_FN(core) * c, const gcut_grid *grid, int6
         job[i].rank = rank;
         job[i].below = below;
     }
+    QP_FN(phase)(profile, "setup tiling and node arrays", &since);
     QP_FN(tile_run)(job, jobs, 1);
+    QP_FN(phase)(profile, "setup pass 1 (masks)", &since);
     QP_IDX arcs = 0;
     int64_t np = 0;
     for (int32_t b = 0; b < B; b++) {
@@ -364,8 +370,11 @@ static gcut_status QP_FN(from_grid)(QP_FN(core) * c, const gcut_grid *grid, int6
     }
     for (int i = 0; i < jobs; i++)
         job[i].pending = pending;
+    QP_FN(phase)(profile, "setup arc arrays", &since);
     QP_FN(tile_run)(job, jobs, 2);
+    QP_FN(phase)(profile, "setup pass 2 (nodes)", &since);
     QP_FN(tile_run)(job, jobs, 3);
+    QP_FN(phase)(profile, "setup pass 3 (arcs)", &since);
     int64_t flow = 0;
     for (int i = 0; i < jobs; i++)
         flow += job[i].base_flow; /* each node adds at most INT32_MAX: no overflow below 2^32 */
@@ -374,6 +383,7 @@ static gcut_status QP_FN(from_grid)(QP_FN(core) * c, const gcut_grid *grid, int6
     mask = NULL;
     st = QP_FN(finish)(c, pending, np, jobs);
     pending = NULL;
+    QP_FN(phase)(profile, "setup interfaces", &since);
 done:
     gcut__free(mask);
     gcut__free(tile_arcs);
