@@ -555,7 +555,6 @@ static bool stop_asked(const pr_state *s, int64_t sweeps) {
 /* Push-relabel from the loaded (or warm-repaired) state until the exact stop (or an early one,
  * stop_asked), then the flow (sum of the sink capacities of grid minus the sink residuals left)
  * and the labels. */
-
 static void run_to_stop(pr_state *s, const gcut_grid *grid, int verbose, int64_t *flow,
                         uint8_t *labels, gcut_stats *stats) {
     s->local_rounds = gcut__env_int("GCUT_CPUPR_ROUNDS", LOCAL_ROUNDS, 1, 1 << 20);

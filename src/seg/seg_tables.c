@@ -437,6 +437,8 @@ gcut_status gcut__seg_tables_fill_parts(gcut__seg_tables *t, const double *cost_
     parts = parts < 1 ? 1 : parts > GCUT__MAX_JOBS ? GCUT__MAX_JOBS : parts;
     const int64_t nc = t->num_colors, nd = (int64_t)t->max_sqdiff + 1;
     const double inv_two_sigma2 = 1.0 / (2.0 * sigma * sigma);
+    double unary_max = 0.0, picked = 0.0;
+    bool scale_ok;
     if (!gcut__seg_tables_legacy()) {
         fill_part_job fj[GCUT__MAX_JOBS];
         for (int p = 0; p < parts; p++)
@@ -454,66 +456,51 @@ gcut_status gcut__seg_tables_fill_parts(gcut__seg_tables *t, const double *cost_
                                     NULL,
                                     0,
                                     NULL};
-        double unary_max = 0.0, picked = 0.0;
         if (parts == 1 || gcut__env_int("GCUT_SEG_TABLES_POOL", 1, 0, 1) == 0 ||
             !fill_parts_pooled(fj, parts, &unary_max))
             fill_parts_once(fj, parts, &unary_max);
-        if (!pick_scale(unary_max, lambda, scale, &picked)) {
-            double largest = unary_max > lambda ? unary_max : lambda;
-            largest = largest <= 0.0 ? 1.0 : largest;
-            return gcut__fail(GCUT_ERR_OVERFLOW,
-                              "segmentation: scale %g times the largest energy term %g exceeds "
-                              "the capacity bound %d (use a scale <= %g, or 0 to choose one)",
-                              scale, largest, GCUT__SEG_CAP_BOUND, GCUT__SEG_CAP_BOUND / largest);
+        scale_ok = pick_scale(unary_max, lambda, scale, &picked);
+    } else {
+        table_part jobs[GCUT__MAX_JOBS];
+        for (int p = 0; p < parts; p++)
+            jobs[p] = (table_part){t,
+                                   cost_fg,
+                                   cost_bg,
+                                   lambda,
+                                   0.0,
+                                   0.0,
+                                   nc * p / parts,
+                                   nc * (p + 1) / parts,
+                                   nd * p / parts,
+                                   nd * (p + 1) / parts,
+                                   true,
+                                   0.0};
+        gcut__run_jobs(table_part_run, jobs, sizeof jobs[0], parts);
+        for (int p = 0; p < parts; p++)
+            unary_max = jobs[p].unary_max > unary_max ? jobs[p].unary_max : unary_max;
+        scale_ok = pick_scale(unary_max, lambda, scale, &picked);
+        if (scale_ok) {
+            for (int p = 0; p < parts; p++) {
+                jobs[p].max_only = false;
+                jobs[p].scale = picked;
+                jobs[p].inv_two_sigma2 = inv_two_sigma2;
+            }
+            gcut__run_jobs(table_part_run, jobs, sizeof jobs[0], parts);
         }
-        t->hard = 1 + connectivity * t->pairwise[0][0];
-        t->scale = picked;
-        t->lambda = lambda;
-        t->sigma = sigma;
-        t->unary_max = unary_max;
-        return GCUT_OK;
     }
-    table_part jobs[GCUT__MAX_JOBS];
-    for (int p = 0; p < parts; p++)
-        jobs[p] = (table_part){t,
-                               cost_fg,
-                               cost_bg,
-                               lambda,
-                               0.0,
-                               0.0,
-                               nc * p / parts,
-                               nc * (p + 1) / parts,
-                               nd * p / parts,
-                               nd * (p + 1) / parts,
-                               true,
-                               0.0};
-    gcut__run_jobs(table_part_run, jobs, sizeof jobs[0], parts);
-    double unary_max = 0.0;
-    for (int p = 0; p < parts; p++)
-        unary_max = jobs[p].unary_max > unary_max ? jobs[p].unary_max : unary_max;
-    /* The largest pairwise energy is lambda (equal colours, distance 1). */
-    double largest = unary_max > lambda ? unary_max : lambda;
-    if (largest <= 0.0)
-        largest = 1.0;
-    if (!(scale > 0.0)) {
-        scale = GCUT__SEG_CAP_BOUND / largest;
-    } else if (!isfinite(scale) || scale * largest > GCUT__SEG_CAP_BOUND) {
+    if (!scale_ok) {
+        double largest = unary_max > lambda ? unary_max : lambda;
+        largest = largest <= 0.0 ? 1.0 : largest;
         return gcut__fail(GCUT_ERR_OVERFLOW,
                           "segmentation: scale %g times the largest energy term %g exceeds the "
                           "capacity bound %d (use a scale <= %g, or 0 to choose one)",
                           scale, largest, GCUT__SEG_CAP_BOUND, GCUT__SEG_CAP_BOUND / largest);
     }
-    for (int p = 0; p < parts; p++) {
-        jobs[p].max_only = false;
-        jobs[p].scale = scale;
-        jobs[p].inv_two_sigma2 = inv_two_sigma2;
-    }
-    gcut__run_jobs(table_part_run, jobs, sizeof jobs[0], parts);
     /* Boykov-Jolly's K = 1 + max_p sum_q w_pq: moving a seeded pixel to its seed's side
      * always lowers the cut (saves K, costs at most its neighbour arcs), so every minimum cut
      * keeps every seed. */
     t->hard = 1 + connectivity * t->pairwise[0][0];
-    t->scale = scale;
+    t->scale = picked;
     t->lambda = lambda;
     t->sigma = sigma;
     t->unary_max = unary_max;
