@@ -1,7 +1,7 @@
 /* test_cpupr.c - the cpu-pr grid push-relabel solver against independent answers: brute force
  * over all labelings on tiny grids, Dinic (tests/util_oracle.c) and bk on larger ones, for all
  * four connectivities, awkward shapes, extreme capacities and 1, 2, 3 threads; and the same run
- * with the global relabel's arc masks gathered node by node (GCUT_CPUPR_INFLOW_LEGACY=1). */
+ * with the global relabel's arc masks gathered node by node (GCUT_CPUPR_RELABEL_LEGACY=1). */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include "util_common.h"
 #include "util_oracle.h"
@@ -76,12 +76,12 @@ static void check_cpupr(gcut_grid *grid, int64_t expected, const char *what) {
     gcut_stats first_stats;
     memset(&first_stats, 0, sizeof first_stats);
     /* threads 1..3, then 2 again with the global relabel's arc masks gathered node by node as
-     * before the tenth pass (GCUT_CPUPR_INFLOW_LEGACY=1): the same masks, so the same sweeps,
+     * before the tenth pass (GCUT_CPUPR_RELABEL_LEGACY=1): the same masks, so the same sweeps,
      * pushes, relabels and labels. */
     for (int run = 1; run <= 4 && ok; run++) {
         const int threads = run <= 3 ? run : 2;
         if (run == 4)
-            setenv("GCUT_CPUPR_INFLOW_LEGACY", "1", 1);
+            setenv("GCUT_CPUPR_RELABEL_LEGACY", "1", 1);
         gcut_options options;
         gcut_options_init(&options);
         options.solver = "cpu-pr";
@@ -131,7 +131,7 @@ static void check_cpupr(gcut_grid *grid, int64_t expected, const char *what) {
             ok = 0;
         }
     }
-    unsetenv("GCUT_CPUPR_INFLOW_LEGACY");
+    unsetenv("GCUT_CPUPR_RELABEL_LEGACY");
     if (first == NULL || labels == NULL)
         fprintf(stderr, "%s: test ran out of memory\n", what);
     free(first);

@@ -332,7 +332,7 @@ static void test_parts(uint64_t seed) {
                 if (v == 3) {
                     setenv("GCUT_PBK_PREPASS_IN_PLACE", "0", 1);
                     setenv("GCUT_PBK_PREPASS_COPY_LEGACY", "1", 1);
-                    setenv("GCUT_CPUPR_INFLOW_LEGACY", "1", 1);
+                    setenv("GCUT_CPUPR_RELABEL_LEGACY", "1", 1);
                 }
                 o.threads = threads[v];
                 memset(m_pbk, 0xaa, (size_t)n);
@@ -344,7 +344,7 @@ static void test_parts(uint64_t seed) {
                 unsetenv("GCUT_PBK_PREPASS_SOLVER");
                 unsetenv("GCUT_PBK_PREPASS_IN_PLACE");
                 unsetenv("GCUT_PBK_PREPASS_COPY_LEGACY");
-                unsetenv("GCUT_CPUPR_INFLOW_LEGACY");
+                unsetenv("GCUT_CPUPR_RELABEL_LEGACY");
             }
             free(m_bk), free(m_pbk), free(labels);
         }

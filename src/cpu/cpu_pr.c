@@ -78,7 +78,7 @@ typedef struct pr_state {
      * sweeps done (a test hook). Checked between sweeps, where the state is a preflow. */
     const int *stop;
     int64_t max_sweeps;
-    bool inflow_by_node; /* GCUT_CPUPR_INFLOW_LEGACY=1: the relabel's arc masks node by node */
+    bool relabel_legacy; /* GCUT_CPUPR_RELABEL_LEGACY=1: the relabel's arc masks node by node */
 } pr_state;
 
 typedef struct tile_box {
@@ -148,7 +148,7 @@ static gcut_status state_init(pr_state *s, const gcut_grid *grid, int threads) {
     s->size_z = grid->depth;
     s->num_dirs = grid->num_dirs;
     s->threads = threads;
-    s->inflow_by_node = gcut__env_int("GCUT_CPUPR_INFLOW_LEGACY", 0, 0, 1) != 0;
+    s->relabel_legacy = gcut__env_int("GCUT_CPUPR_RELABEL_LEGACY", 0, 0, 1) != 0;
     for (int d = 0; d < s->num_dirs; d++) {
         s->step[d] = grid->step[d];
         memcpy(s->offset[d], grid->offset[d], sizeof s->offset[d]);
@@ -336,11 +336,11 @@ static int64_t global_relabel(pr_state *s) {
              * residual arrays, so that the BFS reads one word per visited node instead of one
              * line per arc. An index that wrapped across a row or slice lands on a node whose
              * arc back (d ^ 1) leaves the grid, and those residuals are 0. Direction by
-             * direction over the word (a loop the compiler vectorises: ~1.6x less time in
-             * this relabel on the pre-pass's tiles, docs/CPU-PARALLEL.md "Tenth pass"), or
-             * node by node as before (GCUT_CPUPR_INFLOW_LEGACY=1). */
+             * direction over the word (a loop the compiler vectorises: cpu-pr's time on the
+             * pre-pass's first-round tiles -18% on the build machine, docs/CPU-PARALLEL.md
+             * "Tenth pass"), or node by node as before (GCUT_CPUPR_RELABEL_LEGACY=1). */
             uint32_t gathered[64];
-            if (!s->inflow_by_node) {
+            if (!s->relabel_legacy) {
                 memset(gathered, 0, sizeof gathered);
                 for (int d = 0; d < s->num_dirs; d++) {
                     const int64_t step = s->step[d];
@@ -358,7 +358,7 @@ static int64_t global_relabel(pr_state *s) {
                     continue;
                 }
                 uint32_t in = 0;
-                if (!s->inflow_by_node)
+                if (!s->relabel_legacy)
                     in = gathered[v - first];
                 else {
                     for (int d = 0; d < s->num_dirs; d++) {
