@@ -231,6 +231,13 @@ static void test_prepass(test_rng *rng) {
             setenv("GCUT_PBK_PREPASS", specs[(round + k) % 8], 1);
             setenv("GCUT_PBK_PREPASS_SOLVER", k < 4 ? "pr" : "bk", 1);
             set_int("GCUT_QPBO_BLOCKS", test_rng_range(rng, 1, 70));
+            /* Now and then the blocks after a pre-pass by their size (4 to 16 per thread; the
+             * rule gcut_segment's route takes, src/qpbo/parallel_bk.c), sizes small enough to
+             * pass 4 per thread on these grids. */
+            if (k % 4 == 2) {
+                unsetenv("GCUT_QPBO_BLOCKS");
+                set_int("GCUT_PBK_PREPASS_BLOCK_PIXELS", test_rng_range(rng, 20, 400));
+            }
             /* cpu-pr's tiles stopped early: by idle threads (1..3; 0 never) and, half the time,
              * after 1..4 sweeps whatever their state (the residual grid of a preflow that is
              * not maximum). */
@@ -251,6 +258,7 @@ static void test_prepass(test_rng *rng) {
         }
         unsetenv("GCUT_PBK_PREPASS_STOP");
         unsetenv("GCUT_CPUPR_MAX_SWEEPS");
+        unsetenv("GCUT_PBK_PREPASS_BLOCK_PIXELS");
         unsetenv("GCUT_PBK_PREPASS");
         unsetenv("GCUT_PBK_PREPASS_SOLVER");
         unsetenv("GCUT_QPBO_BLOCKS");
