@@ -1095,7 +1095,15 @@ static void heap_prefault_begin(heap_prefault *h, int64_t pixels, int threads) {
         const long v = strtol(env, &end, 10);
         per_pixel = *end == '\0' && v >= 0 && v <= 4096 ? v : per_pixel;
     }
-    const int helpers = threads - 1 < PREFAULT_MAX_THREADS ? threads - 1 : PREFAULT_MAX_THREADS;
+    /* GCUT_SEGMENT_PREFAULT_THREADS=N: N threads fault the block in (default: all but the
+     * reading one; fewer might slow the read less: not measured yet). */
+    int helpers = threads - 1 < PREFAULT_MAX_THREADS ? threads - 1 : PREFAULT_MAX_THREADS;
+    const char *count = getenv("GCUT_SEGMENT_PREFAULT_THREADS");
+    if (count != NULL && *count != '\0') {
+        char *end;
+        const long v = strtol(count, &end, 10);
+        helpers = *end == '\0' && v >= 0 && v <= PREFAULT_MAX_THREADS ? (int)v : helpers;
+    }
     if (per_pixel == 0 || helpers < 1 || pixels <= 0 || pixels > ((int64_t)1 << 24))
         return;
     h->bytes = (size_t)pixels * (size_t)per_pixel;

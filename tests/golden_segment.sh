@@ -167,7 +167,8 @@ grep_out "auto's GPU rule kept: 76800 pixels on 2 CPU threads = 38400 per thread
 # default) and without it (GCUT_SEGMENT_PREFAULT=0), the fault-in on the timeline only when on.
 for pf in default 0 64; do
     expect 0 "segment easy, CPU route, heap fault-in $pf" -- env GCUT_TIMELINE=1 \
-        GCUT_SEGMENT_PREFAULT="$([ "$pf" = default ] || echo "$pf")" "$gcut" segment \
+        GCUT_SEGMENT_PREFAULT="$([ "$pf" = default ] || echo "$pf")" \
+        GCUT_SEGMENT_PREFAULT_THREADS="$([ "$pf" = 64 ] && echo 1)" "$gcut" segment \
         "$work/easy.png" --seeds "$work/easy_seeds.png" -o "$work/route_pf.png" --iterations 1 \
         --threads 3 --truth "$work/route_bk.png"
     grep_out "^error +0\.000% " "the CPU route's mask with heap fault-in $pf is bk's"
