@@ -162,6 +162,23 @@ expect 0 "segment easy, auto, two threads and a tighter limit" -- \
     --seeds "$work/easy_seeds.png" -o "$work/route_2.png" --iterations 1 --verbose --threads 2
 grep_out "auto's GPU rule kept: 76800 pixels on 2 CPU threads = 38400 per thread, past" \
     "one pixel per thread past the limit keeps auto's GPU rule"
+# The CPU route's heap faulted in on the other threads while the picture is read (cmd_segment.c,
+# heap_prefault_*; docs/CPU-PARALLEL.md "Tenth pass"): the same mask as bk's with it (the
+# default) and without it (GCUT_SEGMENT_PREFAULT=0), the fault-in on the timeline only when on.
+for pf in default 0 64; do
+    expect 0 "segment easy, CPU route, heap fault-in $pf" -- env GCUT_TIMELINE=1 \
+        GCUT_SEGMENT_PREFAULT="$([ "$pf" = default ] || echo "$pf")" \
+        GCUT_SEGMENT_PREFAULT_THREADS="$([ "$pf" = 64 ] && echo 1)" "$gcut" segment \
+        "$work/easy.png" --seeds "$work/easy_seeds.png" -o "$work/route_pf.png" --iterations 1 \
+        --threads 3 --truth "$work/route_bk.png"
+    grep_out "^error +0\.000% " "the CPU route's mask with heap fault-in $pf is bk's"
+    if [ "$pf" = 0 ]; then
+        if grep -q "heap fault-in" "$work/out"; then fail "GCUT_SEGMENT_PREFAULT=0 faulted in"; else pass; fi
+    else
+        grep_out "heap fault-in begins" "the CPU route faults its heap in ($pf)"
+        grep_out "heap fault-in joined" "the fault-in threads joined ($pf)"
+    fi
+done
 expect 0 "segment easy, named solver" -- "$gcut" segment "$work/easy.png" \
     --seeds "$work/easy_seeds.png" -o "$work/route_n.png" --iterations 1 --verbose --solver bk
 if grep -q "auto: " "$work/out"; then fail "a named solver took auto's route rule"; else pass; fi

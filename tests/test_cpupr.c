@@ -1,10 +1,13 @@
 /* test_cpupr.c - the cpu-pr grid push-relabel solver against independent answers: brute force
  * over all labelings on tiny grids, Dinic (tests/util_oracle.c) and bk on larger ones, for all
- * four connectivities, awkward shapes, extreme capacities and 1, 2, 3 threads. */
+ * four connectivities, awkward shapes, extreme capacities and 1, 2, 3 threads; and the same run
+ * with the global relabel's arc masks gathered node by node (GCUT_CPUPR_RELABEL_LEGACY=1). */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "util_common.h"
 #include "util_oracle.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int checks_passed = 0;
@@ -72,7 +75,13 @@ static void check_cpupr(gcut_grid *grid, int64_t expected, const char *what) {
     int ok = first != NULL && labels != NULL;
     gcut_stats first_stats;
     memset(&first_stats, 0, sizeof first_stats);
-    for (int threads = 1; threads <= 3 && ok; threads++) {
+    /* threads 1..3, then 2 again with the global relabel's arc masks gathered node by node as
+     * before the tenth pass (GCUT_CPUPR_RELABEL_LEGACY=1): the same masks, so the same sweeps,
+     * pushes, relabels and labels. */
+    for (int run = 1; run <= 4 && ok; run++) {
+        const int threads = run <= 3 ? run : 2;
+        if (run == 4)
+            setenv("GCUT_CPUPR_RELABEL_LEGACY", "1", 1);
         gcut_options options;
         gcut_options_init(&options);
         options.solver = "cpu-pr";
@@ -104,22 +113,25 @@ static void check_cpupr(gcut_grid *grid, int64_t expected, const char *what) {
                     threads, gcut_last_error(), cut_of(grid, labels));
             ok = 0;
         }
-        if (threads == 1) {
+        const char *how = run == 4 ? " (masks node by node)" : "";
+        if (run == 1) {
             memcpy(first, labels, (size_t)n);
             first_stats = stats;
         } else if (memcmp(first, labels, (size_t)n) != 0) {
-            fprintf(stderr, "%s: labels on %d threads differ from 1 thread\n", what, threads);
+            fprintf(stderr, "%s: labels on %d threads%s differ from 1 thread\n", what, threads,
+                    how);
             ok = 0;
         } else if (stats.sweeps != first_stats.sweeps || stats.pushes != first_stats.pushes ||
                    stats.global_relabels != first_stats.global_relabels) {
             fprintf(stderr,
-                    "%s: %d threads ran %" PRId64 " sweeps, %" PRId64 " pushes, %" PRId64
+                    "%s: %d threads%s ran %" PRId64 " sweeps, %" PRId64 " pushes, %" PRId64
                     " relabels; 1 thread %" PRId64 ", %" PRId64 ", %" PRId64 "\n",
-                    what, threads, stats.sweeps, stats.pushes, stats.global_relabels,
+                    what, threads, how, stats.sweeps, stats.pushes, stats.global_relabels,
                     first_stats.sweeps, first_stats.pushes, first_stats.global_relabels);
             ok = 0;
         }
     }
+    unsetenv("GCUT_CPUPR_RELABEL_LEGACY");
     if (first == NULL || labels == NULL)
         fprintf(stderr, "%s: test ran out of memory\n", what);
     free(first);

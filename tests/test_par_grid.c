@@ -7,6 +7,7 @@
  * its tiles also stopped early, GCUT_PBK_PREPASS_STOP / GCUT_CPUPR_MAX_SWEEPS)
  * on random grids and on segmentation-like ones (strong neighbour arcs, small terminal excess). */
 #define _POSIX_C_SOURCE 200809L /* setenv */
+#include "internal.h"
 #include "util_common.h"
 #include "util_oracle.h"
 
@@ -230,6 +231,13 @@ static void test_prepass(test_rng *rng) {
             setenv("GCUT_PBK_PREPASS", specs[(round + k) % 8], 1);
             setenv("GCUT_PBK_PREPASS_SOLVER", k < 4 ? "pr" : "bk", 1);
             set_int("GCUT_QPBO_BLOCKS", test_rng_range(rng, 1, 70));
+            /* Now and then the blocks after a pre-pass by their size (4 to 16 per thread; the
+             * rule gcut_segment's route takes, src/qpbo/parallel_bk.c), sizes small enough to
+             * pass 4 per thread on these grids. */
+            if (k % 4 == 2) {
+                unsetenv("GCUT_QPBO_BLOCKS");
+                set_int("GCUT_PBK_PREPASS_BLOCK_PIXELS", test_rng_range(rng, 20, 400));
+            }
             /* cpu-pr's tiles stopped early: by idle threads (1..3; 0 never) and, half the time,
              * after 1..4 sweeps whatever their state (the residual grid of a preflow that is
              * not maximum). */
@@ -250,6 +258,7 @@ static void test_prepass(test_rng *rng) {
         }
         unsetenv("GCUT_PBK_PREPASS_STOP");
         unsetenv("GCUT_CPUPR_MAX_SWEEPS");
+        unsetenv("GCUT_PBK_PREPASS_BLOCK_PIXELS");
         unsetenv("GCUT_PBK_PREPASS");
         unsetenv("GCUT_PBK_PREPASS_SOLVER");
         unsetenv("GCUT_QPBO_BLOCKS");
@@ -257,6 +266,103 @@ static void test_prepass(test_rng *rng) {
         free(ref);
         free(got);
         gcut_grid_free(grid);
+    }
+    test_failures += bad;
+    count(bad == 0);
+}
+
+/* Every array of two grids equal entry for entry (the arcs that leave the grid too). */
+static bool same_grid(const gcut_grid *a, const gcut_grid *b) {
+    const size_t bytes = (size_t)gcut_grid_num_nodes(a) * sizeof(int32_t);
+    bool same = gcut_grid_num_nodes(a) == gcut_grid_num_nodes(b);
+    for (int t = 0; t < 2 && same; t++)
+        same = memcmp(gcut_grid_terminal_cdata(a, t), gcut_grid_terminal_cdata(b, t), bytes) == 0;
+    for (int d = 0; d < gcut_grid_num_dirs(a) && same; d++)
+        same = memcmp(gcut_grid_dir_cdata(a, d), gcut_grid_dir_cdata(b, d), bytes) == 0;
+    return same;
+}
+
+/* The pre-pass's tile copies (src/cpu/par_prepass.c: row copies and max-reductions, and cpu-pr's
+ * write-back) against the element-by-element ones they replaced (GCUT_PBK_PREPASS_COPY_LEGACY=1),
+ * and a round written into the grid itself (`into` = grid, as gcut_segment's first round now)
+ * against one written into a new grid: on one thread the tiles run in one order, so the three
+ * residual grids and flows must be equal entry for entry. Random shapes (1-wide, odd), 4 and 8
+ * neighbours, shifted and plain tilings finer and coarser than the grid, tiles stopped after a
+ * few sweeps (preflows far from maximum), capacities past INT32_MAX / 2 (tiles left as they are
+ * or solved by grid-bk), arcs that leave the grid holding garbage (they must come back as they
+ * were). */
+static void test_prepass_copies(test_rng *rng) {
+    int bad = 0;
+    for (int round = 0; round < 40 && bad < 3; round++) {
+        int64_t shape[2] = {test_rng_range(rng, 1, 70), test_rng_range(rng, 1, 90)};
+        if (round % 7 == 3)
+            shape[test_rng_range(rng, 0, 1)] = 1;
+        const int conn = round % 2 == 0 ? 8 : 4;
+        gcut_grid *grid = NULL, *legacy = NULL, *fresh = NULL, *self = NULL;
+        CHECK_OK(gcut_grid_create(2, shape, conn, &grid));
+        CHECK_OK(gcut_grid_create(2, shape, conn, &self));
+        if (grid == NULL || self == NULL) {
+            gcut_grid_free(grid);
+            gcut_grid_free(self);
+            return;
+        }
+        const int64_t n = shape[0] * shape[1];
+        const bool huge = round % 5 == 4;
+        for (int t = 0; t < 2; t++) {
+            int32_t *c = gcut_grid_terminal_data(grid, t);
+            for (int64_t i = 0; i < n; i++)
+                c[i] = (int32_t)test_rng_range(rng, 0, 3000);
+        }
+        for (int d = 0; d < gcut_grid_num_dirs(grid); d++) {
+            int32_t *c = gcut_grid_dir_data(grid, d);
+            for (int64_t i = 0; i < n; i++)
+                c[i] = huge && test_rng_range(rng, 0, 50) == 0
+                           ? (int32_t)test_rng_range(rng, INT32_MAX / 2, INT32_MAX)
+                           : (int32_t)test_rng_range(rng, 1000, 40000);
+        }
+        for (int t = 0; t < 2; t++)
+            memcpy(gcut_grid_terminal_data(self, t), gcut_grid_terminal_cdata(grid, t),
+                   (size_t)n * sizeof(int32_t));
+        for (int d = 0; d < gcut_grid_num_dirs(grid); d++)
+            memcpy(gcut_grid_dir_data(self, d), gcut_grid_dir_cdata(grid, d),
+                   (size_t)n * sizeof(int32_t));
+        const int64_t ky = test_rng_range(rng, 1, 12), kx = test_rng_range(rng, 1, 12);
+        const bool shifted = test_rng_range(rng, 0, 3) != 0, pr = test_rng_range(rng, 0, 4) != 0;
+        set_int("GCUT_CPUPR_MAX_SWEEPS", round % 3 == 1 ? test_rng_range(rng, 1, 3) : 0);
+        int64_t f[3] = {-1, -2, -3}, a[3] = {0, 0, 0};
+        gcut_grid *out = NULL;
+        setenv("GCUT_PBK_PREPASS_COPY_LEGACY", "1", 1);
+        bool ok =
+            gcut__pbk_prepass(grid, NULL, ky, kx, shifted, pr, 1, &legacy, &f[0], &a[0]) == GCUT_OK;
+        setenv("GCUT_PBK_PREPASS_COPY_LEGACY", "0", 1);
+        ok = ok &&
+             gcut__pbk_prepass(grid, NULL, ky, kx, shifted, pr, 1, &fresh, &f[1], &a[1]) == GCUT_OK;
+        ok = ok &&
+             gcut__pbk_prepass(self, self, ky, kx, shifted, pr, 1, &out, &f[2], &a[2]) == GCUT_OK;
+        ok = ok && legacy != NULL && fresh != NULL && out == self && f[0] == f[1] && f[1] == f[2] &&
+             a[0] == a[1] && a[1] == a[2] && same_grid(legacy, fresh) && same_grid(fresh, self);
+        /* The residual grid of any preflow (tiles stopped early too) carries the rest. */
+        if (ok) {
+            const int64_t whole = oracle_dinic_grid(grid), rest = oracle_dinic_grid(self);
+            ok = whole >= 0 && rest >= 0 && f[2] + rest == whole;
+        }
+        if (!ok)
+            fprintf(stderr,
+                    "pre-pass copies %lldx%lld conn %d%s: %lld x %lld%s by %s: flows %lld / %lld "
+                    "/ %lld, residual grids %s\n",
+                    (long long)shape[0], (long long)shape[1], conn, huge ? " huge" : "",
+                    (long long)ky, (long long)kx, shifted ? " shifted" : "", pr ? "cpu-pr" : "bk",
+                    (long long)f[0], (long long)f[1], (long long)f[2],
+                    legacy && fresh && same_grid(legacy, fresh) && same_grid(fresh, self)
+                        ? "equal"
+                        : "DIFFER");
+        unsetenv("GCUT_PBK_PREPASS_COPY_LEGACY");
+        unsetenv("GCUT_CPUPR_MAX_SWEEPS");
+        bad += !ok;
+        gcut_grid_free(grid);
+        gcut_grid_free(legacy);
+        gcut_grid_free(fresh);
+        gcut_grid_free(self);
     }
     test_failures += bad;
     count(bad == 0);
@@ -314,6 +420,7 @@ int main(void) {
     test_tiny(&rng);
     test_grids(&rng);
     test_prepass(&rng);
+    test_prepass_copies(&rng);
     test_auto(&rng);
     return test_finish("test_par_grid", passed);
 }

@@ -317,13 +317,23 @@ static void test_parts(uint64_t seed) {
             PASS_IF(gcut_grid_verify(one, labels, r_pbk.stats.flow, &cut) == GCUT_OK &&
                     cut == r_pbk.stats.flow);
             /* The route's pre-pass (16,8 by cpu-pr unless GCUT_PBK_PREPASS says otherwise):
-             * other rounds, grid-bk on the tiles, 3 and 16 threads, and none at all. */
-            static const char *rounds[3][2] = {{"pbk,8", "bk"}, {"none", "pr"}, {NULL, NULL}};
-            static const int threads[3] = {3, 2, 16};
-            for (int v = 0; v < 3; v++) {
+             * other rounds, grid-bk on the tiles, 3 and 16 threads, and none at all; then the
+             * default rounds as before the tenth pass (a new residual grid instead of the
+             * energy's own, the tiles copied element by element, cpu-pr's relabel masks node
+             * by node, 4 blocks per thread after the pre-pass instead of ~8,100 nodes each). */
+            static const char *rounds[4][2] = {
+                {"pbk,8", "bk"}, {"none", "pr"}, {NULL, NULL}, {NULL, NULL}};
+            static const int threads[4] = {3, 2, 16, 2};
+            for (int v = 0; v < 4; v++) {
                 if (rounds[v][0] != NULL) {
                     setenv("GCUT_PBK_PREPASS", rounds[v][0], 1);
                     setenv("GCUT_PBK_PREPASS_SOLVER", rounds[v][1], 1);
+                }
+                if (v == 3) {
+                    setenv("GCUT_PBK_PREPASS_IN_PLACE", "0", 1);
+                    setenv("GCUT_PBK_PREPASS_COPY_LEGACY", "1", 1);
+                    setenv("GCUT_CPUPR_RELABEL_LEGACY", "1", 1);
+                    setenv("GCUT_PBK_PREPASS_BLOCK_PIXELS", "0", 1);
                 }
                 o.threads = threads[v];
                 memset(m_pbk, 0xaa, (size_t)n);
@@ -333,6 +343,10 @@ static void test_parts(uint64_t seed) {
                 PASS_IF(memcmp(m_bk, m_pbk, (size_t)n) == 0);
                 unsetenv("GCUT_PBK_PREPASS");
                 unsetenv("GCUT_PBK_PREPASS_SOLVER");
+                unsetenv("GCUT_PBK_PREPASS_IN_PLACE");
+                unsetenv("GCUT_PBK_PREPASS_COPY_LEGACY");
+                unsetenv("GCUT_CPUPR_RELABEL_LEGACY");
+                unsetenv("GCUT_PBK_PREPASS_BLOCK_PIXELS");
             }
             free(m_bk), free(m_pbk), free(labels);
         }

@@ -244,10 +244,12 @@ gcut_status gcut__pbk_prepass(const gcut_grid *grid, gcut_grid *into, int64_t ky
                               int64_t *augmentations);
 /** gcut_grid_solve with parallel-bk and the pre-pass rounds `prepass` ("K1,K2,...", K a K x K
  *  tiling shifted half a tile, "pbk" parallel-bk's own tiles; GCUT_PBK_PREPASS overrides it):
- *  the segmentation CPU route's solve (src/seg/segment.c). stats must not be NULL. */
-gcut_status gcut__pbk_solve_grid_prepass(const gcut_grid *grid, const gcut_options *options,
-                                         const char *prepass, int64_t *flow, uint8_t *labels,
-                                         gcut_stats *stats);
+ *  the segmentation CPU route's solve (src/seg/segment.c). stats must not be NULL. With
+ *  `overwrite`, the caller gives grid up (it frees it after, unread): the pre-pass then writes
+ *  its residuals into grid instead of a new grid (GCUT_PBK_PREPASS_IN_PLACE=0: a new grid). */
+gcut_status gcut__pbk_solve_grid_prepass(gcut_grid *grid, bool overwrite,
+                                         const gcut_options *options, const char *prepass,
+                                         int64_t *flow, uint8_t *labels, gcut_stats *stats);
 /** The tile counts (z, y, x) that parallel-bk cuts grid into for `blocks` blocks
  *  (src/cpu/par_grid_impl.h). */
 void gcut__pbk_grid_tiles(const gcut_grid *grid, int64_t blocks, int64_t count[3]);

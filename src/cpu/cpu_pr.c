@@ -78,6 +78,7 @@ typedef struct pr_state {
      * sweeps done (a test hook). Checked between sweeps, where the state is a preflow. */
     const int *stop;
     int64_t max_sweeps;
+    bool relabel_legacy; /* GCUT_CPUPR_RELABEL_LEGACY=1: the relabel's arc masks node by node */
 } pr_state;
 
 typedef struct tile_box {
@@ -147,6 +148,7 @@ static gcut_status state_init(pr_state *s, const gcut_grid *grid, int threads) {
     s->size_z = grid->depth;
     s->num_dirs = grid->num_dirs;
     s->threads = threads;
+    s->relabel_legacy = gcut__env_int("GCUT_CPUPR_RELABEL_LEGACY", 0, 0, 1) != 0;
     for (int d = 0; d < s->num_dirs; d++) {
         s->step[d] = grid->step[d];
         memcpy(s->offset[d], grid->offset[d], sizeof s->offset[d]);
@@ -329,22 +331,41 @@ static int64_t global_relabel(pr_state *s) {
 #pragma omp for schedule(static) nowait
         for (int64_t word = 0; word <= (n - 1) >> 6; word++) {
             uint64_t bits = 0;
-            const int64_t last = (word << 6) + 64 < n ? (word << 6) + 64 : n;
-            for (int64_t v = word << 6; v < last; v++) {
+            const int64_t first = word << 6, last = first + 64 < n ? first + 64 : n;
+            /* The arcs into the word's 64 nodes, gathered in one streaming pass over the
+             * residual arrays, so that the BFS reads one word per visited node instead of one
+             * line per arc. An index that wrapped across a row or slice lands on a node whose
+             * arc back (d ^ 1) leaves the grid, and those residuals are 0. Direction by
+             * direction over the word (a loop the compiler vectorises: cpu-pr's time on the
+             * pre-pass's first-round tiles -18% on the build machine, docs/CPU-PARALLEL.md
+             * "Tenth pass"), or node by node as before (GCUT_CPUPR_RELABEL_LEGACY=1). */
+            uint32_t gathered[64];
+            if (!s->relabel_legacy) {
+                memset(gathered, 0, sizeof gathered);
+                for (int d = 0; d < s->num_dirs; d++) {
+                    const int64_t step = s->step[d];
+                    const uint32_t *r = s->residual[d ^ 1];
+                    const int64_t a = first > -step ? first : -step;
+                    const int64_t b = last < n - step ? last : n - step;
+                    for (int64_t v = a; v < b; v++)
+                        gathered[v - first] |= (uint32_t)(r[v + step] != 0) << d;
+                }
+            }
+            for (int64_t v = first; v < last; v++) {
                 /* inf is final (shared decision 5): such nodes need no arcs and no label. */
                 if (s->height[v] == inf) {
                     s->inflow[v] = 0;
                     continue;
                 }
-                /* The arcs into v, gathered in one streaming pass over the residual arrays,
-                 * so that the BFS reads one word per visited node instead of one line per
-                 * arc. An index that wrapped across a row or slice lands on a node whose arc
-                 * back (d ^ 1) leaves the grid, and those residuals are 0. */
                 uint32_t in = 0;
-                for (int d = 0; d < s->num_dirs; d++) {
-                    const int64_t w = v + s->step[d];
-                    if (w >= 0 && w < n && s->residual[d ^ 1][w] > 0)
-                        in |= (uint32_t)1 << d;
+                if (!s->relabel_legacy)
+                    in = gathered[v - first];
+                else {
+                    for (int d = 0; d < s->num_dirs; d++) {
+                        const int64_t w = v + s->step[d];
+                        if (w >= 0 && w < n && s->residual[d ^ 1][w] > 0)
+                            in |= (uint32_t)1 << d;
+                    }
                 }
                 s->inflow[v] = in;
                 if (s->sink_residual[v] > 0) {
@@ -662,10 +683,33 @@ gcut_status gcut__cpupr_solve_in_place(gcut_grid *grid, const int *stop, int64_t
     load_problem(&s, grid);
     run_to_stop(&s, grid, 0, flow, NULL, NULL);
     bool fits = true;
-    for (int64_t v = 0; v < s.n && fits; v++) {
-        fits = s.excess[v] <= INT32_MAX;
+    /* GCUT_PBK_PREPASS_COPY_LEGACY=1: the node-by-node check and write-back as before (for
+     * timings); else max-reductions and row copies the compiler vectorises. */
+    if (gcut__env_int("GCUT_PBK_PREPASS_COPY_LEGACY", 0, 0, 1) != 0) {
+        for (int64_t v = 0; v < s.n && fits; v++) {
+            fits = s.excess[v] <= INT32_MAX;
+            for (int d = 0; d < s.num_dirs; d++)
+                fits = fits && s.residual[d][v] <= (uint32_t)INT32_MAX;
+        }
+    } else {
+        int64_t most = 0;
+        for (int64_t v = 0; v < s.n; v++)
+            most = s.excess[v] > most ? s.excess[v] : most;
+        uint32_t widest = 0;
         for (int d = 0; d < s.num_dirs; d++)
-            fits = fits && s.residual[d][v] <= (uint32_t)INT32_MAX;
+            for (int64_t v = 0; v < s.n; v++)
+                widest = s.residual[d][v] > widest ? s.residual[d][v] : widest;
+        fits = most <= INT32_MAX && widest <= (uint32_t)INT32_MAX;
+        if (fits) {
+            for (int64_t v = 0; v < s.n; v++)
+                grid->terminal[GCUT_SOURCE][v] = (int32_t)s.excess[v];
+            memcpy(grid->terminal[GCUT_SINK], s.sink_residual, (size_t)s.n * sizeof(int32_t));
+            for (int d = 0; d < s.num_dirs; d++)
+                memcpy(grid->cap[d], s.residual[d], (size_t)s.n * sizeof(int32_t));
+        }
+        state_free(&s);
+        return fits ? GCUT_OK
+                    : gcut__fail(GCUT_ERR_OVERFLOW, "cpu-pr in place: a residual passes INT32_MAX");
     }
     if (fits) {
         for (int64_t v = 0; v < s.n; v++) {

@@ -26,13 +26,25 @@ typedef struct prepass_job {
     int *stop;                  /* set: running tiles stop at their next sweep (shared) */
     int stop_idle;              /* idle threads that set *stop (0: never) */
     int stopped;                /* tiles of this thread that ended early (for the profile) */
+    bool legacy;                /* GCUT_PBK_PREPASS_COPY_LEGACY=1: the tile copies as before */
     int64_t flow, augmentations;
     gcut_status st;
     double busy_ms, max_tile_ms; /* for GCUT_PBK_PROFILE */
 } prepass_job;
 
+/* The largest capacity in c[0..count) (capacities are >= 0): one pass the compiler vectorises. */
+static int32_t row_max(const int32_t *c, int64_t count) {
+    int32_t m = 0;
+    for (int64_t x = 0; x < count; x++)
+        m = c[x] > m ? c[x] : m;
+    return m;
+}
+
 /* One tile: copy it out, solve it in place, write every capacity of its nodes into out (the
- * residuals inside, the grid's own on arcs that leave the tile). */
+ * residuals inside, the grid's own on arcs that leave the tile). Row copies and max-reductions
+ * (GCUT_PBK_PREPASS_COPY_LEGACY=1: the element-by-element loops as before, for timings; the
+ * tile plumbing was ~15% of the pre-pass's time on the build machine, docs/CPU-PARALLEL.md,
+ * "Tenth pass"). */
 static gcut_status prepass_tile(prepass_job *j, int64_t y0, int64_t y1, int64_t x0, int64_t x1) {
     const gcut_grid *g = j->grid;
     gcut_grid *o = j->out;
@@ -41,7 +53,9 @@ static gcut_status prepass_tile(prepass_job *j, int64_t y0, int64_t y1, int64_t 
     if (h < 1 || w < 1) /* shifted tiles of a grid narrower than 2 K: some are empty */
         return GCUT_OK;
     gcut_grid *t = NULL;
-    gcut_status st = gcut_grid_create(2, shape, g->connectivity, &t);
+    /* Every entry of the tile is written below: its arrays need no clearing. */
+    gcut_status st =
+        (j->legacy ? gcut_grid_create : gcut__grid_create_unset)(2, shape, g->connectivity, &t);
     if (st != GCUT_OK)
         return st;
     bool fits = true; /* residuals stay within int32 when every capacity is at most half */
@@ -51,8 +65,11 @@ static gcut_status prepass_tile(prepass_job *j, int64_t y0, int64_t y1, int64_t 
             memcpy(t->terminal[a] + trow, g->terminal[a] + row, (size_t)w * sizeof(int32_t));
         for (int d = 0; d < D; d++) {
             memcpy(t->cap[d] + trow, g->cap[d] + row, (size_t)w * sizeof(int32_t));
-            for (int64_t x = 0; x < w; x++)
-                fits = fits && g->cap[d][row + x] <= INT32_MAX / 2;
+            if (!j->legacy)
+                fits = fits && row_max(g->cap[d] + row, w) <= INT32_MAX / 2;
+            else
+                for (int64_t x = 0; x < w; x++)
+                    fits = fits && g->cap[d][row + x] <= INT32_MAX / 2;
         }
     }
     int64_t flow = 0, aug = 0;
@@ -73,6 +90,24 @@ static gcut_status prepass_tile(prepass_job *j, int64_t y0, int64_t y1, int64_t 
         for (int d = 0; d < D; d++) {
             const int dy = g->offset[d][1], dx = g->offset[d][2];
             const bool row_in = y + dy >= 0 && y + dy < h;
+            if (!j->legacy) {
+                /* Inside the tile: the residuals; the arcs that leave it (a whole row, or the
+                 * one column at an end that dx points out of) keep the grid's capacities. */
+                if (!row_in) {
+                    if (o != g)
+                        memcpy(o->cap[d] + row, g->cap[d] + row, (size_t)w * sizeof(int32_t));
+                    continue;
+                }
+                const int64_t lo = dx < 0 ? 1 : 0, hi = dx > 0 ? w - 1 : w; /* |dx| <= 1 */
+                if (hi > lo)
+                    memcpy(o->cap[d] + row + lo, t->cap[d] + trow + lo,
+                           (size_t)(hi - lo) * sizeof(int32_t));
+                if (o != g && lo > 0)
+                    o->cap[d][row] = g->cap[d][row];
+                if (o != g && hi < w)
+                    o->cap[d][row + w - 1] = g->cap[d][row + w - 1];
+                continue;
+            }
             for (int64_t x = 0; x < w; x++) {
                 const bool in = row_in && x + dx >= 0 && x + dx < w;
                 o->cap[d][row + x] = in ? t->cap[d][trow + x] : g->cap[d][row + x];
@@ -151,6 +186,7 @@ gcut_status gcut__pbk_prepass(const gcut_grid *grid, gcut_grid *into, int64_t ky
      * the photo's cut 219 -> 184 ms, against 185 for 8 and 212 for 15; docs/CPU-PARALLEL.md,
      * "Eighth pass"); one thread never stops its own tiles. */
     const int stop_idle = n > 1 ? gcut__env_int("GCUT_PBK_PREPASS_STOP", 1, 0, 1 << 20) : 0;
+    const bool legacy = gcut__env_int("GCUT_PBK_PREPASS_COPY_LEGACY", 0, 0, 1) != 0;
     for (int t = 0; t < n; t++)
         jobs[t] = (prepass_job){.grid = grid,
                                 .out = target,
@@ -163,6 +199,7 @@ gcut_status gcut__pbk_prepass(const gcut_grid *grid, gcut_grid *into, int64_t ky
                                 .idle = &idle,
                                 .stop = &stop,
                                 .stop_idle = stop_idle < n ? stop_idle : n - 1,
+                                .legacy = legacy,
                                 .st = GCUT_OK};
     gcut__run_jobs(prepass_run, jobs, sizeof *jobs, n);
     double busy = 0, slowest = 0;

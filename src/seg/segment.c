@@ -454,7 +454,8 @@ static gcut_status segment_on_host(const gcut_image *image, const uint8_t *pixel
     const int64_t area = image->width * image->height;
     if (options != NULL && options->solver != NULL && strcmp(options->solver, "parallel-bk") == 0 &&
         !three_d && area >= SEG_PBK_PREPASS_MIN_PIXELS && area <= SEG_PBK_PREPASS_MAX_PIXELS)
-        st = gcut__pbk_solve_grid_prepass(grid, options, SEG_PBK_PREPASS, flow, mask, &r->stats);
+        st = gcut__pbk_solve_grid_prepass(grid, true, options, SEG_PBK_PREPASS, flow, mask,
+                                          &r->stats);
     else
         st = gcut_grid_solve(grid, options, flow, mask, &r->stats);
     gcut_grid_free(grid);
