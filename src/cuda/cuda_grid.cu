@@ -634,7 +634,7 @@ __device__ void queue_neighbor_tile(const Problem &P, int tile, int code, unsign
  * wins), and only the tiles holding a neighbour of a node whose height fell are queued. */
 template <int CONN>
 __device__ void relax_tile_async(const Problem &P, int tile, int *hs, int *nb, unsigned epoch,
-                                 bool parallel_queue, bool lean_fence = false) {
+                                 bool parallel_queue) {
     using G = Geo<CONN>;
     const int lx = threadIdx.x % G::TX, ly = threadIdx.x / G::TX % G::TY,
               lz = threadIdx.x / (G::TX * G::TY);
@@ -647,8 +647,8 @@ __device__ void relax_tile_async(const Problem &P, int tile, int *hs, int *nb, u
     __syncthreads();
     const int h0 = hs[me];
     const int h = relax_box<CONN>(hs, me, mask, lx);
-    const bool wrote = pos.valid && h != h0;
-    if (wrote && h < atomicMin(&P.dist[pos.g], h) && !tile_interior<CONN>(lx, ly, lz)) {
+    if (pos.valid && h != h0 && h < atomicMin(&P.dist[pos.g], h) &&
+        !tile_interior<CONN>(lx, ly, lz)) {
         /* Every neighbour of this node outside the tile reads its height: flag its tile. */
 #pragma unroll
         for (int d = 0; d < CONN; d++) {
@@ -662,10 +662,7 @@ __device__ void relax_tile_async(const Problem &P, int tile, int *hs, int *nb, u
             }
         }
     }
-    /* The heights before the queue entries that announce them: a fence in every thread, or
-     * (lean_fence, GCUT_CUDAGRID_LEAN_FENCE=1) only in the threads that wrote a height. */
-    if (wrote || !lean_fence)
-        __threadfence();
+    __threadfence(); /* the heights before the queue entries that announce them */
     __syncthreads();
     if (parallel_queue) {
         /* Thread c queues the neighbour at offset code c, so the atomics of up to 26
@@ -752,8 +749,7 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
         if (tile < 0)
             break;
         visits++;
-        relax_tile_async<CONN>(P, tile, hs, nb, epoch, (parallel_queue & 1) != 0,
-                               (parallel_queue & 2) != 0);
+        relax_tile_async<CONN>(P, tile, hs, nb, epoch, parallel_queue != 0);
         t = clock64();
         relax_cycles += t - t_mark;
         t_mark = t;
@@ -889,7 +885,7 @@ __global__ void __launch_bounds__(Geo<CONN>::T, MORE   ? LeanSweep<CONN>::kMoreB
                                                 : LEAN ? LeanSweep<CONN>::kMinBlocks
                                                        : 0)
     sweep_kernel(const Problem P, int list_in, int list_out, int list_clear, unsigned stamp,
-                 int rounds, int raise = 0) {
+                 int rounds) {
     using G = Geo<CONN>;
     __shared__ int hs[G::BOX];
     __shared__ signed char pdir[G::T];
@@ -935,21 +931,6 @@ __global__ void __launch_bounds__(Geo<CONN>::T, MORE   ? LeanSweep<CONN>::kMoreB
         bool active = pos.valid && e > 0 && h < kInf;
         for (int round = 0; round < rounds && __syncthreads_or(active); round++) {
             int relabel_to = h;
-            if (raise && !active && pos.valid && h < kInf) {
-                /* GCUT_CUDAGRID_SWEEP_RAISE: an idle node's height is raised to 1 + its lowest
-                 * residual neighbour (1 with sink residual), never lowered and never to INF,
-                 * so that excess is not pushed into a node whose paths down were saturated. */
-                int target = rt > 0 ? 1 : kInf;
-#pragma unroll
-                for (int d = 0; d < CONN; d++)
-                    if (r[d] > 0) {
-                        const int hn = hs[me + G::box_step(d)];
-                        if (hn < kInf - 1 && hn + 1 < target)
-                            target = hn + 1;
-                    }
-                if (target < kInf && target > h)
-                    relabel_to = target;
-            }
             if (active) {
                 if (rt > 0) {
                     int amount = e < rt ? (int)e : rt;
@@ -1143,7 +1124,7 @@ struct Session {
     int device = 0, node_blocks = 1, sweep_blocks = 1, relax_blocks = 1, coop = 0, coop_blocks = 1,
         sweeps_per_relabel = 1, rounds = 1, warm_sweeps = 1, relax_async = 1, async_blocks = 1,
         init_levels = 1, parallel_queue = 1, jacobi = 0, lean_sweep = 0, sweep_occ = 0,
-        trim_memsets = 0, sweep_raise = 0;
+        trim_memsets = 0, tail_sweeps = 0, tail_div = 1;
     /* One-launch relabels since the queue was last cleared (their epochs tag its entries). */
     long long epochs = 0;
     /* A context's warm host path (GCUT_CUDAGRID_WARM_HOST, docs/CUDA-GRID.md "The warm path's
@@ -1312,10 +1293,6 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
     /* GCUT_CUDAGRID_SWEEP_OCC: 1 the sweep built for LeanSweep::kMoreBlocks blocks per SM
      * (seventh session, docs/CUDA-GRID.md "Seventh pass"); 0 (default) as before. */
     S.sweep_occ = gcut__env_int("GCUT_CUDAGRID_SWEEP_OCC", 0, 0, 1);
-    /* GCUT_CUDAGRID_SWEEP_RAISE: 1 a sweep round also raises every idle node of finite height to
-     * 1 + its lowest residual neighbour (ninth session, docs/CUDA-GRID.md); 0 (default) only
-     * active nodes relabel. */
-    S.sweep_raise = gcut__env_int("GCUT_CUDAGRID_SWEEP_RAISE", 0, 0, 1);
     GCUT__CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
                        &sweep_per_sm,
                        S.sweep_occ    ? (S.lean_sweep ? sweep_kernel<CONN, true, true>
@@ -1350,11 +1327,6 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
     /* GCUT_CUDAGRID_QPAR: 1 (default) a relaxed tile queues its neighbours from one thread per
      * neighbour; 0 from thread 0, one after the other. */
     S.parallel_queue = gcut__env_int("GCUT_CUDAGRID_QPAR", 1, 0, 1);
-    /* GCUT_CUDAGRID_LEAN_FENCE: 1 a relaxed tile's heights are fenced before its queue entries
-     * only by the threads that wrote one (ninth session); 0 (default) by every thread. Passed
-     * to relax_async_kernel as bit 1 of its parallel_queue word. */
-    if (gcut__env_int("GCUT_CUDAGRID_LEAN_FENCE", 0, 0, 1))
-        S.parallel_queue |= 2;
     /* GCUT_CUDAGRID_JACOBI: node-by-node relaxation steps over the whole grid before the tile
      * relaxation (jacobi_kernel; the last one seeds the first pass with RELAX=2), default 2
      * (hard 1920x1080 on the H100: 2.20 / 2.33 ms per solve against 2.87 / 2.57 with none and
@@ -1369,6 +1341,12 @@ template <int CONN> gcut_status setup(Session &S, const Input &in, int device, s
      * flag and the pending and overflow words at 0); 0 (default) all four per relabel. */
     S.trim_memsets = gcut__env_int("GCUT_CUDAGRID_TRIM", 0, 0, 1);
     S.warm_sweeps = gcut__env_int("GCUT_CUDAGRID_WARM_SWEEPS", S.sweeps_per_relabel, 1, 1 << 20);
+    /* GCUT_CUDAGRID_TAIL_SWEEPS / GCUT_CUDAGRID_TAIL_DIV (ninth session, docs/CUDA-GRID.md "The
+     * tail of a solve"): after a global relabel that left at most 1 / TAIL_DIV of the tiles
+     * active, TAIL_SWEEPS sweeps (when more than K) before the next relabel of a cold solve;
+     * TAIL_SWEEPS 0: K always. */
+    S.tail_sweeps = gcut__env_int("GCUT_CUDAGRID_TAIL_SWEEPS", 0, 0, 1 << 20);
+    S.tail_div = gcut__env_int("GCUT_CUDAGRID_TAIL_DIV", 32, 1, 1 << 20);
     /* The global relabel as a chain of launches with a list-size read per batch; as one
      * cooperative launch only on request (GCUT_CUDAGRID_COOP=1): on the H100 it was no faster
      * in 2D (hard 1920x1080: 3.19 vs 3.03 ms) and 8% faster on hard 256^3, and racecheck
@@ -1698,24 +1676,30 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
     while (active_tiles != 0) {
         if (verbose)
             GCUT__CUDA_TRY(cudaEventRecord(S.events[0], stream), "cudaEventRecord");
-        const int this_batch = batch;
+        int this_batch = batch;
         batch = sweeps_per_relabel;
+        /* The tail: few active tiles left (their excess often needs more tile crossings than K
+         * sweeps allow, a cycle per K crossings), so more sweeps, each of a short list, before
+         * the next relabel, which costs as much as the first ones. Only the number of sweeps
+         * changes; the stop is still a relabel's empty collection. Cold solves only (a warm
+         * start, keep_heights, keeps its batches: GCUT_CUDAGRID_WARM_SWEEPS). */
+        if (S.tail_sweeps > this_batch && !keep_heights && active_tiles > 0 &&
+            (long long)active_tiles * S.tail_div <= (long long)first_count(P))
+            this_batch = S.tail_sweeps;
         for (int k = 0; k < this_batch; k++, q++, sweeps++) {
             const int a = q % 3, b = (q + 1) % 3, c = (q + 2) % 3;
             ++stamp;
-            const int raise = S.sweep_raise;
             if (S.sweep_occ && S.lean_sweep)
                 sweep_kernel<CONN, true, true>
-                    <<<sweep_blocks, G::T, 0, stream>>>(P, a, b, c, stamp, rounds, raise);
+                    <<<sweep_blocks, G::T, 0, stream>>>(P, a, b, c, stamp, rounds);
             else if (S.sweep_occ)
                 sweep_kernel<CONN, false, true>
-                    <<<sweep_blocks, G::T, 0, stream>>>(P, a, b, c, stamp, rounds, raise);
+                    <<<sweep_blocks, G::T, 0, stream>>>(P, a, b, c, stamp, rounds);
             else if (S.lean_sweep)
                 sweep_kernel<CONN, true>
-                    <<<sweep_blocks, G::T, 0, stream>>>(P, a, b, c, stamp, rounds, raise);
+                    <<<sweep_blocks, G::T, 0, stream>>>(P, a, b, c, stamp, rounds);
             else
-                sweep_kernel<CONN>
-                    <<<sweep_blocks, G::T, 0, stream>>>(P, a, b, c, stamp, rounds, raise);
+                sweep_kernel<CONN><<<sweep_blocks, G::T, 0, stream>>>(P, a, b, c, stamp, rounds);
         }
         GCUT__CUDA_TRY(cudaGetLastError(), "sweep kernel launch");
         if (verbose && (st = lap(0, 1, &sweep_ms)) != GCUT_OK)
