@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # gpu_cold8.sh - one device call of issue #17's ninth-session cold pass (docs/CUDA-GRID.md,
-# "Idle nodes raised in the sweep"): the binaries of one tree (BIN, default build-new: built
-# here with -j16 unless BIN already holds gcut_bench, test_cuda_grid, par_grid2dimacs and gcut),
-# then
+# "The tail of a solve; idle nodes raised in the sweep"): the binaries of one tree (BIN, default
+# build-new: built here with -j16 unless BIN already holds gcut_bench, test_cuda_grid,
+# par_grid2dimacs and gcut; a CPU-only gcut and par_grid2dimacs serve), then
 #   - TESTS: each "ENV=V,ENV=V" entry (";"-separated, "-" for none) runs test_cuda_grid once
 #     under that environment (TEST_QUICK=1: its quick set);
 #   - REPS rounds of every variant of VARIANTS ("name:ENV=V,ENV=V;...") on every instance of

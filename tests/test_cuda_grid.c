@@ -303,7 +303,8 @@ static void relabel_paths(test_rng *rng, int full) {
      * overflows, so the trimmed path clears the flags again after each) and the sweep built for
      * one more block per SM (both sweeps). Ninth session: the tail's longer sweep batches (8
      * sweeps after any relabel, TAIL_DIV 1; 16 once a quarter of the tiles or fewer are
-     * active) and none (TAIL_SWEEPS 0). */
+     * active) and none (TAIL_SWEEPS 0, the path before; the default is 8 sweeps once 1/32 of
+     * the tiles or fewer are active, which every other case runs). */
     static const char *const variants[][4] = {
         {"GCUT_CUDAGRID_RELAX", "0", "", ""},
         {"GCUT_CUDAGRID_RELAX", "1", "", ""},
