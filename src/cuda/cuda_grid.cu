@@ -1667,11 +1667,11 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
                (verbose && (st = lap(0, 1, &relabel_ms)) != GCUT_OK)) {
         return st;
     }
-    /* The first batch of a warm start may be longer (GCUT_CUDAGRID_WARM_SWEEPS). */
     if (verbose && !keep_heights)
         fprintf(stderr,
                 "cuda-grid: first relabel %.3f ms, %d active tiles, %lld tile relaxations\n",
                 relabel_ms, active_tiles, (long long)relax_visits);
+    /* The first batch of a warm start may be longer (GCUT_CUDAGRID_WARM_SWEEPS). */
     int batch = keep_heights ? S.warm_sweeps : sweeps_per_relabel;
     float cycle_sweep_ms = sweep_ms, cycle_relabel_ms = relabel_ms;
     int64_t cycle_visits = relax_visits;
