@@ -301,7 +301,10 @@ static void relabel_paths(test_rng *rng, int full) {
     /* One switch, or two (the second pair empty when not used). Seventh session (both off by
      * default): the one-launch relabel's memsets trimmed (TRIM 1; with QUEUE 1 every relabel
      * overflows, so the trimmed path clears the flags again after each) and the sweep built for
-     * one more block per SM (both sweeps). */
+     * one more block per SM (both sweeps). Ninth session: the tail's longer sweep batches (8
+     * sweeps after any relabel, TAIL_DIV 1; 16 once a quarter of the tiles or fewer are
+     * active) and none (TAIL_SWEEPS 0, the path before; the default is 8 sweeps once 1/32 of
+     * the tiles or fewer are active, which every other case runs). */
     static const char *const variants[][4] = {
         {"GCUT_CUDAGRID_RELAX", "0", "", ""},
         {"GCUT_CUDAGRID_RELAX", "1", "", ""},
@@ -315,7 +318,10 @@ static void relabel_paths(test_rng *rng, int full) {
         {"GCUT_CUDAGRID_TRIM", "1", "", ""},
         {"GCUT_CUDAGRID_TRIM", "1", "GCUT_CUDAGRID_QUEUE", "1"},
         {"GCUT_CUDAGRID_SWEEP_OCC", "1", "GCUT_CUDAGRID_LEAN_SWEEP", "0"},
-        {"GCUT_CUDAGRID_SWEEP_OCC", "1", "GCUT_CUDAGRID_LEAN_SWEEP", "1"}};
+        {"GCUT_CUDAGRID_SWEEP_OCC", "1", "GCUT_CUDAGRID_LEAN_SWEEP", "1"},
+        {"GCUT_CUDAGRID_TAIL_SWEEPS", "8", "GCUT_CUDAGRID_TAIL_DIV", "1"},
+        {"GCUT_CUDAGRID_TAIL_SWEEPS", "16", "GCUT_CUDAGRID_TAIL_DIV", "4"},
+        {"GCUT_CUDAGRID_TAIL_SWEEPS", "0", "", ""}};
     for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
         setenv(variants[v][0], variants[v][1], 1);
         if (variants[v][2][0] != '\0')
