@@ -1384,6 +1384,8 @@ struct CertHook {
      * the certificate checked, with a wait; *proven when it holds. Also brings the repair's
      * counters when S.repair_check is set. */
     virtual gcut_status check(int list, bool *proven) = 0;
+    /* Sweep batches, each with a check, before a global relabel. */
+    virtual int checks() const = 0;
 
   protected:
     ~CertHook() = default;
@@ -1623,6 +1625,7 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         GCUT__CUDA_TRY(cudaEventRecord(S.events[0], stream), "cudaEventRecord");
     }
     int active_tiles = 0;
+    int cert_checks = 0; /* batches left that end with the certified stop's check */
     if (keep_heights && sparse != nullptr && warm_nodes != nullptr) {
         /* Warm start after terminal marks with the sparse phase (seventh session): its rounds
          * from the listed nodes instead of the first sweeps, then the global relabel; if that
@@ -1672,6 +1675,7 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
             cert = nullptr;
         if (cert != nullptr && (st = cert->start(warm_nodes, warm_count)) != GCUT_OK)
             return st;
+        cert_checks = cert != nullptr ? cert->checks() : 0;
         if (verbose && (st = lap(0, 1, &start_ms)) != GCUT_OK)
             return st;
     } else if ((st = global_relabel(&active_tiles)) != GCUT_OK ||
@@ -1703,13 +1707,12 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         GCUT__CUDA_TRY(cudaGetLastError(), "sweep kernel launch");
         if (verbose && (st = lap(0, 1, &sweep_ms)) != GCUT_OK)
             return st;
-        if (cert != nullptr) {
-            /* After the first batch: the certificate instead of the global relabel; when it
-             * fails, the relabel follows and the loop goes on as before. */
+        if (cert_checks > 0) {
+            /* After the first batches: the certificate instead of the global relabel; when the
+             * last one fails, the relabel follows and the loop goes on as before. */
             bool proven = false;
             if ((st = cert->check(q % 3, &proven)) != GCUT_OK)
                 return st;
-            cert = nullptr;
             if (S.repair_check) {
                 S.repair_check = false;
                 if (S.host_counters[kBadIndex] != ~0ull || S.host_counters[kOverflow] != 0) {
@@ -1721,6 +1724,8 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
                 active_tiles = 0;
                 break;
             }
+            if (--cert_checks > 0)
+                continue;
         }
         if ((st = global_relabel(&active_tiles)) != GCUT_OK ||
             (verbose && (st = lap(1, 2, &relabel_ms)) != GCUT_OK))
@@ -2517,10 +2522,11 @@ struct CudaContext {
     /* The certified warm stop after terminal marks (grid_pull.cuh; ninth session):
      * GCUT_CUDAGRID_WARM_PULL, the pull passes' rounds (GCUT_CUDAGRID_PULL_ROUNDS), the second
      * pass on the shifted tiles (GCUT_CUDAGRID_PULL_SHIFT), the stuck closure
-     * (GCUT_CUDAGRID_PULL_CLOSE). Device: two virtual-tile lists and flags, the counters; host:
-     * the counters' pinned copy. */
+     * (GCUT_CUDAGRID_PULL_CLOSE), the sweep batches that end with a check before a global
+     * relabel (GCUT_CUDAGRID_PULL_CHECKS). Device: two virtual-tile lists and flags, the
+     * counters; host: the counters' pinned copy. */
     bool pull = false, pl_shift = true, pl_close = true;
-    int pl_rounds = 0;
+    int pl_rounds = 0, pl_checks = 1;
     int *pl_list[2] = {}, *pl_flag[2] = {};
     int pl_vt[2][3] = {};
     unsigned long long *pl_ctl = nullptr, *host_pl = nullptr;
@@ -3445,6 +3451,7 @@ extern "C" gcut_status gcut__cudagrid_ctx_create(gcut_grid *grid, const gcut_opt
     C->pl_rounds = gcut__env_int("GCUT_CUDAGRID_PULL_ROUNDS", 64, 0, 1 << 16);
     C->pl_shift = gcut__env_int("GCUT_CUDAGRID_PULL_SHIFT", 1, 0, 1) != 0;
     C->pl_close = gcut__env_int("GCUT_CUDAGRID_PULL_CLOSE", 1, 0, 1) != 0;
+    C->pl_checks = gcut__env_int("GCUT_CUDAGRID_PULL_CHECKS", 1, 1, 64);
     C->sp_cap =
         gcut__env_int("GCUT_CUDAGRID_SPARSE_CAP",
                       (int)(C->n / 8 + 1024 < (1 << 30) ? C->n / 8 + 1024 : (1 << 30)), 1, 1 << 30);

@@ -412,4 +412,8 @@ template <int CONN> struct PullRun final : CertHook {
         }
         return GCUT_OK;
     }
+
+    int checks() const override {
+        return C.pl_checks;
+    }
 };
