@@ -651,8 +651,9 @@ int main(void) {
     /* The certified warm stop (GCUT_CUDAGRID_WARM_PULL=1): the shared cases, refusals and a
      * deficit near INT32_MAX through it (the repair's counters come back with its check);
      * the incremental case sets with its defaults (some stops must come from its certificate),
-     * no pull rounds (a pass may still move a region without excess to the sink side), one
-     * pass only, no stuck closure, neither, the old host path (negative values and a deficit
+     * one pass and no stuck closure (the sanitizers' quick sets stop there), no pull rounds (a
+     * pass may still move a region without excess to the sink side), one pass, no stuck
+     * closure, the old host path (negative values and a deficit
      * overflow through it too), three checked sweep batches before a relabel, a relabel queue
      * of one entry; then off (no certified stop). */
     setenv("GCUT_CUDAGRID_WARM_PULL", "1", 1);
@@ -663,14 +664,22 @@ int main(void) {
     deficit_overflow(1, 0);
     deficit_overflow(1, 1);
     pull_cases(&rng, quick, 1, "its defaults");
+    setenv("GCUT_CUDAGRID_PULL_SHIFT", "0", 1);
+    setenv("GCUT_CUDAGRID_PULL_CLOSE", "0", 1);
+    pull_cases(&rng, 1, -1, "one pass, no stuck closure");
+    unsetenv("GCUT_CUDAGRID_PULL_SHIFT");
+    unsetenv("GCUT_CUDAGRID_PULL_CLOSE");
+    if (quick) { /* the sanitizers' sets stop here */
+        unsetenv("GCUT_CUDAGRID_WARM_PULL");
+        return test_finish("test_cuda_context", checks);
+    }
     setenv("GCUT_CUDAGRID_PULL_ROUNDS", "0", 1);
     pull_cases(&rng, 1, -1, "no pull rounds");
     unsetenv("GCUT_CUDAGRID_PULL_ROUNDS");
     setenv("GCUT_CUDAGRID_PULL_SHIFT", "0", 1);
     pull_cases(&rng, 1, -1, "one pass");
-    setenv("GCUT_CUDAGRID_PULL_CLOSE", "0", 1);
-    pull_cases(&rng, 1, -1, "one pass, no stuck closure");
     unsetenv("GCUT_CUDAGRID_PULL_SHIFT");
+    setenv("GCUT_CUDAGRID_PULL_CLOSE", "0", 1);
     pull_cases(&rng, 1, -1, "no stuck closure");
     unsetenv("GCUT_CUDAGRID_PULL_CLOSE");
     setenv("GCUT_CUDAGRID_WARM_HOST", "0", 1);
