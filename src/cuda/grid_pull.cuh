@@ -279,9 +279,12 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
         if (fin) {
 #pragma unroll
             for (int d = 0; d < CONN; d++) {
-                if (P.residual[d * P.n + pos.g] == 0) /* arcs out of the grid are 0 */
+                const int dx = dir_dx(CONN, d), dy = dir_dy(CONN, d), dz = dir_dz(CONN, d);
+                if (pos.gx + dx < 0 || pos.gx + dx >= P.width || pos.gy + dy < 0 ||
+                    pos.gy + dy >= P.height || pos.gz + dz < 0 || pos.gz + dz >= P.depth ||
+                    P.residual[d * P.n + pos.g] == 0)
                     continue;
-                if (in_tile<CONN>(lx + dir_dx(CONN, d), ly + dir_dy(CONN, d), lz + dir_dz(CONN, d)))
+                if (in_tile<CONN>(lx + dx, ly + dy, lz + dz))
                     m |= 1u << d;
                 else if (__ldcg(&P.dist[pos.g + P.step[d]]) < kInf)
                     leaves = true;
