@@ -186,12 +186,11 @@ static void local_bfs(void) {
         changed = 0;
         for (int t = 0; t < T * T; t++) {
             int best = hd[t];
-            for (int d = 0; d < 4; d++)
-                if (rl[t][d] > 0) {
-                    const int hn = hd[tile_nb(t, d)];
-                    if (hn < INF && hn + 1 < best)
-                        best = hn + 1;
-                }
+            for (int d = 0; d < 4; d++) {
+                const int w = tile_nb(t, d);
+                if (w >= 0 && rl[t][d] > 0 && hd[w] < INF && hd[w] + 1 < best)
+                    best = hd[w] + 1;
+            }
             rel[t] = best;
         }
         for (int t = 0; t < T * T; t++)
@@ -234,11 +233,13 @@ static long tile_pull(int x0, int y0, int *moved) {
             if (el[t] <= 0)
                 continue;
             int hmin = INF, best = -1;
-            for (int d = 0; d < 4; d++)
-                if (rl[t][d] > 0 && hd[tile_nb(t, d)] < hmin) {
-                    hmin = hd[tile_nb(t, d)];
+            for (int d = 0; d < 4; d++) {
+                const int w = tile_nb(t, d);
+                if (w >= 0 && rl[t][d] > 0 && hd[w] < hmin) {
+                    hmin = hd[w];
                     best = d;
                 }
+            }
             if (best >= 0 && hmin < hd[t]) {
                 const unsigned a = el[t] < rl[t][best] ? (unsigned)el[t] : rl[t][best];
                 rl[t][best] -= a;
@@ -256,8 +257,10 @@ static long tile_pull(int x0, int y0, int *moved) {
         for (int t = 0; t < T * T; t++)
             if (pdir[t] >= 0) {
                 const int w = tile_nb(t, pdir[t]);
-                el[w] += pamt[t];
-                rl[w][pdir[t] ^ 1] += pamt[t];
+                if (w >= 0) {
+                    el[w] += pamt[t];
+                    rl[w][pdir[t] ^ 1] += pamt[t];
+                }
             }
     }
     local_bfs();
