@@ -216,7 +216,11 @@ static long tile_pull(int x0, int y0, int *moved) {
         }
     local_bfs();
     for (int round = 0; round < 64; round++) {
-        int any = 0;
+        int any = 0, open_here = 0;
+        for (int t = 0; t < T * T; t++)
+            open_here |= inu[t] && rtl[t] > 0;
+        if (!open_here)
+            break;
         for (int t = 0; t < T * T; t++) {
             pdir[t] = -1;
             rel[t] = hd[t];

@@ -73,7 +73,7 @@ __global__ void pull_open_kernel(const Problem P, const PullLists L, const unsig
  * the source-side nodes (U, height INF) and the arcs between them only:
  *  1. local heights hd = the BFS distance to a node of the tile with a residual sink arc;
  *  2. up to `rounds` synchronous push/relabel rounds on hd (the sweep's rounds, restricted to
- *     U's arcs inside the tile): excess of U flows into the open sink arcs;
+ *     U's arcs inside the tile), until no open sink arc is left: excess of U flows into them;
  *  3. hd again on the final residuals: R = the nodes that can still reach an open sink arc. If R
  *     holds no excess and no U node outside the tile has a residual arc into R, R moves to the
  *     sink side (dist = hd, a valid labelling of R's arcs): U without R is then closed again;
@@ -150,7 +150,12 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
         };
         int h = local_bfs();
         bool active = e > 0 && h < kInf;
-        for (int round = 0; round < rounds && __syncthreads_or(active); round++) {
+        for (int round = 0; round < rounds; round++) {
+            /* Done when nothing is active, or when no open sink arc is left in the tile: the
+             * excess left in U then has nowhere to go (first device call: without this stop the
+             * rounds went on to the cap, 2.6M pushes and 0.27 ms for 1200 tiles). */
+            if (!__syncthreads_or(active) || !__syncthreads_or(u && rt > 0))
+                break;
             int relabel_to = h;
             if (active) {
                 if (rt > 0) {
