@@ -2526,7 +2526,7 @@ struct CudaContext {
      * relabel (GCUT_CUDAGRID_PULL_CHECKS). Device: two virtual-tile lists and flags, the
      * counters; host: the counters' pinned copy. */
     bool pull = false, pl_shift = true, pl_close = true;
-    int pl_rounds = 0, pl_checks = 1;
+    int pl_rounds = 0, pl_checks = 3;
     int *pl_list[2] = {}, *pl_flag[2] = {};
     int pl_vt[2][3] = {};
     unsigned long long *pl_ctl = nullptr, *host_pl = nullptr;
@@ -3451,7 +3451,7 @@ extern "C" gcut_status gcut__cudagrid_ctx_create(gcut_grid *grid, const gcut_opt
     C->pl_rounds = gcut__env_int("GCUT_CUDAGRID_PULL_ROUNDS", 64, 0, 1 << 16);
     C->pl_shift = gcut__env_int("GCUT_CUDAGRID_PULL_SHIFT", 1, 0, 1) != 0;
     C->pl_close = gcut__env_int("GCUT_CUDAGRID_PULL_CLOSE", 1, 0, 1) != 0;
-    C->pl_checks = gcut__env_int("GCUT_CUDAGRID_PULL_CHECKS", 1, 1, 64);
+    C->pl_checks = gcut__env_int("GCUT_CUDAGRID_PULL_CHECKS", 3, 1, 64);
     C->sp_cap =
         gcut__env_int("GCUT_CUDAGRID_SPARSE_CAP",
                       (int)(C->n / 8 + 1024 < (1 << 30) ? C->n / 8 + 1024 : (1 << 30)), 1, 1 << 30);
