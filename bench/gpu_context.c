@@ -388,6 +388,10 @@ int main(int argc, char **argv) {
     printf("sparse phase, stops proven by its certificate: %lld of %d (terminals marked), %lld of "
            "%d (view)\n",
            (long long)term_info.sparse_stops, repeats, (long long)view_info.sparse_stops, repeats);
+    printf("warm pull, stops proven by its certificate: %lld of %d (terminals marked), %lld of "
+           "%d (view)\n",
+           (long long)term_info.certified_stops, repeats, (long long)view_info.certified_stops,
+           repeats);
     if (verbose) {
         /* One more step, told to the solver's verbose output (its phase times). */
         gcut_grid_context *vw = NULL, *vc = NULL;

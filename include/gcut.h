@@ -379,20 +379,23 @@ gcut_status gcut_grid_context_solve_device(gcut_grid_context *ctx, const int32_t
 
 /** What a context has done so far, for tests and reports. */
 typedef struct gcut_grid_context_info {
-    char solver[32];        /**< the solver it runs ("auto" resolved) */
-    int64_t solves;         /**< solves so far */
-    int64_t warm_solves;    /**< of them, those that started from the previous state */
-    int64_t cold_fallbacks; /**< warm solves that had to start cold (a repaired terminal
-                                 capacity would pass INT32_MAX) */
-    int64_t changed_nodes;  /**< nodes whose capacities changed before the last solve (warm
-                                 solves; the marked ones when marks were given) */
-    int64_t device_bytes;   /**< device memory the context holds (cuda-grid) */
-    int64_t incremental;    /**< warm solves that cuda-grid's incremental start finished
-                                 (terminal marks: a relabel seeded from the listed nodes, the
-                                 stop proven by a closure certificate; docs/CUDA-GRID.md) */
-    int64_t sparse_stops;   /**< warm solves after terminal marks whose stop cuda-grid proved
-                                 with the closure certificate after its sparse phase, without a
-                                 second global relabel (docs/CUDA-GRID.md, "A sparse phase") */
+    char solver[32];         /**< the solver it runs ("auto" resolved) */
+    int64_t solves;          /**< solves so far */
+    int64_t warm_solves;     /**< of them, those that started from the previous state */
+    int64_t cold_fallbacks;  /**< warm solves that had to start cold (a repaired terminal
+                                  capacity would pass INT32_MAX) */
+    int64_t changed_nodes;   /**< nodes whose capacities changed before the last solve (warm
+                                  solves; the marked ones when marks were given) */
+    int64_t device_bytes;    /**< device memory the context holds (cuda-grid) */
+    int64_t incremental;     /**< warm solves that cuda-grid's incremental start finished
+                                  (terminal marks: a relabel seeded from the listed nodes, the
+                                  stop proven by a closure certificate; docs/CUDA-GRID.md) */
+    int64_t sparse_stops;    /**< warm solves after terminal marks whose stop cuda-grid proved
+                                  with the closure certificate after its sparse phase, without a
+                                  second global relabel (docs/CUDA-GRID.md, "A sparse phase") */
+    int64_t certified_stops; /**< warm solves after terminal marks whose stop cuda-grid proved
+                                  with the closure certificate after its warm pull, with no
+                                  global relabel (docs/CUDA-GRID.md, "A certified warm stop") */
 } gcut_grid_context_info;
 
 /** Fill *info. @return GCUT_ERR_INVALID_ARG for NULL arguments. */

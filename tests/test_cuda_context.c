@@ -368,6 +368,8 @@ static int64_t inc_change(test_rng *rng, gcut_grid *grid, inc_kind kind, int64_t
 /* Warm solves whose stop the sparse phase's certificate proved (info.sparse_stops), summed by
  * incremental_sequence() over a case set. */
 static int64_t sparse_stops_seen = 0;
+/* Warm solves whose stop the certificate after the warm pull proved (info.certified_stops). */
+static int64_t certified_seen = 0;
 
 static int64_t incremental_sequence(test_rng *rng, int ndim, const int64_t *shape, int conn,
                                     int steps, int synth) {
@@ -437,9 +439,11 @@ static int64_t incremental_sequence(test_rng *rng, int ndim, const int64_t *shap
         CHECK_EQ_I64(after.warm_solves, before.warm_solves + 1);
         incremental += after.incremental - before.incremental;
         sparse_stops_seen += after.sparse_stops - before.sparse_stops;
+        certified_seen += after.certified_stops - before.certified_stops;
         if (kind == INC_ARCS && count > 0) { /* node marks take neither start */
             CHECK_EQ_I64(after.incremental, before.incremental);
             CHECK_EQ_I64(after.sparse_stops, before.sparse_stops);
+            CHECK_EQ_I64(after.certified_stops, before.certified_stops);
         }
     }
 done:
@@ -493,6 +497,19 @@ static void sparse_cases(test_rng *rng, int quick, int expect, const char *label
     else if (expect == 0)
         CHECK_EQ_I64(sparse_stops_seen, 0);
 }
+
+/* The certified warm stop (GCUT_CUDAGRID_WARM_PULL=1; ninth session) over the same case sets.
+ * expect 1: some stops must be proven by its certificate; 0: none may; -1: either. */
+static void pull_cases(test_rng *rng, int quick, int expect, const char *label) {
+    certified_seen = 0;
+    incremental_cases(rng, quick, 0);
+    printf("test_cuda_context: warm pull (%s): %lld warm solves stopped by its certificate\n",
+           label, (long long)certified_seen);
+    if (expect == 1)
+        CHECK(certified_seen > 0);
+    else if (expect == 0)
+        CHECK_EQ_I64(certified_seen, 0);
+}
 #endif
 
 int main(void) {
@@ -516,6 +533,12 @@ int main(void) {
         run_sequence(&rng, "cuda-grid", 2, t2, 8, 3);
         run_sequence(&rng, "cuda-grid", 3, t3, 6, 3);
         run_sequence(&rng, "cuda-grid", 3, t3, 26, 3);
+        /* The warm pull's kernels use shared memory (ninth session). */
+        setenv("GCUT_CUDAGRID_WARM_PULL", "1", 1);
+        incremental_sequence(&rng, 2, t2, 4, 4, 0);
+        incremental_sequence(&rng, 2, t2, 8, 4, 0);
+        incremental_sequence(&rng, 3, t3, 6, 4, 0);
+        unsetenv("GCUT_CUDAGRID_WARM_PULL");
         return test_finish("test_cuda_context", checks);
     }
     no_leak(&rng);
@@ -625,6 +648,53 @@ int main(void) {
     unsetenv("GCUT_CUDAGRID_SPARSE_CHECK");
     unsetenv("GCUT_CUDAGRID_WARM_SPARSE");
     sparse_cases(&rng, 1, 0, "off, the default");
+    /* The certified warm stop (GCUT_CUDAGRID_WARM_PULL=1): the shared cases, refusals and a
+     * deficit near INT32_MAX through it (the repair's counters come back with its check);
+     * the incremental case sets with its defaults (some stops must come from its certificate),
+     * one pass and no stuck closure (the sanitizers' quick sets stop there), no pull rounds (a
+     * pass may still move a region without excess to the sink side), one pass, no stuck
+     * closure, the old host path (negative values and a deficit
+     * overflow through it too), one checked sweep batch before a relabel (3 by default), a relabel
+     * queue of one entry; then off (no certified stop). */
+    setenv("GCUT_CUDAGRID_WARM_PULL", "1", 1);
+    run_sequence(&rng, "cuda-grid", 2, s2, 4, quick ? 4 : 8);
+    run_sequence(&rng, "cuda-grid", 2, s2, 8, quick ? 4 : 8);
+    run_sequence(&rng, "cuda-grid", 3, s3, 26, quick ? 4 : 8);
+    negative_values();
+    deficit_overflow(1, 0);
+    deficit_overflow(1, 1);
+    pull_cases(&rng, quick, 1, "its defaults");
+    setenv("GCUT_CUDAGRID_PULL_SHIFT", "0", 1);
+    setenv("GCUT_CUDAGRID_PULL_CLOSE", "0", 1);
+    pull_cases(&rng, 1, -1, "one pass, no stuck closure");
+    unsetenv("GCUT_CUDAGRID_PULL_SHIFT");
+    unsetenv("GCUT_CUDAGRID_PULL_CLOSE");
+    if (quick) { /* the sanitizers' sets stop here */
+        unsetenv("GCUT_CUDAGRID_WARM_PULL");
+        return test_finish("test_cuda_context", checks);
+    }
+    setenv("GCUT_CUDAGRID_PULL_ROUNDS", "0", 1);
+    pull_cases(&rng, 1, -1, "no pull rounds");
+    unsetenv("GCUT_CUDAGRID_PULL_ROUNDS");
+    setenv("GCUT_CUDAGRID_PULL_SHIFT", "0", 1);
+    pull_cases(&rng, 1, -1, "one pass");
+    unsetenv("GCUT_CUDAGRID_PULL_SHIFT");
+    setenv("GCUT_CUDAGRID_PULL_CLOSE", "0", 1);
+    pull_cases(&rng, 1, -1, "no stuck closure");
+    unsetenv("GCUT_CUDAGRID_PULL_CLOSE");
+    setenv("GCUT_CUDAGRID_WARM_HOST", "0", 1);
+    pull_cases(&rng, 1, 1, "the old host path");
+    negative_values();
+    deficit_overflow(1, 0);
+    unsetenv("GCUT_CUDAGRID_WARM_HOST");
+    setenv("GCUT_CUDAGRID_PULL_CHECKS", "1", 1);
+    pull_cases(&rng, 1, 1, "one checked batch");
+    unsetenv("GCUT_CUDAGRID_PULL_CHECKS");
+    setenv("GCUT_CUDAGRID_QUEUE", "1", 1);
+    pull_cases(&rng, 1, -1, "a relabel queue of one entry");
+    unsetenv("GCUT_CUDAGRID_QUEUE");
+    unsetenv("GCUT_CUDAGRID_WARM_PULL");
+    pull_cases(&rng, 1, 0, "off");
 #else
     (void)run_all_sequences; /* the shared cases are unused in a build without CUDA */
 #endif

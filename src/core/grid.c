@@ -686,7 +686,7 @@ static gcut_status context_solve(gcut_grid_context *ctx, int64_t *flow, uint8_t 
     gcut_stats local;
     gcut_stats *s = stats ? stats : &local;
     memset(s, 0, sizeof *s);
-    gcut__ctx_report report = {0, 0, 0, 0, 0, NULL, 0};
+    gcut__ctx_report report = {0, 0, 0, 0, 0, NULL, 0, 0};
     int64_t value = 0;
     gcut__ctx_changes changes = {NULL, 0, warm, 0, view != NULL};
     if (ctx->marks_given) {
@@ -717,6 +717,7 @@ static gcut_status context_solve(gcut_grid_context *ctx, int64_t *flow, uint8_t 
     ctx->info.device_bytes = report.device_bytes;
     ctx->info.incremental += report.incremental == 1;
     ctx->info.sparse_stops += report.sparse == 1;
+    ctx->info.certified_stops += report.certified == 1;
     snprintf(s->solver, sizeof s->solver, "%s", ctx->solver_name);
     s->flow = value;
     if (flow)
@@ -758,7 +759,7 @@ gcut_status gcut_grid_context_solve_device(gcut_grid_context *ctx, const int32_t
         gcut_stats local;
         gcut_stats *s = stats ? stats : &local;
         memset(s, 0, sizeof *s);
-        gcut__ctx_report report = {0, 0, 0, 0, 0, NULL, 0};
+        gcut__ctx_report report = {0, 0, 0, 0, 0, NULL, 0, 0};
         int64_t value = 0;
         gcut_status st =
             gcut__cudagrid_ctx_solve_device(ctx->state, source, sink, dirs, labels, stream,

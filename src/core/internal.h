@@ -141,8 +141,10 @@ typedef struct gcut__ctx_report {
     int incremental;       /**< cuda-grid: 1 finished by the incremental warm start, 2 tried and
                                 went on with full relabels, 0 not tried */
     const uint8_t *labels_view; /**< the solver's own copy of the labels (want_view), or NULL */
-    int sparse; /**< cuda-grid: 1 the stop proven by the sparse phase's certificate, 2 the phase
-                     ran and a global relabel proved the stop, 0 it did not run */
+    int sparse;    /**< cuda-grid: 1 the stop proven by the sparse phase's certificate, 2 the phase
+                        ran and a global relabel proved the stop, 0 it did not run */
+    int certified; /**< cuda-grid: 1 the stop proven by the certificate after the warm pull
+                        (GCUT_CUDAGRID_WARM_PULL), with no global relabel */
 } gcut__ctx_report;
 
 /** The changes a context solve is told about: nodes[0..count-1] (marked), or nodes NULL to

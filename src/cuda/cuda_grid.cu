@@ -1384,11 +1384,26 @@ struct SparseHook {
     ~SparseHook() = default;
 };
 
+/* The certified warm stop after terminal marks (grid_pull.cuh; ninth session). */
+struct CertHook {
+    /* Queued after the warm start's collection: pulls from the count listed nodes (device). */
+    virtual gcut_status start(const unsigned *nodes, long long count) = 0;
+    /* After the first sweep batch (its active tiles on tile list `list`): stuck excess closed and
+     * the certificate checked, with a wait; *proven when it holds. Also brings the repair's
+     * counters when S.repair_check is set. */
+    virtual gcut_status check(int list, bool *proven) = 0;
+    /* Sweep batches, each with a check, before a global relabel. */
+    virtual int checks() const = 0;
+
+  protected:
+    ~CertHook() = default;
+};
+
 template <int CONN>
 gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, bool labels_on_device,
                     gcut_stats *stats, double t_solve, bool keep_heights = false,
                     const unsigned *warm_nodes = nullptr, long long warm_count = 0,
-                    SparseHook *sparse = nullptr);
+                    SparseHook *sparse = nullptr, CertHook *cert = nullptr);
 
 /* One cold solve of a grid or an image energy. */
 template <int CONN>
@@ -1458,7 +1473,8 @@ gcut_status reset_solve_words(Session &S) {
 template <int CONN>
 gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, bool labels_on_device,
                     gcut_stats *stats, double t_solve, bool keep_heights,
-                    const unsigned *warm_nodes, long long warm_count, SparseHook *sparse) {
+                    const unsigned *warm_nodes, long long warm_count, SparseHook *sparse,
+                    CertHook *cert) {
     using G = Geo<CONN>;
     Problem &P = S.P;
     cudaStream_t stream = S.stream;
@@ -1617,6 +1633,7 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         GCUT__CUDA_TRY(cudaEventRecord(S.events[0], stream), "cudaEventRecord");
     }
     int active_tiles = 0;
+    int cert_checks = 0; /* batches left that end with the certified stop's check */
     if (keep_heights && sparse != nullptr && warm_nodes != nullptr) {
         /* Warm start after terminal marks with the sparse phase (seventh session): its rounds
          * from the listed nodes instead of the first sweeps, then the global relabel; if that
@@ -1661,6 +1678,12 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         }
         GCUT__CUDA_TRY(cudaGetLastError(), "collect kernel launch");
         active_tiles = -1;
+        /* The certified warm stop (grid_pull.cuh): pulls before the first sweeps. */
+        if (cert != nullptr && (warm_nodes == nullptr || warm_count <= 0))
+            cert = nullptr;
+        if (cert != nullptr && (st = cert->start(warm_nodes, warm_count)) != GCUT_OK)
+            return st;
+        cert_checks = cert != nullptr ? cert->checks() : 0;
         if (verbose && (st = lap(0, 1, &start_ms)) != GCUT_OK)
             return st;
     } else if ((st = global_relabel(&active_tiles)) != GCUT_OK ||
@@ -1706,6 +1729,26 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         GCUT__CUDA_TRY(cudaGetLastError(), "sweep kernel launch");
         if (verbose && (st = lap(0, 1, &sweep_ms)) != GCUT_OK)
             return st;
+        if (cert_checks > 0) {
+            /* After the first batches: the certificate instead of the global relabel; when the
+             * last one fails, the relabel follows and the loop goes on as before. */
+            bool proven = false;
+            if ((st = cert->check(q % 3, &proven)) != GCUT_OK)
+                return st;
+            if (S.repair_check) {
+                S.repair_check = false;
+                if (S.host_counters[kBadIndex] != ~0ull || S.host_counters[kOverflow] != 0) {
+                    S.repair_refused = true;
+                    return GCUT_OK;
+                }
+            }
+            if (proven) {
+                active_tiles = 0;
+                break;
+            }
+            if (--cert_checks > 0)
+                continue;
+        }
         if ((st = global_relabel(&active_tiles)) != GCUT_OK ||
             (verbose && (st = lap(1, 2, &relabel_ms)) != GCUT_OK))
             return st;
@@ -2506,7 +2549,20 @@ struct CudaContext {
     bool sp_check = false;   /* GCUT_CUDAGRID_SPARSE_CHECK: the certificate after the start */
     bool sp_closure = false; /* GCUT_CUDAGRID_SPARSE_CLOSURE: close stuck pockets before it */
     unsigned sp_stamp = 0;
+    /* The certified warm stop after terminal marks (grid_pull.cuh; ninth session):
+     * GCUT_CUDAGRID_WARM_PULL, the pull passes' rounds (GCUT_CUDAGRID_PULL_ROUNDS), the second
+     * pass on the shifted tiles (GCUT_CUDAGRID_PULL_SHIFT), the stuck closure
+     * (GCUT_CUDAGRID_PULL_CLOSE), the sweep batches that end with a check before a global
+     * relabel (GCUT_CUDAGRID_PULL_CHECKS). Device: two virtual-tile lists and flags, the
+     * counters; host: the counters' pinned copy. */
+    bool pull = false, pl_shift = true, pl_close = true;
+    int pl_rounds = 0, pl_checks = 3;
+    int *pl_list[2] = {}, *pl_flag[2] = {};
+    int pl_vt[2][3] = {};
+    unsigned long long *pl_ctl = nullptr, *host_pl = nullptr;
     ~CudaContext() {
+        if (host_pl)
+            cudaFreeHost(host_pl);
         if (hlab)
             cudaFreeHost(hlab);
         if (host_flips)
@@ -2767,6 +2823,7 @@ float ctx_lap(CudaContext &C, int from, int to) {
 }
 
 #include "grid_sparse.cuh"
+#include "grid_pull.cuh"
 
 /* The incremental warm re-solve after terminal marks (docs/CUDA-GRID.md, "Incremental warm
  * re-solves"), on a context whose kept heights are a valid labelling of the kept residual graph
@@ -3130,13 +3187,17 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
          * ran (its preflow needs a global relabel first). */
         SparseRun<CONN> sparse(C);
         const bool use_sparse = C.sparse && listed_start && C.keep_heights && !tried;
+        /* The certified warm stop (grid_pull.cuh), on the same warm starts. */
+        PullRun<CONN> pull(C);
+        const bool use_pull = C.pull && listed_start && C.keep_heights && !tried && !use_sparse;
         /* The view's labels go down with the solve's last read (no second wait). */
         const bool labels_along = unread && changes->want_view && !C.flip_labels;
         S.labels_also = labels_along ? C.hlab : nullptr;
-        st = iterate<CONN>(
-            S, C.verbose, flow, via_dnew ? C.dnew : labels, via_dnew, stats, t_solve,
-            report->warm && C.keep_heights && !tried, listed_start && !tried ? C.dev_idx : nullptr,
-            listed_start && !tried ? changes->count : 0, use_sparse ? &sparse : nullptr);
+        st = iterate<CONN>(S, C.verbose, flow, via_dnew ? C.dnew : labels, via_dnew, stats, t_solve,
+                           report->warm && C.keep_heights && !tried,
+                           listed_start && !tried ? C.dev_idx : nullptr,
+                           listed_start && !tried ? changes->count : 0,
+                           use_sparse ? &sparse : nullptr, use_pull ? &pull : nullptr);
         const bool refused = S.repair_refused;
         S.repair_check = S.repair_refused = S.words_prepped = false;
         if (st == GCUT_OK && refused) {
@@ -3162,6 +3223,7 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
             C.synced = false; /* as labels_out's whole download without flips */
         }
         report->sparse = use_sparse ? (sparse.proven ? 1 : 2) : 0;
+        report->certified = use_pull && pull.proven && !refused ? 1 : 0;
         stats->sweeps += inc_sweeps;
         stats->global_relabels += inc_relabels;
         C.seed_all = false;
@@ -3181,7 +3243,7 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
     stats->solve_ms = gcut__now_ms() - t_solve;
     /* A stop proven by the sparse phase's certificate leaves heights that are no valid
      * labelling; the incremental start (never on with it) must not seed from them. */
-    C.ready = via_dnew && report->sparse != 1;
+    C.ready = via_dnew && report->sparse != 1 && report->certified != 1;
     return GCUT_OK;
 }
 
@@ -3268,10 +3330,41 @@ template <int CONN> gcut_status ctx_setup(CudaContext &C, const gcut_grid *grid,
     const size_t labels_bytes = 2 * n + (size_t)C.flip_cap * 4 + kWarmWords * 8;
     const size_t sparse_bytes =
         C.sparse ? ((size_t)C.sp_cap * 3 + kSpWords + n + kSpLevels + 1) * 4 : 0;
+    /* The pull passes' virtual tiles: pass 1's grid is shifted by half a tile, one more per
+     * tiled axis. */
+    size_t pull_tiles[2] = {0, 0};
+    if (C.pull) {
+        using G = Geo<CONN>;
+        const int t[3] = {G::TX, G::TY, G::TZ}, len[3] = {in.width, in.height, in.depth};
+        for (int p = 0; p < 2; p++) {
+            pull_tiles[p] = 1;
+            for (int a = 0; a < 3; a++) {
+                const int shift = p == 0 ? 0 : (a < 2 || G::NDIM == 3 ? t[a] / 2 : 0);
+                C.pl_vt[p][a] = (len[a] + shift + t[a] - 1) / t[a];
+                pull_tiles[p] *= (size_t)C.pl_vt[p][a];
+            }
+        }
+    }
+    const size_t pull_bytes = (pull_tiles[0] + pull_tiles[1]) * 8 + kPlWords * 8;
     gcut_status st = setup<CONN>(C.S, in, device,
-                                 2 * n * 4 * (size_t)C.arrays + n + labels_bytes + sparse_bytes);
+                                 2 * n * 4 * (size_t)C.arrays + n + labels_bytes + sparse_bytes +
+                                     (C.pull ? pull_bytes : 0));
     if (st != GCUT_OK)
         return st;
+    if (C.pull) {
+        for (int p = 0; p < 2; p++)
+            if ((st = device_alloc(C.S, &C.pl_list[p], pull_tiles[p], "pull tile list")) !=
+                    GCUT_OK ||
+                (st = device_alloc(C.S, &C.pl_flag[p], pull_tiles[p], "pull tile flags")) !=
+                    GCUT_OK)
+                return st;
+        if ((st = device_alloc(C.S, &C.pl_ctl, kPlWords, "pull counters")) != GCUT_OK)
+            return st;
+        for (int p = 0; p < 2; p++)
+            GCUT__CUDA_TRY(cudaMemsetAsync(C.pl_flag[p], 0, pull_tiles[p] * 4, C.S.stream),
+                           "memset");
+        GCUT__CUDA_TRY(cudaMallocHost(&C.host_pl, kPlWords * 8), "cudaMallocHost");
+    }
     if (C.sparse) {
         if ((st = device_alloc(C.S, &C.sp_lists, (size_t)C.sp_cap * 3, "sparse node lists")) !=
                 GCUT_OK ||
@@ -3381,6 +3474,14 @@ extern "C" gcut_status gcut__cudagrid_ctx_create(gcut_grid *grid, const gcut_opt
     C->sp_pull = gcut__env_int("GCUT_CUDAGRID_SPARSE_PULL", 1, 0, 1) != 0;
     C->sp_check = gcut__env_int("GCUT_CUDAGRID_SPARSE_CHECK", 1, 0, 1) != 0;
     C->sp_closure = gcut__env_int("GCUT_CUDAGRID_SPARSE_CLOSURE", 1, 0, 1) != 0;
+    /* GCUT_CUDAGRID_WARM_PULL=1: the certified warm stop after terminal marks (grid_pull.cuh,
+     * docs/CUDA-GRID.md "A certified warm stop"); not with the incremental start or the sparse
+     * phase, which keep their own. */
+    C->pull = gcut__env_int("GCUT_CUDAGRID_WARM_PULL", 0, 0, 1) != 0 && !C->inc && !C->sparse;
+    C->pl_rounds = gcut__env_int("GCUT_CUDAGRID_PULL_ROUNDS", 64, 0, 1 << 16);
+    C->pl_shift = gcut__env_int("GCUT_CUDAGRID_PULL_SHIFT", 1, 0, 1) != 0;
+    C->pl_close = gcut__env_int("GCUT_CUDAGRID_PULL_CLOSE", 1, 0, 1) != 0;
+    C->pl_checks = gcut__env_int("GCUT_CUDAGRID_PULL_CHECKS", 3, 1, 64);
     C->sp_cap =
         gcut__env_int("GCUT_CUDAGRID_SPARSE_CAP",
                       (int)(C->n / 8 + 1024 < (1 << 30) ? C->n / 8 + 1024 : (1 << 30)), 1, 1 << 30);

@@ -1,0 +1,427 @@
+/* grid_pull.cuh - cuda-grid's certified warm stop after terminal marks (docs/CUDA-GRID.md, "A
+ * certified warm stop (issue #17, ninth session)"): tile-local pulls that refill the sink arcs
+ * the changes opened on the source side, tile-local closures of stuck excess, and the closure
+ * certificate of grid_warm.cuh after the first sweep batch, so that a warm solve whose changes
+ * settle locally ends with no global relabel. Every step moves flow by valid pushes only or
+ * changes heights only, so none of them can make a solve inexact: the stop is still proven, by
+ * warm_check_kernel's certificate or (when it fails) by a global relabel. Included by
+ * cuda_grid.cu inside its anonymous namespace, after grid_warm.cuh. */
+
+/* Words of a context's pull counters (CudaContext::pl_ctl, device; host_pl, pinned). */
+enum {
+    kPlCount0 = 0,  /* tiles on the pull list of pass 0 (the tile grid) */
+    kPlCount1 = 1,  /* tiles on the pull list of pass 1 (the grid shifted by half a tile) */
+    kPlOpen = 2,    /* source-side nodes whose sink arc is still residual after both passes */
+    kPlFlipped = 3, /* source-side nodes moved to the sink side (finite heights) by a pass */
+    kPlClosed = 4,  /* sink-side nodes moved to the source side (INF) by a stuck closure */
+    kPlPulls = 5,   /* pushes made by the pull passes */
+    kPlWords = 8
+};
+
+/* The pull passes' tile lists: pass p lists virtual tiles of the tile grid shifted by
+ * (p ? half a tile : 0) in every tiled axis; flag[p][t] is 1 while t waits on list p (set by
+ * the appender, cleared by the block that takes it). vt[p][0..2]: virtual tiles per axis. */
+struct PullLists {
+    int *list[2];
+    int *flag[2];
+    unsigned long long *ctl;
+    int vt[2][3];
+};
+
+template <int CONN> __device__ int pull_shift(int pass, int axis) {
+    using G = Geo<CONN>;
+    if (pass == 0)
+        return 0;
+    return axis == 0 ? G::TX / 2 : axis == 1 ? G::TY / 2 : (G::NDIM == 3 ? G::TZ / 2 : 0);
+}
+
+/* Virtual tile of pass `pass` holding node (x, y, z). */
+template <int CONN> __device__ int pull_tile_of(const PullLists &L, int pass, int x, int y, int z) {
+    using G = Geo<CONN>;
+    const int vx = (x + pull_shift<CONN>(pass, 0)) / G::TX,
+              vy = (y + pull_shift<CONN>(pass, 1)) / G::TY,
+              vz = (z + pull_shift<CONN>(pass, 2)) / G::TZ;
+    return (vz * L.vt[pass][1] + vy) * L.vt[pass][0] + vx;
+}
+
+__device__ void pull_append(const PullLists &L, int pass, int vt) {
+    if (__ldcg(&L.flag[pass][vt]) != 0 || atomicCAS(&L.flag[pass][vt], 0, 1) != 0)
+        return;
+    const unsigned long long pos = atomicAdd(&L.ctl[kPlCount0 + pass], 1ull);
+    L.list[pass][pos] = vt;
+}
+
+/* List the tiles (pass 0) of the listed nodes that are on the source side (INF) with a residual
+ * sink arc: terminal changes that opened a sink arc in the closed INF set (a new sink capacity,
+ * or a deficit the repair added to both terminals). Nothing when the repair was refused. */
+template <int CONN>
+__global__ void pull_open_kernel(const Problem P, const PullLists L, const unsigned *nodes,
+                                 long long count) {
+    if (P.counters[kBadIndex] != ~0ull || P.counters[kOverflow] != 0)
+        return;
+    for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < count;
+         k += (long long)gridDim.x * blockDim.x) {
+        const long long i = nodes[k];
+        if (P.dist[i] == kInf && P.sink_residual[i] > 0)
+            pull_append(L, 0,
+                        pull_tile_of<CONN>(L, 0, (int)(i % P.width), (int)(i / P.width % P.height),
+                                           (int)(i / ((long long)P.width * P.height))));
+    }
+}
+
+/* One pull pass over the virtual tiles on list `pass`, one block per tile. Inside the tile, among
+ * the source-side nodes (U, height INF) and the arcs between them only:
+ *  1. local heights hd = the BFS distance to a node of the tile with a residual sink arc;
+ *  2. up to `rounds` synchronous push/relabel rounds on hd (the sweep's rounds, restricted to
+ *     U's arcs inside the tile), until no open sink arc is left: excess of U flows into them;
+ *  3. hd again on the final residuals: R = the nodes that can still reach an open sink arc. If R
+ *     holds no excess and no U node outside the tile has a residual arc into R, R moves to the
+ *     sink side (dist = hd, a valid labelling of R's arcs): U without R is then closed again;
+ *     else R stays in U and its open nodes go on pass 1's list (pass 0, unless `last`) or are
+ *     counted (the last pass).
+ * Only arcs with both ends in the tile change, so no other block touches a value this one
+ * writes, and plain stores suffice; heights of U stay INF unless R moves. The kernels around it
+ * (no sweep runs meanwhile) see a valid preflow at every launch boundary. */
+template <int CONN>
+__global__ void __launch_bounds__(Geo<CONN>::T)
+    pull_kernel(const Problem P, const PullLists L, int pass, int rounds, bool last) {
+    using G = Geo<CONN>;
+    __shared__ int hd[G::T];
+    __shared__ unsigned char inu[G::T];
+    __shared__ signed char pdir[G::T];
+    __shared__ unsigned pamt[G::T];
+    const int tid = threadIdx.x;
+    const int lx = tid % G::TX, ly = tid / G::TX % G::TY, lz = tid / (G::TX * G::TY);
+    const long long count = (long long)L.ctl[kPlCount0 + pass];
+    unsigned long long pulls = 0, flipped = 0, open = 0;
+    for (long long k = blockIdx.x; k < count; k += gridDim.x) {
+        const int vt = L.list[pass][k];
+        const int vx = vt % L.vt[pass][0], vy = vt / L.vt[pass][0] % L.vt[pass][1],
+                  vz = vt / (L.vt[pass][0] * L.vt[pass][1]);
+        const int gx = vx * G::TX - pull_shift<CONN>(pass, 0) + lx,
+                  gy = vy * G::TY - pull_shift<CONN>(pass, 1) + ly,
+                  gz = vz * G::TZ - pull_shift<CONN>(pass, 2) + lz;
+        const bool valid =
+            gx >= 0 && gx < P.width && gy >= 0 && gy < P.height && gz >= 0 && gz < P.depth;
+        const long long g = valid ? ((long long)gz * P.height + gy) * P.width + gx : 0;
+        const bool u = valid && P.dist[g] == kInf;
+        if (tid == 0)
+            L.flag[pass][vt] = 0;
+        inu[tid] = u;
+        pdir[tid] = -1;
+        long long e = u ? P.excess[g] : 0;
+        int rt = u ? P.sink_residual[g] : 0;
+        const long long e0 = e;
+        const int rt0 = rt;
+        __syncthreads();
+        /* m: bit d when the arc's head is in this tile and in U (and so is this node). */
+        unsigned m = 0, dirty = 0, r[CONN];
+#pragma unroll
+        for (int d = 0; d < CONN; d++) {
+            const bool inside = u && in_tile<CONN>(lx + dir_dx(CONN, d), ly + dir_dy(CONN, d),
+                                                   lz + dir_dz(CONN, d));
+            if (inside && inu[tid + G::tid_step(d)])
+                m |= 1u << d;
+            r[d] = (m & (1u << d)) ? P.residual[d * P.n + g] : 0u;
+        }
+        /* The BFS distance (over residual arcs of U inside the tile) to an open sink arc. */
+        auto local_bfs = [&]() {
+            int h = u && rt > 0 ? 1 : kInf;
+            hd[tid] = h;
+            __syncthreads();
+            for (;;) {
+                int best = h;
+#pragma unroll
+                for (int d = 0; d < CONN; d++)
+                    if (r[d] > 0) { /* r[d] > 0 only on arcs of m */
+                        const int hn = hd[tid + G::tid_step(d)];
+                        if (hn < kInf && hn + 1 < best)
+                            best = hn + 1;
+                    }
+                __syncthreads();
+                const bool fell = best < h;
+                if (fell) {
+                    h = best;
+                    hd[tid] = h;
+                }
+                if (!__syncthreads_or(fell))
+                    return h;
+            }
+        };
+        int h = local_bfs();
+        bool active = e > 0 && h < kInf;
+        for (int round = 0; round < rounds; round++) {
+            /* Done when nothing is active, or when no open sink arc is left in the tile: the
+             * excess left in U then has nowhere to go (first device call: without this stop the
+             * rounds went on to the cap, 2.6M pushes and 0.27 ms for 1200 tiles). */
+            if (!__syncthreads_or(active) || !__syncthreads_or(u && rt > 0))
+                break;
+            int relabel_to = h;
+            if (active) {
+                if (rt > 0) {
+                    const int amount = e < rt ? (int)e : rt;
+                    rt -= amount;
+                    e -= amount;
+                }
+                if (e > 0) {
+                    int hmin = kInf, best = -1;
+#pragma unroll
+                    for (int d = 0; d < CONN; d++)
+                        if (r[d] > 0) {
+                            const int hn = hd[tid + G::tid_step(d)];
+                            if (hn < hmin) {
+                                hmin = hn;
+                                best = d;
+                            }
+                        }
+                    if (best >= 0 && hmin < h) {
+#pragma unroll
+                        for (int d = 0; d < CONN; d++)
+                            if (d == best) {
+                                const unsigned amount = e < (long long)r[d] ? (unsigned)e : r[d];
+                                r[d] -= amount;
+                                e -= amount;
+                                dirty |= 1u << d;
+                                pdir[tid] = (signed char)d;
+                                pamt[tid] = amount;
+                                pulls++;
+                            }
+                    } else {
+                        relabel_to = hmin >= kInf - 1 ? kInf : hmin + 1;
+                    }
+                }
+            }
+            __syncthreads();
+            if (relabel_to != h) {
+                h = relabel_to;
+                hd[tid] = h;
+            }
+#pragma unroll
+            for (int d = 0; d < CONN; d++) {
+                const int dx = dir_dx(CONN, d), dy = dir_dy(CONN, d), dz = dir_dz(CONN, d);
+                if (in_tile<CONN>(lx - dx, ly - dy, lz - dz) && pdir[tid - G::tid_step(d)] == d) {
+                    const unsigned amount = pamt[tid - G::tid_step(d)];
+                    e += amount;
+                    r[d ^ 1] += amount;
+                    dirty |= 1u << (d ^ 1);
+                }
+            }
+            __syncthreads();
+            pdir[tid] = -1;
+            active = e > 0 && h < kInf;
+        }
+        /* R: what can still reach an open sink arc; it moves to the sink side when nothing of U
+         * outside it can reach it and it holds no excess. */
+        h = local_bfs();
+        const bool in_r = h < kInf;
+        bool blocks = in_r && e > 0;
+        if (in_r && !blocks) {
+#pragma unroll
+            for (int d = 0; d < CONN; d++) {
+                const int dx = dir_dx(CONN, d), dy = dir_dy(CONN, d), dz = dir_dz(CONN, d);
+                if (in_tile<CONN>(lx + dx, ly + dy, lz + dz) || gx + dx < 0 || gx + dx >= P.width ||
+                    gy + dy < 0 || gy + dy >= P.height || gz + dz < 0 || gz + dz >= P.depth)
+                    continue;
+                const long long x = g + P.step[d];
+                if (__ldcg(&P.dist[x]) == kInf && __ldcg(&P.residual[(d ^ 1) * P.n + x]) > 0)
+                    blocks = true;
+            }
+        }
+        const bool any_r = __syncthreads_or(in_r);
+        const bool move = any_r && !__syncthreads_or(blocks);
+        if (u) {
+            if (e != e0)
+                P.excess[g] = e;
+            if (rt != rt0)
+                P.sink_residual[g] = rt;
+#pragma unroll
+            for (int d = 0; d < CONN; d++)
+                if (dirty & (1u << d))
+                    P.residual[d * P.n + g] = r[d];
+            if (move && in_r) {
+                P.dist[g] = h;
+                flipped++;
+            } else if (rt > 0) {
+                if (!last)
+                    pull_append(L, 1, pull_tile_of<CONN>(L, 1, gx, gy, gz));
+                else
+                    open++;
+            }
+        }
+        __syncthreads(); /* the shared arrays are the next tile's */
+    }
+    block_add(pulls, &L.ctl[kPlPulls]);
+    __syncthreads();
+    block_add(flipped, &L.ctl[kPlFlipped]);
+    __syncthreads();
+    block_add(open, &L.ctl[kPlOpen]);
+}
+
+/* After the first sweep batch, over the tiles still listed active (tile list `list`): excess
+ * that is stuck inside one tile joins the source side. Per tile, S = the finite nodes that a
+ * finite node with excess reaches over residual arcs inside the tile (arcs into U are ignored:
+ * U is closed and may take anything). If no node of S has a residual sink arc or a residual
+ * arc to a finite node outside the tile, no excess of S can reach the sink and U with S is
+ * closed: S goes to INF. All or nothing per tile. A neighbouring tile closing at the same time
+ * can only make this one more careful (it reads a node as finite), and the certificate after it
+ * is the judge either way. */
+template <int CONN>
+__global__ void __launch_bounds__(Geo<CONN>::T)
+    stuck_close_kernel(const Problem P, int list, unsigned long long *ctl) {
+    using G = Geo<CONN>;
+    __shared__ unsigned char reach_s[G::T];
+    __shared__ unsigned mask_s[G::T];
+    const int tid = threadIdx.x;
+    const int lx = tid % G::TX, ly = tid / G::TX % G::TY, lz = tid / (G::TX * G::TY);
+    const int count = __ldcg(&P.count[list]);
+    unsigned long long closed = 0;
+    for (int k = blockIdx.x; k < count; k += gridDim.x) {
+        const int tile = __ldcg(&P.list[list][k]);
+        TilePos<CONN> pos(P, tile, lx, ly, lz);
+        const bool fin = pos.valid && P.dist[pos.g] < kInf;
+        unsigned m = 0;
+        bool leaves = false;
+        if (fin) {
+#pragma unroll
+            for (int d = 0; d < CONN; d++) {
+                const int dx = dir_dx(CONN, d), dy = dir_dy(CONN, d), dz = dir_dz(CONN, d);
+                if (pos.gx + dx < 0 || pos.gx + dx >= P.width || pos.gy + dy < 0 ||
+                    pos.gy + dy >= P.height || pos.gz + dz < 0 || pos.gz + dz >= P.depth ||
+                    P.residual[d * P.n + pos.g] == 0)
+                    continue;
+                if (in_tile<CONN>(lx + dx, ly + dy, lz + dz))
+                    m |= 1u << d;
+                else if (__ldcg(&P.dist[pos.g + P.step[d]]) < kInf)
+                    leaves = true;
+            }
+        }
+        bool reach = fin && P.excess[pos.g] > 0;
+        mask_s[tid] = m;
+        reach_s[tid] = reach;
+        __syncthreads();
+        for (;;) {
+            bool now = reach;
+            if (fin && !reach) {
+#pragma unroll
+                for (int d = 0; d < CONN; d++) {
+                    /* the in-tile neighbour v + d reaches this node over its arc d ^ 1 */
+                    if (!in_tile<CONN>(lx + dir_dx(CONN, d), ly + dir_dy(CONN, d),
+                                       lz + dir_dz(CONN, d)))
+                        continue;
+                    const int v = tid + G::tid_step(d);
+                    if (reach_s[v] && (mask_s[v] & (1u << (d ^ 1))))
+                        now = true;
+                }
+            }
+            __syncthreads();
+            const bool grew = now && !reach;
+            if (grew) {
+                reach = true;
+                reach_s[tid] = 1;
+            }
+            if (!__syncthreads_or(grew))
+                break;
+        }
+        const bool bad = reach && (leaves || P.sink_residual[pos.g] > 0);
+        const bool any = __syncthreads_or(reach);
+        if (any && !__syncthreads_or(bad) && reach) {
+            P.dist[pos.g] = kInf;
+            closed++;
+        }
+        __syncthreads();
+    }
+    block_add(closed, &ctl[kPlClosed]);
+}
+
+/* The host side: the CertHook iterate() calls on a warm start after terminal marks (the
+ * default warm path's sweeps on the kept heights), for a context made with
+ * GCUT_CUDAGRID_WARM_PULL=1. start() queues the pull passes from the listed nodes (no wait);
+ * check() queues the stuck closure over the first batch's active tiles and the certificate, and
+ * waits for its verdict (with the repair's counters when they are still unread). */
+template <int CONN> struct PullRun final : CertHook {
+    CudaContext &C;
+    bool proven = false;
+    explicit PullRun(CudaContext &context) : C(context) {}
+
+    PullLists lists() const {
+        PullLists L;
+        for (int p = 0; p < 2; p++) {
+            L.list[p] = C.pl_list[p];
+            L.flag[p] = C.pl_flag[p];
+            for (int a = 0; a < 3; a++)
+                L.vt[p][a] = C.pl_vt[p][a];
+        }
+        L.ctl = C.pl_ctl;
+        return L;
+    }
+
+    gcut_status start(const unsigned *nodes, long long count) override {
+        using G = Geo<CONN>;
+        Session &S = C.S;
+        cudaStream_t stream = S.stream;
+        if (C.verbose) {
+            for (cudaEvent_t &e : C.tev)
+                if (e == nullptr)
+                    GCUT__CUDA_TRY(cudaEventCreate(&e), "cudaEventCreate");
+            GCUT__CUDA_TRY(cudaEventRecord(C.tev[0], stream), "cudaEventRecord");
+        }
+        const PullLists L = lists();
+        GCUT__CUDA_TRY(cudaMemsetAsync(C.pl_ctl, 0, kPlWords * 8, stream), "memset");
+        pull_open_kernel<CONN><<<item_blocks(S, count), 256, 0, stream>>>(S.P, L, nodes, count);
+        GCUT__CUDA_TRY(cudaGetLastError(), "pull open kernel launch");
+        const int passes = C.pl_shift ? 2 : 1;
+        for (int p = 0; p < passes; p++)
+            pull_kernel<CONN>
+                <<<S.sweep_blocks, G::T, 0, stream>>>(S.P, L, p, C.pl_rounds, p == passes - 1);
+        GCUT__CUDA_TRY(cudaGetLastError(), "pull kernel launch");
+        if (C.verbose)
+            GCUT__CUDA_TRY(cudaEventRecord(C.tev[1], stream), "cudaEventRecord");
+        return GCUT_OK;
+    }
+
+    gcut_status check(int list, bool *proven_out) override {
+        using G = Geo<CONN>;
+        Session &S = C.S;
+        cudaStream_t stream = S.stream;
+        *proven_out = false;
+        if (C.verbose)
+            GCUT__CUDA_TRY(cudaEventRecord(C.tev[2], stream), "cudaEventRecord");
+        GCUT__CUDA_TRY(cudaMemsetAsync(C.wc, 0, kWarmWords * 8, stream), "memset");
+        if (C.pl_close)
+            stuck_close_kernel<CONN><<<S.sweep_blocks, G::T, 0, stream>>>(S.P, list, C.pl_ctl);
+        warm_check_kernel<CONN>
+            <<<S.node_blocks, 256, 0, stream>>>(S.P, C.wc, nullptr, nullptr, nullptr);
+        GCUT__CUDA_TRY(cudaGetLastError(), "warm check kernel launch");
+        if (C.verbose)
+            GCUT__CUDA_TRY(cudaEventRecord(C.tev[3], stream), "cudaEventRecord");
+        GCUT__CUDA_TRY(
+            cudaMemcpyAsync(C.host_wc, C.wc, kWarmWords * 8, cudaMemcpyDeviceToHost, stream),
+            "read warm counters");
+        GCUT__CUDA_TRY(
+            cudaMemcpyAsync(C.host_pl, C.pl_ctl, kPlWords * 8, cudaMemcpyDeviceToHost, stream),
+            "read pull counters");
+        if (S.repair_check)
+            GCUT__CUDA_TRY(cudaMemcpyAsync(S.host_counters + kChanged, S.P.counters + kChanged,
+                                           3 * sizeof(unsigned long long), cudaMemcpyDeviceToHost,
+                                           stream),
+                           "read repair counters");
+        GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "warm certificate");
+        proven = C.host_wc[kWarmBad] == 0;
+        *proven_out = proven;
+        if (C.verbose) {
+            const unsigned long long *w = C.host_pl;
+            fprintf(stderr,
+                    "cuda-grid: warm pull: %llu + %llu tiles pulled (%llu pushes, %llu nodes to "
+                    "the sink side, %llu sink arcs left open), device %.3f ms; stuck closure "
+                    "%llu nodes to INF; certificate %s (%llu nodes against it), device %.3f ms\n",
+                    w[kPlCount0], w[kPlCount1], w[kPlPulls], w[kPlFlipped], w[kPlOpen],
+                    ctx_lap(C, 0, 1), w[kPlClosed], proven ? "holds" : "fails", C.host_wc[kWarmBad],
+                    ctx_lap(C, 2, 3));
+        }
+        return GCUT_OK;
+    }
+
+    int checks() const override {
+        return C.pl_checks;
+    }
+};
