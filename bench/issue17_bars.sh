@@ -20,7 +20,8 @@
 #           programs and racecheck on test_cuda_grid's and test_cuda_context's QUICK=2 sets
 # Environment: BIN=build-bars (built here unless NOBUILD=1), STAGES="build cold peibfs context
 # process batch tests", OUT (logs), PEIBFS (skipped without it), COLD_RUNS=2, CTX_RUNS=2,
-# BATCH=100, ROUTE_RUNS=10. libdeflate is used by the PNG reader where the loader finds it
+# BATCH=100, ROUTE_RUNS=10, ROUTE_VARIANTS (bench/gpu_process.sh's VARIANTS), SAN_TESTS and
+# RACE_TESTS (the test programs for memcheck and racecheck; empty: none). libdeflate is used by the PNG reader where the loader finds it
 # (LD_LIBRARY_PATH may name a folder holding libdeflate.so.0).
 # Exit status: non-zero if a build, a test or a comparison failed.
 set -uo pipefail
@@ -107,7 +108,7 @@ fi
 if has process; then
     mark "process: one gcut segment process, hard 1920x1080 (bench/gpu_process.sh)"
     BIN=$BIN STAGES=segment RUNS=${ROUTE_RUNS:-10} OUT=$O/process \
-        VARIANTS="auto:;gpu:GCUT_SEGMENT_CPU_PIXELS_PER_THREAD=0" bash bench/gpu_process.sh 2>&1 |
+        VARIANTS="${ROUTE_VARIANTS:-auto:;gpu:GCUT_SEGMENT_CPU_PIXELS_PER_THREAD=0}" bash bench/gpu_process.sh 2>&1 |
         grep -v '^  *t=' || status=1
 fi
 
