@@ -150,10 +150,10 @@ fi
 
 if has tests; then
     mark "tests: ctest -L cuda"
-    ctest --test-dir "$BIN" -L cuda --output-on-failure >"$O/tests.log" 2>&1 || status=1
+    timeout "${CTEST_TIMEOUT:-300}" ctest --test-dir "$BIN" -L cuda --output-on-failure >"$O/tests.log" 2>&1 || status=1
     grep -E 'tests passed|tests failed|Failed|Passed|\*\*\*' "$O/tests.log" | tail -12
     if command -v compute-sanitizer >/dev/null; then
-        for t in ${SAN_TESTS:-test_cuda_grid test_cuda_context test_cuda_band test_cuda_seg test_cuda_video test_cuda_general}; do
+        for t in ${SAN_TESTS-test_cuda_grid test_cuda_context test_cuda_band test_cuda_seg test_cuda_video test_cuda_general}; do
             q=1
             [ "$t" = test_cuda_general ] && q=2
             s=$SECONDS
@@ -163,7 +163,7 @@ if has tests; then
             echo "memcheck $t: rc $rc, $((SECONDS - s)) s: $(grep -E 'ERROR SUMMARY' "$O/san.tmp" | tail -1) | $(grep -vE '^=========' "$O/san.tmp" | tail -1)"
             [ $rc -eq 0 ] || { status=1; grep -m5 -E 'Invalid|Error' "$O/san.tmp"; }
         done
-        for t in ${RACE_TESTS:-test_cuda_grid test_cuda_context}; do
+        for t in ${RACE_TESTS-test_cuda_grid test_cuda_context}; do
             s=$SECONDS
             GCUT_TEST_QUICK=2 timeout 400 compute-sanitizer --tool racecheck --error-exitcode 9 \
                 "$BIN/tests/$t" >"$O/san.tmp" 2>&1
