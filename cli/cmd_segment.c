@@ -1063,6 +1063,7 @@ static void heap_huge_pages(size_t bytes) {
  * GCUT_SEGMENT_PREFAULT=N: N bytes a pixel (0: off; default PREFAULT_BYTES_PER_PIXEL). */
 #define PREFAULT_BYTES_PER_PIXEL 180
 #define PREFAULT_MAX_THREADS 32
+#define PREFAULT_DEFAULT_THREADS 4
 
 typedef struct prefault_part {
     volatile char *begin;
@@ -1095,9 +1096,12 @@ static void heap_prefault_begin(heap_prefault *h, int64_t pixels, int threads) {
         const long v = strtol(env, &end, 10);
         per_pixel = *end == '\0' && v >= 0 && v <= 4096 ? v : per_pixel;
     }
-    /* GCUT_SEGMENT_PREFAULT_THREADS=N: N threads fault the block in (default: all but the
-     * reading one; fewer might slow the read less: not measured yet). */
-    int helpers = threads - 1 < PREFAULT_MAX_THREADS ? threads - 1 : PREFAULT_MAX_THREADS;
+    /* GCUT_SEGMENT_PREFAULT_THREADS=N: N threads fault the block in. Default
+     * PREFAULT_DEFAULT_THREADS (at most all but the reading one): on the 16-core H100 host,
+     * 10 processes each in turn, 4 threads gave 246.2 ms median wall against 255.5 with 15 and
+     * 254.9 with no fault-in (the read 37.7 against 41.1 and 31.2 ms; docs/PERFORMANCE.md,
+     * "Lead's runs on the merged tree, ninth session"). */
+    int helpers = threads - 1 < PREFAULT_DEFAULT_THREADS ? threads - 1 : PREFAULT_DEFAULT_THREADS;
     const char *count = getenv("GCUT_SEGMENT_PREFAULT_THREADS");
     if (count != NULL && *count != '\0') {
         char *end;
