@@ -37,6 +37,21 @@ static long nbr(long i, int d) {
     return x < 0 || x >= W || y < 0 || y >= H ? -1 : (long)y * W + x;
 }
 
+/* The direction of v's lowest neighbour over a residual arc (-1: none); its height in *hmin
+ * (INF when none). */
+static int lowest_nbr(long v, int *hmin) {
+    int best = -1;
+    *hmin = INF;
+    for (int d = 0; d < 4; d++) {
+        const long w = nbr(v, d);
+        if (w >= 0 && res[d][v] > 0 && hh[w] < *hmin) {
+            *hmin = hh[w];
+            best = d;
+        }
+    }
+    return best;
+}
+
 /* Exact heights: BFS from the residual sink arcs over reversed residual arcs. */
 static void global_relabel(void) {
     long head = 0, tail = 0;
@@ -78,14 +93,8 @@ static void discharge_all(void) {
                 ex[v] -= a;
                 continue;
             }
-            int best = -1, hmin = INF;
-            for (int d = 0; d < 4; d++) {
-                const long w = nbr(v, d);
-                if (w >= 0 && res[d][v] > 0 && hh[w] < hmin) {
-                    hmin = hh[w];
-                    best = d;
-                }
-            }
+            int hmin;
+            const int best = lowest_nbr(v, &hmin);
             if (best >= 0 && hmin < hh[v]) {
                 const long w = nbr(v, best);
                 const long long a = ex[v] < res[best][v] ? ex[v] : res[best][v];
@@ -134,14 +143,8 @@ static void sync_rounds(int rounds) {
             }
             if (ex[v] <= 0)
                 continue;
-            int best = -1, hmin = INF;
-            for (int d = 0; d < 4; d++) {
-                const long w = nbr(v, d);
-                if (w >= 0 && res[d][v] > 0 && hh[w] < hmin) {
-                    hmin = hh[w];
-                    best = d;
-                }
-            }
+            int hmin;
+            const int best = lowest_nbr(v, &hmin);
             if (best >= 0 && hmin < hh[v]) {
                 const long w = nbr(v, best);
                 const long long a = ex[v] < res[best][v] ? ex[v] : res[best][v];
