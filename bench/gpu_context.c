@@ -20,7 +20,10 @@
  * --box: the changed nodes fill one box (P% of the grid, the grid's proportions, at a random
  * place) instead of being spread over the grid at random (an edited region, a moving object).
  * --verbose: one more marked warm solve and one cold solve at the end, with the solver's phase
- * times on stderr. */
+ * times on stderr.
+ * --steps: a line per step with D's, H's, I's and J's wall times, H's build and solve times and
+ * global relabels, and whether H's and I's stops were certified (warm pull; docs/CUDA-GRID.md):
+ * the medians hide which steps were slow and why. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "gcut.h"
@@ -117,7 +120,7 @@ int main(int argc, char **argv) {
     const char *solver = "cuda-grid";
     gcut_synth_level level = GCUT_SYNTH_HARD;
     uint64_t seed = 1;
-    int verbose = 0, box = 0;
+    int verbose = 0, box = 0, steps = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
         if (strcmp(a, "--size") == 0 &&
@@ -143,6 +146,8 @@ int main(int argc, char **argv) {
             i++;
         } else if (strcmp(a, "--verbose") == 0) {
             verbose = 1;
+        } else if (strcmp(a, "--steps") == 0) {
+            steps = 1;
         } else if (strcmp(a, "--box") == 0) {
             box = 1;
         } else if (strcmp(a, "--seed") == 0) {
@@ -272,6 +277,9 @@ int main(int argc, char **argv) {
             fprintf(stderr, "note: warm solve %d was not warm (fallbacks %lld)\n", r,
                     (long long)info.cold_fallbacks);
         /* Warm, terminals marked (gcut_grid_context_mark_terminals: only they changed). */
+        gcut_grid_context_info before_term, before_view, after;
+        check(gcut_grid_context_get_info(warm_term, &before_term), "info");
+        check(gcut_grid_context_get_info(warm_view, &before_view), "info");
         copy_terminals(gcut_grid_context_grid(warm_term), marks, count, src, snk);
         check(gcut_grid_context_mark_terminals(warm_term, marks, count), "marks");
         t = now_ms();
@@ -283,6 +291,7 @@ int main(int argc, char **argv) {
         term_relabels += st.global_relabels;
         expect_equal(flow, flow_bk, "warm terminals marked");
         check(gcut_grid_verify(current, labels, flow, NULL), "warm terminals certificate");
+        const int64_t term_relabels_step = st.global_relabels;
         /* Cold solve of the new problem through a context (upload + solve). */
         copy_grid(gcut_grid_context_grid(cold), current);
         t = now_ms();
@@ -323,6 +332,18 @@ int main(int argc, char **argv) {
         cold_view_total[r] = now_ms() - t;
         expect_equal(flow, flow_bk, "cold context, view");
         check(gcut_grid_verify(current, view, flow, NULL), "cold view certificate");
+        if (steps) {
+            check(gcut_grid_context_get_info(warm_term, &after), "info");
+            const int64_t cert_term = after.certified_stops - before_term.certified_stops;
+            check(gcut_grid_context_get_info(warm_view, &after), "info");
+            const int64_t cert_view = after.certified_stops - before_view.certified_stops;
+            printf("step %d: warm marked %.3f ms; terminals marked %.3f ms (build %.3f, solve "
+                   "%.3f, %lld relabels, certified %lld); view warm %.3f ms (certified %lld); "
+                   "cold %.3f ms, cold view %.3f ms\n",
+                   r, warm_total[r], term_total[r], term_build[r], term_solve[r],
+                   (long long)term_relabels_step, (long long)cert_term, view_total[r],
+                   (long long)cert_view, ctx_total[r], cold_view_total[r]);
+        }
         gr_build[r] = st.build_ms;
         gr_solve[r] = st.solve_ms;
         gr_sweeps += st.sweeps;
@@ -399,25 +420,33 @@ int main(int argc, char **argv) {
         check(gcut_grid_context_create(ndim, shape, conn, &opt_warm, &vw), "context");
         check(gcut_grid_context_create(ndim, shape, conn, &opt_cold, &vc), "context");
         copy_grid(gcut_grid_context_grid(vw), current);
-        int64_t fv = 0, fc = 0, count = 0;
+        int64_t fv = 0, fc = 0;
         check(gcut_grid_context_solve(vw, &fv, labels, NULL), "verbose first");
-        int32_t *src = gcut_grid_terminal_data(gcut_grid_context_grid(vw), GCUT_SOURCE);
-        new_box(percent_x10, ndim, dims, lo, hi);
-        for (int64_t i = 0; i < n; i++)
-            if (picked(i, percent_x10, box, dims, lo, hi)) {
-                marks[count++] = i;
-                src[i] = (int32_t)((double)src[i] * (0.5 + (double)(rng_next() % 1001) / 1000));
-            }
-        copy_grid(gcut_grid_context_grid(vc), gcut_grid_context_grid(vw));
-        check(gcut_grid_context_mark_terminals(vw, marks, count), "marks");
-        fprintf(stderr, "-- verbose: warm, terminals marked\n");
-        t = now_ms();
-        check(gcut_grid_context_solve(vw, &fv, labels, NULL), "verbose warm");
-        fprintf(stderr, "-- verbose: warm took %.3f ms (wall, labels to a caller's buffer)\n",
-                now_ms() - t);
-        fprintf(stderr, "-- verbose: cold\n");
-        check(gcut_grid_context_solve(vc, &fc, labels, NULL), "verbose cold");
-        expect_equal(fv, fc, "verbose warm vs cold");
+        /* Four steps: labels to a caller's buffer, then through the view, twice. */
+        for (int k = 0; k < 4; k++) {
+            int64_t count = 0;
+            int32_t *src = gcut_grid_terminal_data(gcut_grid_context_grid(vw), GCUT_SOURCE);
+            new_box(percent_x10, ndim, dims, lo, hi);
+            for (int64_t i = 0; i < n; i++)
+                if (picked(i, percent_x10, box, dims, lo, hi)) {
+                    marks[count++] = i;
+                    src[i] = (int32_t)((double)src[i] * (0.5 + (double)(rng_next() % 1001) / 1000));
+                }
+            copy_grid(gcut_grid_context_grid(vc), gcut_grid_context_grid(vw));
+            check(gcut_grid_context_mark_terminals(vw, marks, count), "marks");
+            const char *way = k % 2 ? "the view" : "a caller's buffer";
+            fprintf(stderr, "-- verbose: warm, terminals marked, labels to %s\n", way);
+            t = now_ms();
+            if (k % 2)
+                check(gcut_grid_context_solve_view(vw, &fv, &view, NULL), "verbose warm");
+            else
+                check(gcut_grid_context_solve(vw, &fv, labels, NULL), "verbose warm");
+            fprintf(stderr, "-- verbose: warm took %.3f ms (wall, labels to %s)\n", now_ms() - t,
+                    way);
+            fprintf(stderr, "-- verbose: cold\n");
+            check(gcut_grid_context_solve(vc, &fc, labels, NULL), "verbose cold");
+            expect_equal(fv, fc, "verbose warm vs cold");
+        }
         gcut_grid_context_free(vw);
         gcut_grid_context_free(vc);
     }

@@ -34,7 +34,7 @@ for r in $(seq 1 "${ROUNDS:-2}"); do
         echo "-- round $r $name"
         # shellcheck disable=SC2086
         env ${envs//,/ } timeout 120 build-dev/gpu_context $CTX ${args:-} 2>&1 |
-            grep -E '^\| cuda|x faster|incremental|sparse|pull|flows|MISMATCH|bk build|instance'
+            grep -E '^\| cuda|x faster|incremental|sparse|pull|flows|MISMATCH|bk build|instance|^step'
     done
 done 2>&1 | tee "$O/context.log"
 for v in "${variants[@]}"; do
