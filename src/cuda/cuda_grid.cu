@@ -490,6 +490,27 @@ template <int CONN> __device__ bool in_tile(int lx, int ly, int lz) {
     return lx >= 0 && lx < G::TX && ly >= 0 && ly < G::TY && lz >= 0 && lz < G::TZ;
 }
 
+/* Phase B of a tile round (the sweep's and the pull's): node tid takes the pushes its neighbours
+ * inside the tile recorded towards it (pdir: the direction pushed, pamt: the amount), into its
+ * excess and the reverse residuals; with MARK, bit d ^ 1 of *dirty for each arc so raised. */
+template <int CONN, bool MARK>
+__device__ __forceinline__ void
+take_tile_pushes(int lx, int ly, int lz, int tid, const signed char *pdir, const unsigned *pamt,
+                 long long &e, unsigned (&r)[CONN], unsigned &dirty) {
+    using G = Geo<CONN>;
+#pragma unroll
+    for (int d = 0; d < CONN; d++) {
+        const int dx = dir_dx(CONN, d), dy = dir_dy(CONN, d), dz = dir_dz(CONN, d);
+        if (in_tile<CONN>(lx - dx, ly - dy, lz - dz) && pdir[tid - G::tid_step(d)] == d) {
+            const unsigned amount = pamt[tid - G::tid_step(d)];
+            e += amount;
+            r[d ^ 1] += amount;
+            if (MARK)
+                dirty |= 1u << (d ^ 1);
+        }
+    }
+}
+
 /* The block's next tile from list list_in (every tile in turn for kAllTiles), or -1. */
 __device__ int next_tile(const Problem &P, int list_in, int *slot_s) {
     if (threadIdx.x == 0) {
@@ -987,17 +1008,7 @@ __global__ void __launch_bounds__(Geo<CONN>::T, MORE   ? LeanSweep<CONN>::kMoreB
                 h = relabel_to;
                 hs[me] = h;
             }
-#pragma unroll
-            for (int d = 0; d < CONN; d++) {
-                const int dx = dir_dx(CONN, d), dy = dir_dy(CONN, d), dz = dir_dz(CONN, d);
-                if (in_tile<CONN>(lx - dx, ly - dy, lz - dz) && pdir[tid - G::tid_step(d)] == d) {
-                    unsigned amount = pamt[tid - G::tid_step(d)];
-                    e += amount;
-                    r[d ^ 1] += amount;
-                    if (LEAN)
-                        dirty |= 1u << (d ^ 1);
-                }
-            }
+            take_tile_pushes<CONN, LEAN>(lx, ly, lz, tid, pdir, pamt, e, r, dirty);
             __syncthreads();
             pdir[tid] = -1;
             active = pos.valid && e > 0 && h < kInf;
@@ -1394,6 +1405,9 @@ struct CertHook {
     virtual gcut_status check(int list, bool *proven) = 0;
     /* Sweep batches, each with a check, before a global relabel. */
     virtual int checks() const = 0;
+    /* Sweep batches, each with a check, after a global relabel that left active tiles (the
+     * certificate proves a stop whatever the heights are, and is cheaper than the relabel). */
+    virtual int checks_after() const = 0;
 
   protected:
     ~CertHook() = default;
@@ -1632,6 +1646,16 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
                 GCUT__CUDA_TRY(cudaEventCreate(&S.events[k]), "cudaEventCreate");
         GCUT__CUDA_TRY(cudaEventRecord(S.events[0], stream), "cudaEventRecord");
     }
+    /* The repair ran unread before the sweeps (which found no tile when it was refused:
+     * collect_listed_kernel); its counters came back with the first read after them (a relabel's
+     * or the certificate's). Refused, the caller decides what follows. */
+    auto repair_refused = [&S]() {
+        if (!S.repair_check)
+            return false;
+        S.repair_check = false;
+        S.repair_refused = S.host_counters[kBadIndex] != ~0ull || S.host_counters[kOverflow] != 0;
+        return S.repair_refused;
+    };
     int active_tiles = 0;
     int cert_checks = 0; /* batches left that end with the certified stop's check */
     if (keep_heights && sparse != nullptr && warm_nodes != nullptr) {
@@ -1735,13 +1759,8 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
             bool proven = false;
             if ((st = cert->check(q % 3, &proven)) != GCUT_OK)
                 return st;
-            if (S.repair_check) {
-                S.repair_check = false;
-                if (S.host_counters[kBadIndex] != ~0ull || S.host_counters[kOverflow] != 0) {
-                    S.repair_refused = true;
-                    return GCUT_OK;
-                }
-            }
+            if (repair_refused())
+                return GCUT_OK;
             if (proven) {
                 active_tiles = 0;
                 break;
@@ -1752,15 +1771,11 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         if ((st = global_relabel(&active_tiles)) != GCUT_OK ||
             (verbose && (st = lap(1, 2, &relabel_ms)) != GCUT_OK))
             return st;
-        if (S.repair_check) {
-            /* The repair ran unread before the sweeps (which found no tile when it was
-             * refused: collect_listed_kernel); refused, the caller decides what follows. */
-            S.repair_check = false;
-            if (S.host_counters[kBadIndex] != ~0ull || S.host_counters[kOverflow] != 0) {
-                S.repair_refused = true;
-                return GCUT_OK;
-            }
-        }
+        /* The certified stop's path: the batches after this relabel end with checks too. */
+        if (cert != nullptr && active_tiles != 0)
+            cert_checks = cert->checks_after();
+        if (repair_refused())
+            return GCUT_OK;
         if (verbose) {
             /* This cycle's share: its sweeps' and relabel's device ms, tile relaxations. */
             fprintf(stderr,
@@ -2553,10 +2568,11 @@ struct CudaContext {
      * GCUT_CUDAGRID_WARM_PULL, the pull passes' rounds (GCUT_CUDAGRID_PULL_ROUNDS), the second
      * pass on the shifted tiles (GCUT_CUDAGRID_PULL_SHIFT), the stuck closure
      * (GCUT_CUDAGRID_PULL_CLOSE), the sweep batches that end with a check before a global
-     * relabel (GCUT_CUDAGRID_PULL_CHECKS). Device: two virtual-tile lists and flags, the
+     * relabel (GCUT_CUDAGRID_PULL_CHECKS) and after one that left active tiles
+     * (GCUT_CUDAGRID_PULL_AFTER). Device: two virtual-tile lists and flags, the
      * counters; host: the counters' pinned copy. */
     bool pull = false, pl_shift = true, pl_close = true;
-    int pl_rounds = 0, pl_checks = 3;
+    int pl_rounds = 0, pl_checks = 3, pl_after = 1;
     int *pl_list[2] = {}, *pl_flag[2] = {};
     int pl_vt[2][3] = {};
     unsigned long long *pl_ctl = nullptr, *host_pl = nullptr;
@@ -3482,6 +3498,7 @@ extern "C" gcut_status gcut__cudagrid_ctx_create(gcut_grid *grid, const gcut_opt
     C->pl_shift = gcut__env_int("GCUT_CUDAGRID_PULL_SHIFT", 1, 0, 1) != 0;
     C->pl_close = gcut__env_int("GCUT_CUDAGRID_PULL_CLOSE", 1, 0, 1) != 0;
     C->pl_checks = gcut__env_int("GCUT_CUDAGRID_PULL_CHECKS", 3, 1, 64);
+    C->pl_after = gcut__env_int("GCUT_CUDAGRID_PULL_AFTER", 1, 0, 64);
     C->sp_cap =
         gcut__env_int("GCUT_CUDAGRID_SPARSE_CAP",
                       (int)(C->n / 8 + 1024 < (1 << 30) ? C->n / 8 + 1024 : (1 << 30)), 1, 1 << 30);

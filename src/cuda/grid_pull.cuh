@@ -196,16 +196,7 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
                 h = relabel_to;
                 hd[tid] = h;
             }
-#pragma unroll
-            for (int d = 0; d < CONN; d++) {
-                const int dx = dir_dx(CONN, d), dy = dir_dy(CONN, d), dz = dir_dz(CONN, d);
-                if (in_tile<CONN>(lx - dx, ly - dy, lz - dz) && pdir[tid - G::tid_step(d)] == d) {
-                    const unsigned amount = pamt[tid - G::tid_step(d)];
-                    e += amount;
-                    r[d ^ 1] += amount;
-                    dirty |= 1u << (d ^ 1);
-                }
-            }
+            take_tile_pushes<CONN, true>(lx, ly, lz, tid, pdir, pamt, e, r, dirty);
             __syncthreads();
             pdir[tid] = -1;
             active = e > 0 && h < kInf;
@@ -423,5 +414,9 @@ template <int CONN> struct PullRun final : CertHook {
 
     int checks() const override {
         return C.pl_checks;
+    }
+
+    int checks_after() const override {
+        return C.pl_after;
     }
 };
