@@ -324,6 +324,30 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
     block_add(closed, &ctl[kPlClosed]);
 }
 
+/* The closure certificate alone (warm_check_kernel's verdict, kWarmBad, without its arc masks
+ * and its count of loose heights, which only the incremental start and the sparse phase read):
+ * a node at a finite height holds no excess; a node of U (INF) has no residual sink arc and no
+ * residual arc to a finite node. A finite node reads its height and excess only, a node of U its
+ * sink residual and then its arcs; nothing is written but the count. */
+template <int CONN> __global__ void pull_check_kernel(const Problem P, unsigned long long *wc) {
+    unsigned long long bad = 0;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < P.n;
+         i += (long long)gridDim.x * blockDim.x) {
+        bool b;
+        if (P.dist[i] != kInf) {
+            b = P.excess[i] > 0;
+        } else {
+            b = P.sink_residual[i] > 0;
+#pragma unroll
+            for (int d = 0; d < CONN; d++) /* arcs out of the grid have residual 0 */
+                if (!b && P.residual[d * P.n + i] > 0 && P.dist[i + P.step[d]] != kInf)
+                    b = true;
+        }
+        bad += b;
+    }
+    block_add(bad, &wc[kWarmBad]);
+}
+
 /* The host side: the CertHook iterate() calls on a warm start after terminal marks (the
  * default warm path's sweeps on the kept heights), for a context made with
  * GCUT_CUDAGRID_WARM_PULL=1. start() queues the pull passes from the listed nodes (no wait);
@@ -380,8 +404,11 @@ template <int CONN> struct PullRun final : CertHook {
         GCUT__CUDA_TRY(cudaMemsetAsync(C.wc, 0, kWarmWords * 8, stream), "memset");
         if (C.pl_close)
             stuck_close_kernel<CONN><<<S.sweep_blocks, G::T, 0, stream>>>(S.P, list, C.pl_ctl);
-        warm_check_kernel<CONN>
-            <<<S.node_blocks, 256, 0, stream>>>(S.P, C.wc, nullptr, nullptr, nullptr);
+        if (C.pl_lean_check)
+            pull_check_kernel<CONN><<<S.node_blocks, 256, 0, stream>>>(S.P, C.wc);
+        else
+            warm_check_kernel<CONN>
+                <<<S.node_blocks, 256, 0, stream>>>(S.P, C.wc, nullptr, nullptr, nullptr);
         GCUT__CUDA_TRY(cudaGetLastError(), "warm check kernel launch");
         if (C.verbose)
             GCUT__CUDA_TRY(cudaEventRecord(C.tev[3], stream), "cudaEventRecord");
