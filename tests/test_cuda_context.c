@@ -654,8 +654,10 @@ int main(void) {
      * one pass and no stuck closure (the sanitizers' quick sets stop there), no pull rounds (a
      * pass may still move a region without excess to the sink side), one pass, no stuck
      * closure, the old host path (negative values and a deficit
-     * overflow through it too), one checked sweep batch before a relabel (3 by default), a relabel
-     * queue of one entry; then off (no certified stop). */
+     * overflow through it too), one checked sweep batch before a relabel (3 by default), no
+     * checked batch after a relabel (1 by default), one checked batch before and four after each
+     * relabel, warm_check_kernel as the check (pull_check_kernel by default), a relabel queue of
+     * one entry; then the default (on since the tenth session) and off (no certified stop). */
     setenv("GCUT_CUDAGRID_WARM_PULL", "1", 1);
     run_sequence(&rng, "cuda-grid", 2, s2, 4, quick ? 4 : 8);
     run_sequence(&rng, "cuda-grid", 2, s2, 8, quick ? 4 : 8);
@@ -690,11 +692,24 @@ int main(void) {
     setenv("GCUT_CUDAGRID_PULL_CHECKS", "1", 1);
     pull_cases(&rng, 1, 1, "one checked batch");
     unsetenv("GCUT_CUDAGRID_PULL_CHECKS");
+    setenv("GCUT_CUDAGRID_PULL_AFTER", "0", 1);
+    pull_cases(&rng, 1, 1, "no checks after a relabel");
+    setenv("GCUT_CUDAGRID_PULL_AFTER", "4", 1);
+    setenv("GCUT_CUDAGRID_PULL_CHECKS", "1", 1);
+    pull_cases(&rng, 1, 1, "one checked batch, four after each relabel");
+    unsetenv("GCUT_CUDAGRID_PULL_CHECKS");
+    unsetenv("GCUT_CUDAGRID_PULL_AFTER");
+    setenv("GCUT_CUDAGRID_PULL_LEAN_CHECK", "0", 1);
+    pull_cases(&rng, 1, 1, "the full check kernel");
+    unsetenv("GCUT_CUDAGRID_PULL_LEAN_CHECK");
     setenv("GCUT_CUDAGRID_QUEUE", "1", 1);
     pull_cases(&rng, 1, -1, "a relabel queue of one entry");
     unsetenv("GCUT_CUDAGRID_QUEUE");
     unsetenv("GCUT_CUDAGRID_WARM_PULL");
+    pull_cases(&rng, 1, 1, "the default (on)");
+    setenv("GCUT_CUDAGRID_WARM_PULL", "0", 1);
     pull_cases(&rng, 1, 0, "off");
+    unsetenv("GCUT_CUDAGRID_WARM_PULL");
 #else
     (void)run_all_sequences; /* the shared cases are unused in a build without CUDA */
 #endif

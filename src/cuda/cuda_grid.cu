@@ -3491,10 +3491,10 @@ extern "C" gcut_status gcut__cudagrid_ctx_create(gcut_grid *grid, const gcut_opt
     C->sp_pull = gcut__env_int("GCUT_CUDAGRID_SPARSE_PULL", 1, 0, 1) != 0;
     C->sp_check = gcut__env_int("GCUT_CUDAGRID_SPARSE_CHECK", 1, 0, 1) != 0;
     C->sp_closure = gcut__env_int("GCUT_CUDAGRID_SPARSE_CLOSURE", 1, 0, 1) != 0;
-    /* GCUT_CUDAGRID_WARM_PULL=1: the certified warm stop after terminal marks (grid_pull.cuh,
-     * docs/CUDA-GRID.md "A certified warm stop"); not with the incremental start or the sparse
-     * phase, which keep their own. */
-    C->pull = gcut__env_int("GCUT_CUDAGRID_WARM_PULL", 0, 0, 1) != 0 && !C->inc && !C->sparse;
+    /* GCUT_CUDAGRID_WARM_PULL (1, the default since the tenth session; 0 off): the certified
+     * warm stop after terminal marks (grid_pull.cuh, docs/CUDA-GRID.md "A certified warm
+     * stop"); not with the incremental start or the sparse phase, which keep their own. */
+    C->pull = gcut__env_int("GCUT_CUDAGRID_WARM_PULL", 1, 0, 1) != 0 && !C->inc && !C->sparse;
     C->pl_rounds = gcut__env_int("GCUT_CUDAGRID_PULL_ROUNDS", 64, 0, 1 << 16);
     C->pl_shift = gcut__env_int("GCUT_CUDAGRID_PULL_SHIFT", 1, 0, 1) != 0;
     C->pl_close = gcut__env_int("GCUT_CUDAGRID_PULL_CLOSE", 1, 0, 1) != 0;
