@@ -490,14 +490,22 @@ template <int CONN> __device__ bool in_tile(int lx, int ly, int lz) {
     return lx >= 0 && lx < G::TX && ly >= 0 && ly < G::TY && lz >= 0 && lz < G::TZ;
 }
 
-/* Phase B of a tile round (the sweep's and the pull's): node tid takes the pushes its neighbours
- * inside the tile recorded towards it (pdir: the direction pushed, pamt: the amount), into its
- * excess and the reverse residuals; with MARK, bit d ^ 1 of *dirty for each arc so raised. */
+/* Phase B of a tile round (the sweep's and the pull's), after phase A: node tid takes its
+ * relabel (into h and its shared slot h_slot) and the pushes its neighbours inside the tile
+ * recorded towards it (pdir: the direction pushed, pamt: the amount), into its excess and the
+ * reverse residuals; with MARK, bit d ^ 1 of dirty for each arc so raised. Both barriers are
+ * here: every thread of the block calls it. */
 template <int CONN, bool MARK>
-__device__ __forceinline__ void
-take_tile_pushes(int lx, int ly, int lz, int tid, const signed char *pdir, const unsigned *pamt,
-                 long long &e, unsigned (&r)[CONN], unsigned &dirty) {
+__device__ __forceinline__ void end_tile_round(int lx, int ly, int lz, int tid, int relabel_to,
+                                               int &h, int *h_slot, signed char *pdir,
+                                               const unsigned *pamt, long long &e,
+                                               unsigned (&r)[CONN], unsigned &dirty) {
     using G = Geo<CONN>;
+    __syncthreads();
+    if (relabel_to != h) {
+        h = relabel_to;
+        *h_slot = h;
+    }
 #pragma unroll
     for (int d = 0; d < CONN; d++) {
         const int dx = dir_dx(CONN, d), dy = dir_dy(CONN, d), dz = dir_dz(CONN, d);
@@ -509,6 +517,8 @@ take_tile_pushes(int lx, int ly, int lz, int tid, const signed char *pdir, const
                 dirty |= 1u << (d ^ 1);
         }
     }
+    __syncthreads();
+    pdir[tid] = -1;
 }
 
 /* The block's next tile from list list_in (every tile in turn for kAllTiles), or -1. */
@@ -1003,14 +1013,8 @@ __global__ void __launch_bounds__(Geo<CONN>::T, MORE   ? LeanSweep<CONN>::kMoreB
                     }
                 }
             }
-            __syncthreads();
-            if (relabel_to != h) {
-                h = relabel_to;
-                hs[me] = h;
-            }
-            take_tile_pushes<CONN, LEAN>(lx, ly, lz, tid, pdir, pamt, e, r, dirty);
-            __syncthreads();
-            pdir[tid] = -1;
+            end_tile_round<CONN, LEAN>(lx, ly, lz, tid, relabel_to, h, &hs[me], pdir, pamt, e, r,
+                                       dirty);
             active = pos.valid && e > 0 && h < kInf;
         }
         if (pos.valid) {

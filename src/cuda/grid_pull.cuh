@@ -191,14 +191,8 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
                     }
                 }
             }
-            __syncthreads();
-            if (relabel_to != h) {
-                h = relabel_to;
-                hd[tid] = h;
-            }
-            take_tile_pushes<CONN, true>(lx, ly, lz, tid, pdir, pamt, e, r, dirty);
-            __syncthreads();
-            pdir[tid] = -1;
+            end_tile_round<CONN, true>(lx, ly, lz, tid, relabel_to, h, &hd[tid], pdir, pamt, e, r,
+                                       dirty);
             active = e > 0 && h < kInf;
         }
         /* R: what can still reach an open sink arc; it moves to the sink side when nothing of U
