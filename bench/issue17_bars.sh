@@ -20,6 +20,7 @@
 #           programs and racecheck on test_cuda_grid's and test_cuda_context's QUICK=2 sets
 # Environment: BIN=build-bars (built here unless NOBUILD=1), STAGES="build cold peibfs context
 # process batch tests", OUT (logs), PEIBFS (skipped without it), COLD_RUNS=2, CTX_RUNS=2,
+# CTX_VARIANTS / CTX_ARGS / CTX_VERBOSE (the context stage's, below),
 # BATCH=100, ROUTE_RUNS=10, ROUTE_VARIANTS (bench/gpu_process.sh's VARIANTS), SAN_TESTS and
 # RACE_TESTS (the test programs for memcheck and racecheck; empty: none). libdeflate is used by the PNG reader where the loader finds it
 # (LD_LIBRARY_PATH may name a folder holding libdeflate.so.0).
@@ -99,10 +100,28 @@ if has peibfs; then
 fi
 
 if has context; then
+    # CTX_VARIANTS: "name:ENV=V,ENV=V;..." run in turn in each of CTX_RUNS rounds (default: the
+    # tree's defaults alone); CTX_ARGS: more gpu_context arguments (--steps: a line per step);
+    # CTX_VERBOSE=1: then one --verbose process of each variant (the solver's phase times).
+    IFS=";" read -ra cvars <<<"${CTX_VARIANTS:-default:}"
     for r in $(seq 1 "${CTX_RUNS:-2}"); do
-        mark "context run $r: gpu_context --size 1920x1080 --repeats 7"
-        timeout 300 "$BIN/gpu_context" --size 1920x1080 --repeats 7 2>&1 || status=1
+        for v in "${cvars[@]}"; do
+            name=${v%%:*} envs=${v#*:}
+            mark "context run $r, $name ($envs): gpu_context --size 1920x1080 --repeats 7 ${CTX_ARGS:-}"
+            # shellcheck disable=SC2086
+            env ${envs//,/ } timeout 300 "$BIN/gpu_context" --size 1920x1080 --repeats 7 \
+                ${CTX_ARGS:-} 2>&1 || status=1
+        done
     done
+    if [ "${CTX_VERBOSE:-0}" = 1 ]; then
+        for v in "${cvars[@]}"; do
+            name=${v%%:*} envs=${v#*:}
+            mark "context --verbose, $name ($envs)"
+            # shellcheck disable=SC2086
+            env ${envs//,/ } timeout 120 "$BIN/gpu_context" --size 1920x1080 --repeats 1 --verbose \
+                2>&1 | grep -E 'verbose|cuda-grid:' | grep -v 'active tiles$'
+        done
+    fi
 fi
 
 if has process; then
