@@ -1227,11 +1227,13 @@ static PyObject *gctx_get_info(GridContext *self, void *closure) {
     gcut_grid_context_info info;
     if (self->ctx == NULL || gcut_grid_context_get_info(self->ctx, &info) != GCUT_OK)
         Py_RETURN_NONE;
-    return Py_BuildValue("{s:s,s:L,s:L,s:L,s:L,s:L}", "solver", info.solver, "solves",
+    return Py_BuildValue("{s:s,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L}", "solver", info.solver, "solves",
                          (long long)info.solves, "warm_solves", (long long)info.warm_solves,
                          "cold_fallbacks", (long long)info.cold_fallbacks, "changed_nodes",
                          (long long)info.changed_nodes, "device_bytes",
-                         (long long)info.device_bytes);
+                         (long long)info.device_bytes, "incremental", (long long)info.incremental,
+                         "sparse_stops", (long long)info.sparse_stops, "certified_stops",
+                         (long long)info.certified_stops);
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -1450,7 +1452,9 @@ static PyMethodDef gctx_methods[] = {
 static PyGetSetDef gctx_getset[] = {
     {"info", (getter)gctx_get_info, NULL,
      "what the context has done: solver, solves, warm_solves, cold_fallbacks, changed_nodes, "
-     "device_bytes",
+     "device_bytes, and cuda-grid's warm stops: incremental (finished by the incremental "
+     "start), sparse_stops and certified_stops (proven by the closure certificate after the "
+     "sparse phase or the warm pull, docs/CUDA-GRID.md)",
      NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 

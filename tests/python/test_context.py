@@ -33,6 +33,11 @@ def test_context_resolves_equal_fresh(rng, solver, warm):
     info = ctx.info
     assert info["solves"] == 7 and info["solver"] == solver
     assert (info["warm_solves"] > 0) == warm
+    # cuda-grid's own warm stops: counted by it alone, never more than its warm solves
+    for key in ("incremental", "sparse_stops", "certified_stops"):
+        assert 0 <= info[key] <= info["warm_solves"], (key, info)
+        if solver != "cuda-grid":
+            assert info[key] == 0, (key, info)
 
 
 def test_context_errors():
@@ -104,12 +109,19 @@ def mark_forms(ids, shape, form):
     return mask if form == "mask" else np.nonzero(mask)
 
 
-@pytest.mark.parametrize("solver", ["bk", "grid-bk", "cpu-pr", "auto"])
+def _gpu():
+    return any(s["name"] == "cuda-grid" and s["available"] for s in gcut.solvers())
+
+
+@pytest.mark.parametrize("solver", ["bk", "grid-bk", "cpu-pr", "auto", "cuda-grid"])
 @pytest.mark.parametrize("shape,conn", [((9, 11), 4), ((8, 7), 8), ((4, 5, 6), 6)])
 def test_terminal_marks_warm_equals_cold(rng, solver, shape, conn):
     """Random sequences of terminal-only changes, marked with changed_terminals= as ids, a
     mask or coordinates (sometimes with changed= for a few arc changes too): every warm solve
-    equals a cold context's solve, bk's grid_maxflow and the cut of its own labels."""
+    equals a cold context's solve, bk's grid_maxflow and the cut of its own labels (cuda-grid:
+    its certified warm stop, on by default, on the terminal-marked steps)."""
+    if solver == "cuda-grid" and not _gpu():
+        pytest.skip("no usable CUDA device")
     w = rng.integers(0, 12, size=(conn,) + shape).astype(np.int32)
     source = rng.integers(0, 40, size=shape).astype(np.int32)
     sink = rng.integers(0, 40, size=shape).astype(np.int32)
@@ -143,13 +155,16 @@ def test_terminal_marks_warm_equals_cold(rng, solver, shape, conn):
         assert res.flow == ref.flow == bk.flow, f"step {step} ({form})"
         assert dense_cut_value(source, sink, w, conn, res.labels) == res.flow, f"step {step}"
         info = warm.info
-        if info["warm_solves"] == step + 1:
+        if info["warm_solves"] == step + 1 and solver != "cuda-grid":
             # Nodes the solve read as changed: every one that differs, and only marked ones
-            # (bk and grid-bk count those that differ, cpu-pr every marked node).
+            # (bk and grid-bk count those that differ, cpu-pr every marked node; cuda-grid's
+            # count is tests/test_cuda_context.c's to check).
             assert differ <= info["changed_nodes"] <= len(expect_marked), f"step {step}"
     info = warm.info
     assert info["solves"] == 13
     assert info["warm_solves"] == 12, info  # every solve after the first was warm
+    # only terminal-marked steps (9 of the 12) can end on cuda-grid's certificate
+    assert 0 <= info["certified_stops"] <= 9, info
 
 
 @pytest.mark.parametrize("solver", ["bk", "cpu-pr"])
