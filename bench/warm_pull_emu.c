@@ -9,9 +9,13 @@
  *      push/relabel rounds, the move of a closed region to the sink side);
  *   4. ROUNDS synchronous push/relabel rounds over the whole grid on the kept heights, standing in
  *      for the first sweep batch (2 sweeps of up to 16 rounds per tile);
+ *   3b. with --far CAP, the far pull (pull_far_kernel, tenth session) on the arcs both passes
+ *      left open: augmenting paths inside the source side from the nearest excess (a reversed
+ *      BFS of at most CAP nodes), or the move of an excess-free region behind the arc; every
+ *      such arc is described (its region, the excess in it, the BFS levels and paths used);
  *   5. the stuck closure per 16x16 tile and the closure certificate (nodes against it);
  *   6. the exact finish (global relabels and discharges) before the next step.
- * Usage: warm_pull_emu [--size WxH] [--steps S] [--rounds R] [--seed S]
+ * Usage: warm_pull_emu [--size WxH] [--steps S] [--rounds R] [--seed S] [--far CAP]
  * (defaults 1920x1080, 4 steps, 32 rounds, seed 1). Build: any gcut build (bench/ targets). */
 #include "gcut.h"
 
@@ -346,6 +350,127 @@ static long tile_close(int x0, int y0) {
     return closed;
 }
 
+/* After both pull passes: R = the source side's nodes that reach a still-open sink arc over
+ * residual arcs among themselves (a reversed BFS from those arcs inside U). Prints its size, the
+ * excess it holds, the open arcs' residual and R's bounding box: what a wider pull would have to
+ * cover for the certificate to hold. */
+static void describe_open_regions(void) {
+    long head = 0, tail = 0, open = 0;
+    long long excess = 0, resid = 0;
+    int x0 = W, x1 = -1, y0 = H, y1 = -1;
+    memset(inq, 0, (size_t)N * sizeof *inq);
+    for (long i = 0; i < N; i++)
+        if (hh[i] == INF && rt[i] > 0) {
+            inq[i] = 1;
+            queue[tail++] = i;
+            open++;
+            resid += rt[i];
+        }
+    while (head < tail) {
+        const long w = queue[head++];
+        const int x = (int)(w % W), y = (int)(w / W);
+        excess += ex[w];
+        x0 = x < x0 ? x : x0;
+        x1 = x > x1 ? x : x1;
+        y0 = y < y0 ? y : y0;
+        y1 = y > y1 ? y : y1;
+        for (int d = 0; d < 4; d++) {
+            const long v = nbr(w, d); /* v -> w is v's direction d ^ 1 */
+            if (v >= 0 && !inq[v] && hh[v] == INF && res[d ^ 1][v] > 0) {
+                inq[v] = 1;
+                queue[tail++] = v;
+            }
+        }
+    }
+    printf("  open after both passes: %ld arcs (residual %lld); R %ld nodes holding excess %lld, "
+           "box %dx%d at (%d,%d)\n",
+           open, resid, tail, excess, x1 - x0 + 1, y1 - y0 + 1, x0, y0);
+}
+
+/* The far pull: for each sink arc still open after both passes, augmenting paths inside U from
+ * the nearest nodes with excess (a reversed BFS from the arc's node over U's residual arcs, stopped
+ * at the first level that holds excess, at most CAP nodes visited), until the arc is full or no
+ * excess is found. Pushes along residual arcs only: the preflow stays a preflow and U keeps its
+ * height. Prints the BFS levels, nodes visited and paths used; returns the arcs left open. */
+static long *par;
+static long far_pull(long cap) {
+    long left = 0;
+    for (long a = 0; a < N; a++) {
+        if (!(hh[a] == INF && rt[a] > 0))
+            continue;
+        int paths = 0, levels = 0;
+        long visited = 0;
+        while (rt[a] > 0) {
+            long head = 0, tail = 0, found = -1;
+            memset(inq, 0, (size_t)N * sizeof *inq);
+            inq[a] = 1;
+            par[a] = -1;
+            queue[tail++] = a;
+            int level = 0;
+            while (head < tail && found < 0 && tail < cap) {
+                const long end = tail;
+                level++;
+                for (; head < end && found < 0; head++) {
+                    const long w = queue[head];
+                    for (int d = 0; d < 4; d++) {
+                        const long v = nbr(w, d);
+                        if (v >= 0 && !inq[v] && hh[v] == INF && res[d ^ 1][v] > 0) {
+                            inq[v] = 1;
+                            par[v] = w;
+                            queue[tail++] = v;
+                            if (ex[v] > 0) {
+                                found = v;
+                                break;
+                            }
+                        }
+                    }
+                }
+            }
+            visited += tail;
+            levels = level > levels ? level : levels;
+            if (found < 0 && head == tail) {
+                /* R (every U node that reaches the arc) is all in the queue and holds no excess:
+                 * it moves to the sink side, U without R stays closed. */
+                for (long k = 0; k < tail; k++) {
+                    int depth = 1;
+                    for (long v = queue[k]; v != a; v = par[v])
+                        depth++;
+                    hh[queue[k]] = depth;
+                }
+                printf("  far pull at (%ld,%ld): %d paths, then R of %ld nodes moved\n", a % W,
+                       a / W, paths, tail);
+                break;
+            }
+            if (found < 0)
+                break;
+            long long b = ex[found] < rt[a] ? ex[found] : rt[a];
+            for (long v = found; v != a; v = par[v]) {
+                const long w = par[v];
+                for (int d = 0; d < 4; d++)
+                    if (nbr(v, d) == w && res[d][v] < b)
+                        b = res[d][v];
+            }
+            for (long v = found; v != a; v = par[v]) {
+                const long w = par[v];
+                for (int d = 0; d < 4; d++)
+                    if (nbr(v, d) == w) {
+                        res[d][v] -= (unsigned)b;
+                        res[d ^ 1][w] += (unsigned)b;
+                    }
+            }
+            ex[found] -= b;
+            rt[a] -= (int)b;
+            paths++;
+        }
+        left += rt[a] > 0 && hh[a] == INF;
+        if (hh[a] == INF)
+            printf("  far pull at (%ld,%ld): %d paths, BFS up to %d levels, %ld nodes visited, "
+                   "%s\n",
+                   a % W, a / W, paths, levels, visited, rt[a] > 0 ? "still open" : "closed");
+    }
+    return left;
+}
+
 static uint64_t rng = 1;
 static uint64_t rng_next(void) {
     rng ^= rng << 13;
@@ -365,6 +490,7 @@ static void *alloc(size_t bytes) {
 
 int main(int argc, char **argv) {
     int steps = 4, rounds = 32;
+    long far_cap = 0;
     uint64_t seed = 1;
     W = 1920;
     H = 1080;
@@ -375,6 +501,8 @@ int main(int argc, char **argv) {
             steps = atoi(argv[a + 1]);
         else if (strcmp(argv[a], "--rounds") == 0)
             rounds = atoi(argv[a + 1]);
+        else if (strcmp(argv[a], "--far") == 0)
+            far_cap = atol(argv[a + 1]);
         else if (strcmp(argv[a], "--seed") == 0)
             seed = (uint64_t)strtoull(argv[a + 1], NULL, 10);
         else {
@@ -402,6 +530,7 @@ int main(int argc, char **argv) {
     inc = alloc((size_t)N * 8);
     queue = alloc((size_t)(N + 1) * sizeof(long));
     inq = alloc((size_t)N * sizeof(long));
+    par = alloc((size_t)N * sizeof(long));
     long *list = alloc((size_t)N * sizeof(long));
     int *flag = alloc((size_t)(W / T + 2) * (size_t)(H / T + 2) * sizeof(int));
     for (long i = 0; i < N; i++) {
@@ -461,6 +590,11 @@ int main(int argc, char **argv) {
                         open[pass] += tile_pull(t % vtx * T - sh, t / vtx * T - sh, &mv);
                         moved += mv;
                     }
+            }
+            if (open[1] > 0) {
+                describe_open_regions();
+                if (far_cap > 0)
+                    far_pull(far_cap);
             }
             for (long i = 0; i < N; i++)
                 before += ex[i] > 0 && hh[i] < INF;

@@ -538,6 +538,13 @@ int main(void) {
         incremental_sequence(&rng, 2, t2, 4, 4, 0);
         incremental_sequence(&rng, 2, t2, 8, 4, 0);
         incremental_sequence(&rng, 3, t3, 6, 4, 0);
+        /* No rounds and one pass: the far pull's BFS (shared queue and hash) does the work. */
+        setenv("GCUT_CUDAGRID_PULL_ROUNDS", "0", 1);
+        setenv("GCUT_CUDAGRID_PULL_SHIFT", "0", 1);
+        incremental_sequence(&rng, 2, t2, 4, 4, 0);
+        incremental_sequence(&rng, 3, t3, 26, 4, 0);
+        unsetenv("GCUT_CUDAGRID_PULL_ROUNDS");
+        unsetenv("GCUT_CUDAGRID_PULL_SHIFT");
         unsetenv("GCUT_CUDAGRID_WARM_PULL");
         return test_finish("test_cuda_context", checks);
     }
@@ -651,13 +658,14 @@ int main(void) {
     /* The certified warm stop (GCUT_CUDAGRID_WARM_PULL=1): the shared cases, refusals and a
      * deficit near INT32_MAX through it (the repair's counters come back with its check);
      * the incremental case sets with its defaults (some stops must come from its certificate),
-     * one pass and no stuck closure (the sanitizers' quick sets stop there), no pull rounds (a
-     * pass may still move a region without excess to the sink side), one pass, no stuck
-     * closure, the old host path (negative values and a deficit
-     * overflow through it too), one checked sweep batch before a relabel (3 by default), no
-     * checked batch after a relabel (1 by default), one checked batch before and four after each
-     * relabel, warm_check_kernel as the check (pull_check_kernel by default), a relabel queue of
-     * one entry; then the default (on since the tenth session) and off (no certified stop). */
+     * one pass and no stuck closure, no rounds and one pass (the far pull fills every open arc;
+     * some stops must be certified; the sanitizers' quick sets stop there), no pull rounds (a
+     * pass may still move a region without excess to the sink side) with and without the far
+     * pull, no far pull, one pass, no stuck closure, the old host path (negative values and a
+     * deficit overflow through it too), one checked sweep batch before a relabel (3 by default),
+     * one checked batch after a relabel (none by default), one checked batch before and four after
+     * each relabel, warm_check_kernel as the check (pull_check_kernel by default), a relabel queue
+     * of one entry; then the default (on since the tenth session) and off (no certified stop). */
     setenv("GCUT_CUDAGRID_WARM_PULL", "1", 1);
     run_sequence(&rng, "cuda-grid", 2, s2, 4, quick ? 4 : 8);
     run_sequence(&rng, "cuda-grid", 2, s2, 8, quick ? 4 : 8);
@@ -669,15 +677,22 @@ int main(void) {
     setenv("GCUT_CUDAGRID_PULL_SHIFT", "0", 1);
     setenv("GCUT_CUDAGRID_PULL_CLOSE", "0", 1);
     pull_cases(&rng, 1, -1, "one pass, no stuck closure");
-    unsetenv("GCUT_CUDAGRID_PULL_SHIFT");
     unsetenv("GCUT_CUDAGRID_PULL_CLOSE");
+    setenv("GCUT_CUDAGRID_PULL_ROUNDS", "0", 1);
+    pull_cases(&rng, 1, 1, "no rounds, one pass: the far pull fills the open arcs");
+    unsetenv("GCUT_CUDAGRID_PULL_ROUNDS");
+    unsetenv("GCUT_CUDAGRID_PULL_SHIFT");
     if (quick) { /* the sanitizers' sets stop here */
         unsetenv("GCUT_CUDAGRID_WARM_PULL");
         return test_finish("test_cuda_context", checks);
     }
     setenv("GCUT_CUDAGRID_PULL_ROUNDS", "0", 1);
     pull_cases(&rng, 1, -1, "no pull rounds");
+    setenv("GCUT_CUDAGRID_PULL_FAR", "0", 1);
+    pull_cases(&rng, 1, -1, "no pull rounds, no far pull");
     unsetenv("GCUT_CUDAGRID_PULL_ROUNDS");
+    pull_cases(&rng, 1, -1, "no far pull");
+    unsetenv("GCUT_CUDAGRID_PULL_FAR");
     setenv("GCUT_CUDAGRID_PULL_SHIFT", "0", 1);
     pull_cases(&rng, 1, -1, "one pass");
     unsetenv("GCUT_CUDAGRID_PULL_SHIFT");
@@ -692,8 +707,8 @@ int main(void) {
     setenv("GCUT_CUDAGRID_PULL_CHECKS", "1", 1);
     pull_cases(&rng, 1, 1, "one checked batch");
     unsetenv("GCUT_CUDAGRID_PULL_CHECKS");
-    setenv("GCUT_CUDAGRID_PULL_AFTER", "0", 1);
-    pull_cases(&rng, 1, 1, "no checks after a relabel");
+    setenv("GCUT_CUDAGRID_PULL_AFTER", "1", 1);
+    pull_cases(&rng, 1, 1, "one checked batch after a relabel");
     setenv("GCUT_CUDAGRID_PULL_AFTER", "4", 1);
     setenv("GCUT_CUDAGRID_PULL_CHECKS", "1", 1);
     pull_cases(&rng, 1, 1, "one checked batch, four after each relabel");

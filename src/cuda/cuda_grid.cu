@@ -2574,10 +2574,11 @@ struct CudaContext {
      * (GCUT_CUDAGRID_PULL_CLOSE), the sweep batches that end with a check before a global
      * relabel (GCUT_CUDAGRID_PULL_CHECKS) and after one that left active tiles
      * (GCUT_CUDAGRID_PULL_AFTER), the certificate without arc masks and loose heights
-     * (GCUT_CUDAGRID_PULL_LEAN_CHECK). Device: two virtual-tile lists and flags, the
+     * (GCUT_CUDAGRID_PULL_LEAN_CHECK), the far pull for the arcs both passes left open
+     * (GCUT_CUDAGRID_PULL_FAR). Device: two virtual-tile lists and flags, the
      * counters; host: the counters' pinned copy. */
-    bool pull = false, pl_shift = true, pl_close = true, pl_lean_check = true;
-    int pl_rounds = 0, pl_checks = 3, pl_after = 1;
+    bool pull = false, pl_shift = true, pl_close = true, pl_lean_check = true, pl_far = true;
+    int pl_rounds = 0, pl_checks = 3, pl_after = 0;
     int *pl_list[2] = {}, *pl_flag[2] = {};
     int pl_vt[2][3] = {};
     unsigned long long *pl_ctl = nullptr, *host_pl = nullptr;
@@ -3503,7 +3504,8 @@ extern "C" gcut_status gcut__cudagrid_ctx_create(gcut_grid *grid, const gcut_opt
     C->pl_shift = gcut__env_int("GCUT_CUDAGRID_PULL_SHIFT", 1, 0, 1) != 0;
     C->pl_close = gcut__env_int("GCUT_CUDAGRID_PULL_CLOSE", 1, 0, 1) != 0;
     C->pl_checks = gcut__env_int("GCUT_CUDAGRID_PULL_CHECKS", 3, 1, 64);
-    C->pl_after = gcut__env_int("GCUT_CUDAGRID_PULL_AFTER", 1, 0, 64);
+    C->pl_after = gcut__env_int("GCUT_CUDAGRID_PULL_AFTER", 0, 0, 64);
+    C->pl_far = gcut__env_int("GCUT_CUDAGRID_PULL_FAR", 1, 0, 1) != 0;
     C->pl_lean_check = gcut__env_int("GCUT_CUDAGRID_PULL_LEAN_CHECK", 1, 0, 1) != 0;
     C->sp_cap =
         gcut__env_int("GCUT_CUDAGRID_SPARSE_CAP",

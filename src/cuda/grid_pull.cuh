@@ -9,14 +9,24 @@
 
 /* Words of a context's pull counters (CudaContext::pl_ctl, device; host_pl, pinned). */
 enum {
-    kPlCount0 = 0,  /* tiles on the pull list of pass 0 (the tile grid) */
-    kPlCount1 = 1,  /* tiles on the pull list of pass 1 (the grid shifted by half a tile) */
-    kPlOpen = 2,    /* source-side nodes whose sink arc is still residual after both passes */
-    kPlFlipped = 3, /* source-side nodes moved to the sink side (finite heights) by a pass */
-    kPlClosed = 4,  /* sink-side nodes moved to the source side (INF) by a stuck closure */
-    kPlPulls = 5,   /* pushes made by the pull passes */
-    kPlWords = 8
+    kPlCount0 = 0,   /* tiles on the pull list of pass 0 (the tile grid) */
+    kPlCount1 = 1,   /* tiles on the pull list of pass 1 (the grid shifted by half a tile) */
+    kPlOpen = 2,     /* source-side nodes whose sink arc is still residual after both passes */
+    kPlFlipped = 3,  /* source-side nodes moved to the sink side (finite heights) by a pass */
+    kPlClosed = 4,   /* sink-side nodes moved to the source side (INF) by a stuck closure */
+    kPlPulls = 5,    /* pushes made by the pull passes */
+    kPlFarPaths = 6, /* augmenting paths the far pull pushed along */
+    kPlFarLeft = 7,  /* sink arcs still open after the far pull */
+    kPlOpenList = 8, /* the nodes counted by kPlOpen, the first kPlOpenCap of them */
+    kPlOpenCap = 56,
+    kPlWords = kPlOpenList + kPlOpenCap
 };
+
+/* The far pull's block: threads, BFS queue and hash slots (shared memory), augmenting paths per
+ * arc and BFS nodes per launch before it gives up (the arcs left stay open: the certificate
+ * fails and a global relabel follows, exact as ever). */
+constexpr int kFarThreads = 256, kFarQueue = 1024, kFarHash = 2048, kFarPaths = 16,
+              kFarBudget = 16384;
 
 /* The pull passes' tile lists: pass p lists virtual tiles of the tile grid shifted by
  * (p ? half a tile : 0) in every tiled axis; flag[p][t] is 1 while t waits on list p (set by
@@ -93,7 +103,7 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
     const int tid = threadIdx.x;
     const int lx = tid % G::TX, ly = tid / G::TX % G::TY, lz = tid / (G::TX * G::TY);
     const long long count = (long long)L.ctl[kPlCount0 + pass];
-    unsigned long long pulls = 0, flipped = 0, open = 0;
+    unsigned long long pulls = 0, flipped = 0;
     for (long long k = blockIdx.x; k < count; k += gridDim.x) {
         const int vt = L.list[pass][k];
         const int vx = vt % L.vt[pass][0], vy = vt / L.vt[pass][0] % L.vt[pass][1],
@@ -227,10 +237,13 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
                 P.dist[g] = h;
                 flipped++;
             } else if (rt > 0) {
-                if (!last)
+                if (!last) {
                     pull_append(L, 1, pull_tile_of<CONN>(L, 1, gx, gy, gz));
-                else
-                    open++;
+                } else { /* listed for the far pull */
+                    const unsigned long long pos = atomicAdd(&L.ctl[kPlOpen], 1ull);
+                    if (pos < kPlOpenCap)
+                        L.ctl[kPlOpenList + pos] = (unsigned long long)g;
+                }
             }
         }
         __syncthreads(); /* the shared arrays are the next tile's */
@@ -238,8 +251,156 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
     block_add(pulls, &L.ctl[kPlPulls]);
     __syncthreads();
     block_add(flipped, &L.ctl[kPlFlipped]);
-    __syncthreads();
-    block_add(open, &L.ctl[kPlOpen]);
+}
+
+/* The far pull (GCUT_CUDAGRID_PULL_FAR, tenth session), one block after the last pull pass, for
+ * the sink arcs both passes left open (the first kPlOpenCap listed). A sink arc stays open there
+ * when the U region behind it crosses both tilings: in bench/warm_pull_emu on hard 1080p, such
+ * an arc had excess 3-10 BFS levels away, past the tile's edge, and one to three augmenting
+ * paths filled it. Per arc: a reversed BFS from the arc's node over U's residual arcs (v -> w,
+ * both at INF), level by level, until a level holds a node with excess; then thread 0 pushes
+ * along that path (the least of the excess, the arcs' residuals and the sink residual); again
+ * until the arc is full. If the BFS runs out with no excess, its queue holds R, every U node
+ * that reaches the arc, with no excess: R moves to the sink side (height = BFS depth + 1) and U
+ * without R is closed (a U node with a residual arc into R would be in R). If it outgrows its
+ * queue, its hash or the launch's budget, the arc stays open. Pushes go along residual arcs of U
+ * only and heights change only for R, so the preflow stays a preflow and U stays closed
+ * elsewhere: the certificate after it is the judge, as for the passes. One block, nothing else
+ * runs meanwhile: plain loads and stores. */
+template <int CONN>
+__global__ void __launch_bounds__(kFarThreads)
+    pull_far_kernel(const Problem P, unsigned long long *ctl) {
+    __shared__ long long qn[kFarQueue];         /* the BFS queue: nodes */
+    __shared__ short qp[kFarQueue];             /* the parent's queue index (-1: the arc's node) */
+    __shared__ signed char qd[kFarQueue];       /* the direction of the arc to the parent */
+    __shared__ unsigned short ql[kFarQueue];    /* BFS depth */
+    __shared__ unsigned long long hk[kFarHash]; /* visited nodes, open addressing */
+    __shared__ int tail_s, found_s, fail_s;
+    const int tid = threadIdx.x;
+    const unsigned long long listed = ctl[kPlOpen];
+    const int open = (int)(listed < kPlOpenCap ? listed : kPlOpenCap);
+    unsigned long long paths = 0, moved = 0, left = listed - (unsigned long long)open;
+    long long budget = kFarBudget;
+    auto insert = [&](long long v)
+        -> int { /* 1 new, 0 seen, -1 full */
+                 unsigned slot = (unsigned)(((unsigned long long)v * 0x9E3779B97F4A7C15ull) >> 53);
+                 for (int probe = 0; probe < kFarHash;
+                      probe++, slot = (slot + 1) & (kFarHash - 1)) {
+                     const unsigned long long old =
+                         atomicCAS(&hk[slot], ~0ull, (unsigned long long)v);
+                     if (old == ~0ull)
+                         return 1;
+                     if (old == (unsigned long long)v)
+                         return 0;
+                 }
+                 return -1;
+    };
+    for (int k = 0; k < open; k++) {
+        const long long a = (long long)ctl[kPlOpenList + k];
+        bool closed = false;
+        for (int path = 0; path < kFarPaths && budget > 0; path++) {
+            if (P.dist[a] != kInf || P.sink_residual[a] <= 0) {
+                closed = true;
+                break;
+            }
+            for (int i = tid; i < kFarHash; i += kFarThreads)
+                hk[i] = ~0ull;
+            __syncthreads();
+            if (tid == 0) {
+                insert(a);
+                qn[0] = a;
+                qp[0] = -1;
+                qd[0] = -1;
+                ql[0] = 0;
+                tail_s = 1;
+                found_s = P.excess[a] > 0 ? 0 : kFarQueue;
+                fail_s = 0;
+            }
+            __syncthreads();
+            int head = 0;
+            while (found_s == kFarQueue && !fail_s) {
+                const int end = tail_s;
+                __syncthreads(); /* every thread read end before any appends */
+                if (head == end)
+                    break; /* R is all in the queue */
+                for (int q = head + tid; q < end; q += kFarThreads) {
+                    const long long w = qn[q];
+                    const int x = (int)(w % P.width), y = (int)(w / P.width % P.height),
+                              z = (int)(w / ((long long)P.width * P.height));
+#pragma unroll
+                    for (int d = 0; d < CONN; d++) {
+                        const int nx = x + dir_dx(CONN, d), ny = y + dir_dy(CONN, d),
+                                  nz = z + dir_dz(CONN, d);
+                        if (nx < 0 || nx >= P.width || ny < 0 || ny >= P.height || nz < 0 ||
+                            nz >= P.depth)
+                            continue;
+                        const long long v = w + P.step[d]; /* v -> w is v's arc d ^ 1 */
+                        if (P.dist[v] != kInf || P.residual[(d ^ 1) * P.n + v] == 0)
+                            continue;
+                        const int fresh = insert(v);
+                        if (fresh <= 0) {
+                            if (fresh < 0)
+                                fail_s = 1;
+                            continue;
+                        }
+                        const int pos = atomicAdd(&tail_s, 1);
+                        if (pos >= kFarQueue) {
+                            fail_s = 1;
+                            continue;
+                        }
+                        qn[pos] = v;
+                        qp[pos] = (short)q;
+                        qd[pos] = (signed char)(d ^ 1);
+                        ql[pos] = (unsigned short)(ql[q] + 1);
+                        if (P.excess[v] > 0)
+                            atomicMin(&found_s, pos);
+                    }
+                }
+                head = end;
+                __syncthreads();
+            }
+            const int found = found_s, tail = tail_s < kFarQueue ? tail_s : kFarQueue;
+            const bool failed = fail_s != 0;
+            budget -= tail;
+            __syncthreads(); /* every thread read the verdict before thread 0 starts anew */
+            if (failed)
+                break;
+            if (found == kFarQueue) { /* no excess reaches the arc: R moves */
+                for (int q = tid; q < tail; q += kFarThreads)
+                    P.dist[qn[q]] = ql[q] + 1;
+                moved += tail;
+                closed = true;
+                __syncthreads();
+                break;
+            }
+            if (tid == 0) {
+                long long b = P.excess[qn[found]];
+                if (b > P.sink_residual[a])
+                    b = P.sink_residual[a];
+                for (int q = found; q > 0; q = qp[q]) {
+                    const unsigned r = P.residual[qd[q] * P.n + qn[q]];
+                    if (b > (long long)r)
+                        b = r;
+                }
+                for (int q = found; q > 0; q = qp[q]) {
+                    P.residual[qd[q] * P.n + qn[q]] -= (unsigned)b;
+                    P.residual[(qd[q] ^ 1) * P.n + qn[qp[q]]] += (unsigned)b;
+                }
+                P.excess[qn[found]] -= b;
+                P.sink_residual[a] -= (int)b;
+                paths++;
+            }
+            __syncthreads();
+        }
+        if (!closed && (P.dist[a] == kInf && P.sink_residual[a] > 0))
+            left++;
+        __syncthreads();
+    }
+    if (tid == 0) {
+        ctl[kPlFarPaths] = paths;
+        ctl[kPlFarLeft] = left;
+        ctl[kPlFlipped] += moved;
+    }
 }
 
 /* After the first sweep batch, over the tiles still listed active (tile list `list`): excess
@@ -383,6 +544,10 @@ template <int CONN> struct PullRun final : CertHook {
             pull_kernel<CONN>
                 <<<S.sweep_blocks, G::T, 0, stream>>>(S.P, L, p, C.pl_rounds, p == passes - 1);
         GCUT__CUDA_TRY(cudaGetLastError(), "pull kernel launch");
+        if (C.pl_far) {
+            pull_far_kernel<CONN><<<1, kFarThreads, 0, stream>>>(S.P, C.pl_ctl);
+            GCUT__CUDA_TRY(cudaGetLastError(), "far pull kernel launch");
+        }
         if (C.verbose)
             GCUT__CUDA_TRY(cudaEventRecord(C.tev[1], stream), "cudaEventRecord");
         return GCUT_OK;
@@ -424,10 +589,12 @@ template <int CONN> struct PullRun final : CertHook {
             const unsigned long long *w = C.host_pl;
             fprintf(stderr,
                     "cuda-grid: warm pull: %llu + %llu tiles pulled (%llu pushes, %llu nodes to "
-                    "the sink side, %llu sink arcs left open), device %.3f ms; stuck closure "
-                    "%llu nodes to INF; certificate %s (%llu nodes against it), device %.3f ms\n",
+                    "the sink side, %llu sink arcs left open; far pull %llu paths, %llu still "
+                    "open), device %.3f ms; stuck closure %llu nodes to INF; certificate %s (%llu "
+                    "nodes against it), device %.3f ms\n",
                     w[kPlCount0], w[kPlCount1], w[kPlPulls], w[kPlFlipped], w[kPlOpen],
-                    ctx_lap(C, 0, 1), w[kPlClosed], proven ? "holds" : "fails", C.host_wc[kWarmBad],
+                    w[kPlFarPaths], C.pl_far ? w[kPlFarLeft] : w[kPlOpen], ctx_lap(C, 0, 1),
+                    w[kPlClosed], proven ? "holds" : "fails", C.host_wc[kWarmBad],
                     ctx_lap(C, 2, 3));
         }
         return GCUT_OK;
