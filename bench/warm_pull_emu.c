@@ -13,7 +13,9 @@
  *      left open: augmenting paths inside the source side from the nearest excess (a reversed
  *      BFS of at most CAP nodes), or the move of an excess-free region behind the arc; every
  *      such arc is described (its region, the excess in it, the BFS levels and paths used);
- *   5. the stuck closure per 16x16 tile and the closure certificate (nodes against it);
+ *   5. the stuck closure per 16x16 tile; with --far, the far drain (pull_fix_kernel) of every
+ *      finite node still holding excess (augmenting paths to the nearest residual sink arc over
+ *      finite nodes, or S, all it reaches, to INF); the closure certificate (nodes against it);
  *   6. the exact finish (global relabels and discharges) before the next step.
  * Usage: warm_pull_emu [--size WxH] [--steps S] [--rounds R] [--seed S] [--far CAP]
  * (defaults 1920x1080, 4 steps, 32 rounds, seed 1). Build: any gcut build (bench/ targets). */
@@ -471,6 +473,69 @@ static long far_pull(long cap) {
     return left;
 }
 
+/* The far drain (pull_fix_kernel, tenth session): for each node at a finite height still holding
+ * excess after the rounds and the closure, augmenting paths over residual arcs among finite
+ * nodes to the nearest residual sink arc (a BFS of at most CAP nodes); if the BFS runs out
+ * first, S (every finite node the excess reaches) goes to INF. Returns the nodes left. */
+static long far_drain(long cap) {
+    long left = 0;
+    for (long e = 0; e < N; e++) {
+        if (!(hh[e] < INF && ex[e] > 0))
+            continue;
+        int paths = 0;
+        long visited = 0;
+        const char *how = "left";
+        while (ex[e] > 0 && hh[e] < INF && paths < 16) {
+            long head = 0, tail = 0, found = rt[e] > 0 ? e : -1;
+            memset(inq, 0, (size_t)N * sizeof *inq);
+            inq[e] = 1;
+            par[e] = -1;
+            queue[tail++] = e;
+            while (head < tail && found < 0 && tail < cap) {
+                const long w = queue[head++];
+                for (int d = 0; d < 4 && found < 0; d++) {
+                    const long v = nbr(w, d);
+                    if (v >= 0 && !inq[v] && hh[v] < INF && res[d][w] > 0) {
+                        inq[v] = 1;
+                        par[v] = w;
+                        queue[tail++] = v;
+                        if (rt[v] > 0)
+                            found = v;
+                    }
+                }
+            }
+            visited += tail;
+            if (found < 0 && head == tail) {
+                for (long k = 0; k < tail; k++)
+                    hh[queue[k]] = INF;
+                how = "closed";
+                break;
+            }
+            if (found < 0)
+                break;
+            long long b = ex[e] < rt[found] ? ex[e] : rt[found];
+            for (long v = found; v != e; v = par[v])
+                for (int d = 0; d < 4; d++)
+                    if (nbr(par[v], d) == v && res[d][par[v]] < b)
+                        b = res[d][par[v]];
+            for (long v = found; v != e; v = par[v])
+                for (int d = 0; d < 4; d++)
+                    if (nbr(par[v], d) == v) {
+                        res[d][par[v]] -= (unsigned)b;
+                        res[d ^ 1][v] += (unsigned)b;
+                    }
+            ex[e] -= b;
+            rt[found] -= (int)b;
+            paths++;
+            how = "drained";
+        }
+        left += ex[e] > 0 && hh[e] < INF;
+        printf("  far drain at (%ld,%ld): %d paths, %ld nodes visited, %s\n", e % W, e / W, paths,
+               visited, ex[e] > 0 && hh[e] < INF ? "left" : how);
+    }
+    return left;
+}
+
 static uint64_t rng = 1;
 static uint64_t rng_next(void) {
     rng ^= rng << 13;
@@ -614,6 +679,8 @@ int main(int argc, char **argv) {
                     else
                         closed += c;
                 }
+            if (far_cap > 0)
+                far_drain(far_cap);
             for (long i = 0; i < N; i++) {
                 if (hh[i] < INF) {
                     against += ex[i] > 0;

@@ -661,11 +661,12 @@ int main(void) {
      * one pass and no stuck closure, no rounds and one pass (the far pull fills every open arc;
      * some stops must be certified; the sanitizers' quick sets stop there), no pull rounds (a
      * pass may still move a region without excess to the sink side) with and without the far
-     * pull, no far pull, one pass, no stuck closure, the old host path (negative values and a
-     * deficit overflow through it too), one checked sweep batch before a relabel (3 by default),
-     * one checked batch after a relabel (none by default), one checked batch before and four after
-     * each relabel, warm_check_kernel as the check (pull_check_kernel by default), a relabel queue
-     * of one entry; then the default (on since the tenth session) and off (no certified stop). */
+     * pull, no far pull (with and without the fix after a failed certificate), no fix, one pass, no
+     * stuck closure, the old host path (negative values and a deficit overflow through it too), one
+     * checked sweep batch before a relabel (3 by default), one checked batch after a relabel (none
+     * by default), one checked batch before and four after each relabel, warm_check_kernel as the
+     * check (pull_check_kernel by default), a relabel queue of one entry; then the default (on
+     * since the tenth session) and off (no certified stop). */
     setenv("GCUT_CUDAGRID_WARM_PULL", "1", 1);
     run_sequence(&rng, "cuda-grid", 2, s2, 4, quick ? 4 : 8);
     run_sequence(&rng, "cuda-grid", 2, s2, 8, quick ? 4 : 8);
@@ -692,7 +693,11 @@ int main(void) {
     pull_cases(&rng, 1, -1, "no pull rounds, no far pull");
     unsetenv("GCUT_CUDAGRID_PULL_ROUNDS");
     pull_cases(&rng, 1, -1, "no far pull");
+    setenv("GCUT_CUDAGRID_PULL_FIX", "0", 1);
+    pull_cases(&rng, 1, -1, "no far pull, no fix after a failed certificate");
     unsetenv("GCUT_CUDAGRID_PULL_FAR");
+    pull_cases(&rng, 1, -1, "no fix after a failed certificate");
+    unsetenv("GCUT_CUDAGRID_PULL_FIX");
     setenv("GCUT_CUDAGRID_PULL_SHIFT", "0", 1);
     pull_cases(&rng, 1, -1, "one pass");
     unsetenv("GCUT_CUDAGRID_PULL_SHIFT");

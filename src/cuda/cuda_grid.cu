@@ -2575,9 +2575,12 @@ struct CudaContext {
      * relabel (GCUT_CUDAGRID_PULL_CHECKS) and after one that left active tiles
      * (GCUT_CUDAGRID_PULL_AFTER), the certificate without arc masks and loose heights
      * (GCUT_CUDAGRID_PULL_LEAN_CHECK), the far pull for the arcs both passes left open
-     * (GCUT_CUDAGRID_PULL_FAR). Device: two virtual-tile lists and flags, the
+     * (GCUT_CUDAGRID_PULL_FAR), the far drain and pull of the nodes against a failed
+     * certificate, then the certificate again (GCUT_CUDAGRID_PULL_FIX). Device: two
+     * virtual-tile lists and flags, the
      * counters; host: the counters' pinned copy. */
-    bool pull = false, pl_shift = true, pl_close = true, pl_lean_check = true, pl_far = true;
+    bool pull = false, pl_shift = true, pl_close = true, pl_lean_check = true, pl_far = true,
+         pl_fix = true;
     int pl_rounds = 0, pl_checks = 3, pl_after = 0;
     int *pl_list[2] = {}, *pl_flag[2] = {};
     int pl_vt[2][3] = {};
@@ -3506,6 +3509,7 @@ extern "C" gcut_status gcut__cudagrid_ctx_create(gcut_grid *grid, const gcut_opt
     C->pl_checks = gcut__env_int("GCUT_CUDAGRID_PULL_CHECKS", 3, 1, 64);
     C->pl_after = gcut__env_int("GCUT_CUDAGRID_PULL_AFTER", 0, 0, 64);
     C->pl_far = gcut__env_int("GCUT_CUDAGRID_PULL_FAR", 1, 0, 1) != 0;
+    C->pl_fix = gcut__env_int("GCUT_CUDAGRID_PULL_FIX", 1, 0, 1) != 0;
     C->pl_lean_check = gcut__env_int("GCUT_CUDAGRID_PULL_LEAN_CHECK", 1, 0, 1) != 0;
     C->sp_cap =
         gcut__env_int("GCUT_CUDAGRID_SPARSE_CAP",

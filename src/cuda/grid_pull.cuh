@@ -19,7 +19,13 @@ enum {
     kPlFarLeft = 7,  /* sink arcs still open after the far pull */
     kPlOpenList = 8, /* the nodes counted by kPlOpen, the first kPlOpenCap of them */
     kPlOpenCap = 56,
-    kPlWords = kPlOpenList + kPlOpenCap
+    kPlFixPaths = 64, /* augmenting paths of the fixes after failed certificates */
+    kPlFixMoved = 65, /* nodes the fixes moved (R to the sink side, S to INF) */
+    kPlFixLeft = 66,  /* nodes against a certificate that a fix could not settle */
+    kPlBadCount = 67, /* nodes against the last certificate (pull_check_kernel) */
+    kPlBadList = 68,  /* the first kPlBadCap of them */
+    kPlBadCap = 28,
+    kPlWords = kPlBadList + kPlBadCap
 };
 
 /* The far pull's block: threads, BFS queue and hash slots (shared memory), augmenting paths per
@@ -253,41 +259,49 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
     block_add(flipped, &L.ctl[kPlFlipped]);
 }
 
-/* The far pull (GCUT_CUDAGRID_PULL_FAR, tenth session), one block after the last pull pass, for
- * the sink arcs both passes left open (the first kPlOpenCap listed). A sink arc stays open there
- * when the U region behind it crosses both tilings: in bench/warm_pull_emu on hard 1080p, such
- * an arc had excess 3-10 BFS levels away, past the tile's edge, and one to three augmenting
- * paths filled it. Per arc: a reversed BFS from the arc's node over U's residual arcs (v -> w,
- * both at INF), level by level, until a level holds a node with excess; then thread 0 pushes
- * along that path (the least of the excess, the arcs' residuals and the sink residual); again
- * until the arc is full. If the BFS runs out with no excess, its queue holds R, every U node
- * that reaches the arc, with no excess: R moves to the sink side (height = BFS depth + 1) and U
- * without R is closed (a U node with a residual arc into R would be in R). If it outgrows its
- * queue, its hash or the launch's budget, the arc stays open. Pushes go along residual arcs of U
- * only and heights change only for R, so the preflow stays a preflow and U stays closed
- * elsewhere: the certificate after it is the judge, as for the passes. One block, nothing else
- * runs meanwhile: plain loads and stores. */
-template <int CONN>
-__global__ void __launch_bounds__(kFarThreads)
-    pull_far_kernel(const Problem P, unsigned long long *ctl) {
-    __shared__ long long qn[kFarQueue];         /* the BFS queue: nodes */
-    __shared__ short qp[kFarQueue];             /* the parent's queue index (-1: the arc's node) */
-    __shared__ signed char qd[kFarQueue];       /* the direction of the arc to the parent */
-    __shared__ unsigned short ql[kFarQueue];    /* BFS depth */
-    __shared__ unsigned long long hk[kFarHash]; /* visited nodes, open addressing */
-    __shared__ int tail_s, found_s, fail_s;
+/* The far pull and the far drain (tenth session): one block, a BFS over residual arcs from one
+ * node, level by level, with its queue and a visited hash in shared memory, then augmenting
+ * paths along it. Two directions:
+ *  - the far pull (FWD false; GCUT_CUDAGRID_PULL_FAR): from a source-side node `a` (INF) whose
+ *    sink arc is open, backwards over U's residual arcs (v -> w, both at INF) to the nearest
+ *    node with excess, then a push from it along the path into a's sink arc. If the BFS runs out
+ *    first, its queue is R, every U node that reaches a, and R holds no excess: R moves to the
+ *    sink side (height = BFS depth + 1) and U without R stays closed (a U node with a residual
+ *    arc into R would be in R). A sink arc stays open there when the U region behind it crosses
+ *    both tilings: in bench/warm_pull_emu on hard 1080p such an arc had excess 3-10 BFS levels
+ *    away, past the tile's edge, and one to three paths filled it;
+ *  - the far drain (FWD true; GCUT_CUDAGRID_PULL_FIX): from a node `e` at a finite height that
+ *    still holds excess, forwards over residual arcs among finite nodes to the nearest node with
+ *    a residual sink arc, then a push from e along the path into it. If the BFS runs out first,
+ *    S, every finite node e reaches, has no way to the sink: S goes to INF (U with S is closed:
+ *    S's residual arcs end in S or in U). In the emulator this is the excess that the sweeps
+ *    and the tile closure left, 2-29 nodes from a sink arc or closed in 2-16.
+ * Pushes follow residual arcs and respect the capacities; heights change only for R or S. So
+ * the preflow stays a preflow, and a stop is still proven by the certificate after it. A BFS
+ * that outgrows its queue, its hash or the launch's budget gives up and leaves the node as it
+ * was. One block runs with nothing else beside it, so plain loads and stores suffice. */
+struct FarShared {
+    long long *qn;      /* the BFS queue: nodes */
+    short *qp;          /* the parent's queue index (-1: the start) */
+    signed char *qd;    /* the arc's direction: v -> parent (pull), parent -> v (drain) */
+    unsigned short *ql; /* BFS depth */
+    unsigned long long *hk;
+    int *tail, *found, *fail;
+};
+
+/* One BFS from `start`, by every thread of the block: the queue index of the nearest target (a
+ * node with excess for the pull, with a residual sink arc for the drain), kFarQueue when the
+ * search ran out (its nodes are sh.qn[0, *sh.tail)), -1 when it gave up. */
+template <int CONN, bool FWD>
+__device__ int far_bfs(const Problem &P, const FarShared &sh, long long start) {
     const int tid = threadIdx.x;
-    const unsigned long long listed = ctl[kPlOpen];
-    const int open = (int)(listed < kPlOpenCap ? listed : kPlOpenCap);
-    unsigned long long paths = 0, moved = 0, left = listed - (unsigned long long)open;
-    long long budget = kFarBudget;
     auto insert = [&](long long v)
         -> int { /* 1 new, 0 seen, -1 full */
                  unsigned slot = (unsigned)(((unsigned long long)v * 0x9E3779B97F4A7C15ull) >> 53);
                  for (int probe = 0; probe < kFarHash;
                       probe++, slot = (slot + 1) & (kFarHash - 1)) {
                      const unsigned long long old =
-                         atomicCAS(&hk[slot], ~0ull, (unsigned long long)v);
+                         atomicCAS(&sh.hk[slot], ~0ull, (unsigned long long)v);
                      if (old == ~0ull)
                          return 1;
                      if (old == (unsigned long long)v)
@@ -295,111 +309,182 @@ __global__ void __launch_bounds__(kFarThreads)
                  }
                  return -1;
     };
-    for (int k = 0; k < open; k++) {
-        const long long a = (long long)ctl[kPlOpenList + k];
-        bool closed = false;
-        for (int path = 0; path < kFarPaths && budget > 0; path++) {
-            if (P.dist[a] != kInf || P.sink_residual[a] <= 0) {
-                closed = true;
-                break;
-            }
-            for (int i = tid; i < kFarHash; i += kFarThreads)
-                hk[i] = ~0ull;
-            __syncthreads();
-            if (tid == 0) {
-                insert(a);
-                qn[0] = a;
-                qp[0] = -1;
-                qd[0] = -1;
-                ql[0] = 0;
-                tail_s = 1;
-                found_s = P.excess[a] > 0 ? 0 : kFarQueue;
-                fail_s = 0;
-            }
-            __syncthreads();
-            int head = 0;
-            while (found_s == kFarQueue && !fail_s) {
-                const int end = tail_s;
-                __syncthreads(); /* every thread read end before any appends */
-                if (head == end)
-                    break; /* R is all in the queue */
-                for (int q = head + tid; q < end; q += kFarThreads) {
-                    const long long w = qn[q];
-                    const int x = (int)(w % P.width), y = (int)(w / P.width % P.height),
-                              z = (int)(w / ((long long)P.width * P.height));
+    for (int i = tid; i < kFarHash; i += kFarThreads)
+        sh.hk[i] = ~0ull;
+    __syncthreads();
+    if (tid == 0) {
+        insert(start);
+        sh.qn[0] = start;
+        sh.qp[0] = -1;
+        sh.qd[0] = -1;
+        sh.ql[0] = 0;
+        *sh.tail = 1;
+        *sh.found = (FWD ? P.sink_residual[start] > 0 : P.excess[start] > 0) ? 0 : kFarQueue;
+        *sh.fail = 0;
+    }
+    __syncthreads();
+    int head = 0;
+    while (*sh.found == kFarQueue && !*sh.fail) {
+        const int end = *sh.tail;
+        __syncthreads(); /* every thread read end before any appends */
+        if (head == end)
+            break; /* the search ran out */
+        for (int q = head + tid; q < end; q += kFarThreads) {
+            const long long w = sh.qn[q];
+            const int x = (int)(w % P.width), y = (int)(w / P.width % P.height),
+                      z = (int)(w / ((long long)P.width * P.height));
 #pragma unroll
-                    for (int d = 0; d < CONN; d++) {
-                        const int nx = x + dir_dx(CONN, d), ny = y + dir_dy(CONN, d),
-                                  nz = z + dir_dz(CONN, d);
-                        if (nx < 0 || nx >= P.width || ny < 0 || ny >= P.height || nz < 0 ||
-                            nz >= P.depth)
-                            continue;
-                        const long long v = w + P.step[d]; /* v -> w is v's arc d ^ 1 */
-                        if (P.dist[v] != kInf || P.residual[(d ^ 1) * P.n + v] == 0)
-                            continue;
-                        const int fresh = insert(v);
-                        if (fresh <= 0) {
-                            if (fresh < 0)
-                                fail_s = 1;
-                            continue;
-                        }
-                        const int pos = atomicAdd(&tail_s, 1);
-                        if (pos >= kFarQueue) {
-                            fail_s = 1;
-                            continue;
-                        }
-                        qn[pos] = v;
-                        qp[pos] = (short)q;
-                        qd[pos] = (signed char)(d ^ 1);
-                        ql[pos] = (unsigned short)(ql[q] + 1);
-                        if (P.excess[v] > 0)
-                            atomicMin(&found_s, pos);
-                    }
+            for (int d = 0; d < CONN; d++) {
+                const int nx = x + dir_dx(CONN, d), ny = y + dir_dy(CONN, d),
+                          nz = z + dir_dz(CONN, d);
+                if (nx < 0 || nx >= P.width || ny < 0 || ny >= P.height || nz < 0 || nz >= P.depth)
+                    continue;
+                const long long v = w + P.step[d];
+                /* pull: U's arc v -> w (v's arc d ^ 1); drain: the finite arc w -> v (w's d) */
+                if (FWD ? (P.dist[v] == kInf || P.residual[d * P.n + w] == 0)
+                        : (P.dist[v] != kInf || P.residual[(d ^ 1) * P.n + v] == 0))
+                    continue;
+                const int fresh = insert(v);
+                if (fresh <= 0) {
+                    if (fresh < 0)
+                        *sh.fail = 1;
+                    continue;
                 }
-                head = end;
-                __syncthreads();
-            }
-            const int found = found_s, tail = tail_s < kFarQueue ? tail_s : kFarQueue;
-            const bool failed = fail_s != 0;
-            budget -= tail;
-            __syncthreads(); /* every thread read the verdict before thread 0 starts anew */
-            if (failed)
-                break;
-            if (found == kFarQueue) { /* no excess reaches the arc: R moves */
-                for (int q = tid; q < tail; q += kFarThreads)
-                    P.dist[qn[q]] = ql[q] + 1;
-                moved += tail;
-                closed = true;
-                __syncthreads();
-                break;
-            }
-            if (tid == 0) {
-                long long b = P.excess[qn[found]];
-                if (b > P.sink_residual[a])
-                    b = P.sink_residual[a];
-                for (int q = found; q > 0; q = qp[q]) {
-                    const unsigned r = P.residual[qd[q] * P.n + qn[q]];
-                    if (b > (long long)r)
-                        b = r;
+                const int pos = atomicAdd(sh.tail, 1);
+                if (pos >= kFarQueue) {
+                    *sh.fail = 1;
+                    continue;
                 }
-                for (int q = found; q > 0; q = qp[q]) {
-                    P.residual[qd[q] * P.n + qn[q]] -= (unsigned)b;
-                    P.residual[(qd[q] ^ 1) * P.n + qn[qp[q]]] += (unsigned)b;
-                }
-                P.excess[qn[found]] -= b;
-                P.sink_residual[a] -= (int)b;
-                paths++;
+                sh.qn[pos] = v;
+                sh.qp[pos] = (short)q;
+                sh.qd[pos] = (signed char)(FWD ? d : d ^ 1);
+                sh.ql[pos] = (unsigned short)(sh.ql[q] + 1);
+                if (FWD ? P.sink_residual[v] > 0 : P.excess[v] > 0)
+                    atomicMin(sh.found, pos);
             }
-            __syncthreads();
         }
-        if (!closed && (P.dist[a] == kInf && P.sink_residual[a] > 0))
-            left++;
+        head = end;
         __syncthreads();
     }
-    if (tid == 0) {
+    const int found = *sh.found, failed = *sh.fail;
+    __syncthreads(); /* every thread read the verdict before the next search resets it */
+    return failed ? -1 : found;
+}
+
+/* The far pull (FWD false) or drain (FWD true) of one node, by every thread of the block: BFS
+ * and augmenting paths until the node needs none (the pull: its sink arc full or the node moved
+ * to the sink side; the drain: no excess or the node at INF), at most kFarPaths paths and
+ * *budget BFS nodes. Counts the paths and the nodes moved (thread 0's); returns true when the
+ * node needs nothing more. */
+template <int CONN, bool FWD>
+__device__ bool far_fix(const Problem &P, const FarShared &sh, long long start, long long *budget,
+                        unsigned long long *paths, unsigned long long *moved) {
+    const int tid = threadIdx.x;
+    auto settled = [&]() {
+        return FWD ? (P.dist[start] == kInf || P.excess[start] <= 0)
+                   : (P.dist[start] != kInf || P.sink_residual[start] <= 0);
+    };
+    for (int path = 0; path<kFarPaths && * budget> 0; path++) {
+        if (settled())
+            return true;
+        const int found = far_bfs<CONN, FWD>(P, sh, start);
+        const int tail = *sh.tail < kFarQueue ? *sh.tail : kFarQueue;
+        *budget -= tail;
+        if (found < 0)
+            break;
+        if (found == kFarQueue) { /* nothing to reach: R to the sink side, or S to INF */
+            for (int q = tid; q < tail; q += kFarThreads)
+                P.dist[sh.qn[q]] = FWD ? kInf : sh.ql[q] + 1;
+            *moved += tail;
+            __syncthreads();
+            return true;
+        }
+        if (tid == 0) {
+            /* flow goes from the node with excess to the node with the sink arc */
+            const long long from = FWD ? start : sh.qn[found], to = FWD ? sh.qn[found] : start;
+            long long b = P.excess[from];
+            if (b > P.sink_residual[to])
+                b = P.sink_residual[to];
+            for (int q = found; q > 0; q = sh.qp[q]) {
+                const long long tail_node = FWD ? sh.qn[sh.qp[q]] : sh.qn[q];
+                const unsigned r = P.residual[sh.qd[q] * P.n + tail_node];
+                if (b > (long long)r)
+                    b = r;
+            }
+            for (int q = found; q > 0; q = sh.qp[q]) {
+                const long long tail_node = FWD ? sh.qn[sh.qp[q]] : sh.qn[q],
+                                head_node = FWD ? sh.qn[q] : sh.qn[sh.qp[q]];
+                P.residual[sh.qd[q] * P.n + tail_node] -= (unsigned)b;
+                P.residual[(sh.qd[q] ^ 1) * P.n + head_node] += (unsigned)b;
+            }
+            P.excess[from] -= b;
+            P.sink_residual[to] -= (int)b;
+            (*paths)++;
+        }
+        __syncthreads();
+    }
+    const bool done = settled();
+    __syncthreads();
+    return done;
+}
+
+#define GCUT__FAR_SHARED(sh)                                                                       \
+    __shared__ long long far_qn[kFarQueue];                                                        \
+    __shared__ short far_qp[kFarQueue];                                                            \
+    __shared__ signed char far_qd[kFarQueue];                                                      \
+    __shared__ unsigned short far_ql[kFarQueue];                                                   \
+    __shared__ unsigned long long far_hk[kFarHash];                                                \
+    __shared__ int far_tail, far_found, far_fail;                                                  \
+    const FarShared sh = {far_qn, far_qp, far_qd, far_ql, far_hk, &far_tail, &far_found, &far_fail}
+
+/* The far pull after the last pull pass, on the sink arcs it left open (the first kPlOpenCap). */
+template <int CONN>
+__global__ void __launch_bounds__(kFarThreads)
+    pull_far_kernel(const Problem P, unsigned long long *ctl) {
+    GCUT__FAR_SHARED(sh);
+    const unsigned long long listed = ctl[kPlOpen];
+    const int open = (int)(listed < kPlOpenCap ? listed : kPlOpenCap);
+    unsigned long long paths = 0, moved = 0, left = listed - (unsigned long long)open;
+    long long budget = kFarBudget;
+    for (int k = 0; k < open; k++)
+        if (!far_fix<CONN, false>(P, sh, (long long)ctl[kPlOpenList + k], &budget, &paths, &moved))
+            left++;
+    if (threadIdx.x == 0) {
         ctl[kPlFarPaths] = paths;
         ctl[kPlFarLeft] = left;
         ctl[kPlFlipped] += moved;
+    }
+}
+
+/* After a failed certificate that listed every node against it (at most kPlBadCap): the far
+ * drain of each finite node with excess, the far pull of each U node with an open sink arc. A U
+ * node with a residual arc to a finite node is left (none of the two applies); so are nodes
+ * an earlier fix already settled. The certificate runs again after it. */
+template <int CONN>
+__global__ void __launch_bounds__(kFarThreads)
+    pull_fix_kernel(const Problem P, unsigned long long *ctl) {
+    GCUT__FAR_SHARED(sh);
+    const unsigned long long listed = ctl[kPlBadCount];
+    unsigned long long paths = 0, moved = 0, left = 0;
+    long long budget = kFarBudget;
+    if (listed <= kPlBadCap)
+        for (int k = 0; k < (int)listed; k++) {
+            const long long i = (long long)ctl[kPlBadList + k];
+            bool done = true;
+            if (P.dist[i] != kInf) {
+                if (P.excess[i] > 0)
+                    done = far_fix<CONN, true>(P, sh, i, &budget, &paths, &moved);
+            } else if (P.sink_residual[i] > 0) {
+                done = far_fix<CONN, false>(P, sh, i, &budget, &paths, &moved);
+            } else {
+                done = false;
+            }
+            left += !done;
+        }
+    if (threadIdx.x == 0) {
+        ctl[kPlFixPaths] += paths;
+        ctl[kPlFixMoved] += moved;
+        ctl[kPlFixLeft] += left;
     }
 }
 
@@ -483,8 +568,11 @@ __global__ void __launch_bounds__(Geo<CONN>::T)
  * and its count of loose heights, which only the incremental start and the sparse phase read):
  * a node at a finite height holds no excess; a node of U (INF) has no residual sink arc and no
  * residual arc to a finite node. A finite node reads its height and excess only, a node of U its
- * sink residual and then its arcs; nothing is written but the count. */
-template <int CONN> __global__ void pull_check_kernel(const Problem P, unsigned long long *wc) {
+ * sink residual and then its arcs; nothing is written but the count and, with `ctl`, the nodes
+ * against it (kPlBadCount, the first kPlBadCap in kPlBadList). */
+template <int CONN>
+__global__ void pull_check_kernel(const Problem P, unsigned long long *wc,
+                                  unsigned long long *ctl) {
     unsigned long long bad = 0;
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < P.n;
          i += (long long)gridDim.x * blockDim.x) {
@@ -497,6 +585,11 @@ template <int CONN> __global__ void pull_check_kernel(const Problem P, unsigned 
             for (int d = 0; d < CONN; d++) /* arcs out of the grid have residual 0 */
                 if (!b && P.residual[d * P.n + i] > 0 && P.dist[i + P.step[d]] != kInf)
                     b = true;
+        }
+        if (b && ctl != nullptr) { /* the nodes against it, for pull_fix_kernel */
+            const unsigned long long pos = atomicAdd(&ctl[kPlBadCount], 1ull);
+            if (pos < kPlBadCap)
+                ctl[kPlBadList + pos] = (unsigned long long)i;
         }
         bad += b;
     }
@@ -553,23 +646,20 @@ template <int CONN> struct PullRun final : CertHook {
         return GCUT_OK;
     }
 
-    gcut_status check(int list, bool *proven_out) override {
-        using G = Geo<CONN>;
+    /* The certificate and its read (with the repair's counters while unread): sets `proven`.
+     * `again`: the second one, after a fix (no verbose event). */
+    gcut_status certify(bool again) {
         Session &S = C.S;
         cudaStream_t stream = S.stream;
-        *proven_out = false;
-        if (C.verbose)
-            GCUT__CUDA_TRY(cudaEventRecord(C.tev[2], stream), "cudaEventRecord");
         GCUT__CUDA_TRY(cudaMemsetAsync(C.wc, 0, kWarmWords * 8, stream), "memset");
-        if (C.pl_close)
-            stuck_close_kernel<CONN><<<S.sweep_blocks, G::T, 0, stream>>>(S.P, list, C.pl_ctl);
+        GCUT__CUDA_TRY(cudaMemsetAsync(C.pl_ctl + kPlBadCount, 0, 8, stream), "memset");
         if (C.pl_lean_check)
-            pull_check_kernel<CONN><<<S.node_blocks, 256, 0, stream>>>(S.P, C.wc);
+            pull_check_kernel<CONN><<<S.node_blocks, 256, 0, stream>>>(S.P, C.wc, C.pl_ctl);
         else
             warm_check_kernel<CONN>
                 <<<S.node_blocks, 256, 0, stream>>>(S.P, C.wc, nullptr, nullptr, nullptr);
         GCUT__CUDA_TRY(cudaGetLastError(), "warm check kernel launch");
-        if (C.verbose)
+        if (C.verbose && !again)
             GCUT__CUDA_TRY(cudaEventRecord(C.tev[3], stream), "cudaEventRecord");
         GCUT__CUDA_TRY(
             cudaMemcpyAsync(C.host_wc, C.wc, kWarmWords * 8, cudaMemcpyDeviceToHost, stream),
@@ -584,7 +674,39 @@ template <int CONN> struct PullRun final : CertHook {
                            "read repair counters");
         GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "warm certificate");
         proven = C.host_wc[kWarmBad] == 0;
+        return GCUT_OK;
+    }
+
+    gcut_status check(int list, bool *proven_out) override {
+        using G = Geo<CONN>;
+        Session &S = C.S;
+        cudaStream_t stream = S.stream;
+        *proven_out = false;
+        if (C.verbose)
+            GCUT__CUDA_TRY(cudaEventRecord(C.tev[2], stream), "cudaEventRecord");
+        if (C.pl_close)
+            stuck_close_kernel<CONN><<<S.sweep_blocks, G::T, 0, stream>>>(S.P, list, C.pl_ctl);
+        gcut_status st = certify(false);
+        if (st != GCUT_OK)
+            return st;
+        /* The fix: every node against it listed, few enough; then the certificate again. */
+        const bool fix = !proven && C.pl_fix && C.pl_lean_check &&
+                         C.host_pl[kPlBadCount] <= kPlBadCap && C.host_wc[kWarmBad] > 0;
+        const unsigned long long bad_before = C.host_wc[kWarmBad];
+        if (fix) {
+            pull_fix_kernel<CONN><<<1, kFarThreads, 0, stream>>>(S.P, C.pl_ctl);
+            GCUT__CUDA_TRY(cudaGetLastError(), "pull fix kernel launch");
+            if ((st = certify(true)) != GCUT_OK)
+                return st;
+        }
         *proven_out = proven;
+        if (C.verbose && fix)
+            fprintf(stderr,
+                    "cuda-grid: warm pull: certificate failed (%llu nodes against it); fix: %llu "
+                    "paths, %llu nodes moved, %llu nodes not settled; certificate %s (%llu "
+                    "nodes against it)\n",
+                    bad_before, C.host_pl[kPlFixPaths], C.host_pl[kPlFixMoved],
+                    C.host_pl[kPlFixLeft], proven ? "holds" : "fails", C.host_wc[kWarmBad]);
         if (C.verbose) {
             const unsigned long long *w = C.host_pl;
             fprintf(stderr,
