@@ -304,6 +304,18 @@ __device__ __forceinline__ unsigned residual_mask(const Problem &P, long long i)
     return mask;
 }
 
+/* A node's coordinates, and its neighbour along direction d when that is in the grid. */
+struct NodeXYZ {
+    int x, y, z;
+    __device__ NodeXYZ(const Problem &P, long long i)
+        : x((int)(i % P.width)), y((int)(i / P.width % P.height)),
+          z((int)(i / ((long long)P.width * P.height))) {}
+    template <int CONN> __device__ bool has(const Problem &P, int d) const {
+        const int nx = x + dir_dx(CONN, d), ny = y + dir_dy(CONN, d), nz = z + dir_dz(CONN, d);
+        return nx >= 0 && nx < P.width && ny >= 0 && ny < P.height && nz >= 0 && nz < P.depth;
+    }
+};
+
 template <int CONN> __device__ long long node_positions(const Problem &P) {
     return P.live != nullptr ? (long long)P.num_live * Geo<CONN>::T : P.n;
 }

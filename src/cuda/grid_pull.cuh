@@ -331,13 +331,10 @@ __device__ int far_bfs(const Problem &P, const FarShared &sh, long long start) {
             break; /* the search ran out */
         for (int q = head + tid; q < end; q += kFarThreads) {
             const long long w = sh.qn[q];
-            const int x = (int)(w % P.width), y = (int)(w / P.width % P.height),
-                      z = (int)(w / ((long long)P.width * P.height));
+            const NodeXYZ c(P, w);
 #pragma unroll
             for (int d = 0; d < CONN; d++) {
-                const int nx = x + dir_dx(CONN, d), ny = y + dir_dy(CONN, d),
-                          nz = z + dir_dz(CONN, d);
-                if (nx < 0 || nx >= P.width || ny < 0 || ny >= P.height || nz < 0 || nz >= P.depth)
+                if (!c.has<CONN>(P, d))
                     continue;
                 const long long v = w + P.step[d];
                 /* pull: U's arc v -> w (v's arc d ^ 1); drain: the finite arc w -> v (w's d) */

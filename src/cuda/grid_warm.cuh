@@ -109,13 +109,10 @@ template <int CONN> __global__ void closure_init_kernel(const Problem P, const P
         unsigned rmask = 0;
         int a = kInf;
         if (h != kInf) {
-            const int x = (int)(i % P.width), y = (int)(i / P.width % P.height),
-                      z = (int)(i / ((long long)P.width * P.height));
+            const NodeXYZ c(P, i);
 #pragma unroll
             for (int d = 0; d < CONN; d++) {
-                const int nx = x + dir_dx(CONN, d), ny = y + dir_dy(CONN, d),
-                          nz = z + dir_dz(CONN, d);
-                if (nx < 0 || nx >= P.width || ny < 0 || ny >= P.height || nz < 0 || nz >= P.depth)
+                if (!c.has<CONN>(P, d))
                     continue;
                 const long long j = i + P.step[d];
                 if (P.dist[j] != kInf && P.residual[(d ^ 1) * P.n + j] > 0)
