@@ -227,6 +227,18 @@ __device__ void list_append(const Problem &P, int list, int tile, unsigned stamp
     }
 }
 
+/* A node's coordinates, and its neighbour along direction d when that is in the grid. */
+struct NodeXYZ {
+    int x, y, z;
+    __device__ NodeXYZ(const Problem &P, long long i)
+        : x((int)(i % P.width)), y((int)(i / P.width % P.height)),
+          z((int)(i / ((long long)P.width * P.height))) {}
+    template <int CONN> __device__ bool has(const Problem &P, int d) const {
+        const int nx = x + dir_dx(CONN, d), ny = y + dir_dy(CONN, d), nz = z + dir_dz(CONN, d);
+        return nx >= 0 && nx < P.width && ny >= 0 && ny < P.height && nz >= 0 && nz < P.depth;
+    }
+};
+
 /* Sum v over the block into *target with one atomic per block. */
 __device__ void block_add(unsigned long long v, unsigned long long *target) {
     __shared__ unsigned long long warp_sums[32];
@@ -258,15 +270,11 @@ template <int CONN> __global__ void init_kernel(const Problem P) {
         P.excess[i] = source - c;
         P.sink_residual[i] = sink - c;
         sink_sum += (unsigned long long)sink;
-        int x = (int)(i % P.width);
-        int y = (int)(i / P.width % P.height);
-        int z = (int)(i / ((long long)P.width * P.height));
+        const NodeXYZ c3(P, i);
 #pragma unroll
-        for (int d = 0; d < CONN; d++) {
-            int nx = x + dir_dx(CONN, d), ny = y + dir_dy(CONN, d), nz = z + dir_dz(CONN, d);
-            if (nx < 0 || nx >= P.width || ny < 0 || ny >= P.height || nz < 0 || nz >= P.depth)
+        for (int d = 0; d < CONN; d++)
+            if (!c3.has<CONN>(P, d))
                 P.residual[d * P.n + i] = 0;
-        }
     }
     block_add(sink_sum, &P.counters[kSumSink]);
 }
@@ -303,18 +311,6 @@ __device__ __forceinline__ unsigned residual_mask(const Problem &P, long long i)
             mask |= 1u << d;
     return mask;
 }
-
-/* A node's coordinates, and its neighbour along direction d when that is in the grid. */
-struct NodeXYZ {
-    int x, y, z;
-    __device__ NodeXYZ(const Problem &P, long long i)
-        : x((int)(i % P.width)), y((int)(i / P.width % P.height)),
-          z((int)(i / ((long long)P.width * P.height))) {}
-    template <int CONN> __device__ bool has(const Problem &P, int d) const {
-        const int nx = x + dir_dx(CONN, d), ny = y + dir_dy(CONN, d), nz = z + dir_dz(CONN, d);
-        return nx >= 0 && nx < P.width && ny >= 0 && ny < P.height && nz >= 0 && nz < P.depth;
-    }
-};
 
 template <int CONN> __device__ long long node_positions(const Problem &P) {
     return P.live != nullptr ? (long long)P.num_live * Geo<CONN>::T : P.n;
@@ -2378,14 +2374,12 @@ __global__ void repair_kernel(const Problem P, const int *cur, const int *nw,
             changed_nodes += 1;
             continue;
         }
-        const int x = (int)(i % P.width), y = (int)(i / P.width % P.height),
-                  z = (int)(i / ((long long)P.width * P.height));
+        const NodeXYZ c3(P, i);
 #pragma unroll
         for (int d = 0; d < CONN; d++) {
             const long long a = (long long)(2 + d) * n, ar = (long long)(2 + (d ^ 1)) * n;
             any = any || cur[a + i] != nw[a + i];
-            const int nx = x + dir_dx(CONN, d), ny = y + dir_dy(CONN, d), nz = z + dir_dz(CONN, d);
-            if (nx < 0 || nx >= P.width || ny < 0 || ny >= P.height || nz < 0 || nz >= P.depth)
+            if (!c3.has<CONN>(P, d))
                 continue;
             const long long j = i + P.step[d];
             const bool j_listed = list == nullptr || changed[j] != 0;
@@ -3660,14 +3654,11 @@ __global__ void masked_init_kernel(const Problem P, const MaskedCaps caps,
             bad = at < bad ? at : bad;
             source = sink = 0;
         }
-        const int x = (int)(i % P.width), y = (int)(i / P.width % P.height),
-                  z = (int)(i / ((long long)P.width * P.height));
+        const NodeXYZ c3(P, i);
 #pragma unroll
         for (int d = 0; d < CONN; d++) {
-            const int nx = x + dir_dx(CONN, d), ny = y + dir_dy(CONN, d), nz = z + dir_dz(CONN, d);
             int cap = 0;
-            if (in && nx >= 0 && nx < P.width && ny >= 0 && ny < P.height && nz >= 0 &&
-                nz < P.depth && (mask == nullptr || (mask[i + P.step[d]] & bit) != 0)) {
+            if (in && c3.has<CONN>(P, d) && (mask == nullptr || (mask[i + P.step[d]] & bit) != 0)) {
                 cap = caps.dir[d][i];
                 if (cap < 0) {
                     const unsigned long long at = (unsigned long long)i * (2 + CONN) + 2 + d;

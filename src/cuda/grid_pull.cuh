@@ -289,31 +289,30 @@ struct FarShared {
     int *tail, *found, *fail;
 };
 
+/* Node v into the BFS's visited hash (open addressing): 1 new, 0 seen before, -1 full. */
+__device__ int far_insert(unsigned long long *hk, long long v) {
+    unsigned slot = (unsigned)(((unsigned long long)v * 0x9E3779B97F4A7C15ull) >> 53);
+    for (int probe = 0; probe < kFarHash; probe++, slot = (slot + 1) & (kFarHash - 1)) {
+        const unsigned long long old = atomicCAS(&hk[slot], ~0ull, (unsigned long long)v);
+        if (old == ~0ull)
+            return 1;
+        if (old == (unsigned long long)v)
+            return 0;
+    }
+    return -1;
+}
+
 /* One BFS from `start`, by every thread of the block: the queue index of the nearest target (a
  * node with excess for the pull, with a residual sink arc for the drain), kFarQueue when the
  * search ran out (its nodes are sh.qn[0, *sh.tail)), -1 when it gave up. */
 template <int CONN, bool FWD>
 __device__ int far_bfs(const Problem &P, const FarShared &sh, long long start) {
     const int tid = threadIdx.x;
-    auto insert = [&](long long v)
-        -> int { /* 1 new, 0 seen, -1 full */
-                 unsigned slot = (unsigned)(((unsigned long long)v * 0x9E3779B97F4A7C15ull) >> 53);
-                 for (int probe = 0; probe < kFarHash;
-                      probe++, slot = (slot + 1) & (kFarHash - 1)) {
-                     const unsigned long long old =
-                         atomicCAS(&sh.hk[slot], ~0ull, (unsigned long long)v);
-                     if (old == ~0ull)
-                         return 1;
-                     if (old == (unsigned long long)v)
-                         return 0;
-                 }
-                 return -1;
-    };
     for (int i = tid; i < kFarHash; i += kFarThreads)
         sh.hk[i] = ~0ull;
     __syncthreads();
     if (tid == 0) {
-        insert(start);
+        far_insert(sh.hk, start);
         sh.qn[0] = start;
         sh.qp[0] = -1;
         sh.qd[0] = -1;
@@ -341,7 +340,7 @@ __device__ int far_bfs(const Problem &P, const FarShared &sh, long long start) {
                 if (FWD ? (P.dist[v] == kInf || P.residual[d * P.n + w] == 0)
                         : (P.dist[v] != kInf || P.residual[(d ^ 1) * P.n + v] == 0))
                     continue;
-                const int fresh = insert(v);
+                const int fresh = far_insert(sh.hk, v);
                 if (fresh <= 0) {
                     if (fresh < 0)
                         *sh.fail = 1;
@@ -371,22 +370,22 @@ __device__ int far_bfs(const Problem &P, const FarShared &sh, long long start) {
 /* The far pull (FWD false) or drain (FWD true) of one node, by every thread of the block: BFS
  * and augmenting paths until the node needs none (the pull: its sink arc full or the node moved
  * to the sink side; the drain: no excess or the node at INF), at most kFarPaths paths and
- * *budget BFS nodes. Counts the paths and the nodes moved (thread 0's); returns true when the
- * node needs nothing more. */
+ * `budget` BFS nodes (shared by the launch). Counts the paths and the nodes moved (thread 0's);
+ * returns true when the node needs nothing more. */
 template <int CONN, bool FWD>
-__device__ bool far_fix(const Problem &P, const FarShared &sh, long long start, long long *budget,
+__device__ bool far_fix(const Problem &P, const FarShared &sh, long long start, long long &budget,
                         unsigned long long *paths, unsigned long long *moved) {
     const int tid = threadIdx.x;
     auto settled = [&]() {
         return FWD ? (P.dist[start] == kInf || P.excess[start] <= 0)
                    : (P.dist[start] != kInf || P.sink_residual[start] <= 0);
     };
-    for (int path = 0; path<kFarPaths && * budget> 0; path++) {
+    for (int path = 0; path < kFarPaths && budget > 0; path++) {
         if (settled())
             return true;
         const int found = far_bfs<CONN, FWD>(P, sh, start);
         const int tail = *sh.tail < kFarQueue ? *sh.tail : kFarQueue;
-        *budget -= tail;
+        budget -= tail;
         if (found < 0)
             break;
         if (found == kFarQueue) { /* nothing to reach: R to the sink side, or S to INF */
@@ -444,7 +443,7 @@ __global__ void __launch_bounds__(kFarThreads)
     unsigned long long paths = 0, moved = 0, left = listed - (unsigned long long)open;
     long long budget = kFarBudget;
     for (int k = 0; k < open; k++)
-        if (!far_fix<CONN, false>(P, sh, (long long)ctl[kPlOpenList + k], &budget, &paths, &moved))
+        if (!far_fix<CONN, false>(P, sh, (long long)ctl[kPlOpenList + k], budget, &paths, &moved))
             left++;
     if (threadIdx.x == 0) {
         ctl[kPlFarPaths] = paths;
@@ -470,9 +469,9 @@ __global__ void __launch_bounds__(kFarThreads)
             bool done = true;
             if (P.dist[i] != kInf) {
                 if (P.excess[i] > 0)
-                    done = far_fix<CONN, true>(P, sh, i, &budget, &paths, &moved);
+                    done = far_fix<CONN, true>(P, sh, i, budget, &paths, &moved);
             } else if (P.sink_residual[i] > 0) {
-                done = far_fix<CONN, false>(P, sh, i, &budget, &paths, &moved);
+                done = far_fix<CONN, false>(P, sh, i, budget, &paths, &moved);
             } else {
                 done = false;
             }
@@ -687,8 +686,8 @@ template <int CONN> struct PullRun final : CertHook {
         if (st != GCUT_OK)
             return st;
         /* The fix: every node against it listed, few enough; then the certificate again. */
-        const bool fix = !proven && C.pl_fix && C.pl_lean_check &&
-                         C.host_pl[kPlBadCount] <= kPlBadCap && C.host_wc[kWarmBad] > 0;
+        const bool fix =
+            !proven && C.pl_fix && C.pl_lean_check && C.host_pl[kPlBadCount] <= kPlBadCap;
         const unsigned long long bad_before = C.host_wc[kWarmBad];
         if (fix) {
             pull_fix_kernel<CONN><<<1, kFarThreads, 0, stream>>>(S.P, C.pl_ctl);

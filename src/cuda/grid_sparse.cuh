@@ -161,14 +161,10 @@ __global__ void sparse_round_kernel(const Problem P, const SparseLists L, int in
             long long need = rt;
             need -= sparse_claim(&P.excess[i], need);
             if (pull && need > 0) {
-                const int x = (int)(i % P.width), y = (int)(i / P.width % P.height),
-                          z = (int)(i / ((long long)P.width * P.height));
+                const NodeXYZ c3(P, i);
 #pragma unroll
                 for (int d = 0; d < CONN; d++) {
-                    const int nx = x + dir_dx(CONN, d), ny = y + dir_dy(CONN, d),
-                              nz = z + dir_dz(CONN, d);
-                    if (need == 0 || nx < 0 || nx >= P.width || ny < 0 || ny >= P.height ||
-                        nz < 0 || nz >= P.depth)
+                    if (need == 0 || !c3.has<CONN>(P, d))
                         continue;
                     const long long u = i + P.step[d];
                     if (__ldcg(&P.dist[u]) != kInf)
