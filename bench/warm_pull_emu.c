@@ -389,150 +389,101 @@ static void describe_open_regions(void) {
            open, resid, tail, excess, x1 - x0 + 1, y1 - y0 + 1, x0, y0);
 }
 
-/* The far pull: for each sink arc still open after both passes, augmenting paths inside U from
- * the nearest nodes with excess (a reversed BFS from the arc's node over U's residual arcs, stopped
- * at the first level that holds excess, at most CAP nodes visited), until the arc is full or no
- * excess is found. Pushes along residual arcs only: the preflow stays a preflow and U keeps its
- * height. Prints the BFS levels, nodes visited and paths used; returns the arcs left open. */
+/* The far pull (fwd 0) and the far drain (fwd 1) of one node, as far_fix in grid_pull.cuh:
+ * - the pull, from a source-side node `start` whose sink arc is open: a reversed BFS over U's
+ *   residual arcs (v -> w, both at INF) to the nearest node with excess, a push from it along
+ *   the path into start's sink arc; if the BFS runs out, R (all it reached, no excess) moves to
+ *   the sink side at its BFS depth + 1;
+ * - the drain, from a finite node `start` with excess: a BFS over residual arcs among finite
+ *   nodes to the nearest residual sink arc, a push from start along the path into it; if the
+ *   BFS runs out, S (all it reached) goes to INF.
+ * At most 16 paths and CAP BFS nodes per search. Prints what it did; returns 1 when the node
+ * needs nothing more. */
 static long *par;
-static long far_pull(long cap) {
-    long left = 0;
-    for (long a = 0; a < N; a++) {
-        if (!(hh[a] == INF && rt[a] > 0))
-            continue;
-        int paths = 0, levels = 0;
-        long visited = 0;
-        while (rt[a] > 0) {
-            long head = 0, tail = 0, found = -1;
-            memset(inq, 0, (size_t)N * sizeof *inq);
-            inq[a] = 1;
-            par[a] = -1;
-            queue[tail++] = a;
-            int level = 0;
-            while (head < tail && found < 0 && tail < cap) {
-                const long end = tail;
-                level++;
-                for (; head < end && found < 0; head++) {
-                    const long w = queue[head];
-                    for (int d = 0; d < 4; d++) {
-                        const long v = nbr(w, d);
-                        if (v >= 0 && !inq[v] && hh[v] == INF && res[d ^ 1][v] > 0) {
-                            inq[v] = 1;
-                            par[v] = w;
-                            queue[tail++] = v;
-                            if (ex[v] > 0) {
-                                found = v;
-                                break;
-                            }
-                        }
-                    }
-                }
-            }
-            visited += tail;
-            levels = level > levels ? level : levels;
-            if (found < 0 && head == tail) {
-                /* R (every U node that reaches the arc) is all in the queue and holds no excess:
-                 * it moves to the sink side, U without R stays closed. */
-                for (long k = 0; k < tail; k++) {
-                    int depth = 1;
-                    for (long v = queue[k]; v != a; v = par[v])
-                        depth++;
-                    hh[queue[k]] = depth;
-                }
-                printf("  far pull at (%ld,%ld): %d paths, then R of %ld nodes moved\n", a % W,
-                       a / W, paths, tail);
-                break;
-            }
-            if (found < 0)
-                break;
-            long long b = ex[found] < rt[a] ? ex[found] : rt[a];
-            for (long v = found; v != a; v = par[v]) {
-                const long w = par[v];
-                for (int d = 0; d < 4; d++)
-                    if (nbr(v, d) == w && res[d][v] < b)
-                        b = res[d][v];
-            }
-            for (long v = found; v != a; v = par[v]) {
-                const long w = par[v];
-                for (int d = 0; d < 4; d++)
-                    if (nbr(v, d) == w) {
-                        res[d][v] -= (unsigned)b;
-                        res[d ^ 1][w] += (unsigned)b;
-                    }
-            }
-            ex[found] -= b;
-            rt[a] -= (int)b;
-            paths++;
-        }
-        left += rt[a] > 0 && hh[a] == INF;
-        if (hh[a] == INF)
-            printf("  far pull at (%ld,%ld): %d paths, BFS up to %d levels, %ld nodes visited, "
-                   "%s\n",
-                   a % W, a / W, paths, levels, visited, rt[a] > 0 ? "still open" : "closed");
-    }
-    return left;
-}
-
-/* The far drain (pull_fix_kernel, tenth session): for each node at a finite height still holding
- * excess after the rounds and the closure, augmenting paths over residual arcs among finite
- * nodes to the nearest residual sink arc (a BFS of at most CAP nodes); if the BFS runs out
- * first, S (every finite node the excess reaches) goes to INF. Returns the nodes left. */
-static long far_drain(long cap) {
-    long left = 0;
-    for (long e = 0; e < N; e++) {
-        if (!(hh[e] < INF && ex[e] > 0))
-            continue;
-        int paths = 0;
-        long visited = 0;
-        const char *how = "left";
-        while (ex[e] > 0 && hh[e] < INF && paths < 16) {
-            long head = 0, tail = 0, found = rt[e] > 0 ? e : -1;
-            memset(inq, 0, (size_t)N * sizeof *inq);
-            inq[e] = 1;
-            par[e] = -1;
-            queue[tail++] = e;
-            while (head < tail && found < 0 && tail < cap) {
-                const long w = queue[head++];
+static int far_fix(long start, int fwd, long cap) {
+    int paths = 0, levels = 0;
+    long visited = 0;
+    const char *how = "left";
+#define FAR_SETTLED                                                                                \
+    (fwd ? (hh[start] == INF || ex[start] <= 0) : (hh[start] < INF || rt[start] <= 0))
+    while (!FAR_SETTLED && paths < 16) {
+        long head = 0, tail = 0, found = (fwd ? rt[start] : ex[start]) > 0 ? start : -1;
+        memset(inq, 0, (size_t)N * sizeof *inq);
+        inq[start] = 1;
+        par[start] = -1;
+        queue[tail++] = start;
+        int level = 0;
+        while (head < tail && found < 0 && tail < cap) {
+            const long end = tail;
+            level++;
+            for (; head < end && found < 0; head++) {
+                const long w = queue[head];
                 for (int d = 0; d < 4 && found < 0; d++) {
                     const long v = nbr(w, d);
-                    if (v >= 0 && !inq[v] && hh[v] < INF && res[d][w] > 0) {
-                        inq[v] = 1;
-                        par[v] = w;
-                        queue[tail++] = v;
-                        if (rt[v] > 0)
-                            found = v;
+                    /* pull: U's arc v -> w (v's direction d ^ 1); drain: the finite arc w -> v */
+                    if (v < 0 || inq[v] ||
+                        (fwd ? (hh[v] == INF || res[d][w] == 0)
+                             : (hh[v] != INF || res[d ^ 1][v] == 0)))
+                        continue;
+                    inq[v] = 1;
+                    par[v] = w;
+                    queue[tail++] = v;
+                    if ((fwd ? rt[v] : ex[v]) > 0)
+                        found = v;
+                }
+            }
+        }
+        visited += tail;
+        levels = level > levels ? level : levels;
+        if (found < 0 && head == tail) { /* nothing to reach: R to the sink side, or S to INF */
+            for (long k = 0; k < tail; k++) {
+                int depth = 1;
+                for (long v = queue[k]; v != start; v = par[v])
+                    depth++;
+                hh[queue[k]] = fwd ? INF : depth;
+            }
+            how = fwd ? "S closed to INF" : "R moved to the sink side";
+            break;
+        }
+        if (found < 0)
+            break;
+        /* flow goes from the node with excess to the node with the sink arc */
+        const long from = fwd ? start : found, to = fwd ? found : start;
+        long long b = ex[from] < rt[to] ? ex[from] : rt[to];
+        for (int pass = 0; pass < 2; pass++)
+            for (long v = found; v != start; v = par[v]) {
+                const long t = fwd ? par[v] : v, h = fwd ? v : par[v]; /* the arc t -> h */
+                for (int d = 0; d < 4; d++) {
+                    if (nbr(t, d) != h)
+                        continue;
+                    if (pass == 0 && res[d][t] < b)
+                        b = res[d][t];
+                    else if (pass == 1) {
+                        res[d][t] -= (unsigned)b;
+                        res[d ^ 1][h] += (unsigned)b;
                     }
                 }
             }
-            visited += tail;
-            if (found < 0 && head == tail) {
-                for (long k = 0; k < tail; k++)
-                    hh[queue[k]] = INF;
-                how = "closed";
-                break;
-            }
-            if (found < 0)
-                break;
-            long long b = ex[e] < rt[found] ? ex[e] : rt[found];
-            for (long v = found; v != e; v = par[v])
-                for (int d = 0; d < 4; d++)
-                    if (nbr(par[v], d) == v && res[d][par[v]] < b)
-                        b = res[d][par[v]];
-            for (long v = found; v != e; v = par[v])
-                for (int d = 0; d < 4; d++)
-                    if (nbr(par[v], d) == v) {
-                        res[d][par[v]] -= (unsigned)b;
-                        res[d ^ 1][v] += (unsigned)b;
-                    }
-            ex[e] -= b;
-            rt[found] -= (int)b;
-            paths++;
-            how = "drained";
-        }
-        left += ex[e] > 0 && hh[e] < INF;
-        printf("  far drain at (%ld,%ld): %d paths, %ld nodes visited, %s\n", e % W, e / W, paths,
-               visited, ex[e] > 0 && hh[e] < INF ? "left" : how);
+        ex[from] -= b;
+        rt[to] -= (int)b;
+        paths++;
+        how = fwd ? "drained" : "closed";
     }
+    const int settled = FAR_SETTLED;
+#undef FAR_SETTLED
+    printf("  far %s at (%ld,%ld): %d paths, BFS up to %d levels, %ld nodes visited, %s\n",
+           fwd ? "drain" : "pull", start % W, start / W, paths, levels, visited,
+           settled ? how : "left");
+    return settled;
+}
+
+/* far_fix on every node that needs it: the open sink arcs of U (fwd 0) or the finite nodes
+ * with excess (fwd 1). Returns the nodes left. */
+static long far_all(int fwd, long cap) {
+    long left = 0;
+    for (long i = 0; i < N; i++)
+        if (fwd ? (hh[i] < INF && ex[i] > 0) : (hh[i] == INF && rt[i] > 0))
+            left += !far_fix(i, fwd, cap);
     return left;
 }
 
@@ -659,7 +610,7 @@ int main(int argc, char **argv) {
             if (open[1] > 0) {
                 describe_open_regions();
                 if (far_cap > 0)
-                    far_pull(far_cap);
+                    far_all(0, far_cap);
             }
             for (long i = 0; i < N; i++)
                 before += ex[i] > 0 && hh[i] < INF;
@@ -680,7 +631,7 @@ int main(int argc, char **argv) {
                         closed += c;
                 }
             if (far_cap > 0)
-                far_drain(far_cap);
+                far_all(1, far_cap);
             for (long i = 0; i < N; i++) {
                 if (hh[i] < INF) {
                     against += ex[i] > 0;
