@@ -661,7 +661,8 @@ int main(void) {
      * one pass and no stuck closure, no rounds and one pass (the far pull fills every open arc;
      * some stops must be certified; the sanitizers' quick sets stop there), no pull rounds (a
      * pass may still move a region without excess to the sink side) with and without the far
-     * pull, no far pull (with and without the fix after a failed certificate), no fix, one pass, no
+     * pull, no far pull (with and without the fix after a failed certificate), no fix, the fix
+     * not chained (after the read, then the whole certificate again), one pass, no
      * stuck closure, the old host path (negative values and a deficit overflow through it too), one
      * checked sweep batch before a relabel (3 by default), one checked batch after a relabel (none
      * by default), one checked batch before and four after each relabel, warm_check_kernel as the
@@ -698,6 +699,10 @@ int main(void) {
     unsetenv("GCUT_CUDAGRID_PULL_FAR");
     pull_cases(&rng, 1, -1, "no fix after a failed certificate");
     unsetenv("GCUT_CUDAGRID_PULL_FIX");
+    setenv("GCUT_CUDAGRID_PULL_CHAIN", "0", 1);
+    pull_cases(&rng, 1, 1,
+               "the fix after the certificate's read, then the whole certificate again");
+    unsetenv("GCUT_CUDAGRID_PULL_CHAIN");
     setenv("GCUT_CUDAGRID_PULL_SHIFT", "0", 1);
     pull_cases(&rng, 1, -1, "one pass");
     unsetenv("GCUT_CUDAGRID_PULL_SHIFT");

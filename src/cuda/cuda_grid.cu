@@ -1159,6 +1159,16 @@ struct Session {
      * labels are also downloaded into before the solve's last wait. */
     bool words_prepped = false, repair_check = false, repair_refused = false;
     unsigned char *labels_also = nullptr;
+    /* GCUT_CUDAGRID_TRACE=1 (contexts): a timeline of one solve, printed after its last wait.
+     * Each mark is the host's clock when it was queued and an event recorded on the stream
+     * there (no wait added), so a device time close behind the host's shows the GPU waiting for
+     * launches, a host time far behind the device's the host waiting for the GPU. */
+    static constexpr int kTraceMarks = 48;
+    bool trace = false;
+    int trace_n = 0;
+    cudaEvent_t trace_ev[kTraceMarks] = {};
+    double trace_host[kTraceMarks] = {};
+    const char *trace_name[kTraceMarks] = {};
     ~Session() {
         if (pinned_reserved)
             gcut__unreserve(kPinnedBytes);
@@ -1171,6 +1181,9 @@ struct Session {
         for (cudaEvent_t e : events)
             if (e)
                 cudaEventDestroy(e);
+        for (cudaEvent_t e : trace_ev)
+            if (e)
+                cudaEventDestroy(e);
         if (stream)
             cudaStreamDestroy(stream);
     }
@@ -1178,6 +1191,35 @@ struct Session {
 
 gcut_status cuda_fail(cudaError_t err, const char *what) {
     return gcut__cuda_fail("cuda-grid", err, what);
+}
+
+/* A mark of GCUT_CUDAGRID_TRACE (Session::trace); errors only end the trace. */
+void trace_mark(Session &S, const char *name) {
+    if (!S.trace || S.trace_n >= Session::kTraceMarks)
+        return;
+    cudaEvent_t &e = S.trace_ev[S.trace_n];
+    if ((e == nullptr && cudaEventCreate(&e) != cudaSuccess) ||
+        cudaEventRecord(e, S.stream) != cudaSuccess) {
+        S.trace = false;
+        return;
+    }
+    S.trace_host[S.trace_n] = gcut__now_ms();
+    S.trace_name[S.trace_n++] = name;
+}
+
+/* After the solve's last wait: one line per mark, host and device ms since the first. */
+void trace_report(Session &S, const char *what) {
+    if (!S.trace || S.trace_n == 0)
+        return;
+    fprintf(stderr, "cuda-grid trace (%s): mark, host ms, device ms, since the first mark\n", what);
+    for (int k = 0; k < S.trace_n; k++) {
+        float ms = 0;
+        if (cudaEventElapsedTime(&ms, S.trace_ev[0], S.trace_ev[k]) != cudaSuccess)
+            ms = -1;
+        fprintf(stderr, "  %-28s host %7.3f  device %7.3f\n", S.trace_name[k],
+                S.trace_host[k] - S.trace_host[0], ms);
+    }
+    S.trace_n = 0;
 }
 
 template <typename T>
@@ -1595,6 +1637,7 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
                                            cudaMemcpyDeviceToHost, stream),
                            "read list sizes");
             GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "global relabel");
+            trace_mark(S, "relabel read");
             if (verbose) {
                 float a = 0, b = 0, c = 0;
                 GCUT__CUDA_TRY(cudaEventElapsedTime(&a, S.events[5], S.events[6]), "event time");
@@ -1717,8 +1760,10 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         /* The certified warm stop (grid_pull.cuh): pulls before the first sweeps. */
         if (cert != nullptr && (warm_nodes == nullptr || warm_count <= 0))
             cert = nullptr;
+        trace_mark(S, "warm start listed");
         if (cert != nullptr && (st = cert->start(warm_nodes, warm_count)) != GCUT_OK)
             return st;
+        trace_mark(S, "pull queued");
         cert_checks = cert != nullptr ? cert->checks() : 0;
         if (verbose && (st = lap(0, 1, &start_ms)) != GCUT_OK)
             return st;
@@ -1763,6 +1808,7 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
                 sweep_kernel<CONN><<<sweep_blocks, G::T, 0, stream>>>(P, a, b, c, stamp, rounds);
         }
         GCUT__CUDA_TRY(cudaGetLastError(), "sweep kernel launch");
+        trace_mark(S, "sweeps queued");
         if (verbose && (st = lap(0, 1, &sweep_ms)) != GCUT_OK)
             return st;
         if (cert_checks > 0) {
@@ -1820,7 +1866,9 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
             "download labels");
     if (verbose && (st = lap(0, 1, &finish_ms)) != GCUT_OK)
         return st;
+    trace_mark(S, "finish queued");
     GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "solve");
+    trace_mark(S, "finish read");
 
     const unsigned long long *c = S.host_counters;
     *flow = (int64_t)(c[kSumSink] - c[kSumSinkResidual]);
@@ -2582,11 +2630,14 @@ struct CudaContext {
      * (GCUT_CUDAGRID_PULL_AFTER), the certificate without arc masks and loose heights
      * (GCUT_CUDAGRID_PULL_LEAN_CHECK), the far pull for the arcs both passes left open
      * (GCUT_CUDAGRID_PULL_FAR), the far drain and pull of the nodes against a failed
-     * certificate, then the certificate again (GCUT_CUDAGRID_PULL_FIX). Device: two
+     * certificate, then the certificate again (GCUT_CUDAGRID_PULL_FIX), the fix queued behind
+     * the certificate with a recheck of the nodes it touched (GCUT_CUDAGRID_PULL_CHAIN: one
+     * wait for a failed certificate and its fix). Device: two
      * virtual-tile lists and flags, the
      * counters; host: the counters' pinned copy. */
     bool pull = false, pl_shift = true, pl_close = true, pl_lean_check = true, pl_far = true,
-         pl_fix = true;
+         pl_fix = true, pl_chain = true;
+    long long *pl_touched = nullptr; /* the chained fix's searched nodes (kFarTouched) */
     int pl_rounds = 0, pl_checks = 3, pl_after = 0;
     int *pl_list[2] = {}, *pl_flag[2] = {};
     int pl_vt[2][3] = {};
@@ -3135,6 +3186,8 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
     cudaStream_t stream = S.stream;
     const size_t n = (size_t)C.n, bytes = n * 4 * (size_t)C.arrays;
     GCUT__CUDA_TRY(cudaSetDevice(S.device), "cudaSetDevice");
+    S.trace_n = 0;
+    trace_mark(S, "solve called");
     const bool warm = changes->warm && C.loaded;
     /* Set again only where this solve ends exactly with its labels in dnew. */
     const bool was_ready = C.ready;
@@ -3190,6 +3243,7 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
     }
     if (!unread)
         GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "context load");
+    trace_mark(S, "build queued");
     report->warm = warm && !fallback;
     report->cold_fallback = fallback;
     report->changed_nodes = changed;
@@ -3275,6 +3329,11 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
     /* A stop proven by the sparse phase's certificate leaves heights that are no valid
      * labelling; the incremental start (never on with it) must not seed from them. */
     C.ready = via_dnew && report->sparse != 1 && report->certified != 1;
+    trace_mark(S, "solve returns");
+    trace_report(S, !report->warm        ? "cold"
+                    : changes->want_view ? "warm, view"
+                    : labels != nullptr  ? "warm, caller's buffer"
+                                         : "warm, no labels");
     return GCUT_OK;
 }
 
@@ -3389,7 +3448,8 @@ template <int CONN> gcut_status ctx_setup(CudaContext &C, const gcut_grid *grid,
                 (st = device_alloc(C.S, &C.pl_flag[p], pull_tiles[p], "pull tile flags")) !=
                     GCUT_OK)
                 return st;
-        if ((st = device_alloc(C.S, &C.pl_ctl, kPlWords, "pull counters")) != GCUT_OK)
+        if ((st = device_alloc(C.S, &C.pl_ctl, kPlWords, "pull counters")) != GCUT_OK ||
+            (st = device_alloc(C.S, &C.pl_touched, kFarTouched, "fix search list")) != GCUT_OK)
             return st;
         for (int p = 0; p < 2; p++)
             GCUT__CUDA_TRY(cudaMemsetAsync(C.pl_flag[p], 0, pull_tiles[p] * 4, C.S.stream),
@@ -3487,6 +3547,7 @@ extern "C" gcut_status gcut__cudagrid_ctx_create(gcut_grid *grid, const gcut_opt
     C->verbose = options ? options->verbose : 0;
     C->keep_heights = gcut__env_int("GCUT_CUDAGRID_WARM_RELABEL", 0, 0, 1) == 0;
     C->gather_on_device = gcut__env_int("GCUT_CUDAGRID_GATHER", 1, 0, 1) != 0;
+    C->S.trace = gcut__env_int("GCUT_CUDAGRID_TRACE", 0, 0, 1) != 0;
     C->warm_host = gcut__env_int("GCUT_CUDAGRID_WARM_HOST", 1, 0, 1) != 0;
     /* GCUT_CUDAGRID_WARM_INC=1: the incremental warm start after terminal marks (off by
      * default: on hard 1920x1080 with 1% of the terminals changed it was slower than the two full
@@ -3522,6 +3583,7 @@ extern "C" gcut_status gcut__cudagrid_ctx_create(gcut_grid *grid, const gcut_opt
     C->pl_after = gcut__env_int("GCUT_CUDAGRID_PULL_AFTER", 0, 0, 64);
     C->pl_far = gcut__env_int("GCUT_CUDAGRID_PULL_FAR", 1, 0, 1) != 0;
     C->pl_fix = gcut__env_int("GCUT_CUDAGRID_PULL_FIX", 1, 0, 1) != 0;
+    C->pl_chain = gcut__env_int("GCUT_CUDAGRID_PULL_CHAIN", 1, 0, 1) != 0;
     C->pl_lean_check = gcut__env_int("GCUT_CUDAGRID_PULL_LEAN_CHECK", 1, 0, 1) != 0;
     C->sp_cap =
         gcut__env_int("GCUT_CUDAGRID_SPARSE_CAP",

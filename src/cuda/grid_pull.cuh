@@ -25,7 +25,11 @@ enum {
     kPlBadCount = 67, /* nodes against the last certificate (pull_check_kernel) */
     kPlBadList = 68,  /* the first kPlBadCap of them */
     kPlBadCap = 28,
-    kPlWords = kPlBadList + kPlBadCap
+    /* The chained fix (GCUT_CUDAGRID_PULL_CHAIN): 1 when it ran and rechecked what it touched,
+     * and the nodes against the certificate it found there. */
+    kPlRechecked = kPlBadList + kPlBadCap,
+    kPlRecheckBad,
+    kPlWords
 };
 
 /* The far pull's block: threads, BFS queue and hash slots (shared memory), augmenting paths per
@@ -33,6 +37,9 @@ enum {
  * fails and a global relabel follows, exact as ever). */
 constexpr int kFarThreads = 256, kFarQueue = 1024, kFarHash = 2048, kFarPaths = 16,
               kFarBudget = 16384;
+/* The chained fix's list of the nodes its searches held (CudaContext::pl_touched): a launch's
+ * searches stop once they held kFarBudget nodes, each at most kFarQueue. */
+constexpr int kFarTouched = kFarBudget + kFarQueue;
 
 /* The pull passes' tile lists: pass p lists virtual tiles of the tile grid shifted by
  * (p ? half a tile : 0) in every tiled axis; flag[p][t] is 1 while t waits on list p (set by
@@ -287,6 +294,10 @@ struct FarShared {
     unsigned short *ql; /* BFS depth */
     unsigned long long *hk;
     int *tail, *found, *fail;
+    /* The chained fix: every search's nodes appended to touched (nullptr: not kept), *tcount
+     * of them (the block's). */
+    long long *touched;
+    int *tcount;
 };
 
 /* Node v into the BFS's visited hash (open addressing): 1 new, 0 seen before, -1 full. */
@@ -386,6 +397,15 @@ __device__ bool far_fix(const Problem &P, const FarShared &sh, long long start, 
         const int found = far_bfs<CONN, FWD>(P, sh, start);
         const int tail = *sh.tail < kFarQueue ? *sh.tail : kFarQueue;
         budget -= tail;
+        if (sh.touched != nullptr) { /* every node this search held, changed or not */
+            const int base = *sh.tcount;
+            for (int q = tid; q < tail && base + q < kFarTouched; q += kFarThreads)
+                sh.touched[base + q] = sh.qn[q];
+            __syncthreads(); /* every thread read *sh.tcount */
+            if (tid == 0)
+                *sh.tcount = base + tail;
+            __syncthreads();
+        }
         if (found < 0)
             break;
         if (found == kFarQueue) { /* nothing to reach: R to the sink side, or S to INF */
@@ -430,13 +450,15 @@ __device__ bool far_fix(const Problem &P, const FarShared &sh, long long start, 
     __shared__ signed char far_qd[kFarQueue];                                                      \
     __shared__ unsigned short far_ql[kFarQueue];                                                   \
     __shared__ unsigned long long far_hk[kFarHash];                                                \
-    __shared__ int far_tail, far_found, far_fail;                                                  \
-    const FarShared sh = {far_qn, far_qp, far_qd, far_ql, far_hk, &far_tail, &far_found, &far_fail}
+    __shared__ int far_tail, far_found, far_fail, far_tcount;                                      \
+    const FarShared sh = {far_qn,    far_qp,     far_qd,    far_ql,   far_hk,                      \
+                          &far_tail, &far_found, &far_fail, touched_, &far_tcount}
 
 /* The far pull after the last pull pass, on the sink arcs it left open (the first kPlOpenCap). */
 template <int CONN>
 __global__ void __launch_bounds__(kFarThreads)
     pull_far_kernel(const Problem P, unsigned long long *ctl) {
+    long long *const touched_ = nullptr;
     GCUT__FAR_SHARED(sh);
     const unsigned long long listed = ctl[kPlOpen];
     const int open = (int)(listed < kPlOpenCap ? listed : kPlOpenCap);
@@ -452,17 +474,44 @@ __global__ void __launch_bounds__(kFarThreads)
     }
 }
 
+/* The closure certificate at node i (pull_check_kernel's test): a node at a finite height holding
+ * excess, or a node of U (INF) with a residual sink arc or a residual arc to a finite node. */
+template <int CONN> __device__ bool cert_against(const Problem &P, long long i) {
+    if (P.dist[i] != kInf)
+        return P.excess[i] > 0;
+    if (P.sink_residual[i] > 0)
+        return true;
+#pragma unroll
+    for (int d = 0; d < CONN; d++) /* arcs out of the grid have residual 0 */
+        if (P.residual[d * P.n + i] > 0 && P.dist[i + P.step[d]] != kInf)
+            return true;
+    return false;
+}
+
 /* After a failed certificate that listed every node against it (at most kPlBadCap): the far
  * drain of each finite node with excess, the far pull of each U node with an open sink arc. A U
  * node with a residual arc to a finite node is left (none of the two applies); so are nodes
  * an earlier fix already settled. The certificate runs again after it. */
 template <int CONN>
 __global__ void __launch_bounds__(kFarThreads)
-    pull_fix_kernel(const Problem P, unsigned long long *ctl) {
+    pull_fix_kernel(const Problem P, unsigned long long *ctl, long long *touched) {
+    long long *const touched_ = touched;
     GCUT__FAR_SHARED(sh);
+    __shared__ unsigned long long recheck_bad;
     const unsigned long long listed = ctl[kPlBadCount];
     unsigned long long paths = 0, moved = 0, left = 0;
     long long budget = kFarBudget;
+    if (touched != nullptr) {
+        /* Chained behind the certificate (its verdict unread): nothing to do when it held or
+         * did not list every node against it; kPlRechecked stays 0. */
+        if (threadIdx.x == 0)
+            ctl[kPlRechecked] = ctl[kPlRecheckBad] = 0;
+        if (listed == 0 || listed > kPlBadCap)
+            return;
+        if (threadIdx.x == 0)
+            far_tcount = 0, recheck_bad = 0;
+        __syncthreads();
+    }
     if (listed <= kPlBadCap)
         for (int k = 0; k < (int)listed; k++) {
             const long long i = (long long)ctl[kPlBadList + k];
@@ -481,6 +530,41 @@ __global__ void __launch_bounds__(kFarThreads)
         ctl[kPlFixPaths] += paths;
         ctl[kPlFixMoved] += moved;
         ctl[kPlFixLeft] += left;
+    }
+    if (touched == nullptr)
+        return;
+    /* The certificate again where the fix can have changed it. The fix writes heights, excess,
+     * sink and arc residuals of the nodes its searches held only, and a node's test reads its
+     * own values and its neighbours' heights: outside the listed nodes, the held ones and
+     * their neighbours, every node passes as it did in the full check before. */
+    __syncthreads(); /* the fixes' writes seen by the whole block */
+    const int held = far_tcount < kFarTouched ? far_tcount : kFarTouched;
+    const long long items = (long long)listed + (long long)held * (1 + CONN);
+    unsigned long long bad = 0;
+    for (long long it = threadIdx.x; it < items; it += kFarThreads) {
+        long long i;
+        if (it < (long long)listed) {
+            i = (long long)ctl[kPlBadList + it];
+        } else {
+            const long long j = it - (long long)listed, t = touched[j / (1 + CONN)];
+            const int k = (int)(j % (1 + CONN));
+            if (k == 0) {
+                i = t;
+            } else {
+                if (!NodeXYZ(P, t).has<CONN>(P, k - 1))
+                    continue;
+                i = t + P.step[k - 1];
+            }
+        }
+        bad += cert_against<CONN>(P, i);
+    }
+    if (bad > 0)
+        atomicAdd(&recheck_bad, bad);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        /* a list that overflowed cannot vouch for what it missed */
+        ctl[kPlRecheckBad] = far_tcount <= kFarTouched ? recheck_bad : 1 + recheck_bad;
+        ctl[kPlRechecked] = 1;
     }
 }
 
@@ -572,16 +656,7 @@ __global__ void pull_check_kernel(const Problem P, unsigned long long *wc,
     unsigned long long bad = 0;
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < P.n;
          i += (long long)gridDim.x * blockDim.x) {
-        bool b;
-        if (P.dist[i] != kInf) {
-            b = P.excess[i] > 0;
-        } else {
-            b = P.sink_residual[i] > 0;
-#pragma unroll
-            for (int d = 0; d < CONN; d++) /* arcs out of the grid have residual 0 */
-                if (!b && P.residual[d * P.n + i] > 0 && P.dist[i + P.step[d]] != kInf)
-                    b = true;
-        }
+        const bool b = cert_against<CONN>(P, i);
         if (b && ctl != nullptr) { /* the nodes against it, for pull_fix_kernel */
             const unsigned long long pos = atomicAdd(&ctl[kPlBadCount], 1ull);
             if (pos < kPlBadCap)
@@ -643,8 +718,11 @@ template <int CONN> struct PullRun final : CertHook {
     }
 
     /* The certificate and its read (with the repair's counters while unread): sets `proven`.
-     * `again`: the second one, after a fix (no verbose event). */
-    gcut_status certify(bool again) {
+     * `again`: the second one, after a fix (no verbose event). `chain`: the fix queued right
+     * behind the certificate, before the read (pull_fix_kernel with pl_touched: it runs only
+     * when the certificate failed and listed every node against it, then rechecks the nodes it
+     * can have changed), so that a failed certificate and its fix cost one wait. */
+    gcut_status certify(bool again, bool chain = false) {
         Session &S = C.S;
         cudaStream_t stream = S.stream;
         GCUT__CUDA_TRY(cudaMemsetAsync(C.wc, 0, kWarmWords * 8, stream), "memset");
@@ -657,6 +735,10 @@ template <int CONN> struct PullRun final : CertHook {
         GCUT__CUDA_TRY(cudaGetLastError(), "warm check kernel launch");
         if (C.verbose && !again)
             GCUT__CUDA_TRY(cudaEventRecord(C.tev[3], stream), "cudaEventRecord");
+        if (chain) {
+            pull_fix_kernel<CONN><<<1, kFarThreads, 0, stream>>>(S.P, C.pl_ctl, C.pl_touched);
+            GCUT__CUDA_TRY(cudaGetLastError(), "pull fix kernel launch");
+        }
         GCUT__CUDA_TRY(
             cudaMemcpyAsync(C.host_wc, C.wc, kWarmWords * 8, cudaMemcpyDeviceToHost, stream),
             "read warm counters");
@@ -668,8 +750,11 @@ template <int CONN> struct PullRun final : CertHook {
                                            3 * sizeof(unsigned long long), cudaMemcpyDeviceToHost,
                                            stream),
                            "read repair counters");
+        trace_mark(S, again ? "check after fix queued" : "check queued");
         GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "warm certificate");
-        proven = C.host_wc[kWarmBad] == 0;
+        trace_mark(S, "check read");
+        proven = C.host_wc[kWarmBad] == 0 ||
+                 (chain && C.host_pl[kPlRechecked] == 1 && C.host_pl[kPlRecheckBad] == 0);
         return GCUT_OK;
     }
 
@@ -682,15 +767,17 @@ template <int CONN> struct PullRun final : CertHook {
             GCUT__CUDA_TRY(cudaEventRecord(C.tev[2], stream), "cudaEventRecord");
         if (C.pl_close)
             stuck_close_kernel<CONN><<<S.sweep_blocks, G::T, 0, stream>>>(S.P, list, C.pl_ctl);
-        gcut_status st = certify(false);
+        /* The fix: every node against it listed, few enough; then the certificate again, or
+         * (chained) the recheck of what the fix touched, with the same wait. */
+        const bool chain = C.pl_fix && C.pl_lean_check && C.pl_chain;
+        gcut_status st = certify(false, chain);
         if (st != GCUT_OK)
             return st;
-        /* The fix: every node against it listed, few enough; then the certificate again. */
-        const bool fix =
-            !proven && C.pl_fix && C.pl_lean_check && C.host_pl[kPlBadCount] <= kPlBadCap;
+        const bool fix = C.host_wc[kWarmBad] != 0 && C.pl_fix && C.pl_lean_check &&
+                         C.host_pl[kPlBadCount] <= kPlBadCap;
         const unsigned long long bad_before = C.host_wc[kWarmBad];
-        if (fix) {
-            pull_fix_kernel<CONN><<<1, kFarThreads, 0, stream>>>(S.P, C.pl_ctl);
+        if (fix && !chain) {
+            pull_fix_kernel<CONN><<<1, kFarThreads, 0, stream>>>(S.P, C.pl_ctl, nullptr);
             GCUT__CUDA_TRY(cudaGetLastError(), "pull fix kernel launch");
             if ((st = certify(true)) != GCUT_OK)
                 return st;
@@ -698,11 +785,13 @@ template <int CONN> struct PullRun final : CertHook {
         *proven_out = proven;
         if (C.verbose && fix)
             fprintf(stderr,
-                    "cuda-grid: warm pull: certificate failed (%llu nodes against it); fix: %llu "
+                    "cuda-grid: warm pull: certificate failed (%llu nodes against it); fix%s: %llu "
                     "paths, %llu nodes moved, %llu nodes not settled; certificate %s (%llu "
-                    "nodes against it)\n",
-                    bad_before, C.host_pl[kPlFixPaths], C.host_pl[kPlFixMoved],
-                    C.host_pl[kPlFixLeft], proven ? "holds" : "fails", C.host_wc[kWarmBad]);
+                    "nodes against it%s)\n",
+                    bad_before, chain ? " (chained)" : "", C.host_pl[kPlFixPaths],
+                    C.host_pl[kPlFixMoved], C.host_pl[kPlFixLeft], proven ? "holds" : "fails",
+                    chain ? C.host_pl[kPlRecheckBad] : C.host_wc[kWarmBad],
+                    chain ? ", rechecked where the fix searched" : "");
         if (C.verbose) {
             const unsigned long long *w = C.host_pl;
             fprintf(stderr,
