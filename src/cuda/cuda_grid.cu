@@ -3161,11 +3161,13 @@ gcut_status warm_prestart(CudaContext &C, const gcut__ctx_changes *changes, long
     GCUT__CUDA_TRY(
         cudaMemcpyAsync(C.dev_idx, C.stage_idx, (size_t)count * 4, cudaMemcpyHostToDevice, stream),
         "upload change list");
+    trace_mark(S, "change list up");
     warm_prep_kernel<<<item_blocks(S, S.P.num_tiles), 256, 0, stream>>>(S.P);
     GCUT__CUDA_TRY(cudaGetLastError(), "warm prep kernel launch");
     gather_kernel<<<item_blocks(S, count * 2), 256, 0, stream>>>(S.P, 2, C.arrays, C.dev_idx, count,
                                                                  C.pinned_grid, C.nw, C.changed);
     GCUT__CUDA_TRY(cudaGetLastError(), "gather kernel launch");
+    trace_mark(S, "gathered");
     repair_kernel<CONN><<<item_blocks(S, count), 256, 0, stream>>>(S.P, C.cur, C.nw, C.changed,
                                                                    C.dev_idx, count, true);
     GCUT__CUDA_TRY(cudaGetLastError(), "repair kernel launch");

@@ -703,11 +703,13 @@ template <int CONN> struct PullRun final : CertHook {
         GCUT__CUDA_TRY(cudaMemsetAsync(C.pl_ctl, 0, kPlWords * 8, stream), "memset");
         pull_open_kernel<CONN><<<item_blocks(S, count), 256, 0, stream>>>(S.P, L, nodes, count);
         GCUT__CUDA_TRY(cudaGetLastError(), "pull open kernel launch");
+        trace_mark(S, "pull lists opened");
         const int passes = C.pl_shift ? 2 : 1;
         for (int p = 0; p < passes; p++)
             pull_kernel<CONN>
                 <<<S.sweep_blocks, G::T, 0, stream>>>(S.P, L, p, C.pl_rounds, p == passes - 1);
         GCUT__CUDA_TRY(cudaGetLastError(), "pull kernel launch");
+        trace_mark(S, "pull passes queued");
         if (C.pl_far) {
             pull_far_kernel<CONN><<<1, kFarThreads, 0, stream>>>(S.P, C.pl_ctl);
             GCUT__CUDA_TRY(cudaGetLastError(), "far pull kernel launch");
@@ -733,6 +735,7 @@ template <int CONN> struct PullRun final : CertHook {
             warm_check_kernel<CONN>
                 <<<S.node_blocks, 256, 0, stream>>>(S.P, C.wc, nullptr, nullptr, nullptr);
         GCUT__CUDA_TRY(cudaGetLastError(), "warm check kernel launch");
+        trace_mark(S, "certificate queued");
         if (C.verbose && !again)
             GCUT__CUDA_TRY(cudaEventRecord(C.tev[3], stream), "cudaEventRecord");
         if (chain) {
@@ -767,6 +770,7 @@ template <int CONN> struct PullRun final : CertHook {
             GCUT__CUDA_TRY(cudaEventRecord(C.tev[2], stream), "cudaEventRecord");
         if (C.pl_close)
             stuck_close_kernel<CONN><<<S.sweep_blocks, G::T, 0, stream>>>(S.P, list, C.pl_ctl);
+        trace_mark(S, "stuck closure queued");
         /* The fix: every node against it listed, few enough; then the certificate again, or
          * (chained) the recheck of what the fix touched, with the same wait. */
         const bool chain = C.pl_fix && C.pl_lean_check && C.pl_chain;
