@@ -16,8 +16,13 @@
  *   5. the stuck closure per 16x16 tile; with --far, the far drain (pull_fix_kernel) of every
  *      finite node still holding excess (augmenting paths to the nearest residual sink arc over
  *      finite nodes, or S, all it reaches, to INF); the closure certificate (nodes against it);
+ *   5b. with --recheck (and --far), before that drain, the chained fix as pull_fix_kernel runs it
+ *      (eleventh session): when the certificate lists at most 28 nodes against it, far_fix on
+ *      each as the kernel picks it, the nodes every search held kept, then the certificate on
+ *      the listed nodes, the held ones and their neighbours only, against the certificate on
+ *      every node: the two verdicts must agree (counted; a disagreement fails the run);
  *   6. the exact finish (global relabels and discharges) before the next step.
- * Usage: warm_pull_emu [--size WxH] [--steps S] [--rounds R] [--seed S] [--far CAP]
+ * Usage: warm_pull_emu [--size WxH] [--steps S] [--rounds R] [--seed S] [--far CAP] [--recheck 1]
  * (defaults 1920x1080, 4 steps, 32 rounds, seed 1). Build: any gcut build (bench/ targets). */
 #include "gcut.h"
 
@@ -400,6 +405,9 @@ static void describe_open_regions(void) {
  * At most 16 paths and CAP BFS nodes per search. Prints what it did; returns 1 when the node
  * needs nothing more. */
 static long *par;
+/* --recheck: the nodes every search held, while far_fix runs for the chained fix */
+static long *touched, ntouched;
+static int record;
 static int far_fix(long start, int fwd, long cap) {
     int paths = 0, levels = 0;
     long visited = 0;
@@ -435,6 +443,9 @@ static int far_fix(long start, int fwd, long cap) {
         }
         visited += tail;
         levels = level > levels ? level : levels;
+        if (record)
+            for (long k = 0; k < tail; k++)
+                touched[ntouched++] = queue[k];
         if (found < 0 && head == tail) { /* nothing to reach: R to the sink side, or S to INF */
             for (long k = 0; k < tail; k++) {
                 int depth = 1;
@@ -487,6 +498,65 @@ static long far_all(int fwd, long cap) {
     return left;
 }
 
+/* The closure certificate at node i (cert_against in grid_pull.cuh). */
+static int cert_bad(long i) {
+    if (hh[i] < INF)
+        return ex[i] > 0;
+    int bad = rt[i] > 0;
+    for (int d = 0; d < 4; d++) {
+        const long w = nbr(i, d);
+        bad |= w >= 0 && res[d][i] > 0 && hh[w] < INF;
+    }
+    return bad;
+}
+
+/* The chained fix (pull_fix_kernel with its recheck) on the current state: returns -1 when it
+ * does not run (the certificate holds, or lists more than 28 nodes against it), else 1 when its
+ * recheck agrees with the full certificate after it, 0 when not; *holds gets the verdict. */
+static int chained_fix(long cap, int *holds) {
+    long listed[28], bad_total = 0;
+    int nl = 0;
+    for (long i = 0; i < N; i++)
+        if (cert_bad(i)) {
+            if (nl < 28)
+                listed[nl++] = i;
+            bad_total++;
+        }
+    if (bad_total == 0 || bad_total > 28)
+        return -1;
+    record = 1;
+    ntouched = 0;
+    for (int k = 0; k < nl; k++) {
+        const long i = listed[k];
+        if (hh[i] < INF) {
+            if (ex[i] > 0)
+                far_fix(i, 1, cap);
+        } else if (rt[i] > 0) {
+            far_fix(i, 0, cap);
+        }
+    }
+    record = 0;
+    long local = 0, full = 0;
+    for (int k = 0; k < nl; k++)
+        local += cert_bad(listed[k]);
+    for (long k = 0; k < ntouched; k++) {
+        local += cert_bad(touched[k]);
+        for (int d = 0; d < 4; d++) {
+            const long w = nbr(touched[k], d);
+            if (w >= 0)
+                local += cert_bad(w);
+        }
+    }
+    for (long i = 0; i < N; i++)
+        full += cert_bad(i);
+    *holds = local == 0;
+    printf("  chained fix: %ld listed, %ld nodes held by its searches; recheck %s (%ld), full "
+           "certificate %s (%ld nodes against it)\n",
+           bad_total, ntouched, local == 0 ? "holds" : "fails", local,
+           full == 0 ? "holds" : "fails", full);
+    return (local == 0) == (full == 0);
+}
+
 static uint64_t rng = 1;
 static uint64_t rng_next(void) {
     rng ^= rng << 13;
@@ -505,7 +575,7 @@ static void *alloc(size_t bytes) {
 }
 
 int main(int argc, char **argv) {
-    int steps = 4, rounds = 32;
+    int steps = 4, rounds = 32, recheck = 0, recheck_runs = 0, recheck_wrong = 0;
     long far_cap = 0;
     uint64_t seed = 1;
     W = 1920;
@@ -519,6 +589,8 @@ int main(int argc, char **argv) {
             rounds = atoi(argv[a + 1]);
         else if (strcmp(argv[a], "--far") == 0)
             far_cap = atol(argv[a + 1]);
+        else if (strcmp(argv[a], "--recheck") == 0)
+            recheck = atoi(argv[a + 1]);
         else if (strcmp(argv[a], "--seed") == 0)
             seed = (uint64_t)strtoull(argv[a + 1], NULL, 10);
         else {
@@ -547,6 +619,9 @@ int main(int argc, char **argv) {
     queue = alloc((size_t)(N + 1) * sizeof(long));
     inq = alloc((size_t)N * sizeof(long));
     par = alloc((size_t)N * sizeof(long));
+    /* at most 28 listed nodes x 16 searches of at most far_cap + 4 nodes each */
+    touched = recheck && far_cap > 0 ? alloc((size_t)28 * 16 * (size_t)(far_cap + 4) * sizeof(long))
+                                     : NULL;
     long *list = alloc((size_t)N * sizeof(long));
     int *flag = alloc((size_t)(W / T + 2) * (size_t)(H / T + 2) * sizeof(int));
     for (long i = 0; i < N; i++) {
@@ -630,20 +705,18 @@ int main(int argc, char **argv) {
                     else
                         closed += c;
                 }
+            if (far_cap > 0 && recheck) {
+                int holds = 0;
+                const int agree = chained_fix(far_cap, &holds);
+                if (agree >= 0) {
+                    recheck_runs++;
+                    recheck_wrong += !agree;
+                }
+            }
             if (far_cap > 0)
                 far_all(1, far_cap);
-            for (long i = 0; i < N; i++) {
-                if (hh[i] < INF) {
-                    against += ex[i] > 0;
-                    continue;
-                }
-                int bad = rt[i] > 0;
-                for (int d = 0; d < 4; d++) {
-                    const long w = nbr(i, d);
-                    bad |= w >= 0 && res[d][i] > 0 && hh[w] < INF;
-                }
-                against += bad;
-            }
+            for (long i = 0; i < N; i++)
+                against += cert_bad(i);
         }
         finish_exactly();
         long long sum_sink = 0, sum_rt = 0;
@@ -669,5 +742,9 @@ int main(int argc, char **argv) {
     }
     gcut_grid_free(g);
     printf("flows: %s\n", failures ? "MISMATCH" : "all equal to bk's");
-    return failures != 0;
+    if (recheck)
+        printf("chained fix: ran in %d steps; its recheck disagreed with the full certificate in "
+               "%d\n",
+               recheck_runs, recheck_wrong);
+    return failures != 0 || recheck_wrong != 0;
 }
