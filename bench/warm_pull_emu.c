@@ -405,8 +405,9 @@ static void describe_open_regions(void) {
  * At most 16 paths and CAP BFS nodes per search. Prints what it did; returns 1 when the node
  * needs nothing more. */
 static long *par;
-/* --recheck: the nodes every search held, while far_fix runs for the chained fix */
-static long *touched, ntouched;
+/* --recheck: the nodes every search held, while far_fix runs for the chained fix (a search
+ * may end a level past its cap, so the list grows as it needs) */
+static long *touched, ntouched, touched_cap;
 static int record;
 static int far_fix(long start, int fwd, long cap) {
     int paths = 0, levels = 0;
@@ -443,9 +444,18 @@ static int far_fix(long start, int fwd, long cap) {
         }
         visited += tail;
         levels = level > levels ? level : levels;
-        if (record)
+        if (record) {
+            if (ntouched + tail > touched_cap) {
+                touched_cap = 2 * (ntouched + tail);
+                touched = realloc(touched, (size_t)touched_cap * sizeof *touched);
+                if (touched == NULL) {
+                    fprintf(stderr, "warm_pull_emu: out of memory\n");
+                    exit(1);
+                }
+            }
             for (long k = 0; k < tail; k++)
                 touched[ntouched++] = queue[k];
+        }
         if (found < 0 && head == tail) { /* nothing to reach: R to the sink side, or S to INF */
             for (long k = 0; k < tail; k++) {
                 int depth = 1;
@@ -512,8 +522,8 @@ static int cert_bad(long i) {
 
 /* The chained fix (pull_fix_kernel with its recheck) on the current state: returns -1 when it
  * does not run (the certificate holds, or lists more than 28 nodes against it), else 1 when its
- * recheck agrees with the full certificate after it, 0 when not; *holds gets the verdict. */
-static int chained_fix(long cap, int *holds) {
+ * recheck agrees with the full certificate after it, 0 when not. */
+static int chained_fix(long cap) {
     long listed[28], bad_total = 0;
     int nl = 0;
     for (long i = 0; i < N; i++)
@@ -549,7 +559,6 @@ static int chained_fix(long cap, int *holds) {
     }
     for (long i = 0; i < N; i++)
         full += cert_bad(i);
-    *holds = local == 0;
     printf("  chained fix: %ld listed, %ld nodes held by its searches; recheck %s (%ld), full "
            "certificate %s (%ld nodes against it)\n",
            bad_total, ntouched, local == 0 ? "holds" : "fails", local,
@@ -619,9 +628,6 @@ int main(int argc, char **argv) {
     queue = alloc((size_t)(N + 1) * sizeof(long));
     inq = alloc((size_t)N * sizeof(long));
     par = alloc((size_t)N * sizeof(long));
-    /* at most 28 listed nodes x 16 searches of at most far_cap + 4 nodes each */
-    touched = recheck && far_cap > 0 ? alloc((size_t)28 * 16 * (size_t)(far_cap + 4) * sizeof(long))
-                                     : NULL;
     long *list = alloc((size_t)N * sizeof(long));
     int *flag = alloc((size_t)(W / T + 2) * (size_t)(H / T + 2) * sizeof(int));
     for (long i = 0; i < N; i++) {
@@ -706,8 +712,7 @@ int main(int argc, char **argv) {
                         closed += c;
                 }
             if (far_cap > 0 && recheck) {
-                int holds = 0;
-                const int agree = chained_fix(far_cap, &holds);
+                const int agree = chained_fix(far_cap);
                 if (agree >= 0) {
                     recheck_runs++;
                     recheck_wrong += !agree;
