@@ -371,6 +371,10 @@ static int64_t sparse_stops_seen = 0;
 /* Warm solves whose stop the certificate after the warm pull proved (info.certified_stops). */
 static int64_t certified_seen = 0;
 
+/* Every view_period-th warm step of an incremental sequence goes through the view, the others
+ * into a caller's buffer (3: two buffer solves in a row, the second from the last labels). */
+static int view_period = 2;
+
 static int64_t incremental_sequence(test_rng *rng, int ndim, const int64_t *shape, int conn,
                                     int steps, int synth) {
     gcut_options options;
@@ -418,7 +422,7 @@ static int64_t incremental_sequence(test_rng *rng, int ndim, const int64_t *shap
                  (long long)count);
         gcut_grid_context_info before, after;
         CHECK_OK(gcut_grid_context_get_info(ctx, &before));
-        if (step & 1) {
+        if (step % view_period == view_period - 1) {
             const int64_t expected = cold_reference(grid);
             int64_t flow = -1;
             const uint8_t *view = NULL;
@@ -684,6 +688,21 @@ int main(void) {
     pull_cases(&rng, 1, 1, "no rounds, one pass: the far pull fills the open arcs");
     unsetenv("GCUT_CUDAGRID_PULL_ROUNDS");
     unsetenv("GCUT_CUDAGRID_PULL_SHIFT");
+    /* Labels into a caller's buffer from the last ones (GCUT_CUDAGRID_LABEL_PREFILL, on by
+     * default): two buffer solves in a row before each view, so the second starts from labels
+     * the host holds; then with one flip read along and four listed (every branch of the
+     * finish: the flips read along, the rest read after, the labels whole); then off. */
+    view_period = 3;
+    pull_cases(&rng, 1, 1, "two buffer solves in a row, from the last labels");
+    setenv("GCUT_CUDAGRID_FLIP_PREFIX", "1", 1);
+    setenv("GCUT_CUDAGRID_FLIP_CAP", "4", 1);
+    pull_cases(&rng, 1, 1, "from the last labels, one flip read along, four listed");
+    unsetenv("GCUT_CUDAGRID_FLIP_PREFIX");
+    unsetenv("GCUT_CUDAGRID_FLIP_CAP");
+    setenv("GCUT_CUDAGRID_LABEL_PREFILL", "0", 1);
+    pull_cases(&rng, 1, 1, "labels into a buffer downloaded whole");
+    unsetenv("GCUT_CUDAGRID_LABEL_PREFILL");
+    view_period = 2;
     if (quick) { /* the sanitizers' sets stop here */
         unsetenv("GCUT_CUDAGRID_WARM_PULL");
         return test_finish("test_cuda_context", checks);

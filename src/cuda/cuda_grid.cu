@@ -1128,6 +1128,19 @@ template <int CONN> __global__ void finish_kernel(const Problem P, unsigned char
 
 namespace {
 
+/* GCUT_CUDAGRID_LABEL_PREFILL (contexts, labels into a caller's buffer; docs/CUDA-GRID.md
+ * "Labels into a caller's buffer from the last ones"): host_work() runs on the host while the
+ * GPU solves, before the solve's first wait (it copies the last labels into the caller's
+ * buffer); after_finish() is queued behind the finish kernel, before the last read (it lists the
+ * labels that changed). Both run at most once per solve. */
+struct LabelHook {
+    virtual void host_work() = 0;
+    virtual gcut_status after_finish(const unsigned char *labels_dev) = 0;
+
+  protected:
+    ~LabelHook() = default;
+};
+
 /* Pinned host memory of a solve: host_count and host_counters below. */
 constexpr uint64_t kPinnedBytes =
     (4 + kRctlWords) * sizeof(int) + kNumCounters * sizeof(unsigned long long);
@@ -1159,6 +1172,9 @@ struct Session {
      * labels are also downloaded into before the solve's last wait. */
     bool words_prepped = false, repair_check = false, repair_refused = false;
     unsigned char *labels_also = nullptr;
+    /* A context solve's labels for a caller's buffer through the last ones (LabelHook, set for
+     * one solve): host work done before the solve's first wait, device work after the finish. */
+    struct LabelHook *label_hook = nullptr;
     /* GCUT_CUDAGRID_TRACE=1 (contexts): a timeline of one solve, printed after its last wait.
      * Each mark is the host's clock when it was queued and an event recorded on the stream
      * there (no wait added), so a device time close behind the host's shows the GPU waiting for
@@ -1864,9 +1880,13 @@ gcut_status iterate(Session &S, int verbose, int64_t *flow, uint8_t *labels, boo
         GCUT__CUDA_TRY(
             cudaMemcpyAsync(S.labels_also, labels_dev, nodes, cudaMemcpyDeviceToHost, stream),
             "download labels");
+    if (S.label_hook != nullptr && (st = S.label_hook->after_finish(labels_dev)) != GCUT_OK)
+        return st;
     if (verbose && (st = lap(0, 1, &finish_ms)) != GCUT_OK)
         return st;
     trace_mark(S, "finish queued");
+    if (S.label_hook != nullptr)
+        S.label_hook->host_work();
     GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "solve");
     trace_mark(S, "finish read");
 
@@ -2590,6 +2610,7 @@ struct CudaContext {
      * loose heights, so the next seed pass checks every node. */
     bool inc = false;         /* GCUT_CUDAGRID_WARM_INC (off by default: slower, measured) */
     bool flip_labels = false; /* GCUT_CUDAGRID_LABEL_FLIPS (off: no gain measured) */
+    bool prefill = true;      /* GCUT_CUDAGRID_LABEL_PREFILL (PrefillRun) */
     int max_batches = 1;      /* GCUT_CUDAGRID_WARM_BATCHES: sweep batches before a full relabel */
     bool closure = true;      /* GCUT_CUDAGRID_WARM_CLOSURE: the closure search before that */
     bool ready = false, seed_all = false;
@@ -2598,6 +2619,9 @@ struct CudaContext {
     unsigned char *dnew = nullptr, *dlab = nullptr;
     unsigned *flips = nullptr;
     long long flip_cap = 0;
+    /* Flips read with a prefilled solve's last read (GCUT_CUDAGRID_FLIP_PREFIX; tests set it and
+     * GCUT_CUDAGRID_FLIP_CAP low to take every branch of PrefillRun::finish). */
+    long long flip_prefix = 16384;
     unsigned long long *wc = nullptr; /* device [kWarmWords] */
     unsigned char *hlab = nullptr;
     unsigned *host_flips = nullptr;
@@ -3180,6 +3204,95 @@ gcut_status warm_prestart(CudaContext &C, const gcut__ctx_changes *changes, long
     return GCUT_OK;
 }
 
+/* Labels into a caller's buffer from the last ones (GCUT_CUDAGRID_LABEL_PREFILL, on by default;
+ * docs/CUDA-GRID.md "Labels into a caller's buffer from the last ones"). A warm solve after
+ * terminal marks changes few labels, and the host waits idle while the GPU solves. So with
+ * last labels the host holds (C.synced: hlab == dlab), the host copies hlab into the caller's
+ * buffer before the solve's first wait, flips_kernel lists the labels that changed (dnew
+ * against dlab, which it updates) behind the finish, and the last read brings their count and
+ * the first flip_prefix of them; the host writes them into the buffer and hlab. More flips than
+ * that: the rest in a second read; more than flip_cap: hlab whole, then a copy. Without last
+ * labels the solve's last read downloads them into hlab (pinned) and dlab gets a device copy,
+ * then the host copies hlab into the buffer; the next solve has last labels. */
+struct PrefillRun final : LabelHook {
+    CudaContext &C;
+    uint8_t *labels;
+    const bool had_last; /* C.synced when the solve began */
+    bool copied = false;
+    explicit PrefillRun(CudaContext &context, uint8_t *buffer)
+        : C(context), labels(buffer), had_last(context.synced) {}
+
+    void host_work() override {
+        if (copied || !had_last)
+            return;
+        memcpy(labels, C.hlab, (size_t)C.n);
+        copied = true;
+    }
+
+    gcut_status after_finish(const unsigned char *labels_dev) override {
+        Session &S = C.S;
+        cudaStream_t stream = S.stream;
+        if (!had_last) {
+            GCUT__CUDA_TRY(
+                cudaMemcpyAsync(C.dlab, labels_dev, (size_t)C.n, cudaMemcpyDeviceToDevice, stream),
+                "copy labels");
+            return GCUT_OK;
+        }
+        GCUT__CUDA_TRY(cudaMemsetAsync(C.wc + kWarmFlips, 0, 8, stream), "memset");
+        flips_kernel<<<S.node_blocks, 256, 0, stream>>>(C.n, labels_dev, C.dlab, C.flips,
+                                                        C.flip_cap, C.wc);
+        GCUT__CUDA_TRY(cudaGetLastError(), "flips kernel launch");
+        GCUT__CUDA_TRY(cudaMemcpyAsync(C.host_wc + kWarmFlips, C.wc + kWarmFlips, 8,
+                                       cudaMemcpyDeviceToHost, stream),
+                       "read flip count");
+        const long long first = C.flip_prefix < C.flip_cap ? C.flip_prefix : C.flip_cap;
+        GCUT__CUDA_TRY(cudaMemcpyAsync(C.host_flips, C.flips, (size_t)first * 4,
+                                       cudaMemcpyDeviceToHost, stream),
+                       "download label flips");
+        return GCUT_OK;
+    }
+
+    /* After the solve's last read: the buffer and hlab hold the new labels. *flips_out: the
+     * labels that changed (-1: whole copy). */
+    gcut_status finish(long long *flips_out) {
+        Session &S = C.S;
+        cudaStream_t stream = S.stream;
+        const size_t n = (size_t)C.n;
+        *flips_out = -1;
+        if (!had_last) {
+            memcpy(labels, C.hlab, n); /* the last read brought them (S.labels_also) */
+            C.synced = true;
+            return GCUT_OK;
+        }
+        host_work();
+        const long long flips = (long long)C.host_wc[kWarmFlips];
+        if (flips > C.flip_cap) {
+            GCUT__CUDA_TRY(cudaMemcpyAsync(C.hlab, C.dlab, n, cudaMemcpyDeviceToHost, stream),
+                           "download labels");
+            GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "download labels");
+            memcpy(labels, C.hlab, n);
+            C.synced = true;
+            return GCUT_OK;
+        }
+        if (flips > C.flip_prefix) {
+            GCUT__CUDA_TRY(cudaMemcpyAsync(C.host_flips + C.flip_prefix, C.flips + C.flip_prefix,
+                                           (size_t)(flips - C.flip_prefix) * 4,
+                                           cudaMemcpyDeviceToHost, stream),
+                           "download label flips");
+            GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "download label flips");
+        }
+        for (long long k = 0; k < flips; k++) {
+            const unsigned f = C.host_flips[k];
+            const uint8_t v = (f >> 31) ? GCUT_SINK : GCUT_SOURCE;
+            labels[f & 0x7fffffffu] = v;
+            C.hlab[f & 0x7fffffffu] = v;
+        }
+        *flips_out = flips;
+        C.synced = true;
+        return GCUT_OK;
+    }
+};
+
 template <int CONN>
 gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_changes *changes,
                       int64_t *flow, uint8_t *labels, gcut_stats *stats, gcut__ctx_report *report) {
@@ -3258,7 +3371,12 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
     /* Labels through C.dnew (arc_mask is left alone, so the kept state can seed the next
      * incremental warm start) when that start is on or the labels are wanted in the view;
      * else straight to the caller from the solve, as before. */
-    const bool via_dnew = C.inc || changes->want_view;
+    const bool prefill = C.prefill && labels != nullptr && !changes->want_view && unread &&
+                         !C.inc && C.n <= 0x7fffffffll;
+    const bool via_dnew = C.inc || changes->want_view || prefill;
+    PrefillRun pre(C, labels);
+    if (prefill)
+        C.synced = false; /* until pre.finish(): dlab changes on the device */
     bool done = false;
     int64_t inc_sweeps = 0, inc_relabels = 0;
     if (C.inc && was_ready && listed_start && C.keep_heights) {
@@ -3279,7 +3397,8 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
         const bool use_pull = C.pull && listed_start && C.keep_heights && !tried && !use_sparse;
         /* The view's labels go down with the solve's last read (no second wait). */
         const bool labels_along = unread && changes->want_view && !C.flip_labels;
-        S.labels_also = labels_along ? C.hlab : nullptr;
+        S.labels_also = labels_along || (prefill && !pre.had_last) ? C.hlab : nullptr;
+        S.label_hook = prefill ? &pre : nullptr;
         st = iterate<CONN>(S, C.verbose, flow, via_dnew ? C.dnew : labels, via_dnew, stats, t_solve,
                            report->warm && C.keep_heights && !tried,
                            listed_start && !tried ? C.dev_idx : nullptr,
@@ -3294,6 +3413,7 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
             const unsigned long long bad = S.host_counters[kBadIndex];
             if (bad != ~0ull) {
                 S.labels_also = nullptr;
+                S.label_hook = nullptr;
                 C.loaded = false;
                 return bad_value(C, bad, "gcut_grid_context_solve");
             }
@@ -3305,6 +3425,7 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
                                    t_solve, false);
         }
         S.labels_also = nullptr;
+        S.label_hook = nullptr;
         if (st == GCUT_OK && labels_along) {
             report->labels_view = C.hlab;
             C.synced = false; /* as labels_out's whole download without flips */
@@ -3317,11 +3438,14 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
     }
     const double t_labels = gcut__now_ms();
     long long flips = -1;
-    if (st == GCUT_OK && via_dnew && report->labels_view == nullptr)
+    if (st == GCUT_OK && prefill)
+        st = pre.finish(&flips);
+    else if (st == GCUT_OK && via_dnew && report->labels_view == nullptr)
         st = labels_out(C, labels, changes->want_view != 0, &report->labels_view, &flips);
     if (C.verbose && st == GCUT_OK && via_dnew)
-        fprintf(stderr, "cuda-grid: labels out (%s): %.3f ms wall, %lld flips listed\n",
+        fprintf(stderr, "cuda-grid: labels out (%s%s): %.3f ms wall, %lld flips listed\n",
                 changes->want_view ? "context's view" : "caller's buffer",
+                prefill ? (pre.had_last ? ", from the last ones" : ", last ones kept") : "",
                 gcut__now_ms() - t_labels, flips);
     if (st != GCUT_OK) {
         C.loaded = false;
@@ -3419,6 +3543,9 @@ template <int CONN> gcut_status ctx_setup(CudaContext &C, const gcut_grid *grid,
     const size_t n = (size_t)grid->num_nodes;
     /* Room for the flipped labels a solve lists (more: the labels are downloaded whole). */
     C.flip_cap = (long long)(n / 8 + 1024);
+    if (C.flip_cap < INT_MAX) /* a lower cap for tests only */
+        C.flip_cap = gcut__env_int("GCUT_CUDAGRID_FLIP_CAP", (int)C.flip_cap, 1, (int)C.flip_cap);
+    C.flip_prefix = gcut__env_int("GCUT_CUDAGRID_FLIP_PREFIX", 16384, 1, 1 << 20);
     const size_t labels_bytes = 2 * n + (size_t)C.flip_cap * 4 + kWarmWords * 8;
     const size_t sparse_bytes =
         C.sparse ? ((size_t)C.sp_cap * 3 + kSpWords + n + kSpLevels + 1) * 4 : 0;
@@ -3559,6 +3686,7 @@ extern "C" gcut_status gcut__cudagrid_ctx_create(gcut_grid *grid, const gcut_opt
      * pinned memory was measured). */
     C->inc = gcut__env_int("GCUT_CUDAGRID_WARM_INC", 0, 0, 1) != 0;
     C->flip_labels = gcut__env_int("GCUT_CUDAGRID_LABEL_FLIPS", 0, 0, 1) != 0;
+    C->prefill = gcut__env_int("GCUT_CUDAGRID_LABEL_PREFILL", 1, 0, 1) != 0;
     C->max_batches = gcut__env_int("GCUT_CUDAGRID_WARM_BATCHES", 1, 0, 1 << 20);
     C->closure = gcut__env_int("GCUT_CUDAGRID_WARM_CLOSURE", 1, 0, 1) != 0;
     /* GCUT_CUDAGRID_WARM_SPARSE=1: the sparse phase (grid_sparse.cuh, docs/CUDA-GRID.md "A

@@ -754,6 +754,10 @@ template <int CONN> struct PullRun final : CertHook {
                                            stream),
                            "read repair counters");
         trace_mark(S, again ? "check after fix queued" : "check queued");
+        if (S.label_hook != nullptr) {
+            S.label_hook->host_work();
+            trace_mark(S, "host work done");
+        }
         GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "warm certificate");
         trace_mark(S, "check read");
         proven = C.host_wc[kWarmBad] == 0 ||
