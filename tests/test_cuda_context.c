@@ -688,10 +688,10 @@ int main(void) {
     pull_cases(&rng, 1, 1, "no rounds, one pass: the far pull fills the open arcs");
     unsetenv("GCUT_CUDAGRID_PULL_ROUNDS");
     unsetenv("GCUT_CUDAGRID_PULL_SHIFT");
-    /* Labels into a caller's buffer from the last ones (GCUT_CUDAGRID_LABEL_PREFILL, on by
-     * default): two buffer solves in a row before each view, so the second starts from labels
-     * the host holds; then with one flip read along and four listed (every branch of the
-     * finish: the flips read along, the rest read after, the labels whole); then off. */
+    /* Labels from the last ones (GCUT_CUDAGRID_LABEL_PREFILL and GCUT_CUDAGRID_VIEW_FLIPS, on
+     * by default; the cases above alternate buffer and view on them): two buffer solves in a
+     * row before each view; then with one flip read along and four listed (every branch of
+     * the finish: the flips read along, the rest read after, the labels whole); then each off. */
     view_period = 3;
     pull_cases(&rng, 1, 1, "two buffer solves in a row, from the last labels");
     setenv("GCUT_CUDAGRID_FLIP_PREFIX", "1", 1);
@@ -702,6 +702,9 @@ int main(void) {
     setenv("GCUT_CUDAGRID_LABEL_PREFILL", "0", 1);
     pull_cases(&rng, 1, 1, "labels into a buffer downloaded whole");
     unsetenv("GCUT_CUDAGRID_LABEL_PREFILL");
+    setenv("GCUT_CUDAGRID_VIEW_FLIPS", "0", 1);
+    pull_cases(&rng, 1, 1, "the view's labels downloaded whole");
+    unsetenv("GCUT_CUDAGRID_VIEW_FLIPS");
     view_period = 2;
     if (quick) { /* the sanitizers' sets stop here */
         unsetenv("GCUT_CUDAGRID_WARM_PULL");

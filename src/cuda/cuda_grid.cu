@@ -2612,7 +2612,8 @@ struct CudaContext {
      * loose heights, so the next seed pass checks every node. */
     bool inc = false;         /* GCUT_CUDAGRID_WARM_INC (off by default: slower, measured) */
     bool flip_labels = false; /* GCUT_CUDAGRID_LABEL_FLIPS (off: no gain measured) */
-    bool prefill = true;      /* GCUT_CUDAGRID_LABEL_PREFILL (PrefillRun) */
+    bool prefill = true;      /* GCUT_CUDAGRID_LABEL_PREFILL (PrefillRun, a caller's buffer) */
+    bool view_flips = true;   /* GCUT_CUDAGRID_VIEW_FLIPS (PrefillRun, the view) */
     int max_batches = 1;      /* GCUT_CUDAGRID_WARM_BATCHES: sweep batches before a full relabel */
     bool closure = true;      /* GCUT_CUDAGRID_WARM_CLOSURE: the closure search before that */
     bool ready = false, seed_all = false;
@@ -3241,8 +3242,9 @@ gcut_status warm_prestart(CudaContext &C, const gcut_grid *grid, const gcut__ctx
     return GCUT_OK;
 }
 
-/* Labels into a caller's buffer from the last ones (GCUT_CUDAGRID_LABEL_PREFILL, on by default;
- * docs/CUDA-GRID.md "Labels into a caller's buffer from the last ones"). A warm solve after
+/* Labels from the last ones, into a caller's buffer (GCUT_CUDAGRID_LABEL_PREFILL) or the view
+ * (GCUT_CUDAGRID_VIEW_FLIPS: no buffer, only hlab; both on by default; docs/CUDA-GRID.md
+ * "Labels into a caller's buffer from the last ones"). A warm solve after
  * terminal marks changes few labels, and the host waits idle while the GPU solves. So with
  * last labels the host holds (C.synced: hlab == dlab), the host copies hlab into the caller's
  * buffer before the solve's first wait, flips_kernel lists the labels that changed (dnew
@@ -3260,7 +3262,7 @@ struct PrefillRun final : LabelHook {
         : C(context), labels(buffer), had_last(context.synced) {}
 
     void host_work() override {
-        if (copied || !had_last)
+        if (copied || !had_last || labels == nullptr)
             return;
         memcpy(labels, C.hlab, (size_t)C.n);
         copied = true;
@@ -3297,7 +3299,8 @@ struct PrefillRun final : LabelHook {
         const size_t n = (size_t)C.n;
         *flips_out = -1;
         if (!had_last) {
-            memcpy(labels, C.hlab, n); /* the last read brought them (S.labels_also) */
+            if (labels != nullptr)
+                memcpy(labels, C.hlab, n); /* the last read brought them (S.labels_also) */
             C.synced = true;
             return GCUT_OK;
         }
@@ -3307,7 +3310,8 @@ struct PrefillRun final : LabelHook {
             GCUT__CUDA_TRY(cudaMemcpyAsync(C.hlab, C.dlab, n, cudaMemcpyDeviceToHost, stream),
                            "download labels");
             GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "download labels");
-            memcpy(labels, C.hlab, n);
+            if (labels != nullptr)
+                memcpy(labels, C.hlab, n);
             C.synced = true;
             return GCUT_OK;
         }
@@ -3321,7 +3325,8 @@ struct PrefillRun final : LabelHook {
         for (long long k = 0; k < flips; k++) {
             const unsigned f = C.host_flips[k];
             const uint8_t v = (f >> 31) ? GCUT_SINK : GCUT_SOURCE;
-            labels[f & 0x7fffffffu] = v;
+            if (labels != nullptr)
+                labels[f & 0x7fffffffu] = v;
             C.hlab[f & 0x7fffffffu] = v;
         }
         *flips_out = flips;
@@ -3408,10 +3413,13 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
     /* Labels through C.dnew (arc_mask is left alone, so the kept state can seed the next
      * incremental warm start) when that start is on or the labels are wanted in the view;
      * else straight to the caller from the solve, as before. */
-    const bool prefill = C.prefill && labels != nullptr && !changes->want_view && unread &&
-                         !C.inc && C.n <= 0x7fffffffll;
+    /* Labels from the last ones (PrefillRun): into a caller's buffer (GCUT_CUDAGRID_LABEL_PREFILL)
+     * or the view (GCUT_CUDAGRID_VIEW_FLIPS), warm solves after terminal marks. */
+    const bool prefill =
+        unread && !C.inc && C.n <= 0x7fffffffll &&
+        (changes->want_view ? C.view_flips && !C.flip_labels : C.prefill && labels != nullptr);
     const bool via_dnew = C.inc || changes->want_view || prefill;
-    PrefillRun pre(C, labels);
+    PrefillRun pre(C, changes->want_view ? nullptr : labels);
     if (prefill)
         C.synced = false; /* until pre.finish(): dlab changes on the device */
     bool done = false;
@@ -3433,7 +3441,7 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
         PullRun<CONN> pull(C);
         const bool use_pull = C.pull && listed_start && C.keep_heights && !tried && !use_sparse;
         /* The view's labels go down with the solve's last read (no second wait). */
-        const bool labels_along = unread && changes->want_view && !C.flip_labels;
+        const bool labels_along = unread && changes->want_view && !C.flip_labels && !prefill;
         S.labels_also = labels_along || (prefill && !pre.had_last) ? C.hlab : nullptr;
         S.label_hook = prefill ? &pre : nullptr;
         st = iterate<CONN>(S, C.verbose, flow, via_dnew ? C.dnew : labels, via_dnew, stats, t_solve,
@@ -3475,14 +3483,16 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
     }
     const double t_labels = gcut__now_ms();
     long long flips = -1;
-    if (st == GCUT_OK && prefill)
+    if (st == GCUT_OK && prefill) {
         st = pre.finish(&flips);
-    else if (st == GCUT_OK && via_dnew && report->labels_view == nullptr)
+        if (st == GCUT_OK && changes->want_view)
+            report->labels_view = C.hlab;
+    } else if (st == GCUT_OK && via_dnew && report->labels_view == nullptr)
         st = labels_out(C, labels, changes->want_view != 0, &report->labels_view, &flips);
     if (C.verbose && st == GCUT_OK && via_dnew)
         fprintf(stderr, "cuda-grid: labels out (%s%s): %.3f ms wall, %lld flips listed\n",
                 changes->want_view ? "context's view" : "caller's buffer",
-                prefill ? (pre.had_last ? ", from the last ones" : ", last ones kept") : "",
+                prefill ? (pre.had_last ? ", flips on the last ones" : ", last ones kept") : "",
                 gcut__now_ms() - t_labels, flips);
     if (st != GCUT_OK) {
         C.loaded = false;
@@ -3725,6 +3735,7 @@ extern "C" gcut_status gcut__cudagrid_ctx_create(gcut_grid *grid, const gcut_opt
     C->inc = gcut__env_int("GCUT_CUDAGRID_WARM_INC", 0, 0, 1) != 0;
     C->flip_labels = gcut__env_int("GCUT_CUDAGRID_LABEL_FLIPS", 0, 0, 1) != 0;
     C->prefill = gcut__env_int("GCUT_CUDAGRID_LABEL_PREFILL", 1, 0, 1) != 0;
+    C->view_flips = gcut__env_int("GCUT_CUDAGRID_VIEW_FLIPS", 1, 0, 1) != 0;
     C->max_batches = gcut__env_int("GCUT_CUDAGRID_WARM_BATCHES", 1, 0, 1 << 20);
     C->closure = gcut__env_int("GCUT_CUDAGRID_WARM_CLOSURE", 1, 0, 1) != 0;
     /* GCUT_CUDAGRID_WARM_SPARSE=1: the sparse phase (grid_sparse.cuh, docs/CUDA-GRID.md "A
