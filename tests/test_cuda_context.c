@@ -725,10 +725,6 @@ int main(void) {
     pull_cases(&rng, 1, 1,
                "the fix after the certificate's read, then the whole certificate again");
     unsetenv("GCUT_CUDAGRID_PULL_CHAIN");
-    setenv("GCUT_CUDAGRID_HOST_TERMS", "1", 1);
-    negative_values();
-    pull_cases(&rng, 1, 1, "terminal values read by the host (HOST_TERMS=1)");
-    unsetenv("GCUT_CUDAGRID_HOST_TERMS");
     setenv("GCUT_CUDAGRID_PULL_SHIFT", "0", 1);
     pull_cases(&rng, 1, -1, "one pass");
     unsetenv("GCUT_CUDAGRID_PULL_SHIFT");

@@ -2586,9 +2586,7 @@ struct CudaContext {
     /* GCUT_CUDAGRID_WARM_HOST (default 1; eighth session): warm solves after terminal marks
      * start with no host wait (warm_prestart); 0: the path before it. */
     bool warm_host = true;
-    bool gather_on_device = true; /* list mode: gather_kernel (GCUT_CUDAGRID_GATHER) */
-    bool host_terms =
-        false; /* terminal marks: the host reads the values (GCUT_CUDAGRID_HOST_TERMS) */
+    bool gather_on_device = true;      /* list mode: gather_kernel (GCUT_CUDAGRID_GATHER) */
     int *cur = nullptr, *nw = nullptr; /* device, arrays * n each (in S.blocks) */
     unsigned char *changed = nullptr;  /* device, n */
     int32_t *pinned_grid = nullptr;    /* the grid's arrays, pinned */
@@ -3180,55 +3178,20 @@ gcut_status labels_out(CudaContext &C, uint8_t *labels, bool view, const uint8_t
  * counters (iterate(), S.repair_check), and collect_listed_kernel lists no tile when the repair
  * was refused, so nothing is swept on a state the host has not accepted. */
 template <int CONN>
-gcut_status warm_prestart(CudaContext &C, const gcut_grid *grid, const gcut__ctx_changes *changes,
-                          long long count) {
+gcut_status warm_prestart(CudaContext &C, const gcut__ctx_changes *changes, long long count) {
     Session &S = C.S;
     cudaStream_t stream = S.stream;
-    if (C.host_terms) {
-        /* GCUT_CUDAGRID_HOST_TERMS=1: the host reads the two terminal values of each listed
-         * node (just written by the caller, so mostly in its caches) into the staging beside
-         * the list, one upload for both, a scatter on the device; the first negative value is
-         * named as the device gather names it (smallest node * arrays + array). */
-        const int32_t *src = grid->terminal[GCUT_SOURCE], *snk = grid->terminal[GCUT_SINK];
-        unsigned long long bad = ~0ull;
-        for (long long k = 0; k < count; k++) {
-            const int64_t i = changes->nodes[k];
-            const int a = src[i], b = snk[i];
-            C.stage_idx[k] = (unsigned)i;
-            C.stage_vals[2 * k] = a;
-            C.stage_vals[2 * k + 1] = b;
-            if ((a | b) < 0) {
-                const unsigned long long at = (unsigned long long)i * C.arrays + (a < 0 ? 0 : 1);
-                bad = at < bad ? at : bad;
-            }
-        }
-        if (bad != ~0ull)
-            return bad_value(C, bad, "gcut_grid_context_solve");
-        GCUT__CUDA_TRY(cudaMemcpyAsync(C.dev_idx, C.stage_idx, (size_t)count * 4,
-                                       cudaMemcpyHostToDevice, stream),
-                       "upload change list");
-        GCUT__CUDA_TRY(cudaMemcpyAsync(C.dev_vals, C.stage_vals, (size_t)count * 8,
-                                       cudaMemcpyHostToDevice, stream),
-                       "upload change list");
-        trace_mark(S, "change list up");
-        warm_prep_kernel<<<item_blocks(S, S.P.num_tiles), 256, 0, stream>>>(S.P);
-        GCUT__CUDA_TRY(cudaGetLastError(), "warm prep kernel launch");
-        scatter_kernel<<<item_blocks(S, count), 256, 0, stream>>>(C.n, 2, C.dev_idx, C.dev_vals,
-                                                                  count, C.nw, C.changed);
-        GCUT__CUDA_TRY(cudaGetLastError(), "scatter kernel launch");
-    } else {
-        for (long long k = 0; k < count; k++)
-            C.stage_idx[k] = (unsigned)changes->nodes[k];
-        GCUT__CUDA_TRY(cudaMemcpyAsync(C.dev_idx, C.stage_idx, (size_t)count * 4,
-                                       cudaMemcpyHostToDevice, stream),
-                       "upload change list");
-        trace_mark(S, "change list up");
-        warm_prep_kernel<<<item_blocks(S, S.P.num_tiles), 256, 0, stream>>>(S.P);
-        GCUT__CUDA_TRY(cudaGetLastError(), "warm prep kernel launch");
-        gather_kernel<<<item_blocks(S, count * 2), 256, 0, stream>>>(
-            S.P, 2, C.arrays, C.dev_idx, count, C.pinned_grid, C.nw, C.changed);
-        GCUT__CUDA_TRY(cudaGetLastError(), "gather kernel launch");
-    }
+    for (long long k = 0; k < count; k++)
+        C.stage_idx[k] = (unsigned)changes->nodes[k];
+    GCUT__CUDA_TRY(
+        cudaMemcpyAsync(C.dev_idx, C.stage_idx, (size_t)count * 4, cudaMemcpyHostToDevice, stream),
+        "upload change list");
+    trace_mark(S, "change list up");
+    warm_prep_kernel<<<item_blocks(S, S.P.num_tiles), 256, 0, stream>>>(S.P);
+    GCUT__CUDA_TRY(cudaGetLastError(), "warm prep kernel launch");
+    gather_kernel<<<item_blocks(S, count * 2), 256, 0, stream>>>(S.P, 2, C.arrays, C.dev_idx, count,
+                                                                 C.pinned_grid, C.nw, C.changed);
+    GCUT__CUDA_TRY(cudaGetLastError(), "gather kernel launch");
     trace_mark(S, "gathered");
     repair_kernel<CONN><<<item_blocks(S, count), 256, 0, stream>>>(S.P, C.cur, C.nw, C.changed,
                                                                    C.dev_idx, count, true);
@@ -3383,7 +3346,7 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
         unread = C.warm_host && terminals_only && count > 0 && C.keep_heights && !C.inc &&
                  !C.sparse && S.epochs <= (1ll << 31);
         if (unread) {
-            st = warm_prestart<CONN>(C, grid, changes, count);
+            st = warm_prestart<CONN>(C, changes, count);
             changed = count; /* the repair counts every listed node (read with the relabel) */
         } else if (on_device) {
             st = device_gather(C, changes, count, terminals_only);
@@ -3723,7 +3686,6 @@ extern "C" gcut_status gcut__cudagrid_ctx_create(gcut_grid *grid, const gcut_opt
     C->verbose = options ? options->verbose : 0;
     C->keep_heights = gcut__env_int("GCUT_CUDAGRID_WARM_RELABEL", 0, 0, 1) == 0;
     C->gather_on_device = gcut__env_int("GCUT_CUDAGRID_GATHER", 1, 0, 1) != 0;
-    C->host_terms = gcut__env_int("GCUT_CUDAGRID_HOST_TERMS", 0, 0, 1) != 0;
     C->S.trace = gcut__env_int("GCUT_CUDAGRID_TRACE", 0, 0, 1) != 0;
     C->warm_host = gcut__env_int("GCUT_CUDAGRID_WARM_HOST", 1, 0, 1) != 0;
     /* GCUT_CUDAGRID_WARM_INC=1: the incremental warm start after terminal marks (off by
