@@ -113,6 +113,55 @@ static void reuse(test_rng *rng) {
     checks++;
 }
 
+/* Marks over many solves: the context clears them by generations (a memset once per 127), so a
+ * node marked again exactly one or more wraps later must still count as changed. 8x8 grids,
+ * 400 solves; nodes 0-2 are changed only every 127th solve (at three phases, around the
+ * wrap), the others at random, 1-4 changes per solve (a node sometimes listed twice, or both
+ * ways). A change that a stale mark hid leaves a wrong flow or cut. */
+static void mark_generations(test_rng *rng) {
+    static const char *solvers[] = {"bk", "cpu-pr"};
+    for (int k = 0; k < 2; k++) {
+        gcut_options options;
+        gcut_options_init(&options);
+        options.solver = solvers[k];
+        const int64_t shape[2] = {8, 8};
+        gcut_grid_context *ctx = NULL;
+        CHECK_OK(gcut_grid_context_create(2, shape, 4, &options, &ctx));
+        if (ctx == NULL)
+            continue;
+        gcut_grid *grid = gcut_grid_context_grid(ctx);
+        for (int64_t i = 0; i < 64; i++)
+            for (int d = 0; d < 4; d++)
+                gcut_grid_dir_data(grid, d)[i] = (int32_t)test_rng_range(rng, 0, 20);
+        uint8_t labels[64];
+        char what[96];
+        solve_and_check(ctx, labels, "generations first");
+        for (int step = 0; step < 400; step++) {
+            int64_t nodes[8];
+            int count = 0;
+            const int changes = (int)test_rng_range(rng, 1, 4);
+            for (int c = 0; c < changes; c++) {
+                const int phase = step % 127;
+                const int64_t i = c == 0 && phase == 0     ? 0
+                                  : c == 0 && phase == 1   ? 1
+                                  : c == 0 && phase == 126 ? 2
+                                                           : test_rng_range(rng, 3, 63);
+                gcut_grid_terminal_data(grid, GCUT_SOURCE)[i] = (int32_t)test_rng_range(rng, 0, 40);
+                gcut_grid_terminal_data(grid, GCUT_SINK)[i] = (int32_t)test_rng_range(rng, 0, 40);
+                nodes[count++] = i;
+                if (test_rng_range(rng, 0, 3) == 0)
+                    nodes[count++] = i; /* listed twice */
+            }
+            CHECK_OK(gcut_grid_context_mark_terminals(ctx, nodes, count));
+            if (step % 7 == 3)
+                CHECK_OK(gcut_grid_context_mark_nodes(ctx, nodes, 1)); /* both ways */
+            snprintf(what, sizeof what, "generations, %s, step %d", solvers[k], step);
+            solve_and_check(ctx, labels, what);
+        }
+        gcut_grid_context_free(ctx);
+    }
+}
+
 /* A segmentation energy with 1% of its terminal capacities changed, the benchmark's warm
  * case, on both CPU solvers. */
 static void synth_terminal_changes(test_rng *rng) {
@@ -205,6 +254,7 @@ int main(void) {
     cold_context(&rng);
     reuse(&rng);
     synth_terminal_changes(&rng);
+    mark_generations(&rng);
     view_labels(&rng, "cpu-pr");
     view_labels(&rng, "bk");
     run_all_sequences(&rng, "cpu-pr", 6, 1);

@@ -362,8 +362,12 @@ struct gcut_grid_context {
     /* The changes promised since the last solve (gcut_grid_context_mark_*). */
     int64_t *marks;
     int64_t num_marks, mark_room;
-    int64_t num_whole;  /* marks of whole nodes (the rest promise terminal changes only) */
-    uint8_t *mark_seen; /* per node: 0 not listed, MARK_WHOLE or MARK_TERMINALS */
+    int64_t num_whole; /* marks of whole nodes (the rest promise terminal changes only) */
+    /* Per node: mark_gen << 1 | whole while listed since the last solve (older values: not
+     * listed), so clearing the marks after a solve is a new generation, not ~count scattered
+     * writes (a memset of n bytes once per 127 generations). */
+    uint8_t *mark_seen;
+    uint8_t mark_gen;
     bool marks_given;
     /* Graph solvers: the graph of the last solve and the first edge number of each node (the
      * edges of node i are its even directions that stay inside the grid, in order). */
@@ -462,8 +466,9 @@ gcut_grid *gcut_grid_context_grid(gcut_grid_context *ctx) {
     return ctx ? ctx->grid : NULL;
 }
 
-/* mark_seen values: the whole node listed, or its terminals only. */
+/* What a mark promises: the whole node changed, or its terminals only. */
 enum { MARK_WHOLE = 1, MARK_TERMINALS = 2 };
+enum { MARK_GEN_LAST = 127 }; /* mark_gen runs 1..MARK_GEN_LAST */
 
 static gcut_status mark_one(gcut_grid_context *ctx, int64_t node, int64_t entry, int kind,
                             const char *fn) {
@@ -471,12 +476,16 @@ static gcut_status mark_one(gcut_grid_context *ctx, int64_t node, int64_t entry,
         return gcut__fail(GCUT_ERR_INVALID_ARG,
                           "%s: entry %" PRId64 " is node %" PRId64 ", not in [0, %" PRId64 ")", fn,
                           entry, node, ctx->grid->num_nodes);
-    if (ctx->mark_seen == NULL &&
-        (ctx->mark_seen = gcut__calloc((size_t)ctx->grid->num_nodes, 1, "context marks")) == NULL)
-        return GCUT_ERR_NOMEM;
-    if (ctx->mark_seen[node]) {
-        if (kind == MARK_WHOLE && ctx->mark_seen[node] == MARK_TERMINALS) {
-            ctx->mark_seen[node] = MARK_WHOLE; /* listed both ways: the whole node */
+    if (ctx->mark_seen == NULL) {
+        if ((ctx->mark_seen = gcut__calloc((size_t)ctx->grid->num_nodes, 1, "context marks")) ==
+            NULL)
+            return GCUT_ERR_NOMEM;
+        ctx->mark_gen = 1;
+    }
+    const uint8_t seen = ctx->mark_seen[node];
+    if (seen >> 1 == ctx->mark_gen) {
+        if (kind == MARK_WHOLE && !(seen & 1)) {
+            ctx->mark_seen[node] = (uint8_t)(seen | 1); /* listed both ways: the whole node */
             ctx->num_whole++;
         }
         return GCUT_OK;
@@ -490,7 +499,7 @@ static gcut_status mark_one(gcut_grid_context *ctx, int64_t node, int64_t entry,
         ctx->marks = grown;
         ctx->mark_room = room;
     }
-    ctx->mark_seen[node] = (uint8_t)kind;
+    ctx->mark_seen[node] = (uint8_t)(ctx->mark_gen << 1 | (kind == MARK_WHOLE));
     ctx->num_whole += kind == MARK_WHOLE;
     ctx->marks[ctx->num_marks++] = node;
     return GCUT_OK;
@@ -537,8 +546,10 @@ gcut_status gcut_grid_context_mark_mask(gcut_grid_context *ctx, const uint8_t *m
 }
 
 static void clear_marks(gcut_grid_context *ctx) {
-    for (int64_t k = 0; k < ctx->num_marks; k++)
-        ctx->mark_seen[ctx->marks[k]] = 0;
+    if (ctx->mark_seen != NULL && ctx->num_marks > 0 && ++ctx->mark_gen > MARK_GEN_LAST) {
+        memset(ctx->mark_seen, 0, (size_t)ctx->grid->num_nodes);
+        ctx->mark_gen = 1;
+    }
     ctx->num_marks = 0;
     ctx->num_whole = 0;
     ctx->marks_given = false;
