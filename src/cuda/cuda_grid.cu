@@ -3111,6 +3111,58 @@ gcut_status warm_incremental(CudaContext &C, long long count, int64_t *flow, gcu
     return GCUT_OK;
 }
 
+/* The labels that changed between labels_dev and C.dlab, queued on the stream (no wait):
+ * flips_kernel lists them (dlab takes the new labels), their count is read into host_wc and the
+ * first `first` entries (at most flip_cap) into host_flips. take_flips() ends it after a wait. */
+gcut_status queue_flips(CudaContext &C, const unsigned char *labels_dev, long long first) {
+    Session &S = C.S;
+    cudaStream_t stream = S.stream;
+    GCUT__CUDA_TRY(cudaMemsetAsync(C.wc + kWarmFlips, 0, 8, stream), "memset");
+    flips_kernel<<<S.node_blocks, 256, 0, stream>>>(C.n, labels_dev, C.dlab, C.flips, C.flip_cap,
+                                                    C.wc);
+    GCUT__CUDA_TRY(cudaGetLastError(), "flips kernel launch");
+    GCUT__CUDA_TRY(cudaMemcpyAsync(C.host_wc + kWarmFlips, C.wc + kWarmFlips, 8,
+                                   cudaMemcpyDeviceToHost, stream),
+                   "read flip count");
+    if (first > 0)
+        GCUT__CUDA_TRY(cudaMemcpyAsync(C.host_flips, C.flips, (size_t)first * 4,
+                                       cudaMemcpyDeviceToHost, stream),
+                       "download label flips");
+    return GCUT_OK;
+}
+
+/* After a wait that brought queue_flips()' count and first entries: C.hlab, and `also` when
+ * not null, take the new labels: the flips (the entries past `first` read now), or more than
+ * flip_cap of them, the labels whole from dlab. *flips_out: the count. */
+gcut_status take_flips(CudaContext &C, long long first, uint8_t *also, long long *flips_out) {
+    cudaStream_t stream = C.S.stream;
+    const size_t n = (size_t)C.n;
+    const long long flips = (long long)C.host_wc[kWarmFlips];
+    *flips_out = flips;
+    if (flips > C.flip_cap) {
+        GCUT__CUDA_TRY(cudaMemcpyAsync(C.hlab, C.dlab, n, cudaMemcpyDeviceToHost, stream),
+                       "download labels");
+        GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "download labels");
+        if (also != nullptr)
+            memcpy(also, C.hlab, n);
+        return GCUT_OK;
+    }
+    if (flips > first) {
+        GCUT__CUDA_TRY(cudaMemcpyAsync(C.host_flips + first, C.flips + first,
+                                       (size_t)(flips - first) * 4, cudaMemcpyDeviceToHost, stream),
+                       "download label flips");
+        GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "download label flips");
+    }
+    for (long long k = 0; k < flips; k++) {
+        const unsigned f = C.host_flips[k];
+        const uint8_t v = (f >> 31) ? GCUT_SINK : GCUT_SOURCE;
+        if (also != nullptr)
+            also[f & 0x7fffffffu] = v;
+        C.hlab[f & 0x7fffffffu] = v;
+    }
+    return GCUT_OK;
+}
+
 /* The labels in C.dnew to the caller: into labels (a caller's buffer: one download straight
  * into it, which on the H100 host beat a pinned download and a copy) or, with view, into the
  * context's pinned copy C.hlab (*view_out). With flip_labels and labels the host already holds
@@ -3140,32 +3192,14 @@ gcut_status labels_out(CudaContext &C, uint8_t *labels, bool view, const uint8_t
         GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "download labels");
         C.synced = C.flip_labels;
     } else {
-        GCUT__CUDA_TRY(cudaMemsetAsync(C.wc + kWarmFlips, 0, 8, stream), "memset");
-        flips_kernel<<<S.node_blocks, 256, 0, stream>>>(C.n, C.dnew, C.dlab, C.flips, C.flip_cap,
-                                                        C.wc);
-        GCUT__CUDA_TRY(cudaGetLastError(), "flips kernel launch");
-        GCUT__CUDA_TRY(cudaMemcpyAsync(C.host_wc + kWarmFlips, C.wc + kWarmFlips, 8,
-                                       cudaMemcpyDeviceToHost, stream),
-                       "read flip count");
-        GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "label flips");
-        const long long flips = (long long)C.host_wc[kWarmFlips];
-        *flips_out = flips;
-        /* dlab holds the new labels either way; until hlab does too, they are not in sync. */
+        /* dlab takes the new labels; until hlab does too, they are not in sync. */
         C.synced = false;
-        if (flips > C.flip_cap) {
-            GCUT__CUDA_TRY(cudaMemcpyAsync(C.hlab, C.dlab, n, cudaMemcpyDeviceToHost, stream),
-                           "download labels");
-            GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "download labels");
-        } else if (flips > 0) {
-            GCUT__CUDA_TRY(cudaMemcpyAsync(C.host_flips, C.flips, (size_t)flips * 4,
-                                           cudaMemcpyDeviceToHost, stream),
-                           "download label flips");
-            GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "download label flips");
-            for (long long k = 0; k < flips; k++) {
-                const unsigned f = C.host_flips[k];
-                C.hlab[f & 0x7fffffffu] = (f >> 31) ? GCUT_SINK : GCUT_SOURCE;
-            }
-        }
+        gcut_status st = queue_flips(C, C.dnew, 0);
+        if (st != GCUT_OK)
+            return st;
+        GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "label flips");
+        if ((st = take_flips(C, 0, nullptr, flips_out)) != GCUT_OK)
+            return st;
         C.synced = true;
     }
     *view_out = C.hlab;
@@ -3231,68 +3265,34 @@ struct PrefillRun final : LabelHook {
         copied = true;
     }
 
+    /* The flips read with the solve's last read. */
+    long long first() const {
+        return C.flip_prefix < C.flip_cap ? C.flip_prefix : C.flip_cap;
+    }
+
     gcut_status after_finish(const unsigned char *labels_dev) override {
-        Session &S = C.S;
-        cudaStream_t stream = S.stream;
         if (!had_last) {
-            GCUT__CUDA_TRY(
-                cudaMemcpyAsync(C.dlab, labels_dev, (size_t)C.n, cudaMemcpyDeviceToDevice, stream),
-                "copy labels");
+            GCUT__CUDA_TRY(cudaMemcpyAsync(C.dlab, labels_dev, (size_t)C.n,
+                                           cudaMemcpyDeviceToDevice, C.S.stream),
+                           "copy labels");
             return GCUT_OK;
         }
-        GCUT__CUDA_TRY(cudaMemsetAsync(C.wc + kWarmFlips, 0, 8, stream), "memset");
-        flips_kernel<<<S.node_blocks, 256, 0, stream>>>(C.n, labels_dev, C.dlab, C.flips,
-                                                        C.flip_cap, C.wc);
-        GCUT__CUDA_TRY(cudaGetLastError(), "flips kernel launch");
-        GCUT__CUDA_TRY(cudaMemcpyAsync(C.host_wc + kWarmFlips, C.wc + kWarmFlips, 8,
-                                       cudaMemcpyDeviceToHost, stream),
-                       "read flip count");
-        const long long first = C.flip_prefix < C.flip_cap ? C.flip_prefix : C.flip_cap;
-        GCUT__CUDA_TRY(cudaMemcpyAsync(C.host_flips, C.flips, (size_t)first * 4,
-                                       cudaMemcpyDeviceToHost, stream),
-                       "download label flips");
-        return GCUT_OK;
+        return queue_flips(C, labels_dev, first());
     }
 
     /* After the solve's last read: the buffer and hlab hold the new labels. *flips_out: the
-     * labels that changed (-1: whole copy). */
+     * labels that changed (-1: whole copy without last labels). */
     gcut_status finish(long long *flips_out) {
-        Session &S = C.S;
-        cudaStream_t stream = S.stream;
-        const size_t n = (size_t)C.n;
         *flips_out = -1;
         if (!had_last) {
             if (labels != nullptr)
-                memcpy(labels, C.hlab, n); /* the last read brought them (S.labels_also) */
-            C.synced = true;
-            return GCUT_OK;
+                memcpy(labels, C.hlab, (size_t)C.n); /* the last read brought them (labels_also) */
+        } else {
+            host_work();
+            gcut_status st = take_flips(C, first(), labels, flips_out);
+            if (st != GCUT_OK)
+                return st;
         }
-        host_work();
-        const long long flips = (long long)C.host_wc[kWarmFlips];
-        if (flips > C.flip_cap) {
-            GCUT__CUDA_TRY(cudaMemcpyAsync(C.hlab, C.dlab, n, cudaMemcpyDeviceToHost, stream),
-                           "download labels");
-            GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "download labels");
-            if (labels != nullptr)
-                memcpy(labels, C.hlab, n);
-            C.synced = true;
-            return GCUT_OK;
-        }
-        if (flips > C.flip_prefix) {
-            GCUT__CUDA_TRY(cudaMemcpyAsync(C.host_flips + C.flip_prefix, C.flips + C.flip_prefix,
-                                           (size_t)(flips - C.flip_prefix) * 4,
-                                           cudaMemcpyDeviceToHost, stream),
-                           "download label flips");
-            GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "download label flips");
-        }
-        for (long long k = 0; k < flips; k++) {
-            const unsigned f = C.host_flips[k];
-            const uint8_t v = (f >> 31) ? GCUT_SINK : GCUT_SOURCE;
-            if (labels != nullptr)
-                labels[f & 0x7fffffffu] = v;
-            C.hlab[f & 0x7fffffffu] = v;
-        }
-        *flips_out = flips;
         C.synced = true;
         return GCUT_OK;
     }
@@ -3374,10 +3374,10 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
      * listed from them); a cold fallback starts from scratch. */
     const bool listed_start = terminals_only && report->warm;
     /* Labels through C.dnew (arc_mask is left alone, so the kept state can seed the next
-     * incremental warm start) when that start is on or the labels are wanted in the view;
-     * else straight to the caller from the solve, as before. */
-    /* Labels from the last ones (PrefillRun): into a caller's buffer (GCUT_CUDAGRID_LABEL_PREFILL)
-     * or the view (GCUT_CUDAGRID_VIEW_FLIPS), warm solves after terminal marks. */
+     * incremental warm start) when that start is on, the labels are wanted in the view, or they
+     * come from the last ones (PrefillRun: warm solves after terminal marks, into a caller's
+     * buffer with GCUT_CUDAGRID_LABEL_PREFILL, the view with GCUT_CUDAGRID_VIEW_FLIPS); else
+     * straight to the caller from the solve, as before. */
     const bool prefill =
         unread && !C.inc && C.n <= 0x7fffffffll &&
         (changes->want_view ? C.view_flips && !C.flip_labels : C.prefill && labels != nullptr);
