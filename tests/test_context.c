@@ -84,12 +84,8 @@ static void reuse(test_rng *rng) {
     const uint64_t start = gcut_memory_in_use();
     static const char *solvers[] = {"bk", "cpu-pr"};
     for (int k = 0; k < 2; k++) {
-        gcut_options options;
-        gcut_options_init(&options);
-        options.solver = solvers[k];
         const int64_t shape[2] = {37, 29};
-        gcut_grid_context *ctx = NULL;
-        CHECK_OK(gcut_grid_context_create(2, shape, 8, &options, &ctx));
+        gcut_grid_context *ctx = context_for(solvers[k], 2, shape, 8);
         if (ctx == NULL)
             continue;
         gcut_grid *grid = gcut_grid_context_grid(ctx);
@@ -121,12 +117,8 @@ static void reuse(test_rng *rng) {
 static void mark_generations(test_rng *rng) {
     static const char *solvers[] = {"bk", "cpu-pr"};
     for (int k = 0; k < 2; k++) {
-        gcut_options options;
-        gcut_options_init(&options);
-        options.solver = solvers[k];
         const int64_t shape[2] = {8, 8};
-        gcut_grid_context *ctx = NULL;
-        CHECK_OK(gcut_grid_context_create(2, shape, 4, &options, &ctx));
+        gcut_grid_context *ctx = context_for(solvers[k], 2, shape, 4);
         if (ctx == NULL)
             continue;
         gcut_grid *grid = gcut_grid_context_grid(ctx);
@@ -171,12 +163,8 @@ static void synth_terminal_changes(test_rng *rng) {
         CHECK_OK(gcut_synth_grid(160, 120, 1, 7, GCUT_SYNTH_HARD, 4, &synth));
         if (synth == NULL)
             return;
-        gcut_options options;
-        gcut_options_init(&options);
-        options.solver = solvers[k];
         const int64_t shape[2] = {120, 160};
-        gcut_grid_context *ctx = NULL;
-        CHECK_OK(gcut_grid_context_create(2, shape, 4, &options, &ctx));
+        gcut_grid_context *ctx = context_for(solvers[k], 2, shape, 4);
         if (ctx != NULL) {
             gcut_grid *grid = gcut_grid_context_grid(ctx);
             CHECK_OK(gcut_grid_set_terminals(grid, gcut_grid_terminal_cdata(synth, 0),
@@ -209,13 +197,9 @@ static void synth_terminal_changes(test_rng *rng) {
  * certified and equal to a caller's-buffer solve of the same problem on a twin context; NULL
  * arguments refused. */
 static void view_labels(test_rng *rng, const char *solver) {
-    gcut_options options;
-    gcut_options_init(&options);
-    options.solver = solver;
     const int64_t shape[2] = {17, 23};
-    gcut_grid_context *ctx = NULL, *twin = NULL;
-    CHECK_OK(gcut_grid_context_create(2, shape, 8, &options, &ctx));
-    CHECK_OK(gcut_grid_context_create(2, shape, 8, &options, &twin));
+    gcut_grid_context *ctx = context_for(solver, 2, shape, 8),
+                      *twin = context_for(solver, 2, shape, 8);
     if (ctx == NULL || twin == NULL)
         goto done;
     gcut_grid *grid = gcut_grid_context_grid(ctx), *tgrid = gcut_grid_context_grid(twin);

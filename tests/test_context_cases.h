@@ -127,16 +127,24 @@ static int64_t apply_change(test_rng *rng, gcut_grid *grid, change_kind kind, in
     return count;
 }
 
-/* One context through a random sequence of steps: random grid, then changes of every kind,
- * told to the context by marks on odd steps and found by comparison on even ones; every
- * solve checked; the warm ones counted through gcut_grid_context_get_info(). */
-static void run_sequence(test_rng *rng, const char *solver, int ndim, const int64_t *shape,
-                         int conn, int steps) {
+/* A context of the named solver, every other option at its default (create copies the options);
+ * NULL, counted as a failure, when it cannot be made. */
+static gcut_grid_context *context_for(const char *solver, int ndim, const int64_t *shape,
+                                      int conn) {
     gcut_options options;
     gcut_options_init(&options);
     options.solver = solver;
     gcut_grid_context *ctx = NULL;
     CHECK_OK(gcut_grid_context_create(ndim, shape, conn, &options, &ctx));
+    return ctx;
+}
+
+/* One context through a random sequence of steps: random grid, then changes of every kind,
+ * told to the context by marks on odd steps and found by comparison on even ones; every
+ * solve checked; the warm ones counted through gcut_grid_context_get_info(). */
+static void run_sequence(test_rng *rng, const char *solver, int ndim, const int64_t *shape,
+                         int conn, int steps) {
+    gcut_grid_context *ctx = context_for(solver, ndim, shape, conn);
     if (ctx == NULL)
         return;
     gcut_grid *grid = gcut_grid_context_grid(ctx);

@@ -47,12 +47,8 @@ static void device_grid_free(device_grid *dg) {
 /* The device entry on one context, the host entry on another, same problems: equal flows,
  * labels that certify, and warm solves on both after changes. */
 static void device_entry(test_rng *rng, int ndim, const int64_t *shape, int conn) {
-    gcut_options options;
-    gcut_options_init(&options);
-    options.solver = "cuda-grid";
-    gcut_grid_context *host = NULL, *dev = NULL;
-    CHECK_OK(gcut_grid_context_create(ndim, shape, conn, &options, &host));
-    CHECK_OK(gcut_grid_context_create(ndim, shape, conn, &options, &dev));
+    gcut_grid_context *host = context_for("cuda-grid", ndim, shape, conn),
+                      *dev = context_for("cuda-grid", ndim, shape, conn);
     gcut_grid *random = NULL;
     oracle_caps caps = oracle_caps_default();
     CHECK_OK(oracle_make_grid(rng, ndim, shape, conn, &caps, &random));
@@ -128,12 +124,8 @@ done:
 /* Negative capacities are refused and named, on the marked path (checked while gathering) and
  * on a full upload (checked on the device); the context solves again once they are fixed. */
 static void negative_values(void) {
-    gcut_options options;
-    gcut_options_init(&options);
-    options.solver = "cuda-grid";
     const int64_t shape[2] = {4, 5};
-    gcut_grid_context *ctx = NULL;
-    CHECK_OK(gcut_grid_context_create(2, shape, 4, &options, &ctx));
+    gcut_grid_context *ctx = context_for("cuda-grid", 2, shape, 4);
     if (ctx == NULL)
         return;
     gcut_grid *grid = gcut_grid_context_grid(ctx);
@@ -179,12 +171,8 @@ static void negative_values(void) {
 /* view: the warm solve through gcut_grid_context_solve_view (the labels in the context's copy,
  * downloaded with the solve's last read on the warm host path, also after its cold fallback). */
 static void deficit_overflow(int terminal_marks, int view) {
-    gcut_options options;
-    gcut_options_init(&options);
-    options.solver = "cuda-grid";
     const int64_t shape[2] = {2, 2};
-    gcut_grid_context *ctx = NULL;
-    CHECK_OK(gcut_grid_context_create(2, shape, 4, &options, &ctx));
+    gcut_grid_context *ctx = context_for("cuda-grid", 2, shape, 4);
     if (ctx == NULL)
         return;
     gcut_grid *grid = gcut_grid_context_grid(ctx);
@@ -227,11 +215,7 @@ static void no_leak(test_rng *rng) {
     for (int k = 0; k < 4; k++) {
         const int conns[4] = {4, 8, 6, 26};
         const int64_t small[3] = {8, 8, 8};
-        gcut_options options;
-        gcut_options_init(&options);
-        options.solver = "cuda-grid";
-        gcut_grid_context *warmup = NULL;
-        CHECK_OK(gcut_grid_context_create(k < 2 ? 2 : 3, small, conns[k], &options, &warmup));
+        gcut_grid_context *warmup = context_for("cuda-grid", k < 2 ? 2 : 3, small, conns[k]);
         if (warmup == NULL)
             continue;
         gcut_grid *grid = gcut_grid_context_grid(warmup);
@@ -248,15 +232,11 @@ static void no_leak(test_rng *rng) {
     CHECK(cudaMemGetInfo(&free_before, &total) == cudaSuccess);
     const uint64_t host_before = gcut_memory_in_use();
     for (int round = 0; round < 12; round++) {
-        gcut_options options;
-        gcut_options_init(&options);
-        options.solver = "cuda-grid";
         const int64_t shape2[2] = {60 + round, 90}, shape3[3] = {10, 12, 14 + round};
         const int conns[4] = {4, 8, 6, 26};
         const int conn = conns[round % 4];
         const int ndim = conn == 4 || conn == 8 ? 2 : 3;
-        gcut_grid_context *ctx = NULL;
-        CHECK_OK(gcut_grid_context_create(ndim, ndim == 2 ? shape2 : shape3, conn, &options, &ctx));
+        gcut_grid_context *ctx = context_for("cuda-grid", ndim, ndim == 2 ? shape2 : shape3, conn);
         if (ctx == NULL)
             continue;
         gcut_grid *grid = gcut_grid_context_grid(ctx);
@@ -377,11 +357,7 @@ static int view_period = 2;
 
 static int64_t incremental_sequence(test_rng *rng, int ndim, const int64_t *shape, int conn,
                                     int steps, int synth) {
-    gcut_options options;
-    gcut_options_init(&options);
-    options.solver = "cuda-grid";
-    gcut_grid_context *ctx = NULL;
-    CHECK_OK(gcut_grid_context_create(ndim, shape, conn, &options, &ctx));
+    gcut_grid_context *ctx = context_for("cuda-grid", ndim, shape, conn);
     if (ctx == NULL)
         return 0;
     gcut_grid *grid = gcut_grid_context_grid(ctx);
