@@ -681,6 +681,20 @@ int main(void) {
     setenv("GCUT_CUDAGRID_VIEW_FLIPS", "0", 1);
     pull_cases(&rng, 1, 1, "the view's labels downloaded whole");
     unsetenv("GCUT_CUDAGRID_VIEW_FLIPS");
+    /* Last labels kept by the solves that have none (GCUT_CUDAGRID_KEEP_LAST, off by default):
+     * the cold first solve into a buffer, node-marked steps (no PrefillRun), and with the view's
+     * flips off the view's labels along with the solve; the next solves start from them. */
+    setenv("GCUT_CUDAGRID_KEEP_LAST", "1", 1);
+    pull_cases(&rng, 1, 1, "last labels kept by the solves without them");
+    setenv("GCUT_CUDAGRID_FLIP_PREFIX", "1", 1);
+    setenv("GCUT_CUDAGRID_FLIP_CAP", "4", 1);
+    pull_cases(&rng, 1, 1, "last labels kept, one flip read along, four listed");
+    unsetenv("GCUT_CUDAGRID_FLIP_PREFIX");
+    unsetenv("GCUT_CUDAGRID_FLIP_CAP");
+    setenv("GCUT_CUDAGRID_VIEW_FLIPS", "0", 1);
+    pull_cases(&rng, 1, 1, "last labels kept, the view's labels downloaded whole");
+    unsetenv("GCUT_CUDAGRID_VIEW_FLIPS");
+    unsetenv("GCUT_CUDAGRID_KEEP_LAST");
     view_period = 2;
     if (quick) { /* the sanitizers' sets stop here */
         unsetenv("GCUT_CUDAGRID_WARM_PULL");

@@ -2612,6 +2612,7 @@ struct CudaContext {
     bool flip_labels = false; /* GCUT_CUDAGRID_LABEL_FLIPS (off: no gain measured) */
     bool prefill = true;      /* GCUT_CUDAGRID_LABEL_PREFILL (PrefillRun, a caller's buffer) */
     bool view_flips = true;   /* GCUT_CUDAGRID_VIEW_FLIPS (PrefillRun, the view) */
+    bool keep_last = false;   /* GCUT_CUDAGRID_KEEP_LAST (KeepRun: solves without last labels) */
     int max_batches = 1;      /* GCUT_CUDAGRID_WARM_BATCHES: sweep batches before a full relabel */
     bool closure = true;      /* GCUT_CUDAGRID_WARM_CLOSURE: the closure search before that */
     bool ready = false, seed_all = false;
@@ -3163,6 +3164,31 @@ gcut_status take_flips(CudaContext &C, long long first, uint8_t *also, long long
     return GCUT_OK;
 }
 
+/* GCUT_CUDAGRID_KEEP_LAST (off by default, not yet measured on a device; docs/CUDA-GRID.md
+ * "Last labels kept by solves without them"): a solve whose labels do not come from the last
+ * ones (a cold solve, the first warm one, any solve PrefillRun does not take) leaves C.synced
+ * false, so the next warm solve after terminal marks downloads its labels whole (0.9-1.5 ms
+ * into a caller's buffer on the H100 against ~0.55 for the steps after it). With it on, such a
+ * solve also copies its labels into dlab on the device and into hlab (pinned; the view already
+ * is hlab) with its last read, so the next solve finds last labels. Only where PrefillRun can
+ * use them (not with the incremental start; flips are 31-bit node indices). */
+bool keeps_last(const CudaContext &C) {
+    return C.keep_last && !C.inc && (C.prefill || C.view_flips) && C.n <= 0x7fffffffll;
+}
+
+/* The copy into dlab, queued behind the finish kernel (labels_also brings hlab's copy). */
+struct KeepRun final : LabelHook {
+    CudaContext &C;
+    explicit KeepRun(CudaContext &context) : C(context) {}
+    void host_work() override {}
+    gcut_status after_finish(const unsigned char *labels_dev) override {
+        GCUT__CUDA_TRY(
+            cudaMemcpyAsync(C.dlab, labels_dev, (size_t)C.n, cudaMemcpyDeviceToDevice, C.S.stream),
+            "copy labels");
+        return GCUT_OK;
+    }
+};
+
 /* The labels in C.dnew to the caller: into labels (a caller's buffer: one download straight
  * into it, which on the H100 host beat a pinned download and a copy) or, with view, into the
  * context's pinned copy C.hlab (*view_out). With flip_labels and labels the host already holds
@@ -3183,14 +3209,17 @@ gcut_status labels_out(CudaContext &C, uint8_t *labels, bool view, const uint8_t
         GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "download labels");
         return GCUT_OK; /* dlab and hlab stay as they were: still each other's copy */
     }
+    /* KEEP_LAST: with dlab too, the next solve has last labels. */
+    const bool keep = keeps_last(C);
     if (!C.flip_labels || !C.synced) {
-        if (C.flip_labels)
+        C.synced = false;
+        if (C.flip_labels || keep)
             GCUT__CUDA_TRY(cudaMemcpyAsync(C.dlab, C.dnew, n, cudaMemcpyDeviceToDevice, stream),
                            "copy labels");
         GCUT__CUDA_TRY(cudaMemcpyAsync(C.hlab, C.dnew, n, cudaMemcpyDeviceToHost, stream),
                        "download labels");
         GCUT__CUDA_TRY(cudaStreamSynchronize(stream), "download labels");
-        C.synced = C.flip_labels;
+        C.synced = C.flip_labels || keep;
     } else {
         /* dlab takes the new labels; until hlab does too, they are not in sync. */
         C.synced = false;
@@ -3385,6 +3414,8 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
     PrefillRun pre(C, changes->want_view ? nullptr : labels);
     if (prefill)
         C.synced = false; /* until pre.finish(): dlab changes on the device */
+    KeepRun keep(C);
+    bool kept = false; /* KeepRun's copies queued: hlab and dlab hold this solve's labels */
     bool done = false;
     int64_t inc_sweeps = 0, inc_relabels = 0;
     if (C.inc && was_ready && listed_start && C.keep_heights) {
@@ -3407,6 +3438,14 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
         const bool labels_along = unread && changes->want_view && !C.flip_labels && !prefill;
         S.labels_also = labels_along || (prefill && !pre.had_last) ? C.hlab : nullptr;
         S.label_hook = prefill ? &pre : nullptr;
+        /* Labels straight from the solve (to the caller's buffer or along to the view) keep a
+         * copy as the last ones (GCUT_CUDAGRID_KEEP_LAST). */
+        if (!prefill && keeps_last(C) && (labels_along || (!via_dnew && labels != nullptr))) {
+            C.synced = false; /* until the solve's last read: dlab changes on the device */
+            S.labels_also = C.hlab;
+            S.label_hook = &keep;
+            kept = true;
+        }
         st = iterate<CONN>(S, C.verbose, flow, via_dnew ? C.dnew : labels, via_dnew, stats, t_solve,
                            report->warm && C.keep_heights && !tried,
                            listed_start && !tried ? C.dev_idx : nullptr,
@@ -3436,8 +3475,9 @@ gcut_status ctx_solve(CudaContext &C, const gcut_grid *grid, const gcut__ctx_cha
         S.label_hook = nullptr;
         if (st == GCUT_OK && labels_along) {
             report->labels_view = C.hlab;
-            C.synced = false; /* as labels_out's whole download without flips */
-        }
+            C.synced = kept; /* else as labels_out's whole download without flips */
+        } else if (st == GCUT_OK && kept)
+            C.synced = true;
         report->sparse = use_sparse ? (sparse.proven ? 1 : 2) : 0;
         report->certified = use_pull && pull.proven && !refused ? 1 : 0;
         stats->sweeps += inc_sweeps;
@@ -3698,6 +3738,7 @@ extern "C" gcut_status gcut__cudagrid_ctx_create(gcut_grid *grid, const gcut_opt
     C->flip_labels = gcut__env_int("GCUT_CUDAGRID_LABEL_FLIPS", 0, 0, 1) != 0;
     C->prefill = gcut__env_int("GCUT_CUDAGRID_LABEL_PREFILL", 1, 0, 1) != 0;
     C->view_flips = gcut__env_int("GCUT_CUDAGRID_VIEW_FLIPS", 1, 0, 1) != 0;
+    C->keep_last = gcut__env_int("GCUT_CUDAGRID_KEEP_LAST", 0, 0, 1) != 0;
     C->max_batches = gcut__env_int("GCUT_CUDAGRID_WARM_BATCHES", 1, 0, 1 << 20);
     C->closure = gcut__env_int("GCUT_CUDAGRID_WARM_CLOSURE", 1, 0, 1) != 0;
     /* GCUT_CUDAGRID_WARM_SPARSE=1: the sparse phase (grid_sparse.cuh, docs/CUDA-GRID.md "A
