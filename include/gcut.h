@@ -335,10 +335,10 @@ gcut_status gcut_grid_context_mark_nodes(gcut_grid_context *ctx, const int64_t *
 /** The same promise for the terminal capacities alone: since the last solve only the source
  *  and sink capacities of these nodes changed, not the arcs leaving them (GrabCut's model
  *  updates, interactive seeds, a new data term over the same image). Calls add up with
- *  gcut_grid_context_mark_nodes() (a node listed both ways counts as changed whole). cuda-grid
- *  then reads and repairs only the listed terminals; the other solvers treat the list as
- *  gcut_grid_context_mark_nodes() does. An arc changed on a listed node is NOT seen. Nodes out
- *  of range give GCUT_ERR_INVALID_ARG naming the entry. */
+ *  gcut_grid_context_mark_nodes() (a node listed both ways counts as changed whole). When
+ *  every mark of a solve is of this kind, every solver reads and repairs only the listed
+ *  terminals. An arc changed on a listed node is NOT seen. Nodes out of range give
+ *  GCUT_ERR_INVALID_ARG naming the entry. */
 gcut_status gcut_grid_context_mark_terminals(gcut_grid_context *ctx, const int64_t *nodes,
                                              int64_t count);
 /** The same promise as a mask of num_nodes bytes (non-zero = changed). */

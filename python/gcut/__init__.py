@@ -845,9 +845,9 @@ class GridContext(_gcut.GridContextCore):
         coordinate arrays as ``np.nonzero`` gives): ``changed`` promises that since the last
         solve only those nodes' capacities changed (terminals and the arcs leaving them),
         ``changed_terminals`` that only those nodes' ``source`` / ``sink`` capacities did
-        (GrabCut's model updates, new seeds, a new data term over the same image; cuda-grid
-        then reads and repairs the terminals alone, the CPU solvers take the nodes as
-        ``changed`` ones). Both may be given (a node in both counts as ``changed``). A warm
+        (GrabCut's model updates, new seeds, a new data term over the same image; with
+        ``changed_terminals`` alone every solver reads and repairs the terminals alone). Both
+        may be given (a node in both counts as ``changed``). A warm
         solve then reads only the marked nodes, so a change elsewhere (or an arc changed on
         a node marked only in ``changed_terminals``) is not seen. Without marks every
         capacity is compared with the last solve's (always safe).

@@ -555,8 +555,10 @@ static void clear_marks(gcut_grid_context *ctx) {
     ctx->marks_given = false;
 }
 
-/* Negative capacities on the nodes a solve will read (all, or the marked ones). */
-static gcut_status check_marked(const gcut_grid *grid, const int64_t *nodes, int64_t count) {
+/* Negative capacities on the nodes a solve will read (all, or the marked ones; their terminals
+ * alone after terminal marks alone, which promise the arcs did not change). */
+static gcut_status check_marked(const gcut_grid *grid, const int64_t *nodes, int64_t count,
+                                bool terminals_only) {
     for (int64_t k = 0; k < count; k++) {
         int64_t i = nodes[k];
         for (int t = 0; t < 2; t++)
@@ -565,7 +567,7 @@ static gcut_status check_marked(const gcut_grid *grid, const int64_t *nodes, int
                     GCUT_ERR_INVALID_ARG,
                     "gcut_grid_context_solve: %s capacity at index %" PRId64 " is negative (%d)",
                     t == GCUT_SOURCE ? "source" : "sink", i, (int)grid->terminal[t][i]);
-        for (int d = 0; d < grid->num_dirs; d++)
+        for (int d = 0; d < (terminals_only ? 0 : grid->num_dirs); d++)
             if (grid->cap[d][i] < 0)
                 return gcut__fail(GCUT_ERR_INVALID_ARG,
                                   "gcut_grid_context_solve: direction %d capacity at index "
@@ -593,9 +595,10 @@ static int64_t pair_edge(const gcut_grid_context *ctx, int64_t i, int d) {
     return e;
 }
 
-/* Bring the graph's capacities up to the grid's for node i (terminals, and every arc pair
- * touching i); counts i in *changed if anything differed. */
-static gcut_status graph_update_node(gcut_grid_context *ctx, int64_t i, int64_t *changed) {
+/* Bring the graph's capacities up to the grid's for node i (terminals, and unless
+ * terminals_only every arc pair touching i); counts i in *changed if anything differed. */
+static gcut_status graph_update_node(gcut_grid_context *ctx, int64_t i, bool terminals_only,
+                                     int64_t *changed) {
     const gcut_grid *grid = ctx->grid;
     gcut_graph *g = ctx->graph;
     bool any = false;
@@ -606,7 +609,7 @@ static gcut_status graph_update_node(gcut_grid_context *ctx, int64_t i, int64_t 
         if ((st = gcut_graph_set_tweights(g, i, src, snk)) != GCUT_OK)
             return st;
     }
-    for (int d = 0; d < grid->num_dirs; d++) {
+    for (int d = 0; d < (terminals_only ? 0 : grid->num_dirs); d++) {
         int64_t e = pair_edge(ctx, i, d);
         if (e < 0)
             continue;
@@ -647,11 +650,13 @@ static gcut_status graph_solve(gcut_grid_context *ctx, bool warm, int64_t *flow,
         }
         warm = false;
     } else if (ctx->marks_given) {
+        /* Terminal marks alone: the arcs are not read (as cuda-grid, grid-bk and cpu-pr). */
+        const bool terminals_only = ctx->num_whole == 0;
         for (int64_t k = 0; k < ctx->num_marks && st == GCUT_OK; k++)
-            st = graph_update_node(ctx, ctx->marks[k], &changed);
+            st = graph_update_node(ctx, ctx->marks[k], terminals_only, &changed);
     } else {
         for (int64_t i = 0; i < grid->num_nodes && st == GCUT_OK; i++)
-            st = graph_update_node(ctx, i, &changed);
+            st = graph_update_node(ctx, i, false, &changed);
     }
     if (st != GCUT_OK) {
         gcut_graph_free(ctx->graph); /* half-updated: the next solve starts cold */
@@ -689,9 +694,10 @@ static gcut_status context_solve(gcut_grid_context *ctx, int64_t *flow, uint8_t 
     const bool warm = ctx->options.warm && ctx->solved;
     /* cuda-grid checks a full upload on the device, and the marked nodes while it gathers
      * them (one pass over scattered host memory instead of two): faster than here. */
-    gcut_status st = ctx->kind == CTX_CUDA      ? GCUT_OK
-                     : warm && ctx->marks_given ? check_marked(grid, ctx->marks, ctx->num_marks)
-                                                : gcut_grid_validate(grid);
+    gcut_status st = ctx->kind == CTX_CUDA ? GCUT_OK
+                     : warm && ctx->marks_given
+                         ? check_marked(grid, ctx->marks, ctx->num_marks, ctx->num_whole == 0)
+                         : gcut_grid_validate(grid);
     if (st != GCUT_OK)
         return st;
     gcut_stats local;

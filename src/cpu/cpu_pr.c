@@ -852,14 +852,18 @@ static bool warm_repair(pr_context *c, const gcut_grid *grid, const gcut__ctx_ch
         for (int a = 0; a < c->num_arrays; a++)
             memcpy(c->snap[a], grid_array(grid, a), (size_t)n * sizeof(int32_t));
     } else {
-        for (int64_t k = 0; k < changes->count; k++)
+        /* Terminal marks alone promise the arcs did not change: only the terminals are read
+         * (an arc changed anyway keeps its snapshot, so a later whole mark or comparison still
+         * repairs it). */
+        const int dirs = changes->terminals_only ? 0 : s->num_dirs;
+        for (int64_t k = 0; k < changes->count && dirs > 0; k++)
             c->listed[changes->nodes[k]] = 1;
         for (int64_t k = 0; k < changes->count && ok; k++) {
             const int64_t i = changes->nodes[k];
             *changed += 1;
             ok = repair_terminals(c, grid, i);
             /* A pair with both ends listed is repaired once, from its even end. */
-            for (int d = 0; d < s->num_dirs; d++)
+            for (int d = 0; d < dirs; d++)
                 if (gcut__grid_has_neighbor(grid, i, d) &&
                     ((d & 1) == 0 || !c->listed[i + s->step[d]]))
                     repair_pair(c, grid, i, d);
@@ -867,7 +871,7 @@ static bool warm_repair(pr_context *c, const gcut_grid *grid, const gcut__ctx_ch
         for (int64_t k = 0; k < changes->count; k++) {
             const int64_t i = changes->nodes[k];
             c->listed[i] = 0;
-            for (int a = 0; a < c->num_arrays; a++)
+            for (int a = 0; a < 2 + dirs; a++)
                 c->snap[a][i] = grid_array(grid, a)[i];
         }
     }

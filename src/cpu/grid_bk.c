@@ -556,7 +556,7 @@ static void gbk_shift_terminal(gbk *s, int64_t i, int64_t delta) {
  * the snapshot of the last solve's. @return true if node i's own capacities (terminals, or its
  * arcs out) differed: a pair changed by the neighbour's side is updated here too, but counted
  * as the neighbour's change. */
-static bool gbk_update_node(gbk *s, const gcut_grid *grid, int64_t i) {
+static bool gbk_update_node(gbk *s, const gcut_grid *grid, int64_t i, bool terminals_only) {
     const int D = s->dirs;
     const int32_t src = grid->terminal[GCUT_SOURCE][i], snk = grid->terminal[GCUT_SINK][i];
     int32_t *old_src = s->snap[D], *old_snk = s->snap[D + 1];
@@ -569,6 +569,10 @@ static bool gbk_update_node(gbk *s, const gcut_grid *grid, int64_t i) {
         old_snk[i] = snk;
         gbk_mark(s, i);
     }
+    /* Terminal marks promise the arcs did not change: they are not read (an arc changed
+     * anyway stays at its snapshot, so a later whole mark or comparison still repairs it). */
+    if (terminals_only)
+        return own;
     const int64_t x = i % grid->width, y = (i / grid->width) % grid->height,
                   z = i / (grid->width * grid->height);
     for (int d = 0; d < D; d++) {
@@ -781,8 +785,9 @@ gcut_status gcut__gridbk_ctx_solve(void *state, const gcut_grid *grid,
     if (warm) {
         gbk *s = c->s;
         if (changes->nodes != NULL) {
+            const bool terminals_only = changes->terminals_only != 0;
             for (int64_t k = 0; k < changes->count; k++)
-                changed += gbk_update_node(s, grid, changes->nodes[k]);
+                changed += gbk_update_node(s, grid, changes->nodes[k], terminals_only);
         } else {
             /* A pair changed from j's side is j's own change, found when j's turn comes:
              * only nodes whose own values differ need the full update. */
@@ -793,7 +798,7 @@ gcut_status gcut__gridbk_ctx_solve(void *state, const gcut_grid *grid,
                 for (int d = 0; d < D && !own; d++)
                     own = grid->cap[d][i] != s->snap[d][i];
                 if (own)
-                    changed += gbk_update_node(s, grid, i);
+                    changed += gbk_update_node(s, grid, i, false);
             }
         }
     } else {
