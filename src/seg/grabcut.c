@@ -1051,9 +1051,10 @@ static gcut_status grabcut_rounds(const gcut_image *image, const gcut_rect *rect
                 if (marks != NULL)
                     marks[num_marks++] = j;
             }
-            /* The context's warm re-solve reads only the nodes marked (their terminals). */
+            /* Only terminals changed (the arcs are the image's, set once): the context's warm
+             * re-solve reads the marked nodes' terminals alone. */
             if (ctx != NULL &&
-                (st = gcut_grid_context_mark_nodes(ctx, marks, num_marks)) != GCUT_OK)
+                (st = gcut_grid_context_mark_terminals(ctx, marks, num_marks)) != GCUT_OK)
                 goto done;
         }
         rep->build_ms += gcut__now_ms() - tb;
