@@ -490,6 +490,33 @@ static void pull_cases(test_rng *rng, int quick, int expect, const char *label) 
     else if (expect == 0)
         CHECK_EQ_I64(certified_seen, 0);
 }
+
+/* Labels from the last ones (GCUT_CUDAGRID_LABEL_PREFILL and GCUT_CUDAGRID_VIEW_FLIPS, on by
+ * default; the cases before alternate buffer and view on them): two buffer solves in a row
+ * before each view; then with one flip read along and four listed (every branch of the finish:
+ * the flips read along, the rest read after, the labels whole); then each off. how: the
+ * labels' prefix (the switches the caller set). */
+static void label_route_cases(test_rng *rng, const char *how) {
+    char label[160];
+    view_period = 3;
+    snprintf(label, sizeof label, "%stwo buffer solves in a row, from the last labels", how);
+    pull_cases(rng, 1, 1, label);
+    setenv("GCUT_CUDAGRID_FLIP_PREFIX", "1", 1);
+    setenv("GCUT_CUDAGRID_FLIP_CAP", "4", 1);
+    snprintf(label, sizeof label, "%sfrom the last labels, one flip read along, four listed", how);
+    pull_cases(rng, 1, 1, label);
+    unsetenv("GCUT_CUDAGRID_FLIP_PREFIX");
+    unsetenv("GCUT_CUDAGRID_FLIP_CAP");
+    setenv("GCUT_CUDAGRID_LABEL_PREFILL", "0", 1);
+    snprintf(label, sizeof label, "%slabels into a buffer downloaded whole", how);
+    pull_cases(rng, 1, 1, label);
+    unsetenv("GCUT_CUDAGRID_LABEL_PREFILL");
+    setenv("GCUT_CUDAGRID_VIEW_FLIPS", "0", 1);
+    snprintf(label, sizeof label, "%sthe view's labels downloaded whole", how);
+    pull_cases(rng, 1, 1, label);
+    unsetenv("GCUT_CUDAGRID_VIEW_FLIPS");
+    view_period = 2;
+}
 #endif
 
 int main(void) {
@@ -664,38 +691,13 @@ int main(void) {
     pull_cases(&rng, 1, 1, "no rounds, one pass: the far pull fills the open arcs");
     unsetenv("GCUT_CUDAGRID_PULL_ROUNDS");
     unsetenv("GCUT_CUDAGRID_PULL_SHIFT");
-    /* Labels from the last ones (GCUT_CUDAGRID_LABEL_PREFILL and GCUT_CUDAGRID_VIEW_FLIPS, on
-     * by default; the cases above alternate buffer and view on them): two buffer solves in a
-     * row before each view; then with one flip read along and four listed (every branch of
-     * the finish: the flips read along, the rest read after, the labels whole); then each off. */
-    view_period = 3;
-    pull_cases(&rng, 1, 1, "two buffer solves in a row, from the last labels");
-    setenv("GCUT_CUDAGRID_FLIP_PREFIX", "1", 1);
-    setenv("GCUT_CUDAGRID_FLIP_CAP", "4", 1);
-    pull_cases(&rng, 1, 1, "from the last labels, one flip read along, four listed");
-    unsetenv("GCUT_CUDAGRID_FLIP_PREFIX");
-    unsetenv("GCUT_CUDAGRID_FLIP_CAP");
-    setenv("GCUT_CUDAGRID_LABEL_PREFILL", "0", 1);
-    pull_cases(&rng, 1, 1, "labels into a buffer downloaded whole");
-    unsetenv("GCUT_CUDAGRID_LABEL_PREFILL");
-    setenv("GCUT_CUDAGRID_VIEW_FLIPS", "0", 1);
-    pull_cases(&rng, 1, 1, "the view's labels downloaded whole");
-    unsetenv("GCUT_CUDAGRID_VIEW_FLIPS");
+    label_route_cases(&rng, "");
     /* Last labels kept by the solves that have none (GCUT_CUDAGRID_KEEP_LAST, off by default):
      * the cold first solve into a buffer, node-marked steps (no PrefillRun), and with the view's
      * flips off the view's labels along with the solve; the next solves start from them. */
     setenv("GCUT_CUDAGRID_KEEP_LAST", "1", 1);
-    pull_cases(&rng, 1, 1, "last labels kept by the solves without them");
-    setenv("GCUT_CUDAGRID_FLIP_PREFIX", "1", 1);
-    setenv("GCUT_CUDAGRID_FLIP_CAP", "4", 1);
-    pull_cases(&rng, 1, 1, "last labels kept, one flip read along, four listed");
-    unsetenv("GCUT_CUDAGRID_FLIP_PREFIX");
-    unsetenv("GCUT_CUDAGRID_FLIP_CAP");
-    setenv("GCUT_CUDAGRID_VIEW_FLIPS", "0", 1);
-    pull_cases(&rng, 1, 1, "last labels kept, the view's labels downloaded whole");
-    unsetenv("GCUT_CUDAGRID_VIEW_FLIPS");
+    label_route_cases(&rng, "last labels kept: ");
     unsetenv("GCUT_CUDAGRID_KEEP_LAST");
-    view_period = 2;
     if (quick) { /* the sanitizers' sets stop here */
         unsetenv("GCUT_CUDAGRID_WARM_PULL");
         return test_finish("test_cuda_context", checks);
