@@ -196,6 +196,25 @@ def test_terminal_marks_are_taken_as_promised(rng, solver):
     assert ctx.solve(source=s3).flow == gcut.grid_maxflow(s3, sink, w, solver="bk").flow
 
 
+@pytest.mark.parametrize("solver", ["bk", "grid-bk", "cpu-pr"])
+def test_terminal_marks_do_not_read_arcs(solver):
+    """changed_terminals= alone promises the arcs did not change, and every CPU solver takes it
+    at its word: an arc changed on such a node is solved with its old value; the next solve
+    without marks compares everything and sees it. Node 0 (source 10) feeds node 1 (sink 10)
+    through direction 0, (0, +1)."""
+    shape = (2, 2)
+    w = np.zeros((4,) + shape, np.int32)
+    source = np.zeros(shape, np.int32)
+    sink = np.zeros(shape, np.int32)
+    source[0, 0], sink[0, 1], w[0][0, 0] = 10, 10, 3
+    ctx = gcut.GridContext(shape, 4, solver=solver)
+    assert ctx.solve(source, sink, w).flow == 3
+    source[0, 0], w[0][0, 0] = 9, 7
+    assert ctx.solve(source, sink, w, changed_terminals=[0]).flow == 3  # the old arc
+    assert ctx.solve().flow == 7  # unmarked: the arc is compared and seen
+    assert ctx.info["warm_solves"] == 2
+
+
 def test_mark_forms_name_the_same_nodes(rng):
     """ids, a mask and coordinates (np.nonzero's arrays, or lists) mark the same nodes (cpu-pr
     counts the marked nodes in info["changed_nodes"]); a tuple of plain ints stays a list of
