@@ -626,8 +626,10 @@ static gcut_status graph_update_node(gcut_grid_context *ctx, int64_t i, bool ter
     return GCUT_OK;
 }
 
-static gcut_status graph_solve(gcut_grid_context *ctx, bool warm, int64_t *flow, uint8_t *labels,
-                               gcut_stats *stats, gcut__ctx_report *report) {
+/* terminals_only: every mark is a terminal mark (the arcs of the marked nodes are not read). */
+static gcut_status graph_solve(gcut_grid_context *ctx, bool warm, bool terminals_only,
+                               int64_t *flow, uint8_t *labels, gcut_stats *stats,
+                               gcut__ctx_report *report) {
     const gcut_grid *grid = ctx->grid;
     double t0 = gcut__now_ms();
     gcut_status st = GCUT_OK;
@@ -650,8 +652,6 @@ static gcut_status graph_solve(gcut_grid_context *ctx, bool warm, int64_t *flow,
         }
         warm = false;
     } else if (ctx->marks_given) {
-        /* Terminal marks alone: the arcs are not read (as cuda-grid, grid-bk and cpu-pr). */
-        const bool terminals_only = ctx->num_whole == 0;
         for (int64_t k = 0; k < ctx->num_marks && st == GCUT_OK; k++)
             st = graph_update_node(ctx, ctx->marks[k], terminals_only, &changed);
     } else {
@@ -692,11 +692,13 @@ static gcut_status context_solve(gcut_grid_context *ctx, int64_t *flow, uint8_t 
         labels = ctx->view_labels;
     }
     const bool warm = ctx->options.warm && ctx->solved;
+    /* Terminal marks alone: no solver reads the marked nodes' arcs (the marks' promise). */
+    const bool terminals_only = ctx->marks_given && ctx->num_whole == 0;
     /* cuda-grid checks a full upload on the device, and the marked nodes while it gathers
      * them (one pass over scattered host memory instead of two): faster than here. */
     gcut_status st = ctx->kind == CTX_CUDA ? GCUT_OK
                      : warm && ctx->marks_given
-                         ? check_marked(grid, ctx->marks, ctx->num_marks, ctx->num_whole == 0)
+                         ? check_marked(grid, ctx->marks, ctx->num_marks, terminals_only)
                          : gcut_grid_validate(grid);
     if (st != GCUT_OK)
         return st;
@@ -709,7 +711,7 @@ static gcut_status context_solve(gcut_grid_context *ctx, int64_t *flow, uint8_t 
     if (ctx->marks_given) {
         changes.nodes = ctx->marks;
         changes.count = ctx->num_marks;
-        changes.terminals_only = ctx->num_whole == 0;
+        changes.terminals_only = terminals_only;
     }
     if (ctx->kind == CTX_CPUPR)
         st = gcut__cpupr_ctx_solve(ctx->state, grid, &changes, &value, labels, s, &report);
@@ -720,7 +722,7 @@ static gcut_status context_solve(gcut_grid_context *ctx, int64_t *flow, uint8_t 
         st = gcut__cudagrid_ctx_solve(ctx->state, grid, &changes, &value, labels, s, &report);
 #endif
     else
-        st = graph_solve(ctx, warm, &value, labels, s, &report);
+        st = graph_solve(ctx, warm, terminals_only, &value, labels, s, &report);
     if (st != GCUT_OK) {
         ctx->solved = false; /* the next solve starts cold */
         return st;

@@ -870,7 +870,8 @@ static bool warm_repair(pr_context *c, const gcut_grid *grid, const gcut__ctx_ch
         }
         for (int64_t k = 0; k < changes->count; k++) {
             const int64_t i = changes->nodes[k];
-            c->listed[i] = 0;
+            if (dirs > 0)
+                c->listed[i] = 0; /* set above only when the pairs were read */
             for (int a = 0; a < 2 + dirs; a++)
                 c->snap[a][i] = grid_array(grid, a)[i];
         }
